@@ -1,0 +1,1 @@
+"""The TEN engine: a pure functional core (standard library and msgspec only)."""

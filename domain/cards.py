@@ -1,0 +1,98 @@
+"""Card codes and the deck manifest (rules.md section 1).
+
+Codes are the wire format everywhere. The player-count marks are data: each manifest
+entry says from which player count its copies are in the deck.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final, Literal
+
+import msgspec
+
+COLORS: Final = ("R", "B", "O", "G")
+Color = Literal["R", "B", "O", "G"]
+NUMBERS: Final = tuple(range(1, 10))
+
+
+class ManifestEntry(msgspec.Struct, frozen=True, kw_only=True):
+    code: str
+    kind: Literal["number", "color_wild", "number_wild", "full_wild", "currency"]
+    copies: int
+    min_players: int = 1  # 3 for the `3+` mark, 4 for the `4+` mark
+
+
+def _build_manifest() -> tuple[ManifestEntry, ...]:
+    entries: list[ManifestEntry] = []
+    for color in COLORS:
+        for n in NUMBERS:
+            code = f"{color}{n}"
+            if n <= 6:
+                # first copy unmarked, second `3+`, third `4+` [decision]
+                entries.append(ManifestEntry(code=code, kind="number", copies=1))
+                entries.append(ManifestEntry(code=code, kind="number", copies=1, min_players=3))
+                entries.append(ManifestEntry(code=code, kind="number", copies=1, min_players=4))
+            else:
+                entries.append(ManifestEntry(code=code, kind="number", copies=1))
+    entries.extend(ManifestEntry(code=f"{c}#", kind="color_wild", copies=2) for c in COLORS)
+    entries.extend(ManifestEntry(code=f"W{n}", kind="number_wild", copies=1) for n in NUMBERS)
+    entries.append(ManifestEntry(code="W#", kind="full_wild", copies=1))
+    for value, copies in ((1, 7), (2, 6), (3, 6), (4, 4), (5, 4)):
+        entries.append(ManifestEntry(code=f"${value}", kind="currency", copies=copies))
+    return tuple(entries)
+
+
+MANIFEST: Final[tuple[ManifestEntry, ...]] = _build_manifest()
+
+NUMBER_CARDS: Final = frozenset(f"{c}{n}" for c in COLORS for n in NUMBERS)
+COLOR_WILDS: Final = frozenset(f"{c}#" for c in COLORS)
+NUMBER_WILDS: Final = frozenset(f"W{n}" for n in NUMBERS)
+FULL_WILD: Final = "W#"
+WILDS: Final = COLOR_WILDS | NUMBER_WILDS | {FULL_WILD}
+CURRENCY_CARDS: Final = frozenset(f"${v}" for v in range(1, 6))
+ALL_CODES: Final = NUMBER_CARDS | WILDS | CURRENCY_CARDS
+
+
+def is_number(code: str) -> bool:
+    return code in NUMBER_CARDS
+
+
+def is_wild(code: str) -> bool:
+    return code in WILDS
+
+
+def is_currency(code: str) -> bool:
+    return code in CURRENCY_CARDS
+
+
+def is_valid_code(code: str) -> bool:
+    return code in ALL_CODES
+
+
+def number_of(code: str) -> int:
+    """The number of a number card (`R7` -> 7); the price when bought."""
+    return int(code[1])
+
+
+def currency_value(code: str) -> int:
+    return int(code[1])
+
+
+def deck_for(players: int) -> list[str]:
+    """The unshuffled deck for a player count, in manifest order."""
+    if not 1 <= players <= 5:
+        raise ValueError("a game has 1 to 5 players")
+    return [e.code for e in MANIFEST if e.min_players <= players for _ in range(e.copies)]
+
+
+def deck_size(players: int) -> int:
+    return sum(e.copies for e in MANIFEST if e.min_players <= players)
+
+
+def number_sum(cards: Iterable[str]) -> int:
+    return sum(int(c[1]) for c in cards if c in NUMBER_CARDS)
+
+
+def currency_sum(cards: Iterable[str]) -> int:
+    return sum(int(c[1]) for c in cards if c in CURRENCY_CARDS)

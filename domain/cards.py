@@ -54,6 +54,16 @@ CURRENCY_CARDS: Final = frozenset(f"${v}" for v in range(1, 6))
 ALL_CODES: Final = NUMBER_CARDS | WILDS | CURRENCY_CARDS
 
 
+def _copies() -> dict[str, int]:
+    copies: dict[str, int] = {}
+    for entry in MANIFEST:
+        copies[entry.code] = copies.get(entry.code, 0) + entry.copies
+    return copies
+
+
+COPIES: Final[dict[str, int]] = _copies()  # copies of each code in the full 129-card game
+
+
 def is_number(code: str) -> bool:
     return code in NUMBER_CARDS
 

@@ -1,0 +1,111 @@
+"""Server-side players. A bot sees only the public view (and its own random source).
+
+- `random`: uniform over the legal actions.
+- `basic`: stops when the chance that the next card busts, counted from the cards not
+  yet seen, is too high; bids up to what a wild card is worth to its runs; buys the card
+  that raises its score most.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from domain.cards import NUMBER_CARDS, WILDS, deck_for
+from domain.engine import tableau_sums
+from domain.legal import legal_actions_in, legal_choices, make_action
+from domain.model import BUST_LIMIT, CURRENCY_CAP, Action, Bid, Buy, Decline, Draw, Pass, Stop
+from domain.rng import SeededRandom
+from domain.scoring import best_total
+from domain.views import PublicView
+
+Bot = Callable[[PublicView, int, SeededRandom], Action]
+
+RISK_LIMIT = 0.3  # the basic bot stops when the next draw busts with this chance or more
+TOKENS_PER_POINT = 3  # what a point of score is worth in tokens (cards cost 1-9 to buy)
+
+
+def random_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
+    choices = legal_choices(view, seat)
+    if not choices:
+        raise ValueError("it is not this seat's decision")
+    return make_action(view, seat, rng.choice(choices))
+
+
+def unseen_cards(view: PublicView) -> Counter[str]:
+    """Cards of the standard deck not visible anywhere: what the draw pile may hold."""
+    unseen = Counter(deck_for(len(view.players)))
+    unseen.subtract(view.tableau)
+    unseen.subtract(view.market)
+    unseen.subtract(view.discard)
+    if view.auction is not None:
+        unseen[view.auction.card] -= 1
+    for player in view.players:
+        unseen.subtract(player.cards)
+    return +unseen  # drop zero and negative counts (explicit decks can differ from the standard)
+
+
+def bust_risk(view: PublicView) -> float:
+    """The chance that the next card drawn busts the active player."""
+    unseen = unseen_cards(view)
+    total = sum(unseen.values())
+    if total == 0:
+        return 0.0
+    numbers, money = tableau_sums(view.tableau)
+    busting = 0
+    for code, count in unseen.items():
+        if code in NUMBER_CARDS:
+            if numbers + int(code[1]) - money >= BUST_LIMIT:
+                busting += count
+        elif code not in WILDS and money + int(code[1]) >= BUST_LIMIT:
+            busting += count
+    return busting / total
+
+
+def basic_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
+    actions = legal_actions_in(view, seat)
+    if not actions:
+        raise ValueError("it is not this seat's decision")
+    me = view.players[seat]
+    bonus = view.rules.perfect_bonus
+    if view.phase == "draw":
+        can_draw = any(isinstance(a, Draw) for a in actions)
+        if can_draw and (not view.drawn or bust_risk(view) < RISK_LIMIT):
+            return Draw()
+        numbers = [c for c in view.tableau if c in NUMBER_CARDS]
+        _, money = tableau_sums(view.tableau)
+        gain = best_total([*me.cards, *numbers], bonus) - best_total(me.cards, bonus)
+        room = min(money, CURRENCY_CAP - me.currency)
+        take_numbers = gain * TOKENS_PER_POINT >= room or gain > 0
+        return Stop(take="numbers" if take_numbers else "currency")
+    if view.phase == "auction":
+        assert view.auction is not None
+        card = view.auction.card
+        worth = best_total([*me.cards, card], bonus) - best_total(me.cards, bonus)
+        # a wild card that adds nothing now can still fill a gap later
+        limit = max(worth, 1) * TOKENS_PER_POINT - 1
+        bids = [a for a in actions if isinstance(a, Bid) and a.amount <= limit]
+        return bids[0] if bids else Pass()
+    # buy phase: the purchase that raises the score most, if any
+    base = best_total(me.cards, bonus)
+    best: tuple[int, Action] = (0, Decline())
+    for action in actions:
+        if not isinstance(action, Buy) or action.payment is None:
+            continue
+        after = list(me.cards)
+        for spent in action.payment.cards:
+            after.remove(spent)
+        after.append(action.card)
+        gain = best_total(after, bonus) - base
+        if gain > best[0]:
+            best = (gain, action)
+    return best[1]
+
+
+BOTS: dict[str, Bot] = {"random": random_bot, "basic": basic_bot}
+
+
+def bot_rng(seed: str, version: int) -> SeededRandom:
+    """The random source of the bot moving at `version`: derived from the game's seed, so a
+    game replays exactly, yet a different stream from the shuffle's."""
+    return SeededRandom(f"bot/{version}/{seed}")

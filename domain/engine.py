@@ -1,0 +1,448 @@
+"""The rules of TEN as pure functions: `new_game`, `to_act`, `apply`.
+
+`apply(state, seat, action)` checks the action against the rules and returns the new
+state and the events it produced, or raises `RuleError` and leaves nothing changed
+(states are immutable). Legal-move listing lives in `domain.legal`, views in
+`domain.views`, scoring in `domain.scoring`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from msgspec.structs import replace
+
+from domain import cards as C
+from domain.errors import RuleError
+from domain.model import (
+    BUST_LIMIT,
+    BUST_TOKEN_VALUE,
+    CURRENCY_CAP,
+    STARTING_CURRENCY,
+    SUPPLY_BUST,
+    SUPPLY_CURRENCY,
+    Action,
+    Auction,
+    AuctionStarted,
+    AuctionWon,
+    Bid,
+    BidPassed,
+    BidPlaced,
+    Busted,
+    Buy,
+    BuyDeclined,
+    CardBought,
+    CardDrawn,
+    Decline,
+    Draw,
+    Event,
+    FinalBuyStarted,
+    Gain,
+    GameFinished,
+    GameStarted,
+    GameState,
+    Pass,
+    Player,
+    Rules,
+    SeatInfo,
+    Stop,
+    Stopped,
+    TurnStarted,
+    WildDiscarded,
+)
+from domain.payments import check_payment, check_token_payment, choose_buy_payment, token_payment
+from domain.results import final_results
+from domain.rng import SeededRandom
+
+BOT_LEVELS = ("random", "basic")
+MAX_DECK = 1000
+
+
+def new_game(
+    players: Sequence[tuple[str, str | None]],
+    seed: str | int,
+    *,
+    deck: Sequence[str] | None = None,
+    starting_seat: int | None = None,
+    rules: Rules | None = None,
+) -> tuple[GameState, list[Event]]:
+    """Set up a game (rules.md 2). `players` are (name, bot level or None) in seat order.
+
+    The draw pile is the deck for the player count shuffled from `seed`, or `deck` as
+    given (top card first). The starting seat is drawn from the seed unless named.
+    """
+    n = len(players)
+    if not 1 <= n <= 5:
+        raise RuleError("invalid_game", "A game has 1 to 5 players.")
+    for _, bot in players:
+        if bot is not None and bot not in BOT_LEVELS:
+            raise RuleError("invalid_game", f"Unknown bot level {bot!r}.")
+    rng = SeededRandom(seed)
+    if deck is None:
+        pile = tuple(rng.shuffled(C.deck_for(n)))
+    else:
+        if not deck or len(deck) > MAX_DECK:
+            raise RuleError("invalid_game", f"A deck holds 1 to {MAX_DECK} cards.")
+        bad = sorted({code for code in deck if not C.is_valid_code(code)})
+        if bad:
+            raise RuleError("unknown_card", f"Not valid card codes: {', '.join(bad[:10])}.")
+        pile = tuple(deck)
+    if starting_seat is None:
+        starting_seat = rng.randbelow(n)
+    elif not 0 <= starting_seat < n:
+        raise RuleError("invalid_game", f"starting_seat must be between 0 and {n - 1}.")
+    rules = rules or Rules()
+    state = GameState(
+        rules=rules,
+        seed=str(seed),
+        draw_pile=pile,
+        players=tuple(
+            Player(seat=i, name=name, bot=bot, currency=STARTING_CURRENCY)
+            for i, (name, bot) in enumerate(players)
+        ),
+        starting_seat=starting_seat,
+        active_seat=starting_seat,
+        supply_currency=SUPPLY_CURRENCY - STARTING_CURRENCY * n,
+        supply_bust=SUPPLY_BUST,
+        last_seq=2,
+    )
+    events: list[Event] = [
+        GameStarted(
+            seq=1,
+            version=0,
+            players=tuple(
+                SeatInfo(seat=i, name=name, bot=bot) for i, (name, bot) in enumerate(players)
+            ),
+            rules=rules,
+            starting_seat=starting_seat,
+            draw_pile_size=len(pile),
+            starting_currency=STARTING_CURRENCY,
+            supply_currency=state.supply_currency,
+            supply_bust=state.supply_bust,
+        ),
+        TurnStarted(seq=2, version=0, seat=starting_seat),
+    ]
+    return state, events
+
+
+def to_act(state: GameState) -> int | None:
+    """The seat whose decision the game waits for; None once the game is finished."""
+    phase = state.phase
+    if phase == "auction":
+        auction = state.auction
+        assert auction is not None
+        return auction.bidders[auction.turn]
+    if phase == "final_buy":
+        return state.final_queue[0]
+    if phase == "finished":
+        return None
+    return state.active_seat
+
+
+def apply(state: GameState, seat: int, action: Action) -> tuple[GameState, list[Event]]:
+    """Apply `action` by `seat`. Raises RuleError (state untouched) when the rules refuse it."""
+    if state.phase == "finished":
+        raise RuleError("game_finished")
+    if seat != to_act(state):
+        raise RuleError("not_your_turn")
+    turn = _Turn(state)
+    match action:
+        case Draw():
+            turn.draw()
+        case Stop(take=take):
+            turn.stop(take)
+        case Bid():
+            turn.bid(action)
+        case Pass():
+            turn.pass_()
+        case Buy():
+            turn.buy(action)
+        case Decline():
+            turn.decline()
+        case _:
+            raise RuleError("illegal_action", f"Unknown action {action!r}.")
+    return turn.finish()
+
+
+def tableau_sums(tableau: Sequence[str]) -> tuple[int, int]:
+    """(sum of number cards, sum of currency cards) of a tableau."""
+    numbers = money = 0
+    for code in tableau:
+        if code in C.NUMBER_CARDS:
+            numbers += int(code[1])
+        else:
+            money += int(code[1])
+    return numbers, money
+
+
+class _Turn:
+    """A working copy of one state while an action is applied; `finish` freezes it."""
+
+    __slots__ = ("changes", "events", "players", "seq", "state", "supply_currency")
+
+    def __init__(self, state: GameState) -> None:
+        self.state = state
+        self.changes: dict[str, object] = {}
+        self.events: list[Event] = []
+        self.players: Sequence[Player] = state.players  # a list once a player changes
+        self.supply_currency = state.supply_currency
+        self.seq = state.last_seq
+
+    # -- bookkeeping
+    def get(self, name: str):
+        return self.changes.get(name, getattr(self.state, name))
+
+    def set(self, **changes: object) -> None:
+        self.changes.update(changes)
+
+    def emit(self, event_type: type[Event], **data: object) -> None:
+        self.seq += 1
+        self.events.append(event_type(seq=self.seq, version=self.state.version + 1, **data))
+
+    def finish(self) -> tuple[GameState, list[Event]]:
+        changes = self.changes
+        if isinstance(self.players, list):
+            changes["players"] = tuple(self.players)
+        if self.supply_currency != self.state.supply_currency:
+            changes["supply_currency"] = self.supply_currency
+        new = replace(self.state, version=self.state.version + 1, last_seq=self.seq, **changes)
+        return new, self.events
+
+    def put(self, seat: int, player: Player) -> None:
+        if not isinstance(self.players, list):
+            self.players = list(self.players)
+        self.players[seat] = player
+
+    def n(self) -> int:
+        return len(self.players)
+
+    def others_in_order(self, seat: int) -> list[int]:
+        n = self.n()
+        return [(seat + i) % n for i in range(1, n)]
+
+    def gain(self, owed: list[tuple[int, int]]) -> tuple[Gain, ...]:
+        """Hand out currency tokens in the given order, under the cap and the supply (3.6)."""
+        gains = []
+        for seat, amount in owed:
+            player = self.players[seat]
+            got = min(amount, CURRENCY_CAP - player.currency, self.supply_currency)
+            if got > 0:
+                self.supply_currency -= got
+                self.put(seat, replace(player, currency=player.currency + got))
+                gains.append(Gain(seat=seat, amount=got))
+        return tuple(gains)
+
+    def pay_tokens(self, seat: int, currency: int, bust: int) -> None:
+        player = self.players[seat]
+        self.put(
+            seat, replace(player, currency=player.currency - currency, bust=player.bust - bust)
+        )
+        self.supply_currency += currency
+        if bust:
+            self.set(supply_bust=self.get("supply_bust") + bust)
+
+    # -- draw phase (3.1)
+    def draw(self) -> None:
+        state = self.state
+        if state.phase != "draw":
+            raise RuleError("illegal_action", "Cards are drawn only in the draw phase.")
+        if not state.draw_pile:
+            raise RuleError("draw_pile_empty")
+        card, pile = state.draw_pile[0], state.draw_pile[1:]
+        seat = state.active_seat
+        self.set(draw_pile=pile, drawn=True)
+        self.emit(CardDrawn, seat=seat, card=card, draw_pile_size=len(pile))
+        if card in C.WILDS:
+            n = self.n()
+            bidders = tuple((seat + i) % n for i in range(1, n + 1))
+            self.set(phase="auction", auction=Auction(card=card, bidders=bidders))
+            self.emit(AuctionStarted, card=card, bidders=bidders)
+            return
+        tableau = (*state.tableau, card)
+        self.set(tableau=tableau)
+        numbers, money = tableau_sums(tableau)
+        if money >= BUST_LIMIT:
+            self.bust("currency", tableau, money)
+        elif numbers - money >= BUST_LIMIT:
+            self.bust("numbers", tableau, money)
+
+    def bust(self, kind: str, tableau: tuple[str, ...], money: int) -> None:
+        """3.3: the tableau goes to market and discard, a bust token, no buy phase."""
+        seat = self.state.active_seat
+        numbers = tuple(c for c in tableau if c in C.NUMBER_CARDS)
+        spent = tuple(c for c in tableau if c not in C.NUMBER_CARDS)
+        supply_bust = self.get("supply_bust")
+        token = supply_bust > 0
+        if token:
+            player = self.players[seat]
+            self.put(seat, replace(player, bust=player.bust + 1))
+            self.set(supply_bust=supply_bust - 1)
+        gains = (
+            self.gain([(s, money) for s in self.others_in_order(seat)]) if kind == "numbers" else ()
+        )
+        self.set(
+            tableau=(),
+            market=self.state.market + numbers,
+            discard=self.state.discard + spent,
+        )
+        self.emit(
+            Busted,
+            seat=seat,
+            kind=kind,
+            to_market=numbers,
+            to_discard=spent,
+            bust_token=token,
+            gains=gains,
+        )
+        self.end_turn()
+
+    # -- reward (3.2)
+    def stop(self, take: str) -> None:
+        state = self.state
+        if state.phase != "draw":
+            raise RuleError("illegal_action", "A player stops only in the draw phase.")
+        if not state.drawn:
+            raise RuleError("must_draw")
+        if take not in ("numbers", "currency"):
+            raise RuleError("illegal_action", "A stop takes either 'numbers' or 'currency'.")
+        seat = state.active_seat
+        numbers = tuple(c for c in state.tableau if c in C.NUMBER_CARDS)
+        spent = tuple(c for c in state.tableau if c not in C.NUMBER_CARDS)
+        money = C.currency_sum(spent)
+        self.set(tableau=(), discard=state.discard + spent)
+        if take == "numbers":
+            player = self.players[seat]
+            self.put(seat, replace(player, cards=player.cards + numbers))
+            gains = self.gain([(s, money) for s in self.others_in_order(seat)])
+            self.set(phase="buy")
+        else:
+            gains = self.gain([(seat, money)])
+            self.set(market=state.market + numbers)
+        self.emit(Stopped, seat=seat, take=take, cards=numbers, to_discard=spent, gains=gains)
+        if take != "numbers":
+            self.end_turn()
+
+    def end_turn(self) -> None:
+        state = self.state
+        n = self.n()
+        seat = state.active_seat
+        if not self.get("draw_pile"):
+            # 4: the last card was drawn; a final buy round from the left of this player
+            order = tuple((seat + i) % n for i in range(1, n + 1))
+            self.set(phase="final_buy", final_queue=order, drawn=False)
+            self.emit(FinalBuyStarted, order=order)
+            return
+        nxt = (seat + 1) % n
+        self.set(phase="draw", active_seat=nxt, drawn=False)
+        self.emit(TurnStarted, seat=nxt)
+
+    # -- auction (3.5)
+    def bid(self, action: Bid) -> None:
+        state = self.state
+        auction = state.auction
+        if state.phase != "auction" or auction is None:
+            raise RuleError("illegal_action", "Bids are made only in an auction.")
+        seat = auction.bidders[auction.turn]
+        player = self.players[seat]
+        amount = action.amount
+        if amount < 1 or amount <= auction.high_bid:
+            raise RuleError("bid_too_low")
+        if amount > player.currency + BUST_TOKEN_VALUE * player.bust:
+            raise RuleError("bid_too_high")
+        if action.payment is not None:
+            check_token_payment(action.payment, amount, player.currency, player.bust)
+        self.emit(BidPlaced, seat=seat, amount=amount)
+        self.next_bidder(
+            replace(auction, high_bid=amount, high_bidder=seat, high_payment=action.payment)
+        )
+
+    def pass_(self) -> None:
+        state = self.state
+        auction = state.auction
+        if state.phase != "auction" or auction is None:
+            raise RuleError("illegal_action", "Passing is for auctions; a buy is declined.")
+        self.emit(BidPassed, seat=auction.bidders[auction.turn])
+        self.next_bidder(auction)
+
+    def next_bidder(self, auction: Auction) -> None:
+        if auction.turn + 1 < len(auction.bidders):
+            self.set(auction=replace(auction, turn=auction.turn + 1))
+            return
+        winner = auction.high_bidder
+        if winner is None:
+            self.set(discard=(*self.state.discard, auction.card))
+            self.emit(WildDiscarded, card=auction.card)
+        else:
+            payment = auction.high_payment
+            if payment is None:
+                player = self.players[winner]
+                payment = token_payment(auction.high_bid, player.currency, player.bust)
+                assert payment is not None  # a bid never exceeds the bidding power
+            self.pay_tokens(winner, payment.currency, payment.bust)
+            player = self.players[winner]
+            self.put(winner, replace(player, cards=(*player.cards, auction.card)))
+            self.emit(
+                AuctionWon, seat=winner, card=auction.card, amount=auction.high_bid, payment=payment
+            )
+        self.set(auction=None, phase="draw")
+
+    # -- buy phase (3.4) and final buy round (4)
+    def buy(self, action: Buy) -> None:
+        state = self.state
+        if state.phase not in ("buy", "final_buy"):
+            raise RuleError("illegal_action", "Cards are bought only in a buy phase.")
+        seat = to_act(state)
+        assert seat is not None
+        card = action.card
+        if card not in C.ALL_CODES:
+            raise RuleError("unknown_card", f"{card!r} is not a card code.")
+        if card not in state.market:
+            raise RuleError("card_not_in_market")
+        player = self.players[seat]
+        if card in player.cards:
+            raise RuleError("duplicate_card")
+        price = int(card[1])
+        payment = action.payment
+        if payment is None:
+            payment = choose_buy_payment(
+                player.cards, price, player.currency, player.bust, state.rules
+            )
+            if payment is None:
+                raise RuleError("insufficient_payment", "The player cannot pay this price.")
+        else:
+            bad = [c for c in payment.cards if c not in C.ALL_CODES]
+            if bad:
+                raise RuleError("unknown_card", f"{bad[0]!r} is not a card code.")
+            check_payment(payment, price, player.currency, player.bust, player.cards)
+        self.pay_tokens(seat, payment.currency, payment.bust)
+        player = self.players[seat]
+        remaining = list(player.cards)
+        for spent in payment.cards:
+            remaining.remove(spent)
+        remaining.append(card)
+        self.put(seat, replace(player, cards=tuple(remaining)))
+        market = list(state.market)
+        market.remove(card)
+        self.set(market=tuple(market), discard=state.discard + payment.cards)
+        self.emit(CardBought, seat=seat, card=card, payment=payment)
+        self.end_buy()
+
+    def decline(self) -> None:
+        state = self.state
+        if state.phase not in ("buy", "final_buy"):
+            raise RuleError("illegal_action", "Only a buy phase can be declined.")
+        self.emit(BuyDeclined, seat=to_act(state))
+        self.end_buy()
+
+    def end_buy(self) -> None:
+        state = self.state
+        if state.phase == "buy":
+            self.end_turn()
+            return
+        queue = state.final_queue[1:]
+        self.set(final_queue=queue)
+        if queue:
+            return
+        results = final_results(self.players, state.rules)
+        self.set(phase="finished", results=results)
+        self.emit(GameFinished, results=results)

@@ -1,0 +1,74 @@
+"""The legal actions of a seat, computed from public information only.
+
+Bids and buys are listed once per amount or card, with the payment the service would
+choose; `apply` also accepts any other valid payment. `legal_choices` names the same
+actions without building their payments (`make_action` builds one), so a caller that
+needs only one of them (a random bot) does not pay for all.
+"""
+
+from __future__ import annotations
+
+from domain.model import BUST_TOKEN_VALUE, Action, Bid, Buy, Decline, Draw, Pass, Stop
+from domain.payments import choose_buy_mix, choose_buy_payment, token_payment
+from domain.views import PublicView, public_view
+
+_FIXED: dict[str, Action] = {
+    "draw": Draw(),
+    "numbers": Stop(take="numbers"),
+    "currency": Stop(take="currency"),
+    "pass": Pass(),
+    "decline": Decline(),
+}
+_DRAW_ONLY = (("draw", 0),)
+_DRAW_OR_STOP = (("draw", 0), ("numbers", 0), ("currency", 0))
+_STOP_ONLY = (("numbers", 0), ("currency", 0))
+
+Choice = tuple[str, int | str]  # ("bid", amount), ("buy", card) or (fixed action name, 0)
+
+
+def legal_choices(view: PublicView, seat: int) -> tuple[Choice, ...] | list[Choice]:
+    if view.to_act != seat:
+        return ()
+    phase = view.phase
+    if phase == "draw":
+        if not view.drawn:
+            return _DRAW_ONLY
+        return _DRAW_OR_STOP if view.draw_pile_size else _STOP_ONLY
+    me = view.players[seat]
+    if phase == "auction":
+        assert view.auction is not None
+        power = me.currency + BUST_TOKEN_VALUE * me.bust
+        choices: list[Choice] = [("pass", 0)]
+        choices.extend(("bid", amount) for amount in range(view.auction.high_bid + 1, power + 1))
+        return choices
+    if phase in ("buy", "final_buy"):
+        choices = [("decline", 0)]
+        owned = me.cards
+        for card in sorted(set(view.market)):
+            if card not in owned and choose_buy_mix(int(card[1]), me.currency, me.bust, len(owned)):
+                choices.append(("buy", card))
+        return choices
+    return ()
+
+
+def make_action(view: PublicView, seat: int, choice: Choice) -> Action:
+    """The action for one of `legal_choices`, with the payment the service would choose."""
+    kind, value = choice
+    me = view.players[seat]
+    if kind == "bid":
+        assert isinstance(value, int)
+        return Bid(amount=value, payment=token_payment(value, me.currency, me.bust))
+    if kind == "buy":
+        assert isinstance(value, str)
+        payment = choose_buy_payment(me.cards, int(value[1]), me.currency, me.bust, view.rules)
+        return Buy(card=value, payment=payment)
+    return _FIXED[kind]
+
+
+def legal_actions_in(view: PublicView, seat: int) -> list[Action]:
+    return [make_action(view, seat, choice) for choice in legal_choices(view, seat)]
+
+
+def legal_actions(state, seat: int) -> list[Action]:
+    """The actions `seat` may take now (empty when it is not that seat's decision)."""
+    return legal_actions_in(public_view(state), seat)

@@ -1,0 +1,265 @@
+"""The game's data: rules, state, actions (commands) and events (what happened).
+
+Everything is an immutable msgspec Struct, so a state is cheap to copy, compare and
+serialize. `GameState` holds two secrets (the draw pile's order and the seed); clients
+only ever see `domain.views.PublicView`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+SCHEMA_VERSION = 1
+STARTING_CURRENCY = 5
+SUPPLY_CURRENCY = 50
+SUPPLY_BUST = 15
+CURRENCY_CAP = 10
+BUST_TOKEN_VALUE = 3
+BUST_LIMIT = 11
+
+Phase = Literal["draw", "auction", "buy", "final_buy", "finished"]
+Take = Literal["numbers", "currency"]
+
+_FROZEN = {"frozen": True, "kw_only": True, "forbid_unknown_fields": True}
+
+SmallInt = Annotated[int, msgspec.Meta(ge=0, le=1000)]
+
+
+class Rules(msgspec.Struct, **_FROZEN):
+    """Per-game rule options (rules.md marks each as a [decision])."""
+
+    perfect_bonus: Annotated[int, msgspec.Meta(ge=0, le=100)] = 1
+
+
+# ---------------------------------------------------------------- payments
+
+
+class TokenPayment(msgspec.Struct, **_FROZEN):
+    """Tokens named for an auction bid."""
+
+    currency: SmallInt = 0
+    bust: SmallInt = 0
+
+
+class Payment(msgspec.Struct, **_FROZEN):
+    """What a buyer hands over: tokens and cards from their own collection."""
+
+    currency: SmallInt = 0
+    bust: SmallInt = 0
+    cards: Annotated[tuple[str, ...], msgspec.Meta(max_length=200)] = ()
+
+
+# ---------------------------------------------------------------- actions
+
+_ACTION = {**_FROZEN, "tag_field": "type"}
+
+
+class Draw(msgspec.Struct, tag="draw", **_ACTION):
+    pass
+
+
+class Stop(msgspec.Struct, tag="stop", **_ACTION):
+    take: Take
+
+
+class Bid(msgspec.Struct, tag="bid", **_ACTION):
+    amount: Annotated[int, msgspec.Meta(ge=-1_000_000, le=1_000_000)]
+    payment: TokenPayment | None = None  # None: the service picks the payment (rules 3.5)
+
+
+class Pass(msgspec.Struct, tag="pass", **_ACTION):
+    pass
+
+
+class Buy(msgspec.Struct, tag="buy", **_ACTION):
+    card: Annotated[str, msgspec.Meta(max_length=8)]
+    payment: Payment | None = None  # None: the service picks the payment
+
+
+class Decline(msgspec.Struct, tag="decline", **_ACTION):
+    pass
+
+
+Action = Draw | Stop | Bid | Pass | Buy | Decline
+
+
+# ---------------------------------------------------------------- state
+
+
+class Player(msgspec.Struct, **_FROZEN):
+    """A seat. Nothing in it is secret: views show it as it is."""
+
+    seat: int
+    name: str
+    bot: str | None = None
+    currency: int = 0
+    bust: int = 0
+    cards: tuple[str, ...] = ()  # the collection, in the order the cards were taken
+
+
+class Auction(msgspec.Struct, **_FROZEN):
+    card: str
+    bidders: tuple[int, ...]  # bidding order: left of the active player first, active last
+    turn: int = 0  # index in `bidders` of the seat whose chance it is
+    high_bid: int = 0
+    high_bidder: int | None = None
+    high_payment: TokenPayment | None = None  # named by the high bidder, else chosen at the end
+
+
+class ColorResult(msgspec.Struct, **_FROZEN):
+    points: int
+    run: tuple[str, ...]
+
+
+class Result(msgspec.Struct, **_FROZEN):
+    seat: int
+    score: int
+    colors: dict[str, ColorResult]
+    rank: int
+    winner: bool
+    currency: int
+    bust: int
+    cards: int
+
+
+class GameState(msgspec.Struct, **_FROZEN):
+    schema_version: int = SCHEMA_VERSION
+    rules: Rules
+    seed: str  # secret while the game is live
+    draw_pile: tuple[str, ...]  # secret: top card first
+    players: tuple[Player, ...]
+    starting_seat: int
+    active_seat: int
+    phase: Phase = "draw"
+    drawn: bool = False  # the active player has drawn this turn
+    tableau: tuple[str, ...] = ()
+    market: tuple[str, ...] = ()
+    discard: tuple[str, ...] = ()
+    supply_currency: int = SUPPLY_CURRENCY
+    supply_bust: int = SUPPLY_BUST
+    auction: Auction | None = None
+    final_queue: tuple[int, ...] = ()  # seats still to have their final buy phase
+    version: int = 0  # +1 per accepted action
+    last_seq: int = 0  # seq of the last event produced
+    results: tuple[Result, ...] | None = None
+
+
+# ---------------------------------------------------------------- events
+
+_EVENT = {"frozen": True, "kw_only": True, "tag_field": "type"}
+
+
+class Event(msgspec.Struct, **_EVENT):
+    seq: int  # 1, 2, 3 ... in the game's log
+    version: int  # the game's version once the action that produced it was applied
+
+
+class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
+    seat: int
+    name: str
+    bot: str | None = None
+
+
+class Gain(msgspec.Struct, frozen=True, kw_only=True):
+    seat: int
+    amount: int
+
+
+class GameStarted(Event, tag="game_started"):
+    players: tuple[SeatInfo, ...]
+    rules: Rules
+    starting_seat: int
+    draw_pile_size: int
+    starting_currency: int
+    supply_currency: int
+    supply_bust: int
+
+
+class TurnStarted(Event, tag="turn_started"):
+    seat: int
+
+
+class CardDrawn(Event, tag="card_drawn"):
+    seat: int
+    card: str
+    draw_pile_size: int  # cards left after this draw
+
+
+class AuctionStarted(Event, tag="auction_started"):
+    card: str
+    bidders: tuple[int, ...]
+
+
+class BidPlaced(Event, tag="bid_placed"):
+    seat: int
+    amount: int
+
+
+class BidPassed(Event, tag="bid_passed"):
+    seat: int
+
+
+class AuctionWon(Event, tag="auction_won"):
+    seat: int
+    card: str
+    amount: int
+    payment: TokenPayment
+
+
+class WildDiscarded(Event, tag="wild_discarded"):
+    card: str  # everyone passed
+
+
+class Busted(Event, tag="busted"):
+    seat: int
+    kind: Take  # "numbers" or "currency"
+    to_market: tuple[str, ...]
+    to_discard: tuple[str, ...]
+    bust_token: bool  # false when the supply had none left
+    gains: tuple[Gain, ...]
+
+
+class Stopped(Event, tag="stopped"):
+    seat: int
+    take: Take
+    cards: tuple[str, ...]  # number cards: to the collection ("numbers") or the market
+    to_discard: tuple[str, ...]
+    gains: tuple[Gain, ...]
+
+
+class CardBought(Event, tag="card_bought"):
+    seat: int
+    card: str
+    payment: Payment
+
+
+class BuyDeclined(Event, tag="buy_declined"):
+    seat: int
+
+
+class FinalBuyStarted(Event, tag="final_buy_started"):
+    order: tuple[int, ...]
+
+
+class GameFinished(Event, tag="game_finished"):
+    results: tuple[Result, ...]
+
+
+AnyEvent = (
+    GameStarted
+    | TurnStarted
+    | CardDrawn
+    | AuctionStarted
+    | BidPlaced
+    | BidPassed
+    | AuctionWon
+    | WildDiscarded
+    | Busted
+    | Stopped
+    | CardBought
+    | BuyDeclined
+    | FinalBuyStarted
+    | GameFinished
+)

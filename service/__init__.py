@@ -1,0 +1,1 @@
+"""Use cases and the HTTP service around the TEN engine."""

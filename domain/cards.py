@@ -64,6 +64,12 @@ def _copies() -> dict[str, int]:
 COPIES: Final[dict[str, int]] = _copies()  # copies of each code in the full 129-card game
 
 
+# the codes as types: decoding refuses anything else, and the OpenAPI lists them as enums
+CardCode = Literal[tuple(sorted(ALL_CODES))]  # type: ignore[valid-type]
+NumberCode = Literal[tuple(sorted(NUMBER_CARDS))]  # type: ignore[valid-type]
+CollectionCode = Literal[tuple(sorted(NUMBER_CARDS | WILDS))]  # type: ignore[valid-type]
+
+
 def is_number(code: str) -> bool:
     return code in NUMBER_CARDS
 

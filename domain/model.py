@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from domain.cards import CollectionCode, NumberCode
+
 SCHEMA_VERSION = 1
 STARTING_CURRENCY = 5
 SUPPLY_CURRENCY = 50
@@ -48,7 +50,7 @@ class Payment(msgspec.Struct, **_FROZEN):
 
     currency: SmallInt = 0
     bust: SmallInt = 0
-    cards: Annotated[tuple[str, ...], msgspec.Meta(max_length=200)] = ()
+    cards: Annotated[tuple[CollectionCode, ...], msgspec.Meta(max_length=200)] = ()
 
 
 # ---------------------------------------------------------------- actions
@@ -65,7 +67,7 @@ class Stop(msgspec.Struct, tag="stop", **_ACTION):
 
 
 class Bid(msgspec.Struct, tag="bid", **_ACTION):
-    amount: Annotated[int, msgspec.Meta(ge=-1_000_000, le=1_000_000)]
+    amount: Annotated[int, msgspec.Meta(ge=1, le=1000)]
     payment: TokenPayment | None = None  # None: the service picks the payment (rules 3.5)
 
 
@@ -74,7 +76,7 @@ class Pass(msgspec.Struct, tag="pass", **_ACTION):
 
 
 class Buy(msgspec.Struct, tag="buy", **_ACTION):
-    card: Annotated[str, msgspec.Meta(max_length=8)]
+    card: NumberCode
     payment: Payment | None = None  # None: the service picks the payment
 
 

@@ -1,0 +1,114 @@
+"""The embedded game store: one process, no server. Used when no Redis URL is configured.
+
+It keeps the same contract as the Redis store (tests/integration/test_store_contract.py
+runs against both): compare-and-set saves, an append-only event log per game, idempotent
+responses, expiry. A lock makes each operation atomic even if called from several threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from service.ports import GameRecord, IdempotentResponse, StoredEvent, VersionConflict
+
+
+class _Entry:
+    __slots__ = ("events", "expires_at", "idempotency", "record")
+
+    def __init__(self, record: GameRecord, events: list[StoredEvent], expires_at: float) -> None:
+        self.record = record
+        self.events = events
+        self.idempotency: dict[str, IdempotentResponse] = {}
+        self.expires_at = expires_at
+
+
+class MemoryGameStore:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._games: dict[str, _Entry] = {}
+        self._lock = threading.Lock()
+        self._changed: dict[str, asyncio.Event] = {}
+        self._creates = 0
+
+    def _live(self, game_id: str) -> _Entry | None:
+        entry = self._games.get(game_id)
+        if entry is not None and entry.expires_at <= self._clock():
+            del self._games[game_id]
+            return None
+        return entry
+
+    def _sweep(self) -> None:
+        now = self._clock()
+        for game_id in [g for g, e in self._games.items() if e.expires_at <= now]:
+            del self._games[game_id]
+
+    async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
+        with self._lock:
+            self._creates += 1
+            if self._creates % 1000 == 0:
+                self._sweep()
+            if self._live(record.id) is not None:
+                raise VersionConflict(f"game {record.id} exists")
+            self._games[record.id] = _Entry(record, list(events), self._clock() + ttl)
+
+    async def load(self, game_id: str) -> GameRecord | None:
+        with self._lock:
+            entry = self._live(game_id)
+            return None if entry is None else entry.record
+
+    async def save(
+        self,
+        record: GameRecord,
+        expected_version: int,
+        events: Sequence[StoredEvent],
+        ttl: int,
+        idempotency: tuple[str, IdempotentResponse] | None = None,
+    ) -> None:
+        with self._lock:
+            entry = self._live(record.id)
+            if entry is None or entry.record.version != expected_version:
+                raise VersionConflict(record.id)
+            entry.record = record
+            entry.events.extend(events)
+            entry.expires_at = self._clock() + ttl
+            if idempotency is not None:
+                entry.idempotency[idempotency[0]] = idempotency[1]
+        self._notify(record.id)
+
+    def _notify(self, game_id: str) -> None:
+        changed = self._changed.pop(game_id, None)
+        if changed is not None:
+            changed.set()
+
+    async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
+        with self._lock:
+            entry = self._live(game_id)
+            if entry is None:
+                return []
+            # seqs are 1, 2, 3 ... so the event with seq s sits at index s - 1
+            return entry.events[max(after, 0) : max(after, 0) + limit]
+
+    async def wait_events(self, game_id: str, after: int, timeout: float) -> list[StoredEvent]:
+        changed = self._changed.setdefault(game_id, asyncio.Event())  # before looking: no gap
+        found = await self.events(game_id, after, 1000)
+        if found:
+            return found
+        try:
+            await asyncio.wait_for(changed.wait(), timeout)
+        except TimeoutError:
+            return []
+        return await self.events(game_id, after, 1000)
+
+    async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None:
+        with self._lock:
+            entry = self._live(game_id)
+            return None if entry is None else entry.idempotency.get(key)
+
+    async def ping(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None

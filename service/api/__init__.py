@@ -1,0 +1,1 @@
+"""The HTTP adapter: Litestar controllers, API schemas, error mapping, OpenAPI."""

@@ -1,0 +1,113 @@
+"""Every error as RFC 9457 problem details with a stable `code`, mapped in this one place."""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
+
+from domain.errors import RuleError
+from service.errors import ServiceError
+from service.ports import StoreUnavailable
+
+log = logging.getLogger("ten.api")
+
+TYPE_BASE = "https://ten.example/problems/"
+RETRY_AFTER_SECONDS = "1"
+
+SERVICE_STATUS = {
+    "game_not_found": 404,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "version_mismatch": 412,
+    "idempotency_key_reused": 409,
+    "custom_deck_not_allowed": 400,
+    "concurrent_update": 409,
+    "store_unavailable": 503,
+}
+RULE_STATUS = {"invalid_game": 400, "unknown_card": 400}  # setup errors are bad requests
+HTTP_CODES = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    412: "version_mismatch",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+    500: "internal_error",
+    503: "store_unavailable",
+}
+
+
+def problem(
+    status: int, code: str, detail: str, headers: dict[str, str] | None = None, **extra
+) -> ProblemDetailsException:
+    if status == 401:
+        headers = {**(headers or {}), "WWW-Authenticate": 'Bearer realm="ten"'}
+    return ProblemDetailsException(
+        status_code=status,
+        type_=TYPE_BASE + code,
+        title=HTTPStatus(status).phrase,
+        detail=detail,
+        headers=headers,
+        extra={"code": code, **extra},
+    )
+
+
+def from_rule_error(exc: RuleError) -> ProblemDetailsException:
+    return problem(RULE_STATUS.get(exc.code, 409), exc.code, exc.detail)
+
+
+def from_service_error(exc: ServiceError) -> ProblemDetailsException:
+    status = SERVICE_STATUS[exc.code]
+    headers = {"Retry-After": RETRY_AFTER_SECONDS} if status == 503 else None
+    return problem(status, exc.code, exc.detail, headers)
+
+
+def from_store_unavailable(exc: StoreUnavailable) -> ProblemDetailsException:
+    log.warning("store unavailable: %s", exc)
+    return problem(
+        503,
+        "store_unavailable",
+        "The game store cannot be reached; nothing was changed. Retry shortly.",
+        {"Retry-After": RETRY_AFTER_SECONDS},
+    )
+
+
+def from_http_exception(exc: HTTPException) -> ProblemDetailsException:
+    status = exc.status_code
+    code = HTTP_CODES.get(status, "http_error")
+    if isinstance(exc, ValidationException):
+        errors = exc.extra if isinstance(exc.extra, list) else []
+        detail = "; ".join(
+            f"{e.get('message', '')}" + (f" (at {e['key']})" if e.get("key") else "")
+            for e in errors
+            if isinstance(e, dict)
+        )
+        return problem(400, "invalid_request", detail or str(exc.detail), errors=errors)
+    headers = dict(exc.headers or {})
+    return problem(status, code, str(exc.detail), headers or None)
+
+
+def internal_error_handler(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return problem(500, "internal_error", "An unexpected error occurred.").to_response(request)
+
+
+def problem_details_config() -> ProblemDetailsConfig:
+    return ProblemDetailsConfig(
+        enable_for_all_http_exceptions=True,
+        exception_to_problem_detail_map={
+            HTTPException: from_http_exception,
+            RuleError: from_rule_error,
+            ServiceError: from_service_error,
+            StoreUnavailable: from_store_unavailable,
+        },
+    )

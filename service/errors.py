@@ -1,0 +1,25 @@
+"""Errors the use cases raise, each with a stable code; the HTTP layer maps codes to statuses."""
+
+from __future__ import annotations
+
+from typing import Final
+
+SERVICE_ERROR_CODES: Final[dict[str, str]] = {
+    "game_not_found": "No game with this id (it may have expired).",
+    "unauthorized": "A valid seat token is needed: Authorization: Bearer <token>.",
+    "forbidden": "This token does not allow acting in this game.",
+    "version_mismatch": "The game is no longer at the version named in If-Match.",
+    "idempotency_key_reused": "This Idempotency-Key was used with another request.",
+    "custom_deck_not_allowed": "This service does not accept an explicit deck.",
+    "concurrent_update": "The game changed too often while this action was applied; retry.",
+    "store_unavailable": "The game store cannot be reached; retry shortly.",
+}
+
+
+class ServiceError(Exception):
+    def __init__(self, code: str, detail: str | None = None) -> None:
+        if code not in SERVICE_ERROR_CODES:
+            raise ValueError(f"unknown service error code {code!r}")
+        self.code = code
+        self.detail = detail or SERVICE_ERROR_CODES[code]
+        super().__init__(f"{code}: {self.detail}")

@@ -1,0 +1,198 @@
+"""The use cases: create, read and act on games (load -> engine -> save -> publish).
+
+Free of HTTP and Redis: the store is a port, the response rendering a callback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import time
+from collections.abc import Callable, Sequence
+
+import msgspec
+from msgspec.structs import replace
+
+from domain.engine import apply, new_game
+from domain.model import Action, Event, Rules
+from domain.simulation import play_bots
+from service.errors import ServiceError
+from service.ports import GameRecord, GameStore, IdempotentResponse, StoredEvent, VersionConflict
+from service.settings import Settings
+
+GAME_ID = re.compile(r"^[0-9a-f]{20}$")
+_event_encoder = msgspec.json.Encoder()
+
+Render = Callable[[GameRecord, int | None, Sequence[Event]], bytes]
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def encode_events(events: Sequence[Event]) -> list[StoredEvent]:
+    return [StoredEvent(e.seq, _event_encoder.encode(e)) for e in events]
+
+
+class Created(msgspec.Struct, frozen=True):
+    record: GameRecord
+    tokens: list[tuple[int, str]]  # (seat, token) for each human seat, shown once
+    events: list[Event]
+
+
+class Acted(msgspec.Struct, frozen=True):
+    status: int
+    body: bytes
+    version: int
+    replayed: bool
+
+
+class GameService:
+    def __init__(
+        self,
+        store: GameStore,
+        settings: Settings,
+        *,
+        clock: Callable[[], float] = time.time,
+        random_hex: Callable[[int], str] = secrets.token_hex,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self._clock = clock
+        self._random_hex = random_hex
+
+    def _ttl(self, record: GameRecord) -> int:
+        if record.state.phase == "finished":
+            return self.settings.finished_ttl
+        return self.settings.idle_ttl
+
+    async def create(
+        self,
+        players: Sequence[tuple[str, str | None]],
+        *,
+        starting_seat: int | None = None,
+        deck: Sequence[str] | None = None,
+        rules: Rules | None = None,
+    ) -> Created:
+        if deck is not None and not self.settings.allow_custom_deck:
+            raise ServiceError("custom_deck_not_allowed")
+        game_id = self._random_hex(10)
+        seed = self._random_hex(16)  # secret: never leaves the server while the game is live
+        state, events = new_game(players, seed, deck=deck, starting_seat=starting_seat, rules=rules)
+        state, bot_events = play_bots(state)  # bots move until a human must decide
+        events.extend(bot_events)
+        tokens = [
+            (seat, f"{game_id}.{seat}.{secrets.token_urlsafe(32)}")
+            for seat, (_, bot) in enumerate(players)
+            if bot is None
+        ]
+        hashes: list[str | None] = [None] * len(players)
+        for seat, token in tokens:
+            hashes[seat] = hash_token(token)
+        now = self._clock()
+        record = GameRecord(
+            id=game_id, state=state, token_hashes=tuple(hashes), created_at=now, updated_at=now
+        )
+        await self.store.create(record, encode_events(events), self._ttl(record))
+        return Created(record=record, tokens=tokens, events=events)
+
+    async def get(self, game_id: str) -> GameRecord:
+        record = await self.store.load(game_id) if GAME_ID.match(game_id) else None
+        if record is None:
+            raise ServiceError("game_not_found")
+        return record
+
+    async def seat_of(self, record: GameRecord, authorization: str | None) -> int | None:
+        """The seat a bearer token stands for (None without a token).
+
+        401 for a missing (when required), malformed or wrong token; 403 for a valid token
+        of another game. Tokens read `<game id>.<seat>.<secret>` and are stored hashed."""
+        if authorization is None:
+            return None
+        scheme, _, token = authorization.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise ServiceError("unauthorized", "Use the header Authorization: Bearer <seat token>.")
+        game_id, _, rest = token.partition(".")
+        seat_text, _, _ = rest.partition(".")
+        if not seat_text.isdigit() or len(seat_text) > 1:
+            raise ServiceError("unauthorized", "This is not a seat token.")
+        seat = int(seat_text)
+        if game_id != record.id:
+            other = await self.store.load(game_id) if GAME_ID.match(game_id) else None
+            if other is not None and _token_matches(other, seat, token):
+                raise ServiceError("forbidden", "This seat token belongs to another game.")
+            raise ServiceError("unauthorized", "The seat token is not valid.")
+        if not _token_matches(record, seat, token):
+            raise ServiceError("unauthorized", "The seat token is not valid.")
+        return seat
+
+    async def act(
+        self,
+        game_id: str,
+        authorization: str | None,
+        action: Action,
+        *,
+        render: Render,
+        if_match: int | None = None,
+        idempotency_key: str | None = None,
+        fingerprint: str = "",
+    ) -> Acted:
+        """Apply one action and the bot moves it hands the turn to; save with a version check.
+
+        Without If-Match a lost race is retried on the fresh state; with it, a changed game
+        is 412. A retried Idempotency-Key returns the first response and changes nothing."""
+        record = await self.get(game_id)
+        seat = await self.seat_of(record, authorization)
+        if seat is None:
+            raise ServiceError("unauthorized")
+        fingerprint = f"{seat}:{fingerprint}"
+        for _ in range(self.settings.act_retries):
+            if idempotency_key is not None:
+                prior = await self.store.idempotent_response(game_id, idempotency_key)
+                if prior is not None:
+                    if not hmac.compare_digest(prior.fingerprint, fingerprint):
+                        raise ServiceError("idempotency_key_reused")
+                    return Acted(
+                        status=prior.status, body=prior.body, version=prior.version, replayed=True
+                    )
+            if if_match is not None and record.version != if_match:
+                raise ServiceError(
+                    "version_mismatch",
+                    f"If-Match names version {if_match}; the game is at {record.version}.",
+                )
+            state, events = apply(record.state, seat, action)
+            state, bot_events = play_bots(state)
+            events.extend(bot_events)
+            new = replace(record, state=state, updated_at=self._clock())
+            body = render(new, seat, events)
+            remembered = None
+            if idempotency_key is not None:
+                remembered = (
+                    idempotency_key,
+                    IdempotentResponse(
+                        fingerprint=fingerprint, status=200, body=body, version=new.version
+                    ),
+                )
+            try:
+                await self.store.save(
+                    new, record.version, encode_events(events), self._ttl(new), remembered
+                )
+            except VersionConflict:
+                record = await self.get(game_id)
+                continue
+            return Acted(status=200, body=body, version=new.version, replayed=False)
+        raise ServiceError("concurrent_update")
+
+    async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
+        await self.get(game_id)
+        return await self.store.events(game_id, after, limit)
+
+
+def _token_matches(record: GameRecord, seat: int, token: str) -> bool:
+    if not 0 <= seat < len(record.token_hashes):
+        return False
+    expected = record.token_hashes[seat]
+    return expected is not None and hmac.compare_digest(expected, hash_token(token))

@@ -1,0 +1,77 @@
+"""The ports the use cases need; adapters in `infra/` implement them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import msgspec
+
+from domain.model import GameState
+
+
+class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A live game as stored: the engine state (secrets included) and the seat credentials."""
+
+    id: str
+    state: GameState
+    token_hashes: tuple[str | None, ...]  # sha256 of each human seat's token; None for bots
+    created_at: float  # unix seconds
+    updated_at: float
+
+    @property
+    def version(self) -> int:
+        return self.state.version
+
+
+class StoredEvent(msgspec.Struct, frozen=True, array_like=True):
+    seq: int
+    data: bytes  # the event as JSON, encoded once when it happened
+
+
+class IdempotentResponse(msgspec.Struct, frozen=True, kw_only=True):
+    """The first answer to an action sent with an `Idempotency-Key`, replayed on retries."""
+
+    fingerprint: str  # seat + request body, hashed: the same key with another body is refused
+    status: int
+    body: bytes
+    version: int
+
+
+class VersionConflict(Exception):
+    """The stored game is no longer at the version the caller read."""
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be reached (the API answers 503 with Retry-After)."""
+
+
+class GameStore(Protocol):
+    async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
+        """Store a new game and its first events (ids are unique: no overwrite)."""
+
+    async def load(self, game_id: str) -> GameRecord | None: ...
+
+    async def save(
+        self,
+        record: GameRecord,
+        expected_version: int,
+        events: Sequence[StoredEvent],
+        ttl: int,
+        idempotency: tuple[str, IdempotentResponse] | None = None,
+    ) -> None:
+        """Atomically replace the game (only if it is still at `expected_version`), append
+        its new events and remember the idempotent response. Raises VersionConflict."""
+
+    async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
+        """Events with seq > after, oldest first, at most `limit`."""
+
+    async def wait_events(self, game_id: str, after: int, timeout: float) -> list[StoredEvent]:
+        """Like `events`, but waits up to `timeout` seconds for one to arrive."""
+
+    async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None: ...
+
+    async def ping(self) -> None:
+        """Raise StoreUnavailable when the store cannot serve."""
+
+    async def close(self) -> None: ...

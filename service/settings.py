@@ -1,0 +1,69 @@
+"""Settings, read once from `TEN_*` environment variables at the composition root."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+import msgspec
+
+_RATE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day)\s*$")
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    redis_url: str | None = None  # TEN_REDIS_URL; unset: the embedded in-process store
+    redis_cluster: bool = False  # TEN_REDIS_CLUSTER: the URL names a Redis Cluster node
+    allow_custom_deck: bool = True  # TEN_ALLOW_CUSTOM_DECK: accept `deck` when creating a game
+    finished_ttl: int = 24 * 3600  # TEN_FINISHED_TTL: seconds a finished game stays readable
+    idle_ttl: int = 7 * 24 * 3600  # TEN_IDLE_TTL: seconds an untouched live game is kept
+    rate_limit: tuple[int, str] | None = None  # TEN_RATE_LIMIT, e.g. "600/minute"; unset: none
+    max_body_bytes: int = 64 * 1024  # TEN_MAX_BODY_BYTES: larger bodies get 413
+    sse_keepalive: float = 15.0  # TEN_SSE_KEEPALIVE: seconds between keep-alive comments
+    act_retries: int = 20  # TEN_ACT_RETRIES: optimistic-concurrency retries per action
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+
+        def get(name: str) -> str | None:
+            value = env.get(f"TEN_{name}")
+            return value.strip() if value and value.strip() else None
+
+        def flag(name: str, default: bool) -> bool:
+            value = get(name)
+            if value is None:
+                return default
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(f"TEN_{name} must be true or false, not {value!r}")
+
+        def number(name: str, default, kind=int):
+            value = get(name)
+            if value is None:
+                return default
+            parsed = kind(value)
+            if parsed <= 0:
+                raise ValueError(f"TEN_{name} must be positive")
+            return parsed
+
+        rate = get("RATE_LIMIT")
+        rate_limit = None
+        if rate is not None:
+            match = _RATE.match(rate)
+            if not match:
+                raise ValueError(f"TEN_RATE_LIMIT must look like '600/minute', not {rate!r}")
+            rate_limit = (int(match.group(1)), match.group(2))
+        return cls(
+            redis_url=get("REDIS_URL"),
+            redis_cluster=flag("REDIS_CLUSTER", False),
+            allow_custom_deck=flag("ALLOW_CUSTOM_DECK", True),
+            finished_ttl=number("FINISHED_TTL", cls.finished_ttl),
+            idle_ttl=number("IDLE_TTL", cls.idle_ttl),
+            rate_limit=rate_limit,
+            max_body_bytes=number("MAX_BODY_BYTES", cls.max_body_bytes),
+            sse_keepalive=number("SSE_KEEPALIVE", cls.sse_keepalive, float),
+            act_retries=number("ACT_RETRIES", cls.act_retries),
+        )

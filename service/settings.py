@@ -49,6 +49,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 raise ValueError(f"TEN_{name} must be positive")
             return parsed
 
+        defaults = cls()
         rate = get("RATE_LIMIT")
         rate_limit = None
         if rate is not None:
@@ -60,10 +61,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             redis_url=get("REDIS_URL"),
             redis_cluster=flag("REDIS_CLUSTER", False),
             allow_custom_deck=flag("ALLOW_CUSTOM_DECK", True),
-            finished_ttl=number("FINISHED_TTL", cls.finished_ttl),
-            idle_ttl=number("IDLE_TTL", cls.idle_ttl),
+            finished_ttl=number("FINISHED_TTL", defaults.finished_ttl),
+            idle_ttl=number("IDLE_TTL", defaults.idle_ttl),
             rate_limit=rate_limit,
-            max_body_bytes=number("MAX_BODY_BYTES", cls.max_body_bytes),
-            sse_keepalive=number("SSE_KEEPALIVE", cls.sse_keepalive, float),
-            act_retries=number("ACT_RETRIES", cls.act_retries),
+            max_body_bytes=number("MAX_BODY_BYTES", defaults.max_body_bytes),
+            sse_keepalive=number("SSE_KEEPALIVE", defaults.sse_keepalive, float),
+            act_retries=number("ACT_RETRIES", defaults.act_retries),
         )

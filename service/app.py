@@ -49,7 +49,15 @@ def create_app(settings: Settings | None = None, store: GameStore | None = None)
         await store.close()
 
     middleware = []
+    stores = {}
     if settings.rate_limit is not None:
+        client = getattr(store, "client", None)
+        if client is not None and not settings.redis_cluster:
+            # one count per client shared by every replica (Litestar's store is typed for Redis,
+            # not RedisCluster: on a cluster each replica counts alone)
+            from litestar.stores.redis import RedisStore  # noqa: PLC0415 - only with Redis
+
+            stores["rate_limit"] = RedisStore(client, namespace="ten-rate")
         limit, unit = settings.rate_limit
         middleware.append(
             RateLimitConfig(
@@ -74,6 +82,7 @@ def create_app(settings: Settings | None = None, store: GameStore | None = None)
         plugins=[ProblemDetailsPlugin(problem_details_config())],
         exception_handlers={Exception: internal_error_handler},
         middleware=middleware,
+        stores=stores,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="TEN game service",

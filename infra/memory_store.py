@@ -2,12 +2,15 @@
 
 It keeps the same contract as the Redis store (tests/integration/test_store_contract.py
 runs against both): compare-and-set saves, an append-only event log per game, idempotent
-responses, expiry. A lock makes each operation atomic even if called from several threads.
+responses, expiry. A lock makes each operation atomic even if called from several threads,
+and `wait_events` waiters are woken on their own event loop, whichever loop or thread saves.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -30,7 +33,7 @@ class MemoryGameStore:
         self._clock = clock
         self._games: dict[str, _Entry] = {}
         self._lock = threading.Lock()
-        self._changed: dict[str, asyncio.Event] = {}
+        self._waiters: dict[str, set[asyncio.Future[None]]] = {}  # game id -> wait_events calls
         self._creates = 0
 
     def _live(self, game_id: str) -> _Entry | None:
@@ -76,31 +79,43 @@ class MemoryGameStore:
             entry.expires_at = self._clock() + ttl
             if idempotency is not None:
                 entry.idempotency[idempotency[0]] = idempotency[1]
-        self._notify(record.id)
+            waiters = self._waiters.pop(record.id, ()) if events else ()
+        for waiter in waiters:
+            _wake(waiter)
 
-    def _notify(self, game_id: str) -> None:
-        changed = self._changed.pop(game_id, None)
-        if changed is not None:
-            changed.set()
+    def _events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
+        entry = self._live(game_id)
+        if entry is None or limit <= 0:
+            return []
+        start = bisect.bisect_right(entry.events, after, key=lambda event: event.seq)
+        return entry.events[start : start + limit]
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         with self._lock:
-            entry = self._live(game_id)
-            if entry is None:
-                return []
-            # seqs are 1, 2, 3 ... so the event with seq s sits at index s - 1
-            return entry.events[max(after, 0) : max(after, 0) + limit]
+            return self._events(game_id, after, limit)
 
     async def wait_events(self, game_id: str, after: int, timeout: float) -> list[StoredEvent]:
-        changed = self._changed.setdefault(game_id, asyncio.Event())  # before looking: no gap
-        found = await self.events(game_id, after, 1000)
-        if found:
-            return found
-        try:
-            await asyncio.wait_for(changed.wait(), timeout)
-        except TimeoutError:
-            return []
-        return await self.events(game_id, after, 1000)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            waiter: asyncio.Future[None] = loop.create_future()
+            with self._lock:  # register and look under one lock: a save cannot slip between
+                found = self._events(game_id, after, 1000)
+                if found or loop.time() >= deadline:
+                    return found
+                self._waiters.setdefault(game_id, set()).add(waiter)
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await waiter
+            except TimeoutError:
+                return []
+            finally:
+                with self._lock:
+                    waiting = self._waiters.get(game_id)
+                    if waiting is not None:
+                        waiting.discard(waiter)
+                        if not waiting:
+                            del self._waiters[game_id]
 
     async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None:
         with self._lock:
@@ -112,3 +127,22 @@ class MemoryGameStore:
 
     async def close(self) -> None:
         return None
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    """Resolve a waiter on its own loop (a save may run on another loop or thread)."""
+    loop = waiter.get_loop()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if loop is running:
+        _resolve(waiter)
+    else:
+        with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(_resolve, waiter)
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

@@ -26,8 +26,11 @@ from service.ports import (
     VersionConflict,
 )
 
+# A new game starts from a clean slate: a log or idempotency hash left by a vanished game
+# of the same id (deleted or evicted state) would make XADD fail half-way or replay answers.
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('HSET', KEYS[1], 'v', ARGV[1], 'rec', ARGV[2])
 for i = 4, #ARGV, 2 do
   redis.call('XADD', KEYS[2], '0-' .. ARGV[i], 'd', ARGV[i + 1])
@@ -44,12 +47,12 @@ redis.call('HSET', KEYS[1], 'v', ARGV[2], 'rec', ARGV[3])
 for i = 7, #ARGV, 2 do
   redis.call('XADD', KEYS[2], '0-' .. ARGV[i], 'd', ARGV[i + 1])
 end
-if ARGV[5] ~= '' then
+if ARGV[6] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[5], ARGV[6])
-  redis.call('PEXPIRE', KEYS[3], ARGV[4])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
 return 1
 """
 
@@ -86,16 +89,13 @@ class RedisGameStore:
             self._redis = RedisCluster.from_url(url, max_connections=max_connections)
             self._blocking = RedisCluster.from_url(url, max_connections=max_connections)
         else:
-            self._redis = Redis(
-                connection_pool=BlockingConnectionPool.from_url(
-                    url, max_connections=max_connections, timeout=5
-                )
+            # from_pool: the client owns its pool, so close() also closes the connections
+            self._redis = Redis.from_pool(
+                BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=5)
             )
             # SSE readers block on XREAD: their own pool, so they never starve actions
-            self._blocking = Redis(
-                connection_pool=BlockingConnectionPool.from_url(
-                    url, max_connections=max_connections * 4, timeout=5
-                )
+            self._blocking = Redis.from_pool(
+                BlockingConnectionPool.from_url(url, max_connections=max_connections * 4, timeout=5)
             )
         self._create = self._redis.register_script(_CREATE)
         self._save = self._redis.register_script(_SAVE)
@@ -105,12 +105,11 @@ class RedisGameStore:
         return self._redis
 
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
-        state_key, log_key, _ = _keys(record.id)
         args: list[bytes | int | str] = [record.version, _record_encoder.encode(record), ttl * 1000]
         for event in events:
             args.extend((event.seq, event.data))
         with _unavailable_on_connection_errors():
-            created = await self._create(keys=[state_key, log_key], args=args)
+            created = await self._create(keys=list(_keys(record.id)), args=args)
         if not created:
             raise VersionConflict(f"game {record.id} exists")
 
@@ -144,6 +143,8 @@ class RedisGameStore:
             raise VersionConflict(record.id)
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
+        if limit <= 0:
+            return []  # redis-py refuses COUNT 0 (raw DataError); Redis would read it as "all"
         with _unavailable_on_connection_errors():
             entries = await self._redis.xrange(
                 _keys(game_id)[1], min=f"(0-{max(after, 0)}", max="+", count=limit

@@ -1,0 +1,635 @@
+"""The GameStore contract, run against both adapters: the embedded store and real Redis.
+
+Records are real game states (`domain.engine.new_game` then bot moves through `apply`) and
+events are encoded as the service encodes them (`service.games.encode_events`). Async bodies
+run under `asyncio.run`, each store built and closed inside its own loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import msgspec
+import pytest
+from msgspec.structs import replace
+from redis.crc import key_slot
+
+from domain.bots import BOTS, bot_rng
+from domain.engine import apply, new_game, to_act
+from domain.views import public_view
+from infra.memory_store import MemoryGameStore
+from infra.redis_store import RedisGameStore
+from service.games import encode_events, hash_token
+from service.ports import (
+    GameRecord,
+    IdempotentResponse,
+    StoredEvent,
+    StoreUnavailable,
+    VersionConflict,
+)
+
+pytestmark = pytest.mark.integration
+
+PLAYERS = [("Zoë ✓", None), ("bob", "basic"), ("cy", "random"), ("dee", "basic")]
+NOW = 1_760_000_000.25
+TTL = 3600
+
+
+def new_record(game_id: str, seed: str = "contract-seed") -> tuple[GameRecord, list[StoredEvent]]:
+    state, events = new_game(PLAYERS, seed)
+    record = GameRecord(
+        id=game_id,
+        state=state,
+        token_hashes=(hash_token(f"{game_id}.0.secret"), None, None, None),
+        created_at=NOW,
+        updated_at=NOW,
+    )
+    return record, encode_events(events)
+
+
+def advance(record: GameRecord, moves: int = 1) -> tuple[GameRecord, list[StoredEvent]]:
+    """`moves` real bot moves from the record's state, and the events they produced."""
+    state = record.state
+    produced = []
+    for _ in range(moves):
+        seat = to_act(state)
+        assert seat is not None, "the game ended: pick fewer moves"
+        action = BOTS["basic"](public_view(state), seat, bot_rng(state.seed, state.version))
+        state, events = apply(state, seat, action)
+        produced.extend(events)
+    assert state.version == record.version + moves
+    return replace(record, state=state, updated_at=record.updated_at + moves), encode_events(
+        produced
+    )
+
+
+def answer(version: int, text: str = "first") -> IdempotentResponse:
+    return IdempotentResponse(
+        fingerprint=f"0:{text}",
+        status=200,
+        body=f'{{"version":{version},"note":"{text} é"}}'.encode(),
+        version=version,
+    )
+
+
+# ------------------------------------------------------------------ create / load
+
+
+def test_create_then_load_returns_an_equal_record(backend):
+    game_id = backend.new_id()
+    record, events = new_record(game_id)
+
+    async def body(store):
+        await store.create(record, events, TTL)
+        loaded = await store.load(game_id)
+        assert loaded == record
+        assert loaded.version == 0
+        assert loaded.state.players[0].name == "Zoë ✓"
+        assert await store.events(game_id, 0, 100) == events
+
+    backend.run(body)
+
+
+def test_create_twice_with_the_same_id_conflicts_and_keeps_the_first(backend):
+    game_id = backend.new_id()
+    first, first_events = new_record(game_id)
+    other, _ = new_record(game_id, seed="another-seed")
+    other, other_events = advance(replace(other, created_at=NOW + 9), 2)
+
+    async def body(store):
+        await store.create(first, first_events, TTL)
+        with pytest.raises(VersionConflict):
+            await store.create(other, other_events, TTL)
+        assert await store.load(game_id) == first
+        assert await store.events(game_id, 0, 100) == first_events
+
+    backend.run(body)
+
+
+def test_an_unknown_game_is_absent(backend):
+    game_id = backend.new_id()
+
+    async def body(store):
+        assert await store.load(game_id) is None
+        assert await store.events(game_id, 0, 100) == []
+        assert await store.idempotent_response(game_id, "key") is None
+
+    backend.run(body)
+
+
+# ------------------------------------------------------------------ save
+
+
+def test_save_at_the_right_version_replaces_the_record_and_appends_events(backend):
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 3)
+    r2, e2 = advance(r1, 2)
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        await store.save(r1, 0, e1, TTL)
+        assert await store.load(game_id) == r1
+        assert await store.events(game_id, 0, 1000) == e0 + e1
+        await store.save(r2, 3, e2, TTL)
+        loaded = await store.load(game_id)
+        assert loaded == r2
+        assert loaded.version == 5
+        assert await store.events(game_id, 0, 1000) == e0 + e1 + e2
+
+    backend.run(body)
+
+
+def test_a_stale_save_raises_and_changes_nothing(backend):
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 1)
+    late, late_events = advance(replace(r0, updated_at=NOW + 50), 2)  # chosen on version 0
+    ahead, ahead_events = advance(r1, 1)
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        await store.save(r1, 0, e1, TTL, ("key-1", answer(1)))
+        with pytest.raises(VersionConflict):
+            await store.save(late, 0, late_events, TTL, ("key-1", answer(2, "late")))
+        with pytest.raises(VersionConflict):
+            await store.save(late, 0, late_events, TTL, ("key-2", answer(2, "late")))
+        with pytest.raises(VersionConflict):  # a version the game never had
+            await store.save(ahead, 7, ahead_events, TTL, ("key-3", answer(2, "ahead")))
+        assert await store.load(game_id) == r1
+        assert await store.events(game_id, 0, 1000) == e0 + e1
+        assert await store.idempotent_response(game_id, "key-1") == answer(1)
+        assert await store.idempotent_response(game_id, "key-2") is None
+        assert await store.idempotent_response(game_id, "key-3") is None
+
+    backend.run(body)
+
+
+def test_a_save_to_a_game_that_does_not_exist_conflicts(backend):
+    game_id = backend.new_id()
+    r0, _ = new_record(game_id)
+    r1, e1 = advance(r0, 1)
+
+    async def body(store):
+        with pytest.raises(VersionConflict):
+            await store.save(r1, 0, e1, TTL, ("key-1", answer(1)))
+        assert await store.load(game_id) is None
+        assert await store.events(game_id, 0, 100) == []
+        assert await store.idempotent_response(game_id, "key-1") is None
+
+    backend.run(body)
+
+
+# ------------------------------------------------------------------ events
+
+
+def test_events_are_paged_in_order_after_exclusive_with_a_limit(backend):
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 6)
+    log = e0 + e1
+    n = len(log)
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        await store.save(r1, 0, e1, TTL)
+        assert [event.seq for event in log] == list(range(1, n + 1))
+        assert n >= 8
+        assert await store.events(game_id, 0, 1000) == log
+        assert await store.events(game_id, 0, 1) == log[:1]
+        assert await store.events(game_id, 1, 1) == [log[1]]
+        assert await store.events(game_id, 3, 2) == log[3:5]
+        assert await store.events(game_id, 2, n) == log[2:]
+        assert await store.events(game_id, n - 1, 10) == [log[-1]]
+        assert await store.events(game_id, n, 10) == []
+        assert await store.events(game_id, n + 50, 10) == []
+        assert await store.events(game_id, 0, 0) == []
+        got = await store.events(game_id, 0, 1000)
+        assert [event.seq for event in got] == list(range(1, n + 1))
+        assert [event.data for event in got] == [event.data for event in log]
+        assert all(type(event.data) is bytes for event in got)
+        assert "Zoë ✓".encode() in got[0].data
+        assert msgspec.json.decode(got[0].data)["type"] == "game_started"
+
+    backend.run(body)
+
+
+def test_event_bytes_are_kept_exactly(backend):
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, _ = advance(r0, 1)
+    odd = [
+        StoredEvent(3, b'{"type":"x","s":"\\u00e9 \xc3\xa9 \\n","n":1.50}  '),
+        StoredEvent(4, bytes(range(256))),  # not even UTF-8
+        StoredEvent(5, b""),
+    ]
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        await store.save(r1, 0, odd, TTL)
+        assert await store.events(game_id, 2, 10) == odd
+
+    backend.run(body)
+
+
+# ------------------------------------------------------------------ wait_events
+
+
+def test_wait_events_returns_at_once_when_events_exist(backend):
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        start = time.monotonic()
+        found = await store.wait_events(game_id, 1, 10.0)
+        assert time.monotonic() - start < 1.0
+        assert found == e0[1:]
+
+    backend.run(body)
+
+
+def test_wait_events_wakes_up_when_another_task_saves(backend):
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 2)
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        start = time.monotonic()
+        waiter = asyncio.create_task(store.wait_events(game_id, len(e0), 10.0))
+        await asyncio.sleep(0.2)
+        assert not waiter.done()
+
+        async def saver():
+            await store.save(r1, 0, e1, TTL)
+
+        await asyncio.create_task(saver())
+        found = await asyncio.wait_for(waiter, 3.0)
+        assert time.monotonic() - start < 3.0
+        assert found == e1
+
+    backend.run(body)
+
+
+def test_wait_events_is_not_woken_by_a_save_without_events(backend):
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+    touched = replace(r0, updated_at=NOW + 1)  # same version, nothing happened
+    r1, e1 = advance(touched, 1)
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        waiter = asyncio.create_task(store.wait_events(game_id, len(e0), 10.0))
+        await asyncio.sleep(0.2)
+        await store.save(touched, 0, [], TTL)
+        await asyncio.sleep(0.3)
+        assert not waiter.done()
+        await store.save(r1, 0, e1, TTL)
+        assert await asyncio.wait_for(waiter, 3.0) == e1
+
+    backend.run(body)
+
+
+def test_wait_events_returns_nothing_after_the_timeout(backend):
+    game_id = backend.new_id()
+    unknown = backend.new_id()
+    r0, e0 = new_record(game_id)
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        for waited_on in (game_id, unknown):
+            start = time.monotonic()
+            assert await store.wait_events(waited_on, len(e0), 0.4) == []
+            assert 0.35 <= time.monotonic() - start < 2.5
+
+    backend.run(body)
+
+
+def test_memory_store_wakes_waiters_from_another_loop_or_thread(memory_backend):
+    """The embedded store is one object for the process: a waiter on one event loop wakes up
+    when another loop (another thread) saves, and a loop that is gone leaves nothing behind."""
+    game_id = memory_backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 1)
+    store = MemoryGameStore()
+    asyncio.run(store.create(r0, e0, TTL))
+    assert asyncio.run(store.wait_events(game_id, len(e0), 0.05)) == []  # a loop that ends
+
+    def save_elsewhere():
+        time.sleep(0.2)
+        asyncio.run(store.save(r1, 0, e1, TTL))
+
+    async def wait():
+        saver = threading.Thread(target=save_elsewhere)
+        start = time.monotonic()
+        saver.start()
+        try:
+            found = await store.wait_events(game_id, len(e0), 10.0)
+        finally:
+            saver.join()
+        assert time.monotonic() - start < 3.0
+        return found
+
+    assert asyncio.run(wait()) == e1
+
+
+# ------------------------------------------------------------------ idempotent responses
+
+
+def test_idempotent_responses_are_stored_with_the_save(backend):
+    game_id = backend.new_id()
+    other_game = backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 1)
+    r2, e2 = advance(r1, 1)
+    r3, e3 = advance(r2, 1)
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        assert await store.idempotent_response(game_id, "key-1") is None
+        await store.save(r1, 0, e1, TTL, ("key-1", answer(1)))
+        assert await store.idempotent_response(game_id, "key-1") == answer(1)
+        assert await store.idempotent_response(game_id, "key-2") is None
+        assert await store.idempotent_response(other_game, "key-1") is None
+        await store.save(r2, 1, e2, TTL)  # no key: the earlier answer stays
+        await store.save(r3, 2, e3, TTL, ("", answer(3, "empty key")))
+        assert await store.idempotent_response(game_id, "key-1") == answer(1)
+        assert await store.idempotent_response(game_id, "") == answer(3, "empty key")
+        assert await store.load(game_id) == r3
+
+    backend.run(body)
+
+
+# ------------------------------------------------------------------ concurrency
+
+
+def test_concurrent_saves_at_the_same_version_have_exactly_one_winner(backend):
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 2)
+    n = 50
+    contenders = [replace(r1, updated_at=NOW + 100 + i) for i in range(n)]
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        results = await asyncio.gather(
+            *(
+                store.save(record, 0, e1, TTL, (f"key-{i}", answer(2, f"c{i}")))
+                for i, record in enumerate(contenders)
+            ),
+            return_exceptions=True,
+        )
+        winners = [i for i, result in enumerate(results) if result is None]
+        assert len(winners) == 1
+        assert all(
+            isinstance(result, VersionConflict)
+            for i, result in enumerate(results)
+            if i != winners[0]
+        )
+        (winner,) = winners
+        assert await store.load(game_id) == contenders[winner]
+        assert await store.events(game_id, 0, 1000) == e0 + e1
+        for i in range(n):
+            expected = answer(2, f"c{i}") if i == winner else None
+            assert await store.idempotent_response(game_id, f"key-{i}") == expected
+
+    backend.run(body)
+
+
+def test_memory_store_saves_from_many_threads_have_exactly_one_winner(memory_backend):
+    game_id = memory_backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 1)
+    n = 50
+    store = MemoryGameStore()
+    asyncio.run(store.create(r0, e0, TTL))
+    barrier = threading.Barrier(n)
+    outcomes: list[str] = [""] * n
+
+    def contend(i: int) -> None:
+        barrier.wait()
+        try:
+            asyncio.run(store.save(replace(r1, updated_at=NOW + i), 0, e1, TTL))
+            outcomes[i] = "won"
+        except VersionConflict:
+            outcomes[i] = "conflict"
+
+    threads = [threading.Thread(target=contend, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["conflict"] * (n - 1) + ["won"]
+    assert asyncio.run(store.load(game_id)).updated_at == NOW + outcomes.index("won")
+    assert asyncio.run(store.events(game_id, 0, 1000)) == e0 + e1
+
+
+# ------------------------------------------------------------------ expiry
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_memory_store_expires_games_after_the_ttl(memory_backend):
+    game_id = memory_backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 1)
+    r2, e2 = advance(r1, 1)
+    again, again_events = new_record(game_id, seed="again")
+    clock = Clock(1000.0)
+
+    async def body(store):
+        await store.create(r0, e0, 60)
+        clock.now = 1059.9
+        assert await store.load(game_id) == r0
+        await store.save(r1, 0, e1, 60, ("key-1", answer(1)))  # expires at 1119.9 now
+        clock.now = 1119.8
+        assert await store.load(game_id) == r1
+        assert await store.events(game_id, 0, 100) == e0 + e1
+        clock.now = 1119.9
+        assert await store.load(game_id) is None
+        assert await store.events(game_id, 0, 100) == []
+        assert await store.idempotent_response(game_id, "key-1") is None
+        assert await store.wait_events(game_id, 0, 0.05) == []
+        with pytest.raises(VersionConflict):
+            await store.save(r2, 1, e2, 60)
+        await store.create(again, again_events, 60)  # the id is free again
+        assert await store.load(game_id) == again
+        assert await store.events(game_id, 0, 100) == again_events
+        assert await store.idempotent_response(game_id, "key-1") is None
+
+    memory_backend.run(body, clock=clock)
+
+
+def _assert_ttls(client, keys, ttl: int) -> None:
+    for key in keys:
+        left = client.pttl(key)
+        assert ttl * 1000 - 5000 < left <= ttl * 1000, (key, left)
+
+
+def test_redis_store_sets_a_ttl_on_every_key_of_a_game(redis_backend):
+    game_id = redis_backend.new_id()
+    state_key, log_key, idem_key = redis_backend.keys(game_id)
+    client = redis_backend.client
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 1)
+    r2, e2 = advance(r1, 1)
+
+    async def body(store):
+        await store.create(r0, e0, 3600)
+        _assert_ttls(client, [state_key, log_key], 3600)
+        assert client.pttl(idem_key) == -2  # no answer stored yet: no key
+        await store.save(r1, 0, e1, 7 * 24 * 3600, ("key-1", answer(1)))
+        _assert_ttls(client, [state_key, log_key, idem_key], 7 * 24 * 3600)
+        await store.save(r2, 1, e2, 600)  # a save without a key moves every key's expiry
+        _assert_ttls(client, [state_key, log_key, idem_key], 600)
+
+    redis_backend.run(body)
+
+
+def test_redis_store_games_really_expire(redis_backend):
+    game_id = redis_backend.new_id()
+    keys = redis_backend.keys(game_id)
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 1)
+
+    async def body(store):
+        await store.create(r0, e0, 1)
+        await store.save(r1, 0, e1, 1, ("key-1", answer(1)))
+        assert await store.load(game_id) == r1
+        assert redis_backend.client.exists(*keys) == 3
+        await asyncio.sleep(1.3)
+        assert await store.load(game_id) is None
+        assert await store.events(game_id, 0, 100) == []
+        assert await store.idempotent_response(game_id, "key-1") is None
+        assert redis_backend.client.exists(*keys) == 0
+
+    redis_backend.run(body)
+
+
+# ------------------------------------------------------------------ Redis layout
+
+
+def test_redis_layout_one_slot_msgpack_state_and_a_stream_log(redis_backend):
+    game_id = redis_backend.new_id()
+    state_key, log_key, idem_key = redis_backend.keys(game_id)
+    client = redis_backend.client
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 3)
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        await store.save(r1, 0, e1, TTL, ("key-1", answer(3)))
+
+    redis_backend.run(body)
+    assert {key_slot(key.encode()) for key in (state_key, log_key, idem_key)} == {
+        key_slot(f"game:{game_id}".encode())
+    }
+    assert sorted(client.scan_iter(match=f"{{game:{game_id}}}*", count=1000)) == sorted(
+        key.encode() for key in (state_key, log_key, idem_key)
+    )
+    stored = client.hgetall(state_key)
+    assert set(stored) == {b"v", b"rec"}
+    assert stored[b"v"] == b"3"
+    assert msgspec.msgpack.decode(stored[b"rec"], type=GameRecord) == r1
+    assert msgspec.msgpack.decode(stored[b"rec"])["id"] == game_id
+    assert client.type(log_key) == b"stream"
+    assert client.xrange(log_key) == [
+        (f"0-{event.seq}".encode(), {b"d": event.data}) for event in e0 + e1
+    ]
+    blob = client.hget(idem_key, "key-1")
+    assert msgspec.msgpack.decode(blob, type=IdempotentResponse) == answer(3)
+
+
+def test_redis_state_of_a_mid_game_four_player_game_is_under_4_kb(redis_backend):
+    game_id = redis_backend.new_id()
+    r0, e0 = new_record(game_id)
+    start_pile = len(r0.state.draw_pile)
+    record, events = r0, []
+    while len(record.state.draw_pile) > start_pile // 2:
+        record, produced = advance(record, 1)
+        events.extend(produced)
+    assert record.state.phase != "finished"
+    assert sum(len(player.cards) for player in record.state.players) > 0
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        await store.save(record, 0, events, TTL, ("key-1", answer(record.version)))
+
+    redis_backend.run(body)
+    state_key, log_key, _ = redis_backend.keys(game_id)
+    used = redis_backend.client.memory_usage(state_key, samples=0)
+    log_used = redis_backend.client.memory_usage(log_key, samples=0)
+    print(
+        f"\nmid-game 4-player state (version {record.version}, {len(e0) + len(events)} events, "
+        f"msgpack blob {len(msgspec.msgpack.encode(record))} B): MEMORY USAGE {state_key} = "
+        f"{used} B, log = {log_used} B"
+    )
+    assert 0 < used < 4096
+
+
+# ------------------------------------------------------------------ health
+
+
+def test_ping_works(backend):
+    async def body(store):
+        assert await store.ping() is None
+
+    backend.run(body)
+
+
+def test_redis_store_on_a_closed_port_raises_store_unavailable(redis_backend):
+    game_id = redis_backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 1)
+
+    async def body():
+        store = RedisGameStore("redis://127.0.0.1:1/0")
+        calls = {
+            "ping": store.ping,
+            "load": lambda: store.load(game_id),
+            "create": lambda: store.create(r0, e0, TTL),
+            "save": lambda: store.save(r1, 0, e1, TTL, ("key-1", answer(1))),
+            "events": lambda: store.events(game_id, 0, 10),
+            "wait_events": lambda: store.wait_events(game_id, 0, 0.2),
+            "idempotent_response": lambda: store.idempotent_response(game_id, "key-1"),
+        }
+        try:
+            for name, call in calls.items():
+                start = time.monotonic()
+                with pytest.raises(StoreUnavailable):
+                    await call()
+                assert time.monotonic() - start < 5.0, name
+        finally:
+            await store.close()
+
+    asyncio.run(body())
+
+
+def test_redis_store_creates_over_leftovers_of_a_vanished_game(redis_backend):
+    """If a game's state key vanished (deleted, evicted) its log and answers must not leak into
+    a new game of the same id: the old log made XADD fail half-way through the create."""
+    game_id = redis_backend.new_id()
+    state_key, _, _ = redis_backend.keys(game_id)
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 2)
+    again, again_events = new_record(game_id, seed="again")
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        await store.save(r1, 0, e1, TTL, ("key-1", answer(2)))
+        redis_backend.client.delete(state_key)
+        await store.create(again, again_events, TTL)
+        assert await store.load(game_id) == again
+        assert await store.events(game_id, 0, 100) == again_events
+        assert await store.idempotent_response(game_id, "key-1") is None
+
+    redis_backend.run(body)

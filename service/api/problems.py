@@ -93,7 +93,20 @@ def from_http_exception(exc: HTTPException) -> ProblemDetailsException:
         )
         return problem(400, "invalid_request", detail or str(exc.detail), errors=errors)
     headers = dict(exc.headers or {})
+    if status == 429:
+        # the window's reset (RateLimit-Reset, seconds) is when a retry can succeed
+        headers.setdefault("Retry-After", str(headers.get("RateLimit-Reset", RETRY_AFTER_SECONDS)))
     return problem(status, code, str(exc.detail), headers or None)
+
+
+def from_recursion_error(exc: RecursionError) -> ProblemDetailsException:
+    """msgspec stops decoding JSON nested deeper than it can recurse ("maximum recursion depth
+    exceeded while deserializing"): a client's body, so a 400 (a few KB of `[[[...` would
+    otherwise be a 500). Any other RecursionError is the service's own fault."""
+    if "deserializ" in str(exc):
+        return problem(400, "invalid_request", "The JSON body is nested too deeply.")
+    log.error("recursion error", exc_info=exc)
+    return problem(500, "internal_error", "An unexpected error occurred.")
 
 
 def internal_error_handler(request: Request, exc: Exception) -> Response:
@@ -109,5 +122,6 @@ def problem_details_config() -> ProblemDetailsConfig:
             RuleError: from_rule_error,
             ServiceError: from_service_error,
             StoreUnavailable: from_store_unavailable,
+            RecursionError: from_recursion_error,
         },
     )

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 from collections.abc import AsyncIterator, Sequence
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import HeaderParameter, JSONBody, Parameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from domain.cards import MANIFEST, deck_size
@@ -43,13 +45,17 @@ GameId = Annotated[
 ]
 Authorization = Annotated[
     str | None,
-    Parameter(
-        header="Authorization",
+    HeaderParameter(
+        name="Authorization",
         required=False,
         description="`Bearer <seat token>`: the credential returned for a seat by createGame.",
     ),
 ]
+Service = NamedDependency[GameService]  # injected by name (explicit, as Litestar 3 requires)
 _encoder = msgspec.json.Encoder()
+# one strong entity tag naming a version (`"7"`; the bare `7` is accepted too) or `*`
+IF_MATCH_PATTERN = r'^(\*|[0-9]{1,12}|"[0-9]{1,12}")$'
+_IF_MATCH = re.compile(IF_MATCH_PATTERN)
 
 
 def etag(version: int) -> str:
@@ -72,15 +78,43 @@ def render_acted(record: GameRecord, seat: int | None, events: Sequence[Event]) 
 
 
 def parse_if_match(value: str | None) -> int | None:
+    """The version an `If-Match` names: our ETags are strong, `"7"`; `*` is any version."""
     if value is None:
         return None
-    text = value.strip()
-    if text.startswith("W/"):
-        text = text[2:]
-    text = text.strip('"')
-    if not text.isdigit() or len(text) > 12:
-        raise problem(400, "invalid_request", 'If-Match must be a game version such as "7".')
-    return int(text)
+    text = value.strip(" \t")
+    if _IF_MATCH.fullmatch(text) is None:
+        raise problem(400, "invalid_request", 'If-Match must be a game version such as "7", or *.')
+    return None if text == "*" else int(text.strip('"'))
+
+
+async def strictly(request: Request, body_type: Any) -> Any:
+    """The JSON body converted as strictly as the schema reads it.
+
+    Litestar converts the decoded JSON to the handler's type in msgspec's lax mode, where a
+    number sent as a string (`"starting_seat": "0"`) passes; the contract answers 400 for values
+    that fail the schema, so the handlers convert the body again, strictly (microseconds for
+    these small bodies). JSON Schema counts `4.0` as an integer, and so does this."""
+    try:
+        value = _integral_floats_as_ints(msgspec.json.decode(await request.body()))
+        return msgspec.convert(value, type=body_type, strict=True)
+    except msgspec.DecodeError as exc:  # ValidationError included
+        raise problem(
+            400, "invalid_request", str(exc), errors=[{"message": str(exc), "source": "body"}]
+        ) from None
+
+
+def _integral_floats_as_ints(value: Any) -> Any:
+    """The API has no fractional fields: `4.0` is the integer 4 (as in JSON Schema).
+
+    Recursive, but only ever given bodies Litestar already converted to the handler's type,
+    so as deep as those types (a few levels), never as deep as a hostile body."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_integral_floats_as_ints(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _integral_floats_as_ints(item) for key, item in value.items()}
+    return value
 
 
 async def provide_service(state: State) -> GameService:
@@ -100,8 +134,9 @@ class GamesController(Controller):
         "only here. Bot seats move by themselves; a game of bots only is played to its end.",
     )
     async def create_game(
-        self, data: CreateGameIn, service: GameService
+        self, request: Request, data: JSONBody[CreateGameIn], service: Service
     ) -> Response[CreatedGameOut]:
+        data = await strictly(request, CreateGameIn)
         created = await service.create(
             [(p.name, p.bot) for p in data.players],
             starting_seat=data.starting_seat,
@@ -127,7 +162,7 @@ class GamesController(Controller):
         "that seat (empty when it is not that seat's decision).",
     )
     async def get_game(
-        self, game_id: GameId, service: GameService, authorization: Authorization = None
+        self, game_id: GameId, service: Service, authorization: Authorization = None
     ) -> Response[GameOut]:
         record = await service.get(game_id)
         seat = await service.seat_of(record, authorization)
@@ -147,22 +182,23 @@ class GamesController(Controller):
         self,
         request: Request,
         game_id: GameId,
-        data: Action,
-        service: GameService,
+        data: JSONBody[Action],
+        service: Service,
         authorization: Authorization = None,
         if_match: Annotated[
             str | None,
-            Parameter(
-                header="If-Match",
+            HeaderParameter(
+                name="If-Match",
                 required=False,
-                max_length=64,
-                description='The version the action was chosen on, e.g. `"7"`; 412 if the game moved on.',
+                pattern=IF_MATCH_PATTERN,
+                description='The version the action was chosen on, as the ETag gave it (`"7"`; a '
+                "bare `7` is accepted too); 412 if the game moved on. `*` matches any version.",
             ),
         ] = None,
         idempotency_key: Annotated[
             str | None,
-            Parameter(
-                header="Idempotency-Key",
+            HeaderParameter(
+                name="Idempotency-Key",
                 required=False,
                 min_length=1,
                 max_length=200,
@@ -171,6 +207,7 @@ class GamesController(Controller):
         ] = None,
     ) -> Response[ActedOut]:
         body = await request.body()
+        data = await strictly(request, Action)
         acted = await service.act(
             game_id,
             authorization,
@@ -194,7 +231,7 @@ class GamesController(Controller):
     async def list_events(
         self,
         game_id: GameId,
-        service: GameService,
+        service: Service,
         after: Annotated[
             int, Parameter(ge=0, le=10**9, description="Only events after this seq.")
         ] = 0,
@@ -226,14 +263,22 @@ class GamesController(Controller):
         self,
         request: Request,
         game_id: GameId,
-        service: GameService,
-        after: Annotated[int | None, Parameter(ge=0, le=10**9, required=False)] = None,
+        service: Service,
+        after: Annotated[
+            int, Parameter(ge=0, le=10**9, description="Only events after this seq.")
+        ] = 0,
         last_event_id: Annotated[
-            str | None, Parameter(header="Last-Event-ID", required=False, max_length=20)
+            str | None,
+            HeaderParameter(
+                name="Last-Event-ID",
+                required=False,
+                max_length=20,
+                description="The `id` of the last event received: the stream resumes after it.",
+            ),
         ] = None,
     ) -> ServerSentEvent:
         await service.get(game_id)
-        start = after or 0
+        start = after
         if last_event_id is not None and last_event_id.strip().isdigit():
             start = int(last_event_id.strip())
         keepalive = service.settings.sse_keepalive
@@ -243,21 +288,35 @@ class GamesController(Controller):
 async def follow(
     service: GameService, game_id: str, after: int, keepalive: float, request: Request
 ) -> AsyncIterator[ServerSentEventMessage]:
-    yield ServerSentEventMessage(comment="ten event stream", retry=2000)
+    # comments carry no `data:` line, so an EventSource dispatches nothing for them
+    yield ServerSentEventMessage(data=None, comment="ten event stream", retry=2000)
+    idle = False
     while True:
-        found = await service.store.wait_events(game_id, after, keepalive)
+        found = await service.store.events(game_id, after, 1000)
         if not found:
-            if await service.store.load(game_id) is None:
-                return  # expired
-            yield ServerSentEventMessage(comment="keep-alive")
-            continue
+            record = await service.store.load(game_id)
+            if record is None or record.state.phase == "finished":
+                # expired, or finished with nothing after `after`: a reconnecting client
+                # (EventSource does that) gets an ended stream, not keep-alives for a day
+                return
+            if idle:
+                yield ServerSentEventMessage(data=None, comment="keep-alive")
+            found = await service.store.wait_events(game_id, after, keepalive)
+            idle = not found
+            if not found:
+                continue
+        idle = False
         for event in found:
             after = event.seq
-            kind = msgspec.json.decode(event.data, type=dict)["type"]
+            kind = msgspec.json.decode(event.data, type=_EventType).type
             yield ServerSentEventMessage(data=event.data.decode(), id=event.seq, event=kind)
             if kind == "game_finished":
                 return
         await asyncio.sleep(0)
+
+
+class _EventType(msgspec.Struct):
+    type: str
 
 
 @post(
@@ -267,7 +326,8 @@ async def follow(
     status_code=200,
     tags=["rules"],
 )
-async def score(data: ScoreIn) -> ScoreOut:
+async def score(request: Request, data: JSONBody[ScoreIn]) -> ScoreOut:
+    data = await strictly(request, ScoreIn)
     rules = data.rules or Rules()
     result = score_collection(data.cards, rules.perfect_bonus)
     return ScoreOut(total=result.total, colors=result.colors)
@@ -304,6 +364,6 @@ async def health() -> Health:
 @get(
     "/ready", operation_id="ready", summary="Readiness: the game store answers", tags=["operations"]
 )
-async def ready(service: GameService) -> Health:
+async def ready(service: Service) -> Health:
     await service.store.ping()
     return Health(status="ready")

@@ -327,23 +327,11 @@ def test_idle_stream_gets_keepalive_comments(idle_blocks: list[Block]) -> None:
         assert block.comments, block.fields
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: keep-alive (and opening) blocks carry an empty `data:` line "
-    "(': keep-alive\\r\\ndata: \\r\\n\\r\\n'), so a browser EventSource dispatches an empty "
-    "`message` event at every keep-alive instead of ignoring a comment",
-)
 def test_keepalive_blocks_are_comments_only(idle_blocks: list[Block]) -> None:
     for block in [*idle_blocks[1:], idle_blocks[0]]:  # the keep-alives, then the opening
         assert block.get("data") is None, (block.comments, block.fields)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a stream resumed after game_finished (Last-Event-ID = the last seq, which a "
-    "browser EventSource sends when it reconnects after the stream ended) never ends: it "
-    "sends keep-alives until the game expires, instead of ending at once (or 204)",
-)
 def test_resuming_a_finished_game_stream_ends(keepalive_server: str) -> None:
     async def body(http: httpx.AsyncClient) -> None:
         table = await AsyncTable.create(http, 1, ["R1", "R2"])

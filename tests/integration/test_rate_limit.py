@@ -27,6 +27,7 @@ def test_past_the_limit_a_client_gets_429_problem_json(redis_url: str) -> None:
     assert blocked.headers["content-type"] == "application/problem+json"
     assert blocked.json()["code"] == "rate_limited"
     assert blocked.headers["ratelimit-limit"] == "5"
+    assert int(blocked.headers["retry-after"]) > 0
     assert health.status_code == 200  # probes are never limited
 
 

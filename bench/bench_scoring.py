@@ -41,6 +41,25 @@ WORST = [
 STRESS = ["B1", "B6", "G6", "O1", "R1", "R6"] * 5 + ALL_WILDS
 WILDS_ONLY = list(ALL_WILDS)
 
+# More copies of wild cards than the deck holds (a game set up with an explicit deck).
+NUMBER_WILDS = [f"W{n}" for n in range(1, 10)]
+MANY_COPIES = ["W#"] * 10 + NUMBER_WILDS * 9
+MANY_W5 = ["W#"] * 10 + ["W5"] * 9
+# The slowest found by hill climbing over multisets (up to 10 copies of each code):
+# few number cards, and 1 to 4 copies of most Wn, so the colours compete for them.
+HARD_COPIES = [
+    *("R2", "R6", "B4", "B6", "O1", "O9", "G6", "G8"),
+    *("W1", "W2", "W2", "W3", "W3", "W4", "W4", "W4", "W4", "W5", "W5", "W6"),
+    *("W7", "W7", "W7", "W9", "W#", "W#"),
+]
+# Deck-legal and slower than WORST (found by a later hill climb): 8 number cards, W2-W9
+# and W#, no colour wilds to take the gaps.
+LEGAL_HARD = [
+    *("R5", "B3", "B8", "O3", "O5", "O8", "G5", "G8"),
+    *(f"W{n}" for n in range(2, 10)),
+    "W#",
+]
+
 
 def per_call_us(func, cards: list[str], number: int) -> float:
     times = timeit.repeat(lambda: func(cards), number=number, repeat=REPEAT)
@@ -59,6 +78,8 @@ def main() -> None:
 
     assert len(WORST) == 48
     assert len(STRESS) == 48
+    assert len(HARD_COPIES) == 26
+    assert len(LEGAL_HARD) == 17
     rng = random.Random(2024)
     sample = [rng.choices(NUMBER_CODES, k=15) + rng.sample(ALL_WILDS, 2) for _ in range(200)]
 
@@ -69,6 +90,10 @@ def main() -> None:
         ("worst: 18 wilds + 30 number cards (legal)", WORST, WORST_GOAL_US),
         ("stress: 18 wilds + 30 cards, 6 distinct", STRESS, WORST_GOAL_US),
         ("stress: 18 wilds, no number cards", WILDS_ONLY, WORST_GOAL_US),
+        ("copies: 10 W# + 9 of each Wn", MANY_COPIES, WORST_GOAL_US),
+        ("copies: 10 W# + 9 W5", MANY_W5, WORST_GOAL_US),
+        ("legal: 8 number cards + W2-W9 + W#", LEGAL_HARD, WORST_GOAL_US),
+        ("copies: hardest found (26 cards)", HARD_COPIES, WORST_GOAL_US),
     ]
     for label, cards, goal in rows:
         full = per_call_us(score_collection, cards, number_for(score_collection, cards))

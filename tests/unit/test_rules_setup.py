@@ -207,14 +207,6 @@ def test_unknown_bot_level_is_invalid() -> None:
     refused_setup("invalid_game", [("Ann", None), ("Bob", "expert")])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason=(
-        "engine bug: new_game accepts an explicit deck with two W# (or three R#, two W5), "
-        "but scoring (domain/scoring.py _parse) raises ValueError at the end of the game"
-    ),
-)
 def test_an_accepted_deck_with_repeated_wilds_plays_to_the_end() -> None:
     """api.md: any list of valid card codes is accepted as a deck. Then the game must either
     refuse the deck up front (invalid_game) or play to the end with results."""

@@ -55,6 +55,8 @@ from domain.results import final_results
 from domain.rng import SeededRandom
 
 BOT_LEVELS = ("random", "basic")
+_WILDS = C.WILDS
+_NUMBER_CARDS = C.NUMBER_CARDS
 MAX_DECK = 1000
 
 
@@ -145,22 +147,11 @@ def apply(state: GameState, seat: int, action: Action) -> tuple[GameState, list[
         raise RuleError("game_finished")
     if seat != to_act(state):
         raise RuleError("not_your_turn")
+    handler = _HANDLERS.get(type(action))
+    if handler is None:
+        raise RuleError("illegal_action", f"Unknown action {action!r}.")
     turn = _Turn(state)
-    match action:
-        case Draw():
-            turn.draw()
-        case Stop(take=take):
-            turn.stop(take)
-        case Bid():
-            turn.bid(action)
-        case Pass():
-            turn.pass_()
-        case Buy():
-            turn.buy(action)
-        case Decline():
-            turn.decline()
-        case _:
-            raise RuleError("illegal_action", f"Unknown action {action!r}.")
+    handler(turn, action)
     return turn.finish()
 
 
@@ -168,7 +159,7 @@ def tableau_sums(tableau: Sequence[str]) -> tuple[int, int]:
     """(sum of number cards, sum of currency cards) of a tableau."""
     numbers = money = 0
     for code in tableau:
-        if code in C.NUMBER_CARDS:
+        if code in _NUMBER_CARDS:
             numbers += int(code[1])
         else:
             money += int(code[1])
@@ -178,7 +169,7 @@ def tableau_sums(tableau: Sequence[str]) -> tuple[int, int]:
 class _Turn:
     """A working copy of one state while an action is applied; `finish` freezes it."""
 
-    __slots__ = ("changes", "events", "players", "seq", "state", "supply_currency")
+    __slots__ = ("changes", "events", "players", "seq", "state", "supply_currency", "version")
 
     def __init__(self, state: GameState) -> None:
         self.state = state
@@ -187,6 +178,7 @@ class _Turn:
         self.players: Sequence[Player] = state.players  # a list once a player changes
         self.supply_currency = state.supply_currency
         self.seq = state.last_seq
+        self.version = state.version + 1
 
     # -- bookkeeping
     def get(self, name: str):
@@ -197,7 +189,7 @@ class _Turn:
 
     def emit(self, event_type: type[Event], **data: object) -> None:
         self.seq += 1
-        self.events.append(event_type(seq=self.seq, version=self.state.version + 1, **data))
+        self.events.append(event_type(seq=self.seq, version=self.version, **data))
 
     def finish(self) -> tuple[GameState, list[Event]]:
         changes = self.changes
@@ -205,7 +197,7 @@ class _Turn:
             changes["players"] = tuple(self.players)
         if self.supply_currency != self.state.supply_currency:
             changes["supply_currency"] = self.supply_currency
-        new = replace(self.state, version=self.state.version + 1, last_seq=self.seq, **changes)
+        new = replace(self.state, version=self.version, last_seq=self.seq, **changes)
         return new, self.events
 
     def put(self, seat: int, player: Player) -> None:
@@ -250,16 +242,23 @@ class _Turn:
             raise RuleError("draw_pile_empty")
         card, pile = state.draw_pile[0], state.draw_pile[1:]
         seat = state.active_seat
-        self.set(draw_pile=pile, drawn=True)
-        self.emit(CardDrawn, seat=seat, card=card, draw_pile_size=len(pile))
-        if card in C.WILDS:
+        changes = self.changes
+        changes["draw_pile"] = pile
+        changes["drawn"] = True
+        self.seq += 1
+        self.events.append(
+            CardDrawn(
+                seq=self.seq, version=self.version, seat=seat, card=card, draw_pile_size=len(pile)
+            )
+        )
+        if card in _WILDS:
             n = self.n()
             bidders = tuple((seat + i) % n for i in range(1, n + 1))
             self.set(phase="auction", auction=Auction(card=card, bidders=bidders))
             self.emit(AuctionStarted, card=card, bidders=bidders)
             return
         tableau = (*state.tableau, card)
-        self.set(tableau=tableau)
+        changes["tableau"] = tableau
         numbers, money = tableau_sums(tableau)
         if money >= BUST_LIMIT:
             self.bust("currency", tableau, money)
@@ -446,3 +445,13 @@ class _Turn:
         results = final_results(self.players, state.rules)
         self.set(phase="finished", results=results)
         self.emit(GameFinished, results=results)
+
+
+_HANDLERS = {
+    Draw: lambda turn, action: turn.draw(),
+    Stop: lambda turn, action: turn.stop(action.take),
+    Bid: _Turn.bid,
+    Pass: lambda turn, action: turn.pass_(),
+    Buy: _Turn.buy,
+    Decline: lambda turn, action: turn.decline(),
+}

@@ -1,0 +1,105 @@
+"""The archive's database engine: PostgreSQL (asyncpg) in production, a SQLite file
+(aiosqlite) as the embedded default.
+
+`TEN_DATABASE_URL` names the database; unset, the archive is `./ten-archive.sqlite3`.
+Plain driver-less URLs are accepted and given the async driver (`postgresql://...` ->
+`postgresql+asyncpg://...`, `sqlite:///x` -> `sqlite+aiosqlite:///x`).
+
+SQLite connections get foreign keys, WAL (readers never block the writer), a busy
+timeout, and SQLAlchemy-controlled transactions (the sqlite3 module's legacy mode does not
+BEGIN before SELECT or DDL): `BEGIN` for reads, `BEGIN IMMEDIATE` for connections marked
+`execution_options(sqlite_immediate=True)`, so a writer takes the write lock up front
+and waits its turn (busy timeout) instead of failing on a stale snapshot.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+DEFAULT_PATH = "./ten-archive.sqlite3"
+DEFAULT_URL = f"sqlite+aiosqlite:///{DEFAULT_PATH}"
+ENV_VAR = "TEN_DATABASE_URL"
+SQLITE_BUSY_TIMEOUT = 30.0  # seconds a SQLite writer waits for the write lock
+
+_DRIVERS = {"postgresql": "postgresql+asyncpg", "postgres": "postgresql+asyncpg"}
+_json_encoder = msgspec.json.Encoder()
+
+
+def database_url(url: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The archive URL: `url` if given, else `TEN_DATABASE_URL`, else the SQLite default;
+    with the async driver filled in."""
+    env = os.environ if environ is None else environ
+    chosen = url or (env.get(ENV_VAR) or "").strip() or DEFAULT_URL
+    return normalize_url(chosen)
+
+
+def normalize_url(url: str | URL) -> str:
+    parsed = make_url(url)
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend in _DRIVERS and driver in ("", "asyncpg"):
+        parsed = parsed.set(drivername=_DRIVERS[backend])
+    elif backend == "sqlite" and driver in ("", "pysqlite", "aiosqlite"):
+        parsed = parsed.set(drivername="sqlite+aiosqlite")
+    else:
+        raise ValueError(
+            f"unsupported archive database {parsed.drivername!r}: use postgresql or sqlite"
+        )
+    return parsed.render_as_string(hide_password=False)
+
+
+def _json_serializer(value: Any) -> str:
+    return _json_encoder.encode(value).decode()
+
+
+def make_engine(
+    url: str | None = None, *, sqlite_foreign_keys: bool = True, **kwargs: Any
+) -> AsyncEngine:
+    """An AsyncEngine for the archive (`url` as for `database_url`). Extra keyword arguments
+    go to `create_async_engine` (e.g. `poolclass`, `pool_size`, `echo`).
+
+    `sqlite_foreign_keys=False` is for migrations: Alembic's batch mode rebuilds a SQLite
+    table by dropping it, which with foreign keys on would cascade to the rows that refer
+    to it."""
+    full = make_url(database_url(url))
+    kwargs.setdefault("json_serializer", _json_serializer)
+    kwargs.setdefault("json_deserializer", msgspec.json.decode)
+    if full.get_backend_name() == "sqlite":
+        connect_args = kwargs.setdefault("connect_args", {})
+        connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT)
+        engine = create_async_engine(full, **kwargs)
+        _configure_sqlite(
+            engine,
+            in_memory=full.database in (None, "", ":memory:"),
+            foreign_keys=sqlite_foreign_keys,
+        )
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_async_engine(full, **kwargs)
+
+
+def _configure_sqlite(engine: AsyncEngine, *, in_memory: bool, foreign_keys: bool) -> None:
+    sync_engine = engine.sync_engine
+
+    @event.listens_for(sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
+            cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT * 1000)}")
+            if not in_memory:
+                cursor.execute("PRAGMA journal_mode = WAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(sync_engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        immediate = connection.get_execution_options().get("sqlite_immediate", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -1,0 +1,167 @@
+"""The archive's tables (SQLAlchemy 2 declarative), kept apart from the domain types.
+
+An archived game is written once, in one transaction, and never changed; so a few facts
+are copied where the queries need them (`seats.finished_at` for a player's history in
+time order, `results.player_id` for per-player aggregates without a join).
+
+- `games`    one row per finished game: rules, seed, the whole deck in draw order, times
+- `seats`    who sat where (name, bot level, the account's player id when known)
+- `results`  the final result per seat, plus derived counts (perfect colours, busts)
+- `events`   the complete event log, each event's JSON exactly as it was published
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator, TypeEngine
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+ID_LENGTH = 64
+PLAYER_ID_LENGTH = 200
+
+
+def identifier(length: int) -> TypeEngine[str]:
+    """An identifier: compared byte by byte (collation "C" on PostgreSQL, SQLite's BINARY
+    by default), so ordering and keyset pagination agree on every dialect and locale."""
+    return String(length).with_variant(String(length, collation="C"), "postgresql")
+
+
+# JSON documents: JSONB on PostgreSQL (compact, indexable), JSON (text) on SQLite.
+JsonDocument = JSON().with_variant(JSONB(), "postgresql")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware instant, stored in UTC and read back aware (UTC) on every dialect.
+
+    PostgreSQL: `timestamptz`. SQLite has no time zones: the UTC wall time is stored as
+    fixed-width text, so text order is time order and range/keyset comparisons work."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError("archive times must be timezone-aware")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class GameRow(Base):
+    __tablename__ = "games"
+
+    id: Mapped[str] = mapped_column(identifier(ID_LENGTH), primary_key=True)
+    player_count: Mapped[int] = mapped_column(Integer)
+    rules: Mapped[dict[str, Any]] = mapped_column(JsonDocument)
+    seed: Mapped[str] = mapped_column(Text)
+    deck: Mapped[list[str]] = mapped_column(JsonDocument)  # every card, in the order drawn
+    schema_version: Mapped[int] = mapped_column(Integer)  # of the engine that played it
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    version: Mapped[int] = mapped_column(Integer)  # actions accepted
+    event_count: Mapped[int] = mapped_column(Integer)
+
+    __table_args__ = (
+        # the archive's newest-first listing and its keyset pagination
+        Index("ix_games_finished", "finished_at", "id"),
+    )
+
+
+class SeatRow(Base):
+    __tablename__ = "seats"
+
+    game_id: Mapped[str] = mapped_column(
+        identifier(ID_LENGTH), ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+    bot: Mapped[str | None] = mapped_column(String(32))
+    player_id: Mapped[str | None] = mapped_column(identifier(PLAYER_ID_LENGTH))
+    finished_at: Mapped[datetime] = mapped_column(UTCDateTime())  # copy of games.finished_at
+
+    __table_args__ = (
+        # a player's history, newest first, with keyset pagination (an index on player_id)
+        Index("ix_seats_player_history", "player_id", "finished_at", "game_id"),
+        # one seat per player id in a game (NULLs, anonymous seats, are not compared)
+        UniqueConstraint("game_id", "player_id"),
+    )
+
+
+class ResultRow(Base):
+    __tablename__ = "results"
+
+    game_id: Mapped[str] = mapped_column(identifier(ID_LENGTH), primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[str | None] = mapped_column(identifier(PLAYER_ID_LENGTH))  # the seat's
+    score: Mapped[int] = mapped_column(Integer)
+    colors: Mapped[dict[str, Any]] = mapped_column(JsonDocument)  # colour -> {points, run}
+    rank: Mapped[int] = mapped_column(Integer)
+    winner: Mapped[bool] = mapped_column(Boolean)  # a shared win is a win
+    currency: Mapped[int] = mapped_column(Integer)
+    bust: Mapped[int] = mapped_column(Integer)  # bust tokens held at the end
+    cards: Mapped[int] = mapped_column(Integer)  # cards in the collection
+    perfect_colors: Mapped[int] = mapped_column(Integer)  # colours with a run of all nine
+    busts: Mapped[int] = mapped_column(Integer)  # times this seat busted (`busted` events)
+
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["game_id", "seat"], ["seats.game_id", "seats.seat"], ondelete="CASCADE"
+        ),
+        # per-player aggregates (stats, leaderboard) read this index alone
+        Index("ix_results_player_stats", "player_id", "winner", "score", "busts", "perfect_colors"),
+    )
+
+
+class EventRow(Base):
+    __tablename__ = "events"
+
+    game_id: Mapped[str] = mapped_column(
+        identifier(ID_LENGTH), ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    type: Mapped[str] = mapped_column(String(32))
+    data: Mapped[str] = mapped_column(Text)  # the event's JSON, byte for byte as published
+
+
+metadata = Base.metadata
+games = GameRow.__table__
+seats = SeatRow.__table__
+results = ResultRow.__table__
+events = EventRow.__table__

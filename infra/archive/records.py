@@ -1,0 +1,152 @@
+"""What the archive returns, and the port the service will program against.
+
+Plain msgspec Structs (no SQLAlchemy rows, no domain types), ready to encode as JSON.
+`GameArchive` is the port; `SqlArchive` (repository.py) implements it. When the service
+wires the archive in, this module is what moves next to `service/ports.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from service.ports import GameRecord, StoredEvent
+
+_RECORD = {"frozen": True, "kw_only": True}
+
+LeaderboardOrder = Literal["wins", "mean_score"]
+
+
+class InvalidCursor(ValueError):
+    """A pagination cursor that this archive did not hand out (or that was altered)."""
+
+
+class ColorScore(msgspec.Struct, **_RECORD):
+    points: int
+    run: tuple[str, ...]
+
+
+class ArchivedSeat(msgspec.Struct, **_RECORD):
+    seat: int
+    name: str
+    bot: str | None
+    player_id: str | None
+
+
+class ArchivedResult(msgspec.Struct, **_RECORD):
+    seat: int
+    score: int
+    colors: dict[str, ColorScore]
+    rank: int
+    winner: bool  # a shared win is a win
+    currency: int
+    bust: int  # bust tokens held at the end
+    cards: int
+    perfect_colors: int  # colours with a run of all nine
+    busts: int  # how many times the seat busted
+
+
+class ArchivedGame(msgspec.Struct, **_RECORD):
+    id: str
+    status: Literal["finished"] = "finished"
+    player_count: int
+    rules: dict[str, Any]
+    seed: str
+    deck: tuple[str, ...]  # the draw pile as it was dealt, top card first
+    schema_version: int
+    created_at: datetime
+    finished_at: datetime
+    version: int
+    event_count: int
+    seats: tuple[ArchivedSeat, ...]
+    results: tuple[ArchivedResult, ...]
+
+
+class SeatSummary(msgspec.Struct, **_RECORD):
+    seat: int
+    name: str
+    bot: str | None
+    player_id: str | None
+    score: int
+    rank: int
+    winner: bool
+
+
+class GameSummary(msgspec.Struct, **_RECORD):
+    """One line of a game listing."""
+
+    id: str
+    status: Literal["finished"] = "finished"
+    player_count: int
+    created_at: datetime
+    finished_at: datetime
+    version: int
+    event_count: int
+    seats: tuple[SeatSummary, ...]
+
+
+class PlayerStats(msgspec.Struct, **_RECORD):
+    player_id: str
+    games: int
+    wins: int  # shared wins included
+    mean_score: float | None  # None without games
+    best_score: int | None
+    busts: int
+    bust_rate: float | None  # busts per game
+    perfect_colors: int  # in total
+
+
+class LeaderboardRow(msgspec.Struct, **_RECORD):
+    position: int  # 1-based place in the whole ordering (offset included)
+    player_id: str
+    games: int
+    wins: int
+    mean_score: float
+
+
+class GameArchive(Protocol):
+    """The port: finished games kept for good, their logs, and per-player figures."""
+
+    async def archive(
+        self,
+        record: GameRecord,
+        events: Sequence[StoredEvent],
+        player_ids: Sequence[str | None],
+    ) -> bool:
+        """Store a finished game once; False when it was already archived."""
+
+    async def list_games(
+        self,
+        *,
+        player_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        status: str | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> tuple[list[GameSummary], str | None]:
+        """Newest first; the second item is the cursor of the next page (None: last page)."""
+
+    async def get_game(self, game_id: str) -> ArchivedGame | None: ...
+
+    async def events(
+        self, game_id: str, after: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]: ...
+
+    async def player_stats(self, player_id: str) -> PlayerStats: ...
+
+    async def leaderboard(
+        self,
+        by: LeaderboardOrder = "wins",
+        *,
+        min_games: int = 1,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> list[LeaderboardRow]: ...
+
+    async def ping(self) -> None: ...
+
+    async def close(self) -> None: ...

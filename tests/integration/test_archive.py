@@ -1,0 +1,633 @@
+"""The SQL archive (infra/archive) on real PostgreSQL and SQLite: every test runs on both.
+
+Test data are whole bot games (`play_game`) with known player ids in their seats; every
+expected figure is computed here from the simulated games themselves, not read back from
+the archive. Each dialect gets a throwaway database (PostgreSQL: `CREATE DATABASE`, dropped
+afterwards; SQLite: a temporary file), migrated with Alembic like production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import random
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from fractions import Fraction
+from functools import cache
+from typing import Any, TypeVar
+
+import msgspec
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+from domain.cards import deck_for
+from domain.model import AnyEvent, Busted, CardDrawn, GameStarted
+from domain.replay import replay
+from domain.simulation import SimulatedGame, play_game
+from domain.views import public_view
+from infra.archive import InvalidCursor, SqlArchive, make_engine, upgrade
+from infra.archive.models import events as events_table
+from infra.archive.models import games, results, seats
+from infra.archive.scratch import scratch_database
+from service.games import encode_events
+from service.ports import GameRecord, StoredEvent, StoreUnavailable
+
+pytestmark = pytest.mark.integration
+
+PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+SERVERS = {"sqlite": "sqlite+aiosqlite:///archive.sqlite3", "postgresql": PG_SERVER}
+DIALECTS = [
+    pytest.param(kind, marks=pytest.mark.xdist_group(f"archive-{kind}")) for kind in SERVERS
+]
+
+PLAYERS = ("ann", "bob", "cy", "dee", "eve", "Zed")  # "Zed" < "ann": ids compare byte-wise
+BASE = datetime(2025, 3, 1, tzinfo=UTC)
+GAMES = 60
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------- test data
+
+
+@dataclass(frozen=True)
+class Played:
+    """A simulated game as the service would archive it, with what the test expects."""
+
+    sim: SimulatedGame
+    record: GameRecord
+    stored: list[StoredEvent]
+    player_ids: tuple[str | None, ...]
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def finished_at(self) -> datetime:
+        return datetime.fromtimestamp(self.record.updated_at, UTC)
+
+
+def make_game(i: int, rng: random.Random, finished_at: datetime) -> Played:
+    n = 1 + i % 5
+    bots = [rng.choice(("random", "basic")) for _ in range(n)]
+    sim = play_game(bots, f"archive/{i}")
+    assert sim.state.phase == "finished"
+    pool = list(PLAYERS)
+    rng.shuffle(pool)
+    player_ids = tuple(pool[seat] if rng.random() < 0.75 else None for seat in range(n))
+    ts = finished_at.timestamp()
+    record = GameRecord(
+        id=f"{rng.getrandbits(80):020x}",
+        state=sim.state,
+        token_hashes=(None,) * n,
+        created_at=ts - 600 - i,
+        updated_at=ts,
+    )
+    return Played(sim=sim, record=record, stored=encode_events(sim.events), player_ids=player_ids)
+
+
+@cache
+def dataset() -> tuple[Played, ...]:
+    """60 games of 1 to 5 seats; three games share each finish time (id breaks the tie)."""
+    rng = random.Random(20250301)
+    return tuple(make_game(i, rng, BASE + timedelta(hours=i // 3)) for i in range(GAMES))
+
+
+def newest_first(played: list[Played]) -> list[str]:
+    return [p.id for p in sorted(played, key=lambda p: (p.finished_at, p.id), reverse=True)]
+
+
+def busts_of(p: Played, seat: int) -> int:
+    return sum(1 for e in p.sim.events if isinstance(e, Busted) and e.seat == seat)
+
+
+def perfect_colors(result: Any, bonus: int) -> int:
+    return sum(1 for c in result.colors.values() if c.points == 9 + bonus)
+
+
+# ---------------------------------------------------------------- databases
+
+
+class Db:
+    """A migrated throwaway database, an archive on it and the event loop it lives in."""
+
+    def __init__(self, kind: str, runner: asyncio.Runner, url: str) -> None:
+        self.kind = kind
+        self.runner = runner
+        self.url = url
+        self.archive = SqlArchive(make_engine(url))
+
+    def run(self, body: Callable[[SqlArchive], Awaitable[T]]) -> T:
+        return self.runner.run(body(self.archive))
+
+    def count(self, table: Any) -> int:
+        async def body(archive: SqlArchive) -> int:
+            async with archive.engine.connect() as conn:
+                return (await conn.execute(select(func.count()).select_from(table))).scalar_one()
+
+        return self.run(body)
+
+
+@contextmanager
+def migrated_database(kind: str) -> Iterator[Db]:
+    runner = asyncio.Runner()
+    scratch = scratch_database(SERVERS[kind], prefix="ten_test")
+    try:
+        url = runner.run(scratch.__aenter__())
+    except OSError as exc:
+        runner.close()
+        pytest.fail(f"{kind} is not reachable ({exc}); start it (see scripts/services)")
+    try:
+        upgrade(url)
+        db = Db(kind, runner, url)
+        try:
+            yield db
+        finally:
+            runner.run(db.archive.close())
+    finally:
+        runner.run(scratch.__aexit__(None, None, None))
+        runner.close()
+
+
+@pytest.fixture(scope="module", params=DIALECTS)
+def filled(request: pytest.FixtureRequest) -> Iterator[Db]:
+    """One database per dialect holding the whole data set (read-only for the tests)."""
+    with migrated_database(request.param) as db:
+
+        async def fill(archive: SqlArchive) -> list[bool]:
+            return [await archive.archive(p.record, p.stored, p.player_ids) for p in dataset()]
+
+        assert db.run(fill) == [True] * GAMES
+        yield db
+
+
+@pytest.fixture(params=DIALECTS)
+def empty(request: pytest.FixtureRequest) -> Iterator[Db]:
+    """A fresh, migrated, empty database per test."""
+    with migrated_database(request.param) as db:
+        yield db
+
+
+# ---------------------------------------------------------------- round trips
+
+
+def test_get_game_round_trip(filled: Db) -> None:
+    async def body(archive: SqlArchive) -> list[Any]:
+        return [await archive.get_game(p.id) for p in dataset()]
+
+    for p, got in zip(dataset(), filled.run(body), strict=True):
+        state = p.sim.state
+        assert got is not None
+        assert got.id == p.id
+        assert got.status == "finished"
+        assert got.player_count == len(state.players)
+        assert got.rules == msgspec.to_builtins(state.rules)
+        assert got.seed == state.seed
+        assert got.version == state.version
+        assert got.event_count == len(p.sim.events)
+        assert got.finished_at == p.finished_at
+        assert got.finished_at.tzinfo is not None
+        assert got.created_at == datetime.fromtimestamp(p.record.created_at, UTC)
+
+        drawn = [e.card for e in p.sim.events if isinstance(e, CardDrawn)]
+        start = p.sim.events[0]
+        assert isinstance(start, GameStarted)
+        assert list(got.deck) == drawn
+        assert len(got.deck) == start.draw_pile_size
+        assert sorted(got.deck) == sorted(deck_for(len(state.players)))
+
+        assert [(s.seat, s.name, s.bot, s.player_id) for s in got.seats] == [
+            (pl.seat, pl.name, pl.bot, p.player_ids[pl.seat]) for pl in state.players
+        ]
+        assert state.results is not None
+        for want, have in zip(state.results, got.results, strict=True):
+            assert msgspec.to_builtins(have) == {
+                **msgspec.to_builtins(want),
+                "perfect_colors": perfect_colors(want, state.rules.perfect_bonus),
+                "busts": busts_of(p, want.seat),
+            }
+            assert list(have.colors) == list(want.colors)  # the rules' colour order
+
+
+def test_the_data_set_exercises_the_figures() -> None:
+    """Busts and perfect colours occur (else their counts would test nothing)."""
+    played = dataset()
+    assert sum(busts_of(p, s) for p in played for s in range(len(p.player_ids))) > 50
+    assert sum(perfect_colors(r, 1) for p in played for r in p.sim.state.results or ()) > 3
+    assert Counter(len(p.player_ids) for p in played) == dict.fromkeys(range(1, 6), GAMES // 5)
+
+
+def test_events_round_trip(filled: Db) -> None:
+    async def body(archive: SqlArchive) -> list[list[StoredEvent]]:
+        return [await archive.events(p.id) for p in dataset()]
+
+    for p, got in zip(dataset(), filled.run(body), strict=True):
+        assert got == p.stored  # same seqs, same bytes, in order
+
+    p = dataset()[7]
+
+    async def paged(archive: SqlArchive) -> list[StoredEvent]:
+        pages, after = [], 0
+        while page := await archive.events(p.id, after=after, limit=50):
+            pages.extend(page)
+            after = page[-1].seq
+        return pages
+
+    assert filled.run(paged) == p.stored
+
+
+def test_unknown_game(filled: Db) -> None:
+    async def body(archive: SqlArchive) -> tuple[Any, Any]:
+        return await archive.get_game("0" * 20), await archive.events("0" * 20)
+
+    assert filled.run(body) == (None, [])
+
+
+def test_replay_of_the_archived_log_is_the_final_public_state(filled: Db) -> None:
+    decoder = msgspec.json.Decoder(AnyEvent)
+
+    async def body(archive: SqlArchive) -> list[list[StoredEvent]]:
+        return [await archive.events(p.id) for p in dataset()]
+
+    for p, stored in zip(dataset(), filled.run(body), strict=True):
+        views = list(replay(decoder.decode(e.data) for e in stored))
+        assert len(views) == p.sim.state.version + 1  # one public state per version
+        assert views[-1] == public_view(p.sim.state)
+
+
+# ---------------------------------------------------------------- listing
+
+
+def walk(db: Db, limit: int, **filters: Any) -> list[list[str]]:
+    """Every page of a listing, following the cursors."""
+
+    async def body(archive: SqlArchive) -> list[list[str]]:
+        pages, cursor = [], None
+        while True:
+            items, cursor = await archive.list_games(cursor=cursor, limit=limit, **filters)
+            pages.append([item.id for item in items])
+            if cursor is None:
+                return pages
+            assert len(items) == limit
+            assert len(pages) <= GAMES
+
+    return db.run(body)
+
+
+@pytest.mark.parametrize("limit", [1, 7, 60, 500])
+def test_list_walks_every_game_newest_first(filled: Db, limit: int) -> None:
+    pages = walk(filled, limit)
+    ids = [game_id for page in pages for game_id in page]
+    assert ids == newest_first(list(dataset()))  # order right, no duplicates, no gaps
+    assert len(pages) == -(-GAMES // limit)
+    assert all(pages)
+
+
+def test_list_items(filled: Db) -> None:
+    by_id = {p.id: p for p in dataset()}
+
+    async def body(archive: SqlArchive) -> Any:
+        return await archive.list_games(limit=10, status="finished")
+
+    items, _ = filled.run(body)
+    for item in items:
+        p = by_id[item.id]
+        assert item.status == "finished"
+        assert item.finished_at == p.finished_at
+        assert item.player_count == len(p.player_ids)
+        assert p.sim.state.results is not None
+        assert [(s.seat, s.player_id, s.score, s.rank, s.winner) for s in item.seats] == [
+            (r.seat, p.player_ids[r.seat], r.score, r.rank, r.winner) for r in p.sim.state.results
+        ]
+
+
+@pytest.mark.parametrize("player_id", [*PLAYERS, "nobody"])
+def test_list_by_player(filled: Db, player_id: str) -> None:
+    expected = newest_first([p for p in dataset() if player_id in p.player_ids])
+    pages = walk(filled, 4, player_id=player_id)
+    assert [game_id for page in pages for game_id in page] == expected
+
+
+WINDOWS = [
+    (BASE, BASE + timedelta(hours=5)),  # inclusive start, exclusive end (3 games per hour)
+    (BASE + timedelta(hours=3, minutes=30), BASE + timedelta(hours=11)),
+    (BASE + timedelta(hours=19), None),
+    (None, BASE + timedelta(hours=2)),
+    (BASE + timedelta(days=30), None),  # after every game
+    (BASE + timedelta(hours=4), BASE + timedelta(hours=4)),  # empty range
+]
+
+
+@pytest.mark.parametrize(("since", "until"), WINDOWS)
+@pytest.mark.parametrize("player_id", [None, "ann"])
+def test_list_date_range(
+    filled: Db, since: datetime | None, until: datetime | None, player_id: str | None
+) -> None:
+    expected = newest_first(
+        [
+            p
+            for p in dataset()
+            if (since is None or p.finished_at >= since)
+            and (until is None or p.finished_at < until)
+            and (player_id is None or player_id in p.player_ids)
+        ]
+    )
+    pages = walk(filled, 2, since=since, until=until, player_id=player_id)
+    assert [game_id for page in pages for game_id in page] == expected
+
+
+def test_cursor_is_stable_while_games_arrive(empty: Db) -> None:
+    """Keyset pages: a game archived between two pages neither shifts nor repeats them."""
+    played = list(dataset()[:12])
+    late = make_game(99, random.Random(99), BASE + timedelta(days=1))  # newest of all
+
+    async def body(archive: SqlArchive) -> list[str]:
+        for p in played:
+            await archive.archive(p.record, p.stored, p.player_ids)
+        first, cursor = await archive.list_games(limit=5)
+        await archive.archive(late.record, late.stored, late.player_ids)
+        rest: list[str] = []
+        while cursor is not None:
+            page, cursor = await archive.list_games(limit=5, cursor=cursor)
+            rest.extend(item.id for item in page)
+        return [item.id for item in first] + rest
+
+    assert empty.run(body) == newest_first(played)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"status": "active"},
+        {"limit": 0},
+        {"limit": 501},
+        {"since": datetime(2025, 1, 1)},  # naive: no time zone
+        {"cursor": "not-a-cursor"},
+        {"cursor": base64.urlsafe_b64encode(b'[2,1,"a"]').decode()},  # another version
+    ],
+    ids=["status", "limit0", "limit501", "naive", "garbage-cursor", "foreign-cursor"],
+)
+def test_list_rejects_bad_arguments(filled: Db, arguments: dict[str, Any]) -> None:
+    async def body(archive: SqlArchive) -> Any:
+        return await archive.list_games(**arguments)
+
+    with pytest.raises(ValueError, match=r"."):
+        filled.run(body)
+    if "cursor" in arguments:
+        with pytest.raises(InvalidCursor):
+            filled.run(body)
+
+
+# ---------------------------------------------------------------- figures
+
+
+def expected_stats() -> dict[str, dict[str, Any]]:
+    stats: dict[str, dict[str, Any]] = {}
+    for p in dataset():
+        assert p.sim.state.results is not None
+        for r in p.sim.state.results:
+            pid = p.player_ids[r.seat]
+            if pid is None:
+                continue
+            s = stats.setdefault(
+                pid, {"games": 0, "wins": 0, "scores": [], "busts": 0, "perfect": 0}
+            )
+            s["games"] += 1
+            s["wins"] += r.winner
+            s["scores"].append(r.score)
+            s["busts"] += busts_of(p, r.seat)
+            s["perfect"] += perfect_colors(r, p.sim.state.rules.perfect_bonus)
+    return stats
+
+
+def test_player_stats(filled: Db) -> None:
+    expected = expected_stats()
+    assert set(expected) == set(PLAYERS)
+
+    async def body(archive: SqlArchive) -> list[Any]:
+        return [await archive.player_stats(pid) for pid in (*PLAYERS, "nobody")]
+
+    *known, nobody = filled.run(body)
+    for got in known:
+        want = expected[got.player_id]
+        assert got.games == want["games"]
+        assert got.wins == want["wins"]
+        assert got.mean_score == pytest.approx(Fraction(sum(want["scores"]), want["games"]))
+        assert got.best_score == max(want["scores"])
+        assert got.busts == want["busts"]
+        assert got.bust_rate == pytest.approx(want["busts"] / want["games"])
+        assert got.perfect_colors == want["perfect"]
+    assert (nobody.games, nobody.wins, nobody.busts, nobody.perfect_colors) == (0, 0, 0, 0)
+    assert (nobody.mean_score, nobody.best_score, nobody.bust_rate) == (None, None, None)
+
+
+def expected_leaderboard(by: str, min_games: int) -> list[tuple[str, int, int, Fraction]]:
+    rows = [
+        (pid, s["games"], s["wins"], Fraction(sum(s["scores"]), s["games"]))
+        for pid, s in expected_stats().items()
+        if s["games"] >= min_games
+    ]
+    if by == "wins":
+        rows.sort(key=lambda r: (-r[2], -r[3], r[0].encode()))
+    else:
+        rows.sort(key=lambda r: (-r[3], -r[1], r[0].encode()))
+    return rows
+
+
+@pytest.mark.parametrize("by", ["wins", "mean_score"])
+@pytest.mark.parametrize("threshold", ["all", "median"])
+def test_leaderboard(filled: Db, by: Any, threshold: str) -> None:
+    counts = sorted(s["games"] for s in expected_stats().values())
+    min_games = 1 if threshold == "all" else counts[len(counts) // 2]
+    expected = expected_leaderboard(by, min_games)
+    assert 0 < len(expected) <= len(PLAYERS)
+    assert threshold == "all" or len(expected) < len(PLAYERS)
+
+    async def body(archive: SqlArchive) -> tuple[list[Any], list[Any]]:
+        whole = await archive.leaderboard(by, min_games=min_games)
+        paged = []
+        for offset in range(0, len(PLAYERS) + 2, 2):
+            paged += await archive.leaderboard(
+                by,
+                min_games=min_games,
+                offset=offset,
+                limit=2,
+            )
+        return whole, paged
+
+    whole, paged = filled.run(body)
+    assert paged == whole
+    assert [(r.player_id, r.games, r.wins) for r in whole] == [r[:3] for r in expected]
+    assert [r.mean_score for r in whole] == pytest.approx([float(r[3]) for r in expected])
+    assert [r.position for r in whole] == list(range(1, len(expected) + 1))
+
+
+def test_leaderboard_ties_are_broken_by_player_id(empty: Db) -> None:
+    """One 3-seat game archived three times with the players rotated: every player has the
+    same games, wins and scores, so only the player id (byte order) can decide."""
+    p = dataset()[2]
+    assert len(p.player_ids) == 3
+    names = ["p", "Q", "r"]
+
+    async def body(archive: SqlArchive) -> tuple[list[Any], list[Any], list[Any]]:
+        for turn in range(3):
+            record = msgspec.structs.replace(p.record, id=f"{p.id[:-1]}{turn}")
+            rotated = names[turn:] + names[:turn]
+            assert await archive.archive(record, p.stored, rotated)
+        stats = [await archive.player_stats(name) for name in names]
+        return await archive.leaderboard("wins"), await archive.leaderboard("mean_score"), stats
+
+    by_wins, by_mean, stats = empty.run(body)
+    assert [r.player_id for r in by_wins] == [r.player_id for r in by_mean] == ["Q", "p", "r"]
+    assert len({(s.games, s.wins, s.mean_score, s.busts) for s in stats}) == 1
+
+
+def test_leaderboard_rejects_bad_arguments(filled: Db) -> None:
+    for by, kwargs in [("elo", {}), ("wins", {"min_games": 0}), ("wins", {"offset": -1})]:
+
+        async def body(archive: SqlArchive, by: Any = by, kwargs: Any = kwargs) -> Any:
+            return await archive.leaderboard(by, **kwargs)
+
+        with pytest.raises(ValueError, match=r"."):
+            filled.run(body)
+
+
+# ---------------------------------------------------------------- writing
+
+
+def test_concurrent_archiving_stores_one_copy(empty: Db) -> None:
+    """Ten callers finish the same game at once (replicas, retries): one wins; and three
+    games archived concurrently, ten times each, give three inserts."""
+    one = dataset()[4]  # 5 seats
+    three = dataset()[10:13]
+
+    async def body(archive: SqlArchive) -> tuple[list[bool], list[bool], bool]:
+        same = await asyncio.gather(
+            *[archive.archive(one.record, one.stored, one.player_ids) for _ in range(10)]
+        )
+        jobs = [p for _ in range(10) for p in three]
+        mixed = await asyncio.gather(
+            *[archive.archive(p.record, p.stored, p.player_ids) for p in jobs]
+        )
+        again = await archive.archive(one.record, one.stored, one.player_ids)
+        return list(same), list(mixed), again
+
+    same, mixed, again = empty.run(body)
+    assert sorted(same) == [False] * 9 + [True]
+    assert sorted(mixed) == [False] * 27 + [True] * 3
+    assert again is False
+    played = [one, *three]
+    assert empty.count(games) == 4
+    assert empty.count(seats) == empty.count(results) == sum(len(p.player_ids) for p in played)
+    assert empty.count(events_table) == sum(len(p.stored) for p in played)
+
+    async def read(archive: SqlArchive) -> list[StoredEvent]:
+        return await archive.events(one.id)
+
+    assert empty.run(read) == one.stored
+
+
+def test_archive_rejects_what_is_not_a_whole_finished_game(empty: Db) -> None:
+    p = dataset()[3]
+    cut = msgspec.structs.replace(
+        p.record, state=msgspec.structs.replace(p.record.state, phase="buy")
+    )
+    bad: list[tuple[GameRecord, list[StoredEvent], tuple[str | None, ...]]] = [
+        (cut, p.stored, p.player_ids),  # not finished
+        (p.record, p.stored[:-1], p.player_ids),  # log without its end
+        (p.record, p.stored[1:], p.player_ids),  # log without its start
+        (p.record, [*p.stored[:5], *p.stored[6:]], p.player_ids),  # a gap
+        (p.record, p.stored, p.player_ids[:-1]),  # a seat without its player id slot
+        (p.record, p.stored, ("ann",) * len(p.player_ids)),  # one player in two seats
+    ]
+
+    async def body(archive: SqlArchive) -> None:
+        for record, stored, player_ids in bad:
+            with pytest.raises(ValueError, match=r"."):
+                await archive.archive(record, stored, player_ids)
+
+    empty.run(body)
+    assert empty.count(games) == empty.count(seats) == empty.count(events_table) == 0
+
+
+def test_archive_is_one_transaction(empty: Db, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure after the game, seat and result rows were written (the database refuses
+    the last event row) leaves nothing behind; the game can be archived afterwards."""
+    from infra.archive import repository
+
+    p = dataset()[2]
+    rows_of = repository.archive_rows
+
+    def broken_rows(*args: Any) -> Any:
+        rows = rows_of(*args)
+        rows.events[-1]["type"] = None  # NOT NULL
+        return rows
+
+    async def body(archive: SqlArchive) -> bool:
+        return await archive.archive(p.record, p.stored, p.player_ids)
+
+    monkeypatch.setattr(repository, "archive_rows", broken_rows)
+    with pytest.raises(IntegrityError):
+        empty.run(body)
+    for table in (games, seats, results, events_table):
+        assert empty.count(table) == 0
+    monkeypatch.setattr(repository, "archive_rows", rows_of)
+    assert empty.run(body) is True
+    assert empty.count(games) == 1
+    assert empty.count(events_table) == len(p.stored)
+
+
+def test_ping_and_an_unreachable_database(filled: Db) -> None:
+    filled.run(lambda archive: archive.ping())
+    down = (
+        "postgresql://postgres@127.0.0.1:9/test"
+        if filled.kind == "postgresql"
+        else "sqlite+aiosqlite:////nonexistent-dir/archive.sqlite3"
+    )
+
+    async def body() -> None:
+        archive = SqlArchive(make_engine(down))
+        try:
+            await archive.ping()
+        finally:
+            await archive.close()
+
+    with pytest.raises(StoreUnavailable):
+        filled.runner.run(body())
+
+
+def test_sqlite_connections() -> None:
+    """SQLite: foreign keys enforced, write-ahead log (readers do not block the writer)."""
+
+    async def body(archive: SqlArchive) -> tuple[Any, Any]:
+        async with archive.engine.connect() as conn:
+            keys = (await conn.exec_driver_sql("PRAGMA foreign_keys")).scalar()
+            journal = (await conn.exec_driver_sql("PRAGMA journal_mode")).scalar()
+            return keys, journal
+
+    with migrated_database("sqlite") as db:
+        assert db.run(body) == (1, "wal")
+
+
+def test_event_types_are_indexed(filled: Db) -> None:
+    """The `type` column mirrors each event's tag (queryable without parsing JSON)."""
+    p = dataset()[0]
+
+    async def body(archive: SqlArchive) -> list[tuple[int, str]]:
+        async with archive.engine.connect() as conn:
+            rows = await conn.execute(
+                select(events_table.c.seq, events_table.c.type)
+                .where(events_table.c.game_id == p.id)
+                .order_by(events_table.c.seq)
+            )
+            return [(r.seq, r.type) for r in rows]
+
+    got = filled.run(body)
+    assert got == [(e.seq, type(e).__struct_config__.tag) for e in p.sim.events]
+    assert Counter(t for _, t in got)["game_finished"] == 1

@@ -1,0 +1,221 @@
+"""The archive's Alembic migrations on real PostgreSQL and SQLite, each test on a fresh
+throwaway database: up, down and up again; the migrations create exactly what the models
+declare (autogenerate finds no difference); the CLIs; concurrent upgrades at start-up."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Column, Integer, MetaData, inspect
+from sqlalchemy.engine import Connection
+
+from infra.archive import DEFAULT_URL, database_url, downgrade, make_engine, upgrade
+from infra.archive.migrate import alembic_config, current, head, upgrade_async
+from infra.archive.models import metadata
+from infra.archive.scratch import scratch_database
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
+SERVERS = {"sqlite": "sqlite+aiosqlite:///migrations.sqlite3", "postgresql": PG_SERVER}
+TABLES = {"games", "seats", "results", "events"}
+
+
+@pytest.fixture(params=list(SERVERS))
+def fresh(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The URL of a new, empty database (dropped after the test)."""
+    runner = asyncio.Runner()
+    scratch = scratch_database(SERVERS[request.param], prefix="ten_migrations")
+    try:
+        try:
+            url = runner.run(scratch.__aenter__())
+        except OSError as exc:
+            pytest.fail(f"{request.param} is not reachable ({exc}); see scripts/services")
+        try:
+            yield url
+        finally:
+            runner.run(scratch.__aexit__(None, None, None))
+    finally:
+        runner.close()
+
+
+def inspect_db(url: str, fn: Any) -> Any:
+    """Run `fn(sync_connection)` on the database."""
+
+    async def body() -> Any:
+        engine = make_engine(url)
+        try:
+            async with engine.connect() as conn:
+                return await conn.run_sync(fn)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(body())
+
+
+def tables(url: str) -> set[str]:
+    return inspect_db(url, lambda conn: set(inspect(conn).get_table_names()))
+
+
+def differences(url: str, target: MetaData = metadata) -> list[Any]:
+    def compare(conn: Connection) -> list[Any]:
+        context = MigrationContext.configure(
+            conn, opts={"compare_type": True, "compare_server_default": True}
+        )
+        return compare_metadata(context, target)
+
+    return inspect_db(url, compare)
+
+
+def test_upgrade_downgrade_upgrade(fresh: str) -> None:
+    assert current(fresh) is None
+    upgrade(fresh)
+    assert tables(fresh) == TABLES | {"alembic_version"}
+    assert current(fresh) == head() == "0001_archive"
+    upgrade(fresh)  # idempotent: nothing to do
+    downgrade(fresh, "base")
+    assert tables(fresh) == {"alembic_version"}
+    assert current(fresh) is None
+    upgrade(fresh)
+    assert tables(fresh) == TABLES | {"alembic_version"}
+    assert current(fresh) == head()
+    assert differences(fresh) == []
+
+
+def test_autogenerate_finds_no_difference(fresh: str) -> None:
+    upgrade(fresh)
+    assert differences(fresh) == []
+
+
+def test_the_comparison_would_see_a_difference(fresh: str) -> None:
+    """Control: the same comparison reports a model the migrations do not match."""
+    upgrade(fresh)
+    changed = MetaData(naming_convention=metadata.naming_convention)
+    for table in metadata.sorted_tables:
+        copy = table.to_metadata(changed)
+        if table.name == "games":
+            copy.append_column(Column("extra", Integer, nullable=True))
+            copy.indexes.clear()
+    kinds = sorted(diff[0] for diff in differences(fresh, changed))
+    assert kinds == ["add_column", "remove_index"]
+
+
+def test_indexes_exist(fresh: str) -> None:
+    upgrade(fresh)
+
+    def indexes(conn: Connection) -> dict[str, list[Any]]:
+        inspector = inspect(conn)
+        return {
+            ix["name"]: ix["column_names"] for name in TABLES for ix in inspector.get_indexes(name)
+        }
+
+    found = inspect_db(fresh, indexes)
+    assert found["ix_games_finished"] == ["finished_at", "id"]
+    assert found["ix_seats_player_history"] == ["player_id", "finished_at", "game_id"]
+    assert found["ix_results_player_stats"][0] == "player_id"
+
+
+def test_upgrade_from_a_running_event_loop(fresh: str) -> None:
+    """The service migrates at start-up, inside its event loop."""
+
+    async def startup() -> None:
+        await upgrade_async(fresh)
+        await upgrade_async(fresh)
+
+    asyncio.run(startup())
+    assert current(fresh) == head()
+
+
+def run(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> Any:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("TEN_")}
+    environ.update(env or {})
+    return subprocess.run(
+        args, cwd=cwd, env=environ, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_command_lines(fresh: str) -> None:
+    """`alembic` with `-x url=`, and `python -m infra.archive.migrate` with TEN_DATABASE_URL
+    or --url."""
+    alembic = str(Path(sys.executable).with_name("alembic"))
+    migrate = (sys.executable, "-m", "infra.archive.migrate")
+    done = run(alembic, "-x", f"url={fresh}", "upgrade", "head")
+    assert done.returncode == 0, done.stderr
+    done = run(*migrate, "check", env={"TEN_DATABASE_URL": fresh})
+    assert done.returncode == 0, done.stderr
+    assert "ok: at 0001_archive" in done.stdout
+    done = run(*migrate, "--url", fresh, "downgrade", "base")
+    assert done.returncode == 0, done.stderr
+    done = run(*migrate, "--url", fresh, "check")
+    assert done.returncode == 1
+    assert "not up to date" in done.stderr
+    assert tables(fresh) == {"alembic_version"}
+
+
+def test_concurrent_upgrades(fresh: str) -> None:
+    """Replicas starting together all migrate; one does the work, none fails."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TEN_")}
+    cmd = [sys.executable, "-m", "infra.archive.migrate", "--url", fresh, "upgrade"]
+    procs = [
+        subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    outcomes = [(proc.wait(timeout=60), proc.communicate()[1]) for proc in procs]
+    assert [rc for rc, _ in outcomes] == [0, 0, 0], outcomes
+    assert current(fresh) == head()
+    assert differences(fresh) == []
+
+
+def test_offline_sql() -> None:
+    """`alembic upgrade head --sql`: the DDL as a script, no database needed."""
+    cfg = alembic_config("postgresql://nobody@127.0.0.1:1/none")
+    cfg.output_buffer = io.StringIO()
+    command.upgrade(cfg, "head", sql=True)
+    sql = cfg.output_buffer.getvalue()
+    for table in TABLES:
+        assert f"CREATE TABLE {table}" in sql
+    assert "JSONB" in sql
+    assert 'COLLATE "C"' in sql
+
+
+def test_embedded_default(tmp_path: Path) -> None:
+    """No configuration: the archive is ./ten-archive.sqlite3, migrated on demand."""
+    assert (
+        database_url(None, environ={}) == DEFAULT_URL == "sqlite+aiosqlite:///./ten-archive.sqlite3"
+    )
+    done = run(sys.executable, "-m", "infra.archive.migrate", "upgrade", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "ten-archive.sqlite3").exists()
+    assert tables(f"sqlite:///{tmp_path / 'ten-archive.sqlite3'}") == TABLES | {"alembic_version"}
+
+
+@pytest.mark.parametrize(
+    ("given", "used"),
+    [
+        ("postgresql://u:p@db:5432/ten", "postgresql+asyncpg://u:p@db:5432/ten"),
+        ("postgres://u@db/ten", "postgresql+asyncpg://u@db/ten"),
+        ("postgresql+asyncpg://u@db/ten", "postgresql+asyncpg://u@db/ten"),
+        ("sqlite:///archive.db", "sqlite+aiosqlite:///archive.db"),
+        ("sqlite+aiosqlite:////var/lib/ten/a.db", "sqlite+aiosqlite:////var/lib/ten/a.db"),
+    ],
+)
+def test_database_url(given: str, used: str) -> None:
+    assert database_url(None, environ={"TEN_DATABASE_URL": given}) == used
+    assert database_url(given, environ={"TEN_DATABASE_URL": "sqlite:///other"}) == used
+
+
+def test_unsupported_database() -> None:
+    with pytest.raises(ValueError, match="unsupported"):
+        database_url("mysql://u@db/ten")

@@ -67,7 +67,7 @@ def _keys(game_id: str) -> tuple[str, str, str]:
 
 
 @contextmanager
-def _unavailable_on_connection_errors():
+def unavailable_on_connection_errors():
     try:
         yield
     except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
@@ -108,13 +108,13 @@ class RedisGameStore:
         args: list[bytes | int | str] = [record.version, _record_encoder.encode(record), ttl * 1000]
         for event in events:
             args.extend((event.seq, event.data))
-        with _unavailable_on_connection_errors():
+        with unavailable_on_connection_errors():
             created = await self._create(keys=list(_keys(record.id)), args=args)
         if not created:
             raise VersionConflict(f"game {record.id} exists")
 
     async def load(self, game_id: str) -> GameRecord | None:
-        with _unavailable_on_connection_errors():
+        with unavailable_on_connection_errors():
             blob = await self._redis.hget(_keys(game_id)[0], "rec")
         return None if blob is None else _record_decoder.decode(blob)
 
@@ -137,7 +137,7 @@ class RedisGameStore:
         ]
         for event in events:
             args.extend((event.seq, event.data))
-        with _unavailable_on_connection_errors():
+        with unavailable_on_connection_errors():
             saved = await self._save(keys=list(_keys(record.id)), args=args)
         if not saved:
             raise VersionConflict(record.id)
@@ -145,7 +145,7 @@ class RedisGameStore:
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         if limit <= 0:
             return []  # redis-py refuses COUNT 0 (raw DataError); Redis would read it as "all"
-        with _unavailable_on_connection_errors():
+        with unavailable_on_connection_errors():
             entries = await self._redis.xrange(
                 _keys(game_id)[1], min=f"(0-{max(after, 0)}", max="+", count=limit
             )
@@ -153,7 +153,7 @@ class RedisGameStore:
 
     async def wait_events(self, game_id: str, after: int, timeout: float) -> list[StoredEvent]:
         log_key = _keys(game_id)[1]
-        with _unavailable_on_connection_errors():
+        with unavailable_on_connection_errors():
             found = await self._blocking.xread(
                 {log_key: f"0-{max(after, 0)}"}, count=1000, block=max(int(timeout * 1000), 1)
             )
@@ -162,12 +162,12 @@ class RedisGameStore:
         return _stream_events(found[0][1])
 
     async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None:
-        with _unavailable_on_connection_errors():
+        with unavailable_on_connection_errors():
             blob = await self._redis.hget(_keys(game_id)[2], key)
         return None if blob is None else _idem_decoder.decode(blob)
 
     async def ping(self) -> None:
-        with _unavailable_on_connection_errors():
+        with unavailable_on_connection_errors():
             await self._redis.ping()
 
     async def close(self) -> None:
@@ -177,7 +177,7 @@ class RedisGameStore:
     async def memory_usage(self, game_id: str) -> tuple[int, int]:
         """Bytes the game's state and event log take in Redis (for benchmarks)."""
         state_key, log_key, _ = _keys(game_id)
-        with _unavailable_on_connection_errors():
+        with unavailable_on_connection_errors():
             state = await self._redis.memory_usage(state_key, samples=0) or 0
             log = await self._redis.memory_usage(log_key, samples=0) or 0
         return state, log

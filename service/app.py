@@ -6,6 +6,7 @@ tests build their own with `create_app(settings, store=...)`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -18,11 +19,20 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.static_files import create_static_files_router
 
+from service.api.history_routes import (
+    ArchiveController,
+    leaderboard,
+    player_stats,
+    provide_history,
+)
 from service.api.openapi import finish_openapi
 from service.api.problems import internal_error_handler, problem_details_config
 from service.api.routes import GamesController, health, provide_service, ready, rules, score
+from service.archive import GameArchive
+from service.archiver import Archiver
 from service.games import GameService
-from service.ports import GameStore
+from service.history import History
+from service.ports import ArchiveOutbox, GameStore
 from service.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
@@ -40,13 +50,54 @@ def build_store(settings: Settings) -> GameStore:
     return MemoryGameStore()
 
 
-def create_app(settings: Settings | None = None, store: GameStore | None = None) -> Litestar:
+def build_archive(settings: Settings) -> GameArchive:
+    from infra.archive import SqlArchive  # noqa: PLC0415 - SQLAlchemy only when built
+
+    return SqlArchive.from_url(settings.database_url)
+
+
+def build_outbox(store: GameStore) -> ArchiveOutbox:
+    client = getattr(store, "client", None)
+    if client is not None:
+        from infra.outbox import RedisOutbox  # noqa: PLC0415
+
+        return RedisOutbox(client)  # shared by every replica
+    from infra.outbox import MemoryOutbox  # noqa: PLC0415
+
+    return MemoryOutbox()
+
+
+def create_app(
+    settings: Settings | None = None,
+    store: GameStore | None = None,
+    archive: GameArchive | None = None,
+) -> Litestar:
     settings = settings or Settings.from_env()
     store = store if store is not None else build_store(settings)
-    service = GameService(store, settings)
+    archive = archive if archive is not None else build_archive(settings)
+    outbox = build_outbox(store)
+    archiver = Archiver(outbox, archive, interval=settings.archive_interval)
+
+    def wake_archiver() -> None:
+        archiver.wake.set()
+
+    service = GameService(store, settings, outbox=outbox, on_finished=wake_archiver)
+    history = History(archive)
+    background: list[asyncio.Task] = []
+
+    async def start_archiver() -> None:
+        if settings.run_migrations:
+            from infra.archive.migrate import upgrade_async  # noqa: PLC0415
+
+            await upgrade_async(settings.database_url)
+        background.append(asyncio.create_task(archiver.run_forever(), name="ten-archiver"))
 
     async def close_store() -> None:
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
         await store.close()
+        await archive.close()
 
     middleware = []
     stores = {}
@@ -69,6 +120,9 @@ def create_app(settings: Settings | None = None, store: GameStore | None = None)
     app = Litestar(
         route_handlers=[
             GamesController,
+            ArchiveController,
+            player_stats,
+            leaderboard,
             score,
             rules,
             health,
@@ -77,8 +131,13 @@ def create_app(settings: Settings | None = None, store: GameStore | None = None)
                 path="/static", directories=[STATIC], include_in_schema=False
             ),
         ],
-        dependencies={"service": Provide(provide_service)},
-        state=State({"service": service, "settings": settings}),
+        dependencies={
+            "service": Provide(provide_service),
+            "history": Provide(provide_history),
+        },
+        state=State(
+            {"service": service, "settings": settings, "archive": archive, "history": history}
+        ),
         plugins=[ProblemDetailsPlugin(problem_details_config())],
         exception_handlers={Exception: internal_error_handler},
         middleware=middleware,
@@ -98,6 +157,7 @@ def create_app(settings: Settings | None = None, store: GameStore | None = None)
                 )
             ],
         ),
+        on_startup=[start_archiver],
         on_shutdown=[close_store],
     )
     finish_openapi(app)

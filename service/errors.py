@@ -11,6 +11,8 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "version_mismatch": "The game is no longer at the version named in If-Match.",
     "idempotency_key_reused": "This Idempotency-Key was used with another request.",
     "custom_deck_not_allowed": "This service does not accept an explicit deck.",
+    "duplicate_player_id": "One player id cannot sit in two seats of a game.",
+    "archived_game_not_found": "No archived game with this id.",
     "concurrent_update": "The game changed too often while this action was applied; retry.",
     "store_unavailable": "The game store cannot be reached; retry shortly.",
 }

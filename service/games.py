@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
 import time
@@ -19,9 +20,19 @@ from domain.engine import apply, new_game
 from domain.model import Action, Event, Rules
 from domain.simulation import play_bots
 from service.errors import ServiceError
-from service.ports import GameRecord, GameStore, IdempotentResponse, StoredEvent, VersionConflict
+from service.ports import (
+    ArchiveJob,
+    ArchiveOutbox,
+    GameRecord,
+    GameStore,
+    IdempotentResponse,
+    StoredEvent,
+    StoreUnavailable,
+    VersionConflict,
+)
 from service.settings import Settings
 
+log = logging.getLogger("ten.games")
 GAME_ID = re.compile(r"^[0-9a-f]{20}$")
 _event_encoder = msgspec.json.Encoder()
 
@@ -55,11 +66,15 @@ class GameService:
         store: GameStore,
         settings: Settings,
         *,
+        outbox: ArchiveOutbox | None = None,
+        on_finished: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.time,
         random_hex: Callable[[int], str] = secrets.token_hex,
     ) -> None:
         self.store = store
         self.settings = settings
+        self.outbox = outbox
+        self._on_finished = on_finished
         self._clock = clock
         self._random_hex = random_hex
 
@@ -72,12 +87,16 @@ class GameService:
         self,
         players: Sequence[tuple[str, str | None]],
         *,
+        player_ids: Sequence[str | None] | None = None,
         starting_seat: int | None = None,
         deck: Sequence[str] | None = None,
         rules: Rules | None = None,
     ) -> Created:
         if deck is not None and not self.settings.allow_custom_deck:
             raise ServiceError("custom_deck_not_allowed")
+        named = [p for p in player_ids or () if p is not None]
+        if len(named) != len(set(named)):
+            raise ServiceError("duplicate_player_id")
         game_id = self._random_hex(10)
         seed = self._random_hex(16)  # secret: never leaves the server while the game is live
         state, events = new_game(players, seed, deck=deck, starting_seat=starting_seat, rules=rules)
@@ -93,10 +112,31 @@ class GameService:
             hashes[seat] = hash_token(token)
         now = self._clock()
         record = GameRecord(
-            id=game_id, state=state, token_hashes=tuple(hashes), created_at=now, updated_at=now
+            id=game_id,
+            state=state,
+            token_hashes=tuple(hashes),
+            created_at=now,
+            updated_at=now,
+            player_ids=tuple(player_ids) if named else (),
         )
         await self.store.create(record, encode_events(events), self._ttl(record))
+        if state.phase == "finished":
+            await self._finished(record)
         return Created(record=record, tokens=tokens, events=events)
+
+    async def _finished(self, record: GameRecord) -> None:
+        """Hand a game that just finished to the archive's outbox. Never fails the action:
+        the action is saved already; a failure here is logged (see README: outbox)."""
+        if self.outbox is None:
+            return
+        try:
+            events = await self.store.events(record.id, 0, 1_000_000)
+            await self.outbox.put(ArchiveJob(record=record, events=events))
+        except (StoreUnavailable, OSError):
+            log.exception("finished game %s could not be queued for the archive", record.id)
+            return
+        if self._on_finished is not None:
+            self._on_finished()
 
     async def get(self, game_id: str) -> GameRecord:
         record = await self.store.load(game_id) if GAME_ID.match(game_id) else None
@@ -183,6 +223,8 @@ class GameService:
             except VersionConflict:
                 record = await self.get(game_id)
                 continue
+            if state.phase == "finished":
+                await self._finished(new)
             return Acted(status=200, body=body, version=new.version, replayed=False)
         raise ServiceError("concurrent_update")
 

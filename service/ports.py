@@ -18,6 +18,7 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     token_hashes: tuple[str | None, ...]  # sha256 of each human seat's token; None for bots
     created_at: float  # unix seconds
     updated_at: float
+    player_ids: tuple[str | None, ...] = ()  # the calling platform's id of each seat's player
 
     @property
     def version(self) -> int:
@@ -75,3 +76,21 @@ class GameStore(Protocol):
         """Raise StoreUnavailable when the store cannot serve."""
 
     async def close(self) -> None: ...
+
+
+class ArchiveJob(msgspec.Struct, frozen=True, kw_only=True):
+    """A finished game waiting to be archived, with its whole event log (so it survives the
+    live store expiring the game while the database is down)."""
+
+    record: GameRecord
+    events: list[StoredEvent]
+
+
+class ArchiveOutbox(Protocol):
+    """Finished games not archived yet. Entries leave only once the archive has them."""
+
+    async def put(self, job: ArchiveJob) -> None: ...
+
+    async def pending(self, limit: int) -> list[ArchiveJob]: ...
+
+    async def done(self, game_id: str) -> None: ...

@@ -21,6 +21,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_body_bytes: int = 64 * 1024  # TEN_MAX_BODY_BYTES: larger bodies get 413
     sse_keepalive: float = 15.0  # TEN_SSE_KEEPALIVE: seconds between keep-alive comments
     act_retries: int = 20  # TEN_ACT_RETRIES: optimistic-concurrency retries per action
+    database_url: str | None = None  # TEN_DATABASE_URL; unset: a SQLite file (embedded default)
+    migrate_on_start: bool | None = None  # TEN_MIGRATE_ON_START; unset: only on the default SQLite
+    archive_interval: float = 1.0  # TEN_ARCHIVE_INTERVAL: seconds between outbox sweeps
+
+    @property
+    def run_migrations(self) -> bool:
+        if self.migrate_on_start is not None:
+            return self.migrate_on_start
+        return self.database_url is None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -67,4 +76,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             max_body_bytes=number("MAX_BODY_BYTES", defaults.max_body_bytes),
             sse_keepalive=number("SSE_KEEPALIVE", defaults.sse_keepalive, float),
             act_retries=number("ACT_RETRIES", defaults.act_retries),
+            database_url=get("DATABASE_URL"),
+            migrate_on_start=None
+            if get("MIGRATE_ON_START") is None
+            else flag("MIGRATE_ON_START", False),
+            archive_interval=number("ARCHIVE_INTERVAL", defaults.archive_interval, float),
         )

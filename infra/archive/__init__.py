@@ -6,9 +6,7 @@
 
 from __future__ import annotations
 
-from .engine import DEFAULT_URL, database_url, make_engine
-from .migrate import downgrade, upgrade, upgrade_async
-from .records import (
+from service.archive import (
     ArchivedGame,
     ArchivedResult,
     ArchivedSeat,
@@ -20,6 +18,9 @@ from .records import (
     PlayerStats,
     SeatSummary,
 )
+
+from .engine import DEFAULT_URL, database_url, make_engine
+from .migrate import downgrade, upgrade, upgrade_async
 from .repository import SqlArchive
 
 __all__ = [

@@ -27,12 +27,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.cards import COLORS
-from service.ports import GameRecord, StoredEvent, StoreUnavailable
-
-from .engine import make_engine
-from .models import events as events_table
-from .models import games, results, seats
-from .records import (
+from service.archive import (
     ArchivedGame,
     ArchivedResult,
     ArchivedSeat,
@@ -44,6 +39,11 @@ from .records import (
     PlayerStats,
     SeatSummary,
 )
+from service.ports import GameRecord, StoredEvent, StoreUnavailable
+
+from .engine import make_engine
+from .models import events as events_table
+from .models import games, results, seats
 from .rows import archive_rows
 
 MAX_LIMIT = 500

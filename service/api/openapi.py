@@ -26,6 +26,7 @@ from litestar import Litestar
 from litestar._openapi.plugin import OpenAPIPlugin  # the plugin that serves /schema
 
 from domain.model import Action
+from service.api.history_routes import ArchivedGamesPage, LeaderboardOut, ReplayOut
 from service.api.schemas import (
     ActedOut,
     CreatedGameOut,
@@ -38,6 +39,7 @@ from service.api.schemas import (
     ScoreIn,
     ScoreOut,
 )
+from service.archive import ArchivedGame, PlayerStats
 
 # every type a handler decodes or encodes: their components replace Litestar's
 API_TYPES = (
@@ -52,13 +54,18 @@ API_TYPES = (
     RulesOut,
     Health,
     Problem,
+    ArchivedGamesPage,
+    ArchivedGame,
+    ReplayOut,
+    PlayerStats,
+    LeaderboardOut,
 )
 REF = "#/components/schemas/{name}"
 MAX_PLAYERS = 5
 
 COMMON_ERRORS = (400, 429, 500, 503)
 ERRORS: dict[str, tuple[int, ...]] = {
-    "createGame": (413,),
+    "createGame": (409, 413),
     "getGame": (401, 403, 404),
     "act": (401, 403, 404, 409, 412, 413),
     "listEvents": (404,),
@@ -67,6 +74,12 @@ ERRORS: dict[str, tuple[int, ...]] = {
     "getRules": (),
     "health": (),
     "ready": (),
+    "listArchivedGames": (),
+    "getArchivedGame": (404,),
+    "listArchivedEvents": (404,),
+    "replayArchivedGame": (404,),
+    "getPlayerStats": (),
+    "getLeaderboard": (),
 }
 DESCRIPTIONS = {
     400: "Malformed request or values that fail the schema.",

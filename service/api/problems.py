@@ -10,6 +10,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
 
 from domain.errors import RuleError
+from service.archive import InvalidCursor
 from service.errors import ServiceError
 from service.ports import StoreUnavailable
 
@@ -25,6 +26,8 @@ SERVICE_STATUS = {
     "version_mismatch": 412,
     "idempotency_key_reused": 409,
     "custom_deck_not_allowed": 400,
+    "duplicate_player_id": 409,  # schema-valid (JSON Schema cannot say "unique ids"): a conflict
+    "archived_game_not_found": 404,
     "concurrent_update": 409,
     "store_unavailable": 503,
 }
@@ -114,6 +117,10 @@ def internal_error_handler(request: Request, exc: Exception) -> Response:
     return problem(500, "internal_error", "An unexpected error occurred.").to_response(request)
 
 
+def from_invalid_cursor(exc: InvalidCursor) -> ProblemDetailsException:
+    return problem(400, "invalid_request", f"cursor: {exc}")
+
+
 def problem_details_config() -> ProblemDetailsConfig:
     return ProblemDetailsConfig(
         enable_for_all_http_exceptions=True,
@@ -122,6 +129,7 @@ def problem_details_config() -> ProblemDetailsConfig:
             RuleError: from_rule_error,
             ServiceError: from_service_error,
             StoreUnavailable: from_store_unavailable,
+            InvalidCursor: from_invalid_cursor,
             RecursionError: from_recursion_error,
         },
     )

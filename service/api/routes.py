@@ -35,8 +35,9 @@ from service.api.schemas import (
     ScoreOut,
     SeatToken,
 )
-from service.errors import SERVICE_ERROR_CODES
+from service.errors import SERVICE_ERROR_CODES, ServiceError
 from service.games import GameService
+from service.history import History
 from service.ports import GameRecord
 
 JSON = "application/json"
@@ -139,6 +140,7 @@ class GamesController(Controller):
         data = await strictly(request, CreateGameIn)
         created = await service.create(
             [(p.name, p.bot) for p in data.players],
+            player_ids=[p.player_id for p in data.players],
             starting_seat=data.starting_seat,
             deck=data.deck,
             rules=data.rules,
@@ -162,9 +164,23 @@ class GamesController(Controller):
         "that seat (empty when it is not that seat's decision).",
     )
     async def get_game(
-        self, game_id: GameId, service: Service, authorization: Authorization = None
+        self,
+        game_id: GameId,
+        service: Service,
+        history: NamedDependency[History],
+        authorization: Authorization = None,
     ) -> Response[GameOut]:
-        record = await service.get(game_id)
+        try:
+            record = await service.get(game_id)
+        except ServiceError as exc:
+            # a finished game outlives the live store's expiry in the archive
+            view = await history.final_view(game_id) if exc.code == "game_not_found" else None
+            if view is None:
+                raise
+            body = GameOut(
+                id=game_id, seat=None, legal_actions=None, **msgspec.structs.asdict(view)
+            )
+            return Response(body, headers={"ETag": etag(view.version)})
         seat = await service.seat_of(record, authorization)
         return Response(
             GameOut(**view_fields(record, seat)), headers={"ETag": etag(record.version)}

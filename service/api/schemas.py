@@ -17,9 +17,21 @@ _OUT = {"frozen": True, "kw_only": True}
 BotLevel = Literal["random", "basic"]
 
 
+PlayerId = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=100,
+        pattern=r"^[A-Za-z0-9._:@-]+$",
+        description="The calling platform's opaque id of this player (history, stats).",
+    ),
+]
+
+
 class PlayerIn(msgspec.Struct, **_IN):
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
     bot: BotLevel | None = None
+    player_id: PlayerId | None = None
 
 
 class CreateGameIn(msgspec.Struct, **_IN):

@@ -10,6 +10,8 @@ reason:
   *a* version (`"7"`), but the contract answers 412 when that is not the game's current
   version: the refusal depends on the game's state, not on the request's shape, like a 409
   for an action the rules refuse now (already in Schemathesis' default list).
+- `listArchivedGames` also expects 400 from schema-valid requests: its `cursor` is an opaque
+  string that only counts when a previous page handed it out; a made-up one is refused.
 
 The stateful phase needs one more piece of knowledge: a seat token that came from a
 createGame response through a link is a real credential, not a generated one. Schemathesis
@@ -59,6 +61,14 @@ enabled = true  # every built-in check (max_response_time needs a limit: left un
 [checks.positive_data_acceptance]
 # the defaults, plus 412: If-Match naming a version that is not the current one (see above)
 expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "412", "429", "5xx"]
+
+[[operations]]
+# `cursor` is opaque: only a cursor that a previous page handed out is valid, which no
+# schema can describe; any other string is a 400 (see the module docstring)
+include-operation-id = "listArchivedGames"
+checks.positive_data_acceptance.expected-statuses = [
+  "2xx", "3xx", "400", "401", "403", "404", "409", "412", "429", "5xx",
+]
 """
 ALL_CHECKS = (
     "not_a_server_error",

@@ -1,8 +1,7 @@
-"""What the archive returns, and the port the service will program against.
+"""What the archive returns, and the port the service programs against.
 
 Plain msgspec Structs (no SQLAlchemy rows, no domain types), ready to encode as JSON.
-`GameArchive` is the port; `SqlArchive` (repository.py) implements it. When the service
-wires the archive in, this module is what moves next to `service/ports.py`.
+`GameArchive` is the port; `infra.archive.SqlArchive` implements it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,73 @@
+"""Moving finished games from the outbox into the SQL archive, in the background.
+
+Archiving never blocks or fails an action: the action's use case only puts the finished
+game in the outbox. This task, running in every replica, archives what is pending and
+removes it once the archive has it (exactly once in the archive even when two replicas take
+the same game: `archive()` is idempotent). While the database is down it retries with
+backoff and nothing leaves the outbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from service.archive import GameArchive
+from service.ports import ArchiveOutbox, StoreUnavailable
+
+log = logging.getLogger("ten.archiver")
+BATCH = 50
+
+
+class Archiver:
+    def __init__(
+        self,
+        outbox: ArchiveOutbox,
+        archive: GameArchive,
+        *,
+        interval: float = 1.0,
+        max_backoff: float = 30.0,
+    ) -> None:
+        self.outbox = outbox
+        self.archive = archive
+        self.interval = interval
+        self.max_backoff = max_backoff
+        self.wake = asyncio.Event()
+
+    async def run_once(self) -> int:
+        """Archive what is pending; the number archived (or found archived already)."""
+        moved = 0
+        for job in await self.outbox.pending(BATCH):
+            try:
+                await self.archive.archive(
+                    job.record,
+                    job.events,
+                    job.record.player_ids or (None,) * len(job.record.state.players),
+                )
+            except ValueError:
+                # a log the archive refuses is a bug of ours; keep the service going
+                log.exception("game %s cannot be archived; dropped from the outbox", job.record.id)
+            await self.outbox.done(job.record.id)
+            moved += 1
+        return moved
+
+    async def run_forever(self) -> None:
+        delay = self.interval
+        while True:
+            try:
+                moved = await self.run_once()
+                delay = self.interval
+            except (StoreUnavailable, OSError) as exc:
+                log.warning("archive unavailable (%s); retrying in %.1f s", exc, delay)
+                delay = min(delay * 2, self.max_backoff)
+                moved = 0
+            except Exception:
+                log.exception("archiver failed; retrying")
+                delay = min(delay * 2, self.max_backoff)
+                moved = 0
+            if moved >= BATCH:
+                continue
+            self.wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), delay)

@@ -1,0 +1,81 @@
+"""Use cases over the SQL archive: finished games, their logs and replays, player figures."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from domain.model import AnyEvent
+from domain.replay import replay
+from domain.views import PublicView
+from service.archive import (
+    ArchivedGame,
+    GameArchive,
+    GameSummary,
+    LeaderboardOrder,
+    LeaderboardRow,
+    PlayerStats,
+)
+from service.errors import ServiceError
+from service.ports import StoredEvent
+
+_events_decoder = msgspec.json.Decoder(AnyEvent)
+
+
+class History:
+    def __init__(self, archive: GameArchive) -> None:
+        self.archive = archive
+
+    async def list_games(
+        self,
+        *,
+        player_id: str | None,
+        since: datetime | None,
+        until: datetime | None,
+        cursor: str | None,
+        limit: int,
+    ) -> tuple[list[GameSummary], str | None]:
+        return await self.archive.list_games(
+            player_id=player_id, since=since, until=until, cursor=cursor, limit=limit
+        )
+
+    async def game(self, game_id: str) -> ArchivedGame:
+        found = await self.archive.get_game(game_id)
+        if found is None:
+            raise ServiceError("archived_game_not_found")
+        return found
+
+    async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
+        await self.game(game_id)
+        return await self.archive.events(game_id, after, limit)
+
+    async def replay(self, game_id: str, from_version: int, limit: int) -> list[PublicView]:
+        """The public state after each action, versions from_version .. from_version+limit-1,
+        rebuilt from the archived event log alone."""
+        stored = await self.events(game_id, 0, None)
+        states = []
+        for view in replay(_events_decoder.decode(e.data) for e in stored):
+            if view.version >= from_version + limit:
+                break
+            if view.version >= from_version:
+                states.append(view)
+        return states
+
+    async def final_view(self, game_id: str) -> PublicView | None:
+        """The last public state of an archived game (None when not archived)."""
+        if await self.archive.get_game(game_id) is None:
+            return None
+        stored = await self.archive.events(game_id, 0, None)
+        last = None
+        for last in replay(_events_decoder.decode(e.data) for e in stored):  # noqa: B007
+            pass
+        return last
+
+    async def player_stats(self, player_id: str) -> PlayerStats:
+        return await self.archive.player_stats(player_id)
+
+    async def leaderboard(
+        self, by: LeaderboardOrder, min_games: int, offset: int, limit: int
+    ) -> list[LeaderboardRow]:
+        return await self.archive.leaderboard(by, min_games=min_games, offset=offset, limit=limit)

@@ -55,19 +55,23 @@ class Archiver:
     async def run_forever(self) -> None:
         delay = self.interval
         while True:
+            failed = True
+            self.wake.clear()  # before the sweep: a game finishing during it wakes the next
             try:
                 moved = await self.run_once()
-                delay = self.interval
+                delay, failed = self.interval, False
             except (StoreUnavailable, OSError) as exc:
                 log.warning("archive unavailable (%s); retrying in %.1f s", exc, delay)
-                delay = min(delay * 2, self.max_backoff)
                 moved = 0
             except Exception:
-                log.exception("archiver failed; retrying")
-                delay = min(delay * 2, self.max_backoff)
+                log.exception("archiver failed; retrying in %.1f s", delay)
                 moved = 0
             if moved >= BATCH:
                 continue
-            self.wake.clear()
+            if failed:
+                # back off on time alone: games finishing meanwhile must not hurry a retry
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, self.max_backoff)
+                continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), delay)

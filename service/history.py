@@ -18,6 +18,7 @@ from service.archive import (
     PlayerStats,
 )
 from service.errors import ServiceError
+from service.games import GAME_ID
 from service.ports import StoredEvent
 
 _events_decoder = msgspec.json.Decoder(AnyEvent)
@@ -41,7 +42,7 @@ class History:
         )
 
     async def game(self, game_id: str) -> ArchivedGame:
-        found = await self.archive.get_game(game_id)
+        found = await self.archive.get_game(game_id) if GAME_ID.match(game_id) else None
         if found is None:
             raise ServiceError("archived_game_not_found")
         return found
@@ -64,7 +65,7 @@ class History:
 
     async def final_view(self, game_id: str) -> PublicView | None:
         """The last public state of an archived game (None when not archived)."""
-        if await self.archive.get_game(game_id) is None:
+        if not GAME_ID.match(game_id) or await self.archive.get_game(game_id) is None:
             return None
         stored = await self.archive.events(game_id, 0, None)
         last = None

@@ -409,7 +409,7 @@ def _decode_cursor(cursor: str) -> tuple[datetime, str]:
         version, micros, game_id = _cursor_decoder.decode(raw)
     except (binascii.Error, ValueError, msgspec.DecodeError) as exc:
         raise InvalidCursor("not a cursor of this listing") from exc
-    if version != _CURSOR_VERSION:
+    if version != _CURSOR_VERSION or not isinstance(game_id, str) or "\x00" in game_id:
         raise InvalidCursor("not a cursor of this listing")
     try:
         return _EPOCH + micros * _MICROSECOND, game_id

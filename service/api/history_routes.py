@@ -14,7 +14,7 @@ from litestar.params import Parameter
 
 from domain.views import PublicView
 from service.api.problems import problem
-from service.api.schemas import EventsOut, PlayerId
+from service.api.schemas import PLAYER_ID_PATTERN, EventsOut
 from service.archive import ArchivedGame, GameSummary, LeaderboardRow, PlayerStats
 from service.history import History
 
@@ -29,7 +29,7 @@ def parse_timestamp(name: str, value: str) -> datetime | None:
         return None
     try:
         return datetime.fromisoformat(value).astimezone(UTC)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise problem(400, "invalid_request", f"{name}: not a valid time: {value!r}") from None
 
 
@@ -68,7 +68,10 @@ class ArchiveController(Controller):
     async def list_games(
         self,
         history: HistoryDep,
-        player_id: Annotated[PlayerId | None, Parameter(required=False)] = None,
+        player_id: Annotated[
+            str | None,
+            Parameter(required=False, pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100),
+        ] = None,
         since: Annotated[
             str,
             Parameter(
@@ -155,7 +158,8 @@ class ArchiveController(Controller):
     tags=["archive"],
 )
 async def player_stats(
-    history: HistoryDep, player_id: Annotated[PlayerId, Parameter()]
+    history: HistoryDep,
+    player_id: Annotated[str, Parameter(pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100)],
 ) -> PlayerStats:
     return await history.player_stats(player_id)
 

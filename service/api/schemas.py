@@ -17,12 +17,13 @@ _OUT = {"frozen": True, "kw_only": True}
 BotLevel = Literal["random", "basic"]
 
 
+PLAYER_ID_PATTERN = r"^[A-Za-z0-9._:@-]+$"
 PlayerId = Annotated[
     str,
     msgspec.Meta(
         min_length=1,
         max_length=100,
-        pattern=r"^[A-Za-z0-9._:@-]+$",
+        pattern=PLAYER_ID_PATTERN,
         description="The calling platform's opaque id of this player (history, stats).",
     ),
 ]

@@ -1,0 +1,461 @@
+"""Where a request's server CPU goes, in microseconds, without sockets or a load generator.
+
+Run: `.venv/bin/python bench/breakdown_http.py` (Redis at 127.0.0.1:6379 db 0; ~30 s;
+prints figures, asserts nothing). Companion of `bench/bench_http.py`, whose `us/req` column
+is the whole server's CPU per request under load (uvicorn + httptools + Litestar + handler).
+Here one request runs at a time in this process and CPU time is measured
+(`time.process_time`: waiting for Redis and other processes' load do not count):
+
+1. `GameService.act` called directly, each stage timed by wrapping what `act` calls;
+2. single pieces: one redis-py round trip (with the store's BlockingConnectionPool, a plain
+   ConnectionPool, and a bare asyncio protocol + hiredis as the floor), msgpack, rendering,
+   decoding an action body;
+3. the service app and the ceiling app (`bench/ceiling_app.py`) driven as ASGI in-process:
+   3 - 1 is Litestar's share, and `bench_http.py`'s us/req minus 3 is uvicorn, httptools,
+   uvloop and the socket system calls;
+4. the framework alone: the service app with its use case stubbed (no Redis, no engine)
+   against a bare Litestar handler doing the same stub work without dependency injection,
+   declared header parameters or a typed `data` body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import random
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import msgspec
+from litestar import Litestar, Request, Response, get, post
+
+os.environ.setdefault("TEN_REDIS_URL", "redis://127.0.0.1:6379/0")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `bench.ceiling_app`
+
+import service.games as games_mod
+from domain.model import Action
+from infra.redis_store import _record_decoder, _record_encoder
+from service.api.routes import etag, render_acted, view_fields
+from service.api.schemas import GameOut
+from service.app import create_app
+from service.games import Acted, GameService
+from service.settings import Settings
+
+ACTIONS = 2000
+CALLS = 2000
+CEIL_N = 999999  # the ceiling app's key {bench:ceil}:<n> used here
+W = 44  # label width
+
+
+def line(label: str, us: float, note: str = "") -> None:
+    print(f"   {label:<{W}} {us:7.1f} us{('  ' + note) if note else ''}")
+
+
+class Timers:
+    def __init__(self) -> None:
+        self.cpu: dict[str, float] = defaultdict(float)
+
+    def wrap_sync(self, name, fn):
+        def wrapped(*a, **kw):
+            t = time.process_time()
+            try:
+                return fn(*a, **kw)
+            finally:
+                self.cpu[name] += time.process_time() - t
+
+        return wrapped
+
+    def wrap_async(self, name, fn):
+        async def wrapped(*a, **kw):
+            t = time.process_time()
+            try:
+                return await fn(*a, **kw)
+            finally:
+                self.cpu[name] += time.process_time() - t
+
+        return wrapped
+
+
+def players(bots: str = "random"):
+    return [("bench", None)] + [(f"bot{i}", bots) for i in range(3)]
+
+
+class Asgi:
+    """Drives an ASGI app in-process: one request at a time, no sockets."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def request(self, method, path, body=b"", headers=()):
+        hdrs = [(b"host", b"bench"), *((k.encode(), v.encode()) for k, v in headers)]
+        if body:
+            hdrs.append((b"content-length", str(len(body)).encode()))
+            hdrs.append((b"content-type", b"application/json"))
+        scope = {
+            "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1", "method": method, "scheme": "http", "path": path,
+            "raw_path": path.encode(), "root_path": "", "query_string": b"", "headers": hdrs,
+            "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000), "state": {},
+        }  # fmt: skip
+        sent = False
+
+        async def receive():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.sleep(3600)
+            return {"type": "http.disconnect"}
+
+        out = {"status": 0, "body": []}
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                out["status"] = message["status"]
+            elif message["type"] == "http.response.body":
+                out["body"].append(message.get("body", b""))
+
+        await self.app(scope, receive, send)
+        return out["status"], b"".join(out["body"])
+
+
+async def cpu_per_call(fn, n: int = CALLS, rounds: int = 5) -> float:
+    """Median over `rounds` of the CPU us per call of `await fn()`."""
+    for _ in range(100):
+        await fn()
+    results = []
+    for _ in range(rounds):
+        t = time.process_time()
+        for _ in range(n // rounds):
+            await fn()
+        results.append((time.process_time() - t) / (n // rounds) * 1e6)
+    return statistics.median(results)
+
+
+async def play_direct(service: GameService, actions: int, rng, ids, render=render_acted):
+    """`GameService.act` on fresh games; returns (CPU s in act, actions, games)."""
+    total, count, games = 0.0, 0, 0
+    while count < actions:
+        created = await service.create(players())
+        ids.append(created.record.id)
+        auth = f"Bearer {created.tokens[0][1]}"
+        record = await service.get(created.record.id)
+        legal = view_fields(record, 0)["legal_actions"]
+        games += 1
+        while legal and count < actions:
+            t = time.process_time()
+            acted = await service.act(record.id, auth, rng.choice(legal), render=render)
+            total += time.process_time() - t
+            count += 1
+            view = msgspec.json.decode(acted.body)
+            if view["status"] == "finished":
+                break
+            legal = [msgspec.convert(a, type=Action) for a in view["legal_actions"]]
+    return total, count, games
+
+
+async def asgi_actions(client: Asgi, actions: int, rng, ids):
+    """POST actions through the whole app; returns (CPU s, actions, statuses, mean bytes)."""
+    total, count, statuses, size = 0.0, 0, defaultdict(int), 0
+    decode, encode = msgspec.json.decode, msgspec.json.encode
+    body = encode({"players": [{"name": n, "bot": b} for n, b in players()]})
+    while count < actions:
+        _, data = await client.request("POST", "/v1/games", body)
+        game = decode(data)
+        ids.append(game["id"])
+        headers = (("authorization", f"Bearer {game['seats'][0]['token']}"),)
+        _, data = await client.request("GET", f"/v1/games/{game['id']}", b"", headers)
+        legal = decode(data)["legal_actions"]
+        while legal and count < actions:
+            payload = encode(rng.choice(legal))
+            t = time.process_time()
+            status, data = await client.request(
+                "POST", f"/v1/games/{game['id']}/actions", payload, headers
+            )
+            total += time.process_time() - t
+            count += 1
+            statuses[status] += 1
+            size += len(data)
+            view = decode(data)
+            if status != 200 or view["status"] == "finished":
+                break
+            legal = view["legal_actions"]
+    return total, count, dict(statuses), size // max(count, 1)
+
+
+async def stage_breakdown(service: GameService, rng, ids) -> float:
+    store = service.store
+    timers = Timers()
+    wrapped = {
+        "apply": timers.wrap_sync("engine: apply (the human's action)", games_mod.apply),
+        "play_bots": timers.wrap_sync("engine: play_bots (the bots' moves)", games_mod.play_bots),
+        "encode_events": timers.wrap_sync("encode events (JSON)", games_mod.encode_events),
+    }
+    originals = {name: getattr(games_mod, name) for name in wrapped}
+    load, save, seat_of, create = store.load, store.save, service.seat_of, service.create
+    store.load = timers.wrap_async("load: HGET + msgpack decode", load)
+    store.save = timers.wrap_async("save: msgpack encode + EVALSHA (Lua CAS)", save)
+    service.seat_of = timers.wrap_async("seat check (sha256 of the token)", seat_of)
+    render = timers.wrap_sync("render: view + legal actions + JSON", render_acted)
+    create_cpu: dict[str, float] = defaultdict(float)
+
+    async def create_apart(*a, **kw):  # creates also apply, play bots, encode: not actions
+        before = dict(timers.cpu)
+        try:
+            return await create(*a, **kw)
+        finally:
+            for k, v in timers.cpu.items():
+                create_cpu[k] += v - before.get(k, 0.0)
+
+    service.create = create_apart
+    for name, fn in wrapped.items():
+        setattr(games_mod, name, fn)
+    try:
+        total, count, games = await play_direct(service, ACTIONS, rng, ids, render)
+    finally:
+        for name, fn in originals.items():
+            setattr(games_mod, name, fn)
+        store.load, store.save = load, save
+        service.seat_of, service.create = seat_of, create
+    act_us = total / count * 1e6
+    print(f"1. GameService.act called directly: {act_us:.0f} us CPU per action "
+          f"({count} actions in {games} games, 1 human + 3 random bots)")  # fmt: skip
+    accounted = 0.0
+    stages = {k: v - create_cpu.get(k, 0.0) for k, v in timers.cpu.items()}
+    for name, cpu in sorted(stages.items(), key=lambda kv: -kv[1]):
+        share = count / (count + games) if name.startswith("load") else 1.0  # +1 load per game
+        us = cpu * share / count * 1e6
+        accounted += us
+        line(name, us)
+    line("rest of GameService.act (and timer overhead)", act_us - accounted)
+    return act_us
+
+
+async def pieces(service: GameService, game_id: str) -> None:
+    import hiredis
+    import redis.asyncio as aredis
+
+    store = service.store
+    record = await service.get(game_id)
+    key = f"{{game:{game_id}}}"
+    blob = await store.client.hget(key, "rec")
+    plain = aredis.Redis.from_url(os.environ["TEN_REDIS_URL"])
+    loop = asyncio.get_running_loop()
+
+    class Proto(asyncio.Protocol):
+        def __init__(self) -> None:
+            self.reader, self.waiter = hiredis.Reader(), None
+
+        def connection_made(self, transport) -> None:
+            self.transport = transport
+
+        def data_received(self, data) -> None:
+            self.reader.feed(data)
+            reply = self.reader.gets()
+            if reply is not False:
+                self.waiter.set_result(reply)
+
+    host = store.client.connection_pool.connection_kwargs.get("host", "127.0.0.1")
+    port = store.client.connection_pool.connection_kwargs.get("port", 6379)
+    transport, proto = await loop.create_connection(Proto, host, port)
+    hget = f"*3\r\n$4\r\nHGET\r\n${len(key)}\r\n{key}\r\n$3\r\nrec\r\n".encode()
+
+    async def raw_hget():
+        proto.waiter = loop.create_future()
+        transport.write(hget)
+        await proto.waiter
+
+    decoder = msgspec.json.Decoder(Action)
+    body = b'{"type":"bid","amount":3}'
+
+    async def run(fn):
+        fn()
+
+    print("\n2. pieces, one at a time:")
+    line(
+        "redis-py HGET, the store's BlockingConnectionPool",
+        await cpu_per_call(lambda: store.client.hget(key, "rec")),
+    )
+    line("redis-py HGET, plain ConnectionPool", await cpu_per_call(lambda: plain.hget(key, "rec")))
+    line("asyncio protocol + hiredis HGET (the floor)", await cpu_per_call(raw_hget))
+    line(
+        f"msgpack decode of the record ({len(blob)} B)",
+        await cpu_per_call(lambda: run(lambda: _record_decoder.decode(blob))),
+    )
+    line(
+        "msgpack encode of the record",
+        await cpu_per_call(lambda: run(lambda: _record_encoder.encode(record))),
+    )
+    line(
+        "GET body: public_view + GameOut JSON",
+        await cpu_per_call(
+            lambda: run(lambda: msgspec.json.encode(GameOut(**view_fields(record, None))))
+        ),
+    )
+    line(
+        "  the same with legal_actions (seat token)",
+        await cpu_per_call(
+            lambda: run(lambda: msgspec.json.encode(GameOut(**view_fields(record, 0))))
+        ),
+    )
+    line(
+        "action body: msgspec.json.decode(type=Action)",
+        await cpu_per_call(lambda: run(lambda: msgspec.json.decode(body, type=Action))),
+        "(what Litestar does per request)",
+    )
+    line(
+        "action body: msgspec.json.Decoder(Action)",
+        await cpu_per_call(lambda: run(lambda: decoder.decode(body))),
+        "(a decoder built once)",
+    )
+    transport.close()
+    await plain.aclose()  # fmt: skip
+
+
+async def framework(service: GameService) -> list[str]:
+    """Litestar's cost for the service's handler signatures, with the use case stubbed."""
+    created = await service.create(players())  # a game whose seat token we know
+    rec = await service.get(created.record.id)
+    auth = f"Bearer {created.tokens[0][1]}"
+    reply = render_acted(rec, 0, [])
+    enc = msgspec.json.Encoder()
+    decoder = msgspec.json.Decoder(Action)
+
+    class Stub(GameService):
+        """The same calls, no Redis and no engine: get returns a record in memory."""
+
+        async def get(self, _game_id):
+            return rec
+
+        async def act(self, game_id, authorization, action, *, render, **_kw):
+            seat = await self.seat_of(await self.get(game_id), authorization)
+            assert seat == 0
+            return Acted(status=200, body=reply, version=rec.version, replayed=False)
+
+    stub = Stub(service.store, service.settings)
+    app = create_app(service.settings, store=service.store)
+    app.state.service = stub
+    as_is = Asgi(app)
+
+    @post("/act/{game_id:str}", status_code=200)
+    async def lean_act(request: Request, game_id: str) -> Response[bytes]:
+        body = await request.body()
+        acted = await stub.act(
+            game_id, request.headers.get("authorization"), decoder.decode(body),
+            render=render_acted, fingerprint=hashlib.sha256(body).hexdigest(),
+        )  # fmt: skip
+        return Response(
+            acted.body, media_type="application/json", headers={"ETag": etag(acted.version)}
+        )
+
+    @get("/get/{game_id:str}")
+    async def lean_get(request: Request, game_id: str) -> Response[bytes]:
+        rec_ = await stub.get(game_id)
+        seat = await stub.seat_of(rec_, request.headers.get("authorization"))
+        body = enc.encode(GameOut(**view_fields(rec_, seat)))
+        return Response(body, media_type="application/json", headers={"ETag": etag(rec_.version)})
+
+    @get("/empty")
+    async def empty() -> Response[bytes]:
+        return Response(b"{}", media_type="application/json")
+
+    lean = Asgi(Litestar(route_handlers=[lean_act, lean_get, empty], openapi_config=None))
+    gid = rec.id
+    hdr = (("authorization", auth),)
+    body = b'{"type":"draw"}'
+    cases = [
+        ("POST action, service app (DI, typed params)", as_is, "POST", f"/v1/games/{gid}/actions", body, hdr),
+        ("POST action, bare handler, same stub work", lean, "POST", f"/act/{gid}", body, hdr),
+        ("GET game, service app", as_is, "GET", f"/v1/games/{gid}", b"", ()),
+        ("GET game, bare handler, same work", lean, "GET", f"/get/{gid}", b"", ()),
+        ("GET empty endpoint, bare app", lean, "GET", "/empty", b"", ()),
+    ]  # fmt: skip
+    print("\n4. the framework alone (use case stubbed: no Redis, no engine):")
+    for label, client, method, path, data, headers in cases:
+        status, out = await client.request(method, path, data, headers)
+        assert status == 200, (label, status, out[:200])
+
+        async def one(client=client, method=method, path=path, data=data, headers=headers):
+            await client.request(method, path, data, headers)
+
+        line(label, await cpu_per_call(one))
+    return [created.record.id]
+
+
+async def main() -> None:
+    rng = random.Random(3)
+    app = create_app(Settings.from_env())
+    service: GameService = app.state.service
+    client = Asgi(app)
+    store = service.store
+    ids: list[str] = []
+    print(f"python {sys.version.split()[0]}; CPU us per request, one request at a time, "
+          f"in-process (machine load average {os.getloadavg()[0]:.2f})\n")  # fmt: skip
+    try:
+        await play_direct(service, 200, rng, ids)  # warm-up of every path
+        direct_act = await stage_breakdown(service, rng, ids)
+        game_id = ids[-1]
+        await pieces(service, game_id)
+
+        print("\n3. the apps driven as ASGI in-process (no sockets, no uvicorn):")
+        a_total, a_count, statuses, act_bytes = await asgi_actions(client, ACTIONS, rng, ids)
+        asgi_act = a_total / a_count * 1e6
+        line("service POST /v1/games/{id}/actions", asgi_act, f"({a_count} actions, {statuses})")
+        line("  of which Litestar and routes.py (3 - 1)", asgi_act - direct_act)
+
+        async def get_game():
+            status, _ = await client.request("GET", f"/v1/games/{game_id}")
+            assert status == 200, status
+
+        async def get_direct():
+            rec = await service.get(game_id)
+            await service.seat_of(rec, None)
+            msgspec.json.encode(GameOut(**view_fields(rec, None)))
+
+        asgi_get = await cpu_per_call(get_game)
+        direct_get = await cpu_per_call(get_direct)
+        line("service GET /v1/games/{id}", asgi_get)
+        line("  of which the handler's work (load, view, JSON)", direct_get)
+        line("  of which Litestar", asgi_get - direct_get)
+
+        os.environ["CEILING_READ_BYTES"] = str(
+            len((await client.request("GET", f"/v1/games/{game_id}"))[1])
+        )
+        os.environ["CEILING_WRITE_BYTES"] = str(act_bytes)
+        from bench import ceiling_app
+
+        blob = await store.client.hget(f"{{game:{game_id}}}", "rec")
+        version = (await service.get(game_id)).version
+        await store.client.hset(f"{{bench:ceil}}:{CEIL_N}", mapping={"v": version, "rec": blob})
+        ceil = Asgi(ceiling_app.app)
+
+        async def ceil_read():
+            status, _ = await ceil.request("GET", f"/ceiling/read/{CEIL_N}")
+            assert status == 200, status
+
+        async def ceil_write():
+            status, _ = await ceil.request("POST", f"/ceiling/write/{CEIL_N}", b'{"type":"draw"}')
+            assert status == 200, status
+
+        line("ceiling GET  /ceiling/read/{n}", await cpu_per_call(ceil_read))
+        line("ceiling POST /ceiling/write/{n}", await cpu_per_call(ceil_write))
+        await ceiling_app._redis.aclose()
+
+        ids += await framework(service)
+    finally:
+        keys = [f"{{bench:ceil}}:{CEIL_N}"]
+        for g in ids:
+            keys += [f"{{game:{g}}}", f"{{game:{g}}}:log", f"{{game:{g}}}:idem"]
+        for i in range(0, len(keys), 500):
+            await store.client.delete(*keys[i : i + 500])
+        await store.close()
+
+
+if __name__ == "__main__":
+    import uvloop
+
+    uvloop.run(main())

@@ -1,0 +1,301 @@
+"""A closed-loop HTTP/1.1 load generator (asyncio, keep-alive), one process of `bench_http.py`.
+
+Each of `--clients` tasks holds one keep-alive connection and sends its next request as soon
+as the previous reply is read. Requests that complete in the window `[--start-at,
+--start-at + --duration]` (wall clock) are counted; everything before is warm-up. Prints
+one JSON object on stdout: counts, statuses, latencies (us) of the window, own CPU seconds.
+
+Scenarios (`--scenario`):
+- `get URL`           GET the same URL (e.g. a game in mid-play, or the read ceiling)
+- `act BASE`          each client plays its own 4-player game (1 human seat, 3 bots) through
+                      `POST BASE/v1/games/{id}/actions`, picking a random action from the
+                      `legal_actions` of the previous reply; a finished game is replaced by one
+                      from a pool created before the window (or created on the spot; creates
+                      are counted apart, never in the action figures)
+- `write BASE`        `POST BASE/ceiling/write/{n}`, client n on its own key (`--key-offset`)
+
+Clients (`--client`):
+- `httpx`  httpx.AsyncClient (HTTP/1.1 keep-alive), one per task
+- `raw`    a minimal HTTP/1.1 client on asyncio streams (Content-Length replies only): the
+           same requests for a fraction of httpx's CPU, for when httpx is the bottleneck
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+import time
+from collections import Counter
+from urllib.parse import urlsplit
+
+import msgspec
+
+ACTION_HEADERS = {"Content-Type": "application/json"}
+_decode = msgspec.json.decode
+_encode = msgspec.json.encode
+IDS_FILE = None  # --ids-file: where the ids of the games created are appended
+
+
+class RawConnection:
+    """One keep-alive HTTP/1.1 connection; just enough protocol for this benchmark."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(
+        self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {self.host}:{self.port}"]
+        for name, value in (headers or {}).items():
+            lines.append(f"{name}: {value}")
+        if body or method == "POST":
+            lines.append(f"Content-Length: {len(body)}")
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode()
+        self.writer.write(head + body)
+        assert self.reader is not None
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(raw[9:12])
+        length = None
+        close = False
+        for line in raw.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            lname = name.strip().lower()
+            if lname == b"content-length":
+                length = int(value)
+            elif lname == b"connection" and value.strip().lower() == b"close":
+                close = True
+        if length is None:
+            raise RuntimeError("reply without Content-Length")
+        data = await self.reader.readexactly(length) if length else b""
+        if close:
+            await self.close()
+        return status, data
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+            self.reader = None
+
+
+class Client:
+    """`request(conn, method, path, body, headers) -> (status, body)`; one `connection()` per
+    task: a RawConnection, or an httpx.AsyncClient of one connection (one shared client with
+    a pool of 64 is several times slower still: its pool bookkeeping grows with the pool)."""
+
+    def __init__(self, kind: str, base: str) -> None:
+        self.kind, self.base = kind, base
+        parts = urlsplit(base)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.opened: list = []
+
+    def connection(self):
+        if self.kind == "raw":
+            return RawConnection(self.host, self.port)
+        import httpx
+
+        conn = httpx.AsyncClient(
+            base_url=self.base,
+            http1=True,
+            http2=False,
+            timeout=30,
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+        )
+        self.opened.append(conn)
+        return conn
+
+    async def request(self, conn, method, path, body=b"", headers=None) -> tuple[int, bytes]:
+        if self.kind == "raw":
+            return await conn.request(method, path, body, headers)
+        r = await conn.request(method, path, content=body or None, headers=headers)
+        return r.status_code, r.content
+
+    async def close(self) -> None:
+        for conn in self.opened:
+            await conn.aclose()
+
+
+class Stats:
+    def __init__(self, start_at: float, end_at: float) -> None:
+        self.start_at, self.end_at = start_at, end_at
+        self.latencies: list[int] = []
+        self.statuses: Counter[int] = Counter()
+        self.creates = 0
+        self.create_statuses: Counter[int] = Counter()
+        self.errors: Counter[str] = Counter()
+        self.finished_games = 0
+
+    def in_window(self, now: float) -> bool:
+        return self.start_at <= now <= self.end_at
+
+    def record(self, began: float, status: int) -> None:
+        now = time.time()
+        if self.in_window(now):
+            self.latencies.append(int((now - began) * 1e6))
+            self.statuses[status] += 1
+
+
+def create_body(bots: str) -> bytes:
+    return _encode(
+        {"players": [{"name": "bench"}] + [{"name": f"bot{i}", "bot": bots} for i in range(3)]}
+    )
+
+
+async def create_game(client: Client, conn, stats: Stats, bots: str, ids: list[str]):
+    status, data = await client.request(
+        conn, "POST", "/v1/games", create_body(bots), ACTION_HEADERS
+    )
+    if stats.in_window(time.time()):
+        stats.creates += 1
+        stats.create_statuses[status] += 1
+    if status != 201:
+        raise RuntimeError(f"create game: {status} {data[:200]!r}")
+    game = _decode(data)
+    ids.append(game["id"])
+    if IDS_FILE is not None:  # at once: the caller deletes these games even if we are killed
+        IDS_FILE.write(game["id"] + "\n")
+        IDS_FILE.flush()
+    return {
+        "id": game["id"],
+        "token": game["seats"][0]["token"],
+        "status": game["status"],
+    }
+
+
+async def act_client(client, n, stats, args, ids, rng) -> None:
+    await asyncio.sleep(n * args.stagger)  # connect one by one: every worker gets its share
+    conn = client.connection()
+    pool = [await create_game(client, conn, stats, args.bots, ids) for _ in range(args.pool)]
+    game = pool.pop()
+    legal = None
+    while time.time() < stats.end_at:
+        if game["status"] == "finished":
+            stats.finished_games += 1
+            game = pool.pop() if pool else await create_game(client, conn, stats, args.bots, ids)
+            legal = None
+        headers = {**ACTION_HEADERS, "Authorization": f"Bearer {game['token']}"}
+        if not legal:  # a fresh game: read its legal actions once (not counted)
+            _, data = await client.request(conn, "GET", f"/v1/games/{game['id']}", b"", headers)
+            view = _decode(data)
+            legal, game["status"] = view["legal_actions"], view["status"]
+            if not legal:
+                game["status"] = "finished"
+                continue
+        body = _encode(rng.choice(legal))
+        began = time.time()
+        try:
+            status, data = await client.request(
+                conn, "POST", f"/v1/games/{game['id']}/actions", body, headers
+            )
+        except Exception as exc:  # counted, and the connection is dropped
+            stats.errors[type(exc).__name__] += 1
+            conn = client.connection()
+            legal = None
+            continue
+        stats.record(began, status)
+        if status == 200:
+            view = _decode(data)
+            legal, game["status"] = view["legal_actions"], view["status"]
+        else:
+            legal = None  # re-read the game before the next action
+            if args.verbose:
+                print(f"action {status}: {data[:300]!r}", file=sys.stderr)
+
+
+async def simple_client(client, n, stats, args) -> None:
+    await asyncio.sleep(n * args.stagger)
+    conn = client.connection()
+    if args.scenario == "get":
+        method, path, body, headers = "GET", args.path, b"", {}
+    else:
+        method, path = "POST", f"/ceiling/write/{args.key_offset + n}"
+        body, headers = b'{"type":"draw"}', {**ACTION_HEADERS, "Authorization": "Bearer x.0.y"}
+    while time.time() < stats.end_at:
+        began = time.time()
+        try:
+            status, _ = await client.request(conn, method, path, body, headers)
+        except Exception as exc:
+            stats.errors[type(exc).__name__] += 1
+            conn = client.connection()
+            continue
+        stats.record(began, status)
+
+
+async def main_async(args) -> dict:
+    parts = urlsplit(args.url)
+    base = f"{parts.scheme}://{parts.netloc}"
+    args.path = parts.path or "/"
+    client = Client(args.client, base)
+    stats = Stats(args.start_at, args.start_at + args.duration)
+    ids: list[str] = []
+    rng = random.Random(args.seed)
+    if args.scenario == "act":
+        tasks = [act_client(client, n, stats, args, ids, rng) for n in range(args.clients)]
+    else:
+        tasks = [simple_client(client, n, stats, args) for n in range(args.clients)]
+    cpu = [0.0, 0.0]
+
+    async def cpu_marks() -> None:
+        await asyncio.sleep(max(0.0, stats.start_at - time.time()))
+        cpu[0] = time.process_time()
+        await asyncio.sleep(max(0.0, stats.end_at - time.time()))
+        cpu[1] = time.process_time()
+
+    await asyncio.gather(cpu_marks(), *tasks)
+    await client.close()
+    return {
+        "requests": len(stats.latencies),
+        "duration": args.duration,
+        "latencies_us": stats.latencies,
+        "statuses": {str(k): v for k, v in stats.statuses.items()},
+        "errors": dict(stats.errors),
+        "creates": stats.creates,
+        "create_statuses": {str(k): v for k, v in stats.create_statuses.items()},
+        "finished_games": stats.finished_games,
+        "client_cpu_s": cpu[1] - cpu[0],
+        "game_ids": ids,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scenario", choices=["get", "act", "write"])
+    parser.add_argument("url", help="the URL to GET, or the base URL for act / write")
+    parser.add_argument("--client", choices=["httpx", "raw"], default="httpx")
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--duration", type=float, default=10.0)
+    parser.add_argument("--start-at", type=float, help="wall-clock start of the window")
+    parser.add_argument("--warmup", type=float, default=2.0, help="if no --start-at")
+    parser.add_argument("--key-offset", type=int, default=0, help="write: first key number")
+    parser.add_argument("--pool", type=int, default=3, help="act: games per client made ahead")
+    parser.add_argument("--bots", default="random", help="act: the 3 bots' level")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--stagger", type=float, default=0.005, help="seconds between two clients' first request"
+    )
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--ids-file", help="act: append the id of every game created here")
+    args = parser.parse_args()
+    global IDS_FILE  # noqa: PLW0603 - one per process
+    if args.ids_file:
+        IDS_FILE = open(args.ids_file, "a")  # noqa: SIM115 - open for the whole run
+    if args.start_at is None:
+        args.start_at = time.time() + args.warmup
+    try:
+        import uvloop
+    except ImportError:
+        result = asyncio.run(main_async(args))
+    else:
+        result = uvloop.run(main_async(args))
+    json.dump(result, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from litestar import Litestar
 from litestar.datastructures import State
-from litestar.di import Provide
 from litestar.middleware.rate_limit import RateLimitConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
@@ -23,11 +22,10 @@ from service.api.history_routes import (
     ArchiveController,
     leaderboard,
     player_stats,
-    provide_history,
 )
 from service.api.openapi import finish_openapi
 from service.api.problems import internal_error_handler, problem_details_config
-from service.api.routes import GamesController, health, provide_service, ready, rules, score
+from service.api.routes import GamesController, health, ready, rules, score
 from service.archive import GameArchive
 from service.archiver import Archiver
 from service.games import GameService
@@ -131,10 +129,6 @@ def create_app(
                 path="/static", directories=[STATIC], include_in_schema=False
             ),
         ],
-        dependencies={
-            "service": Provide(provide_service),
-            "history": Provide(provide_history),
-        },
         state=State(
             {"service": service, "settings": settings, "archive": archive, "history": history}
         ),

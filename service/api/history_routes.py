@@ -7,9 +7,7 @@ from datetime import UTC, datetime
 from typing import Annotated, ClassVar, Literal
 
 import msgspec
-from litestar import Controller, Response, get
-from litestar.datastructures import State
-from litestar.di import NamedDependency
+from litestar import Controller, Request, Response, get
 from litestar.params import Parameter
 
 from domain.views import PublicView
@@ -33,7 +31,6 @@ def parse_timestamp(name: str, value: str) -> datetime | None:
         raise problem(400, "invalid_request", f"{name}: not a valid time: {value!r}") from None
 
 
-HistoryDep = NamedDependency[History]
 ArchivedId = Annotated[str, Parameter(description="An archived game's id.", max_length=64)]
 Limit = Annotated[int, Parameter(ge=1, le=200, description="At most this many items.")]
 
@@ -56,8 +53,8 @@ class LeaderboardOut(msgspec.Struct, **_OUT):
     rows: list[LeaderboardRow]
 
 
-async def provide_history(state: State) -> History:
-    return state.history
+def history_of(request: Request) -> History:
+    return request.app.state.history  # not injected: see routes.games_of
 
 
 class ArchiveController(Controller):
@@ -67,7 +64,7 @@ class ArchiveController(Controller):
     @get("/", operation_id="listArchivedGames", summary="List finished games")
     async def list_games(
         self,
-        history: HistoryDep,
+        request: Request,
         player_id: Annotated[
             str | None,
             Parameter(required=False, pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100),
@@ -91,6 +88,7 @@ class ArchiveController(Controller):
         cursor: Annotated[str | None, Parameter(required=False, max_length=200)] = None,
         limit: Limit = 50,
     ) -> ArchivedGamesPage:
+        history = history_of(request)
         items, next_cursor = await history.list_games(
             player_id=player_id,
             since=parse_timestamp("since", since),
@@ -102,7 +100,8 @@ class ArchiveController(Controller):
         return ArchivedGamesPage(items=items, next_cursor=next_cursor)
 
     @get("/{game_id:str}", operation_id="getArchivedGame", summary="A finished game's record")
-    async def get_game(self, history: HistoryDep, game_id: ArchivedId) -> ArchivedGame:
+    async def get_game(self, request: Request, game_id: ArchivedId) -> ArchivedGame:
+        history = history_of(request)
         return await history.game(game_id)
 
     @get(
@@ -112,11 +111,12 @@ class ArchiveController(Controller):
     )
     async def events(
         self,
-        history: HistoryDep,
+        request: Request,
         game_id: ArchivedId,
         after: Annotated[int, Parameter(ge=0, le=10**9)] = 0,
         limit: Annotated[int, Parameter(ge=1, le=1000)] = 1000,
     ) -> Response[EventsOut]:
+        history = history_of(request)
         stored = await history.events(game_id, after, limit + 1)
         more = len(stored) > limit
         stored = stored[:limit]
@@ -136,11 +136,12 @@ class ArchiveController(Controller):
     )
     async def replay(
         self,
-        history: HistoryDep,
+        request: Request,
         game_id: ArchivedId,
         from_version: Annotated[int, Parameter(ge=0, le=10**9)] = 0,
         limit: Annotated[int, Parameter(ge=1, le=500)] = 100,
     ) -> ReplayOut:
+        history = history_of(request)
         states = await history.replay(game_id, from_version, limit + 1)
         more = len(states) > limit
         states = states[:limit]
@@ -158,19 +159,21 @@ class ArchiveController(Controller):
     tags=["archive"],
 )
 async def player_stats(
-    history: HistoryDep,
+    request: Request,
     player_id: Annotated[str, Parameter(pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100)],
 ) -> PlayerStats:
+    history = history_of(request)
     return await history.player_stats(player_id)
 
 
 @get("/v1/leaderboard", operation_id="getLeaderboard", summary="Players ranked", tags=["archive"])
 async def leaderboard(
-    history: HistoryDep,
+    request: Request,
     by: Annotated[Literal["wins", "mean_score"], Parameter(required=False)] = "wins",
     min_games: Annotated[int, Parameter(ge=1, le=10**6)] = 1,
     offset: Annotated[int, Parameter(ge=0, le=10**6)] = 0,
     limit: Limit = 50,
 ) -> LeaderboardOut:
+    history = history_of(request)
     rows = await history.leaderboard(by, min_games, offset, limit)
     return LeaderboardOut(by=by, min_games=min_games, offset=offset, rows=rows)

@@ -12,7 +12,7 @@ from litestar.params import Parameter
 
 from domain.views import PublicView
 from service.api.problems import problem
-from service.api.schemas import PLAYER_ID_PATTERN, EventsOut
+from service.api.schemas import PLAYER_ID_PATTERN, EventsOut, events_page
 from service.archive import ArchivedGame, GameSummary, LeaderboardRow, PlayerStats
 from service.history import History
 
@@ -118,16 +118,7 @@ class ArchiveController(Controller):
     ) -> Response[EventsOut]:
         history = history_of(request)
         stored = await history.events(game_id, after, limit + 1)
-        more = len(stored) > limit
-        stored = stored[:limit]
-        return Response(
-            EventsOut(
-                game_id=game_id,
-                events=[msgspec.Raw(e.data) for e in stored],
-                last_seq=stored[-1].seq if stored else after,
-                more=more,
-            )
-        )
+        return Response(events_page(game_id, stored, after, limit))
 
     @get(
         "/{game_id:str}/replay",

@@ -32,6 +32,7 @@ from service.api.schemas import (
     ScoreIn,
     ScoreOut,
     SeatToken,
+    events_page,
 )
 from service.errors import SERVICE_ERROR_CODES, ServiceError
 from service.games import GameService
@@ -258,15 +259,7 @@ class GamesController(Controller):
     ) -> Response[EventsOut]:
         service = games_of(request)
         stored = await service.events(game_id, after, limit + 1)
-        more = len(stored) > limit
-        stored = stored[:limit]
-        body = EventsOut(
-            game_id=game_id,
-            events=[msgspec.Raw(e.data) for e in stored],  # already JSON: not decoded again
-            last_seq=stored[-1].seq if stored else after,
-            more=more,
-        )
-        return Response(body)
+        return Response(events_page(game_id, stored, after, limit))
 
     @get(
         "/{game_id:str}/events/stream",

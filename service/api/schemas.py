@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 import msgspec
@@ -10,6 +11,7 @@ from domain.cards import CardCode, CollectionCode, ManifestEntry
 from domain.model import Action, AnyEvent, Phase, Player, Result, Rules
 from domain.scoring import ColorScore
 from domain.views import AuctionView, PublicView, Supply
+from service.ports import StoredEvent
 
 _IN = {"frozen": True, "kw_only": True, "forbid_unknown_fields": True}
 _OUT = {"frozen": True, "kw_only": True}
@@ -91,6 +93,18 @@ class EventsOut(msgspec.Struct, **_OUT):
     events: list[AnyEvent]
     last_seq: int  # seq of the last event returned (or `after` when none)
     more: bool  # true when `limit` cut the list: ask again with after=last_seq
+
+
+def events_page(game_id: str, stored: Sequence[StoredEvent], after: int, limit: int) -> EventsOut:
+    """A page of at most `limit` events from `stored` (fetched with limit + 1, so that `more`
+    tells whether another page follows); the events are already JSON: not decoded again."""
+    page = stored[:limit]
+    return EventsOut(
+        game_id=game_id,
+        events=[msgspec.Raw(e.data) for e in page],
+        last_seq=page[-1].seq if page else after,
+        more=len(stored) > limit,
+    )
 
 
 class ScoreOut(msgspec.Struct, **_OUT):

@@ -1,6 +1,6 @@
 """Where a request's server CPU goes, in microseconds, without sockets or a load generator.
 
-Run: `.venv/bin/python bench/breakdown_http.py` (Redis at 127.0.0.1:6379 db 0; ~30 s;
+Run: `.venv/bin/python bench/breakdown_http.py` (Redis at 127.0.0.1:6379 db 15; ~30 s;
 prints figures, asserts nothing). Companion of `bench/bench_http.py`, whose `us/req` column
 is the whole server's CPU per request under load (uvicorn + httptools + Litestar + handler).
 Here one request runs at a time in this process and CPU time is measured
@@ -24,8 +24,10 @@ import asyncio
 import hashlib
 import os
 import random
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -33,17 +35,22 @@ from pathlib import Path
 import msgspec
 from litestar import Litestar, Request, Response, get, post
 
-os.environ.setdefault("TEN_REDIS_URL", "redis://127.0.0.1:6379/0")
+# a Redis database and an archive of its own (see bench_http.py: the archive outbox is shared
+# by every service process on a database); this script never starts the archiver itself
+os.environ.setdefault("TEN_REDIS_URL", "redis://127.0.0.1:6379/15")
+_TMP = tempfile.mkdtemp(prefix="bench-breakdown-")
+os.environ.setdefault("TEN_DATABASE_URL", f"sqlite+aiosqlite:///{_TMP}/archive.sqlite3")
+OUTBOX_KEY = "ten:archive:outbox"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `bench.ceiling_app`
 
-import service.games as games_mod
-from domain.model import Action
-from infra.redis_store import _record_decoder, _record_encoder
-from service.api.routes import etag, render_acted, view_fields
-from service.api.schemas import GameOut
-from service.app import create_app
-from service.games import Acted, GameService
-from service.settings import Settings
+import service.games as games_mod  # noqa: E402 - after the environment is set
+from domain.model import Action  # noqa: E402 - after the environment is set
+from infra.redis_store import _record_decoder, _record_encoder  # noqa: E402 - after the environment is set
+from service.api.routes import etag, render_acted, view_fields  # noqa: E402 - after the environment is set
+from service.api.schemas import GameOut  # noqa: E402 - after the environment is set
+from service.app import create_app  # noqa: E402 - after the environment is set
+from service.games import Acted, GameService  # noqa: E402 - after the environment is set
+from service.settings import Settings  # noqa: E402 - after the environment is set
 
 ACTIONS = 2000
 CALLS = 2000
@@ -452,7 +459,10 @@ async def main() -> None:
             keys += [f"{{game:{g}}}", f"{{game:{g}}}:log", f"{{game:{g}}}:idem"]
         for i in range(0, len(keys), 500):
             await store.client.delete(*keys[i : i + 500])
+        for i in range(0, len(ids), 500):  # the finished games handed to the archive outbox
+            await store.client.hdel(OUTBOX_KEY, *ids[i : i + 500])
         await store.close()
+        shutil.rmtree(_TMP, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ Here one request runs at a time in this process and CPU time is measured
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import os
 import random
@@ -39,6 +40,7 @@ from litestar import Litestar, Request, Response, get, post
 # by every service process on a database); this script never starts the archiver itself
 os.environ.setdefault("TEN_REDIS_URL", "redis://127.0.0.1:6379/15")
 _TMP = tempfile.mkdtemp(prefix="bench-breakdown-")
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 os.environ.setdefault("TEN_DATABASE_URL", f"sqlite+aiosqlite:///{_TMP}/archive.sqlite3")
 OUTBOX_KEY = "ten:archive:outbox"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `bench.ceiling_app`

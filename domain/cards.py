@@ -70,29 +70,12 @@ NumberCode = Literal[tuple(sorted(NUMBER_CARDS))]  # type: ignore[valid-type]
 CollectionCode = Literal[tuple(sorted(NUMBER_CARDS | WILDS))]  # type: ignore[valid-type]
 
 
-def is_number(code: str) -> bool:
-    return code in NUMBER_CARDS
-
-
 def is_wild(code: str) -> bool:
     return code in WILDS
 
 
-def is_currency(code: str) -> bool:
-    return code in CURRENCY_CARDS
-
-
 def is_valid_code(code: str) -> bool:
     return code in ALL_CODES
-
-
-def number_of(code: str) -> int:
-    """The number of a number card (`R7` -> 7); the price when bought."""
-    return int(code[1])
-
-
-def currency_value(code: str) -> int:
-    return int(code[1])
 
 
 def deck_for(players: int) -> list[str]:
@@ -104,10 +87,6 @@ def deck_for(players: int) -> list[str]:
 
 def deck_size(players: int) -> int:
     return sum(e.copies for e in MANIFEST if e.min_players <= players)
-
-
-def number_sum(cards: Iterable[str]) -> int:
-    return sum(int(c[1]) for c in cards if c in NUMBER_CARDS)
 
 
 def currency_sum(cards: Iterable[str]) -> int:

@@ -1,0 +1,343 @@
+"""The Dockerfile, without a Docker engine (none runs here, so the image is never built).
+
+What can be checked without building it is: the Dockerfile as BuildKit parses it (the
+`dockerfile` package wraps BuildKit's own Go parser, heredocs included) against the
+invariants of the image, consistently with the Helm chart; and the image's exact start
+command, run here against the working tree with the image's environment: the same launcher
+script (extracted from the Dockerfile), the same ENV, a working directory standing for /data.
+What this does NOT show: that the image builds, that the slim base has what the launcher
+needs (sh, sleep: both are in Debian's base), and tini as PID 1 (used here only when a `tini`
+binary is installed on the machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dockerfile
+import httpx
+import pytest
+
+from tests.conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "Dockerfile"
+BUILD_TOOLS = re.compile(
+    r"\b(build-essential|gcc|g\+\+|clang|make|cmake|python3?-dev|libpq-dev|cargo|rustc|pip3? install|git)\b"
+)
+
+
+def instructions() -> list[dockerfile.Command]:
+    return list(dockerfile.parse_file(str(DOCKERFILE)))
+
+
+def stages() -> list[list[dockerfile.Command]]:
+    """The build stages, each from its FROM on."""
+    found: list[list[dockerfile.Command]] = []
+    for cmd in instructions():
+        if cmd.cmd == "FROM":
+            found.append([])
+        if found:
+            found[-1].append(cmd)
+    return found
+
+
+def final_stage() -> list[dockerfile.Command]:
+    return stages()[-1]
+
+
+def only(stage: list[dockerfile.Command], name: str) -> dockerfile.Command:
+    found = [cmd for cmd in stage if cmd.cmd == name]
+    assert len(found) == 1, (name, found)
+    return found[0]
+
+
+def image_env() -> dict[str, str]:
+    """The final stage's ENV, in order (later wins)."""
+    env: dict[str, str] = {}
+    for cmd in final_stage():
+        if cmd.cmd == "ENV":
+            pairs = cmd.value
+            env.update(zip(pairs[::2], pairs[1::2], strict=True))
+    return env
+
+
+def launcher() -> tuple[str, str, str]:
+    """(path in the image, mode, script) of the heredoc COPY in the final stage."""
+    for cmd in final_stage():
+        if cmd.cmd == "COPY" and cmd.heredocs:
+            (doc,) = cmd.heredocs
+            mode = next(f.split("=", 1)[1] for f in cmd.flags if f.startswith("--chmod="))
+            return cmd.value[-1], mode, doc.content
+    raise AssertionError("no launcher script in the final stage")
+
+
+# ---------------------------------------------------------------- static invariants
+
+
+@pytest.mark.unit
+def test_multi_stage_with_a_slim_final_stage() -> None:
+    all_stages = stages()
+    assert len(all_stages) >= 2
+    args = {
+        c.value[0].split("=", 1)[0]: c.value[0].split("=", 1)[1]
+        for c in instructions()
+        if c.cmd == "ARG" and "=" in c.value[0]
+    }
+    base = final_stage()[0].value[0]
+    base = re.sub(r"\$\{(\w+)\}", lambda m: args[m.group(1)], base)
+    assert re.fullmatch(r"python:3\.11(\.\d+)?-slim(-\w+)?", base), base
+    build_name = all_stages[0][0].value[-1]
+    copied_from = {f.split("=", 1)[1] for c in final_stage() if c.cmd == "COPY" for f in c.flags}
+    assert build_name in copied_from  # the venv comes from the build stage
+
+
+@pytest.mark.unit
+def test_the_final_stage_installs_no_build_tools() -> None:
+    for cmd in final_stage():
+        if cmd.cmd == "RUN":
+            assert not BUILD_TOOLS.search(cmd.value[0]), cmd.original
+            assert "pip" not in cmd.value[0], cmd.original
+    # ...whereas the build stage is where they are
+    assert any(c.cmd == "RUN" and "build-essential" in c.value[0] for c in stages()[0])
+
+
+@pytest.mark.unit
+def test_runs_as_a_numeric_non_root_user_matching_the_chart() -> None:
+    user = only(final_stage(), "USER").value[0]
+    match = re.fullmatch(r"(\d+):(\d+)", user)
+    assert match, f"USER {user}: numeric uid:gid, so runAsNonRoot can verify it"
+    assert int(match.group(1)) != 0
+    chart_helpers = (ROOT / "helm/ten/templates/_helpers.tpl").read_text()
+    assert f"runAsUser: {match.group(1)}" in chart_helpers
+    assert f"runAsGroup: {match.group(2)}" in chart_helpers
+    # nothing runs as root after USER
+    after = final_stage()[final_stage().index(only(final_stage(), "USER")) :]
+    assert all(c.cmd != "RUN" for c in after)
+
+
+@pytest.mark.unit
+def test_exec_form_entrypoint_cmd_and_healthcheck() -> None:
+    entrypoint = only(final_stage(), "ENTRYPOINT")
+    cmd = only(final_stage(), "CMD")
+    health = only(final_stage(), "HEALTHCHECK")
+    for instruction in (entrypoint, cmd, health):
+        assert instruction.json, f"{instruction.original}: exec (JSON) form"
+    assert entrypoint.value[0].endswith("/tini")  # PID 1 forwards signals and reaps
+    assert list(cmd.value) == [Path(launcher()[0]).name]
+    assert health.value[0] == "CMD"
+    assert "/health" in " ".join(health.value)
+    assert only(final_stage(), "STOPSIGNAL").value[0] == "SIGTERM"
+    path, mode, script = launcher()
+    assert path.startswith("/usr/local/bin/")
+    assert int(mode, 8) & 0o111
+    assert re.search(r"^exec uvicorn service\.app:app ", script, re.M), "exec: no shell in between"
+
+
+@pytest.mark.unit
+def test_read_only_root_filesystem_layout_matches_the_chart() -> None:
+    env = image_env()
+    assert env["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert int(env["WEB_CONCURRENCY"]) >= 2  # several workers (on Redis)
+    assert int(env["UVICORN_TIMEOUT_GRACEFUL_SHUTDOWN"]) > 0
+    workdir = [c.value[0] for c in final_stage() if c.cmd == "WORKDIR"][-1]
+    volumes = set(only(final_stage(), "VOLUME").value)
+    assert {workdir, "/tmp"} <= volumes
+    deployment = (ROOT / "helm/ten/templates/deployment.yaml").read_text()
+    for path in (workdir, "/tmp"):
+        assert f"mountPath: {path}}}" in deployment  # writable emptyDirs in the pod
+    (port,) = only(final_stage(), "EXPOSE").value
+    assert f"containerPort: {port}," in deployment
+    # bytecode is compiled at build time, since the container cannot write it
+    assert any(c.cmd == "RUN" and "compileall" in c.value[0] for c in stages()[0])
+
+
+@pytest.mark.unit
+def test_oci_labels() -> None:
+    label = only(final_stage(), "LABEL").value
+    labels = dict(zip(label[::2], label[1::2], strict=True))
+    for key in ("title", "description", "version", "revision", "licenses"):
+        assert labels.get(f"org.opencontainers.image.{key}"), key
+
+
+@pytest.mark.unit
+def test_the_image_installs_the_pinned_runtime_dependencies_only() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["dependencies"]
+    for requirement in project["dependencies"]:
+        assert re.match(r"^[\w.\-\[\]]+==[\w.]+", requirement), requirement
+    build = " ".join(c.value[0] for c in stages()[0] if c.cmd == "RUN")
+    assert "['project']['dependencies']" in build
+    assert "optional-dependencies" not in build
+    assert ".[dev]" not in build
+
+
+@pytest.mark.unit
+def test_dockerignore_lets_in_what_the_build_copies_and_nothing_else() -> None:
+    lines = [
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert lines[0] == "*"  # everything is out (.venv, .git, tests, local databases) ...
+    allowed = {line[1:].rstrip("/") for line in lines if line.startswith("!")}
+    copied = set()
+    for cmd in instructions():
+        if cmd.cmd == "COPY" and not cmd.flags and not cmd.heredocs:
+            copied.update(src.rstrip("/") for src in cmd.value[:-1])
+    assert copied == allowed  # ... but what the build copies
+    for path in copied:
+        assert (ROOT / path).exists(), path
+
+
+# ---------------------------------------------------------------- the start command, run
+
+
+@contextmanager
+def image_command(
+    tmp_path: Path, extra_env: dict[str, str]
+) -> Iterator[tuple[subprocess.Popen, str]]:
+    """The image's ENTRYPOINT + CMD with the image's ENV, mapped onto the working tree:
+    /opt/venv -> .venv, /app -> the repository, WORKDIR (/data) -> tmp_path/data."""
+    path, mode, script = launcher()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    launcher_file = bin_dir / Path(path).name
+    launcher_file.write_text(script)
+    launcher_file.chmod(int(mode, 8))
+    venv = Path(sys.executable).parent.parent
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEN_", "WEB_", "UVICORN_"))}
+    for key, value in image_env().items():
+        mapped = value.replace("/opt/venv", str(venv)).replace("/app", str(ROOT))
+        env[key] = mapped.replace("$PATH", f"{bin_dir}:{os.environ['PATH']}")
+    port = free_port()
+    env.update(HOST="127.0.0.1", PORT=str(port))  # the image listens on 0.0.0.0; tests on loopback
+    env.update(extra_env)
+    workdir = tmp_path / "data"
+    workdir.mkdir()
+    entrypoint = list(only(final_stage(), "ENTRYPOINT").value)
+    cmd = list(only(final_stage(), "CMD").value)
+    tini = shutil.which("tini")
+    argv = ([tini, *entrypoint[1:]] if tini else []) + cmd
+    proc = subprocess.Popen(argv, cwd=workdir, env=env, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, f"exited with {proc.returncode}: {proc.stderr.read()}"
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "no /health in 30 s"
+            time.sleep(0.1)
+        yield proc, base
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stderr.close()
+
+
+def stop(proc: subprocess.Popen, timeout: float = 30) -> str:
+    """SIGTERM, as the kubelet sends it; everything the server wrote to stderr."""
+    proc.send_signal(signal.SIGTERM)
+    code = proc.wait(timeout=timeout)
+    stderr = proc.stderr.read()
+    check_clean_exit(code, stderr)
+    return stderr
+
+
+def check_clean_exit(code: int, stderr: str) -> None:
+    """A graceful stop: lifespan shutdown done, then exit 0, or by the SIGTERM itself, which
+    uvicorn (one worker) re-raises once shut down (-15; 143 through tini)."""
+    assert code in (0, -signal.SIGTERM, 128 + signal.SIGTERM), (code, stderr)
+    assert "Application shutdown complete" in stderr, stderr
+
+
+# one human and a five-card deck: the README's curl game, nine actions to the end
+DECK = ["R1", "R2", "W5", "$3", "R4"]
+ACTIONS = [
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "bid", "amount": 2},
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "stop", "take": "numbers"},
+    {"type": "decline"},
+    {"type": "decline"},
+]
+
+
+def new_game(http: httpx.Client) -> tuple[str, dict[str, str]]:
+    response = http.post(
+        "/v1/games", json={"players": [{"name": "Ann"}], "deck": DECK, "starting_seat": 0}
+    )
+    assert response.status_code == 201, response.text
+    body = response.json()
+    return body["id"], {"Authorization": f"Bearer {body['seats'][0]['token']}"}
+
+
+@pytest.mark.e2e
+def test_the_image_command_on_the_embedded_store(tmp_path: Path) -> None:
+    """No configuration: the launcher falls back to one worker (the image says 2), so every
+    request sees the same in-process games; the SQLite archive goes to the working directory
+    (the image's /data volume), not next to the code."""
+    with image_command(tmp_path, {}) as (proc, base), httpx.Client(base_url=base) as http:
+        game, auth = new_game(http)
+        for _ in range(20):  # with two workers about half of these would be 404
+            assert http.get(f"/v1/games/{game}", headers=auth).status_code == 200
+        assert (tmp_path / "data" / "ten-archive.sqlite3").exists()
+        stderr = stop(proc)
+    assert "so 1 worker (not 2)" in stderr
+
+
+@pytest.mark.e2e
+def test_sigterm_lets_an_open_event_stream_finish(
+    tmp_path: Path, redis_url: str, redis_server_url: str
+) -> None:
+    """The image's command on Redis (two workers). A client follows a game's event stream on
+    it; the server gets SIGTERM; the game is then played to its end through another replica
+    (the suite's shared service process on the same Redis).
+    The stream, in flight when SIGTERM came, goes on to deliver every event up to
+    game_finished, and only then does the server exit, cleanly. (Uvicorn closes idle
+    connections at once and lets the busy ones finish, for UVICORN_TIMEOUT_GRACEFUL_SHUTDOWN
+    seconds at most.)"""
+    with (
+        image_command(tmp_path, {"TEN_REDIS_URL": redis_url}) as (proc, base),
+        httpx.Client(base_url=redis_server_url, timeout=10) as replica,
+        httpx.Client(base_url=base, timeout=10) as http,
+    ):
+        game, auth = new_game(replica)
+        with http.stream("GET", f"/v1/games/{game}/events/stream") as stream:
+            assert stream.status_code == 200
+            lines = stream.iter_lines()
+            assert next(lines).startswith(":")  # the opening comment: the stream is served
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(0.5)
+            assert proc.poll() is None  # still serving the open stream
+            for action in ACTIONS:
+                response = replica.post(f"/v1/games/{game}/actions", json=action, headers=auth)
+                assert response.status_code == 200, response.text
+            events = [json.loads(line[5:]) for line in lines if line.startswith("data:")]
+        code = proc.wait(timeout=30)
+        stderr = proc.stderr.read()
+        log = replica.get(f"/v1/games/{game}/events", params={"after": 0}).json()
+    check_clean_exit(code, stderr)
+    assert stderr.count("Application shutdown complete") == 2  # both workers
+    assert events, "no event reached the stream after SIGTERM"
+    assert events[-1]["type"] == "game_finished"
+    assert [e["seq"] for e in events] == [e["seq"] for e in log["events"]]

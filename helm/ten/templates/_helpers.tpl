@@ -1,0 +1,174 @@
+{{/* Names and labels. */}}
+{{- define "ten.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "ten.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The server's pods; the migration Job's pod has component: migration, so that neither the
+Service, the PodDisruptionBudget nor the topology spread counts it. */}}
+{{- define "ten.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ten.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: server
+{{- end }}
+
+{{- define "ten.commonLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "ten.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "ten.labels" -}}
+{{ include "ten.commonLabels" . }}
+app.kubernetes.io/component: server
+{{- end }}
+
+{{- define "ten.migrationLabels" -}}
+{{ include "ten.commonLabels" . }}
+app.kubernetes.io/component: migration
+{{- end }}
+
+{{- define "ten.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "ten.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "ten.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* What is configured. */}}
+{{- define "ten.hasRedis" -}}
+{{- if or .Values.redis.url .Values.redis.existingSecret }}true{{ end }}
+{{- end }}
+
+{{- define "ten.hasDatabase" -}}
+{{- if or .Values.database.url .Values.database.existingSecret .Values.database.host }}true{{ end }}
+{{- end }}
+
+{{/* The chart's Secret holds what is given in values, not in an existing secret. */}}
+{{- define "ten.secretData" -}}
+{{- if and .Values.redis.url (not .Values.redis.existingSecret) }}
+redis-url: {{ .Values.redis.url | b64enc | quote }}
+{{- end }}
+{{- include "ten.databaseSecretData" . }}
+{{- end }}
+
+{{- define "ten.databaseSecretData" -}}
+{{- if not .Values.database.existingSecret }}
+{{- if .Values.database.url }}
+database-url: {{ .Values.database.url | b64enc | quote }}
+{{- else if and .Values.database.host .Values.database.password (not .Values.database.passwordSecret.name) }}
+database-password: {{ .Values.database.password | b64enc | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Env entries for the database URL; $secret is the chart Secret holding values-given data. */}}
+{{- define "ten.databaseEnv" -}}
+{{- $ctx := index . 0 }}{{- $secret := index . 1 }}
+{{- $db := $ctx.Values.database }}
+{{- if $db.existingSecret }}
+- name: TEN_DATABASE_URL
+  valueFrom:
+    secretKeyRef: {name: {{ $db.existingSecret | quote }}, key: {{ $db.existingSecretKey | quote }}}
+{{- else if $db.url }}
+- name: TEN_DATABASE_URL
+  valueFrom:
+    secretKeyRef: {name: {{ $secret | quote }}, key: database-url}
+{{- else if $db.host }}
+{{- $auth := $db.user }}
+{{- if or $db.password $db.passwordSecret.name }}
+- name: TEN_DATABASE_PASSWORD
+  valueFrom:
+    {{- if $db.passwordSecret.name }}
+    secretKeyRef: {name: {{ $db.passwordSecret.name | quote }}, key: {{ $db.passwordSecret.key | quote }}}
+    {{- else }}
+    secretKeyRef: {name: {{ $secret | quote }}, key: database-password}
+    {{- end }}
+{{- $auth = printf "%s:$(TEN_DATABASE_PASSWORD)" $db.user }}
+{{- end }}
+- name: TEN_DATABASE_URL
+  value: {{ printf "postgresql+asyncpg://%s@%s:%v/%s%s" $auth $db.host $db.port $db.name (ternary (printf "?%s" $db.query) "" (ne $db.query "")) | quote }}
+{{- end }}
+{{- end }}
+
+{{- define "ten.redisEnv" -}}
+{{- if .Values.redis.existingSecret }}
+- name: TEN_REDIS_URL
+  valueFrom:
+    secretKeyRef: {name: {{ .Values.redis.existingSecret | quote }}, key: {{ .Values.redis.existingSecretKey | quote }}}
+{{- else if .Values.redis.url }}
+- name: TEN_REDIS_URL
+  valueFrom:
+    secretKeyRef: {name: {{ include "ten.fullname" . | quote }}, key: redis-url}
+{{- end }}
+{{- end }}
+
+{{- define "ten.workers" -}}
+{{- if kindIs "invalid" .Values.workers }}{{ ternary 2 1 (eq (include "ten.hasRedis" .) "true") }}{{ else }}{{ .Values.workers }}{{ end }}
+{{- end }}
+
+{{/* The pod and container security context, shared by the service and the migration Job. */}}
+{{- define "ten.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 10001
+runAsGroup: 10001
+fsGroup: 10001
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- define "ten.containerSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 10001
+runAsGroup: 10001
+readOnlyRootFilesystem: true
+allowPrivilegeEscalation: false
+privileged: false
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{/* Refuse values that would lose games. */}}
+{{- define "ten.validate" -}}
+{{- $redis := eq (include "ten.hasRedis" .) "true" }}
+{{- if and (not $redis) (or (gt (int .Values.replicaCount) 1) .Values.autoscaling.enabled) }}
+{{- fail "ten: replicaCount > 1 or autoscaling.enabled needs Redis (set redis.url or redis.existingSecret): the embedded store keeps games in one process, so other replicas would not see them" }}
+{{- end }}
+{{- if and (not $redis) (gt (int (include "ten.workers" .)) 1) }}
+{{- fail "ten: workers > 1 needs Redis (set redis.url or redis.existingSecret): the embedded store keeps games in one process" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- fail "ten: autoscaling.minReplicas must not exceed autoscaling.maxReplicas" }}
+{{- end }}
+{{- if and .Values.podDisruptionBudget.enabled (not (kindIs "invalid" .Values.podDisruptionBudget.minAvailable)) (not (kindIs "invalid" .Values.podDisruptionBudget.maxUnavailable)) }}
+{{- fail "ten: set only one of podDisruptionBudget.minAvailable and podDisruptionBudget.maxUnavailable (the other to null)" }}
+{{- end }}
+{{- if and .Values.database.host (not .Values.database.url) (not .Values.database.existingSecret) (not .Values.database.password) (not .Values.database.passwordSecret.name) }}
+{{- fail "ten: database.host is set but no password: set database.password or database.passwordSecret.name" }}
+{{- end }}
+{{- end }}

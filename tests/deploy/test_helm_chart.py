@@ -11,6 +11,7 @@ clear message.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -338,8 +339,10 @@ def test_a_changed_setting_or_secret_rolls_the_pods() -> None:
 
 
 def test_redis_enables_replicas_and_workers() -> None:
-    objects = render({**REDIS, "replicaCount": 4})
+    objects = render({**REDIS, "replicaCount": 4, "podDisruptionBudget": {"enabled": True}})
+    validate_all(objects)
     assert one(objects, "Deployment")["spec"]["replicas"] == 4
+    assert one(objects, "PodDisruptionBudget")["spec"]["maxUnavailable"] == 1
     assert configmap_env(objects)["WEB_CONCURRENCY"] == "2"  # the default on Redis
     objects = render({**REDIS, "workers": 5})
     assert configmap_env(objects)["WEB_CONCURRENCY"] == "5"
@@ -359,8 +362,8 @@ def test_redis_enables_replicas_and_workers() -> None:
             "minReplicas must not exceed",
         ),
         (
-            {**REDIS, "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
-            "set only one of podDisruptionBudget.minAvailable",
+            {**REDIS, "podDisruptionBudget": {"enabled": True, "maxUnavailable": None}},
+            "podDisruptionBudget.enabled needs minAvailable or maxUnavailable",
         ),
         ({"database": {"host": "pg"}}, "database.host is set but no password"),
     ],
@@ -390,3 +393,34 @@ def test_bad_values_fail_against_the_schema(values: dict[str, Any], where: str) 
         render(values)
     assert "values don't meet the specifications of the schema" in str(caught.value)
     assert where in str(caught.value)
+
+
+# ---------------------------------------------------------------- documentation
+
+OPAQUE_VALUES = {"resources", "annotations", "labels", "podAnnotations", "podLabels"} | {
+    "nodeSelector", "affinity", "probes", "passwordSecret",
+}  # fmt: skip
+
+
+def value_paths(values: dict[str, Any], prefix: str = "") -> Iterator[str]:
+    for key, value in values.items():
+        if isinstance(value, dict) and value and key not in OPAQUE_VALUES:
+            yield from value_paths(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}"
+
+
+def test_every_value_is_documented_in_the_chart_readme() -> None:
+    readme = (ROOT / "helm" / "README.md").read_text()
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    missing = []
+    for path in value_paths(values):
+        parent, _, leaf = path.rpartition(".")
+        documented = f"`{path}`" in readme or f"`{path}." in readme
+        documented |= bool(parent) and f"`{parent}." in readme and f"`.{leaf}`" in readme
+        if not documented:
+            missing.append(path)
+    assert missing == []
+    # and the schema knows every value (additionalProperties: false does the rest)
+    with helm.Chart.load(CHART) as chart:
+        assert set(chart.schema["properties"]) == set(values) | {"global"}  # for parent charts

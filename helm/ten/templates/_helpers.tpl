@@ -165,8 +165,9 @@ seccompProfile:
 {{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
 {{- fail "ten: autoscaling.minReplicas must not exceed autoscaling.maxReplicas" }}
 {{- end }}
-{{- if and .Values.podDisruptionBudget.enabled (not (kindIs "invalid" .Values.podDisruptionBudget.minAvailable)) (not (kindIs "invalid" .Values.podDisruptionBudget.maxUnavailable)) }}
-{{- fail "ten: set only one of podDisruptionBudget.minAvailable and podDisruptionBudget.maxUnavailable (the other to null)" }}
+{{- $pdb := .Values.podDisruptionBudget }}
+{{- if and $pdb.enabled (kindIs "invalid" $pdb.minAvailable) (kindIs "invalid" $pdb.maxUnavailable) }}
+{{- fail "ten: podDisruptionBudget.enabled needs minAvailable or maxUnavailable" }}
 {{- end }}
 {{- if and .Values.database.host (not .Values.database.url) (not .Values.database.existingSecret) (not .Values.database.password) (not .Values.database.passwordSecret.name) }}
 {{- fail "ten: database.host is set but no password: set database.password or database.passwordSecret.name" }}

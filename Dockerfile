@@ -69,7 +69,9 @@ EOF
 # set TEN_DATABASE_URL. Everything else the process writes goes to /tmp.
 RUN mkdir -p /data && chown 10001:10001 /data
 VOLUME ["/data", "/tmp"]
+# HOME=/tmp: UID 10001 has no passwd entry; whatever a library caches under ~ goes to /tmp
 ENV PATH=/opt/venv/bin:$PATH \
+    HOME=/tmp \
     PYTHONPATH=/app \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

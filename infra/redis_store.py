@@ -5,7 +5,11 @@ Keys of one game share the hash tag `{game:<id>}`, so every script touches one s
 - `{game:<id>}:log`   stream: one entry per event, id `0-<seq>`, field `d` (the event JSON)
 - `{game:<id>}:idem`  hash: Idempotency-Key -> the first response (msgpack)
 A save checks the version and writes state, events and idempotent response in one Lua
-call (one round trip); every key expires together after the configured time.
+call (one round trip); every key expires together after the configured time. A save that
+loses the race gets the stored record back from the same call, so the caller can retry on
+it without another round trip. A call's events travel in two arguments whatever their
+number (`"<seq> <length> ..."` and the concatenated JSON): redis-py packs each argument in
+Python, and an action with its bots' moves makes a dozen events.
 """
 
 from __future__ import annotations
@@ -32,20 +36,28 @@ _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('HSET', KEYS[1], 'v', ARGV[1], 'rec', ARGV[2])
-for i = 4, #ARGV, 2 do
-  redis.call('XADD', KEYS[2], '0-' .. ARGV[i], 'd', ARGV[i + 1])
+local pos = 1
+for seq, len in string.gmatch(ARGV[4], '(%d+) (%d+)') do
+  local stop = pos + tonumber(len)
+  redis.call('XADD', KEYS[2], '0-' .. seq, 'd', string.sub(ARGV[5], pos, stop - 1))
+  pos = stop
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 1
 """
 
+# 1 when saved; on a version conflict the stored record (0 when there is none)
 _SAVE = """
 local v = redis.call('HGET', KEYS[1], 'v')
-if v == false or v ~= ARGV[1] then return 0 end
+if v == false then return 0 end
+if v ~= ARGV[1] then return redis.call('HGET', KEYS[1], 'rec') end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 'rec', ARGV[3])
-for i = 7, #ARGV, 2 do
-  redis.call('XADD', KEYS[2], '0-' .. ARGV[i], 'd', ARGV[i + 1])
+local pos = 1
+for seq, len in string.gmatch(ARGV[7], '(%d+) (%d+)') do
+  local stop = pos + tonumber(len)
+  redis.call('XADD', KEYS[2], '0-' .. seq, 'd', string.sub(ARGV[8], pos, stop - 1))
+  pos = stop
 end
 if ARGV[6] ~= '' then
   redis.call('HSET', KEYS[3], ARGV[5], ARGV[6])
@@ -74,6 +86,11 @@ def unavailable_on_connection_errors():
         raise StoreUnavailable(str(exc)) from exc
     except redis_errors.ClusterDownError as exc:
         raise StoreUnavailable(str(exc)) from exc
+
+
+def _packed(events: Sequence[StoredEvent]) -> tuple[str, bytes]:
+    """Two Lua arguments for any number of events: `"<seq> <length> ..."` and the data."""
+    return " ".join(f"{e.seq} {len(e.data)}" for e in events), b"".join(e.data for e in events)
 
 
 def _stream_events(entries) -> list[StoredEvent]:
@@ -105,9 +122,7 @@ class RedisGameStore:
         return self._redis
 
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
-        args: list[bytes | int | str] = [record.version, _record_encoder.encode(record), ttl * 1000]
-        for event in events:
-            args.extend((event.seq, event.data))
+        args = [record.version, _record_encoder.encode(record), ttl * 1000, *_packed(events)]
         with unavailable_on_connection_errors():
             created = await self._create(keys=list(_keys(record.id)), args=args)
         if not created:
@@ -134,13 +149,13 @@ class RedisGameStore:
             ttl * 1000,
             key,
             b"" if response is None else _record_encoder.encode(response),
+            *_packed(events),
         ]
-        for event in events:
-            args.extend((event.seq, event.data))
         with unavailable_on_connection_errors():
             saved = await self._save(keys=list(_keys(record.id)), args=args)
-        if not saved:
-            raise VersionConflict(record.id)
+        if saved != 1:  # the stored record, or 0 when the game is gone
+            current = _record_decoder.decode(saved) if isinstance(saved, bytes) else None
+            raise VersionConflict(record.id, current=current)
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         if limit <= 0:

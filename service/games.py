@@ -72,7 +72,7 @@ class GameService:
         on_finished: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.time,
         random_hex: Callable[[int], str] = secrets.token_hex,
-        recent_games: int = 4096,
+        recent_games: int = 1024,  # about 9 KB each (a 4-player game at its start)
     ) -> None:
         self.store = store
         self.settings = settings

@@ -1,7 +1,7 @@
 """HTTP load benchmark: the service against the ceiling of its own stack, side by side.
 
 Run: `.venv/bin/python bench/bench_http.py` (prints figures, asserts nothing; Redis at
-127.0.0.1:6379, db 15 unless `--redis-url` says otherwise). About 2 minutes with the defaults.
+127.0.0.1:6379, db 15 unless `--redis-url` says otherwise). About 2.5 minutes with the defaults.
 
 Its own Redis database and archive: the service hands every finished game to an archive
 outbox (`ten:archive:outbox`, one hash per Redis database, swept by every replica) and

@@ -14,8 +14,10 @@ import random
 import secrets
 from collections import Counter
 
+import httpx
 import msgspec
 import pytest
+import redis
 
 from domain.engine import to_act
 from domain.errors import RuleError
@@ -25,6 +27,7 @@ from service.api.routes import render_acted
 from service.errors import ServiceError
 from service.games import GameService
 from service.settings import Settings
+from tests.conftest import run_server
 
 pytestmark = pytest.mark.integration
 
@@ -231,3 +234,56 @@ def test_the_copies_are_bounded(backend) -> None:
             await close(a, b)
 
     backend.run(body)
+
+
+def test_two_service_processes_acting_in_turns_over_http(redis_url: str) -> None:
+    """The same as above with two real service processes on one Redis: each action goes to
+    the process that did not make the last one, so its copy is always stale. With If-Match on
+    the version just read, every action is accepted; with the version before it, 412."""
+    with (
+        run_server({"TEN_REDIS_URL": redis_url}) as first,
+        run_server({"TEN_REDIS_URL": redis_url}) as second,
+        httpx.Client(base_url=first, timeout=30) as a,
+        httpx.Client(base_url=second, timeout=30) as b,
+    ):
+        created = a.post("/v1/games", json={"players": [{"name": n} for n, _ in HUMANS]})
+        assert created.status_code == 201
+        game_id = created.json()["id"]
+        auth = {
+            s["seat"]: {"Authorization": f"Bearer {s['token']}"} for s in created.json()["seats"]
+        }
+        rng = random.Random(5)
+        returned, done = [], 0
+        try:
+            for turn in range(30):
+                client = (a, b)[turn % 2]
+                view = client.get(f"/v1/games/{game_id}").json()
+                if view["status"] == "finished":
+                    break
+                seat = view["to_act"]
+                legal = client.get(f"/v1/games/{game_id}", headers=auth[seat]).json()
+                action = rng.choice(legal["legal_actions"])
+                url = f"/v1/games/{game_id}/actions"
+                other = view["version"] - 1 if view["version"] else 1  # not the stored version
+                stale = client.post(
+                    url, json=action, headers={**auth[seat], "If-Match": f'"{other}"'}
+                )
+                assert stale.status_code == 412, stale.text
+                acted = client.post(
+                    url, json=action, headers={**auth[seat], "If-Match": f'"{view["version"]}"'}
+                )
+                assert acted.status_code == 200, acted.text
+                assert acted.json()["version"] == view["version"] + 1
+                returned.extend(e["seq"] for e in acted.json()["events"])
+                done += 1
+            assert done >= 20
+            log = a.get(f"/v1/games/{game_id}/events", params={"limit": 1000}).json()["events"]
+            after_create = [e["seq"] for e in log if e["version"] > created.json()["version"]]
+            assert Counter(returned) == Counter(after_create)
+            assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+            final = b.get(f"/v1/games/{game_id}").json()
+            assert final["version"] == created.json()["version"] + done
+        finally:
+            with redis.Redis.from_url(redis_url) as client:
+                tag = f"{{game:{game_id}}}"
+                client.delete(tag, f"{tag}:log", f"{tag}:idem")

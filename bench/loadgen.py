@@ -212,7 +212,13 @@ async def act_client(client, n, stats, args, ids, rng) -> None:
         if not legal:  # a fresh game: read it once (not counted)
             token = next(iter(game["tokens"].values()))
             headers = {"Authorization": f"Bearer {token}"}
-            _, data = await client.request(conn, "GET", f"/v1/games/{game['id']}", b"", headers)
+            status, data = await client.request(
+                conn, "GET", f"/v1/games/{game['id']}", b"", headers
+            )
+            if status != 200:  # gone (someone else's clean-up of a shared database?)
+                stats.errors[f"GET game {status}"] += 1
+                game["status"] = "finished"
+                continue
             view = _decode(data)
             game["status"] = view["status"]
             seat, legal = next_move(view)

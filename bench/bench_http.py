@@ -1,7 +1,7 @@
 """HTTP load benchmark: the service against the ceiling of its own stack, side by side.
 
 Run: `.venv/bin/python bench/bench_http.py` (prints figures, asserts nothing; Redis at
-127.0.0.1:6379, db 15 unless `--redis-url` says otherwise). About 2 minutes with the defaults.
+127.0.0.1:6379, db 15 unless `--redis-url` says otherwise). About 2.5 minutes with the defaults.
 
 Its own Redis database and archive: the service hands every finished game to an archive
 outbox (`ten:archive:outbox`, one hash per Redis database, swept by every replica) and
@@ -22,9 +22,12 @@ compare-and-set). Then, per worker count, for `--duration` seconds after `--warm
 - read ceiling    GET  /ceiling/read/0                          (wrk if installed)
 - read service    GET  /v1/games/{id}, a 4-player game in mid-play (wrk if installed)
 - write ceiling   POST /ceiling/write/{n}, one key per client    (bench/loadgen.py, raw)
-- action service  POST /v1/games/{id}/actions, each client playing its own game with its
-                  seat token, a random pick from the previous reply's `legal_actions`
-                                                                 (bench/loadgen.py, raw)
+- action service  POST /v1/games/{id}/actions, each client playing its own game (1 human and
+                  3 bots: every action also plays the bots' moves) with its seat token, a
+                  random pick from the previous reply's `legal_actions` (bench/loadgen.py, raw)
+- action humans   the same on games of 4 human seats and no bot, the client acting for the
+                  seat whose turn it is: one engine move per request, the service's own
+                  cost per action (what the write ceiling stands for: it plays no game)
 
 Besides requests/s and p50/p99 latency it samples the CPU each party used during the window
 (server processes, load generator, redis-server, and everyone else on the machine), since on a
@@ -256,7 +259,7 @@ def percentile(sorted_values: list[int], q: float) -> float:
 
 def run_loadgen(
     scenario: str, url: str, server: Server, rclient, args, *, client: str = "raw", procs: int = 1,
-    duration: float | None = None, warmup: float | None = None,
+    duration: float | None = None, warmup: float | None = None, humans: int = 1,
 ) -> dict:  # fmt: skip
     duration = args.duration if duration is None else duration
     warmup = args.warmup if warmup is None else warmup
@@ -269,6 +272,7 @@ def run_loadgen(
             "--clients", str(clients), "--duration", str(duration), "--start-at", str(start_at),
             "--key-offset", str(offset), "--bots", args.bots, "--seed", str(args.seed + i),
             "--pool", str(args.pool), "--ids-file", str(IDS_DIR / f"{next(_ids_files)}.ids"),
+            "--humans", str(humans),
         ]  # fmt: skip
         gens.append(spawn(cmd, stdout=subprocess.PIPE))
         offset += clients
@@ -302,6 +306,7 @@ def run_loadgen(
         "errors": sum(sum(r["errors"].values()) for r in results),
         "creates": sum(r["creates"] for r in results),
         "finished_games": sum(r["finished_games"] for r in results),
+        "reply_bytes": sum(r["reply_bytes"] for r in results) / max(requests, 1),
         "client_cpu_s": sum(r["client_cpu_s"] for r in results),
         "game_ids": [g for r in results for g in r["game_ids"]],
         "cpu": cpu,
@@ -620,18 +625,20 @@ def main() -> None:
             read_target = f"/v1/games/{game['id']}"
             runs: dict[str, list[dict]] = {}
             for _ in range(args.rounds):
-                for name, server, kind, target in (
-                    ("read ceiling", ceiling, "get", "/ceiling/read/0"),
-                    ("read service", service, "get", read_target),
-                    ("write ceiling", ceiling, "write", ""),
-                    ("action service", service, "act", ""),
+                for name, server, kind, target, humans in (
+                    ("read ceiling", ceiling, "get", "/ceiling/read/0", 1),
+                    ("read service", service, "get", read_target, 1),
+                    ("write ceiling", ceiling, "write", "", 1),
+                    ("action service", service, "act", "", 1),
+                    ("action humans", service, "act", "", 4),
                 ):
                     if kind == "get" and use_wrk:
                         row = run_wrk(server.base + target, server, rclient, args)
                     else:
                         row = run_loadgen(
-                            kind, server.base + target, server, rclient, args, procs=args.procs
-                        )
+                            kind, server.base + target, server, rclient, args, procs=args.procs,
+                            humans=humans,
+                        )  # fmt: skip
                         keys_to_delete += [k for g in row["game_ids"] for k in game_keys(g)]
                     runs.setdefault(name, []).append(row)
             # the round with the median req/s of each scenario
@@ -659,23 +666,27 @@ def main() -> None:
             if args.rounds > 1:
                 for name, rs in runs.items():
                     print(f"  {name} req/s per round: " + ", ".join(f"{r['rps']:.0f}" for r in rs))
-            act = rows["action service"]
-            print(
-                f"  action service: {act['statuses']} statuses, {act['errors']} errors; "
-                f"{act['finished_games']} games finished, {act['creates']} created in the window "
-                "(creates and the one GET per new game are not in the figures)"
-            )
+            act, humans = rows["action service"], rows["action humans"]
+            for label, row in (("action service", act), ("action humans", humans)):
+                print(
+                    f"  {label}: {row['statuses']} statuses, {row['errors']} errors; "
+                    f"{row['finished_games']} games finished, {row['creates']} created in the "
+                    f"window (creates and the one GET per new game are not in the figures); "
+                    f"replies {row['reply_bytes']:.0f} B on average"
+                )
+            print(f"  write ceiling replies {rows['write ceiling']['reply_bytes']:.0f} B")
+            write = rows["write ceiling"]
             read_ratio = rows["read service"]["rps"] / rows["read ceiling"]["rps"]
-            write_ratio = act["rps"] / rows["write ceiling"]["rps"]
             print(
-                f"  service / ceiling in req/s: read {read_ratio * 100:.0f}% (goal >= 80%), "
-                f"action {write_ratio * 100:.0f}% (goal >= 80%)"
+                f"  service / ceiling in req/s: read {read_ratio * 100:.0f}% (goal >= 80%); "
+                f"action {act['rps'] / write['rps'] * 100:.0f}% with 3 bots' moves in each, "
+                f"{humans['rps'] / write['rps'] * 100:.0f}% humans only (goal >= 80%)"
             )
             cpu_read = us_per_request(rows["read ceiling"]) / us_per_request(rows["read service"])
-            cpu_write = us_per_request(rows["write ceiling"]) / us_per_request(act)
             print(
                 f"  the same from server CPU per request (less sensitive to other load): read "
-                f"{cpu_read * 100:.0f}%, action {cpu_write * 100:.0f}%"
+                f"{cpu_read * 100:.0f}%; action {us_per_request(write) / us_per_request(act) * 100:.0f}%"
+                f" with bots, {us_per_request(write) / us_per_request(humans) * 100:.0f}% humans only"
             )
         print()
         print(CPU_NOTE)

@@ -6,13 +6,15 @@ is the whole server's CPU per request under load (uvicorn + httptools + Litestar
 Here one request runs at a time in this process and CPU time is measured
 (`time.process_time`: waiting for Redis and other processes' load do not count):
 
-1. `GameService.act` called directly, each stage timed by wrapping what `act` calls;
+1. `GameService.act` called directly, each stage timed by wrapping what `act` calls (1: a
+   human and 3 random bots, 1b: 4 humans, no bot moves in the request);
 2. single pieces: one redis-py round trip (with the store's BlockingConnectionPool, a plain
    ConnectionPool, and a bare asyncio protocol + hiredis as the floor), msgpack, rendering,
    decoding an action body;
 3. the service app and the ceiling app (`bench/ceiling_app.py`) driven as ASGI in-process:
    3 - 1 is Litestar's share, and `bench_http.py`'s us/req minus 3 is uvicorn, httptools,
-   uvloop and the socket system calls;
+   uvloop and the socket system calls; 3c measures the service against the ceiling in
+   turns, the least load-sensitive comparison this machine allows;
 4. the framework alone: the service app with its use case stubbed (no Redis, no engine)
    against a bare Litestar handler doing the same stub work without dependency injection,
    declared header parameters or a typed `data` body.
@@ -46,7 +48,9 @@ OUTBOX_KEY = "ten:archive:outbox"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `bench.ceiling_app`
 
 import service.games as games_mod  # noqa: E402 - after the environment is set
+from domain.legal import legal_actions_in  # noqa: E402 - after the environment is set
 from domain.model import Action  # noqa: E402 - after the environment is set
+from domain.views import PublicView  # noqa: E402 - after the environment is set
 from infra.redis_store import _record_decoder, _record_encoder  # noqa: E402 - after the environment is set
 from service.api.routes import etag, render_acted, view_fields  # noqa: E402 - after the environment is set
 from service.api.schemas import GameOut  # noqa: E402 - after the environment is set
@@ -89,8 +93,20 @@ class Timers:
         return wrapped
 
 
-def players(bots: str = "random"):
-    return [("bench", None)] + [(f"bot{i}", bots) for i in range(3)]
+def players(bots: str = "random", humans: int = 1):
+    return [(f"human{i}", None) for i in range(humans)] + [
+        (f"bot{i}", bots) for i in range(4 - humans)
+    ]
+
+
+def next_move(view: dict) -> tuple[int | None, list]:
+    """The seat to act and its legal actions, from a reply (as bench/loadgen.py does)."""
+    seat = view["to_act"]
+    if seat is None or view["status"] == "finished":
+        return None, []
+    if view.get("seat") == seat and view.get("legal_actions") is not None:
+        return seat, view["legal_actions"]
+    return seat, msgspec.to_builtins(legal_actions_in(msgspec.convert(view, PublicView), seat))
 
 
 class Asgi:
@@ -145,58 +161,108 @@ async def cpu_per_call(fn, n: int = CALLS, rounds: int = 5) -> float:
     return statistics.median(results)
 
 
-async def play_direct(service: GameService, actions: int, rng, ids, render=render_acted):
+async def play_direct(service: GameService, actions: int, rng, ids, render=render_acted, humans=1):
     """`GameService.act` on fresh games; returns (CPU s in act, actions, games)."""
     total, count, games = 0.0, 0, 0
     while count < actions:
-        created = await service.create(players())
+        created = await service.create(players(humans=humans))
         ids.append(created.record.id)
-        auth = f"Bearer {created.tokens[0][1]}"
-        record = await service.get(created.record.id)
-        legal = view_fields(record, 0)["legal_actions"]
+        auths = {seat: f"Bearer {token}" for seat, token in created.tokens}
+        seat, legal = next_move(msgspec.to_builtins(view_fields(created.record, None)))
         games += 1
         while legal and count < actions:
+            action = msgspec.convert(rng.choice(legal), type=Action)
             t = time.process_time()
-            acted = await service.act(record.id, auth, rng.choice(legal), render=render)
+            acted = await service.act(created.record.id, auths[seat], action, render=render)
             total += time.process_time() - t
             count += 1
-            view = msgspec.json.decode(acted.body)
-            if view["status"] == "finished":
-                break
-            legal = [msgspec.convert(a, type=Action) for a in view["legal_actions"]]
+            seat, legal = next_move(msgspec.json.decode(acted.body))
     return total, count, games
 
 
-async def asgi_actions(client: Asgi, actions: int, rng, ids):
+async def asgi_actions(client: Asgi, actions: int, rng, ids, humans=1):
     """POST actions through the whole app; returns (CPU s, actions, statuses, mean bytes)."""
     total, count, statuses, size = 0.0, 0, defaultdict(int), 0
     decode, encode = msgspec.json.decode, msgspec.json.encode
-    body = encode({"players": [{"name": n, "bot": b} for n, b in players()]})
+    body = encode({"players": [{"name": n, "bot": b} for n, b in players(humans=humans)]})
     while count < actions:
         _, data = await client.request("POST", "/v1/games", body)
         game = decode(data)
         ids.append(game["id"])
-        headers = (("authorization", f"Bearer {game['seats'][0]['token']}"),)
-        _, data = await client.request("GET", f"/v1/games/{game['id']}", b"", headers)
-        legal = decode(data)["legal_actions"]
+        auths = {s["seat"]: (("authorization", f"Bearer {s['token']}"),) for s in game["seats"]}
+        seat, legal = next_move(game)
         while legal and count < actions:
             payload = encode(rng.choice(legal))
             t = time.process_time()
             status, data = await client.request(
-                "POST", f"/v1/games/{game['id']}/actions", payload, headers
+                "POST", f"/v1/games/{game['id']}/actions", payload, auths[seat]
             )
             total += time.process_time() - t
             count += 1
             statuses[status] += 1
             size += len(data)
-            view = decode(data)
-            if status != 200 or view["status"] == "finished":
+            if status != 200:
                 break
-            legal = view["legal_actions"]
+            seat, legal = next_move(decode(data))
     return total, count, dict(statuses), size // max(count, 1)
 
 
-async def stage_breakdown(service: GameService, rng, ids) -> float:
+class ActionPlayer:
+    """One POST action per `step()` through the whole app, playing games one after another
+    (creating a game and its first read are done apart, their CPU not counted)."""
+
+    def __init__(self, client: Asgi, rng, ids, humans: int) -> None:
+        self.client, self.rng, self.ids, self.humans = client, rng, ids, humans
+        self.game, self.seat, self.legal, self.auths = None, None, [], {}
+        self.cpu = 0.0
+
+    async def _new_game(self) -> None:
+        body = msgspec.json.encode(
+            {"players": [{"name": n, "bot": b} for n, b in players(humans=self.humans)]}
+        )
+        _, data = await self.client.request("POST", "/v1/games", body)
+        game = msgspec.json.decode(data)
+        self.ids.append(game["id"])
+        self.game = game["id"]
+        self.auths = {
+            s["seat"]: (("authorization", f"Bearer {s['token']}"),) for s in game["seats"]
+        }
+        self.seat, self.legal = next_move(game)
+
+    async def step(self) -> None:
+        while not self.legal:
+            await self._new_game()
+        payload = msgspec.json.encode(self.rng.choice(self.legal))
+        t = time.process_time()
+        status, data = await self.client.request(
+            "POST", f"/v1/games/{self.game}/actions", payload, self.auths[self.seat]
+        )
+        self.cpu += time.process_time() - t
+        assert status == 200, (status, data[:200])
+        self.seat, self.legal = next_move(msgspec.json.decode(data))
+
+
+async def interleaved(cases: dict, rounds: int = 12, per_round: int = 150) -> dict[str, float]:
+    """CPU us per call of each case, measured in turns (`per_round` calls of one, then of
+    the next...) so that the machine's changing load weighs on every case alike; the median
+    over the rounds. A case is `(fn, counter)`: `counter()` the CPU seconds `fn` counted
+    itself (to leave out what it does apart), or None to time the whole call."""
+    for fn, _ in cases.values():
+        for _ in range(30):
+            await fn()
+    results: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, (fn, counter) in cases.items():
+            before = counter() if counter else None
+            t = time.process_time()
+            for _ in range(per_round):
+                await fn()
+            spent = (counter() - before) if counter else time.process_time() - t
+            results[name].append(spent / per_round * 1e6)
+    return {name: statistics.median(values) for name, values in results.items()}
+
+
+async def stage_breakdown(service: GameService, rng, ids, humans: int = 1) -> float:
     store = service.store
     timers = Timers()
     wrapped = {
@@ -224,20 +290,20 @@ async def stage_breakdown(service: GameService, rng, ids) -> float:
     for name, fn in wrapped.items():
         setattr(games_mod, name, fn)
     try:
-        total, count, games = await play_direct(service, ACTIONS, rng, ids, render)
+        total, count, games = await play_direct(service, ACTIONS, rng, ids, render, humans)
     finally:
         for name, fn in originals.items():
             setattr(games_mod, name, fn)
         store.load, store.save = load, save
         service.seat_of, service.create = seat_of, create
     act_us = total / count * 1e6
-    print(f"1. GameService.act called directly: {act_us:.0f} us CPU per action "
-          f"({count} actions in {games} games, 1 human + 3 random bots)")  # fmt: skip
+    who = "1 human + 3 random bots" if humans == 1 else "4 humans, no bot"
+    print(f"GameService.act called directly: {act_us:.0f} us CPU per action "
+          f"({count} actions in {games} games, {who})")  # fmt: skip
     accounted = 0.0
     stages = {k: v - create_cpu.get(k, 0.0) for k, v in timers.cpu.items()}
     for name, cpu in sorted(stages.items(), key=lambda kv: -kv[1]):
-        share = count / (count + games) if name.startswith("load") else 1.0  # +1 load per game
-        us = cpu * share / count * 1e6
+        us = cpu / count * 1e6  # (a load only when the process's copy of the game is stale)
         accounted += us
         line(name, us)
     line("rest of GameService.act (and timer overhead)", act_us - accounted)
@@ -406,7 +472,10 @@ async def main() -> None:
           f"in-process (machine load average {os.getloadavg()[0]:.2f})\n")  # fmt: skip
     try:
         await play_direct(service, 200, rng, ids)  # warm-up of every path
+        print("1. ", end="")
         direct_act = await stage_breakdown(service, rng, ids)
+        print("1b. ", end="")
+        direct_humans = await stage_breakdown(service, rng, ids, humans=4)
         game_id = ids[-1]
         await pieces(service, game_id)
 
@@ -415,6 +484,12 @@ async def main() -> None:
         asgi_act = a_total / a_count * 1e6
         line("service POST /v1/games/{id}/actions", asgi_act, f"({a_count} actions, {statuses})")
         line("  of which Litestar and routes.py (3 - 1)", asgi_act - direct_act)
+        h_total, h_count, h_statuses, _ = await asgi_actions(client, ACTIONS, rng, ids, humans=4)
+        asgi_humans = h_total / h_count * 1e6
+        line(
+            "  the same, 4 humans (no bot moves)", asgi_humans, f"({h_count} actions, {h_statuses})"
+        )
+        line("    of which Litestar and routes.py (3 - 1b)", asgi_humans - direct_humans)
 
         async def get_game():
             status, _ = await client.request("GET", f"/v1/games/{game_id}")
@@ -439,7 +514,8 @@ async def main() -> None:
 
         blob = await store.client.hget(f"{{game:{game_id}}}", "rec")
         version = (await service.get(game_id)).version
-        await store.client.hset(f"{{bench:ceil}}:{CEIL_N}", mapping={"v": version, "rec": blob})
+        for n in (CEIL_N, CEIL_N + 1):  # the second for the kept-record endpoint
+            await store.client.hset(f"{{bench:ceil}}:{n}", mapping={"v": version, "rec": blob})
         ceil = Asgi(ceiling_app.app)
 
         async def ceil_read():
@@ -450,13 +526,50 @@ async def main() -> None:
             status, _ = await ceil.request("POST", f"/ceiling/write/{CEIL_N}", b'{"type":"draw"}')
             assert status == 200, status
 
-        line("ceiling GET  /ceiling/read/{n}", await cpu_per_call(ceil_read))
-        line("ceiling POST /ceiling/write/{n}", await cpu_per_call(ceil_write))
+        async def ceil_kept():
+            status, _ = await ceil.request(
+                "POST", f"/ceiling/kept/{CEIL_N + 1}", b'{"type":"draw"}'
+            )
+            assert status == 200, status
+
+        ceiling_read = await cpu_per_call(ceil_read)
+        ceiling_write = await cpu_per_call(ceil_write)
+        line("ceiling GET  /ceiling/read/{n}", ceiling_read)
+        line("ceiling POST /ceiling/write/{n}", ceiling_write)
+        bots_player = ActionPlayer(client, rng, ids, humans=1)
+        humans_player = ActionPlayer(client, rng, ids, humans=4)
+        turns = await interleaved(
+            {
+                "read ceiling": (ceil_read, None),
+                "read service": (get_game, None),
+                "write ceiling": (ceil_write, None),
+                "action service (3 bots)": (bots_player.step, lambda: bots_player.cpu),
+                "action humans": (humans_player.step, lambda: humans_player.cpu),
+                "write ceiling without its read": (ceil_kept, None),
+            }
+        )
+        print("\n3c. the same, measured in turns (median of 12 rounds of 150 calls each):")
+        for name, us in turns.items():
+            line(name, us)
+        write = turns["write ceiling"]
+        print(
+            f"   ceiling / service CPU: read "
+            f"{turns['read ceiling'] / turns['read service'] * 100:.0f}%, action "
+            f"{write / turns['action service (3 bots)'] * 100:.0f}% with 3 bots' moves, "
+            f"{write / turns['action humans'] * 100:.0f}% humans only (in-process: uvicorn, "
+            "httptools and the sockets, the same for both, are left out)"
+        )
+        kept = turns["write ceiling without its read"]
+        print(
+            "   (not the issue's ceiling: against a write ceiling that also keeps the record in "
+            f"memory and skips its HGET, as actions do, {kept / turns['action service (3 bots)'] * 100:.0f}% "
+            f"with bots, {kept / turns['action humans'] * 100:.0f}% humans only)"
+        )
         await ceiling_app._redis.aclose()
 
         ids += await framework(service)
     finally:
-        keys = [f"{{bench:ceil}}:{CEIL_N}"]
+        keys = [f"{{bench:ceil}}:{CEIL_N}", f"{{bench:ceil}}:{CEIL_N + 1}"]
         for g in ids:
             keys += [f"{{game:{g}}}", f"{{game:{g}}}:log", f"{{game:{g}}}:idem"]
         for i in range(0, len(keys), 500):

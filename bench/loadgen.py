@@ -7,11 +7,15 @@ one JSON object on stdout: counts, statuses, latencies (us) of the window, own C
 
 Scenarios (`--scenario`):
 - `get URL`           GET the same URL (e.g. a game in mid-play, or the read ceiling)
-- `act BASE`          each client plays its own 4-player game (1 human seat, 3 bots) through
+- `act BASE`          each client plays its own 4-player game (1 human seat, 3 bots; with
+                      `--humans 4` four human seats and no bot) through
                       `POST BASE/v1/games/{id}/actions`, picking a random action from the
-                      `legal_actions` of the previous reply; a finished game is replaced by one
-                      from a pool created before the window (or created on the spot; creates
-                      are counted apart, never in the action figures)
+                      `legal_actions` of the previous reply (with several human seats, the
+                      next seat's legal actions are computed here from the reply's public
+                      view, `domain.legal.legal_actions_in`, and it acts with that seat's
+                      token); a finished game is replaced by one from a pool created before
+                      the window (or created on the spot; creates are counted apart, never in
+                      the action figures)
 - `write BASE`        `POST BASE/ceiling/write/{n}`, client n on its own key (`--key-offset`)
 
 Clients (`--client`):
@@ -29,9 +33,14 @@ import random
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import msgspec
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's domain/
+from domain.legal import legal_actions_in
+from domain.views import PublicView
 
 ACTION_HEADERS = {"Content-Type": "application/json"}
 _decode = msgspec.json.decode
@@ -131,26 +140,39 @@ class Stats:
         self.create_statuses: Counter[int] = Counter()
         self.errors: Counter[str] = Counter()
         self.finished_games = 0
+        self.reply_bytes = 0
 
     def in_window(self, now: float) -> bool:
         return self.start_at <= now <= self.end_at
 
-    def record(self, began: float, status: int) -> None:
+    def record(self, began: float, status: int, size: int = 0) -> None:
         now = time.time()
         if self.in_window(now):
             self.latencies.append(int((now - began) * 1e6))
             self.statuses[status] += 1
+            self.reply_bytes += size
 
 
-def create_body(bots: str) -> bytes:
-    return _encode(
-        {"players": [{"name": "bench"}] + [{"name": f"bot{i}", "bot": bots} for i in range(3)]}
-    )
+def create_body(bots: str, humans: int = 1) -> bytes:
+    players = [{"name": f"human{i}"} for i in range(humans)]
+    players += [{"name": f"bot{i}", "bot": bots} for i in range(4 - humans)]
+    return _encode({"players": players})
 
 
-async def create_game(client: Client, conn, stats: Stats, bots: str, ids: list[str]):
+def next_move(view: dict) -> tuple[int | None, list]:
+    """The seat to act and its legal actions (JSON-ready), from a reply's view."""
+    seat = view["to_act"]
+    if seat is None or view["status"] == "finished":
+        return None, []
+    if view.get("seat") == seat and view.get("legal_actions") is not None:
+        return seat, view["legal_actions"]
+    public = msgspec.convert(view, PublicView)
+    return seat, msgspec.to_builtins(legal_actions_in(public, seat))
+
+
+async def create_game(client: Client, conn, stats: Stats, bots: str, ids: list[str], humans=1):
     status, data = await client.request(
-        conn, "POST", "/v1/games", create_body(bots), ACTION_HEADERS
+        conn, "POST", "/v1/games", create_body(bots, humans), ACTION_HEADERS
     )
     if stats.in_window(time.time()):
         stats.creates += 1
@@ -164,7 +186,7 @@ async def create_game(client: Client, conn, stats: Stats, bots: str, ids: list[s
         IDS_FILE.flush()
     return {
         "id": game["id"],
-        "token": game["seats"][0]["token"],
+        "tokens": {s["seat"]: s["token"] for s in game["seats"]},
         "status": game["status"],
     }
 
@@ -172,22 +194,38 @@ async def create_game(client: Client, conn, stats: Stats, bots: str, ids: list[s
 async def act_client(client, n, stats, args, ids, rng) -> None:
     await asyncio.sleep(n * args.stagger)  # connect one by one: every worker gets its share
     conn = client.connection()
-    pool = [await create_game(client, conn, stats, args.bots, ids) for _ in range(args.pool)]
+    pool = [
+        await create_game(client, conn, stats, args.bots, ids, args.humans)
+        for _ in range(args.pool)
+    ]
     game = pool.pop()
-    legal = None
+    seat, legal = None, None
     while time.time() < stats.end_at:
         if game["status"] == "finished":
             stats.finished_games += 1
-            game = pool.pop() if pool else await create_game(client, conn, stats, args.bots, ids)
+            game = (
+                pool.pop()
+                if pool
+                else await create_game(client, conn, stats, args.bots, ids, args.humans)
+            )
             legal = None
-        headers = {**ACTION_HEADERS, "Authorization": f"Bearer {game['token']}"}
-        if not legal:  # a fresh game: read its legal actions once (not counted)
-            _, data = await client.request(conn, "GET", f"/v1/games/{game['id']}", b"", headers)
+        if not legal:  # a fresh game: read it once (not counted)
+            token = next(iter(game["tokens"].values()))
+            headers = {"Authorization": f"Bearer {token}"}
+            status, data = await client.request(
+                conn, "GET", f"/v1/games/{game['id']}", b"", headers
+            )
+            if status != 200:  # gone (someone else's clean-up of a shared database?)
+                stats.errors[f"GET game {status}"] += 1
+                game["status"] = "finished"
+                continue
             view = _decode(data)
-            legal, game["status"] = view["legal_actions"], view["status"]
+            game["status"] = view["status"]
+            seat, legal = next_move(view)
             if not legal:
                 game["status"] = "finished"
                 continue
+        headers = {**ACTION_HEADERS, "Authorization": f"Bearer {game['tokens'][seat]}"}
         body = _encode(rng.choice(legal))
         began = time.time()
         try:
@@ -199,10 +237,11 @@ async def act_client(client, n, stats, args, ids, rng) -> None:
             conn = client.connection()
             legal = None
             continue
-        stats.record(began, status)
+        stats.record(began, status, len(data))
         if status == 200:
             view = _decode(data)
-            legal, game["status"] = view["legal_actions"], view["status"]
+            game["status"] = view["status"]
+            seat, legal = next_move(view)
         else:
             legal = None  # re-read the game before the next action
             if args.verbose:
@@ -220,12 +259,12 @@ async def simple_client(client, n, stats, args) -> None:
     while time.time() < stats.end_at:
         began = time.time()
         try:
-            status, _ = await client.request(conn, method, path, body, headers)
+            status, data = await client.request(conn, method, path, body, headers)
         except Exception as exc:
             stats.errors[type(exc).__name__] += 1
             conn = client.connection()
             continue
-        stats.record(began, status)
+        stats.record(began, status, len(data))
 
 
 async def main_async(args) -> dict:
@@ -259,6 +298,7 @@ async def main_async(args) -> dict:
         "creates": stats.creates,
         "create_statuses": {str(k): v for k, v in stats.create_statuses.items()},
         "finished_games": stats.finished_games,
+        "reply_bytes": stats.reply_bytes,
         "client_cpu_s": cpu[1] - cpu[0],
         "game_ids": ids,
     }
@@ -275,7 +315,10 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=2.0, help="if no --start-at")
     parser.add_argument("--key-offset", type=int, default=0, help="write: first key number")
     parser.add_argument("--pool", type=int, default=3, help="act: games per client made ahead")
-    parser.add_argument("--bots", default="random", help="act: the 3 bots' level")
+    parser.add_argument("--bots", default="random", help="act: the bots' level")
+    parser.add_argument(
+        "--humans", type=int, default=1, help="act: human seats of the 4 (the rest are bots)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--stagger", type=float, default=0.005, help="seconds between two clients' first request"

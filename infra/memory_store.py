@@ -73,7 +73,7 @@ class MemoryGameStore:
         with self._lock:
             entry = self._live(record.id)
             if entry is None or entry.record.version != expected_version:
-                raise VersionConflict(record.id)
+                raise VersionConflict(record.id, current=None if entry is None else entry.record)
             entry.record = record
             entry.events.extend(events)
             entry.expires_at = self._clock() + ttl

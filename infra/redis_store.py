@@ -5,7 +5,9 @@ Keys of one game share the hash tag `{game:<id>}`, so every script touches one s
 - `{game:<id>}:log`   stream: one entry per event, id `0-<seq>`, field `d` (the event JSON)
 - `{game:<id>}:idem`  hash: Idempotency-Key -> the first response (msgpack)
 A save checks the version and writes state, events and idempotent response in one Lua
-call (one round trip); every key expires together after the configured time.
+call (one round trip); every key expires together after the configured time. A save that
+loses the race gets the stored record back from the same call, so the caller can retry on
+it without another round trip.
 """
 
 from __future__ import annotations
@@ -26,35 +28,58 @@ from service.ports import (
     VersionConflict,
 )
 
-# A new game starts from a clean slate: a log or idempotency hash left by a vanished game
-# of the same id (deleted or evicted state) would make XADD fail half-way or replay answers.
-_CREATE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'rec', ARGV[2])
-for i = 4, #ARGV, 2 do
-  redis.call('XADD', KEYS[2], '0-' .. ARGV[i], 'd', ARGV[i + 1])
+# Script arguments: ARGV[1] is a header of numbers, `"<version> <ttl ms> <seq> <length> ..."`
+# (save: `"<expected version> <new version> <ttl ms> <seq> <length> ..."`), one `<seq>
+# <length>` per event; ARGV[2] the record; ARGV[3] the events' data, concatenated. redis-py
+# packs each argument in Python (a few microseconds each), so an action's save is 3 keys and
+# 3 arguments (5 with an Idempotency-Key), whatever its number of events.
+_EVENTS = """
+local pos = 1
+for seq, len in string.gmatch(events, ' (%d+) (%d+)') do
+  local stop = pos + tonumber(len)
+  redis.call('XADD', KEYS[2], '0-' .. seq, 'd', string.sub(ARGV[3], pos, stop - 1))
+  pos = stop
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return 1
 """
 
-_SAVE = """
-local v = redis.call('HGET', KEYS[1], 'v')
-if v == false or v ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'v', ARGV[2], 'rec', ARGV[3])
-for i = 7, #ARGV, 2 do
-  redis.call('XADD', KEYS[2], '0-' .. ARGV[i], 'd', ARGV[i + 1])
-end
-if ARGV[6] ~= '' then
-  redis.call('HSET', KEYS[3], ARGV[5], ARGV[6])
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
+# A new game starts from a clean slate: a log or idempotency hash left by a vanished game
+# of the same id (deleted or evicted state) would make XADD fail half-way or replay answers.
+_CREATE = (
+    """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local version, ttl, events = string.match(ARGV[1], '^(%d+) (%d+)(.*)$')
+redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('HSET', KEYS[1], 'v', version, 'rec', ARGV[2])
+"""
+    + _EVENTS
+    + """
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[2], ttl)
 return 1
 """
+)
+
+# 1 when saved; on a version conflict the stored record (0 when there is none). ARGV[4] and
+# ARGV[5], when given, are an Idempotency-Key and the response to remember for it.
+_SAVE = (
+    """
+local expected, version, ttl, events = string.match(ARGV[1], '^(%d+) (%d+) (%d+)(.*)$')
+local v = redis.call('HGET', KEYS[1], 'v')
+if v == false then return 0 end
+if v ~= expected then return redis.call('HGET', KEYS[1], 'rec') end
+redis.call('HSET', KEYS[1], 'v', version, 'rec', ARGV[2])
+"""
+    + _EVENTS
+    + """
+if ARGV[4] then
+  redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
+end
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('PEXPIRE', KEYS[3], ttl)
+return 1
+"""
+)
 
 _record_encoder = msgspec.msgpack.Encoder()
 _record_decoder = msgspec.msgpack.Decoder(GameRecord)
@@ -74,6 +99,11 @@ def unavailable_on_connection_errors():
         raise StoreUnavailable(str(exc)) from exc
     except redis_errors.ClusterDownError as exc:
         raise StoreUnavailable(str(exc)) from exc
+
+
+def _header(numbers: str, events: Sequence[StoredEvent]) -> str:
+    """ARGV[1] of the scripts: the numbers, then `<seq> <length>` of each event."""
+    return numbers + "".join(f" {e.seq} {len(e.data)}" for e in events)
 
 
 def _stream_events(entries) -> list[StoredEvent]:
@@ -105,9 +135,11 @@ class RedisGameStore:
         return self._redis
 
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
-        args: list[bytes | int | str] = [record.version, _record_encoder.encode(record), ttl * 1000]
-        for event in events:
-            args.extend((event.seq, event.data))
+        args = [
+            _header(f"{record.version} {ttl * 1000}", events),
+            _record_encoder.encode(record),
+            b"".join(e.data for e in events),
+        ]
         with unavailable_on_connection_errors():
             created = await self._create(keys=list(_keys(record.id)), args=args)
         if not created:
@@ -126,21 +158,18 @@ class RedisGameStore:
         ttl: int,
         idempotency: tuple[str, IdempotentResponse] | None = None,
     ) -> None:
-        key, response = idempotency if idempotency is not None else ("", None)
-        args: list[bytes | int | str] = [
-            expected_version,
-            record.version,
+        args: list[bytes | str] = [
+            _header(f"{expected_version} {record.version} {ttl * 1000}", events),
             _record_encoder.encode(record),
-            ttl * 1000,
-            key,
-            b"" if response is None else _record_encoder.encode(response),
+            b"".join(e.data for e in events),
         ]
-        for event in events:
-            args.extend((event.seq, event.data))
+        if idempotency is not None:
+            args += (idempotency[0], _record_encoder.encode(idempotency[1]))
         with unavailable_on_connection_errors():
             saved = await self._save(keys=list(_keys(record.id)), args=args)
-        if not saved:
-            raise VersionConflict(record.id)
+        if saved != 1:  # the stored record, or 0 when the game is gone
+            current = _record_decoder.decode(saved) if isinstance(saved, bytes) else None
+            raise VersionConflict(record.id, current=current)
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         if limit <= 0:

@@ -11,12 +11,14 @@ import logging
 import re
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import msgspec
 from msgspec.structs import replace
 
 from domain.engine import apply, new_game
+from domain.errors import RuleError
 from domain.model import Action, Event, Rules
 from domain.simulation import play_bots
 from service.errors import ServiceError
@@ -70,6 +72,7 @@ class GameService:
         on_finished: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.time,
         random_hex: Callable[[int], str] = secrets.token_hex,
+        recent_games: int = 1024,  # about 9 KB each (a 4-player game at its start)
     ) -> None:
         self.store = store
         self.settings = settings
@@ -77,6 +80,22 @@ class GameService:
         self._on_finished = on_finished
         self._clock = clock
         self._random_hex = random_hex
+        # The games this process saved or read last, as it saw them: an action starts from
+        # here instead of reading the game again (one Redis round trip fewer). Possibly stale
+        # (another replica or worker acted since, or the game expired): never trusted for an
+        # answer, only for a first try; see `act`. Reads (`get`) always go to the store.
+        self._recent: OrderedDict[str, GameRecord] = OrderedDict()
+        self._recent_max = recent_games
+
+    def _remember(self, record: GameRecord) -> None:
+        recent = self._recent
+        known = recent.get(record.id)
+        if known is not None and known.version > record.version:
+            return  # a slower read of an older version: keep the newer one
+        recent[record.id] = record
+        recent.move_to_end(record.id)
+        if len(recent) > self._recent_max:
+            recent.popitem(last=False)
 
     def _ttl(self, record: GameRecord) -> int:
         if record.state.phase == "finished":
@@ -120,6 +139,7 @@ class GameService:
             player_ids=tuple(player_ids) if named else (),
         )
         await self.store.create(record, encode_events(events), self._ttl(record))
+        self._remember(record)
         if state.phase == "finished":
             await self._finished(record)
         return Created(record=record, tokens=tokens, events=events)
@@ -139,9 +159,12 @@ class GameService:
             self._on_finished()
 
     async def get(self, game_id: str) -> GameRecord:
+        """The game as stored now (never from the recent games)."""
         record = await self.store.load(game_id) if GAME_ID.match(game_id) else None
         if record is None:
+            self._recent.pop(game_id, None)
             raise ServiceError("game_not_found")
+        self._remember(record)
         return record
 
     async def seat_of(self, record: GameRecord, authorization: str | None) -> int | None:
@@ -183,50 +206,85 @@ class GameService:
         """Apply one action and the bot moves it hands the turn to; save with a version check.
 
         Without If-Match a lost race is retried on the fresh state; with it, a changed game
-        is 412. A retried Idempotency-Key returns the first response and changes nothing."""
-        record = await self.get(game_id)
+        is 412. A retried Idempotency-Key returns the first response and changes nothing.
+
+        The first try may start from this process's copy of the game (`_recent`) instead of
+        reading it: the save's version check refuses it if the game moved on since, and hands
+        back the stored game to retry on. Every answer other than a saved 200 (401, 403, 404,
+        409, 412, a rule error) is given only on the game as read from the store, so a stale
+        copy costs a retry, never a wrong answer."""
+        record = self._recent.get(game_id)
+        fresh = record is None
+        if fresh:
+            record = await self.get(game_id)
+        tries = 0
+        while True:
+            try:
+                return await self._act_on(
+                    record, authorization, action, render, if_match, idempotency_key, fingerprint
+                )
+            except VersionConflict as conflict:
+                tries += 1
+                if tries >= self.settings.act_retries:
+                    raise ServiceError("concurrent_update") from None
+                if conflict.current is None:  # expired or deleted since
+                    self._recent.pop(game_id, None)
+                    raise ServiceError("game_not_found") from None
+                record, fresh = conflict.current, True
+                self._remember(record)
+            except (ServiceError, RuleError):
+                if fresh:
+                    raise
+                record, fresh = await self.get(game_id), True  # judge it on the stored game
+
+    async def _act_on(
+        self,
+        record: GameRecord,
+        authorization: str | None,
+        action: Action,
+        render: Render,
+        if_match: int | None,
+        idempotency_key: str | None,
+        fingerprint: str,
+    ) -> Acted:
+        """One try of `act` on `record`; raises VersionConflict if the game moved on."""
         seat = await self.seat_of(record, authorization)
         if seat is None:
             raise ServiceError("unauthorized")
         fingerprint = f"{seat}:{fingerprint}"
-        for _ in range(self.settings.act_retries):
-            if idempotency_key is not None:
-                prior = await self.store.idempotent_response(game_id, idempotency_key)
-                if prior is not None:
-                    if not hmac.compare_digest(prior.fingerprint, fingerprint):
-                        raise ServiceError("idempotency_key_reused")
-                    return Acted(
-                        status=prior.status, body=prior.body, version=prior.version, replayed=True
-                    )
-            if if_match is not None and record.version != if_match:
-                raise ServiceError(
-                    "version_mismatch",
-                    f"If-Match names version {if_match}; the game is at {record.version}.",
+        if idempotency_key is not None:
+            prior = await self.store.idempotent_response(record.id, idempotency_key)
+            if prior is not None:
+                if not hmac.compare_digest(prior.fingerprint, fingerprint):
+                    raise ServiceError("idempotency_key_reused")
+                return Acted(
+                    status=prior.status, body=prior.body, version=prior.version, replayed=True
                 )
-            state, events = apply(record.state, seat, action)
-            state, bot_events = play_bots(state)
-            events.extend(bot_events)
-            new = replace(record, state=state, updated_at=self._clock())
-            body = render(new, seat, events)
-            remembered = None
-            if idempotency_key is not None:
-                remembered = (
-                    idempotency_key,
-                    IdempotentResponse(
-                        fingerprint=fingerprint, status=200, body=body, version=new.version
-                    ),
-                )
-            try:
-                await self.store.save(
-                    new, record.version, encode_events(events), self._ttl(new), remembered
-                )
-            except VersionConflict:
-                record = await self.get(game_id)
-                continue
-            if state.phase == "finished":
-                await self._finished(new)
-            return Acted(status=200, body=body, version=new.version, replayed=False)
-        raise ServiceError("concurrent_update")
+        if if_match is not None and record.version != if_match:
+            raise ServiceError(
+                "version_mismatch",
+                f"If-Match names version {if_match}; the game is at {record.version}.",
+            )
+        state, events = apply(record.state, seat, action)
+        state, bot_events = play_bots(state)
+        events.extend(bot_events)
+        new = replace(record, state=state, updated_at=self._clock())
+        body = render(new, seat, events)
+        remembered = None
+        if idempotency_key is not None:
+            remembered = (
+                idempotency_key,
+                IdempotentResponse(
+                    fingerprint=fingerprint, status=200, body=body, version=new.version
+                ),
+            )
+        await self.store.save(
+            new, record.version, encode_events(events), self._ttl(new), remembered
+        )
+        self._remember(new)
+        if state.phase == "finished":
+            await self._finished(new)
+        return Acted(status=200, body=body, version=new.version, replayed=False)
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         await self.get(game_id)

@@ -40,7 +40,14 @@ class IdempotentResponse(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class VersionConflict(Exception):
-    """The stored game is no longer at the version the caller read."""
+    """The stored game is no longer at the version the caller read.
+
+    A failed `save` names the game as stored when it refused (`current`; None when there is
+    no such game any more), so the caller can retry on it without reading it again."""
+
+    def __init__(self, message: str = "", *, current: GameRecord | None = None) -> None:
+        super().__init__(message)
+        self.current = current
 
 
 class StoreUnavailable(Exception):
@@ -62,7 +69,8 @@ class GameStore(Protocol):
         idempotency: tuple[str, IdempotentResponse] | None = None,
     ) -> None:
         """Atomically replace the game (only if it is still at `expected_version`), append
-        its new events and remember the idempotent response. Raises VersionConflict."""
+        its new events and remember the idempotent response. Otherwise raises
+        VersionConflict with `current` the game as stored then (None if there is none)."""
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         """Events with seq > after, oldest first, at most `limit`."""

@@ -167,6 +167,45 @@ def test_a_stale_save_raises_and_changes_nothing(backend):
     backend.run(body)
 
 
+def test_a_refused_save_hands_back_the_stored_game(backend):
+    """So that the caller can retry on it without reading it again."""
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 1)
+    late, late_events = advance(replace(r0, updated_at=NOW + 50), 1)
+
+    async def body(store):
+        with pytest.raises(VersionConflict) as missing:
+            await store.save(r1, 0, e1, TTL)
+        assert missing.value.current is None  # no such game
+        await store.create(r0, e0, TTL)
+        await store.save(r1, 0, e1, TTL)
+        with pytest.raises(VersionConflict) as stale:
+            await store.save(late, 0, late_events, TTL)
+        assert stale.value.current == r1
+
+    backend.run(body)
+
+
+def test_events_of_any_bytes_and_number_are_stored_apart(backend):
+    """One save's events travel packed (Redis: two script arguments): each comes back as it
+    went in, whatever bytes it holds (spaces, digits, newlines, none) and however many."""
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, _ = advance(r0, 1)
+    odd = [b"1 2 3", b"", b"\n\x00 \xff{}", "é ✓".encode(), b"9" * 5000, *[b"x"] * 300]
+    first = e0[-1].seq + 1
+    events = [StoredEvent(first + i, data) for i, data in enumerate(odd)]
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        await store.save(r1, 0, events, TTL)
+        assert await store.events(game_id, e0[-1].seq, 1000) == events
+        assert await store.load(game_id) == r1
+
+    backend.run(body)
+
+
 def test_a_save_to_a_game_that_does_not_exist_conflicts(backend):
     game_id = backend.new_id()
     r0, _ = new_record(game_id)

@@ -214,6 +214,9 @@ _metrics: Metrics | None = None
 def metrics() -> Metrics:
     global _metrics  # noqa: PLW0603 - one registry per process, whatever the number of apps
     if _metrics is None:
+        directory = os.environ.get(MULTIPROC_ENV)
+        if directory:  # prometheus_client writes its files there as the metrics are made
+            os.makedirs(directory, exist_ok=True)
         _metrics = Metrics()
     return _metrics
 

@@ -107,14 +107,94 @@ async def measure(names: list[str], kind: str) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in per.items()}
 
 
+async def _wrapper_us(app, n: int = 20000) -> float:
+    """Best-of-5 CPU us per request through `app` around a do-nothing routed endpoint."""
+
+    async def send(message) -> None:
+        pass
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    def scope():
+        return {
+            "type": "http", "method": "GET", "path": "/v1/games/abc",
+            "headers": [(b"host", b"x"), (b"authorization", b"Bearer x"), (b"accept", b"*/*")],
+        }  # fmt: skip
+
+    best = []
+    for _ in range(6):
+        t = time.process_time()
+        for _ in range(n):
+            await app(scope(), receive, send)
+        best.append((time.process_time() - t) / n * 1e6)
+    return min(best[1:])
+
+
+async def _endpoint(scope, receive, send) -> None:
+    scope["path_template"] = "/v1/games/{game_id}"
+    scope["path_params"] = {"game_id": "abc"}
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"a", b"b")]})
+    await send({"type": "http.response.body", "body": b"{}"})
+
+
+async def _store_us(store, game_id: str, n: int = 20000) -> float:
+    best = []
+    for _ in range(6):
+        t = time.process_time()
+        for _ in range(n):
+            await store.load(game_id)
+        best.append((time.process_time() - t) / n * 1e6)
+    return min(best[1:])
+
+
+def wrapper_costs() -> None:
+    """The observability pieces alone, around a do-nothing endpoint: less noise than whole
+    requests, whose CPU varies with the (random) games each app plays."""
+    from service.instrumented_store import InstrumentedStore
+    from service.observability.logs import RequestContext
+    from service.observability.metrics import metrics
+
+    m = metrics()
+    rows = {
+        "endpoint alone": _endpoint,
+        "+ request id": RequestContext(_endpoint, access_log=False),
+        "+ request id + HTTP metrics": RequestContext(_endpoint, False, m),
+        "+ ... + JSON access log": RequestContext(_endpoint, True, m),
+    }
+    results = {name: asyncio.run(_wrapper_us(app)) for name, app in rows.items()}
+    base = results["endpoint alone"]
+    print("The pieces alone, best of 5 x 20000, CPU us per request:")
+    for name, us in results.items():
+        print(f"   {name:<30} {us:6.2f} us  (+{us - base:.2f})")
+    store = MemoryGameStore()
+    game = asyncio.run(_create(store))
+    bare = asyncio.run(_store_us(store, game))
+    timed = asyncio.run(_store_us(InstrumentedStore(store, m), game))
+    print(f"   store.load bare / timed        {bare:6.2f} / {timed:.2f} us  (+{timed - bare:.2f})")
+
+
+async def _create(store) -> str:
+    from service.games import GameService
+
+    created = await GameService(store, Settings()).create([("a", None)])
+    return created.record.id
+
+
 def main() -> None:
     names = ["bare", "request-id", "metrics", "metrics+access"]
     devnull = open(os.devnull, "w")  # noqa: SIM115 - the access log's sink for the run
     real_stdout, sys.stdout = sys.stdout, devnull
     try:
+        wrapper_out = __import__("io").StringIO()
+        sys.stdout = wrapper_out
+        wrapper_costs()
+        sys.stdout = devnull
         results = {kind: asyncio.run(measure(names, kind)) for kind in ("health", "read", "act")}
     finally:
         sys.stdout = real_stdout
+    print(wrapper_out.getvalue().replace("\n", "\n", 1), end="")
+    print("Whole requests (the games differ between apps: noisier):")
     mode = (
         "multiprocess (mmap files)" if os.environ.get("PROMETHEUS_MULTIPROC_DIR") else "one process"
     )

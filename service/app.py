@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import Any
 
 from litestar import Litestar
 from litestar.datastructures import State
@@ -30,6 +31,7 @@ from service.archive import GameArchive
 from service.archiver import Archiver
 from service.games import GameService
 from service.history import History
+from service.observability.logs import RequestContext, configure_logging
 from service.ports import ArchiveOutbox, GameStore
 from service.settings import Settings
 
@@ -65,21 +67,90 @@ def build_outbox(store: GameStore) -> ArchiveOutbox:
     return MemoryOutbox()
 
 
+class Instruments:
+    """Metrics and tracing as the settings ask, each off costing nothing per request."""
+
+    def __init__(self, settings: Settings, store: GameStore, tracer_provider: Any) -> None:
+        self.metrics = None
+        self.tracing = None
+        self.live = None
+        self.embedded = getattr(store, "client", None) is None
+        if settings.metrics:
+            from service.observability import metrics as m  # noqa: PLC0415 - only when on
+
+            self._m = m
+            self.metrics = m.metrics()
+            if self.embedded:  # one process owns every game: it can count the live ones
+                self.live = m.LiveGames()
+        if settings.tracing:
+            from service.observability.tracing import Tracing  # noqa: PLC0415 - optional
+
+            self.tracing = Tracing(tracer_provider)
+
+    def store(self, store: GameStore) -> GameStore:
+        if self.metrics is None and self.tracing is None:
+            return store
+        from service.instrumented_store import InstrumentedStore  # noqa: PLC0415
+
+        return InstrumentedStore(
+            store,
+            self.metrics,
+            tracer=self.tracing.tracer if self.tracing else None,
+            live=self.live,
+            system="memory" if self.embedded else "redis",
+        )
+
+    def outbox(self, outbox: ArchiveOutbox) -> ArchiveOutbox:
+        return outbox if self.metrics is None else self._m.CountingOutbox(outbox)
+
+    @property
+    def service_class(self) -> type[GameService]:
+        return GameService if self.metrics is None else self._m.MeteredGameService
+
+    def route_handlers(self) -> list:
+        return [] if self.metrics is None else [self._m.metrics_route(self.live)]
+
+    def plugins(self) -> list:
+        plugins: list = []
+        if self.metrics is not None:
+            plugins.append(self._m.ProblemMetricsPlugin())  # after ProblemDetailsPlugin
+        if self.tracing is not None:
+            plugins.append(self.tracing.plugin)
+        return plugins
+
+    def before_send(self) -> list:
+        return [] if self.tracing is None else self.tracing.before_send
+
+    def shutdown(self) -> None:
+        if self.metrics is not None:
+            self.metrics.flush()  # this worker's last second, before it exits
+            self._m.mark_process_dead()
+        if self.tracing is not None:
+            self.tracing.shutdown()
+
+
 def create_app(
     settings: Settings | None = None,
     store: GameStore | None = None,
     archive: GameArchive | None = None,
+    *,
+    tracer_provider: Any = None,
 ) -> Litestar:
+    """The app; `tracer_provider` (OpenTelemetry) replaces the OTLP exporter when tracing is on."""
     settings = settings or Settings.from_env()
+    # before uvicorn logs that the server started: every line in the configured format
+    configure_logging(settings.log_format, settings.log_level, settings.access_log)
     store = store if store is not None else build_store(settings)
     archive = archive if archive is not None else build_archive(settings)
     outbox = build_outbox(store)
+    obs = Instruments(settings, store, tracer_provider)
+    store, outbox = obs.store(store), obs.outbox(outbox)
     archiver = Archiver(outbox, archive, interval=settings.archive_interval)
 
     def wake_archiver() -> None:
         archiver.wake.set()
 
-    service = GameService(store, settings, outbox=outbox, on_finished=wake_archiver)
+    service = obs.service_class(store, settings, outbox=outbox, on_finished=wake_archiver)
     history = History(archive)
     background: list[asyncio.Task] = []
 
@@ -89,6 +160,9 @@ def create_app(
 
             await upgrade_async(settings.database_url)
         background.append(asyncio.create_task(archiver.run_forever(), name="ten-archiver"))
+        if obs.metrics is not None:
+            flusher = obs.metrics.flush_forever()
+            background.append(asyncio.create_task(flusher, name="ten-metrics"))
 
     async def close_store() -> None:
         for task in background:
@@ -96,6 +170,7 @@ def create_app(
         await asyncio.gather(*background, return_exceptions=True)
         await store.close()
         await archive.close()
+        obs.shutdown()
 
     middleware = []
     stores = {}
@@ -111,7 +186,7 @@ def create_app(
         middleware.append(
             RateLimitConfig(
                 rate_limit=(unit, limit),  # type: ignore[arg-type]
-                exclude=["/health", "/ready", "/schema", "/static"],
+                exclude=["/health", "/ready", "/schema", "/static", "/metrics"],
             ).middleware
         )
 
@@ -125,6 +200,7 @@ def create_app(
             rules,
             health,
             ready,
+            *obs.route_handlers(),
             create_static_files_router(
                 path="/static", directories=[STATIC], include_in_schema=False
             ),
@@ -132,7 +208,9 @@ def create_app(
         state=State(
             {"service": service, "settings": settings, "archive": archive, "history": history}
         ),
-        plugins=[ProblemDetailsPlugin(problem_details_config())],
+        plugins=[ProblemDetailsPlugin(problem_details_config()), *obs.plugins()],
+        before_send=obs.before_send(),
+        logging_config=None,  # configure_logging above: JSON or text on stdout, request ids
         exception_handlers={Exception: internal_error_handler},
         middleware=middleware,
         stores=stores,
@@ -155,6 +233,13 @@ def create_app(
         on_shutdown=[close_store],
     )
     finish_openapi(app)
+    # around Litestar's router and exception handling: every response has a request id and
+    # is counted, 404s and 429s included
+    app.asgi_handler = RequestContext(
+        app.asgi_handler,
+        access_log=settings.access_log,
+        http_metrics=obs.metrics,
+    )
     return app
 
 

@@ -11,6 +11,12 @@ import msgspec
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day)\s*$")
 
 
+def _otlp_endpoint_set(env: Mapping[str, str]) -> bool:
+    """OpenTelemetry's own variables name an exporter endpoint: tracing is wanted."""
+    names = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    return any((env.get(name) or "").strip() for name in names)
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     redis_url: str | None = None  # TEN_REDIS_URL; unset: the embedded in-process store
     redis_cluster: bool = False  # TEN_REDIS_CLUSTER: the URL names a Redis Cluster node
@@ -24,6 +30,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     database_url: str | None = None  # TEN_DATABASE_URL; unset: a SQLite file (embedded default)
     migrate_on_start: bool | None = None  # TEN_MIGRATE_ON_START; unset: only on the default SQLite
     archive_interval: float = 1.0  # TEN_ARCHIVE_INTERVAL: seconds between outbox sweeps
+    metrics: bool = True  # TEN_METRICS: Prometheus metrics at GET /metrics
+    log_format: str = "auto"  # TEN_LOG_FORMAT: json | text | auto (text on a terminal, else JSON)
+    log_level: str = "INFO"  # TEN_LOG_LEVEL
+    access_log: bool = False  # TEN_ACCESS_LOG: one log line per request
+    tracing: bool = False  # TEN_OTEL_ENABLED (or OTEL_EXPORTER_OTLP_ENDPOINT set): OpenTelemetry
 
     @property
     def run_migrations(self) -> bool:
@@ -58,6 +69,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 raise ValueError(f"TEN_{name} must be positive")
             return parsed
 
+        def choice(name: str, allowed: tuple[str, ...], default: str, upper: bool = False) -> str:
+            value = get(name)
+            if value is None:
+                return default
+            value = value.upper() if upper else value.lower()
+            if value not in allowed:
+                raise ValueError(f"TEN_{name} must be one of {', '.join(allowed)}, not {value!r}")
+            return value
+
         defaults = cls()
         rate = get("RATE_LIMIT")
         rate_limit = None
@@ -81,4 +101,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             if get("MIGRATE_ON_START") is None
             else flag("MIGRATE_ON_START", False),
             archive_interval=number("ARCHIVE_INTERVAL", defaults.archive_interval, float),
+            metrics=flag("METRICS", True),
+            log_format=choice("LOG_FORMAT", ("auto", "json", "text"), "auto"),
+            log_level=choice(
+                "LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "INFO", upper=True
+            ),
+            access_log=flag("ACCESS_LOG", False),
+            tracing=flag("OTEL_ENABLED", _otlp_endpoint_set(env)),
         )

@@ -1,0 +1,118 @@
+"""A GameStore decorator: times every call (`ten_store_seconds{op}`), counts version
+conflicts and unreachable-store failures, games created and finished, and, with tracing on,
+makes a span per call. The adapters in `infra/` stay unaware of metrics and tracing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from time import perf_counter
+from typing import Any
+
+from service.observability.metrics import LiveGames, Metrics
+from service.ports import (
+    GameRecord,
+    GameStore,
+    IdempotentResponse,
+    StoredEvent,
+    StoreUnavailable,
+    VersionConflict,
+)
+
+# operations as label tuples, made once
+_CREATE, _LOAD, _SAVE, _EVENTS = ("create",), ("load",), ("save",), ("events",)
+_WAIT_EVENTS, _IDEMPOTENT_RESPONSE, _PING = ("wait_events",), ("idempotent_response",), ("ping",)
+
+
+class InstrumentedStore:
+    def __init__(
+        self,
+        inner: GameStore,
+        metrics: Metrics | None,
+        *,
+        tracer: Any = None,
+        live: LiveGames | None = None,
+        system: str = "redis",
+    ) -> None:
+        self.inner = inner
+        self._metrics = metrics
+        self._tracer = tracer
+        self._live = live
+        self._system = system
+
+    def __getattr__(self, name: str) -> Any:  # the adapter's own attributes (e.g. `client`)
+        return getattr(self.inner, name)
+
+    async def _call(self, op: tuple[str], game_id: str | None, call, *args):
+        if self._tracer is not None:
+            attributes = {"db.system": self._system, "db.operation": op[0]}
+            if game_id is not None:
+                attributes["ten.game_id"] = game_id
+            with self._tracer.start_as_current_span(f"store.{op[0]}", attributes=attributes):
+                return await self._measured(op, call, *args)
+        return await self._measured(op, call, *args)
+
+    async def _measured(self, op: tuple[str], call, *args):
+        metrics = self._metrics
+        if metrics is None:
+            return await call(*args)
+        start = perf_counter()
+        try:
+            return await call(*args)
+        except VersionConflict:
+            metrics.store_conflicts.inc()
+            raise
+        except StoreUnavailable:
+            metrics.store_unavailable.inc()
+            raise
+        finally:
+            metrics.store_seconds.observe(op, perf_counter() - start)
+
+    def _saved(self, record: GameRecord, ttl: int, created: bool) -> None:
+        finished = record.state.phase == "finished"
+        if self._metrics is not None:
+            if created:
+                self._metrics.games_created.inc(())
+            if finished:
+                self._metrics.games_finished.inc(())
+        if self._live is not None:
+            self._live.saved(record.id, finished, ttl)
+
+    async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
+        await self._call(_CREATE, record.id, self.inner.create, record, events, ttl)
+        self._saved(record, ttl, created=True)
+
+    async def load(self, game_id: str) -> GameRecord | None:
+        return await self._call(_LOAD, game_id, self.inner.load, game_id)
+
+    async def save(
+        self,
+        record: GameRecord,
+        expected_version: int,
+        events: Sequence[StoredEvent],
+        ttl: int,
+        idempotency: tuple[str, IdempotentResponse] | None = None,
+    ) -> None:
+        await self._call(
+            _SAVE, record.id, self.inner.save, record, expected_version, events, ttl, idempotency
+        )
+        self._saved(record, ttl, created=False)
+
+    async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
+        return await self._call(_EVENTS, game_id, self.inner.events, game_id, after, limit)
+
+    async def wait_events(self, game_id: str, after: int, timeout: float) -> list[StoredEvent]:
+        return await self._call(
+            _WAIT_EVENTS, game_id, self.inner.wait_events, game_id, after, timeout
+        )
+
+    async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None:
+        return await self._call(
+            _IDEMPOTENT_RESPONSE, game_id, self.inner.idempotent_response, game_id, key
+        )
+
+    async def ping(self) -> None:
+        await self._call(_PING, None, self.inner.ping)
+
+    async def close(self) -> None:
+        await self.inner.close()

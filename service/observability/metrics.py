@@ -1,0 +1,359 @@
+"""Prometheus metrics (prometheus_client): HTTP requests and latency per route, games,
+actions, problems, the game store and the archive outbox, exposed at `GET /metrics`.
+
+One set per process (prometheus_client's registry is process-wide). With several worker
+processes (`uvicorn --workers N`) set `PROMETHEUS_MULTIPROC_DIR` to an empty directory
+writable by the service: every process then writes its values there and a scrape of any
+worker reads them all (prometheus_client's multiprocess mode); the directory must be emptied
+before the service starts (a Kubernetes emptyDir is).
+
+No label carries a secret or a per-game value: labels are action types, problem codes, HTTP
+statuses, store operations and route templates (`/v1/games/{game_id:str}`), all bounded sets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from bisect import bisect_left
+from collections.abc import Callable
+from typing import Any
+
+from litestar import Request, Response, get
+from litestar.plugins import InitPlugin
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.core import GaugeMetricFamily
+
+from domain.errors import RuleError
+from service.games import GameService
+
+# no `*_created` timestamp series beside every counter: half the scrape for no use here
+disable_created_metrics()
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+METRICS_PATH = "/metrics"
+HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0]
+STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25]
+STORE_BUCKETS += [1.0, 5.0, 15.0, 60.0]  # wait_events waits for news up to the SSE keep-alive
+FLUSH_SECONDS = 1.0
+
+
+def multiprocess_mode() -> bool:
+    return bool(os.environ.get(MULTIPROC_ENV) or os.environ.get(MULTIPROC_ENV.lower()))
+
+
+class BatchedCounter:
+    """A labelled Counter whose increments are kept in a plain dict and added to the
+    prometheus_client counter in bulk by `flush()`: no lock and no label validation per
+    request (those cost 1-2 us a call; prometheus_client locks for threads, and in
+    multiprocess mode writes a memory-mapped file on every call)."""
+
+    def __init__(self, counter: Counter) -> None:
+        self._counter = counter
+        self._pending: dict[tuple[str, ...], float] = {}
+
+    def inc(self, labels: tuple[str, ...], amount: float = 1.0) -> None:
+        pending = self._pending
+        pending[labels] = pending.get(labels, 0.0) + amount
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, {}
+        for labels, amount in pending.items():
+            (self._counter.labels(*labels) if labels else self._counter).inc(amount)
+
+
+class BatchedHistogram:
+    """A labelled Histogram observed into plain lists, added to prometheus_client in bulk.
+
+    `flush()` adds the bucket counts and the sum through the child's value objects (the
+    same ones `observe()` updates, in either prometheus_client mode; pinned version)."""
+
+    def __init__(self, histogram: Histogram) -> None:
+        self._histogram = histogram
+        self._bounds: list[float] = list(histogram._upper_bounds)  # ends with +Inf
+        self._pending: dict[tuple[str, ...], list[float]] = {}
+
+    def observe(self, labels: tuple[str, ...], seconds: float) -> None:
+        counts = self._pending.get(labels)
+        if counts is None:
+            counts = self._pending[labels] = [0.0] * (len(self._bounds) + 1)
+        counts[0] += seconds
+        counts[bisect_left(self._bounds, seconds) + 1] += 1
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, {}
+        for labels, counts in pending.items():
+            child = self._histogram.labels(*labels)
+            child._sum.inc(counts[0])
+            for bucket, count in zip(child._buckets, counts[1:], strict=True):
+                if count:
+                    bucket.inc(count)
+
+
+class Metrics:
+    """The service's metrics; `metrics()` gives the one instance of the process.
+
+    Per-request observations are batched (`BatchedCounter`, `BatchedHistogram`) and reach
+    prometheus_client on `flush()`: before every scrape, and every second from a background
+    task (`flush_forever`) so that, with several workers, a scrape of one sees the others'
+    values at most a second late."""
+
+    def __init__(self) -> None:
+        self.http_requests = BatchedCounter(
+            Counter(
+                "ten_http_requests", "HTTP requests, by method, route and status.",
+                ["method", "route", "status"],
+            )
+        )  # fmt: skip
+        self.http_seconds = BatchedHistogram(
+            Histogram(
+                "ten_http_request_duration_seconds",
+                "HTTP request latency (until the last byte is sent), by method and route.",
+                ["method", "route"],
+                buckets=HTTP_BUCKETS,
+            )
+        )
+        self.actions = BatchedCounter(
+            Counter(
+                "ten_actions", "Actions accepted from seats through the API, by type.", ["type"]
+            )
+        )
+        self.rule_rejections = Counter(
+            "ten_rule_rejections", "Actions and setups the rules refused, by code.", ["code"]
+        )
+        self.problems = Counter(
+            "ten_problems",
+            "Error responses (problem+json), by code and HTTP status.",
+            ["code", "status"],
+        )
+        self.games_created = BatchedCounter(
+            Counter("ten_games_created", "Games created by this process.", [])
+        )
+        self.games_finished = BatchedCounter(
+            Counter("ten_games_finished", "Games that finished in a request served here.", [])
+        )
+        self.store_seconds = BatchedHistogram(
+            Histogram(
+                "ten_store_seconds",
+                "Game store calls, by operation, in seconds (failures included).",
+                ["op"],
+                buckets=STORE_BUCKETS,
+            )
+        )
+        self.store_conflicts = Counter(
+            "ten_store_conflicts",
+            "Saves refused by the store's version check (another request won the race).",
+        )
+        self.store_unavailable = Counter(
+            "ten_store_unavailable", "Game store calls that failed: the store was unreachable."
+        )
+        self.archive_queued = Counter(
+            "ten_archive_queued", "Finished games put in the archive outbox."
+        )
+        self.archive_archived = Counter(
+            "ten_archive_archived", "Outbox entries the archiver stored and removed."
+        )
+        self._batched = [
+            self.http_requests,
+            self.http_seconds,
+            self.actions,
+            self.games_created,
+            self.games_finished,
+            self.store_seconds,
+        ]
+        self._routes: dict[str | None, tuple[str, ...]] = {}
+        self._action_labels: dict[type, tuple[str, ...]] = {}
+
+    def request(self, method: str, route: str | None, status: int, seconds: float) -> None:
+        """One HTTP request. Routes are templates (`/v1/games/{game_id:str}`): one series per
+        route, not per game; a request no route matched (404) is `none`; `/metrics` itself
+        is not recorded."""
+        if route == METRICS_PATH:
+            return
+        self.http_seconds.observe((method, route or "none"), seconds)
+        self.http_requests.inc((method, route or "none", _STATUS.get(status) or str(status)))
+
+    def action(self, action: Any) -> None:
+        """Count an action (a tagged msgspec Struct: its tag is the action's `type`)."""
+        labels = self._action_labels.get(type(action))
+        if labels is None:
+            tag = str(type(action).__struct_config__.tag)
+            labels = self._action_labels[type(action)] = (tag,)
+        self.actions.inc(labels)
+
+    def rule_rejection(self, code: str) -> None:
+        self.rule_rejections.labels(code).inc()
+
+    def problem(self, code: str, status: int) -> None:
+        self.problems.labels(code, str(status)).inc()
+
+    def flush(self) -> None:
+        for batched in self._batched:
+            batched.flush()
+
+    async def flush_forever(self, interval: float = FLUSH_SECONDS) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            self.flush()
+
+
+_STATUS = {code: str(code) for code in range(100, 600)}
+_metrics: Metrics | None = None
+
+
+def metrics() -> Metrics:
+    global _metrics  # noqa: PLW0603 - one registry per process, whatever the number of apps
+    if _metrics is None:
+        directory = os.environ.get(MULTIPROC_ENV)
+        if directory:  # prometheus_client writes its files there as the metrics are made
+            os.makedirs(directory, exist_ok=True)
+        _metrics = Metrics()
+    return _metrics
+
+
+class LiveGames:
+    """Games neither finished nor expired, for a store that one process owns (the embedded
+    default): tracked as the store is called, so exact there. Across replicas on Redis the
+    count needs the store's help (not available yet): no gauge is exported then."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._deadlines: dict[str, float] = {}
+        self._clock = clock
+
+    def saved(self, game_id: str, finished: bool, ttl: float) -> None:
+        if finished:
+            self._deadlines.pop(game_id, None)
+        else:
+            self._deadlines[game_id] = self._clock() + ttl
+
+    def count(self) -> int:
+        now = self._clock()
+        for game_id in [g for g, deadline in self._deadlines.items() if deadline <= now]:
+            del self._deadlines[game_id]
+        return len(self._deadlines)
+
+
+class _LiveGamesCollector:
+    def __init__(self, live: LiveGames) -> None:
+        self._live = live
+
+    def collect(self):
+        yield GaugeMetricFamily(
+            "ten_live_games",
+            "Games in play (not finished, not expired) in this process's embedded store.",
+            value=self._live.count(),
+        )
+
+
+class MeteredGameService(GameService):
+    """The game use cases, counting the actions they accept by type."""
+
+    async def act(self, game_id, authorization, action, *args, **kwargs):
+        acted = await super().act(game_id, authorization, action, *args, **kwargs)
+        if not getattr(acted, "replayed", False):
+            metrics().action(action)
+        return acted
+
+
+class CountingOutbox:
+    """The archive outbox, counting games queued and archived."""
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+        self._metrics = metrics()
+
+    async def put(self, job) -> None:
+        await self._inner.put(job)
+        self._metrics.archive_queued.inc()
+
+    async def pending(self, limit: int):
+        return await self._inner.pending(limit)
+
+    async def done(self, game_id: str) -> None:
+        await self._inner.done(game_id)
+        self._metrics.archive_archived.inc()
+
+
+class ProblemMetricsPlugin(InitPlugin):
+    """Counts every problem+json response by code and status (and rule refusals by code)
+    by wrapping the exception handlers the ProblemDetailsPlugin registered: list it after
+    that plugin. Costs nothing on successful requests."""
+
+    def __init__(self) -> None:
+        self._metrics = metrics()
+
+    def on_app_init(self, app_config):
+        app_config.exception_handlers = {
+            key: self._counted(handler) for key, handler in app_config.exception_handlers.items()
+        }
+        return app_config
+
+    def _counted(self, handler):
+        counters = self._metrics
+
+        def counted(request: Request, exc: Exception) -> Response:
+            response = handler(request, exc)
+            content = response.content
+            code = content.get("code") if isinstance(content, dict) else None
+            counters.problem(str(code or "http_error"), response.status_code)
+            if isinstance(exc, RuleError):
+                counters.rule_rejection(exc.code)
+            return response
+
+        return counted
+
+
+def metrics_route(live: LiveGames | None):
+    """`GET /metrics` in the Prometheus text format; not in the OpenAPI document."""
+    local = CollectorRegistry(auto_describe=True)
+    if live is not None:
+        local.register(_LiveGamesCollector(live))
+
+    @get(
+        METRICS_PATH,
+        include_in_schema=False,
+        sync_to_thread=False,
+        name="metrics",
+    )
+    def scrape() -> Response[bytes]:
+        metrics().flush()
+        if multiprocess_mode():
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)
+        else:
+            registry = REGISTRY
+        body = generate_latest(registry) + generate_latest(local)
+        # Litestar adds the charset itself
+        return Response(body, media_type=CONTENT_TYPE_LATEST.replace("; charset=utf-8", ""))
+
+    return scrape
+
+
+def mark_process_dead() -> None:
+    """In multiprocess mode, drop this process's live gauges (requests in progress)."""
+    if multiprocess_mode():
+        multiprocess.mark_process_dead(os.getpid())
+
+
+__all__ = [
+    "BatchedCounter",
+    "BatchedHistogram",
+    "CountingOutbox",
+    "LiveGames",
+    "MeteredGameService",
+    "Metrics",
+    "ProblemMetricsPlugin",
+    "mark_process_dead",
+    "metrics",
+    "metrics_route",
+]

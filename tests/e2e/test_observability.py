@@ -1,0 +1,279 @@
+"""Observability of a real service process: /metrics after a played game, JSON log lines
+with request ids, and metrics aggregated over two uvicorn workers (multiprocess mode)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.conftest import ROOT, free_port
+
+pytestmark = pytest.mark.e2e
+
+SHORT_DECK = ["R1", "R2", "W5", "$3", "R4"]
+# the README's curl game: 5 draws, a bid, a stop, two declines; it ends the game
+SHORT_GAME = [
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "bid", "amount": 2},
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "stop", "take": "numbers"},
+    {"type": "decline"},
+    {"type": "decline"},
+]
+GENERATED_ID = re.compile(r"^[0-9a-f]{12}-[0-9a-f]{8}$")
+ACTIONS_ROUTE = "/v1/games/{game_id}/actions"
+
+
+class Server:
+    def __init__(self, base: str, log: Path) -> None:
+        self.base = base
+        self.log = log
+
+    def log_lines(self) -> list[dict]:
+        """Every line the process wrote to stdout, each parsed as JSON (fails otherwise)."""
+        lines = self.log.read_text().splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+@contextmanager
+def serve(tmp: Path, env: dict[str, str], workers: int = 1) -> Iterator[Server]:
+    """A service process (uvicorn, its own logs at INFO) with stdout captured to a file."""
+    port = free_port()
+    proc_env = {k: v for k, v in os.environ.items() if not k.startswith(("TEN_", "PROMETHEUS"))}
+    proc_env.update(env)
+    log = tmp / f"stdout-{port}.log"
+    cmd = [
+        sys.executable, "-m", "uvicorn", "service.app:app", "--host", "127.0.0.1",
+        "--port", str(port), "--workers", str(workers), "--log-level", "info",
+        "--no-access-log",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=proc_env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, f"the service exited: {log.read_text()[-2000:]}"
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the service did not start in 30 s"
+            time.sleep(0.1)
+        yield Server(base, log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def scrape(base: str) -> dict[tuple[str, frozenset], float]:
+    """The samples of GET /metrics: (name, labels) -> value."""
+    response = httpx.get(f"{base}/metrics", timeout=5)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    samples = {}
+    for family in text_string_to_metric_families(response.text):
+        for sample in family.samples:
+            samples[sample.name, frozenset(sample.labels.items())] = sample.value
+    return samples
+
+
+def value(samples, name: str, **labels: str) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def play_short_game(http: httpx.Client) -> tuple[str, str]:
+    created = http.post(
+        "/v1/games",
+        json={"players": [{"name": "Ann"}], "deck": SHORT_DECK, "starting_seat": 0},
+    )
+    assert created.status_code == 201, created.text
+    game_id, token = created.json()["id"], created.json()["seats"][0]["token"]
+    auth = {"Authorization": f"Bearer {token}"}
+    for action in SHORT_GAME:
+        response = http.post(f"/v1/games/{game_id}/actions", json=action, headers=auth)
+        assert response.status_code == 200, (action, response.text)
+    assert response.json()["status"] == "finished"
+    return game_id, token
+
+
+@pytest.fixture(scope="module")
+def redis_server(redis_url: str, tmp_path_factory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("obs")
+    env = {
+        "TEN_REDIS_URL": redis_url,
+        "TEN_DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/archive.sqlite3",
+        "TEN_MIGRATE_ON_START": "true",
+        "TEN_LOG_FORMAT": "json",
+        "TEN_ACCESS_LOG": "true",
+    }
+    with serve(tmp, env) as server:
+        yield server
+
+
+def test_metrics_count_a_played_game(redis_server: Server) -> None:
+    before = scrape(redis_server.base)
+    with httpx.Client(base_url=redis_server.base, timeout=10) as http:
+        game_id, token = play_short_game(http)
+        # one more action on the finished game: a rule refusal
+        refused = http.post(
+            f"/v1/games/{game_id}/actions",
+            json={"type": "draw"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert refused.status_code == 409
+        code = refused.json()["code"]
+        missing = http.get("/v1/games/00000000000000000000")
+        assert missing.status_code == 404
+    after = scrape(redis_server.base)
+
+    def delta(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert delta("ten_actions_total", type="draw") == 5
+    assert delta("ten_actions_total", type="bid") == 1
+    assert delta("ten_actions_total", type="stop") == 1
+    assert delta("ten_actions_total", type="decline") == 2
+    assert delta("ten_rule_rejections_total", code=code) == 1
+    assert delta("ten_problems_total", code=code, status="409") == 1
+    assert delta("ten_problems_total", code="game_not_found", status="404") == 1
+    assert delta("ten_games_created_total") == 1
+    assert delta("ten_games_finished_total") == 1
+    assert delta("ten_archive_queued_total") == 1
+    post = {"method": "POST", "route": ACTIONS_ROUTE}
+    assert delta("ten_http_requests_total", status="200", **post) == len(SHORT_GAME)
+    assert delta("ten_http_requests_total", status="409", **post) == 1
+    assert delta("ten_http_request_duration_seconds_count", **post) == len(SHORT_GAME) + 1
+    assert delta("ten_http_request_duration_seconds_sum", **post) > 0
+    inf = {**post, "le": "+Inf"}
+    assert delta("ten_http_request_duration_seconds_bucket", **inf) == len(SHORT_GAME) + 1
+    assert delta("ten_http_requests_total", method="POST", route="/v1/games", status="201") == 1
+    # every accepted action saved once (no conflict: one client, one request at a time)
+    assert delta("ten_store_seconds_count", op="save") == len(SHORT_GAME)
+    assert delta("ten_store_conflicts_total") == 0
+    # on Redis, live games need the store's help: no per-process gauge that would lie
+    assert not any(name == "ten_live_games" for name, _ in after)
+    # the scrape itself is not counted
+    assert not any(dict(labels).get("route") == "/metrics" for _, labels in after)
+
+
+def test_metrics_reveal_no_secret_and_no_game(redis_server: Server) -> None:
+    with httpx.Client(base_url=redis_server.base, timeout=10) as http:
+        game_id, token = play_short_game(http)
+        text = http.get("/metrics").text
+        spec = http.get("/schema/openapi.json").json()
+    secret = token.rsplit(".", 1)[1]
+    for needle in (game_id, secret, token):
+        assert needle not in text
+    # route templates, never raw paths: one series per route
+    assert ACTIONS_ROUTE in text
+    # /metrics is not part of the API contract (the committed OpenAPI stays as it is)
+    assert "/metrics" not in spec["paths"]
+
+
+def test_json_logs_carry_the_request_id(redis_server: Server) -> None:
+    with httpx.Client(base_url=redis_server.base, timeout=10) as http:
+        created = http.post(
+            "/v1/games",
+            json={"players": [{"name": "Ann"}], "deck": SHORT_DECK, "starting_seat": 0},
+            headers={"X-Request-ID": "trace-abc.123"},
+        )
+        game_id = created.json()["id"]
+        read = http.get(f"/v1/games/{game_id}", headers={"X-Request-ID": "read-" + game_id})
+        bad_ids = ["has spaces", "x" * 129, 'quote"d', ""]
+        bad = [http.get("/v1/rules", headers={"X-Request-ID": b}) for b in bad_ids]
+        unknown = http.get("/no/such/route", headers={"X-Request-ID": "lost-route-1"})
+    assert created.headers["x-request-id"] == "trace-abc.123"
+    assert read.headers["x-request-id"] == "read-" + game_id
+    assert unknown.status_code == 404
+    assert unknown.headers["x-request-id"] == "lost-route-1"
+    generated = [r.headers["x-request-id"] for r in bad]
+    assert all(GENERATED_ID.match(rid) for rid in generated), generated
+    assert len(set(generated)) == len(generated)
+
+    # every stdout line is one JSON object; the access lines name the request id sent
+    lines = redis_server.log_lines()
+    assert {"timestamp", "level", "logger", "message"} <= set(lines[0])
+    access = {line.get("request_id"): line for line in lines if line["logger"] == "ten.access"}
+    line = access["trace-abc.123"]
+    assert line["method"] == "POST"
+    assert line["path"] == "/v1/games"
+    assert line["status"] == 201
+    assert line["duration_ms"] > 0
+    assert line["level"] == "INFO"
+    line = access["read-" + game_id]
+    assert (line["status"], line["game_id"]) == (200, game_id)
+    assert line["route"] == "/v1/games/{game_id}"
+    assert access["lost-route-1"]["status"] == 404
+    for rid in generated:
+        assert access[rid]["path"] == "/v1/rules"
+    for b in bad_ids[:3]:
+        assert b not in access
+    # uvicorn's own lines are JSON too (they parsed above) and come through the same handler
+    assert any(line["logger"].startswith("uvicorn") for line in lines)
+
+
+def per_worker(prom: Path, tmp: Path, **labels: str) -> dict[str, float]:
+    """ten_http_requests_total as each worker's own file has it (pid -> value)."""
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    found = {}
+    for path in prom.glob("counter_*.db"):
+        alone = tmp / f"alone-{path.stem}"
+        alone.mkdir(exist_ok=True)
+        shutil.copy(path, alone / path.name)
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry, path=str(alone))
+        found[path.stem] = registry.get_sample_value("ten_http_requests_total", labels) or 0.0
+        shutil.rmtree(alone)
+    return found
+
+
+def test_two_workers_share_their_metrics(tmp_path: Path) -> None:
+    """PROMETHEUS_MULTIPROC_DIR: a scrape of either worker sees both workers' requests."""
+    prom = tmp_path / "prometheus"
+    prom.mkdir()
+    env = {
+        "PROMETHEUS_MULTIPROC_DIR": str(prom),
+        "TEN_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
+        "TEN_LOG_FORMAT": "json",
+    }
+    labels = {"method": "GET", "route": "/v1/rules", "status": "200"}
+    with serve(tmp_path, env, workers=2) as server:
+        sent = 0
+        deadline = time.monotonic() + 30
+        while True:
+            for _ in range(20):  # a new connection each: the kernel spreads them
+                assert httpx.get(f"{server.base}/v1/rules", timeout=5).status_code == 200
+            sent += 20
+            time.sleep(1.5)  # each worker adds its values to its file once a second
+            counts = per_worker(prom, tmp_path, **labels)
+            served = sorted(v for v in counts.values() if v > 0)
+            if (len(served) == 2 and sum(served) == sent) or time.monotonic() > deadline:
+                break
+        assert len(served) == 2, counts  # both workers served some
+        assert sum(served) == sent
+        # any worker's scrape adds both up
+        seen = {value(scrape(server.base), "ten_http_requests_total", **labels) for _ in range(6)}
+        assert seen == {sent}

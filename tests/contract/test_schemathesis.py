@@ -94,17 +94,12 @@ STATEFUL_SCENARIOS = 150
 STATEFUL_STEPS = 12
 MIN_ACT_OK = 20  # the stateful run must play games, not only knock on the door
 REDIS_FUZZ_EXAMPLES = 25
-REDIS_STATEFUL_SCENARIOS = 60
-MIN_ACT_OK_REDIS = 8
 
 COMMON = settings(derandomize=True, deadline=None, database=None)
 FUZZ_SETTINGS = settings(COMMON, max_examples=FUZZ_EXAMPLES)
 REDIS_FUZZ_SETTINGS = settings(COMMON, max_examples=REDIS_FUZZ_EXAMPLES)
 STATEFUL_SETTINGS = settings(
     COMMON, max_examples=STATEFUL_SCENARIOS, stateful_step_count=STATEFUL_STEPS
-)
-REDIS_STATEFUL_SETTINGS = settings(
-    COMMON, max_examples=REDIS_STATEFUL_SCENARIOS, stateful_step_count=STATEFUL_STEPS
 )
 
 
@@ -244,8 +239,8 @@ def test_api_conforms_on_redis(case: schemathesis.Case) -> None:
 
 def test_stateful_on_redis(redis_schema: schemathesis.schemas.BaseSchema) -> None:
     machine = workflow_for(redis_schema)
-    machine.run(settings=REDIS_STATEFUL_SETTINGS)
-    assert_games_were_played(machine.calls, MIN_ACT_OK_REDIS)
+    machine.run(settings=STATEFUL_SETTINGS)
+    assert_games_were_played(machine.calls, MIN_ACT_OK)
 
 
 # ---------------------------------------------------------------- the event stream

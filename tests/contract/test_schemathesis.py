@@ -216,7 +216,7 @@ class TestStateful(Workflow.TestCase):  # type: ignore[misc, valid-type]
 
 
 # ---------------------------------------------------------------- the Redis store
-# The same app on the real Redis, with fewer examples (the HTTP layer is already fuzzed
+# The same app on the real Redis, with fewer fuzz examples (the HTTP layer is already fuzzed
 # above; this checks the store's answers: versions, event logs, idempotent replays).
 # Schemathesis runs every ASGI app on one long-lived event loop thread, and the store's
 # clients connect on first use, inside that loop: no "attached to a different loop".

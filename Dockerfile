@@ -22,10 +22,11 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 RUN python -m venv /opt/venv
 WORKDIR /src
-# the runtime dependencies exactly as pinned in pyproject.toml (not the dev tools); the
+# the runtime dependencies exactly as pinned in pyproject.toml, with the `otel` extra so that
+# tracing is a setting, not another image (not the dev tools); the
 # code itself is not pip-installed: it runs from /app, next to alembic.ini and migrations/
 COPY pyproject.toml ./
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > requirements.txt \
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['otel']))" > requirements.txt \
  && /opt/venv/bin/pip install --no-compile -r requirements.txt
 COPY alembic.ini ./app/
 COPY domain ./app/domain
@@ -58,6 +59,11 @@ COPY --chmod=0555 <<'EOF' /usr/local/bin/ten-serve
 #!/bin/sh
 set -eu
 workers="${WEB_CONCURRENCY:-2}"
+# Prometheus multiprocess files of an earlier run (a restarted container keeps /tmp) would
+# count twice: start from an empty directory
+if [ -n "${PROMETHEUS_MULTIPROC_DIR:-}" ]; then
+  rm -rf "$PROMETHEUS_MULTIPROC_DIR" && mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+fi
 if [ -z "${TEN_REDIS_URL:-}" ] && [ "$workers" != "1" ]; then
   echo "ten-serve: TEN_REDIS_URL is unset: the embedded store lives in one process, so 1 worker (not $workers)" >&2
   workers=1
@@ -77,7 +83,9 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     WEB_CONCURRENCY=2 \
     UVICORN_TIMEOUT_GRACEFUL_SHUTDOWN=25 \
-    UVICORN_ACCESS_LOG=false
+    UVICORN_ACCESS_LOG=false \
+    TEN_LOG_FORMAT=json \
+    PROMETHEUS_MULTIPROC_DIR=/tmp/prometheus
 WORKDIR /data
 USER 10001:10001
 EXPOSE 8000

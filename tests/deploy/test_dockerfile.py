@@ -174,12 +174,16 @@ def test_oci_labels() -> None:
 @pytest.mark.unit
 def test_the_image_installs_the_pinned_runtime_dependencies_only() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["dependencies"]
-    for requirement in project["dependencies"]:
+    runtime = project["dependencies"] + project["optional-dependencies"]["otel"]
+    assert runtime
+    for requirement in runtime:
         assert re.match(r"^[\w.\-\[\]]+==[\w.]+", requirement), requirement
     build = " ".join(c.value[0] for c in stages()[0] if c.cmd == "RUN")
-    assert "['project']['dependencies']" in build
-    assert "optional-dependencies" not in build
+    assert (
+        "['project']; print('\\n'.join(p['dependencies'] + p['optional-dependencies']['otel']))"
+        in build
+    )
+    assert "'dev'" not in build
     assert ".[dev]" not in build
 
 
@@ -209,7 +213,8 @@ def image_command(
     tmp_path: Path, extra_env: dict[str, str]
 ) -> Iterator[tuple[subprocess.Popen, str]]:
     """The image's ENTRYPOINT + CMD with the image's ENV, mapped onto the working tree:
-    /opt/venv -> .venv, /app -> the repository, WORKDIR (/data) -> tmp_path/data."""
+    /opt/venv -> .venv, /app -> the repository, WORKDIR (/data) -> tmp_path/data,
+    /tmp -> tmp_path/tmp."""
     path, mode, script = launcher()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -220,6 +225,7 @@ def image_command(
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEN_", "WEB_", "UVICORN_"))}
     for key, value in image_env().items():
         mapped = value.replace("/opt/venv", str(venv)).replace("/app", str(ROOT))
+        mapped = mapped.replace("/tmp", str(tmp_path / "tmp"))
         env[key] = mapped.replace("$PATH", f"{bin_dir}:{os.environ['PATH']}")
     port = free_port()
     env.update(HOST="127.0.0.1", PORT=str(port))  # the image listens on 0.0.0.0; tests on loopback
@@ -230,12 +236,14 @@ def image_command(
     cmd = list(only(final_stage(), "CMD").value)
     tini = shutil.which("tini")
     argv = ([tini, *entrypoint[1:]] if tini else []) + cmd
-    proc = subprocess.Popen(argv, cwd=workdir, env=env, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(  # the logs go to stdout (JSON), the launcher to stderr: both read
+        argv, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
         while True:
-            assert proc.poll() is None, f"exited with {proc.returncode}: {proc.stderr.read()}"
+            assert proc.poll() is None, f"exited with {proc.returncode}: {proc.stdout.read()}"
             try:
                 if httpx.get(f"{base}/health", timeout=1).status_code == 200:
                     break
@@ -248,14 +256,14 @@ def image_command(
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-        proc.stderr.close()
+        proc.stdout.close()
 
 
 def stop(proc: subprocess.Popen, timeout: float = 30) -> str:
-    """SIGTERM, as the kubelet sends it; everything the server wrote to stderr."""
+    """SIGTERM, as the kubelet sends it; everything the server wrote (stdout and stderr)."""
     proc.send_signal(signal.SIGTERM)
     code = proc.wait(timeout=timeout)
-    stderr = proc.stderr.read()
+    stderr = proc.stdout.read()
     check_clean_exit(code, stderr)
     return stderr
 
@@ -295,8 +303,14 @@ def new_game(http: httpx.Client) -> tuple[str, dict[str, str]]:
 def test_the_image_command_on_the_embedded_store(tmp_path: Path) -> None:
     """No configuration: the launcher falls back to one worker (the image says 2), so every
     request sees the same in-process games; the SQLite archive goes to the working directory
-    (the image's /data volume), not next to the code."""
+    (the image's /data volume), not next to the code. Prometheus files of an earlier run in
+    the multiprocess directory (a restarted container keeps its /tmp) are wiped at start."""
+    stale = tmp_path / "tmp" / "prometheus" / "counter_99999.db"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"stale")
     with image_command(tmp_path, {}) as (proc, base), httpx.Client(base_url=base) as http:
+        assert not stale.exists()
+        assert "ten_http_requests_total" in http.get("/metrics").text
         game, auth = new_game(http)
         for _ in range(20):  # with two workers about half of these would be 404
             assert http.get(f"/v1/games/{game}", headers=auth).status_code == 200
@@ -334,7 +348,7 @@ def test_sigterm_lets_an_open_event_stream_finish(
                 assert response.status_code == 200, response.text
             events = [json.loads(line[5:]) for line in lines if line.startswith("data:")]
         code = proc.wait(timeout=30)
-        stderr = proc.stderr.read()
+        stderr = proc.stdout.read()
         log = replica.get(f"/v1/games/{game}/events", params={"after": 0}).json()
     check_clean_exit(code, stderr)
     assert stderr.count("Application shutdown complete") == 2  # both workers

@@ -207,7 +207,7 @@ def test_production_values_render_valid_manifests() -> None:
     config = configmap_env(objects)
     assert config["TEN_REDIS_CLUSTER"] == "true"
     assert config["WEB_CONCURRENCY"] == "2"
-    assert config["TEN_OTEL_ENDPOINT"] == config["OTEL_EXPORTER_OTLP_ENDPOINT"]
+    assert config["TEN_OTEL_ENABLED"] == "true"
     # the Redis CA is mounted where the URL's ssl_ca_certs points
     mounts = {m["name"]: m for m in container["volumeMounts"]}
     assert mounts["redis-tls"]["mountPath"] == "/etc/ten/redis-tls"

@@ -122,6 +122,11 @@ class MemoryGameStore:
             entry = self._live(game_id)
             return None if entry is None else entry.idempotency.get(key)
 
+    async def live_games(self) -> int:
+        with self._lock:
+            self._sweep()
+            return sum(e.record.state.phase != "finished" for e in self._games.values())
+
     async def ping(self) -> None:
         return None
 

@@ -12,6 +12,7 @@ it without another round trip.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from contextlib import contextmanager
 
@@ -86,6 +87,16 @@ _record_decoder = msgspec.msgpack.Decoder(GameRecord)
 _idem_decoder = msgspec.msgpack.Decoder(IdempotentResponse)
 
 
+# The games in play, for the `ten_live_games` metric: a sorted set of game ids scored by
+# when each was last seen stored. Written only when a game starts and when it finishes (not
+# on every action: it is another hash slot, so it cannot join the save script on a Cluster);
+# games that expired idle are found by `live_games`, which re-checks the entries it has not
+# seen for RECHECK_SECONDS, at most RECHECK_BATCH of them per call.
+LIVE_KEY = "ten:live-games"
+RECHECK_SECONDS = 60
+RECHECK_BATCH = 500
+
+
 def _keys(game_id: str) -> tuple[str, str, str]:
     tag = f"{{game:{game_id}}}"
     return tag, f"{tag}:log", f"{tag}:idem"
@@ -113,8 +124,18 @@ def _stream_events(entries) -> list[StoredEvent]:
 
 
 class RedisGameStore:
-    def __init__(self, url: str, *, cluster: bool = False, max_connections: int = 200) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        cluster: bool = False,
+        max_connections: int = 200,
+        live_key: str = LIVE_KEY,
+        live_recheck: float = RECHECK_SECONDS,
+    ) -> None:
         self._cluster = cluster
+        self._live_key = live_key
+        self._live_recheck = live_recheck
         if cluster:
             self._redis = RedisCluster.from_url(url, max_connections=max_connections)
             self._blocking = RedisCluster.from_url(url, max_connections=max_connections)
@@ -144,6 +165,9 @@ class RedisGameStore:
             created = await self._create(keys=list(_keys(record.id)), args=args)
         if not created:
             raise VersionConflict(f"game {record.id} exists")
+        if record.state.phase != "finished":
+            with unavailable_on_connection_errors():
+                await self._redis.zadd(self._live_key, {record.id: time.time()})
 
     async def load(self, game_id: str) -> GameRecord | None:
         with unavailable_on_connection_errors():
@@ -170,6 +194,9 @@ class RedisGameStore:
         if saved != 1:  # the stored record, or 0 when the game is gone
             current = _record_decoder.decode(saved) if isinstance(saved, bytes) else None
             raise VersionConflict(record.id, current=current)
+        if record.state.phase == "finished":
+            with unavailable_on_connection_errors():
+                await self._redis.zrem(self._live_key, record.id)
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         if limit <= 0:
@@ -194,6 +221,30 @@ class RedisGameStore:
         with unavailable_on_connection_errors():
             blob = await self._redis.hget(_keys(game_id)[2], key)
         return None if blob is None else _idem_decoder.decode(blob)
+
+    async def live_games(self) -> int:
+        now = time.time()
+        with unavailable_on_connection_errors():
+            unseen = await self._redis.zrangebyscore(
+                self._live_key, "-inf", now - self._live_recheck, start=0, num=RECHECK_BATCH
+            )
+            if unseen:
+                ids = [member.decode() for member in unseen]
+                pipe = (
+                    self._redis.pipeline()
+                    if self._cluster
+                    else self._redis.pipeline(transaction=False)
+                )
+                for game_id in ids:
+                    pipe.exists(_keys(game_id)[0])
+                exists = await pipe.execute()
+                gone = [g for g, found in zip(ids, exists, strict=True) if not found]
+                kept = {g: now for g, found in zip(ids, exists, strict=True) if found}
+                if gone:
+                    await self._redis.zrem(self._live_key, *gone)
+                if kept:
+                    await self._redis.zadd(self._live_key, kept, xx=True)
+            return await self._redis.zcard(self._live_key)
 
     async def ping(self) -> None:
         with unavailable_on_connection_errors():

@@ -73,15 +73,12 @@ class Instruments:
     def __init__(self, settings: Settings, store: GameStore, tracer_provider: Any) -> None:
         self.metrics = None
         self.tracing = None
-        self.live = None
         self.embedded = getattr(store, "client", None) is None
         if settings.metrics:
             from service.observability import metrics as m  # noqa: PLC0415 - only when on
 
             self._m = m
             self.metrics = m.metrics()
-            if self.embedded:  # one process owns every game: it can count the live ones
-                self.live = m.LiveGames()
         if settings.tracing:
             from service.observability.tracing import Tracing  # noqa: PLC0415 - optional
 
@@ -96,7 +93,6 @@ class Instruments:
             store,
             self.metrics,
             tracer=self.tracing.tracer if self.tracing else None,
-            live=self.live,
             system="memory" if self.embedded else "redis",
         )
 
@@ -107,8 +103,8 @@ class Instruments:
     def service_class(self) -> type[GameService]:
         return GameService if self.metrics is None else self._m.MeteredGameService
 
-    def route_handlers(self) -> list:
-        return [] if self.metrics is None else [self._m.metrics_route(self.live)]
+    def route_handlers(self, store: GameStore) -> list:
+        return [] if self.metrics is None else [self._m.metrics_route(store)]
 
     def plugins(self) -> list:
         plugins: list = []
@@ -200,7 +196,7 @@ def create_app(
             rules,
             health,
             ready,
-            *obs.route_handlers(),
+            *obs.route_handlers(store),
             create_static_files_router(
                 path="/static", directories=[STATIC], include_in_schema=False
             ),

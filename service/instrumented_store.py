@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from time import perf_counter
 from typing import Any
 
-from service.observability.metrics import LiveGames, Metrics
+from service.observability.metrics import Metrics
 from service.ports import (
     GameRecord,
     GameStore,
@@ -31,13 +31,11 @@ class InstrumentedStore:
         metrics: Metrics | None,
         *,
         tracer: Any = None,
-        live: LiveGames | None = None,
         system: str = "redis",
     ) -> None:
         self.inner = inner
         self._metrics = metrics
         self._tracer = tracer
-        self._live = live
         self._system = system
 
     def __getattr__(self, name: str) -> Any:  # the adapter's own attributes (e.g. `client`)
@@ -75,8 +73,6 @@ class InstrumentedStore:
                 self._metrics.games_created.inc(())
             if finished:
                 self._metrics.games_finished.inc(())
-        if self._live is not None:
-            self._live.saved(record.id, finished, ttl)
 
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
         await self._call(_CREATE, record.id, self.inner.create, record, events, ttl)
@@ -110,6 +106,9 @@ class InstrumentedStore:
         return await self._call(
             _IDEMPOTENT_RESPONSE, game_id, self.inner.idempotent_response, game_id, key
         )
+
+    async def live_games(self) -> int:
+        return await self.inner.live_games()
 
     async def ping(self) -> None:
         await self._call(_PING, None, self.inner.ping)

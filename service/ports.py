@@ -83,6 +83,10 @@ class GameStore(Protocol):
     async def ping(self) -> None:
         """Raise StoreUnavailable when the store cannot serve."""
 
+    async def live_games(self) -> int:
+        """Games stored, neither finished nor expired, across every replica (for metrics;
+        may lag an idle game's expiry by a minute or so)."""
+
     async def close(self) -> None: ...
 
 

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from bisect import bisect_left
-from collections.abc import Callable
 from typing import Any
 
 from litestar import Request, Response, get
@@ -36,6 +34,7 @@ from prometheus_client.core import GaugeMetricFamily
 
 from domain.errors import RuleError
 from service.games import GameService
+from service.ports import GameStore, StoreUnavailable
 
 # no `*_created` timestamp series beside every counter: half the scrape for no use here
 disable_created_metrics()
@@ -221,38 +220,19 @@ def metrics() -> Metrics:
     return _metrics
 
 
-class LiveGames:
-    """Games neither finished nor expired, for a store that one process owns (the embedded
-    default): tracked as the store is called, so exact there. Across replicas on Redis the
-    count needs the store's help (not available yet): no gauge is exported then."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._deadlines: dict[str, float] = {}
-        self._clock = clock
-
-    def saved(self, game_id: str, finished: bool, ttl: float) -> None:
-        if finished:
-            self._deadlines.pop(game_id, None)
-        else:
-            self._deadlines[game_id] = self._clock() + ttl
-
-    def count(self) -> int:
-        now = self._clock()
-        for game_id in [g for g, deadline in self._deadlines.items() if deadline <= now]:
-            del self._deadlines[game_id]
-        return len(self._deadlines)
-
-
 class _LiveGamesCollector:
-    def __init__(self, live: LiveGames) -> None:
-        self._live = live
+    """`ten_live_games`, read from the store (the same for every replica) before a scrape."""
+
+    def __init__(self) -> None:
+        self.value: int | None = None
 
     def collect(self):
-        yield GaugeMetricFamily(
-            "ten_live_games",
-            "Games in play (not finished, not expired) in this process's embedded store.",
-            value=self._live.count(),
-        )
+        if self.value is not None:  # the store did not answer: no figure rather than a wrong one
+            yield GaugeMetricFamily(
+                "ten_live_games",
+                "Games in play (started, not finished, not expired) in the game store.",
+                value=self.value,
+            )
 
 
 class MeteredGameService(GameService):
@@ -313,19 +293,22 @@ class ProblemMetricsPlugin(InitPlugin):
         return counted
 
 
-def metrics_route(live: LiveGames | None):
+def metrics_route(store: GameStore):
     """`GET /metrics` in the Prometheus text format; not in the OpenAPI document."""
     local = CollectorRegistry(auto_describe=True)
-    if live is not None:
-        local.register(_LiveGamesCollector(live))
+    live = _LiveGamesCollector()
+    local.register(live)
 
     @get(
         METRICS_PATH,
         include_in_schema=False,
-        sync_to_thread=False,
         name="metrics",
     )
-    def scrape() -> Response[bytes]:
+    async def scrape() -> Response[bytes]:
+        try:
+            live.value = await store.live_games()
+        except StoreUnavailable:
+            live.value = None
         metrics().flush()
         if multiprocess_mode():
             registry = CollectorRegistry()
@@ -349,7 +332,6 @@ __all__ = [
     "BatchedCounter",
     "BatchedHistogram",
     "CountingOutbox",
-    "LiveGames",
     "MeteredGameService",
     "Metrics",
     "ProblemMetricsPlugin",

@@ -672,3 +672,45 @@ def test_redis_store_creates_over_leftovers_of_a_vanished_game(redis_backend):
         assert await store.idempotent_response(game_id, "key-1") is None
 
     redis_backend.run(body)
+
+
+# ------------------------------------------------------------------ live games
+
+
+def test_live_games_counts_games_in_play_not_finished_or_expired(backend):
+    """`live_games` (the `ten_live_games` metric): games started and not finished or expired.
+    On Redis the test uses its own index key (other tests share the database) and re-checks
+    idle entries on every call (in service: after a minute)."""
+    from domain.simulation import play_bots
+
+    bots_only = [("b1", "random"), ("b2", "basic")]
+    kwargs = {}
+    if backend.kind != "memory":
+        kwargs = {"live_key": f"ten:test-live:{backend.new_id()}", "live_recheck": 0}
+    playing, playing_events = new_record(backend.new_id())
+    ending_state, ending_events = new_game(bots_only, "to-finish")
+    ending = replace(playing, id=backend.new_id(), state=ending_state)
+    finished_state, last_events = play_bots(ending_state)
+    assert finished_state.phase == "finished"
+    done_at_start = replace(playing, id=backend.new_id(), state=finished_state)
+    short_lived = replace(playing, id=backend.new_id())
+
+    async def body(store):
+        assert await store.live_games() == 0
+        await store.create(playing, playing_events, TTL)
+        await store.create(ending, encode_events(ending_events), TTL)
+        await store.create(done_at_start, [], TTL)  # finished when created: not live
+        assert await store.live_games() == 2
+        await store.save(replace(ending, state=finished_state), 0, encode_events(last_events), TTL)
+        assert await store.live_games() == 1
+        await store.create(short_lived, playing_events, 1)
+        assert await store.live_games() == 2
+        await asyncio.sleep(1.2)  # the short-lived game expires idle
+        assert await store.live_games() == 1
+        assert await store.live_games() == 1  # and stays gone (its index entry was dropped)
+
+    try:
+        backend.run(body, **kwargs)
+    finally:
+        if kwargs:
+            backend.client.delete(kwargs["live_key"])

@@ -72,7 +72,9 @@ def unavailable_on_connection_errors():
         yield
     except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
         raise StoreUnavailable(str(exc)) from exc
-    except redis_errors.ClusterDownError as exc:
+    except (redis_errors.ClusterDownError, redis_errors.RedisClusterException) as exc:
+        # RedisClusterException: no node of the cluster could be reached (at start, or once
+        # the slots must be refreshed) -- not a ConnectionError in redis-py
         raise StoreUnavailable(str(exc)) from exc
 
 

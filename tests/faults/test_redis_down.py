@@ -7,6 +7,7 @@ service process serves again by itself, from exactly the state before the failed
 from __future__ import annotations
 
 import random
+import signal
 
 import httpx
 import pytest
@@ -92,5 +93,43 @@ def test_redis_down_mid_game_is_503_then_the_service_recovers_by_itself(
             log = client.get(f"{path}/events").json()["events"]
             assert log[-len(acted.json()["events"]) :] == acted.json()["events"]
             assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+    finally:
+        server.stop()
+
+
+def test_a_frozen_redis_is_503_and_an_action_retried_with_its_key_counts_once(
+    private_redis: RedisServer, tmp_path
+):
+    """Redis frozen (SIGSTOP: a partition, not a refused connection): reads and actions end
+    in 503 after the client timeout instead of hanging. An action sent meanwhile may still be
+    applied when Redis wakes up (it was in its socket): retried with its Idempotency-Key it is
+    acknowledged once, and its events are in the log once."""
+    server = ServiceProcess(replica_env(private_redis.url, str(tmp_path / "archive.sqlite3")))
+    assert private_redis.proc is not None
+    try:
+        with httpx.Client(base_url=server.base, timeout=30) as client:
+            game = create_game(
+                client, [{"name": "ann"}, {"name": "bob"}], deck=DECK, starting_seat=0
+            )
+            path = f"/v1/games/{game['id']}"
+            headers = {**bearer(game["seats"][0]["token"]), "Idempotency-Key": "frozen-1"}
+            private_redis.proc.send_signal(signal.SIGSTOP)
+            try:
+                check_unavailable(
+                    client.post(f"{path}/actions", json={"type": "draw"}, headers=headers)
+                )
+                check_unavailable(client.get(path))
+            finally:
+                private_redis.proc.send_signal(signal.SIGCONT)
+            wait_until(lambda: client.get("/ready").status_code == 200, 15, "/ready after SIGCONT")
+            acted = client.post(f"{path}/actions", json={"type": "draw"}, headers=headers)
+            assert acted.status_code == 200, acted.text
+            assert acted.json()["version"] == 1
+            log = client.get(f"{path}/events").json()["events"]
+            assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+            assert [e for e in log if e["version"] == 1] == acted.json()["events"]
+            print(
+                f"\nthe action sent to the frozen Redis was {'applied' if acted.headers.get('idempotent-replayed') else 'not applied'} when it woke up"
+            )
     finally:
         server.stop()

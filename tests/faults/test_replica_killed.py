@@ -18,8 +18,8 @@ from tests.servers import wait_until
 pytestmark = [pytest.mark.e2e]
 
 CLIENTS = 6
-ACKS_BEFORE = 120  # acknowledged actions (all clients) before the kill
-ACKS_AFTER = 120  # and after it
+ACKS_BEFORE = 80  # acknowledged actions (all clients) before the kill
+ACKS_AFTER = 80  # and after it
 
 
 def test_a_replica_killed_under_load_loses_no_acknowledged_action(redis_url: str, tmp_path):

@@ -1,7 +1,8 @@
 """Scale-out benchmark: one service process against two, on one Redis, on this machine.
 
-Run: `.venv/bin/python bench/bench_scale.py` (prints figures, asserts nothing; Redis at
-127.0.0.1:6379, db 14 unless `--redis-url` says otherwise). About 3 minutes with the defaults.
+Run: `.venv/bin/python bench/bench_scale.py` (prints figures, asserts nothing). It starts a
+redis-server of its own on a free loopback port (`--redis-url redis://127.0.0.1:6379/14`
+uses a shared one instead). About 5 minutes with the defaults.
 
 Configurations (`--configs`), every service process with one uvicorn worker (uvloop,
 httptools, no access log), the same Redis, each process with its own temporary SQLite archive
@@ -36,16 +37,45 @@ import argparse
 import os
 import time
 
+import redis
 from bench_http import (  # the sibling module: `python bench/bench_scale.py` puts bench/ first
     IDS_DIR,
     Server,
     bench_session,
+    free_port,
     game_keys,
     mid_play_game,
     run_loadgen,
+    spawn,
 )
 
 CONFIGS = {"1x1": (1, 1), "2x1": (2, 1), "1x2": (1, 2)}  # name -> (processes, workers each)
+
+
+def private_redis() -> str:
+    """A redis-server of this run alone on a free loopback port (no persistence): nobody
+    else's commands in its CPU figures, nobody else's FLUSHDB under the games."""
+    port = free_port()
+    directory = IDS_DIR / "redis"
+    directory.mkdir()
+    cmd = [
+        "redis-server", "--bind", "127.0.0.1", "--port", str(port), "--dir", str(directory),
+        "--save", "", "--appendonly", "no", "--logfile", "redis.log",
+    ]  # fmt: skip
+    spawn(cmd)
+    url = f"redis://127.0.0.1:{port}/0"
+    client = redis.Redis.from_url(url, socket_connect_timeout=1)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    client.close()
+    return url
 
 
 def start_config(name: str, redis_url: str) -> list[Server]:
@@ -76,24 +106,49 @@ def fmt(config: str, scenario: str, r: dict, base: float | None) -> str:
     scale = f"x{r['rps'] / base:.2f}" if base else ""
     busy = c["server"] + c["client"] + c["redis"] + c["others"]
     per_process = "/".join(f"{p * 100:.0f}" for p in c["server_processes"]) or "-"
+    server_us, all_us = cpu_per_request(r)
     return (
         f"{config:<5} {scenario:<7} {r['rps']:>7.0f} {spread:>11} {scale:>6} "
         f"{r['p50_ms']:>7.1f} {r['p99_ms']:>7.1f} {r['non_200']:>7} "
         f"{c['server'] * 100:>5.0f}% {per_process:>9} {c['client'] * 100:>5.0f}% "
-        f"{c['redis'] * 100:>5.0f}% {c['others'] * 100:>5.0f}% {busy * 100:>5.0f}%"
+        f"{c['redis'] * 100:>5.0f}% {c['others'] * 100:>5.0f}% {busy * 100:>5.0f}% "
+        f"{server_us:>6.0f} {all_us:>6.0f} {ceiling(config, r):>8.0f}"
     )
+
+
+def cpu_per_request(r: dict) -> tuple[float, float]:
+    """CPU microseconds per request: of the service processes, and of service + load
+    generator + Redis (what one request costs the machine, whatever else runs on it)."""
+    c = r["cpu"]
+    per = c["wall"] / max(r["requests"], 1) * 1e6
+    return c["server"] * per, (c["server"] + c["client"] + c["redis"]) * per
+
+
+def ceiling(config: str, r: dict) -> float:
+    """The req/s this configuration would reach with the machine to itself at the CPU per
+    request measured: every core busy with service, load generator and Redis, but a service
+    process (one event loop) never above one core."""
+    processes, workers = CONFIGS[config]
+    server_us, all_us = cpu_per_request(r)
+    cores = len(os.sched_getaffinity(0))
+    return min(processes * workers * 1e6 / server_us, cores * 1e6 / all_us)
 
 
 HEADER = (
     f"{'procs':<5} {'load':<7} {'req/s':>7} {'range':>11} {'scale':>6} {'p50 ms':>7} "
     f"{'p99 ms':>7} {'non-200':>7} {'server':>6} {'per proc':>9} {'loadgen':>6} "
-    f"{'redis':>6} {'others':>6} {'busy':>6}"
+    f"{'redis':>6} {'others':>6} {'busy':>6} {'us/req':>6} {'all us':>6} {'ceiling':>8}"
 )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14")
+    parser.add_argument(
+        "--redis-url",
+        default="private",
+        help="the Redis to use, e.g. redis://127.0.0.1:6379/14; default: a private "
+        "redis-server started (and stopped) by this run",
+    )
     parser.add_argument("--configs", default="1x1,2x1,1x2", help="of " + ", ".join(CONFIGS))
     parser.add_argument("--scenarios", default="read,action")
     parser.add_argument("--duration", type=float, default=8.0, help="seconds per window")
@@ -112,6 +167,8 @@ def main() -> None:
         parser.error(f"unknown configuration or scenario: {unknown or scenarios}")
 
     keys_to_delete: list[str] = []
+    if args.redis_url == "private":
+        args.redis_url = private_redis()
     results: dict[str, dict[str, list[dict]]] = {c: {s: [] for s in scenarios} for c in configs}
     game: dict | None = None
     with bench_session(args.redis_url, keys_to_delete) as rclient:
@@ -166,15 +223,18 @@ def main() -> None:
                 + ", ".join(f"{c} {s:.0f}%" for c, s in zip(configs, shares, strict=True))
             )
         statuses = {
-            f"{c}/{s}": summary(results[c][s]).get("statuses", {})
+            f"{c}/{s}": (summary(results[c][s])["statuses"], summary(results[c][s])["errors"])
             for c in configs
             for s in scenarios
         }
-        print(f"statuses: {statuses}")
+        print(f"statuses, errors (median rounds): {statuses}")
         print(
             "columns: scale = req/s against 1x1; server = CPU of all service processes (per "
             "proc: each busy process); busy = everything on the machine, at most "
-            f"{cores * 100}%"
+            f"{cores * 100}%; us/req = service CPU per request; all us = service + load "
+            "generator + Redis CPU per request; ceiling = the req/s at those CPU costs with "
+            f"the {cores} cores to themselves, a service process (one event loop) never above "
+            "one core: min(processes / us/req, cores / all us), the bound on an idle machine"
         )
 
 

@@ -182,7 +182,15 @@ async def act_client(client, n, stats, args, ids, rng) -> None:
             legal = None
         headers = {**ACTION_HEADERS, "Authorization": f"Bearer {game['token']}"}
         if not legal:  # a fresh game: read its legal actions once (not counted)
-            _, data = await client.request(conn, "GET", f"/v1/games/{game['id']}", b"", headers)
+            status, data = await client.request(
+                conn, "GET", f"/v1/games/{game['id']}", b"", headers
+            )
+            if status != 200:  # counted apart; the game is given up for a fresh one
+                stats.errors[f"GET {status}"] += 1
+                if args.verbose:
+                    print(f"GET {status}: {data[:300]!r}", file=sys.stderr)
+                game["status"] = "finished"
+                continue
             view = _decode(data)
             legal, game["status"] = view["legal_actions"], view["status"]
             if not legal:

@@ -28,7 +28,7 @@ from tests.scaleout.helpers import (
     strict_client,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("two-replicas")]
+pytestmark = [pytest.mark.e2e]
 
 DECK = ["R1", "$2", "W1", "B3", "R2", "$1", "G5", "O4", "B#", "R6", "G1", "$3", "O2", "B4"]
 
@@ -46,7 +46,12 @@ def standalone_replicas(
             server.stop()
 
 
-@pytest.fixture(params=["standalone", pytest.param("cluster", marks=CLUSTER_GROUP)])
+@pytest.fixture(
+    params=[
+        pytest.param("standalone", marks=pytest.mark.xdist_group("two-replicas")),
+        pytest.param("cluster", marks=CLUSTER_GROUP),  # on the worker that runs the cluster
+    ]
+)
 def replicas(request: pytest.FixtureRequest) -> list[str]:
     """The base URLs of two replicas: on the standalone Redis, or on the Redis Cluster."""
     return request.getfixturevalue(f"{request.param}_replicas")

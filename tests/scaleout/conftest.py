@@ -17,6 +17,7 @@ from tests.servers import RedisClusterNodes
 
 CLUSTER_GROUP = pytest.mark.xdist_group("redis-cluster")
 RATE_LIMIT = 100_000  # per client and minute: on, but never reached by the tests
+SSE_IDLE = "6"  # keep-alive seconds: longer than redis-py's 5 s default socket timeout
 
 
 @pytest.fixture(scope="session")
@@ -74,6 +75,7 @@ def cluster_replicas(
         str(archive),
         TEN_REDIS_CLUSTER="true",
         TEN_RATE_LIMIT=f"{RATE_LIMIT}/minute",
+        TEN_SSE_KEEPALIVE=SSE_IDLE,
     )
     servers = start_replicas(env)
     try:

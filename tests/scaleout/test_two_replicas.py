@@ -18,7 +18,7 @@ import pytest
 
 from tests.e2e.helpers import bearer, check_problem, public_part
 from tests.e2e.test_events_stream import AsyncTable, http_client, open_stream
-from tests.scaleout.conftest import CLUSTER_GROUP
+from tests.scaleout.conftest import CLUSTER_GROUP, SSE_IDLE
 from tests.scaleout.helpers import (
     check_whole_log,
     create_game,
@@ -38,7 +38,7 @@ def standalone_replicas(
     redis_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[list[str]]:
     archive = tmp_path_factory.mktemp("two-replicas") / "archive.sqlite3"
-    servers = start_replicas(replica_env(redis_url, str(archive)))
+    servers = start_replicas(replica_env(redis_url, str(archive), TEN_SSE_KEEPALIVE=SSE_IDLE))
     try:
         yield [server.base for server in servers]
     finally:
@@ -124,5 +124,26 @@ def test_an_event_stream_on_one_replica_follows_actions_sent_to_the_other(replic
                 assert stream.ended
             assert sent[-1]["type"] == "game_finished"
             assert streamed == (await table.log())[:2]
+
+    asyncio.run(main())
+
+
+def test_an_idle_stream_outlives_the_redis_socket_timeout_and_follows_the_other_replica(replicas):
+    """A stream waits on Redis (XREAD BLOCK) for TEN_SSE_KEEPALIVE seconds between keep-alive
+    comments; a wait longer than redis-py's 5 s socket timeout used to break the stream."""
+
+    async def main() -> None:
+        async with (
+            http_client(replicas[0]) as actor,
+            httpx.AsyncClient(base_url=replicas[1], timeout=30) as reader,  # idle reads
+        ):
+            table = await AsyncTable.create(actor, 2, DECK)
+            async with open_stream(reader, table.id) as stream:
+                assert len(await stream.events(2)) == 2
+                idle = await stream.block(timeout=float(SSE_IDLE) + 10)
+                assert idle is not None, "the stream ended while idle"
+                assert idle.comments == ["keep-alive"], idle.fields
+                sent = await table.step(random.Random("scale/idle"))
+                assert await stream.events(len(sent)) == sent
 
     asyncio.run(main())

@@ -59,6 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
@@ -213,13 +214,18 @@ def redis_cpu_seconds(client: redis.Redis) -> float:
 
 
 class CpuWindow:
-    """CPU used by the server, the load generator, Redis and everyone else over a window."""
+    """CPU used by the server(s), the load generator, Redis and everyone else over a window."""
 
-    def __init__(self, server: Server, client_pids: list[int], rclient: redis.Redis) -> None:
-        self.server, self.client_pids, self.rclient = server, client_pids, rclient
+    def __init__(
+        self, server: Server | list[Server], client_pids: list[int], rclient: redis.Redis
+    ) -> None:
+        self.servers = server if isinstance(server, list) else [server]
+        self.client_pids, self.rclient = client_pids, rclient
 
     def sample(self) -> tuple:
-        server = tree_cpu(self.server.proc.pid)
+        server = {}
+        for one in self.servers:
+            server.update(tree_cpu(one.proc.pid))
         return (
             time.monotonic(),
             sum(server.values()),
@@ -258,9 +264,14 @@ def percentile(sorted_values: list[int], q: float) -> float:
 
 
 def run_loadgen(
-    scenario: str, url: str, server: Server, rclient, args, *, client: str = "raw", procs: int = 1,
-    duration: float | None = None, warmup: float | None = None, humans: int = 1,
+    scenario: str, url: str | list[str], server: Server | list[Server], rclient, args, *,
+    client: str = "raw", procs: int = 1, duration: float | None = None,
+    warmup: float | None = None, humans: int = 1,
 ) -> dict:  # fmt: skip
+    """One closed-loop load window. Several URLs (servers): the load-generator processes take
+    them in turn, each process loading one (`procs` is raised to one per URL at least)."""
+    urls = [url] if isinstance(url, str) else url
+    procs = max(procs, len(urls))
     duration = args.duration if duration is None else duration
     warmup = args.warmup if warmup is None else warmup
     start_at = time.time() + 0.6 + warmup  # interpreter start-up, then warm-up
@@ -268,7 +279,7 @@ def run_loadgen(
     gens, offset = [], 0
     for i, clients in enumerate(per):
         cmd = [
-            PY, str(ROOT / "bench" / "loadgen.py"), scenario, url, "--client", client,
+            PY, str(ROOT / "bench" / "loadgen.py"), scenario, urls[i % len(urls)], "--client", client,
             "--clients", str(clients), "--duration", str(duration), "--start-at", str(start_at),
             "--key-offset", str(offset), "--bots", args.bots, "--seed", str(args.seed + i),
             "--pool", str(args.pool), "--ids-file", str(IDS_DIR / f"{next(_ids_files)}.ids"),
@@ -416,6 +427,54 @@ def delete_keys(rclient: redis.Redis, keys: list[str]) -> None:
         rclient.delete(*keys[i : i + 500])
 
 
+def clean_up(rclient: redis.Redis, keys_to_delete: list[str]) -> None:
+    """Delete the keys and the games the benchmark made (also those of a load generator cut
+    short, from the ids files), their outbox entries and the temporary directory."""
+    game_ids = {k[6:-1] for k in keys_to_delete if k.startswith("{game:") and k.endswith("}")}
+    for path in IDS_DIR.glob("*.ids"):
+        game_ids.update(path.read_text().split())
+    keys = keys_to_delete + [k for g in game_ids for k in game_keys(g)]
+    shutil.rmtree(IDS_DIR, ignore_errors=True)  # the ids and the temporary archive
+    with contextlib.suppress(redis.RedisError):
+        delete_keys(rclient, sorted(set(keys)))
+        ids = sorted(game_ids)
+        for i in range(0, len(ids), 500):  # finished games not archived yet
+            rclient.hdel(OUTBOX_KEY, *ids[i : i + 500])
+    rclient.close()
+
+
+@contextlib.contextmanager
+def bench_session(redis_url: str, keys_to_delete: list[str]) -> Iterator[redis.Redis]:
+    """The frame of a benchmark run: a client on its Redis, the command and machine facts
+    printed first, the run time last; on the way out (Ctrl-C and SIGTERM too) every process
+    started is stopped and the keys in `keys_to_delete` (filled in meanwhile) deleted."""
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)  # also when started with SIGINT ignored (`cmd &`)
+    began = time.monotonic()
+    rclient = redis.Redis.from_url(redis_url, socket_connect_timeout=2)
+    rclient.ping()
+    try:
+        print("command: " + shlex.join([Path(sys.executable).name, *sys.argv]))
+        for line in machine_facts(rclient):
+            print(line)
+        others = idle_check()
+        print(f"CPU busy before start (other processes): {others * 100:.0f}% of one core")
+        if others > 0.25:
+            print("  WARNING: the machine is not idle; every figure below is lowered by that load")
+        yield rclient
+        print(f"total run time {time.monotonic() - began:.0f} s")
+    except KeyboardInterrupt:
+        print("\ninterrupted: stopping the processes", file=sys.stderr)
+        raise SystemExit(130) from None
+    finally:
+        stop_all()
+        clean_up(rclient, keys_to_delete)
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -526,33 +585,18 @@ def main() -> None:
     worker_counts = [int(w) for w in args.workers.split(",")]
     use_wrk = not args.no_wrk and shutil.which("wrk") is not None
 
-    def on_signal(signum, _frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)  # also when started with SIGINT ignored (`cmd &`)
-    began = time.monotonic()
-    rclient = redis.Redis.from_url(args.redis_url, socket_connect_timeout=2)
-    rclient.ping()
     keys_to_delete: list[str] = [f"{CEILING_PREFIX}{n}" for n in range(args.clients)]
-    print("command: " + shlex.join([Path(sys.executable).name, *sys.argv]))
-    for line in machine_facts(rclient):
-        print(line)
-    others = idle_check()
-    print(f"CPU busy before start (other processes): {others * 100:.0f}% of one core")
-    if others > 0.25:
-        print("  WARNING: the machine is not idle; every figure below is lowered by that load")
-    print(
-        f"Redis {args.redis_url}; archive: a temporary SQLite file (finished games archived by "
-        "the workers)"
-    )
-    print(
-        f"settings: {args.clients} clients, keep-alive HTTP/1.1 on loopback, {args.warmup:g} s "
-        f"warm-up + {args.duration:g} s per scenario; uvicorn --loop uvloop --http httptools "
-        f"--no-access-log; bots: {args.bots}"
-    )
     results: dict[int, dict[str, dict]] = {}
-    try:
+    with bench_session(args.redis_url, keys_to_delete) as rclient:
+        print(
+            f"Redis {args.redis_url}; archive: a temporary SQLite file (finished games archived "
+            "by the workers)"
+        )
+        print(
+            f"settings: {args.clients} clients, keep-alive HTTP/1.1 on loopback, {args.warmup:g} "
+            f"s warm-up + {args.duration:g} s per scenario; uvicorn --loop uvloop --http "
+            f"httptools --no-access-log; bots: {args.bots}"
+        )
         archive = IDS_DIR / "archive.sqlite3"
         env = {
             "TEN_REDIS_URL": args.redis_url,
@@ -690,23 +734,6 @@ def main() -> None:
             )
         print()
         print(CPU_NOTE)
-        print(f"total run time {time.monotonic() - began:.0f} s")
-    except KeyboardInterrupt:
-        print("\ninterrupted: stopping the processes", file=sys.stderr)
-        raise SystemExit(130) from None
-    finally:
-        stop_all()
-        game_ids = {k[6:-1] for k in keys_to_delete if k.startswith("{game:") and k.endswith("}")}
-        for path in IDS_DIR.glob("*.ids"):  # also the games of a load generator cut short
-            game_ids.update(path.read_text().split())
-        keys_to_delete += [k for g in game_ids for k in game_keys(g)]
-        shutil.rmtree(IDS_DIR, ignore_errors=True)  # the ids and the temporary archive
-        with contextlib.suppress(redis.RedisError):
-            delete_keys(rclient, sorted(set(keys_to_delete)))
-            ids = sorted(game_ids)
-            for i in range(0, len(ids), 500):  # finished games not archived yet
-                rclient.hdel(OUTBOX_KEY, *ids[i : i + 500])
-        rclient.close()
 
 
 if __name__ == "__main__":

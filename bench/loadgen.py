@@ -217,6 +217,8 @@ async def act_client(client, n, stats, args, ids, rng) -> None:
             )
             if status != 200:  # gone (someone else's clean-up of a shared database?)
                 stats.errors[f"GET game {status}"] += 1
+                if args.verbose:
+                    print(f"GET {status}: {data[:300]!r}", file=sys.stderr)
                 game["status"] = "finished"
                 continue
             view = _decode(data)

@@ -12,6 +12,7 @@ it without another round trip.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -82,6 +83,7 @@ return 1
 """
 )
 
+_BLOCK_MARGIN = 5.0  # seconds a blocking XREAD may take past its BLOCK time
 _record_encoder = msgspec.msgpack.Encoder()
 _record_decoder = msgspec.msgpack.Decoder(GameRecord)
 _idem_decoder = msgspec.msgpack.Decoder(IdempotentResponse)
@@ -108,7 +110,9 @@ def unavailable_on_connection_errors():
         yield
     except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
         raise StoreUnavailable(str(exc)) from exc
-    except redis_errors.ClusterDownError as exc:
+    except (redis_errors.ClusterDownError, redis_errors.RedisClusterException) as exc:
+        # RedisClusterException: no node of the cluster could be reached (at start, or once
+        # the slots must be refreshed) -- not a ConnectionError in redis-py
         raise StoreUnavailable(str(exc)) from exc
 
 
@@ -136,9 +140,15 @@ class RedisGameStore:
         self._cluster = cluster
         self._live_key = live_key
         self._live_recheck = live_recheck
+        # SSE readers block on XREAD for up to TEN_SSE_KEEPALIVE seconds (15 by default):
+        # redis-py's 5 s default socket timeout cut every idle stream after 5 s. Their client
+        # has no read timeout; wait_events bounds each wait itself.
+        no_read_timeout = {"socket_timeout": None, "socket_connect_timeout": 5}
         if cluster:
             self._redis = RedisCluster.from_url(url, max_connections=max_connections)
-            self._blocking = RedisCluster.from_url(url, max_connections=max_connections)
+            self._blocking = RedisCluster.from_url(
+                url, max_connections=max_connections, **no_read_timeout
+            )
         else:
             # from_pool: the client owns its pool, so close() also closes the connections
             self._redis = Redis.from_pool(
@@ -146,7 +156,9 @@ class RedisGameStore:
             )
             # SSE readers block on XREAD: their own pool, so they never starve actions
             self._blocking = Redis.from_pool(
-                BlockingConnectionPool.from_url(url, max_connections=max_connections * 4, timeout=5)
+                BlockingConnectionPool.from_url(
+                    url, max_connections=max_connections * 4, timeout=5, **no_read_timeout
+                )
             )
         self._create = self._redis.register_script(_CREATE)
         self._save = self._redis.register_script(_SAVE)
@@ -209,9 +221,12 @@ class RedisGameStore:
 
     async def wait_events(self, game_id: str, after: int, timeout: float) -> list[StoredEvent]:
         log_key = _keys(game_id)[1]
-        with unavailable_on_connection_errors():
-            found = await self._blocking.xread(
-                {log_key: f"0-{max(after, 0)}"}, count=1000, block=max(int(timeout * 1000), 1)
+        with unavailable_on_connection_errors():  # TimeoutError is an OSError
+            found = await asyncio.wait_for(
+                self._blocking.xread(
+                    {log_key: f"0-{max(after, 0)}"}, count=1000, block=max(int(timeout * 1000), 1)
+                ),
+                timeout + _BLOCK_MARGIN,  # a Redis that stopped answering (frozen, partition)
             )
         if not found:
             return []

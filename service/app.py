@@ -172,12 +172,11 @@ def create_app(
     stores = {}
     if settings.rate_limit is not None:
         client = getattr(store, "client", None)
-        if client is not None and not settings.redis_cluster:
-            # one count per client shared by every replica (Litestar's store is typed for Redis,
-            # not RedisCluster: on a cluster each replica counts alone)
-            from litestar.stores.redis import RedisStore  # noqa: PLC0415 - only with Redis
+        if client is not None:
+            # one count per client shared by every replica, on a Redis or a Redis Cluster
+            from infra.rate_limit_store import RateLimitStore  # noqa: PLC0415 - only with Redis
 
-            stores["rate_limit"] = RedisStore(client, namespace="ten-rate")
+            stores["rate_limit"] = RateLimitStore(client, namespace="ten-rate")
         limit, unit = settings.rate_limit
         middleware.append(
             RateLimitConfig(

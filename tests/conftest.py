@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
+
+from tests.servers import ServiceProcess, free_port  # noqa: F401 - tests import free_port here
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_URL = os.environ.get("TEN_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -42,37 +33,11 @@ def redis_url() -> str:
 @contextmanager
 def run_server(env: dict[str, str] | None = None, workers: int = 1) -> Iterator[str]:
     """A real service process (uvicorn) on a free loopback port; yields its base URL."""
-    port = free_port()
-    proc_env = {k: v for k, v in os.environ.items() if not k.startswith("TEN_")}
-    proc_env.update(env or {})
-    cmd = [
-        sys.executable, "-m", "uvicorn", "service.app:app",
-        "--host", "127.0.0.1", "--port", str(port),
-        "--workers", str(workers), "--log-level", "warning",
-    ]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=proc_env)
-    base = f"http://127.0.0.1:{port}"
+    server = ServiceProcess(env, workers)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the service exited with {proc.returncode}")
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("the service did not start in 30 s")
-            time.sleep(0.1)
-        yield base
+        yield server.base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        server.stop()
 
 
 @pytest.fixture(scope="session")

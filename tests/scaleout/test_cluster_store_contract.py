@@ -1,0 +1,93 @@
+"""The game-store contract suite (tests/integration/test_store_contract.py) on a 3-node Redis
+Cluster: every test of that suite that runs on a `backend` or `redis_backend` runs here once
+more, with `RedisGameStore(cluster=True)` (the fixtures in this directory's conftest replace
+the memory and standalone Redis backends by the cluster). Plus what only a cluster shows:
+a game's keys share one slot owned by one node, games spread over the nodes, and a cluster
+that cannot be reached is StoreUnavailable (a 503), like a standalone Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+
+import pytest
+from redis.crc import key_slot
+
+from infra.redis_store import RedisGameStore
+from service.ports import StoreUnavailable
+from tests.integration import test_store_contract as contract
+from tests.integration.conftest import game_keys
+from tests.scaleout.conftest import CLUSTER_GROUP
+
+pytestmark = [pytest.mark.integration, CLUSTER_GROUP]
+
+_STANDALONE_ONLY = {"test_redis_store_on_a_closed_port_raises_store_unavailable"}
+
+
+def _contract_tests() -> dict[str, object]:
+    found = {}
+    for name, function in vars(contract).items():
+        if not name.startswith("test_") or name in _STANDALONE_ONLY:
+            continue
+        if {"backend", "redis_backend"} & set(inspect.signature(function).parameters):
+            found[name] = function
+    return found
+
+
+CONTRACT_TESTS = _contract_tests()
+globals().update(CONTRACT_TESTS)  # collected here, so they take this directory's fixtures
+
+
+def test_the_cluster_runs_the_whole_shared_contract_suite():
+    assert len(CONTRACT_TESTS) >= 20, sorted(CONTRACT_TESTS)
+    assert "test_concurrent_saves_at_the_same_version_have_exactly_one_winner" in CONTRACT_TESTS
+    assert "test_redis_layout_one_slot_msgpack_state_and_a_stream_log" in CONTRACT_TESTS
+
+
+def test_games_spread_over_the_nodes_each_game_on_one_node(backend):
+    """A game's three keys live on the node that owns its hash tag's slot; different games
+    land on different nodes (ids are random: up to 60 tries to see every node used)."""
+    client = backend.client
+    owners: dict[str, str] = {}
+    for _ in range(60):
+        game_id = backend.new_id()
+        record, events = contract.new_record(game_id)
+
+        async def body(store, record=record, events=events):
+            await store.create(record, events, contract.TTL)
+
+        backend.run(body)
+        slots = {key_slot(key.encode()) for key in game_keys(game_id)[:2]}
+        assert len(slots) == 1
+        node = client.get_node_from_key(game_keys(game_id)[0])
+        assert node.redis_connection.exists(*game_keys(game_id)[:2]) == 2  # no MOVED: all here
+        owners[game_id] = node.name
+        if len(set(owners.values())) == len(backend.cluster.nodes):
+            break
+    assert len(set(owners.values())) == len(backend.cluster.nodes), owners
+
+
+def test_an_unreachable_cluster_raises_store_unavailable(backend):
+    game_id = backend.new_id()
+    r0, e0 = contract.new_record(game_id)
+    r1, e1 = contract.advance(r0, 1)
+
+    async def body():
+        store = RedisGameStore("redis://127.0.0.1:1", cluster=True)
+        calls = {
+            "ping": store.ping,
+            "load": lambda: store.load(game_id),
+            "create": lambda: store.create(r0, e0, contract.TTL),
+            "save": lambda: store.save(r1, 0, e1, contract.TTL),
+            "events": lambda: store.events(game_id, 0, 10),
+            "wait_events": lambda: store.wait_events(game_id, 0, 0.2),
+            "idempotent_response": lambda: store.idempotent_response(game_id, "key-1"),
+        }
+        try:
+            for call in calls.values():
+                with pytest.raises(StoreUnavailable):
+                    await call()
+        finally:
+            await store.close()
+
+    asyncio.run(body())

@@ -1,0 +1,232 @@
+"""Servers the scale-out and fault tests start and break themselves, on free loopback ports.
+
+- `ServiceProcess`: one uvicorn process of the service (`run_server` in tests/conftest.py
+  wraps it); it can be stopped gracefully or SIGKILLed.
+- `RedisServer`: a private `redis-server` in a temporary directory (never the shared Redis
+  on 6379) that can be shut down, SIGKILLed and started again on the same port and data.
+- `RedisClusterNodes`: three such servers in cluster mode, their 16384 slots split in three.
+
+Every wait is bounded; a server that does not come up fails the test with its log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import redis
+
+ROOT = Path(__file__).resolve().parents[1]
+START_TIMEOUT = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until(check: Callable[[], bool], timeout: float, what: str, step: float = 0.05) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:g} s")
+        time.sleep(step)
+
+
+class ServiceProcess:
+    """The service (`uvicorn service.app:app`) on a free loopback port, `TEN_*` from `env` only."""
+
+    def __init__(
+        self, env: dict[str, str] | None = None, workers: int = 1, port: int | None = None
+    ) -> None:
+        self.port = port or free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        proc_env = {k: v for k, v in os.environ.items() if not k.startswith("TEN_")}
+        proc_env.update(env or {})
+        cmd = [
+            sys.executable, "-m", "uvicorn", "service.app:app",
+            "--host", "127.0.0.1", "--port", str(self.port),
+            "--workers", str(workers), "--log-level", "warning",
+        ]  # fmt: skip
+        # its own process group: a kill reaches every worker, and nothing else
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=proc_env, start_new_session=True)
+        try:
+            self._wait_healthy()
+        except BaseException:
+            self.kill()
+            raise
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the service exited with {self.proc.returncode}")
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{self.base}/health", timeout=1).status_code == 200:
+                    return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the service did not start in {START_TIMEOUT:g} s")
+            time.sleep(0.1)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hook, no in-flight request finished."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.proc.wait()
+
+
+class RedisServer:
+    """A private redis-server on a free loopback port, its data in a temporary directory."""
+
+    def __init__(self, *args: str, port: int | None = None) -> None:
+        if shutil.which("redis-server") is None:
+            raise RuntimeError("redis-server is not installed (scripts/services installs it)")
+        self.port = port or free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix=f"ten-redis-{self.port}-"))
+        self.args = args
+        self.proc: subprocess.Popen | None = None
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def client(self, **kwargs) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5, **kwargs)
+
+    def start(self) -> None:
+        """Start (again, on the same port and data directory) and wait until it serves."""
+        cmd = [
+            "redis-server", "--bind", "127.0.0.1", "--port", str(self.port),
+            "--dir", str(self.dir), "--logfile", "redis.log", "--daemonize", "no",
+            "--save", "", "--appendonly", "no", *self.args,
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(cmd, cwd=self.dir, start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"redis-server exited with {self.proc.returncode}:\n{self.log()}"
+                )
+            try:
+                with self.client(socket_connect_timeout=1) as client:
+                    if client.ping():
+                        return
+            except redis.BusyLoadingError:
+                pass  # still reading its AOF
+            except redis.ConnectionError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"redis-server did not start in {START_TIMEOUT:g} s:\n{self.log()}"
+                )
+            time.sleep(0.05)
+
+    def log(self) -> str:
+        with contextlib.suppress(OSError):
+            return (self.dir / "redis.log").read_text(errors="replace")[-3000:]
+        return ""
+
+    def shutdown(self) -> None:
+        """A clean stop (SHUTDOWN: an AOF is flushed; no RDB unless save points are set)."""
+        assert self.proc is not None
+        with contextlib.suppress(redis.ConnectionError), self.client() as client:
+            client.shutdown(nosave=True)
+        self.proc.wait(timeout=10)
+
+    def kill(self) -> None:
+        """SIGKILL: whatever the server had not written is lost."""
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class RedisClusterNodes:
+    """Three redis-server nodes in cluster mode on loopback, no replicas, slots split in three.
+
+    Made with CLUSTER ADDSLOTSRANGE and CLUSTER MEET (what `redis-cli --cluster create`
+    sends), then waited on until every node reports `cluster_state:ok`."""
+
+    SIZE = 3
+
+    def __init__(self) -> None:
+        self.nodes: list[RedisServer] = []
+        self.buses: list[int] = []
+        try:
+            for _ in range(self.SIZE):
+                bus = free_port()  # the cluster bus: not port + 10000, which may be taken
+                options = [
+                    "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                    "--cluster-port", str(bus), "--cluster-node-timeout", "2000",
+                ]  # fmt: skip
+                self.nodes.append(RedisServer(*options))
+                self.buses.append(bus)
+            self._create()
+        except BaseException:
+            self.close()
+            raise
+
+    def _create(self) -> None:
+        per = 16384 // self.SIZE
+        clients = [node.client() for node in self.nodes]
+        try:
+            for i, client in enumerate(clients):
+                last = 16383 if i == self.SIZE - 1 else (i + 1) * per - 1
+                client.execute_command("CLUSTER ADDSLOTSRANGE", i * per, last)
+            for node, bus in zip(self.nodes[1:], self.buses[1:], strict=True):
+                clients[0].execute_command("CLUSTER MEET", "127.0.0.1", node.port, bus)
+
+            def ok() -> bool:
+                for client in clients:
+                    info = client.cluster("info")
+                    if info["cluster_state"] != "ok" or int(info["cluster_known_nodes"]) != 3:
+                        return False
+                return True
+
+            wait_until(ok, START_TIMEOUT, "the cluster reaching cluster_state:ok", step=0.1)
+        finally:
+            for client in clients:
+                client.close()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.nodes[0].port}"
+
+    def client(self) -> redis.RedisCluster:
+        return redis.RedisCluster(host="127.0.0.1", port=self.nodes[0].port, socket_timeout=5)
+
+    def close(self) -> None:
+        for node in self.nodes:
+            node.close()

@@ -2,6 +2,12 @@
 `apply`. Run: `.venv/bin/python bench/bench_engine.py` (prints figures, asserts nothing).
 
 Goal on the 2-core reference machine: at least 300 games/s in one process.
+
+A game is `domain.simulation.play_game`: setup from the seed (the shuffle included), and
+every decision a random bot's: the seat's legal actions listed from the public state
+(`domain.bots.random_move`, the same action as `random_bot(public_view(state), ...)`), one
+drawn uniformly, its payment chosen as the service would (the optimal scoring runs when
+cards are spent), then `apply`; the final scoring and results included.
 """
 
 from __future__ import annotations
@@ -9,12 +15,15 @@ from __future__ import annotations
 import statistics
 import time
 
+from domain.bots import random_move
 from domain.engine import apply
 from domain.legal import legal_actions
+from domain.rng import SeededRandom
 from domain.simulation import play_game
 from domain.views import public_view
 
 GAMES = 300
+BENCH_RNG = SeededRandom("bench")
 REPEATS = 3
 
 
@@ -42,6 +51,10 @@ def per_call_us() -> dict[str, float]:
         ("apply", apply),
         ("legal_actions", lambda s, seat, a: legal_actions(s, seat)),
         ("public_view", lambda s, seat, a: public_view(s)),
+        (
+            "random_move (a bot's move)",
+            lambda s, seat, a: random_move(s, seat, BENCH_RNG),
+        ),
     ):
         runs = []
         for _ in range(REPEATS):

@@ -13,8 +13,19 @@ from collections.abc import Callable
 
 from domain.cards import NUMBER_CARDS, WILDS, deck_for
 from domain.engine import tableau_sums
-from domain.legal import legal_actions_in, legal_choices, make_action
-from domain.model import BUST_LIMIT, CURRENCY_CAP, Action, Bid, Buy, Decline, Draw, Pass, Stop
+from domain.legal import action_for, choices_of, legal_actions_in, legal_choices, make_action
+from domain.model import (
+    BUST_LIMIT,
+    CURRENCY_CAP,
+    Action,
+    Bid,
+    Buy,
+    Decline,
+    Draw,
+    GameState,
+    Pass,
+    Stop,
+)
 from domain.rng import SeededRandom
 from domain.scoring import best_total
 from domain.views import PublicView
@@ -30,6 +41,26 @@ def random_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
     if not choices:
         raise ValueError("it is not this seat's decision")
     return make_action(view, seat, rng.choice(choices))
+
+
+def random_move(state: GameState, seat: int, rng: SeededRandom) -> Action:
+    """`random_bot(public_view(state), seat, rng)` without building the view, for the
+    seat whose decision it is: the same action from the same random source. It reads
+    only what the view shows (phase, drawn, the draw pile's size, the players, the
+    highest bid, the market, the rules), never the draw pile's order or the seed."""
+    auction = state.auction
+    me = state.players[seat]
+    choices = choices_of(
+        state.phase,
+        state.drawn,
+        len(state.draw_pile),
+        me,
+        0 if auction is None else auction.high_bid,
+        state.market,
+    )
+    if not choices:
+        raise ValueError("it is not this seat's decision")
+    return action_for(me, state.rules, choices[rng.randbelow(len(choices))])
 
 
 def unseen_cards(view: PublicView) -> Counter[str]:

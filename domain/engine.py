@@ -143,26 +143,53 @@ def to_act(state: GameState) -> int | None:
 
 def apply(state: GameState, seat: int, action: Action) -> tuple[GameState, list[Event]]:
     """Apply `action` by `seat`. Raises RuleError (state untouched) when the rules refuse it."""
-    if state.phase == "finished":
+    phase = state.phase
+    if phase in {"draw", "buy"}:
+        expected = state.active_seat
+    elif phase == "auction":
+        auction = state.auction
+        assert auction is not None
+        expected = auction.bidders[auction.turn]
+    elif phase == "final_buy":
+        expected = state.final_queue[0]
+    else:
         raise RuleError("game_finished")
-    if seat != to_act(state):
+    if seat != expected:
         raise RuleError("not_your_turn")
     handler = _HANDLERS.get(type(action))
     if handler is None:
         raise RuleError("illegal_action", f"Unknown action {action!r}.")
-    turn = _Turn(state)
-    handler(turn, action)
-    return turn.finish()
+    return handler(state, seat, action)
+
+
+def _run(method):
+    """A handler that applies an action through a `_Turn` (the general path)."""
+
+    def handler(state: GameState, _seat: int, action: Action) -> tuple[GameState, list[Event]]:
+        turn = _Turn(state)
+        method(turn, action)
+        return turn.finish()
+
+    return handler
+
+
+# code -> its number (number cards) or its value (currency cards): the digit of the code
+_DIGIT = {code: int(code[1]) for code in C.ALL_CODES if code[1].isdigit()}
+# player count -> seat -> the other seats in turn order, from the left of `seat`
+_OTHERS = {n: tuple(tuple((s + i) % n for i in range(1, n)) for s in range(n)) for n in range(6)}
+# player count -> seat -> every seat from the left of `seat`, `seat` last
+_ROUND = {n: tuple(tuple((s + i) % n for i in range(1, n + 1)) for s in range(n)) for n in range(6)}
 
 
 def tableau_sums(tableau: Sequence[str]) -> tuple[int, int]:
     """(sum of number cards, sum of currency cards) of a tableau."""
     numbers = money = 0
+    digit = _DIGIT
     for code in tableau:
         if code in _NUMBER_CARDS:
-            numbers += int(code[1])
+            numbers += digit[code]
         else:
-            money += int(code[1])
+            money += digit[code]
     return numbers, money
 
 
@@ -208,19 +235,24 @@ class _Turn:
     def n(self) -> int:
         return len(self.players)
 
-    def others_in_order(self, seat: int) -> list[int]:
-        n = self.n()
-        return [(seat + i) % n for i in range(1, n)]
+    def others_in_order(self, seat: int) -> tuple[int, ...]:
+        return _OTHERS[len(self.players)][seat]
 
-    def gain(self, owed: list[tuple[int, int]]) -> tuple[Gain, ...]:
-        """Hand out currency tokens in the given order, under the cap and the supply (3.6)."""
+    def gain(self, seats: Sequence[int], amount: int) -> tuple[Gain, ...]:
+        """Hand `amount` currency tokens to each of `seats` in that order, under the cap
+        and the supply (3.6)."""
+        if amount <= 0:
+            return ()
         gains = []
-        for seat, amount in owed:
-            player = self.players[seat]
+        players = self.players
+        for seat in seats:
+            player = players[seat]
             got = min(amount, CURRENCY_CAP - player.currency, self.supply_currency)
             if got > 0:
                 self.supply_currency -= got
-                self.put(seat, replace(player, currency=player.currency + got))
+                if not isinstance(players, list):
+                    players = self.players = list(players)
+                players[seat] = replace(player, currency=player.currency + got)
                 gains.append(Gain(seat=seat, amount=got))
         return tuple(gains)
 
@@ -252,8 +284,7 @@ class _Turn:
             )
         )
         if card in _WILDS:
-            n = self.n()
-            bidders = tuple((seat + i) % n for i in range(1, n + 1))
+            bidders = _ROUND[len(self.players)][seat]
             self.set(phase="auction", auction=Auction(card=card, bidders=bidders))
             self.emit(AuctionStarted, card=card, bidders=bidders)
             return
@@ -276,9 +307,7 @@ class _Turn:
             player = self.players[seat]
             self.put(seat, replace(player, bust=player.bust + 1))
             self.set(supply_bust=supply_bust - 1)
-        gains = (
-            self.gain([(s, money) for s in self.others_in_order(seat)]) if kind == "numbers" else ()
-        )
+        gains = self.gain(self.others_in_order(seat), money) if kind == "numbers" else ()
         self.set(
             tableau=(),
             market=self.state.market + numbers,
@@ -302,38 +331,64 @@ class _Turn:
             raise RuleError("illegal_action", "A player stops only in the draw phase.")
         if not state.drawn:
             raise RuleError("must_draw")
-        if take not in ("numbers", "currency"):
+        if take not in {"numbers", "currency"}:
             raise RuleError("illegal_action", "A stop takes either 'numbers' or 'currency'.")
         seat = state.active_seat
-        numbers = tuple(c for c in state.tableau if c in C.NUMBER_CARDS)
-        spent = tuple(c for c in state.tableau if c not in C.NUMBER_CARDS)
-        money = C.currency_sum(spent)
-        self.set(tableau=(), discard=state.discard + spent)
+        numbers_list = []
+        spent_list = []
+        money = 0
+        for code in state.tableau:
+            if code in _NUMBER_CARDS:
+                numbers_list.append(code)
+            else:
+                spent_list.append(code)
+                money += _DIGIT[code]
+        numbers = tuple(numbers_list)
+        spent = tuple(spent_list)
+        changes = self.changes
+        changes["tableau"] = ()
+        changes["discard"] = state.discard + spent if spent else state.discard
         if take == "numbers":
             player = self.players[seat]
             self.put(seat, replace(player, cards=player.cards + numbers))
-            gains = self.gain([(s, money) for s in self.others_in_order(seat)])
-            self.set(phase="buy")
+            gains = self.gain(_OTHERS[len(self.players)][seat], money)
+            changes["phase"] = "buy"
         else:
-            gains = self.gain([(seat, money)])
-            self.set(market=state.market + numbers)
-        self.emit(Stopped, seat=seat, take=take, cards=numbers, to_discard=spent, gains=gains)
+            gains = self.gain((seat,), money)
+            changes["market"] = state.market + numbers
+        self.seq += 1
+        self.events.append(
+            Stopped(
+                seq=self.seq,
+                version=self.version,
+                seat=seat,
+                take=take,
+                cards=numbers,
+                to_discard=spent,
+                gains=gains,
+            )
+        )
         if take != "numbers":
             self.end_turn()
 
     def end_turn(self) -> None:
         state = self.state
-        n = self.n()
+        n = len(self.players)
         seat = state.active_seat
-        if not self.get("draw_pile"):
+        changes = self.changes
+        changes["drawn"] = False
+        self.seq += 1
+        if not changes.get("draw_pile", state.draw_pile):
             # 4: the last card was drawn; a final buy round from the left of this player
-            order = tuple((seat + i) % n for i in range(1, n + 1))
-            self.set(phase="final_buy", final_queue=order, drawn=False)
-            self.emit(FinalBuyStarted, order=order)
+            order = _ROUND[n][seat]
+            changes["phase"] = "final_buy"
+            changes["final_queue"] = order
+            self.events.append(FinalBuyStarted(seq=self.seq, version=self.version, order=order))
             return
         nxt = (seat + 1) % n
-        self.set(phase="draw", active_seat=nxt, drawn=False)
-        self.emit(TurnStarted, seat=nxt)
+        changes["phase"] = "draw"
+        changes["active_seat"] = nxt
+        self.events.append(TurnStarted(seq=self.seq, version=self.version, seat=nxt))
 
     # -- auction (3.5)
     def bid(self, action: Bid) -> None:
@@ -409,9 +464,9 @@ class _Turn:
             if payment is None:
                 raise RuleError("insufficient_payment", "The player cannot pay this price.")
         else:
-            bad = [c for c in payment.cards if c not in C.ALL_CODES]
-            if bad:
-                raise RuleError("unknown_card", f"{bad[0]!r} is not a card code.")
+            for spent in payment.cards:
+                if spent not in C.ALL_CODES:
+                    raise RuleError("unknown_card", f"{spent!r} is not a card code.")
             check_payment(payment, price, player.currency, player.bust, player.cards)
         self.pay_tokens(seat, payment.currency, payment.bust)
         player = self.players[seat]
@@ -447,11 +502,95 @@ class _Turn:
         self.emit(GameFinished, results=results)
 
 
+def _draw(state: GameState, seat: int, action: Action) -> tuple[GameState, list[Event]]:
+    """3.1: the common draws (a card to the tableau without a bust, a wild card to its
+    auction) straight to the new state; a bust goes through `_Turn.draw`."""
+    if state.phase != "draw":
+        raise RuleError("illegal_action", "Cards are drawn only in the draw phase.")
+    pile = state.draw_pile
+    if not pile:
+        raise RuleError("draw_pile_empty")
+    card = pile[0]
+    version = state.version + 1
+    seq = state.last_seq + 1
+    if card in _WILDS:
+        pile = pile[1:]
+        bidders = _ROUND[len(state.players)][seat]
+        events: list[Event] = [
+            CardDrawn(seq=seq, version=version, seat=seat, card=card, draw_pile_size=len(pile)),
+            AuctionStarted(seq=seq + 1, version=version, card=card, bidders=bidders),
+        ]
+        new = replace(
+            state,
+            draw_pile=pile,
+            drawn=True,
+            phase="auction",
+            auction=Auction(card=card, bidders=bidders),
+            version=version,
+            last_seq=seq + 1,
+        )
+        return new, events
+    tableau = (*state.tableau, card)
+    numbers, money = tableau_sums(tableau)
+    if money >= BUST_LIMIT or numbers - money >= BUST_LIMIT:
+        turn = _Turn(state)
+        turn.draw()
+        return turn.finish()
+    pile = pile[1:]
+    new = replace(state, draw_pile=pile, drawn=True, tableau=tableau, version=version, last_seq=seq)
+    return new, [
+        CardDrawn(seq=seq, version=version, seat=seat, card=card, draw_pile_size=len(pile))
+    ]
+
+
+def _bid(state: GameState, seat: int, action: Bid) -> tuple[GameState, list[Event]]:
+    """3.5: a bid; the last chance of an auction goes through `_Turn.bid`."""
+    auction = state.auction
+    if state.phase != "auction" or auction is None or auction.turn + 1 == len(auction.bidders):
+        turn = _Turn(state)
+        turn.bid(action)
+        return turn.finish()
+    player = state.players[seat]
+    amount = action.amount
+    if amount < 1 or amount <= auction.high_bid:
+        raise RuleError("bid_too_low")
+    if amount > player.currency + BUST_TOKEN_VALUE * player.bust:
+        raise RuleError("bid_too_high")
+    if action.payment is not None:
+        check_token_payment(action.payment, amount, player.currency, player.bust)
+    version = state.version + 1
+    seq = state.last_seq + 1
+    auction = replace(
+        auction,
+        turn=auction.turn + 1,
+        high_bid=amount,
+        high_bidder=seat,
+        high_payment=action.payment,
+    )
+    new = replace(state, auction=auction, version=version, last_seq=seq)
+    return new, [BidPlaced(seq=seq, version=version, seat=seat, amount=amount)]
+
+
+def _pass(state: GameState, seat: int, action: Pass) -> tuple[GameState, list[Event]]:
+    """3.5: a pass; the last chance of an auction goes through `_Turn.pass_`."""
+    auction = state.auction
+    if state.phase != "auction" or auction is None or auction.turn + 1 == len(auction.bidders):
+        turn = _Turn(state)
+        turn.pass_()
+        return turn.finish()
+    version = state.version + 1
+    seq = state.last_seq + 1
+    new = replace(
+        state, auction=replace(auction, turn=auction.turn + 1), version=version, last_seq=seq
+    )
+    return new, [BidPassed(seq=seq, version=version, seat=seat)]
+
+
 _HANDLERS = {
-    Draw: lambda turn, action: turn.draw(),
-    Stop: lambda turn, action: turn.stop(action.take),
-    Bid: _Turn.bid,
-    Pass: lambda turn, action: turn.pass_(),
-    Buy: _Turn.buy,
-    Decline: lambda turn, action: turn.decline(),
+    Draw: _draw,
+    Stop: _run(lambda turn, action: turn.stop(action.take)),
+    Bid: _bid,
+    Pass: _pass,
+    Buy: _run(_Turn.buy),
+    Decline: _run(lambda turn, action: turn.decline()),
 }

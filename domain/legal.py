@@ -8,7 +8,18 @@ needs only one of them (a random bot) does not pay for all.
 
 from __future__ import annotations
 
-from domain.model import BUST_TOKEN_VALUE, Action, Bid, Buy, Decline, Draw, Pass, Stop
+from domain.model import (
+    BUST_TOKEN_VALUE,
+    Action,
+    Bid,
+    Buy,
+    Decline,
+    Draw,
+    Pass,
+    Player,
+    Rules,
+    Stop,
+)
 from domain.payments import choose_buy_mix, choose_buy_payment, token_payment
 from domain.views import PublicView, public_view
 
@@ -29,23 +40,38 @@ Choice = tuple[str, int | str]  # ("bid", amount), ("buy", card) or (fixed actio
 def legal_choices(view: PublicView, seat: int) -> tuple[Choice, ...] | list[Choice]:
     if view.to_act != seat:
         return ()
-    phase = view.phase
+    auction = view.auction
+    return choices_of(
+        view.phase,
+        view.drawn,
+        view.draw_pile_size,
+        view.players[seat],
+        0 if auction is None else auction.high_bid,
+        view.market,
+    )
+
+
+def choices_of(
+    phase: str, drawn: bool, pile_size: int, me: Player, high_bid: int, market: tuple[str, ...]
+) -> tuple[Choice, ...] | list[Choice]:
+    """`legal_choices` from the public facts it needs, for the seat `me` whose decision
+    it is: the phase, whether the active player has drawn, the draw pile's size, the
+    highest bid of the auction and the market."""
     if phase == "draw":
-        if not view.drawn:
+        if not drawn:
             return _DRAW_ONLY
-        return _DRAW_OR_STOP if view.draw_pile_size else _STOP_ONLY
-    me = view.players[seat]
+        return _DRAW_OR_STOP if pile_size else _STOP_ONLY
     if phase == "auction":
-        assert view.auction is not None
         power = me.currency + BUST_TOKEN_VALUE * me.bust
         choices: list[Choice] = [("pass", 0)]
-        choices.extend(("bid", amount) for amount in range(view.auction.high_bid + 1, power + 1))
+        choices.extend(("bid", amount) for amount in range(high_bid + 1, power + 1))
         return choices
     if phase in ("buy", "final_buy"):
         choices = [("decline", 0)]
         owned = me.cards
-        for card in sorted(set(view.market)):
-            if card not in owned and choose_buy_mix(int(card[1]), me.currency, me.bust, len(owned)):
+        currency, bust, held = me.currency, me.bust, len(owned)
+        for card in sorted(set(market)):
+            if card not in owned and choose_buy_mix(int(card[1]), currency, bust, held):
                 choices.append(("buy", card))
         return choices
     return ()
@@ -53,14 +79,18 @@ def legal_choices(view: PublicView, seat: int) -> tuple[Choice, ...] | list[Choi
 
 def make_action(view: PublicView, seat: int, choice: Choice) -> Action:
     """The action for one of `legal_choices`, with the payment the service would choose."""
+    return action_for(view.players[seat], view.rules, choice)
+
+
+def action_for(me: Player, rules: Rules, choice: Choice) -> Action:
+    """`make_action` for the seat `me` under `rules`."""
     kind, value = choice
-    me = view.players[seat]
     if kind == "bid":
         assert isinstance(value, int)
         return Bid(amount=value, payment=token_payment(value, me.currency, me.bust))
     if kind == "buy":
         assert isinstance(value, str)
-        payment = choose_buy_payment(me.cards, int(value[1]), me.currency, me.bust, view.rules)
+        payment = choose_buy_payment(me.cards, int(value[1]), me.currency, me.bust, rules)
         return Buy(card=value, payment=payment)
     return _FIXED[kind]
 

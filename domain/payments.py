@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import lru_cache
 
 from domain.cards import WILDS
@@ -64,10 +63,13 @@ def check_payment(
     if payment.currency > currency or payment.bust > bust:
         raise RuleError("payment_not_held")
     if payment.cards:
-        held = Counter(owned)
-        held.subtract(payment.cards)
-        if any(n < 0 for n in held.values()):
-            raise RuleError("payment_not_held", "The payment names cards the player does not hold.")
+        held = list(owned)
+        for card in payment.cards:
+            if card not in held:
+                raise RuleError(
+                    "payment_not_held", "The payment names cards the player does not hold."
+                )
+            held.remove(card)
     value = payment.currency + BUST_TOKEN_VALUE * payment.bust + len(payment.cards)
     if value < price:
         raise RuleError("insufficient_payment")
@@ -120,14 +122,21 @@ def spend_order(owned: tuple[str, ...], perfect_bonus: int) -> tuple[str, ...]:
     broken last.
     """
     score = score_collection(owned, perfect_bonus)
-    spare = Counter(owned)
+    spare = list(owned)
     runs = []
     for color, color_score in score.colors.items():
-        spare.subtract(color_score.run)
-        if color_score.run:
-            runs.append((color_score.points, color, list(color_score.run)))
-    order = sorted(spare.elements(), key=lambda code: (code in WILDS, code))
-    for _, _, run in sorted(runs):
+        run = color_score.run
+        if run:
+            for code in run:
+                spare.remove(code)
+            runs.append((color_score.points, color, list(run)))
+    order = [code for code in spare if code not in WILDS]
+    order.sort()
+    wilds = [code for code in spare if code in WILDS]
+    wilds.sort()
+    order += wilds
+    runs.sort()
+    for _, _, run in runs:
         while run:
             # peel the end that is a number card when only one end is, else the high end
             order.append(run.pop(0) if run[-1] in WILDS and run[0] not in WILDS else run.pop())

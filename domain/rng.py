@@ -21,22 +21,30 @@ class SeededRandom:
     def __init__(self, seed: str | int) -> None:
         self._key = hashlib.sha256(b"ten-rng-v1\x00" + str(seed).encode()).digest()
         self._counter = 0
-        self._pending: list[int] = []
+        self._pending: list[int] = []  # the current block's numbers not used yet, last first
+
+    def _refill(self) -> None:
+        block = _sha256(self._key + self._counter.to_bytes(8, "big")).digest()
+        self._counter += 1
+        self._pending.extend(_FOUR_U64.unpack(block)[::-1])
 
     def _next_u64(self) -> int:
         if not self._pending:
-            block = hashlib.sha256(self._key + self._counter.to_bytes(8, "big")).digest()
-            self._counter += 1
-            self._pending = list(reversed(_FOUR_U64.unpack(block)))
+            self._refill()
         return self._pending.pop()
 
     def randbelow(self, n: int) -> int:
         """A uniform integer in [0, n)."""
-        if n <= 0:
-            raise ValueError("n must be positive")
-        limit = (1 << 64) - ((1 << 64) % n)
+        limit = _LIMITS.get(n)
+        if limit is None:
+            if n <= 0:
+                raise ValueError("n must be positive")
+            limit = _limit(n)
+        pending = self._pending
         while True:
-            value = self._next_u64()
+            if not pending:
+                self._refill()
+            value = pending.pop()
             if value < limit:
                 return value % n
 
@@ -49,7 +57,17 @@ class SeededRandom:
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
         out = list(items)
+        randbelow = self.randbelow
         for i in range(len(out) - 1, 0, -1):
-            j = self.randbelow(i + 1)
+            j = randbelow(i + 1)
             out[i], out[j] = out[j], out[i]
         return out
+
+
+def _limit(n: int) -> int:
+    """Values of a u64 at or above this are rejected for `randbelow(n)` (no modulo bias)."""
+    return (1 << 64) - ((1 << 64) % n)
+
+
+_sha256 = hashlib.sha256
+_LIMITS: dict[int, int] = {n: _limit(n) for n in range(1, 257)}

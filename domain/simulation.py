@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from domain.bots import BOTS, bot_rng
+from domain.bots import BOTS, bot_rng, random_move
 from domain.engine import apply, new_game, to_act
 from domain.model import Action, Event, GameState, Rules
 from domain.rng import SeededRandom
@@ -25,7 +25,11 @@ def play_bots(state: GameState) -> tuple[GameState, list[Event]]:
         level = state.players[seat].bot
         if level is None:
             break
-        action = BOTS[level](public_view(state), seat, bot_rng(state.seed, state.version))
+        rng = bot_rng(state.seed, state.version)
+        if level == "random":
+            action = random_move(state, seat, rng)  # = random_bot(public_view(state), ...)
+        else:
+            action = BOTS[level](public_view(state), seat, rng)
         state, produced = apply(state, seat, action)
         events.extend(produced)
     return state, events
@@ -51,8 +55,13 @@ def play_game(
     )
     actions = 0
     rng = SeededRandom(f"bots/{seed}")  # one stream for the whole game: cheaper than per move
+    by_view = [BOTS[level] if level != "random" else None for level in bots]
     while (seat := to_act(state)) is not None:
-        action = BOTS[bots[seat]](public_view(state), seat, rng)
+        bot = by_view[seat]
+        if bot is None:
+            action = random_move(state, seat, rng)  # = random_bot(public_view(state), ...)
+        else:
+            action = bot(public_view(state), seat, rng)
         before = state
         state, produced = apply(state, seat, action)
         events.extend(produced)

@@ -148,6 +148,9 @@ def configure_logging(log_format: str, level: str, access_log: bool) -> str:
         logger.propagate = True
     # with the service's access log on, uvicorn's (without request ids) would double it
     logging.getLogger("uvicorn.access").disabled = access_log
+    # Alembic logs a line per plugin it sets up at INFO on every start: chatter, not news
+    # (its "Running upgrade ..." lines stay)
+    logging.getLogger("alembic.runtime.plugins").setLevel(max(root.level, logging.WARNING))
     return log_format
 
 

@@ -79,7 +79,9 @@ def from_store_unavailable(exc: StoreUnavailable) -> ProblemDetailsException:
     return problem(
         503,
         "store_unavailable",
-        "The game store cannot be reached; nothing was changed. Retry shortly.",
+        "The game store cannot be reached; retry shortly. An action cut off this way may"
+        " or may not have been applied: send it again with the same Idempotency-Key (it is"
+        " applied at most once) or read the game first.",
         {"Retry-After": RETRY_AFTER_SECONDS},
     )
 

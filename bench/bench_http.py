@@ -580,6 +580,10 @@ def main() -> None:
     parser.add_argument("--bots", default="random", help="level of the 3 bot seats")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-wrk", action="store_true", help="loadgen for GETs too")
+    parser.add_argument(
+        "--service-env", action="append", default=[], metavar="TEN_X=value",
+        help="a setting for the service processes (repeatable), e.g. TEN_METRICS=false",
+    )  # fmt: skip
     parser.add_argument("--no-client-check", action="store_true", help="skip the httpx check")
     args = parser.parse_args()
     worker_counts = [int(w) for w in args.workers.split(",")]
@@ -602,6 +606,7 @@ def main() -> None:
             "TEN_REDIS_URL": args.redis_url,
             "TEN_DATABASE_URL": f"sqlite+aiosqlite:///{archive}",
             "TEN_MIGRATE_ON_START": "true",
+            **dict(item.split("=", 1) for item in args.service_env),
         }
         for w_index, workers in enumerate(worker_counts):
             service = Server("service", "service.app:app", workers, env)

@@ -586,11 +586,192 @@ def _pass(state: GameState, seat: int, action: Pass) -> tuple[GameState, list[Ev
     return new, [BidPassed(seq=seq, version=version, seat=seat)]
 
 
+def _gain(
+    players: list[Player], seats: Sequence[int], amount: int, supply: int
+) -> tuple[tuple[Gain, ...], int]:
+    """`_Turn.gain` on a list of players: (the gains, the supply left)."""
+    gains = []
+    for seat in seats:
+        player = players[seat]
+        got = min(amount, CURRENCY_CAP - player.currency, supply)
+        if got > 0:
+            supply -= got
+            players[seat] = replace(player, currency=player.currency + got)
+            gains.append(Gain(seat=seat, amount=got))
+    return tuple(gains), supply
+
+
+def _next_turn(state: GameState, seq: int, version: int) -> tuple[dict[str, object], Event]:
+    """`_Turn.end_turn` when the draw pile is untouched: the changes and the event."""
+    n = len(state.players)
+    seat = state.active_seat
+    if not state.draw_pile:
+        order = _ROUND[n][seat]
+        fields: dict[str, object] = {"phase": "final_buy", "final_queue": order}
+        return fields, FinalBuyStarted(seq=seq, version=version, order=order)
+    nxt = (seat + 1) % n
+    fields = {"phase": "draw", "active_seat": nxt}
+    return fields, TurnStarted(seq=seq, version=version, seat=nxt)
+
+
+def _stop(state: GameState, seat: int, action: Stop) -> tuple[GameState, list[Event]]:
+    """3.2: a stop straight to the new state; a refused one goes through `_Turn.stop`."""
+    take = action.take
+    if state.phase != "draw" or not state.drawn or take not in ("numbers", "currency"):
+        turn = _Turn(state)
+        turn.stop(take)
+        return turn.finish()
+    numbers_list = []
+    spent_list = []
+    money = 0
+    for code in state.tableau:
+        if code in _NUMBER_CARDS:
+            numbers_list.append(code)
+        else:
+            spent_list.append(code)
+            money += _DIGIT[code]
+    numbers = tuple(numbers_list)
+    spent = tuple(spent_list)
+    version = state.version + 1
+    seq = state.last_seq + 1
+    players = list(state.players)
+    supply = state.supply_currency
+    gains: tuple[Gain, ...] = ()
+    if take == "numbers":
+        player = players[seat]
+        players[seat] = replace(player, cards=player.cards + numbers)
+        if money > 0:
+            gains, supply = _gain(players, _OTHERS[len(players)][seat], money, supply)
+        event = Stopped(
+            seq=seq,
+            version=version,
+            seat=seat,
+            take=take,
+            cards=numbers,
+            to_discard=spent,
+            gains=gains,
+        )
+        new = replace(
+            state,
+            tableau=(),
+            discard=state.discard + spent if spent else state.discard,
+            players=tuple(players),
+            supply_currency=supply,
+            phase="buy",
+            version=version,
+            last_seq=seq,
+        )
+        return new, [event]
+    if money > 0:
+        gains, supply = _gain(players, (seat,), money, supply)
+    event = Stopped(
+        seq=seq,
+        version=version,
+        seat=seat,
+        take=take,
+        cards=numbers,
+        to_discard=spent,
+        gains=gains,
+    )
+    fields, turn_event = _next_turn(state, seq + 1, version)
+    new = replace(
+        state,
+        tableau=(),
+        discard=state.discard + spent if spent else state.discard,
+        market=state.market + numbers,
+        players=tuple(players),
+        supply_currency=supply,
+        drawn=False,
+        version=version,
+        last_seq=seq + 1,
+        **fields,
+    )
+    return new, [event, turn_event]
+
+
+def _decline(state: GameState, seat: int, action: Decline) -> tuple[GameState, list[Event]]:
+    """3.4, 4: a declined buy straight to the new state; the last one of the final buy
+    round (the end of the game) and a refused one go through `_Turn.decline`."""
+    phase = state.phase
+    version = state.version + 1
+    seq = state.last_seq + 1
+    if phase == "buy":
+        fields, turn_event = _next_turn(state, seq + 1, version)
+        new = replace(state, drawn=False, version=version, last_seq=seq + 1, **fields)
+        return new, [BuyDeclined(seq=seq, version=version, seat=seat), turn_event]
+    if phase == "final_buy" and len(state.final_queue) > 1:
+        new = replace(state, final_queue=state.final_queue[1:], version=version, last_seq=seq)
+        return new, [BuyDeclined(seq=seq, version=version, seat=seat)]
+    turn = _Turn(state)
+    turn.decline()
+    return turn.finish()
+
+
+def _buy(state: GameState, seat: int, action: Buy) -> tuple[GameState, list[Event]]:
+    """3.4, 4: a purchase straight to the new state; the last one of the final buy round
+    (the end of the game) and anything outside a buy phase go through `_Turn.buy`."""
+    phase = state.phase
+    if not (phase == "buy" or (phase == "final_buy" and len(state.final_queue) > 1)):
+        turn = _Turn(state)
+        turn.buy(action)
+        return turn.finish()
+    card = action.card
+    if card not in C.ALL_CODES:
+        raise RuleError("unknown_card", f"{card!r} is not a card code.")
+    if card not in state.market:
+        raise RuleError("card_not_in_market")
+    player = state.players[seat]
+    if card in player.cards:
+        raise RuleError("duplicate_card")
+    price = _DIGIT[card]
+    payment = action.payment
+    if payment is None:
+        payment = choose_buy_payment(player.cards, price, player.currency, player.bust, state.rules)
+        if payment is None:
+            raise RuleError("insufficient_payment", "The player cannot pay this price.")
+    else:
+        for spent in payment.cards:
+            if spent not in C.ALL_CODES:
+                raise RuleError("unknown_card", f"{spent!r} is not a card code.")
+        check_payment(payment, price, player.currency, player.bust, player.cards)
+    version = state.version + 1
+    seq = state.last_seq + 1
+    remaining = list(player.cards)
+    for spent in payment.cards:
+        remaining.remove(spent)
+    remaining.append(card)
+    players = list(state.players)
+    players[seat] = replace(
+        player,
+        currency=player.currency - payment.currency,
+        bust=player.bust - payment.bust,
+        cards=tuple(remaining),
+    )
+    market = list(state.market)
+    market.remove(card)
+    bought = CardBought(seq=seq, version=version, seat=seat, card=card, payment=payment)
+    fields: dict[str, object] = {
+        "players": tuple(players),
+        "market": tuple(market),
+        "discard": state.discard + payment.cards,
+        "supply_currency": state.supply_currency + payment.currency,
+    }
+    if payment.bust:
+        fields["supply_bust"] = state.supply_bust + payment.bust
+    if phase == "buy":
+        turn_fields, turn_event = _next_turn(state, seq + 1, version)
+        fields.update(turn_fields)
+        new = replace(state, drawn=False, version=version, last_seq=seq + 1, **fields)
+        return new, [bought, turn_event]
+    new = replace(state, final_queue=state.final_queue[1:], version=version, last_seq=seq, **fields)
+    return new, [bought]
+
+
 _HANDLERS = {
     Draw: _draw,
-    Stop: _run(lambda turn, action: turn.stop(action.take)),
+    Stop: _stop,
     Bid: _bid,
     Pass: _pass,
-    Buy: _run(_Turn.buy),
-    Decline: _run(lambda turn, action: turn.decline()),
+    Buy: _buy,
+    Decline: _decline,
 }

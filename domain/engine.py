@@ -47,6 +47,7 @@ from domain.model import (
     SeatInfo,
     Stop,
     Stopped,
+    TokenPayment,
     TurnStarted,
     WildDiscarded,
 )
@@ -544,9 +545,9 @@ def _draw(state: GameState, seat: int, action: Action) -> tuple[GameState, list[
 
 
 def _bid(state: GameState, seat: int, action: Bid) -> tuple[GameState, list[Event]]:
-    """3.5: a bid; the last chance of an auction goes through `_Turn.bid`."""
+    """3.5: a bid straight to the new state (the auction's end too)."""
     auction = state.auction
-    if state.phase != "auction" or auction is None or auction.turn + 1 == len(auction.bidders):
+    if state.phase != "auction" or auction is None:
         turn = _Turn(state)
         turn.bid(action)
         return turn.finish()
@@ -560,6 +561,14 @@ def _bid(state: GameState, seat: int, action: Bid) -> tuple[GameState, list[Even
         check_token_payment(action.payment, amount, player.currency, player.bust)
     version = state.version + 1
     seq = state.last_seq + 1
+    placed = BidPlaced(seq=seq, version=version, seat=seat, amount=amount)
+    if auction.turn + 1 == len(auction.bidders):
+        # the last chance: this bidder wins the card (`_Turn.next_bidder`)
+        payment = action.payment
+        if payment is None:
+            payment = token_payment(amount, player.currency, player.bust)
+            assert payment is not None  # a bid never exceeds the bidding power
+        return _auction_won(state, seat, auction.card, amount, payment, seq + 1, version, placed)
     auction = replace(
         auction,
         turn=auction.turn + 1,
@@ -568,18 +577,76 @@ def _bid(state: GameState, seat: int, action: Bid) -> tuple[GameState, list[Even
         high_payment=action.payment,
     )
     new = replace(state, auction=auction, version=version, last_seq=seq)
-    return new, [BidPlaced(seq=seq, version=version, seat=seat, amount=amount)]
+    return new, [placed]
+
+
+def _auction_won(
+    state: GameState,
+    winner: int,
+    card: str,
+    amount: int,
+    payment: TokenPayment,
+    seq: int,
+    version: int,
+    last: Event,
+) -> tuple[GameState, list[Event]]:
+    """The end of an auction with a winner (`_Turn.next_bidder`): `last` is the bid or
+    pass before, `seq` the number of the AuctionWon event."""
+    player = state.players[winner]
+    players = list(state.players)
+    players[winner] = replace(
+        player,
+        currency=player.currency - payment.currency,
+        bust=player.bust - payment.bust,
+        cards=(*player.cards, card),
+    )
+    won = AuctionWon(
+        seq=seq, version=version, seat=winner, card=card, amount=amount, payment=payment
+    )
+    new = replace(
+        state,
+        players=tuple(players),
+        supply_currency=state.supply_currency + payment.currency,
+        supply_bust=state.supply_bust + payment.bust,
+        auction=None,
+        phase="draw",
+        version=version,
+        last_seq=seq,
+    )
+    return new, [last, won]
 
 
 def _pass(state: GameState, seat: int, action: Pass) -> tuple[GameState, list[Event]]:
-    """3.5: a pass; the last chance of an auction goes through `_Turn.pass_`."""
+    """3.5: a pass straight to the new state (the auction's end too)."""
     auction = state.auction
-    if state.phase != "auction" or auction is None or auction.turn + 1 == len(auction.bidders):
+    if state.phase != "auction" or auction is None:
         turn = _Turn(state)
         turn.pass_()
         return turn.finish()
     version = state.version + 1
     seq = state.last_seq + 1
+    if auction.turn + 1 == len(auction.bidders):
+        passed = BidPassed(seq=seq, version=version, seat=seat)
+        winner = auction.high_bidder
+        if winner is None:
+            # nobody bid: the wild card is discarded
+            new = replace(
+                state,
+                discard=(*state.discard, auction.card),
+                auction=None,
+                phase="draw",
+                version=version,
+                last_seq=seq + 1,
+            )
+            return new, [passed, WildDiscarded(seq=seq + 1, version=version, card=auction.card)]
+        payment = auction.high_payment
+        if payment is None:
+            player = state.players[winner]
+            payment = token_payment(auction.high_bid, player.currency, player.bust)
+            assert payment is not None  # a bid never exceeds the bidding power
+        return _auction_won(
+            state, winner, auction.card, auction.high_bid, payment, seq + 1, version, passed
+        )
     new = replace(
         state, auction=replace(auction, turn=auction.turn + 1), version=version, last_seq=seq
     )

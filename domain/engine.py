@@ -42,6 +42,7 @@ from domain.model import (
     GameStarted,
     GameState,
     Pass,
+    Payment,
     Player,
     Rules,
     SeatInfo,
@@ -180,6 +181,20 @@ _DIGIT = {code: int(code[1]) for code in C.ALL_CODES if code[1].isdigit()}
 _OTHERS = {n: tuple(tuple((s + i) % n for i in range(1, n)) for s in range(n)) for n in range(6)}
 # player count -> seat -> every seat from the left of `seat`, `seat` last
 _ROUND = {n: tuple(tuple((s + i) % n for i in range(1, n + 1)) for s in range(n)) for n in range(6)}
+
+
+def _split(tableau: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...], int]:
+    """A stopped tableau's number cards, its currency cards and their value."""
+    numbers = []
+    spent = []
+    money = 0
+    for code in tableau:
+        if code in _NUMBER_CARDS:
+            numbers.append(code)
+        else:
+            spent.append(code)
+            money += _DIGIT[code]
+    return tuple(numbers), tuple(spent), money
 
 
 def tableau_sums(tableau: Sequence[str]) -> tuple[int, int]:
@@ -335,17 +350,7 @@ class _Turn:
         if take not in {"numbers", "currency"}:
             raise RuleError("illegal_action", "A stop takes either 'numbers' or 'currency'.")
         seat = state.active_seat
-        numbers_list = []
-        spent_list = []
-        money = 0
-        for code in state.tableau:
-            if code in _NUMBER_CARDS:
-                numbers_list.append(code)
-            else:
-                spent_list.append(code)
-                money += _DIGIT[code]
-        numbers = tuple(numbers_list)
-        spent = tuple(spent_list)
+        numbers, spent, money = _split(state.tableau)
         changes = self.changes
         changes["tableau"] = ()
         changes["discard"] = state.discard + spent if spent else state.discard
@@ -449,26 +454,7 @@ class _Turn:
         seat = to_act(state)
         assert seat is not None
         card = action.card
-        if card not in C.ALL_CODES:
-            raise RuleError("unknown_card", f"{card!r} is not a card code.")
-        if card not in state.market:
-            raise RuleError("card_not_in_market")
-        player = self.players[seat]
-        if card in player.cards:
-            raise RuleError("duplicate_card")
-        price = int(card[1])
-        payment = action.payment
-        if payment is None:
-            payment = choose_buy_payment(
-                player.cards, price, player.currency, player.bust, state.rules
-            )
-            if payment is None:
-                raise RuleError("insufficient_payment", "The player cannot pay this price.")
-        else:
-            for spent in payment.cards:
-                if spent not in C.ALL_CODES:
-                    raise RuleError("unknown_card", f"{spent!r} is not a card code.")
-            check_payment(payment, price, player.currency, player.bust, player.cards)
+        payment = _buy_payment(state, self.players[seat], action)
         self.pay_tokens(seat, payment.currency, payment.bust)
         player = self.players[seat]
         remaining = list(player.cards)
@@ -688,17 +674,7 @@ def _stop(state: GameState, seat: int, action: Stop) -> tuple[GameState, list[Ev
         turn = _Turn(state)
         turn.stop(take)
         return turn.finish()
-    numbers_list = []
-    spent_list = []
-    money = 0
-    for code in state.tableau:
-        if code in _NUMBER_CARDS:
-            numbers_list.append(code)
-        else:
-            spent_list.append(code)
-            money += _DIGIT[code]
-    numbers = tuple(numbers_list)
-    spent = tuple(spent_list)
+    numbers, spent, money = _split(state.tableau)
     version = state.version + 1
     seq = state.last_seq + 1
     players = list(state.players)
@@ -709,29 +685,9 @@ def _stop(state: GameState, seat: int, action: Stop) -> tuple[GameState, list[Ev
         players[seat] = replace(player, cards=player.cards + numbers)
         if money > 0:
             gains, supply = _gain(players, _OTHERS[len(players)][seat], money, supply)
-        event = Stopped(
-            seq=seq,
-            version=version,
-            seat=seat,
-            take=take,
-            cards=numbers,
-            to_discard=spent,
-            gains=gains,
-        )
-        new = replace(
-            state,
-            tableau=(),
-            discard=state.discard + spent if spent else state.discard,
-            players=tuple(players),
-            supply_currency=supply,
-            phase="buy",
-            version=version,
-            last_seq=seq,
-        )
-        return new, [event]
-    if money > 0:
+    elif money > 0:
         gains, supply = _gain(players, (seat,), money, supply)
-    event = Stopped(
+    stopped = Stopped(
         seq=seq,
         version=version,
         seat=seat,
@@ -740,20 +696,26 @@ def _stop(state: GameState, seat: int, action: Stop) -> tuple[GameState, list[Ev
         to_discard=spent,
         gains=gains,
     )
-    fields, turn_event = _next_turn(state, seq + 1, version)
+    fields: dict[str, object] = {
+        "tableau": (),
+        "discard": state.discard + spent if spent else state.discard,
+        "players": tuple(players),
+        "supply_currency": supply,
+    }
+    if take == "numbers":
+        new = replace(state, phase="buy", version=version, last_seq=seq, **fields)
+        return new, [stopped]
+    turn_fields, turn_event = _next_turn(state, seq + 1, version)
+    fields.update(turn_fields)
     new = replace(
         state,
-        tableau=(),
-        discard=state.discard + spent if spent else state.discard,
         market=state.market + numbers,
-        players=tuple(players),
-        supply_currency=supply,
         drawn=False,
         version=version,
         last_seq=seq + 1,
         **fields,
     )
-    return new, [event, turn_event]
+    return new, [stopped, turn_event]
 
 
 def _decline(state: GameState, seat: int, action: Decline) -> tuple[GameState, list[Event]]:
@@ -774,20 +736,14 @@ def _decline(state: GameState, seat: int, action: Decline) -> tuple[GameState, l
     return turn.finish()
 
 
-def _buy(state: GameState, seat: int, action: Buy) -> tuple[GameState, list[Event]]:
-    """3.4, 4: a purchase straight to the new state; the last one of the final buy round
-    (the end of the game) and anything outside a buy phase go through `_Turn.buy`."""
-    phase = state.phase
-    if not (phase == "buy" or (phase == "final_buy" and len(state.final_queue) > 1)):
-        turn = _Turn(state)
-        turn.buy(action)
-        return turn.finish()
+def _buy_payment(state: GameState, player: Player, action: Buy) -> Payment:
+    """The checked payment of a purchase by `player` in a buy phase: the one given, or
+    the one the service chooses. Raises RuleError when the rules refuse the purchase."""
     card = action.card
     if card not in C.ALL_CODES:
         raise RuleError("unknown_card", f"{card!r} is not a card code.")
     if card not in state.market:
         raise RuleError("card_not_in_market")
-    player = state.players[seat]
     if card in player.cards:
         raise RuleError("duplicate_card")
     price = _DIGIT[card]
@@ -801,6 +757,20 @@ def _buy(state: GameState, seat: int, action: Buy) -> tuple[GameState, list[Even
             if spent not in C.ALL_CODES:
                 raise RuleError("unknown_card", f"{spent!r} is not a card code.")
         check_payment(payment, price, player.currency, player.bust, player.cards)
+    return payment
+
+
+def _buy(state: GameState, seat: int, action: Buy) -> tuple[GameState, list[Event]]:
+    """3.4, 4: a purchase straight to the new state; the last one of the final buy round
+    (the end of the game) and anything outside a buy phase go through `_Turn.buy`."""
+    phase = state.phase
+    if not (phase == "buy" or (phase == "final_buy" and len(state.final_queue) > 1)):
+        turn = _Turn(state)
+        turn.buy(action)
+        return turn.finish()
+    card = action.card
+    player = state.players[seat]
+    payment = _buy_payment(state, player, action)
     version = state.version + 1
     seq = state.last_seq + 1
     remaining = list(player.cards)

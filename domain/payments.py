@@ -140,11 +140,17 @@ def spend_order(owned: tuple[str, ...], perfect_bonus: int) -> tuple[str, ...]:
                     spare.remove(code)
                 length = len(run)
                 runs.append((length + perfect_bonus if length == 9 else length, COLORS[c], run))
+    return _order(spare, runs)
+
+
+def _order(spare: list[str], runs: list[tuple[int, str, tuple[str, ...]]]) -> tuple[str, ...]:
+    """The spend order from the cards no run uses and the (points, colour, run) of the
+    scored runs (see `general_spend_order`)."""
     order = [code for code in spare if code not in WILDS]
     order.sort()
-    spare_wilds = [code for code in spare if code in WILDS]
-    spare_wilds.sort()
-    order += spare_wilds
+    wilds = [code for code in spare if code in WILDS]
+    wilds.sort()
+    order += wilds
     runs.sort()
     for _, _, run in runs:
         order.extend(_peel(run))
@@ -192,15 +198,5 @@ def general_spend_order(owned: tuple[str, ...], perfect_bonus: int) -> tuple[str
         if run:
             for code in run:
                 spare.remove(code)
-            runs.append((color_score.points, color, list(run)))
-    order = [code for code in spare if code not in WILDS]
-    order.sort()
-    wilds = [code for code in spare if code in WILDS]
-    wilds.sort()
-    order += wilds
-    runs.sort()
-    for _, _, run in runs:
-        while run:
-            # peel the end that is a number card when only one end is, else the high end
-            order.append(run.pop(0) if run[-1] in WILDS and run[0] not in WILDS else run.pop())
-    return tuple(order)
+            runs.append((color_score.points, color, run))
+    return _order(spare, runs)

@@ -16,6 +16,7 @@ from domain.engine import tableau_sums
 from domain.legal import action_for, choices_of, legal_actions_in, legal_choices, make_action
 from domain.model import (
     BUST_LIMIT,
+    BUST_TOKEN_VALUE,
     CURRENCY_CAP,
     Action,
     Bid,
@@ -26,6 +27,7 @@ from domain.model import (
     Pass,
     Stop,
 )
+from domain.payments import token_payment
 from domain.rng import SeededRandom
 from domain.scoring import best_total
 from domain.views import PublicView
@@ -48,8 +50,27 @@ def random_move(state: GameState, seat: int, rng: SeededRandom) -> Action:
     seat whose decision it is: the same action from the same random source. It reads
     only what the view shows (phase, drawn, the draw pile's size, the players, the
     highest bid, the market, the rules), never the draw pile's order or the seed."""
+    phase = state.phase
+    randbelow = rng.randbelow
+    if phase == "draw":
+        # the choices of `choices_of`, picked by index without building them
+        if not state.drawn:
+            randbelow(1)  # the stream moves as for a pick among one choice
+            return _DRAW
+        if state.draw_pile:
+            return _DRAW_OR_STOP[randbelow(3)]
+        return _STOP_ONLY[randbelow(2)]
     auction = state.auction
     me = state.players[seat]
+    if phase == "auction":
+        # pass, then every bid from the highest bid + 1 to the bidding power
+        high = 0 if auction is None else auction.high_bid
+        bids = me.currency + BUST_TOKEN_VALUE * me.bust - high
+        index = randbelow(1 + bids if bids > 0 else 1)
+        if index == 0:
+            return _PASS
+        amount = high + index
+        return Bid(amount=amount, payment=token_payment(amount, me.currency, me.bust))
     choices = choices_of(
         state.phase,
         state.drawn,
@@ -61,6 +82,12 @@ def random_move(state: GameState, seat: int, rng: SeededRandom) -> Action:
     if not choices:
         raise ValueError("it is not this seat's decision")
     return action_for(me, state.rules, choices[rng.randbelow(len(choices))])
+
+
+_DRAW = Draw()
+_DRAW_OR_STOP = (_DRAW, Stop(take="numbers"), Stop(take="currency"))
+_STOP_ONLY = _DRAW_OR_STOP[1:]
+_PASS = Pass()
 
 
 def unseen_cards(view: PublicView) -> Counter[str]:

@@ -82,7 +82,13 @@ def deck_for(players: int) -> list[str]:
     """The unshuffled deck for a player count, in manifest order."""
     if not 1 <= players <= 5:
         raise ValueError("a game has 1 to 5 players")
-    return [e.code for e in MANIFEST if e.min_players <= players for _ in range(e.copies)]
+    return list(_DECKS[players])
+
+
+_DECKS: Final = {
+    n: tuple(e.code for e in MANIFEST if e.min_players <= n for _ in range(e.copies))
+    for n in range(1, 6)
+}
 
 
 def deck_size(players: int) -> int:

@@ -42,11 +42,13 @@ from domain.model import (
     GameStarted,
     GameState,
     Pass,
+    Payment,
     Player,
     Rules,
     SeatInfo,
     Stop,
     Stopped,
+    TokenPayment,
     TurnStarted,
     WildDiscarded,
 )
@@ -179,6 +181,20 @@ _DIGIT = {code: int(code[1]) for code in C.ALL_CODES if code[1].isdigit()}
 _OTHERS = {n: tuple(tuple((s + i) % n for i in range(1, n)) for s in range(n)) for n in range(6)}
 # player count -> seat -> every seat from the left of `seat`, `seat` last
 _ROUND = {n: tuple(tuple((s + i) % n for i in range(1, n + 1)) for s in range(n)) for n in range(6)}
+
+
+def _split(tableau: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...], int]:
+    """A stopped tableau's number cards, its currency cards and their value."""
+    numbers = []
+    spent = []
+    money = 0
+    for code in tableau:
+        if code in _NUMBER_CARDS:
+            numbers.append(code)
+        else:
+            spent.append(code)
+            money += _DIGIT[code]
+    return tuple(numbers), tuple(spent), money
 
 
 def tableau_sums(tableau: Sequence[str]) -> tuple[int, int]:
@@ -334,17 +350,7 @@ class _Turn:
         if take not in {"numbers", "currency"}:
             raise RuleError("illegal_action", "A stop takes either 'numbers' or 'currency'.")
         seat = state.active_seat
-        numbers_list = []
-        spent_list = []
-        money = 0
-        for code in state.tableau:
-            if code in _NUMBER_CARDS:
-                numbers_list.append(code)
-            else:
-                spent_list.append(code)
-                money += _DIGIT[code]
-        numbers = tuple(numbers_list)
-        spent = tuple(spent_list)
+        numbers, spent, money = _split(state.tableau)
         changes = self.changes
         changes["tableau"] = ()
         changes["discard"] = state.discard + spent if spent else state.discard
@@ -448,26 +454,7 @@ class _Turn:
         seat = to_act(state)
         assert seat is not None
         card = action.card
-        if card not in C.ALL_CODES:
-            raise RuleError("unknown_card", f"{card!r} is not a card code.")
-        if card not in state.market:
-            raise RuleError("card_not_in_market")
-        player = self.players[seat]
-        if card in player.cards:
-            raise RuleError("duplicate_card")
-        price = int(card[1])
-        payment = action.payment
-        if payment is None:
-            payment = choose_buy_payment(
-                player.cards, price, player.currency, player.bust, state.rules
-            )
-            if payment is None:
-                raise RuleError("insufficient_payment", "The player cannot pay this price.")
-        else:
-            for spent in payment.cards:
-                if spent not in C.ALL_CODES:
-                    raise RuleError("unknown_card", f"{spent!r} is not a card code.")
-            check_payment(payment, price, player.currency, player.bust, player.cards)
+        payment = _buy_payment(state, self.players[seat], action)
         self.pay_tokens(seat, payment.currency, payment.bust)
         player = self.players[seat]
         remaining = list(player.cards)
@@ -544,9 +531,9 @@ def _draw(state: GameState, seat: int, action: Action) -> tuple[GameState, list[
 
 
 def _bid(state: GameState, seat: int, action: Bid) -> tuple[GameState, list[Event]]:
-    """3.5: a bid; the last chance of an auction goes through `_Turn.bid`."""
+    """3.5: a bid straight to the new state (the auction's end too)."""
     auction = state.auction
-    if state.phase != "auction" or auction is None or auction.turn + 1 == len(auction.bidders):
+    if state.phase != "auction" or auction is None:
         turn = _Turn(state)
         turn.bid(action)
         return turn.finish()
@@ -560,6 +547,14 @@ def _bid(state: GameState, seat: int, action: Bid) -> tuple[GameState, list[Even
         check_token_payment(action.payment, amount, player.currency, player.bust)
     version = state.version + 1
     seq = state.last_seq + 1
+    placed = BidPlaced(seq=seq, version=version, seat=seat, amount=amount)
+    if auction.turn + 1 == len(auction.bidders):
+        # the last chance: this bidder wins the card (`_Turn.next_bidder`)
+        payment = action.payment
+        if payment is None:
+            payment = token_payment(amount, player.currency, player.bust)
+            assert payment is not None  # a bid never exceeds the bidding power
+        return _auction_won(state, seat, auction.card, amount, payment, seq + 1, version, placed)
     auction = replace(
         auction,
         turn=auction.turn + 1,
@@ -568,29 +563,252 @@ def _bid(state: GameState, seat: int, action: Bid) -> tuple[GameState, list[Even
         high_payment=action.payment,
     )
     new = replace(state, auction=auction, version=version, last_seq=seq)
-    return new, [BidPlaced(seq=seq, version=version, seat=seat, amount=amount)]
+    return new, [placed]
+
+
+def _auction_won(
+    state: GameState,
+    winner: int,
+    card: str,
+    amount: int,
+    payment: TokenPayment,
+    seq: int,
+    version: int,
+    last: Event,
+) -> tuple[GameState, list[Event]]:
+    """The end of an auction with a winner (`_Turn.next_bidder`): `last` is the bid or
+    pass before, `seq` the number of the AuctionWon event."""
+    player = state.players[winner]
+    players = list(state.players)
+    players[winner] = replace(
+        player,
+        currency=player.currency - payment.currency,
+        bust=player.bust - payment.bust,
+        cards=(*player.cards, card),
+    )
+    won = AuctionWon(
+        seq=seq, version=version, seat=winner, card=card, amount=amount, payment=payment
+    )
+    new = replace(
+        state,
+        players=tuple(players),
+        supply_currency=state.supply_currency + payment.currency,
+        supply_bust=state.supply_bust + payment.bust,
+        auction=None,
+        phase="draw",
+        version=version,
+        last_seq=seq,
+    )
+    return new, [last, won]
 
 
 def _pass(state: GameState, seat: int, action: Pass) -> tuple[GameState, list[Event]]:
-    """3.5: a pass; the last chance of an auction goes through `_Turn.pass_`."""
+    """3.5: a pass straight to the new state (the auction's end too)."""
     auction = state.auction
-    if state.phase != "auction" or auction is None or auction.turn + 1 == len(auction.bidders):
+    if state.phase != "auction" or auction is None:
         turn = _Turn(state)
         turn.pass_()
         return turn.finish()
     version = state.version + 1
     seq = state.last_seq + 1
+    if auction.turn + 1 == len(auction.bidders):
+        passed = BidPassed(seq=seq, version=version, seat=seat)
+        winner = auction.high_bidder
+        if winner is None:
+            # nobody bid: the wild card is discarded
+            new = replace(
+                state,
+                discard=(*state.discard, auction.card),
+                auction=None,
+                phase="draw",
+                version=version,
+                last_seq=seq + 1,
+            )
+            return new, [passed, WildDiscarded(seq=seq + 1, version=version, card=auction.card)]
+        payment = auction.high_payment
+        if payment is None:
+            player = state.players[winner]
+            payment = token_payment(auction.high_bid, player.currency, player.bust)
+            assert payment is not None  # a bid never exceeds the bidding power
+        return _auction_won(
+            state, winner, auction.card, auction.high_bid, payment, seq + 1, version, passed
+        )
     new = replace(
         state, auction=replace(auction, turn=auction.turn + 1), version=version, last_seq=seq
     )
     return new, [BidPassed(seq=seq, version=version, seat=seat)]
 
 
+def _gain(
+    players: list[Player], seats: Sequence[int], amount: int, supply: int
+) -> tuple[tuple[Gain, ...], int]:
+    """`_Turn.gain` on a list of players: (the gains, the supply left)."""
+    gains = []
+    for seat in seats:
+        player = players[seat]
+        got = min(amount, CURRENCY_CAP - player.currency, supply)
+        if got > 0:
+            supply -= got
+            players[seat] = replace(player, currency=player.currency + got)
+            gains.append(Gain(seat=seat, amount=got))
+    return tuple(gains), supply
+
+
+def _next_turn(state: GameState, seq: int, version: int) -> tuple[dict[str, object], Event]:
+    """`_Turn.end_turn` when the draw pile is untouched: the changes and the event."""
+    n = len(state.players)
+    seat = state.active_seat
+    if not state.draw_pile:
+        order = _ROUND[n][seat]
+        fields: dict[str, object] = {"phase": "final_buy", "final_queue": order}
+        return fields, FinalBuyStarted(seq=seq, version=version, order=order)
+    nxt = (seat + 1) % n
+    fields = {"phase": "draw", "active_seat": nxt}
+    return fields, TurnStarted(seq=seq, version=version, seat=nxt)
+
+
+def _stop(state: GameState, seat: int, action: Stop) -> tuple[GameState, list[Event]]:
+    """3.2: a stop straight to the new state; a refused one goes through `_Turn.stop`."""
+    take = action.take
+    if state.phase != "draw" or not state.drawn or take not in ("numbers", "currency"):
+        turn = _Turn(state)
+        turn.stop(take)
+        return turn.finish()
+    numbers, spent, money = _split(state.tableau)
+    version = state.version + 1
+    seq = state.last_seq + 1
+    players = list(state.players)
+    supply = state.supply_currency
+    gains: tuple[Gain, ...] = ()
+    if take == "numbers":
+        player = players[seat]
+        players[seat] = replace(player, cards=player.cards + numbers)
+        if money > 0:
+            gains, supply = _gain(players, _OTHERS[len(players)][seat], money, supply)
+    elif money > 0:
+        gains, supply = _gain(players, (seat,), money, supply)
+    stopped = Stopped(
+        seq=seq,
+        version=version,
+        seat=seat,
+        take=take,
+        cards=numbers,
+        to_discard=spent,
+        gains=gains,
+    )
+    fields: dict[str, object] = {
+        "tableau": (),
+        "discard": state.discard + spent if spent else state.discard,
+        "players": tuple(players),
+        "supply_currency": supply,
+    }
+    if take == "numbers":
+        new = replace(state, phase="buy", version=version, last_seq=seq, **fields)
+        return new, [stopped]
+    turn_fields, turn_event = _next_turn(state, seq + 1, version)
+    fields.update(turn_fields)
+    new = replace(
+        state,
+        market=state.market + numbers,
+        drawn=False,
+        version=version,
+        last_seq=seq + 1,
+        **fields,
+    )
+    return new, [stopped, turn_event]
+
+
+def _decline(state: GameState, seat: int, action: Decline) -> tuple[GameState, list[Event]]:
+    """3.4, 4: a declined buy straight to the new state; the last one of the final buy
+    round (the end of the game) and a refused one go through `_Turn.decline`."""
+    phase = state.phase
+    version = state.version + 1
+    seq = state.last_seq + 1
+    if phase == "buy":
+        fields, turn_event = _next_turn(state, seq + 1, version)
+        new = replace(state, drawn=False, version=version, last_seq=seq + 1, **fields)
+        return new, [BuyDeclined(seq=seq, version=version, seat=seat), turn_event]
+    if phase == "final_buy" and len(state.final_queue) > 1:
+        new = replace(state, final_queue=state.final_queue[1:], version=version, last_seq=seq)
+        return new, [BuyDeclined(seq=seq, version=version, seat=seat)]
+    turn = _Turn(state)
+    turn.decline()
+    return turn.finish()
+
+
+def _buy_payment(state: GameState, player: Player, action: Buy) -> Payment:
+    """The checked payment of a purchase by `player` in a buy phase: the one given, or
+    the one the service chooses. Raises RuleError when the rules refuse the purchase."""
+    card = action.card
+    if card not in C.ALL_CODES:
+        raise RuleError("unknown_card", f"{card!r} is not a card code.")
+    if card not in state.market:
+        raise RuleError("card_not_in_market")
+    if card in player.cards:
+        raise RuleError("duplicate_card")
+    price = _DIGIT[card]
+    payment = action.payment
+    if payment is None:
+        payment = choose_buy_payment(player.cards, price, player.currency, player.bust, state.rules)
+        if payment is None:
+            raise RuleError("insufficient_payment", "The player cannot pay this price.")
+    else:
+        for spent in payment.cards:
+            if spent not in C.ALL_CODES:
+                raise RuleError("unknown_card", f"{spent!r} is not a card code.")
+        check_payment(payment, price, player.currency, player.bust, player.cards)
+    return payment
+
+
+def _buy(state: GameState, seat: int, action: Buy) -> tuple[GameState, list[Event]]:
+    """3.4, 4: a purchase straight to the new state; the last one of the final buy round
+    (the end of the game) and anything outside a buy phase go through `_Turn.buy`."""
+    phase = state.phase
+    if not (phase == "buy" or (phase == "final_buy" and len(state.final_queue) > 1)):
+        turn = _Turn(state)
+        turn.buy(action)
+        return turn.finish()
+    card = action.card
+    player = state.players[seat]
+    payment = _buy_payment(state, player, action)
+    version = state.version + 1
+    seq = state.last_seq + 1
+    remaining = list(player.cards)
+    for spent in payment.cards:
+        remaining.remove(spent)
+    remaining.append(card)
+    players = list(state.players)
+    players[seat] = replace(
+        player,
+        currency=player.currency - payment.currency,
+        bust=player.bust - payment.bust,
+        cards=tuple(remaining),
+    )
+    market = list(state.market)
+    market.remove(card)
+    bought = CardBought(seq=seq, version=version, seat=seat, card=card, payment=payment)
+    fields: dict[str, object] = {
+        "players": tuple(players),
+        "market": tuple(market),
+        "discard": state.discard + payment.cards,
+        "supply_currency": state.supply_currency + payment.currency,
+    }
+    if payment.bust:
+        fields["supply_bust"] = state.supply_bust + payment.bust
+    if phase == "buy":
+        turn_fields, turn_event = _next_turn(state, seq + 1, version)
+        fields.update(turn_fields)
+        new = replace(state, drawn=False, version=version, last_seq=seq + 1, **fields)
+        return new, [bought, turn_event]
+    new = replace(state, final_queue=state.final_queue[1:], version=version, last_seq=seq, **fields)
+    return new, [bought]
+
+
 _HANDLERS = {
     Draw: _draw,
-    Stop: _run(lambda turn, action: turn.stop(action.take)),
+    Stop: _stop,
     Bid: _bid,
     Pass: _pass,
-    Buy: _run(_Turn.buy),
-    Decline: _run(lambda turn, action: turn.decline()),
+    Buy: _buy,
+    Decline: _decline,
 }

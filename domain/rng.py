@@ -57,9 +57,19 @@ class SeededRandom:
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
         out = list(items)
-        randbelow = self.randbelow
+        pending = self._pending
+        limits = _LIMITS
         for i in range(len(out) - 1, 0, -1):
-            j = randbelow(i + 1)
+            # randbelow(i + 1), inlined: the same draws from the stream
+            n = i + 1
+            limit = limits.get(n) or _limit(n)
+            while True:
+                if not pending:
+                    self._refill()
+                value = pending.pop()
+                if value < limit:
+                    break
+            j = value % n
             out[i], out[j] = out[j], out[i]
         return out
 

@@ -62,6 +62,7 @@ multiset of cards, never on their order.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Final
 
 import msgspec
@@ -820,7 +821,58 @@ def score_collection(cards: Iterable[str], perfect_bonus: int = 1) -> Score:
     Any number of copies of each card is accepted. Raises ValueError for a code that is
     not a number card or a wild card (currency cards included) and for a negative
     `perfect_bonus`.
+
+    A collection whose only wild cards are colour wild cards (no `Wn`, no `W#`) is scored
+    colour by colour: nothing is shared between the colours, so each colour's result is
+    that of its cards alone (`_color_score`, cached).
     """
+    if not isinstance(cards, (tuple, list)):
+        cards = list(cards)
+    if perfect_bonus >= 0:
+        masks = [0, 0, 0, 0]
+        wilds = [0, 0, 0, 0]
+        number_bit = _NUMBER_BIT
+        color_wild = _COLOR_WILD_INDEX
+        for code in cards:
+            hit = number_bit.get(code)
+            if hit is not None:
+                masks[hit[0]] |= hit[1]
+                continue
+            c = color_wild.get(code)
+            if c is None:
+                break  # a numbered wildcard, W# or an invalid code: the general path
+            wilds[c] += 1
+        else:
+            colors: dict[str, ColorScore] = {}
+            total = 0
+            for c, color in enumerate(COLORS):
+                if masks[c] or wilds[c]:
+                    color_score = _color_score(c, masks[c], wilds[c], perfect_bonus)
+                    total += color_score.points
+                    colors[color] = color_score
+                else:
+                    colors[color] = _NO_RUN
+            return Score(total=total, colors=colors)
+    return _score_general(cards, perfect_bonus)
+
+
+_NUMBER_BIT: Final = {
+    code: (c, 1 << i) for c in range(4) for i, code in enumerate(_NUMBER_CODES[c])
+}
+_COLOR_WILD_INDEX: Final = {code: c for c, code in enumerate(_COLOR_WILD_CODES)}
+
+
+@lru_cache(maxsize=16384)
+def _color_score(c: int, mask: int, wilds: int, perfect_bonus: int) -> ColorScore:
+    """The result of colour `c` for its numbers `mask` (bit n-1 for n) and `wilds` of its
+    colour wild cards, no other wild card: the general path on that colour's cards."""
+    cards = [code for i, code in enumerate(_NUMBER_CODES[c]) if mask >> i & 1]
+    cards += [_COLOR_WILD_CODES[c]] * wilds
+    return _score_general(cards, perfect_bonus).colors[COLORS[c]]
+
+
+def _score_general(cards: Iterable[str], perfect_bonus: int) -> Score:
+    """`score_collection` for any collection."""
     chosen, hold = _solve(cards, perfect_bonus, composite=True)
     _held, cwild, full, masks = hold
     if masks[1] or full > 1:

@@ -224,8 +224,9 @@ def image_command(
     venv = Path(sys.executable).parent.parent
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEN_", "WEB_", "UVICORN_"))}
     for key, value in image_env().items():
-        mapped = value.replace("/opt/venv", str(venv)).replace("/app", str(ROOT))
-        mapped = mapped.replace("/tmp", str(tmp_path / "tmp"))
+        # the image's /tmp first: the paths put in below may themselves lie under /tmp
+        mapped = value.replace("/tmp", str(tmp_path / "tmp"))
+        mapped = mapped.replace("/opt/venv", str(venv)).replace("/app", str(ROOT))
         env[key] = mapped.replace("$PATH", f"{bin_dir}:{os.environ['PATH']}")
     port = free_port()
     env.update(HOST="127.0.0.1", PORT=str(port))  # the image listens on 0.0.0.0; tests on loopback

@@ -48,9 +48,8 @@ OUTBOX_KEY = "ten:archive:outbox"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `bench.ceiling_app`
 
 import service.games as games_mod  # noqa: E402 - after the environment is set
-from domain.legal import legal_actions_in  # noqa: E402 - after the environment is set
+from bench.loadgen import next_move  # noqa: E402 - the load generator's own move choice
 from domain.model import Action  # noqa: E402 - after the environment is set
-from domain.views import PublicView  # noqa: E402 - after the environment is set
 from infra.redis_store import _record_decoder, _record_encoder  # noqa: E402 - after the environment is set
 from service.api.routes import etag, render_acted, view_fields  # noqa: E402 - after the environment is set
 from service.api.schemas import GameOut  # noqa: E402 - after the environment is set
@@ -97,16 +96,6 @@ def players(bots: str = "random", humans: int = 1):
     return [(f"human{i}", None) for i in range(humans)] + [
         (f"bot{i}", bots) for i in range(4 - humans)
     ]
-
-
-def next_move(view: dict) -> tuple[int | None, list]:
-    """The seat to act and its legal actions, from a reply (as bench/loadgen.py does)."""
-    seat = view["to_act"]
-    if seat is None or view["status"] == "finished":
-        return None, []
-    if view.get("seat") == seat and view.get("legal_actions") is not None:
-        return seat, view["legal_actions"]
-    return seat, msgspec.to_builtins(legal_actions_in(msgspec.convert(view, PublicView), seat))
 
 
 class Asgi:

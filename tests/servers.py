@@ -48,19 +48,32 @@ class ServiceProcess:
     """The service (`uvicorn service.app:app`) on a free loopback port, `TEN_*` from `env` only."""
 
     def __init__(
-        self, env: dict[str, str] | None = None, workers: int = 1, port: int | None = None
+        self,
+        env: dict[str, str] | None = None,
+        workers: int = 1,
+        port: int | None = None,
+        *,
+        log_level: str = "warning",
+        stdout: Path | None = None,
     ) -> None:
+        """`stdout`: a file for everything the process writes (else the test's own output)."""
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        proc_env = {k: v for k, v in os.environ.items() if not k.startswith("TEN_")}
+        self.stdout = stdout
+        proc_env = {k: v for k, v in os.environ.items() if not k.startswith(("TEN_", "PROMETHEUS"))}
         proc_env.update(env or {})
         cmd = [
             sys.executable, "-m", "uvicorn", "service.app:app",
             "--host", "127.0.0.1", "--port", str(self.port),
-            "--workers", str(workers), "--log-level", "warning",
+            "--workers", str(workers), "--log-level", log_level, "--no-access-log",
         ]  # fmt: skip
-        # its own process group: a kill reaches every worker, and nothing else
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=proc_env, start_new_session=True)
+        # its own process group: a kill reaches every worker, and nothing else (the child
+        # keeps its own copy of the log file's descriptor)
+        with stdout.open("wb") if stdout else contextlib.nullcontext() as out:
+            self.proc = subprocess.Popen(
+                cmd, cwd=ROOT, env=proc_env, start_new_session=True,
+                stdout=out, stderr=subprocess.STDOUT if out else None,
+            )  # fmt: skip
         try:
             self._wait_healthy()
         except BaseException:
@@ -71,7 +84,8 @@ class ServiceProcess:
         deadline = time.monotonic() + START_TIMEOUT
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"the service exited with {self.proc.returncode}")
+                said = self.stdout.read_text()[-2000:] if self.stdout else ""
+                raise RuntimeError(f"the service exited with {self.proc.returncode}: {said}")
             with contextlib.suppress(httpx.TransportError):
                 if httpx.get(f"{self.base}/health", timeout=1).status_code == 200:
                     return

@@ -4,11 +4,8 @@ with request ids, and metrics aggregated over two uvicorn workers (multiprocess 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +15,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import ROOT, free_port
+from tests.conftest import free_port
+from tests.servers import ServiceProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -54,36 +52,12 @@ class Server:
 def serve(tmp: Path, env: dict[str, str], workers: int = 1) -> Iterator[Server]:
     """A service process (uvicorn, its own logs at INFO) with stdout captured to a file."""
     port = free_port()
-    proc_env = {k: v for k, v in os.environ.items() if not k.startswith(("TEN_", "PROMETHEUS"))}
-    proc_env.update(env)
     log = tmp / f"stdout-{port}.log"
-    cmd = [
-        sys.executable, "-m", "uvicorn", "service.app:app", "--host", "127.0.0.1",
-        "--port", str(port), "--workers", str(workers), "--log-level", "info",
-        "--no-access-log",
-    ]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=proc_env, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    server = ServiceProcess(env, workers, port, log_level="info", stdout=log)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, f"the service exited: {log.read_text()[-2000:]}"
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the service did not start in 30 s"
-            time.sleep(0.1)
-        yield Server(base, log)
+        yield Server(server.base, log)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        server.stop()
 
 
 def scrape(base: str) -> dict[tuple[str, frozenset], float]:

@@ -16,6 +16,7 @@ import pytest
 import redis
 
 from tests.conftest import run_server
+from tests.e2e.helpers import strict_client
 
 
 @pytest.fixture(scope="session")
@@ -41,28 +42,15 @@ def server(request: pytest.FixtureRequest, server_kind: str) -> str:
     return request.getfixturevalue(f"{server_kind}_base")
 
 
-def _no_server_errors(response: httpx.Response) -> None:
-    if response.status_code >= 500:
-        response.read()
-        raise AssertionError(
-            f"{response.request.method} {response.request.url} -> {response.status_code}: "
-            f"{response.text[:500]}"
-        )
-
-
-def _http(base: str) -> httpx.Client:
-    return httpx.Client(base_url=base, timeout=10, event_hooks={"response": [_no_server_errors]})
-
-
 @pytest.fixture(scope="session")
 def redis_http(redis_base: str) -> Iterator[httpx.Client]:
-    with _http(redis_base) as http:
+    with strict_client(redis_base) as http:
         yield http
 
 
 @pytest.fixture(scope="session")
 def embedded_http(embedded_base: str) -> Iterator[httpx.Client]:
-    with _http(embedded_base) as http:
+    with strict_client(embedded_base) as http:
         yield http
 
 

@@ -274,3 +274,17 @@ class Table:
         body = check_etag(self.get())
         seat = body["to_act"]
         return seat, self.legal(seat)
+
+
+def no_server_errors(response: httpx.Response) -> None:
+    if response.status_code >= 500:
+        response.read()
+        raise AssertionError(
+            f"{response.request.method} {response.request.url} -> {response.status_code}: "
+            f"{response.text[:500]}"
+        )
+
+
+def strict_client(base: str) -> httpx.Client:
+    """A client that fails the test on any 5xx answer."""
+    return httpx.Client(base_url=base, timeout=10, event_hooks={"response": [no_server_errors]})

@@ -10,8 +10,9 @@ import time
 
 import pytest
 
+from tests.e2e.helpers import strict_client
 from tests.faults.player import Player
-from tests.scaleout.helpers import check_whole_log, replica_env, strict_client
+from tests.scaleout.helpers import check_whole_log, replica_env
 from tests.servers import RedisServer, ServiceProcess
 
 pytestmark = [pytest.mark.e2e]

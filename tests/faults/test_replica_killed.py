@@ -11,8 +11,9 @@ import time
 
 import pytest
 
+from tests.e2e.helpers import strict_client
 from tests.faults.player import Player
-from tests.scaleout.helpers import check_whole_log, replica_env, start_replicas, strict_client
+from tests.scaleout.helpers import check_whole_log, replica_env, start_replicas
 from tests.servers import wait_until
 
 pytestmark = [pytest.mark.e2e]

@@ -39,20 +39,6 @@ def start_replicas(env: dict[str, str], count: int = 2) -> list[ServiceProcess]:
     return started
 
 
-def no_server_errors(response: httpx.Response) -> None:
-    if response.status_code >= 500:
-        response.read()
-        raise AssertionError(
-            f"{response.request.method} {response.request.url} -> {response.status_code}: "
-            f"{response.text[:500]}"
-        )
-
-
-def strict_client(base: str) -> httpx.Client:
-    """A client that fails the test on any 5xx answer."""
-    return httpx.Client(base_url=base, timeout=10, event_hooks={"response": [no_server_errors]})
-
-
 def alternating(clients: Sequence[httpx.Client]) -> Iterator[httpx.Client]:
     while True:
         yield from clients

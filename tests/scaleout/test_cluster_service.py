@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from infra.outbox import OUTBOX_KEY
+from tests.e2e.helpers import strict_client
 from tests.scaleout.conftest import CLUSTER_GROUP, RATE_LIMIT
-from tests.scaleout.helpers import check_whole_log, create_game, play_game, strict_client
+from tests.scaleout.helpers import check_whole_log, create_game, play_game
 from tests.servers import RedisClusterNodes, wait_until
 
 pytestmark = [pytest.mark.e2e, CLUSTER_GROUP]

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.e2e.helpers import bearer, check_problem, public_part
+from tests.e2e.helpers import bearer, check_problem, public_part, strict_client
 from tests.e2e.test_events_stream import AsyncTable, http_client, open_stream
 from tests.scaleout.conftest import CLUSTER_GROUP, SSE_IDLE
 from tests.scaleout.helpers import (
@@ -25,7 +25,6 @@ from tests.scaleout.helpers import (
     play_game,
     replica_env,
     start_replicas,
-    strict_client,
 )
 
 pytestmark = [pytest.mark.e2e]

@@ -6,6 +6,7 @@ service. Environment:
 - `TEN_REDIS_URL`           the Redis (same pool settings as `infra.redis_store`)
 - `CEILING_READ_BYTES`      pad the read reply to this many bytes (a real `GET` reply's size)
 - `CEILING_WRITE_BYTES`     pad the write reply to this many bytes (a real action reply's size)
+- `TEN_GC_THRESHOLD`        the garbage-collector tuning, as the service does it (`service.runtime`)
 
 Keys (prepared by the benchmark): `{bench:ceil}:<n>` hashes with `v` (version) and `rec` (the
 msgpack blob of a real stored game record, so the decode does the real work).
@@ -32,6 +33,8 @@ from redis.asyncio import BlockingConnectionPool, Redis
 
 from domain.model import GameState
 from service.ports import GameRecord
+from service.runtime import tune_gc
+from service.settings import Settings
 
 JSON = "application/json"
 REDIS_URL = os.environ.get("TEN_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -124,10 +127,18 @@ async def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
+def _tune_process() -> None:
+    """The same process tuning as the service (`TEN_GC_THRESHOLD`): the same server settings."""
+    tune_gc(Settings.from_env().gc_threshold)
+
+
 async def _close() -> None:
     await _redis.aclose()
 
 
 app = Litestar(
-    route_handlers=[read, write, write_kept, health], on_shutdown=[_close], openapi_config=None
+    route_handlers=[read, write, write_kept, health],
+    on_startup=[_tune_process],
+    on_shutdown=[_close],
+    openapi_config=None,
 )

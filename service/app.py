@@ -33,6 +33,7 @@ from service.games import GameService
 from service.history import History
 from service.observability.logs import RequestContext, configure_logging
 from service.ports import ArchiveOutbox, GameStore
+from service.runtime import tune_gc
 from service.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
@@ -131,8 +132,14 @@ def create_app(
     archive: GameArchive | None = None,
     *,
     tracer_provider: Any = None,
+    serving: bool = False,
 ) -> Litestar:
-    """The app; `tracer_provider` (OpenTelemetry) replaces the OTLP exporter when tracing is on."""
+    """The app; `tracer_provider` (OpenTelemetry) replaces the OTLP exporter when tracing is on.
+
+    `serving`: the app is the process's one app (`service.app:app`), so once it has started it
+    also tunes the process's garbage collector (`service.runtime.tune_gc`); apps built by tests
+    leave their process alone.
+    """
     settings = settings or Settings.from_env()
     # before uvicorn logs that the server started: every line in the configured format
     configure_logging(settings.log_format, settings.log_level, settings.access_log)
@@ -159,6 +166,9 @@ def create_app(
         if obs.metrics is not None:
             flusher = obs.metrics.flush_forever()
             background.append(asyncio.create_task(flusher, name="ten-metrics"))
+
+    async def tune_process() -> None:
+        tune_gc(settings.gc_threshold)  # last: what startup built is frozen too
 
     async def close_store() -> None:
         for task in background:
@@ -224,7 +234,7 @@ def create_app(
                 )
             ],
         ),
-        on_startup=[start_archiver],
+        on_startup=[start_archiver, *([tune_process] if serving else [])],
         on_shutdown=[close_store],
     )
     finish_openapi(app)
@@ -238,4 +248,4 @@ def create_app(
     return app
 
 
-app = create_app()
+app = create_app(serving=True)

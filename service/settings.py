@@ -35,6 +35,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     log_level: str = "INFO"  # TEN_LOG_LEVEL
     access_log: bool = False  # TEN_ACCESS_LOG: one log line per request
     tracing: bool = False  # TEN_OTEL_ENABLED (or OTEL_EXPORTER_OTLP_ENDPOINT set): OpenTelemetry
+    gc_threshold: int = 10_000  # TEN_GC_THRESHOLD: the serving process's gen-0 GC threshold; 0: off
 
     @property
     def run_migrations(self) -> bool:
@@ -68,6 +69,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             if parsed <= 0:
                 raise ValueError(f"TEN_{name} must be positive")
             return parsed
+
+        def count(name: str, default: int) -> int:
+            value = get(name)
+            if value is None:
+                return default
+            if not value.isdigit():
+                raise ValueError(f"TEN_{name} must be a whole number, 0 or more, not {value!r}")
+            return int(value)
 
         def choice(name: str, allowed: tuple[str, ...], default: str, upper: bool = False) -> str:
             value = get(name)
@@ -108,4 +117,5 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             ),
             access_log=flag("ACCESS_LOG", False),
             tracing=flag("OTEL_ENABLED", _otlp_endpoint_set(env)),
+            gc_threshold=count("GC_THRESHOLD", defaults.gc_threshold),
         )

@@ -146,19 +146,24 @@ _INTERVALS: Final = _build_intervals()
 
 # (held mask, colour wilds, budget) -> the intervals with at most `budget` missing
 # numbers, cut after the first one the colour wilds alone can fill (it dominates the
-# rest). Colour wilds above 9 count as 9. Filled lazily: at most 512 * 10 * 10 entries.
-_CUT: dict[tuple[int, int, int], tuple[tuple[int, int, int, int, int], ...]] = {}
+# rest), each with the parts of its value that do not depend on the colour or the bonus:
+# (row, missing count, missing mask, composite value without the colour's key and the
+# bonus, the key). Colour wilds above 9 count as 9. Filled lazily, keyed by
+# (held * 10 + colour wilds) * 10 + budget: at most 512 * 10 * 10 entries.
+_Row5 = tuple[int, int, int, int, int]
+_CUT: dict[int, tuple[tuple[_Row5, int, int, int, int], ...]] = {}
 
 
-def _cut(held: int, k: int, budget: int) -> tuple[tuple[int, int, int, int, int], ...]:
-    key = (held, k, budget)
+def _cut(held: int, k: int, budget: int) -> tuple[tuple[_Row5, int, int, int, int], ...]:
+    key = (held * 10 + k) * 10 + budget
     rows = _CUT.get(key)
     if rows is None:
         out = []
         for row in _INTERVALS[held]:
-            need = row[4]
+            length, a, _b, miss, need = row
             if need <= budget:
-                out.append(row)
+                fixed = length * _SCORE_W - need * _WILD_W + _SPREAD_W[length]
+                out.append((row, need, miss, fixed, length * 100 + (9 - need) * 10 + (9 - a)))
                 if need <= k:
                     break
         rows = _CUT[key] = tuple(out)
@@ -249,37 +254,36 @@ def _build_candidates(
 ) -> list[_Cand]:
     budget = min(k + _POP[wmask] + full, 9)
     out: list[_Cand] = []
-    kept_d: list[int] = []
-    kept_n: list[int] = []
-    for row in _cut(held, k if k < 9 else 9, budget):  # more colour wilds act like 9
-        length, a, _b, miss, need = row
-        score = length + bonus if length == 9 else length
-        if weight < 0:
-            value = score
-        else:
-            value = (
-                score * _SCORE_W
-                - need * _WILD_W
-                + _SPREAD_W[length]
-                + (length * 100 + (9 - need) * 10 + (9 - a)) * weight
-            )
+    kept: list[tuple[int, int]] = []  # (d, n) of the candidates kept so far
+    pop = _POP
+    for row, need, miss, fixed, key in _cut(held, k if k < 9 else 9, budget):
+        # (more colour wilds act like 9)
         d = need - k
-        if d <= 0:
-            out.append((value, 0, 0, row))
-            return out
-        n = miss & wmask
-        if d > _POP[n] + full:  # one colour uses each number once
+        if d > 0:
+            n = miss & wmask
+            if d > pop[n] + full:  # one colour uses each number once
+                continue
+            # dominated by an earlier candidate needing no more and offering a superset?
+            for kd, kn in kept:
+                if kd <= d and not n & ~kn:
+                    break
+            else:
+                kept.append((d, n))
+                out.append((_value(row[0], fixed, key, bonus, weight), d, n, row))
             continue
-        # dominated by an earlier candidate needing no more and offering a superset?
-        for i in range(len(kept_d)):
-            if kept_d[i] <= d and not n & ~kept_n[i]:
-                break
-        else:
-            kept_d.append(d)
-            kept_n.append(n)
-            out.append((value, d, n, row))
+        out.append((_value(row[0], fixed, key, bonus, weight), 0, 0, row))
+        return out
     out.append((0, 0, 0, None))  # no run at all
     return out
+
+
+def _value(length: int, fixed: int, key: int, bonus: int, weight: int) -> int:
+    """A candidate's value: its score (weight < 0) or its composite tie-rule value."""
+    if weight < 0:
+        return length + bonus if length == 9 else length
+    if length == 9:
+        return fixed + bonus * _SCORE_W + key * weight
+    return fixed + key * weight
 
 
 def _uncontested(
@@ -714,6 +718,30 @@ def _search_multi(
     return best, tuple(picks)
 
 
+def _one_shared(lists: list[list[_Cand]]) -> list[_Cand]:
+    """`_search` when the candidates can use one wild card between them (one numbered
+    wildcard or `W#`, the only one any candidate can use): the same picks.
+
+    Every candidate then needs d = 0 or 1, and at most one colour can take d = 1 (the
+    condition for all colours at once). A list's last candidate is its best with d = 0
+    (the lists end at the first one), its first its best of all: so each colour takes its
+    last candidate, except the one colour (if any) whose first one gains the most over
+    its last. With composite values no two choices tie, so this is the one `_search`
+    finds; with plain scores a tie changes the picks, never the total.
+    """
+    chosen = [lst[-1] for lst in lists]
+    gain = 0
+    taker = -1
+    for c, lst in enumerate(lists):
+        more = lst[0][0] - lst[-1][0]
+        if more > gain:
+            gain = more
+            taker = c
+    if taker >= 0:
+        chosen[taker] = lists[taker][0]
+    return chosen
+
+
 def _solve(cards: Iterable[str], perfect_bonus: int, composite: bool) -> tuple[list[_Cand], _Held]:
     """The chosen candidate per colour (R, B, O, G) and the parsed collection."""
     if perfect_bonus < 0:
@@ -738,6 +766,8 @@ def _solve(cards: Iterable[str], perfect_bonus: int, composite: bool) -> tuple[l
         for lst in lists:
             for cand in lst:
                 usable |= cand[2]
+        if _POP[usable] + full == 1:
+            return _one_shared(lists), hold
         # Colours with the best single run first. Any order gives the same answer (see
         # _search); this one tends to find the optimum early.
         order = sorted(range(4), key=lambda c: (-lists[c][0][0], c))
@@ -828,7 +858,7 @@ def score_collection(cards: Iterable[str], perfect_bonus: int = 1) -> Score:
     """
     if not isinstance(cards, (tuple, list)):
         cards = list(cards)
-    if perfect_bonus >= 0:
+    if perfect_bonus >= 0 and _SHARED_WILDS.isdisjoint(cards):
         masks = [0, 0, 0, 0]
         wilds = [0, 0, 0, 0]
         number_bit = _NUMBER_BIT
@@ -840,7 +870,7 @@ def score_collection(cards: Iterable[str], perfect_bonus: int = 1) -> Score:
                 continue
             c = color_wild.get(code)
             if c is None:
-                break  # a numbered wildcard, W# or an invalid code: the general path
+                break  # an invalid code: the general path raises
             wilds[c] += 1
         else:
             colors: dict[str, ColorScore] = {}
@@ -860,6 +890,7 @@ _NUMBER_BIT: Final = {
     code: (c, 1 << i) for c in range(4) for i, code in enumerate(_NUMBER_CODES[c])
 }
 _COLOR_WILD_INDEX: Final = {code: c for c, code in enumerate(_COLOR_WILD_CODES)}
+_SHARED_WILDS: Final = frozenset((*_NUMBER_WILD_CODES, FULL_WILD))  # several colours can use them
 
 
 @lru_cache(maxsize=16384)

@@ -4,7 +4,9 @@
   auction) against `_Turn`, the general path, for every legal action (refused ones too);
 - `score_collection` of collections without numbered wildcards or `W#` (scored colour
   by colour) against the general scorer;
-- `spend_order` of such collections against `general_spend_order`.
+- `spend_order` of such collections against `general_spend_order`;
+- the scorer's pick when one numbered wildcard or `W#` is all the colours can share
+  (`_one_shared`) against its branch-and-bound (`_search`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,16 @@ from domain.legal import legal_actions
 from domain.model import Action, Bid, Buy, Decline, Draw, GameState, Pass, Payment, Stop
 from domain.payments import general_spend_order, spend_order
 from domain.rng import SeededRandom
-from domain.scoring import _score_general, score_collection
+from domain.scoring import (
+    _COLOR_WEIGHT,
+    _POP,
+    _candidates,
+    _one_shared,
+    _parse,
+    _score_general,
+    _search,
+    score_collection,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -133,3 +144,46 @@ def test_spend_order_is_the_general_order() -> None:
     for i, owned in enumerate(random_collections(2, 3000)):
         bonus = i % 3
         assert spend_order.__wrapped__(owned, bonus) == general_spend_order(owned, bonus), owned
+
+
+def one_shared_lists(seed: int, count: int) -> list[tuple[list[list[tuple]], int, bool]]:
+    """(candidate lists, W# copies, composite values?) of random collections whose
+    candidates can use one numbered wildcard or `W#` between them, with composite values
+    (score_collection) and plain scores (best_total)."""
+    rng = random.Random(seed)
+    numbers = sorted(C.NUMBER_CARDS)
+    color_wilds = sorted(C.COLOR_WILDS)
+    shared = sorted(C.NUMBER_WILDS | {C.FULL_WILD})
+    out = []
+    for i in range(count):
+        owned = [rng.choice(numbers) for _ in range(rng.randint(0, 30))]
+        owned += [rng.choice(color_wilds) for _ in range(rng.randint(0, 3))]
+        owned += rng.sample(shared, 1 if i % 3 else 2)
+        held, cwild, full, masks = _parse(owned)
+        bonus = i % 3
+        for composite, weights in ((True, _COLOR_WEIGHT), (False, (-1, -1, -1, -1))):
+            lists = [
+                _candidates(held[c], cwild[c], masks[0], full, bonus=bonus, weight=weights[c])
+                for c in range(4)
+            ]
+            usable = 0
+            for lst in lists:
+                for cand in lst:
+                    usable |= cand[2]
+            if _POP[usable] + full == 1:
+                out.append((lists, full, composite))
+    return out
+
+
+def test_one_shared_wild_is_the_search() -> None:
+    cases = one_shared_lists(3, 3000)
+    assert len(cases) > 3000  # most of the 6000 lists (the rest share two wild cards)
+    choices = 0
+    for lists, full, composite in cases:
+        best, picks = _search(lists, full, 1)
+        chosen = _one_shared(lists)
+        assert sum(cand[0] for cand in chosen) == best
+        if composite:  # no ties: the very same candidates
+            assert chosen == [lst[i] for lst, i in zip(lists, picks, strict=True)]
+        choices += any(len(lst) > 1 for lst in lists)
+    assert choices > 1000  # cases where some colour could take the wild card

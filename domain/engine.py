@@ -812,3 +812,8 @@ _HANDLERS = {
     Buy: _buy,
     Decline: _decline,
 }
+
+# `apply` past its check of whose decision it is, per action type: for a caller that
+# acts for `seat = to_act(state)` of a game not finished (the simulator's turn loop),
+# TURN_HANDLERS[type(action)](state, seat, action) is `apply(state, seat, action)`.
+TURN_HANDLERS = _HANDLERS

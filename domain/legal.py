@@ -8,6 +8,7 @@ needs only one of them (a random bot) does not pay for all.
 
 from __future__ import annotations
 
+from domain.cards import NUMBER_CARDS
 from domain.model import (
     BUST_TOKEN_VALUE,
     Action,
@@ -20,7 +21,7 @@ from domain.model import (
     Rules,
     Stop,
 )
-from domain.payments import choose_buy_mix, choose_buy_payment, token_payment
+from domain.payments import choose_buy_payment, highest_price, token_payment
 from domain.views import PublicView, public_view
 
 _FIXED: dict[str, Action] = {
@@ -33,6 +34,8 @@ _FIXED: dict[str, Action] = {
 _DRAW_ONLY = (("draw", 0),)
 _DRAW_OR_STOP = (("draw", 0), ("numbers", 0), ("currency", 0))
 _STOP_ONLY = (("numbers", 0), ("currency", 0))
+
+_PRICE = {code: int(code[1]) for code in NUMBER_CARDS}  # the market holds number cards only
 
 Choice = tuple[str, int | str]  # ("bid", amount), ("buy", card) or (fixed action name, 0)
 
@@ -69,9 +72,10 @@ def choices_of(
     if phase in ("buy", "final_buy"):
         choices = [("decline", 0)]
         owned = me.cards
-        currency, bust, held = me.currency, me.bust, len(owned)
+        top = highest_price(me.currency, me.bust, len(owned))  # = choose_buy_mix is not None
+        price = _PRICE
         for card in sorted(set(market)):
-            if card not in owned and choose_buy_mix(int(card[1]), currency, bust, held):
+            if price[card] <= top and card not in owned:
                 choices.append(("buy", card))
         return choices
     return ()

@@ -6,7 +6,10 @@
   by colour) against the general scorer;
 - `spend_order` of such collections against `general_spend_order`;
 - the scorer's pick when one numbered wildcard or `W#` is all the colours can share
-  (`_one_shared`) against its branch-and-bound (`_search`).
+  (`_one_shared`) against its branch-and-bound (`_search`);
+- the buy choices' price limit (`highest_price`) against `choose_buy_mix`;
+- `play_game` (its handlers called past `apply`'s turn check, random seats moved by
+  `random_move`) against a loop of bots on the public view and `apply`.
 """
 
 from __future__ import annotations
@@ -17,12 +20,12 @@ import msgspec
 import pytest
 
 from domain import cards as C
-from domain.bots import random_move
+from domain.bots import BOTS, random_move
 from domain.engine import _Turn, apply, new_game, to_act
 from domain.errors import RuleError
-from domain.legal import legal_actions
+from domain.legal import legal_actions, legal_choices
 from domain.model import Action, Bid, Buy, Decline, Draw, GameState, Pass, Payment, Stop
-from domain.payments import general_spend_order, spend_order
+from domain.payments import choose_buy_mix, general_spend_order, highest_price, spend_order
 from domain.rng import SeededRandom
 from domain.scoring import (
     _COLOR_WEIGHT,
@@ -34,6 +37,8 @@ from domain.scoring import (
     _search,
     score_collection,
 )
+from domain.simulation import SimulatedGame, play_game
+from domain.views import public_view
 
 pytestmark = pytest.mark.unit
 
@@ -187,3 +192,66 @@ def test_one_shared_wild_is_the_search() -> None:
             assert chosen == [lst[i] for lst, i in zip(lists, picks, strict=True)]
         choices += any(len(lst) > 1 for lst in lists)
     assert choices > 1000  # cases where some colour could take the wild card
+
+
+def test_highest_price_is_where_choose_buy_mix_pays() -> None:
+    """The buy choices list the market cards up to `highest_price`: the prices for which
+    `choose_buy_mix` finds a payment."""
+    payable = 0
+    for currency in range(12):
+        for bust in range(16):
+            for cards in range(25):
+                top = highest_price(currency, bust, cards)
+                for price in range(1, 40):
+                    mix = choose_buy_mix.__wrapped__(price, currency, bust, cards)
+                    assert (mix is not None) == (price <= top), (price, currency, bust, cards)
+                    payable += mix is not None
+    assert 0 < payable < 12 * 16 * 25 * 39
+
+
+def reference_game(bots: list[str], seed: str) -> bytes:
+    """`play_game` through the general paths: every move from the bot on the public
+    view, applied by `apply`."""
+    state, events = new_game([(f"bot{i}", level) for i, level in enumerate(bots)], seed)
+    rng = SeededRandom(f"bots/{seed}")
+    actions = 0
+    while (seat := to_act(state)) is not None:
+        action = BOTS[bots[seat]](public_view(state), seat, rng)
+        state, produced = apply(state, seat, action)
+        events.extend(produced)
+        actions += 1
+    return msgspec.msgpack.encode(SimulatedGame(state=state, events=events, actions=actions))
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4, 5])
+def test_play_game_is_the_general_turn_loop(players: int) -> None:
+    for game in range(4):
+        bots = ["random" if (seat + game) % 3 else "basic" for seat in range(players)]
+        seed = f"loop/{players}/{game}"
+        assert msgspec.msgpack.encode(play_game(bots, seed)) == reference_game(bots, seed)
+
+
+def test_buy_choices_are_the_cards_choose_buy_mix_pays() -> None:
+    buy_phases = listed = 0
+    for game in range(12):
+        players = 2 + game % 4
+        state, _ = new_game([(f"p{i}", "random") for i in range(players)], f"buys/{game}")
+        rng = SeededRandom(f"buys-rng/{game}")
+        while (seat := to_act(state)) is not None:
+            if state.phase in ("buy", "final_buy"):
+                me = state.players[seat]
+                expected = [
+                    ("buy", card)
+                    for card in sorted(set(state.market))
+                    if card not in me.cards
+                    and choose_buy_mix.__wrapped__(
+                        int(card[1]), me.currency, me.bust, len(me.cards)
+                    )
+                ]
+                choices = legal_choices(public_view(state), seat)
+                assert choices == [("decline", 0), *expected]
+                buy_phases += 1
+                listed += len(expected)
+            state, _ = apply(state, seat, random_move(state, seat, rng))
+    assert buy_phases > 100
+    assert listed > 500

@@ -36,6 +36,7 @@ _DRAW_OR_STOP = (("draw", 0), ("numbers", 0), ("currency", 0))
 _STOP_ONLY = (("numbers", 0), ("currency", 0))
 
 _PRICE = {code: int(code[1]) for code in NUMBER_CARDS}  # the market holds number cards only
+_MAX_PRICE = max(_PRICE.values())
 
 Choice = tuple[str, int | str]  # ("bid", amount), ("buy", card) or (fixed action name, 0)
 
@@ -71,12 +72,12 @@ def choices_of(
         return choices
     if phase in ("buy", "final_buy"):
         choices = [("decline", 0)]
-        owned = me.cards
-        top = highest_price(me.currency, me.bust, len(owned))  # = choose_buy_mix is not None
-        price = _PRICE
-        for card in sorted(set(market)):
-            if price[card] <= top and card not in owned:
-                choices.append(("buy", card))
+        buyable = set(market).difference(me.cards)
+        top = highest_price(me.currency, me.bust, len(me.cards))  # = choose_buy_mix pays
+        if top < _MAX_PRICE:
+            price = _PRICE
+            buyable = [card for card in buyable if price[card] <= top]
+        choices.extend([("buy", card) for card in sorted(buyable)])
         return choices
     return ()
 

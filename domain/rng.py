@@ -56,7 +56,45 @@ class SeededRandom:
         return (self._next_u64() >> 11) / float(1 << 53)
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
+        """A Fisher-Yates shuffle: for i from the last index down to 1, swap item i with
+        item randbelow(i + 1)."""
         out = list(items)
+        count = len(out) - 1  # draws, if none is rejected
+        if count < 1:
+            return out
+        values = self._take(count)
+        if max(values) >= (1 << 64) - len(out):
+            # randbelow(n) keeps every value below 2**64 - n (`_limit(n)` is higher), so
+            # only then may one of them be rejected (about once in 2**50 shuffles of a
+            # deck): put them back and draw one by one, as randbelow does
+            self._pending.extend(reversed(values))
+            return self._shuffled_one_by_one(out)
+        for i, value in zip(range(count, 0, -1), values, strict=True):
+            j = value % (i + 1)  # = randbelow(i + 1): no value here is rejected
+            out[i], out[j] = out[j], out[i]
+        return out
+
+    def _take(self, count: int) -> list[int]:
+        """The next `count` numbers of the stream, in order, the blocks hashed at once."""
+        pending = self._pending
+        values = pending[::-1]
+        if len(values) < count:
+            blocks = -(-(count - len(values)) // 4)
+            key, first = self._key, self._counter
+            data = b"".join(
+                [_sha256(key + c.to_bytes(8, "big")).digest() for c in range(first, first + blocks)]
+            )
+            self._counter = first + blocks
+            values += struct.unpack(f">{4 * blocks}Q", data)
+        rest = values[count:]
+        rest.reverse()
+        pending[:] = rest  # the numbers not taken, last first
+        del values[count:]
+        return values
+
+    def _shuffled_one_by_one(self, out: list[T]) -> list[T]:
+        """`shuffled`'s general path (`out` is shuffled in place): every draw is
+        randbelow's."""
         pending = self._pending
         limits = _LIMITS
         for i in range(len(out) - 1, 0, -1):

@@ -9,7 +9,9 @@
   (`_one_shared`) against its branch-and-bound (`_search`);
 - the buy choices' price limit (`highest_price`) against `choose_buy_mix`;
 - `play_game` (its handlers called past `apply`'s turn check, random seats moved by
-  `random_move`) against a loop of bots on the public view and `apply`.
+  `random_move`) against a loop of bots on the public view and `apply`;
+- the shuffle (blocks hashed at once, no rejection check when none can be rejected)
+  against the shuffle drawing one number at a time as `randbelow` does.
 """
 
 from __future__ import annotations
@@ -255,3 +257,34 @@ def test_buy_choices_are_the_cards_choose_buy_mix_pays() -> None:
             state, _ = apply(state, seat, random_move(state, seat, rng))
     assert buy_phases > 100
     assert listed > 500
+
+
+def test_shuffle_is_the_one_by_one_shuffle() -> None:
+    """`shuffled` hashes its blocks at once and draws without rejection checks when none
+    can be rejected; `_shuffled_one_by_one` draws as randbelow does. Same result, same
+    stream after (numbers left over from earlier draws included)."""
+    for size in (0, 1, 2, 3, 5, 8, 41, 96, 129, 300):
+        for seed in range(12):
+            fast, slow = SeededRandom(f"shuffle/{seed}"), SeededRandom(f"shuffle/{seed}")
+            for _ in range(seed % 6):  # leave 0-3 numbers of a block pending
+                assert fast.randbelow(7) == slow.randbelow(7)
+            items = list(range(size))
+            assert fast.shuffled(items) == slow._shuffled_one_by_one(list(items))
+            assert [fast.randbelow(1000) for _ in range(9)] == [
+                slow.randbelow(1000) for _ in range(9)
+            ]
+
+
+def test_shuffle_with_a_rejected_number_is_the_one_by_one_shuffle() -> None:
+    top = 1 << 64
+    for size in (4, 10, 40):
+        for reject_at in range(size - 1):
+            fast, slow = SeededRandom("reject"), SeededRandom("reject")
+            # the next numbers of the stream: one that randbelow(size - reject_at) rejects
+            numbers = list(range(10**15, 10**15 + size - 1))
+            numbers[reject_at] = top - 1
+            fast._pending[:] = numbers[::-1]
+            slow._pending[:] = numbers[::-1]
+            items = list(range(size))
+            assert fast.shuffled(items) == slow._shuffled_one_by_one(list(items))
+            assert fast.randbelow(10**6) == slow.randbelow(10**6)

@@ -146,24 +146,21 @@ _INTERVALS: Final = _build_intervals()
 
 # (held mask, colour wilds, budget) -> the intervals with at most `budget` missing
 # numbers, cut after the first one the colour wilds alone can fill (it dominates the
-# rest), each with the parts of its value that do not depend on the colour or the bonus:
-# (row, missing count, missing mask, composite value without the colour's key and the
-# bonus, the key). Colour wilds above 9 count as 9. Filled lazily, keyed by
+# rest). Colour wilds above 9 count as 9. Filled lazily, keyed by
 # (held * 10 + colour wilds) * 10 + budget: at most 512 * 10 * 10 entries.
 _Row5 = tuple[int, int, int, int, int]
-_CUT: dict[int, tuple[tuple[_Row5, int, int, int, int], ...]] = {}
+_CUT: dict[int, tuple[_Row5, ...]] = {}
 
 
-def _cut(held: int, k: int, budget: int) -> tuple[tuple[_Row5, int, int, int, int], ...]:
+def _cut(held: int, k: int, budget: int) -> tuple[_Row5, ...]:
     key = (held * 10 + k) * 10 + budget
     rows = _CUT.get(key)
     if rows is None:
         out = []
         for row in _INTERVALS[held]:
-            length, a, _b, miss, need = row
+            need = row[4]
             if need <= budget:
-                fixed = length * _SCORE_W - need * _WILD_W + _SPREAD_W[length]
-                out.append((row, need, miss, fixed, length * 100 + (9 - need) * 10 + (9 - a)))
+                out.append(row)
                 if need <= k:
                     break
         rows = _CUT[key] = tuple(out)
@@ -256,11 +253,10 @@ def _build_candidates(
     out: list[_Cand] = []
     kept: list[tuple[int, int]] = []  # (d, n) of the candidates kept so far
     pop = _POP
-    for row, need, miss, fixed, key in _cut(held, k if k < 9 else 9, budget):
-        # (more colour wilds act like 9)
-        d = need - k
+    for row in _cut(held, k if k < 9 else 9, budget):  # more colour wilds act like 9
+        d = row[4] - k
         if d > 0:
-            n = miss & wmask
+            n = row[3] & wmask
             if d > pop[n] + full:  # one colour uses each number once
                 continue
             # dominated by an earlier candidate needing no more and offering a superset?
@@ -269,21 +265,26 @@ def _build_candidates(
                     break
             else:
                 kept.append((d, n))
-                out.append((_value(row[0], fixed, key, bonus, weight), d, n, row))
+                out.append((_value(row, bonus, weight), d, n, row))
             continue
-        out.append((_value(row[0], fixed, key, bonus, weight), 0, 0, row))
+        out.append((_value(row, bonus, weight), 0, 0, row))
         return out
     out.append((0, 0, 0, None))  # no run at all
     return out
 
 
-def _value(length: int, fixed: int, key: int, bonus: int, weight: int) -> int:
+def _value(row: _Row5, bonus: int, weight: int) -> int:
     """A candidate's value: its score (weight < 0) or its composite tie-rule value."""
+    length, a, _b, _miss, need = row
+    score = length + bonus if length == 9 else length
     if weight < 0:
-        return length + bonus if length == 9 else length
-    if length == 9:
-        return fixed + bonus * _SCORE_W + key * weight
-    return fixed + key * weight
+        return score
+    return (
+        score * _SCORE_W
+        - need * _WILD_W
+        + _SPREAD_W[length]
+        + (length * 100 + (9 - need) * 10 + (9 - a)) * weight
+    )
 
 
 def _uncontested(

@@ -132,6 +132,8 @@ def new_game(
 def to_act(state: GameState) -> int | None:
     """The seat whose decision the game waits for; None once the game is finished."""
     phase = state.phase
+    if phase == "draw":  # the most frequent first
+        return state.active_seat
     if phase == "auction":
         auction = state.auction
         assert auction is not None

@@ -72,14 +72,20 @@ def choices_of(
         return choices
     if phase in ("buy", "final_buy"):
         choices = [("decline", 0)]
-        buyable = set(market).difference(me.cards)
-        top = highest_price(me.currency, me.bust, len(me.cards))  # = choose_buy_mix pays
-        if top < _MAX_PRICE:
-            price = _PRICE
-            buyable = [card for card in buyable if price[card] <= top]
-        choices.extend([("buy", card) for card in sorted(buyable)])
+        choices.extend([("buy", card) for card in buyable_cards(me, market)])
         return choices
     return ()
+
+
+def buyable_cards(me: Player, market: tuple[str, ...]) -> list[str]:
+    """The cards of the market the seat `me` may buy, sorted, each once: those it does not
+    hold yet, at a price it can pay."""
+    buyable = set(market).difference(me.cards)
+    top = highest_price(me.currency, me.bust, len(me.cards))  # = choose_buy_mix pays
+    if top < _MAX_PRICE:
+        price = _PRICE
+        return sorted([card for card in buyable if price[card] <= top])
+    return sorted(buyable)
 
 
 def make_action(view: PublicView, seat: int, choice: Choice) -> Action:

@@ -838,6 +838,18 @@ def _place(
     return owners, fulls
 
 
+def _place_one(c: int, usable: list[int]) -> tuple[list[int], list[int]]:
+    """`_place` for one unit to fill, in colour `c`: the numbered wildcard of the lowest
+    number it may use (every number in `usable` has a copy), else `W#`."""
+    if usable[c]:
+        owners = [0] * 9
+        owners[_INDICES[usable[c]][0]] = 1 << c
+        return owners, _NO_FULLS
+    fulls = [0, 0, 0, 0]
+    fulls[c] = 1
+    return _NO_OWNERS, fulls
+
+
 _NUMBER_CODES: Final = tuple(tuple(f"{c}{n}" for n in range(1, 10)) for c in COLORS)
 _COLOR_WILD_CODES: Final = tuple(f"{c}#" for c in COLORS)
 _NUMBER_WILD_CODES: Final = tuple(f"W{n}" for n in range(1, 10))
@@ -921,7 +933,10 @@ def _score_general(cards: Iterable[str], perfect_bonus: int) -> Score:
         units = [cand[1] for cand in chosen]
         usable = [cand[2] for cand in chosen]
     if units[0] or units[1] or units[2] or units[3]:
-        owners, fulls = _place(units, usable, masks)
+        if sum(units) == 1:
+            owners, fulls = _place_one(units.index(1), usable)
+        else:
+            owners, fulls = _place(units, usable, masks)
         if sum(fulls) > full:  # pragma: no cover - excluded by the search
             raise AssertionError("scoring: no placement for the chosen runs")
     else:

@@ -7,6 +7,8 @@
 - `spend_order` of such collections against `general_spend_order`;
 - the scorer's pick when one numbered wildcard or `W#` is all the colours can share
   (`_one_shared`) against its branch-and-bound (`_search`);
+- the placement of a single numbered wildcard or `W#` (`_place_one`) against the
+  matching (`_place`);
 - the buy choices' price limit (`highest_price`) against `choose_buy_mix`;
 - `play_game` (its handlers called past `apply`'s turn check, random seats moved by
   `random_move`) against a loop of bots on the public view and `apply`;
@@ -35,6 +37,8 @@ from domain.scoring import (
     _candidates,
     _one_shared,
     _parse,
+    _place,
+    _place_one,
     _score_general,
     _search,
     score_collection,
@@ -288,3 +292,22 @@ def test_shuffle_with_a_rejected_number_is_the_one_by_one_shuffle() -> None:
             items = list(range(size))
             assert fast.shuffled(items) == slow._shuffled_one_by_one(list(items))
             assert fast.randbelow(10**6) == slow.randbelow(10**6)
+
+
+def test_one_unit_placed_as_the_matching_places_it() -> None:
+    rng = random.Random(5)
+    placed = 0
+    for c in range(4):
+        for usable_c in range(512):
+            units = [0, 0, 0, 0]
+            units[c] = 1
+            usable = [rng.randrange(512) for _ in range(4)]
+            usable[c] = usable_c
+            for masks in (
+                (usable_c, 0, 0, 0),
+                (usable_c | rng.randrange(512), 0, 0, 0),
+                (511, usable_c, 0, 0),
+            ):
+                assert _place_one(c, usable) == _place(units, usable, masks)
+                placed += bool(usable_c)
+    assert placed > 5000

@@ -36,7 +36,9 @@ def choose_tokens(price: int, currency: int, bust: int) -> tuple[int, int] | Non
     return None
 
 
+@lru_cache(maxsize=4096)
 def token_payment(price: int, currency: int, bust: int) -> TokenPayment | None:
+    """The payment `choose_tokens` picks (a frozen struct: callers share it)."""
     chosen = choose_tokens(price, currency, bust)
     if chosen is None:
         return None

@@ -13,7 +13,14 @@ from collections.abc import Callable
 
 from domain.cards import NUMBER_CARDS, WILDS, deck_for
 from domain.engine import tableau_sums
-from domain.legal import action_for, choices_of, legal_actions_in, legal_choices, make_action
+from domain.legal import (
+    action_for,
+    buyable_cards,
+    choices_of,
+    legal_actions_in,
+    legal_choices,
+    make_action,
+)
 from domain.model import (
     BUST_LIMIT,
     BUST_TOKEN_VALUE,
@@ -71,6 +78,11 @@ def random_move(state: GameState, seat: int, rng: SeededRandom) -> Action:
             return _PASS
         amount = high + index
         return Bid(amount=amount, payment=token_payment(amount, me.currency, me.bust))
+    if phase in ("buy", "final_buy"):
+        # decline, then the buyable cards (`choices_of`), picked by index
+        cards = buyable_cards(me, state.market)
+        index = randbelow(len(cards) + 1)
+        return action_for(me, state.rules, ("buy", cards[index - 1]) if index else _DECLINE_CHOICE)
     choices = choices_of(
         state.phase,
         state.drawn,
@@ -88,6 +100,7 @@ _DRAW = Draw()
 _DRAW_OR_STOP = (_DRAW, Stop(take="numbers"), Stop(take="currency"))
 _STOP_ONLY = _DRAW_OR_STOP[1:]
 _PASS = Pass()
+_DECLINE_CHOICE = ("decline", 0)
 
 
 def unseen_cards(view: PublicView) -> Counter[str]:

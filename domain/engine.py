@@ -132,6 +132,8 @@ def new_game(
 def to_act(state: GameState) -> int | None:
     """The seat whose decision the game waits for; None once the game is finished."""
     phase = state.phase
+    if phase == "draw":  # the most frequent first
+        return state.active_seat
     if phase == "auction":
         auction = state.auction
         assert auction is not None
@@ -812,3 +814,8 @@ _HANDLERS = {
     Buy: _buy,
     Decline: _decline,
 }
+
+# `apply` past its check of whose decision it is, per action type: for a caller that
+# acts for `seat = to_act(state)` of a game not finished (the simulator's turn loop),
+# TURN_HANDLERS[type(action)](state, seat, action) is `apply(state, seat, action)`.
+TURN_HANDLERS = _HANDLERS

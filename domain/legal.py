@@ -8,6 +8,7 @@ needs only one of them (a random bot) does not pay for all.
 
 from __future__ import annotations
 
+from domain.cards import NUMBER_CARDS
 from domain.model import (
     BUST_TOKEN_VALUE,
     Action,
@@ -20,7 +21,7 @@ from domain.model import (
     Rules,
     Stop,
 )
-from domain.payments import choose_buy_mix, choose_buy_payment, token_payment
+from domain.payments import choose_buy_payment, highest_price, token_payment
 from domain.views import PublicView, public_view
 
 _FIXED: dict[str, Action] = {
@@ -33,6 +34,9 @@ _FIXED: dict[str, Action] = {
 _DRAW_ONLY = (("draw", 0),)
 _DRAW_OR_STOP = (("draw", 0), ("numbers", 0), ("currency", 0))
 _STOP_ONLY = (("numbers", 0), ("currency", 0))
+
+_PRICE = {code: int(code[1]) for code in NUMBER_CARDS}  # the market holds number cards only
+_MAX_PRICE = max(_PRICE.values())
 
 Choice = tuple[str, int | str]  # ("bid", amount), ("buy", card) or (fixed action name, 0)
 
@@ -68,13 +72,20 @@ def choices_of(
         return choices
     if phase in ("buy", "final_buy"):
         choices = [("decline", 0)]
-        owned = me.cards
-        currency, bust, held = me.currency, me.bust, len(owned)
-        for card in sorted(set(market)):
-            if card not in owned and choose_buy_mix(int(card[1]), currency, bust, held):
-                choices.append(("buy", card))
+        choices.extend([("buy", card) for card in buyable_cards(me, market)])
         return choices
     return ()
+
+
+def buyable_cards(me: Player, market: tuple[str, ...]) -> list[str]:
+    """The cards of the market the seat `me` may buy, sorted, each once: those it does not
+    hold yet, at a price it can pay."""
+    buyable = set(market).difference(me.cards)
+    top = highest_price(me.currency, me.bust, len(me.cards))  # = choose_buy_mix pays
+    if top < _MAX_PRICE:
+        price = _PRICE
+        return sorted([card for card in buyable if price[card] <= top])
+    return sorted(buyable)
 
 
 def make_action(view: PublicView, seat: int, choice: Choice) -> Action:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from domain.cards import COLORS, FULL_WILD, WILDS
+from domain.cards import COLORS, FULL_WILD, NUMBER_WILDS, WILDS
 from domain.errors import RuleError
 from domain.model import BUST_TOKEN_VALUE, Payment, Rules, TokenPayment
 from domain.scoring import score_collection
@@ -36,7 +36,9 @@ def choose_tokens(price: int, currency: int, bust: int) -> tuple[int, int] | Non
     return None
 
 
+@lru_cache(maxsize=4096)
 def token_payment(price: int, currency: int, bust: int) -> TokenPayment | None:
+    """The payment `choose_tokens` picks (a frozen struct: callers share it)."""
     chosen = choose_tokens(price, currency, bust)
     if chosen is None:
         return None
@@ -93,6 +95,13 @@ def choose_buy_mix(price: int, currency: int, bust: int, cards: int) -> tuple[in
     return None
 
 
+def highest_price(currency: int, bust: int, cards: int) -> int:
+    """The highest price a buyer holding these tokens and cards can pay: for a price of 1
+    or more, `choose_buy_mix(price, currency, bust, cards)` is not None exactly when the
+    price is at most this (tokens at their value, a card for one)."""
+    return currency + BUST_TOKEN_VALUE * bust + cards
+
+
 def choose_buy_payment(
     owned: tuple[str, ...], price: int, currency: int, bust: int, rules: Rules
 ) -> Payment | None:
@@ -117,16 +126,16 @@ def spend_order(owned: tuple[str, ...], perfect_bonus: int) -> tuple[str, ...]:
     """`general_spend_order`, quicker for a collection whose only wild cards are colour
     wild cards (the common case): each colour then scores alone, its run from
     `_color_run`."""
+    if not _SHARED_WILDS.isdisjoint(owned):
+        return general_spend_order(owned, perfect_bonus)
     masks = [0, 0, 0, 0]
     wilds = [0, 0, 0, 0]
     index = _COLOR_INDEX
     for code in owned:
         digit = code[1]
         if digit == "#":
-            if code == FULL_WILD:
-                return general_spend_order(owned, perfect_bonus)
             wilds[index[code[0]]] += 1
-        elif code[0] == "W":
+        elif code[0] == "W":  # not a card code: the general path says so
             return general_spend_order(owned, perfect_bonus)
         else:
             masks[index[code[0]]] |= 1 << (int(digit) - 1)
@@ -158,6 +167,7 @@ def _order(spare: list[str], runs: list[tuple[int, str, tuple[str, ...]]]) -> tu
 
 
 _COLOR_INDEX = {color: c for c, color in enumerate(COLORS)}
+_SHARED_WILDS = NUMBER_WILDS | {FULL_WILD}  # the wild cards several colours can use
 
 
 @lru_cache(maxsize=16384)

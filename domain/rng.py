@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
-_FOUR_U64 = struct.Struct(">4Q")
+_U64S = {blocks: struct.Struct(f">{4 * blocks}Q") for blocks in range(1, 9)}  # 4 per block
 
 
 class SeededRandom:
@@ -21,12 +21,22 @@ class SeededRandom:
     def __init__(self, seed: str | int) -> None:
         self._key = hashlib.sha256(b"ten-rng-v1\x00" + str(seed).encode()).digest()
         self._counter = 0
-        self._pending: list[int] = []  # the current block's numbers not used yet, last first
+        self._pending: list[int] = []  # numbers hashed but not used yet, last first
 
     def _refill(self) -> None:
-        block = _sha256(self._key + self._counter.to_bytes(8, "big")).digest()
-        self._counter += 1
-        self._pending.extend(_FOUR_U64.unpack(block)[::-1])
+        """The next blocks of the stream into `_pending` (empty): one block for a new
+        stream, more at a time (up to 8) once it has used several, as a game's does."""
+        used = self._counter
+        blocks = 1 if used < 2 else used if used < 8 else 8
+        self._pending.extend(_U64S[blocks].unpack(self._next_blocks(blocks))[::-1])
+
+    def _next_blocks(self, blocks: int) -> bytes:
+        """The stream's next `blocks` blocks of 32 bytes (4 numbers each)."""
+        key, first = self._key, self._counter
+        self._counter = first + blocks
+        return b"".join(
+            [_sha256(key + c.to_bytes(8, "big")).digest() for c in range(first, first + blocks)]
+        )
 
     def _next_u64(self) -> int:
         if not self._pending:
@@ -56,7 +66,40 @@ class SeededRandom:
         return (self._next_u64() >> 11) / float(1 << 53)
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
+        """A Fisher-Yates shuffle: for i from the last index down to 1, swap item i with
+        item randbelow(i + 1)."""
         out = list(items)
+        count = len(out) - 1  # draws, if none is rejected
+        if count < 1:
+            return out
+        values = self._take(count)
+        if max(values) >= (1 << 64) - len(out):
+            # randbelow(n) keeps every value below 2**64 - n (`_limit(n)` is higher), so
+            # only then may one of them be rejected (about once in 2**50 shuffles of a
+            # deck): put them back and draw one by one, as randbelow does
+            self._pending.extend(reversed(values))
+            return self._shuffled_one_by_one(out)
+        for i, value in zip(range(count, 0, -1), values, strict=True):
+            j = value % (i + 1)  # = randbelow(i + 1): no value here is rejected
+            out[i], out[j] = out[j], out[i]
+        return out
+
+    def _take(self, count: int) -> list[int]:
+        """The next `count` numbers of the stream, in order, the blocks hashed at once."""
+        pending = self._pending
+        values = pending[::-1]
+        if len(values) < count:
+            blocks = -(-(count - len(values)) // 4)
+            values += struct.unpack(f">{4 * blocks}Q", self._next_blocks(blocks))
+        rest = values[count:]
+        rest.reverse()
+        pending[:] = rest  # the numbers not taken, last first
+        del values[count:]
+        return values
+
+    def _shuffled_one_by_one(self, out: list[T]) -> list[T]:
+        """`shuffled`'s general path (`out` is shuffled in place): every draw is
+        randbelow's."""
         pending = self._pending
         limits = _LIMITS
         for i in range(len(out) - 1, 0, -1):

@@ -146,12 +146,14 @@ _INTERVALS: Final = _build_intervals()
 
 # (held mask, colour wilds, budget) -> the intervals with at most `budget` missing
 # numbers, cut after the first one the colour wilds alone can fill (it dominates the
-# rest). Colour wilds above 9 count as 9. Filled lazily: at most 512 * 10 * 10 entries.
-_CUT: dict[tuple[int, int, int], tuple[tuple[int, int, int, int, int], ...]] = {}
+# rest). Colour wilds above 9 count as 9. Filled lazily, keyed by
+# (held * 10 + colour wilds) * 10 + budget: at most 512 * 10 * 10 entries.
+_Row5 = tuple[int, int, int, int, int]
+_CUT: dict[int, tuple[_Row5, ...]] = {}
 
 
-def _cut(held: int, k: int, budget: int) -> tuple[tuple[int, int, int, int, int], ...]:
-    key = (held, k, budget)
+def _cut(held: int, k: int, budget: int) -> tuple[_Row5, ...]:
+    key = (held * 10 + k) * 10 + budget
     rows = _CUT.get(key)
     if rows is None:
         out = []
@@ -249,37 +251,40 @@ def _build_candidates(
 ) -> list[_Cand]:
     budget = min(k + _POP[wmask] + full, 9)
     out: list[_Cand] = []
-    kept_d: list[int] = []
-    kept_n: list[int] = []
+    kept: list[tuple[int, int]] = []  # (d, n) of the candidates kept so far
+    pop = _POP
     for row in _cut(held, k if k < 9 else 9, budget):  # more colour wilds act like 9
-        length, a, _b, miss, need = row
-        score = length + bonus if length == 9 else length
-        if weight < 0:
-            value = score
-        else:
-            value = (
-                score * _SCORE_W
-                - need * _WILD_W
-                + _SPREAD_W[length]
-                + (length * 100 + (9 - need) * 10 + (9 - a)) * weight
-            )
-        d = need - k
-        if d <= 0:
-            out.append((value, 0, 0, row))
-            return out
-        n = miss & wmask
-        if d > _POP[n] + full:  # one colour uses each number once
+        d = row[4] - k
+        if d > 0:
+            n = row[3] & wmask
+            if d > pop[n] + full:  # one colour uses each number once
+                continue
+            # dominated by an earlier candidate needing no more and offering a superset?
+            for kd, kn in kept:
+                if kd <= d and not n & ~kn:
+                    break
+            else:
+                kept.append((d, n))
+                out.append((_value(row, bonus, weight), d, n, row))
             continue
-        # dominated by an earlier candidate needing no more and offering a superset?
-        for i in range(len(kept_d)):
-            if kept_d[i] <= d and not n & ~kept_n[i]:
-                break
-        else:
-            kept_d.append(d)
-            kept_n.append(n)
-            out.append((value, d, n, row))
+        out.append((_value(row, bonus, weight), 0, 0, row))
+        return out
     out.append((0, 0, 0, None))  # no run at all
     return out
+
+
+def _value(row: _Row5, bonus: int, weight: int) -> int:
+    """A candidate's value: its score (weight < 0) or its composite tie-rule value."""
+    length, a, _b, _miss, need = row
+    score = length + bonus if length == 9 else length
+    if weight < 0:
+        return score
+    return (
+        score * _SCORE_W
+        - need * _WILD_W
+        + _SPREAD_W[length]
+        + (length * 100 + (9 - need) * 10 + (9 - a)) * weight
+    )
 
 
 def _uncontested(
@@ -714,6 +719,30 @@ def _search_multi(
     return best, tuple(picks)
 
 
+def _one_shared(lists: list[list[_Cand]]) -> list[_Cand]:
+    """`_search` when the candidates can use one wild card between them (one numbered
+    wildcard or `W#`, the only one any candidate can use): the same picks.
+
+    Every candidate then needs d = 0 or 1, and at most one colour can take d = 1 (the
+    condition for all colours at once). A list's last candidate is its best with d = 0
+    (the lists end at the first one), its first its best of all: so each colour takes its
+    last candidate, except the one colour (if any) whose first one gains the most over
+    its last. With composite values no two choices tie, so this is the one `_search`
+    finds; with plain scores a tie changes the picks, never the total.
+    """
+    chosen = [lst[-1] for lst in lists]
+    gain = 0
+    taker = -1
+    for c, lst in enumerate(lists):
+        more = lst[0][0] - lst[-1][0]
+        if more > gain:
+            gain = more
+            taker = c
+    if taker >= 0:
+        chosen[taker] = lists[taker][0]
+    return chosen
+
+
 def _solve(cards: Iterable[str], perfect_bonus: int, composite: bool) -> tuple[list[_Cand], _Held]:
     """The chosen candidate per colour (R, B, O, G) and the parsed collection."""
     if perfect_bonus < 0:
@@ -738,6 +767,8 @@ def _solve(cards: Iterable[str], perfect_bonus: int, composite: bool) -> tuple[l
         for lst in lists:
             for cand in lst:
                 usable |= cand[2]
+        if _POP[usable] + full == 1:
+            return _one_shared(lists), hold
         # Colours with the best single run first. Any order gives the same answer (see
         # _search); this one tends to find the optimum early.
         order = sorted(range(4), key=lambda c: (-lists[c][0][0], c))
@@ -807,6 +838,18 @@ def _place(
     return owners, fulls
 
 
+def _place_one(c: int, usable: list[int]) -> tuple[list[int], list[int]]:
+    """`_place` for one unit to fill, in colour `c`: the numbered wildcard of the lowest
+    number it may use (every number in `usable` has a copy), else `W#`."""
+    if usable[c]:
+        owners = [0] * 9
+        owners[_INDICES[usable[c]][0]] = 1 << c
+        return owners, _NO_FULLS
+    fulls = [0, 0, 0, 0]
+    fulls[c] = 1
+    return _NO_OWNERS, fulls
+
+
 _NUMBER_CODES: Final = tuple(tuple(f"{c}{n}" for n in range(1, 10)) for c in COLORS)
 _COLOR_WILD_CODES: Final = tuple(f"{c}#" for c in COLORS)
 _NUMBER_WILD_CODES: Final = tuple(f"W{n}" for n in range(1, 10))
@@ -828,7 +871,7 @@ def score_collection(cards: Iterable[str], perfect_bonus: int = 1) -> Score:
     """
     if not isinstance(cards, (tuple, list)):
         cards = list(cards)
-    if perfect_bonus >= 0:
+    if perfect_bonus >= 0 and _SHARED_WILDS.isdisjoint(cards):
         masks = [0, 0, 0, 0]
         wilds = [0, 0, 0, 0]
         number_bit = _NUMBER_BIT
@@ -840,7 +883,7 @@ def score_collection(cards: Iterable[str], perfect_bonus: int = 1) -> Score:
                 continue
             c = color_wild.get(code)
             if c is None:
-                break  # a numbered wildcard, W# or an invalid code: the general path
+                break  # an invalid code: the general path raises
             wilds[c] += 1
         else:
             colors: dict[str, ColorScore] = {}
@@ -860,6 +903,7 @@ _NUMBER_BIT: Final = {
     code: (c, 1 << i) for c in range(4) for i, code in enumerate(_NUMBER_CODES[c])
 }
 _COLOR_WILD_INDEX: Final = {code: c for c, code in enumerate(_COLOR_WILD_CODES)}
+_SHARED_WILDS: Final = frozenset((*_NUMBER_WILD_CODES, FULL_WILD))  # several colours can use them
 
 
 @lru_cache(maxsize=16384)
@@ -889,7 +933,10 @@ def _score_general(cards: Iterable[str], perfect_bonus: int) -> Score:
         units = [cand[1] for cand in chosen]
         usable = [cand[2] for cand in chosen]
     if units[0] or units[1] or units[2] or units[3]:
-        owners, fulls = _place(units, usable, masks)
+        if sum(units) == 1:
+            owners, fulls = _place_one(units.index(1), usable)
+        else:
+            owners, fulls = _place(units, usable, masks)
         if sum(fulls) > full:  # pragma: no cover - excluded by the search
             raise AssertionError("scoring: no placement for the chosen runs")
     else:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from domain.bots import BOTS, bot_rng, random_move
-from domain.engine import apply, new_game, to_act
+from domain.engine import TURN_HANDLERS, apply, new_game, to_act
 from domain.model import Action, Event, GameState, Rules
 from domain.rng import SeededRandom
 from domain.views import public_view
@@ -56,6 +56,7 @@ def play_game(
     actions = 0
     rng = SeededRandom(f"bots/{seed}")  # one stream for the whole game: cheaper than per move
     by_view = [BOTS[level] if level != "random" else None for level in bots]
+    handlers = TURN_HANDLERS  # = apply: the seat is the one whose decision it is
     while (seat := to_act(state)) is not None:
         bot = by_view[seat]
         if bot is None:
@@ -63,7 +64,7 @@ def play_game(
         else:
             action = bot(public_view(state), seat, rng)
         before = state
-        state, produced = apply(state, seat, action)
+        state, produced = handlers[type(action)](state, seat, action)
         events.extend(produced)
         actions += 1
         if on_action is not None:

@@ -87,6 +87,21 @@ def test_the_shuffle_is_the_documented_algorithm_on_any_python() -> None:
     assert state.starting_seat == below(4)
 
 
+def test_the_stream_is_the_documented_generator() -> None:
+    """randbelow draws the SHA-256 counter-mode stream in order, with rejection sampling,
+    however many blocks a refill hashes at once; random() takes the next number."""
+    stream = iter(reference_u64_stream("stream", 3000))
+    rng = SeededRandom("stream")
+    for i in range(2000):
+        n = 1 + (i * 37) % 300
+        limit = (1 << 64) - ((1 << 64) % n)
+        while (value := next(stream)) >= limit:
+            pass
+        assert rng.randbelow(n) == value % n
+        if i % 97 == 0:
+            assert rng.random() == (next(stream) >> 11) / float(1 << 53)
+
+
 def test_bots_in_a_served_game_replay_exactly() -> None:
     players = [("a", "basic"), ("b", "random"), ("c", "basic")]
     one, _ = new_game(players, "served")

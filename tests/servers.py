@@ -55,8 +55,10 @@ class ServiceProcess:
         *,
         log_level: str = "warning",
         stdout: Path | None = None,
+        uvicorn_access_log: bool = False,
     ) -> None:
-        """`stdout`: a file for everything the process writes (else the test's own output)."""
+        """`stdout`: a file for everything the process writes (else the test's own output);
+        `uvicorn_access_log`: without uvicorn's `--no-access-log`."""
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.stdout = stdout
@@ -65,7 +67,8 @@ class ServiceProcess:
         cmd = [
             sys.executable, "-m", "uvicorn", "service.app:app",
             "--host", "127.0.0.1", "--port", str(self.port),
-            "--workers", str(workers), "--log-level", log_level, "--no-access-log",
+            "--workers", str(workers), "--log-level", log_level,
+            *([] if uvicorn_access_log else ["--no-access-log"]),
         ]  # fmt: skip
         # its own process group: a kill reaches every worker, and nothing else (the child
         # keeps its own copy of the log file's descriptor)

@@ -142,12 +142,26 @@ def configure_logging(log_format: str, level: str, access_log: bool) -> str:
     root.addHandler(handler)
     root.setLevel(level)
     # uvicorn configured its own text handlers before it imported the app: use ours instead
+    uvicorn_access = logging.getLogger("uvicorn.access")
+    # `uvicorn --no-access-log` leaves its access logger with no handler and not propagating
+    # (the state this function also leaves it in below, marked, when it silences it itself)
+    silenced_by_uvicorn = (
+        not uvicorn_access.propagate
+        and not uvicorn_access.handlers
+        and not getattr(uvicorn_access, "_ten_silenced", False)
+    )
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)
         logger.handlers.clear()
         logger.propagate = True
-    # with the service's access log on, uvicorn's (without request ids) would double it
-    logging.getLogger("uvicorn.access").disabled = access_log
+    # uvicorn writes its access lines only while that logger reaches a handler
+    # (`hasHandlers()`, checked per connection), and then formats each line's arguments even
+    # when the level drops it: silenced means no handler anywhere up the chain. Silenced when
+    # uvicorn was told so, and when the service's own access log is on (uvicorn's lines,
+    # without request ids, would double it).
+    silence = silenced_by_uvicorn or access_log
+    uvicorn_access.propagate = not silence
+    uvicorn_access._ten_silenced = silence and not silenced_by_uvicorn  # type: ignore[attr-defined]
     # Alembic logs a line per plugin it sets up at INFO on every start: chatter, not news
     # (its "Running upgrade ..." lines stay)
     logging.getLogger("alembic.runtime.plugins").setLevel(max(root.level, logging.WARNING))

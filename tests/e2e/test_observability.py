@@ -49,11 +49,15 @@ class Server:
 
 
 @contextmanager
-def serve(tmp: Path, env: dict[str, str], workers: int = 1) -> Iterator[Server]:
+def serve(
+    tmp: Path, env: dict[str, str], workers: int = 1, uvicorn_access_log: bool = False
+) -> Iterator[Server]:
     """A service process (uvicorn, its own logs at INFO) with stdout captured to a file."""
     port = free_port()
     log = tmp / f"stdout-{port}.log"
-    server = ServiceProcess(env, workers, port, log_level="info", stdout=log)
+    server = ServiceProcess(
+        env, workers, port, log_level="info", stdout=log, uvicorn_access_log=uvicorn_access_log
+    )
     try:
         yield Server(server.base, log)
     finally:
@@ -220,6 +224,39 @@ def test_json_logs_carry_the_request_id(redis_server: Server) -> None:
         assert b not in access
     # uvicorn's own lines are JSON too (they parsed above) and come through the same handler
     assert any(line["logger"].startswith("uvicorn") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("uvicorn_access_log", "ten_access_log", "expected"),
+    [
+        (False, "false", set()),  # scripts/run: `uvicorn --no-access-log`
+        (True, "false", {"uvicorn.access"}),  # uvicorn's own lines, in the service's format
+        (True, "true", {"ten.access"}),  # the service's lines replace uvicorn's
+    ],
+)
+def test_access_lines_as_configured(
+    tmp_path: Path, uvicorn_access_log: bool, ten_access_log: str, expected: set[str]
+) -> None:
+    """`uvicorn --no-access-log` is obeyed (the service's logging once re-routed uvicorn's
+    access logger and undid it), and with the service's access log on, uvicorn's is off."""
+    env = {
+        "TEN_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
+        "TEN_LOG_FORMAT": "json",
+        "TEN_ACCESS_LOG": ten_access_log,
+    }
+    with serve(tmp_path, env, uvicorn_access_log=uvicorn_access_log) as server:
+        with httpx.Client(base_url=server.base, timeout=10) as http:
+            for _ in range(3):
+                assert http.get("/v1/rules").status_code == 200
+        wait_until = time.monotonic() + 10  # the service's line follows its response
+        while True:
+            loggers = {line["logger"] for line in server.log_lines()}
+            found = {name for name in ("uvicorn.access", "ten.access") if name in loggers}
+            if found == expected or time.monotonic() > wait_until:
+                break
+            time.sleep(0.05)
+    assert found == expected
+    assert "uvicorn.error" in loggers  # the process did log, in JSON, at INFO
 
 
 def per_worker(prom: Path, tmp: Path, **labels: str) -> dict[str, float]:

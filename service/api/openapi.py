@@ -61,6 +61,14 @@ API_TYPES = (
     LeaderboardOut,
 )
 REF = "#/components/schemas/{name}"
+
+
+def _action_body() -> dict[str, Any]:
+    """act's body: one of the action Structs (the discriminator is added with the others')."""
+    members = [{"$ref": REF.format(name=kind.__name__)} for kind in Action.__args__]
+    return {"content": {"application/json": {"schema": {"oneOf": members}}}, "required": True}
+
+
 MAX_PLAYERS = 5
 
 COMMON_ERRORS = (400, 429, 500, 503)
@@ -205,6 +213,7 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
             if op_id in ("getGame", "act"):
                 responses["200"]["links"] = _links_after_read(op_id)
             if op_id == "act":
+                operation["requestBody"] = _action_body()  # decoded by the handler itself
                 operation["security"] = [{"seatToken": []}]
                 for parameter in operation.get("parameters", []):
                     if parameter["name"] == "Authorization":

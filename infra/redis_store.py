@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from contextlib import contextmanager
 
 import msgspec
 from redis import exceptions as redis_errors
@@ -104,16 +103,36 @@ def _keys(game_id: str) -> tuple[str, str, str]:
     return tag, f"{tag}:log", f"{tag}:idem"
 
 
-@contextmanager
-def unavailable_on_connection_errors():
-    try:
-        yield
-    except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
-        raise StoreUnavailable(str(exc)) from exc
-    except (redis_errors.ClusterDownError, redis_errors.RedisClusterException) as exc:
-        # RedisClusterException: no node of the cluster could be reached (at start, or once
-        # the slots must be refreshed) -- not a ConnectionError in redis-py
-        raise StoreUnavailable(str(exc)) from exc
+# RedisClusterException: no node of the cluster could be reached (at start, or once the
+# slots must be refreshed) -- not a ConnectionError in redis-py
+_UNAVAILABLE = (
+    redis_errors.ConnectionError,
+    redis_errors.TimeoutError,
+    OSError,
+    redis_errors.ClusterDownError,
+    redis_errors.RedisClusterException,
+)
+
+
+class _UnavailableOnConnectionErrors:
+    """`with unavailable_on_connection_errors():` Redis unreachable -> StoreUnavailable.
+    A plain class, not @contextmanager: it wraps every store call (a generator-based one
+    cost about 1.5 us each time)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if exc is not None and isinstance(exc, _UNAVAILABLE):
+            raise StoreUnavailable(str(exc)) from exc
+        return False
+
+
+_unavailable = _UnavailableOnConnectionErrors()
+
+
+def unavailable_on_connection_errors() -> _UnavailableOnConnectionErrors:
+    return _unavailable
 
 
 def _header(numbers: str, events: Sequence[StoredEvent]) -> str:

@@ -27,6 +27,7 @@ from litestar._openapi.plugin import OpenAPIPlugin  # the plugin that serves /sc
 
 from domain.model import Action
 from service.api.history_routes import ArchivedGamesPage, LeaderboardOut, ReplayOut
+from service.api.routes import AUTHORIZATION_DESCRIPTION
 from service.api.schemas import (
     ActedOut,
     CreatedGameOut,
@@ -61,6 +62,19 @@ API_TYPES = (
     LeaderboardOut,
 )
 REF = "#/components/schemas/{name}"
+
+
+def _optional_authorization() -> dict[str, Any]:
+    """getGame's optional `Authorization` header, as Litestar renders a declared one."""
+    schema = {"description": AUTHORIZATION_DESCRIPTION, "type": "string"}
+    return {
+        "deprecated": False,
+        "description": AUTHORIZATION_DESCRIPTION,
+        "in": "header",
+        "name": "Authorization",
+        "required": False,
+        "schema": schema,
+    }
 
 
 def _action_body() -> dict[str, Any]:
@@ -220,6 +234,8 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
                         parameter["required"] = True  # the handler answers 401 without it
             if op_id == "getGame":
                 operation["security"] = [{}, {"seatToken": []}]
+                # read by the handler from the request itself (`routes.header_value`)
+                operation.setdefault("parameters", []).append(_optional_authorization())
     _add_discriminators(schema)
     return schema
 

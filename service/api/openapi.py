@@ -9,6 +9,8 @@ Litestar builds the paths from the handlers; this edits the cached schema dict t
 - optional header and query parameters as plain strings/integers (no `oneOf [.., null]`:
   a header is absent or a string);
 - every error status of every operation as application/problem+json (`Problem`);
+- the headers and body that getGame and act read themselves (for speed) instead of taking as
+  handler parameters, declared as Litestar would declare them;
 - the bearer security scheme (seat tokens); `act`'s `Authorization` marked required (the
   handler takes it as optional only to answer 401 itself, not a generic 400);
 - response `links` that chain createGame -> getGame -> act -> act ..., so a client (and the
@@ -27,7 +29,13 @@ from litestar._openapi.plugin import OpenAPIPlugin  # the plugin that serves /sc
 
 from domain.model import Action
 from service.api.history_routes import ArchivedGamesPage, LeaderboardOut, ReplayOut
-from service.api.routes import AUTHORIZATION_DESCRIPTION
+from service.api.routes import (
+    AUTHORIZATION_DESCRIPTION,
+    IDEMPOTENCY_KEY_DESCRIPTION,
+    IDEMPOTENCY_KEY_MAX,
+    IF_MATCH_DESCRIPTION,
+    IF_MATCH_PATTERN,
+)
 from service.api.schemas import (
     ActedOut,
     CreatedGameOut,
@@ -64,17 +72,32 @@ API_TYPES = (
 REF = "#/components/schemas/{name}"
 
 
-def _optional_authorization() -> dict[str, Any]:
-    """getGame's optional `Authorization` header, as Litestar renders a declared one."""
-    schema = {"description": AUTHORIZATION_DESCRIPTION, "type": "string"}
+def _header(name: str, description: str, *, required: bool, **schema: Any) -> dict[str, Any]:
+    """A header parameter as Litestar renders a declared one (the handlers that read their
+    headers themselves, for speed, declare them here)."""
     return {
         "deprecated": False,
-        "description": AUTHORIZATION_DESCRIPTION,
+        "description": description,
         "in": "header",
-        "name": "Authorization",
-        "required": False,
-        "schema": schema,
+        "name": name,
+        "required": required,
+        "schema": {"description": description, **schema, "type": "string"},
     }
+
+
+def _act_headers() -> list[dict[str, Any]]:
+    return [
+        # required: the handler answers 401 without it (not a generic 400)
+        _header("Authorization", AUTHORIZATION_DESCRIPTION, required=True),
+        _header("If-Match", IF_MATCH_DESCRIPTION, required=False, pattern=IF_MATCH_PATTERN),
+        _header(
+            "Idempotency-Key",
+            IDEMPOTENCY_KEY_DESCRIPTION,
+            required=False,
+            maxLength=IDEMPOTENCY_KEY_MAX,
+            minLength=1,
+        ),
+    ]
 
 
 def _action_body() -> dict[str, Any]:
@@ -226,16 +249,16 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
                 responses["201"]["links"] = _links_after_create()
             if op_id in ("getGame", "act"):
                 responses["200"]["links"] = _links_after_read(op_id)
-            if op_id == "act":
-                operation["requestBody"] = _action_body()  # decoded by the handler itself
+            if op_id == "act":  # the body and headers are read by the handler itself
+                operation["requestBody"] = _action_body()
                 operation["security"] = [{"seatToken": []}]
-                for parameter in operation.get("parameters", []):
-                    if parameter["name"] == "Authorization":
-                        parameter["required"] = True  # the handler answers 401 without it
+                operation.setdefault("parameters", []).extend(_act_headers())
             if op_id == "getGame":
                 operation["security"] = [{}, {"seatToken": []}]
                 # read by the handler from the request itself (`routes.header_value`)
-                operation.setdefault("parameters", []).append(_optional_authorization())
+                operation.setdefault("parameters", []).append(
+                    _header("Authorization", AUTHORIZATION_DESCRIPTION, required=False)
+                )
     _add_discriminators(schema)
     return schema
 

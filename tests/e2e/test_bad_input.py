@@ -366,6 +366,26 @@ def test_malformed_if_match_is_400(table: Table, value: str) -> None:
         check_problem(table.act(0, {"type": "draw"}, headers={"If-Match": value}), 400)
 
 
+# ------------------------------------------------------------------ Idempotency-Key
+
+
+@pytest.mark.parametrize("value", ["", "k" * 201])
+def test_idempotency_key_out_of_bounds_is_400(table: Table, value: str) -> None:
+    """1 to 200 characters, as the OpenAPI document declares (the handler checks it itself)."""
+    with unchanged(table):
+        response = table.act(0, {"type": "draw"}, headers={"Idempotency-Key": value})
+        check_problem(response, 400, "invalid_request")
+
+
+def test_idempotency_key_of_200_characters_is_taken(table: Table) -> None:
+    first = table.act(0, {"type": "draw"}, headers={"Idempotency-Key": "k" * 200})
+    assert first.status_code == 200, first.text
+    again = table.act(0, {"type": "draw"}, headers={"Idempotency-Key": "k" * 200})
+    assert again.status_code == 200
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.content == first.content
+
+
 # ------------------------------------------------------------------ creating a game
 
 BAD_CREATES: dict[str, bytes] = {

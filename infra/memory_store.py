@@ -35,6 +35,7 @@ class MemoryGameStore:
         self._lock = threading.Lock()
         self._waiters: dict[str, set[asyncio.Future[None]]] = {}  # game id -> wait_events calls
         self._creates = 0
+        self._unarchived: set[str] = set()  # created, not yet handed to the archive outbox
 
     def _live(self, game_id: str) -> _Entry | None:
         entry = self._games.get(game_id)
@@ -56,6 +57,7 @@ class MemoryGameStore:
             if self._live(record.id) is not None:
                 raise VersionConflict(f"game {record.id} exists")
             self._games[record.id] = _Entry(record, list(events), self._clock() + ttl)
+            self._unarchived.add(record.id)
 
     async def load(self, game_id: str) -> GameRecord | None:
         with self._lock:
@@ -126,6 +128,21 @@ class MemoryGameStore:
         with self._lock:
             self._sweep()
             return sum(e.record.state.phase != "finished" for e in self._games.values())
+
+    async def archive_handed_over(self, game_id: str) -> None:
+        with self._lock:
+            self._unarchived.discard(game_id)
+
+    async def unarchived(self, limit: int) -> list[GameRecord]:
+        found = []
+        with self._lock:
+            for game_id in list(self._unarchived):
+                entry = self._live(game_id)
+                if entry is None:
+                    self._unarchived.discard(game_id)  # expired: nothing left to archive
+                elif entry.record.state.phase == "finished" and len(found) < limit:
+                    found.append(entry.record)
+        return found
 
     async def ping(self) -> None:
         return None

@@ -96,6 +96,11 @@ _idem_decoder = msgspec.msgpack.Decoder(IdempotentResponse)
 LIVE_KEY = "ten:live-games"
 RECHECK_SECONDS = 60
 RECHECK_BATCH = 500
+# Every game from its creation until a replica confirms it handed the finished game to the
+# archive outbox (`archive_handed_over`), scored by when it was last looked at: what a
+# process dying between a game's final save and that hand-off leaves behind
+# (`unarchived`). Written with the live set's entry, in the same round trip.
+UNARCHIVED_KEY = "ten:unarchived-games"
 
 
 def _keys(game_id: str) -> tuple[str, str, str]:
@@ -155,10 +160,12 @@ class RedisGameStore:
         max_connections: int = 200,
         live_key: str = LIVE_KEY,
         live_recheck: float = RECHECK_SECONDS,
+        unarchived_key: str = UNARCHIVED_KEY,
     ) -> None:
         self._cluster = cluster
         self._live_key = live_key
         self._live_recheck = live_recheck
+        self._unarchived_key = unarchived_key
         # SSE readers block on XREAD for up to TEN_SSE_KEEPALIVE seconds (15 by default):
         # redis-py's 5 s default socket timeout cut every idle stream after 5 s. Their client
         # has no read timeout; wait_events bounds each wait itself.
@@ -196,9 +203,17 @@ class RedisGameStore:
             created = await self._create(keys=list(_keys(record.id)), args=args)
         if not created:
             raise VersionConflict(f"game {record.id} exists")
+        now = time.time()
+        pipe = self._pipeline()
+        pipe.zadd(self._unarchived_key, {record.id: now})
         if record.state.phase != "finished":
-            with unavailable_on_connection_errors():
-                await self._redis.zadd(self._live_key, {record.id: time.time()})
+            pipe.zadd(self._live_key, {record.id: now})
+        with unavailable_on_connection_errors():
+            await pipe.execute()
+
+    def _pipeline(self):
+        """One round trip for commands on keys of different slots (not a transaction)."""
+        return self._redis.pipeline() if self._cluster else self._redis.pipeline(transaction=False)
 
     async def load(self, game_id: str) -> GameRecord | None:
         with unavailable_on_connection_errors():
@@ -264,11 +279,7 @@ class RedisGameStore:
             )
             if unseen:
                 ids = [member.decode() for member in unseen]
-                pipe = (
-                    self._redis.pipeline()
-                    if self._cluster
-                    else self._redis.pipeline(transaction=False)
-                )
+                pipe = self._pipeline()
                 for game_id in ids:
                     pipe.exists(_keys(game_id)[0])
                 exists = await pipe.execute()
@@ -279,6 +290,32 @@ class RedisGameStore:
                 if kept:
                     await self._redis.zadd(self._live_key, kept, xx=True)
             return await self._redis.zcard(self._live_key)
+
+    async def archive_handed_over(self, game_id: str) -> None:
+        with unavailable_on_connection_errors():
+            await self._redis.zrem(self._unarchived_key, game_id)
+
+    async def unarchived(self, limit: int) -> list[GameRecord]:
+        now = time.time()
+        with unavailable_on_connection_errors():
+            unseen = await self._redis.zrangebyscore(
+                self._unarchived_key, "-inf", now - self._live_recheck, start=0, num=limit
+            )
+            if not unseen:
+                return []
+            ids = [member.decode() for member in unseen]
+            pipe = self._pipeline()
+            for game_id in ids:
+                pipe.hget(_keys(game_id)[0], "rec")
+            blobs = await pipe.execute()
+            gone = [g for g, blob in zip(ids, blobs, strict=True) if blob is None]
+            stored = [_record_decoder.decode(blob) for blob in blobs if blob is not None]
+            if gone:  # expired: nothing left to archive
+                await self._redis.zrem(self._unarchived_key, *gone)
+            if stored:  # looked at again in a minute (a finished one, if still not handed over)
+                seen = {record.id: now for record in stored}
+                await self._redis.zadd(self._unarchived_key, seen, xx=True)
+        return [record for record in stored if record.state.phase == "finished"]
 
     async def ping(self) -> None:
         with unavailable_on_connection_errors():

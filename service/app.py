@@ -32,12 +32,13 @@ from service.archiver import Archiver
 from service.games import GameService
 from service.history import History
 from service.observability.logs import RequestContext, configure_logging
-from service.ports import ArchiveOutbox, GameStore
+from service.ports import ArchiveOutbox, GameStore, StoreUnavailable
 from service.runtime import tune_gc
 from service.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
 API_VERSION = "1.0.0"
+UNARCHIVED_SWEEP_SECONDS = 30
 log = logging.getLogger("ten")
 
 
@@ -163,9 +164,26 @@ def create_app(
 
             await upgrade_async(settings.database_url)
         background.append(asyncio.create_task(archiver.run_forever(), name="ten-archiver"))
+        background.append(asyncio.create_task(hand_over_forever(), name="ten-unarchived"))
         if obs.metrics is not None:
             flusher = obs.metrics.flush_forever()
             background.append(asyncio.create_task(flusher, name="ten-metrics"))
+
+    async def hand_over_forever() -> None:
+        """Finished games a process left without handing them to the archive (it died just
+        after the final save, or the outbox failed): looked for every half minute."""
+        while True:
+            await asyncio.sleep(UNARCHIVED_SWEEP_SECONDS)
+            try:
+                found = await service.hand_over_unarchived()
+            except (StoreUnavailable, OSError) as exc:
+                log.warning("looking for unarchived games failed (%s)", exc)
+                continue
+            except Exception:
+                log.exception("looking for unarchived games failed")
+                continue
+            if found:
+                log.warning("%d finished game(s) handed to the archive late", found)
 
     async def tune_process() -> None:
         tune_gc(settings.gc_threshold)  # last: what startup built is frozen too

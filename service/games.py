@@ -153,10 +153,27 @@ class GameService:
             events = await self.store.events(record.id, 0, 1_000_000)
             await self.outbox.put(ArchiveJob(record=record, events=events))
         except (StoreUnavailable, OSError):
+            # `hand_over_unarchived` (every replica, every half minute) tries again
             log.exception("finished game %s could not be queued for the archive", record.id)
             return
         if self._on_finished is not None:
             self._on_finished()
+        try:
+            await self.store.archive_handed_over(record.id)
+        except (StoreUnavailable, OSError):  # queued: at worst it is queued once more later
+            log.warning("finished game %s queued; its hand-off not recorded", record.id)
+
+    async def hand_over_unarchived(self, limit: int = 100) -> int:
+        """Hand to the archive outbox the finished games whose hand-off was never confirmed
+        (the process that finished them died, or the outbox failed, just after the final
+        save); the number found. Archiving is idempotent, so a game handed over twice (two
+        replicas sweeping at once) is archived once."""
+        if self.outbox is None:
+            return 0
+        found = await self.store.unarchived(limit)
+        for record in found:
+            await self._finished(record)
+        return len(found)
 
     async def get(self, game_id: str) -> GameRecord:
         """The game as stored now (never from the recent games)."""

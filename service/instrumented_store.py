@@ -110,6 +110,12 @@ class InstrumentedStore:
     async def live_games(self) -> int:
         return await self.inner.live_games()
 
+    async def archive_handed_over(self, game_id: str) -> None:
+        await self.inner.archive_handed_over(game_id)
+
+    async def unarchived(self, limit: int) -> list[GameRecord]:
+        return await self.inner.unarchived(limit)
+
     async def ping(self) -> None:
         await self._call(_PING, None, self.inner.ping)
 

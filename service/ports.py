@@ -87,6 +87,17 @@ class GameStore(Protocol):
         """Games stored, neither finished nor expired, across every replica (for metrics;
         may lag an idle game's expiry by a minute or so)."""
 
+    async def archive_handed_over(self, game_id: str) -> None:
+        """The finished game is in the archive outbox: `unarchived` no longer reports it."""
+
+    async def unarchived(self, limit: int) -> list[GameRecord]:
+        """Finished games whose hand-off to the archive outbox was never confirmed with
+        `archive_handed_over` (every game is tracked from its creation): the process that
+        finished one died, or the outbox failed, between the final save and the hand-off.
+        Each tracked game is looked at again once it has not been for a while (the Redis
+        store: a minute); expired ones stop being tracked. At most `limit` (the Redis store
+        looks at `limit` tracked games per call, finished or not)."""
+
     async def close(self) -> None: ...
 
 

@@ -211,6 +211,18 @@ def tableau_sums(tableau: Sequence[str]) -> tuple[int, int]:
     return numbers, money
 
 
+def _check_bid(player: Player, action: Bid, high_bid: int) -> None:
+    """3.5: a bid must beat the high bid and be within the seat's bidding power (currency plus
+    bust tokens); a named payment must pay it exactly."""
+    amount = action.amount
+    if amount < 1 or amount <= high_bid:
+        raise RuleError("bid_too_low")
+    if amount > player.currency + BUST_TOKEN_VALUE * player.bust:
+        raise RuleError("bid_too_high")
+    if action.payment is not None:
+        check_token_payment(action.payment, amount, player.currency, player.bust)
+
+
 class _Turn:
     """A working copy of one state while an action is applied; `finish` freezes it."""
 
@@ -405,14 +417,8 @@ class _Turn:
         if state.phase != "auction" or auction is None:
             raise RuleError("illegal_action", "Bids are made only in an auction.")
         seat = auction.bidders[auction.turn]
-        player = self.players[seat]
         amount = action.amount
-        if amount < 1 or amount <= auction.high_bid:
-            raise RuleError("bid_too_low")
-        if amount > player.currency + BUST_TOKEN_VALUE * player.bust:
-            raise RuleError("bid_too_high")
-        if action.payment is not None:
-            check_token_payment(action.payment, amount, player.currency, player.bust)
+        _check_bid(self.players[seat], action, auction.high_bid)
         self.emit(BidPlaced, seat=seat, amount=amount)
         self.next_bidder(
             replace(auction, high_bid=amount, high_bidder=seat, high_payment=action.payment)
@@ -541,12 +547,7 @@ def _bid(state: GameState, seat: int, action: Bid) -> tuple[GameState, list[Even
         return turn.finish()
     player = state.players[seat]
     amount = action.amount
-    if amount < 1 or amount <= auction.high_bid:
-        raise RuleError("bid_too_low")
-    if amount > player.currency + BUST_TOKEN_VALUE * player.bust:
-        raise RuleError("bid_too_high")
-    if action.payment is not None:
-        check_token_payment(action.payment, amount, player.currency, player.bust)
+    _check_bid(player, action, auction.high_bid)
     version = state.version + 1
     seq = state.last_seq + 1
     placed = BidPlaced(seq=seq, version=version, seat=seat, amount=amount)

@@ -30,6 +30,7 @@ import httpx
 import pytest
 
 from tests.conftest import free_port
+from tests.e2e.helpers import README_DECK, README_GAME
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -276,24 +277,9 @@ def check_clean_exit(code: int, stderr: str) -> None:
     assert "Application shutdown complete" in stderr, stderr
 
 
-# one human and a five-card deck: the README's curl game, nine actions to the end
-DECK = ["R1", "R2", "W5", "$3", "R4"]
-ACTIONS = [
-    {"type": "draw"},
-    {"type": "draw"},
-    {"type": "draw"},
-    {"type": "bid", "amount": 2},
-    {"type": "draw"},
-    {"type": "draw"},
-    {"type": "stop", "take": "numbers"},
-    {"type": "decline"},
-    {"type": "decline"},
-]
-
-
 def new_game(http: httpx.Client) -> tuple[str, dict[str, str]]:
     response = http.post(
-        "/v1/games", json={"players": [{"name": "Ann"}], "deck": DECK, "starting_seat": 0}
+        "/v1/games", json={"players": [{"name": "Ann"}], "deck": README_DECK, "starting_seat": 0}
     )
     assert response.status_code == 201, response.text
     body = response.json()
@@ -344,7 +330,7 @@ def test_sigterm_lets_an_open_event_stream_finish(
             proc.send_signal(signal.SIGTERM)
             time.sleep(0.5)
             assert proc.poll() is None  # still serving the open stream
-            for action in ACTIONS:
+            for action in README_GAME:
                 response = replica.post(f"/v1/games/{game}/actions", json=action, headers=auth)
                 assert response.status_code == 200, response.text
             events = [json.loads(line[5:]) for line in lines if line.startswith("data:")]

@@ -18,6 +18,21 @@ import msgspec
 from domain.model import AnyEvent
 from domain.replay import rebuild
 
+# The README's curl game: one human, a five-card deck, nine actions to the end (5 draws, a
+# bid, a stop, two declines).
+README_DECK = ["R1", "R2", "W5", "$3", "R4"]
+README_GAME = [
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "bid", "amount": 2},
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "stop", "take": "numbers"},
+    {"type": "decline"},
+    {"type": "decline"},
+]
+
 DECK_SIZES = {1: 81, 2: 81, 3: 105, 4: 129, 5: 129}
 COLORS = ("R", "B", "O", "G")
 NUMBER_CARDS = frozenset(f"{c}{n}" for c in COLORS for n in range(1, 10))

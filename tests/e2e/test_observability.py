@@ -16,23 +16,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import free_port
+from tests.e2e.helpers import README_DECK, README_GAME
 from tests.servers import ServiceProcess
 
 pytestmark = pytest.mark.e2e
 
-SHORT_DECK = ["R1", "R2", "W5", "$3", "R4"]
-# the README's curl game: 5 draws, a bid, a stop, two declines; it ends the game
-SHORT_GAME = [
-    {"type": "draw"},
-    {"type": "draw"},
-    {"type": "draw"},
-    {"type": "bid", "amount": 2},
-    {"type": "draw"},
-    {"type": "draw"},
-    {"type": "stop", "take": "numbers"},
-    {"type": "decline"},
-    {"type": "decline"},
-]
 GENERATED_ID = re.compile(r"^[0-9a-f]{12}-[0-9a-f]{8}$")
 ACTIONS_ROUTE = "/v1/games/{game_id}/actions"
 
@@ -83,12 +71,12 @@ def value(samples, name: str, **labels: str) -> float:
 def play_short_game(http: httpx.Client) -> tuple[str, str]:
     created = http.post(
         "/v1/games",
-        json={"players": [{"name": "Ann"}], "deck": SHORT_DECK, "starting_seat": 0},
+        json={"players": [{"name": "Ann"}], "deck": README_DECK, "starting_seat": 0},
     )
     assert created.status_code == 201, created.text
     game_id, token = created.json()["id"], created.json()["seats"][0]["token"]
     auth = {"Authorization": f"Bearer {token}"}
-    for action in SHORT_GAME:
+    for action in README_GAME:
         response = http.post(f"/v1/games/{game_id}/actions", json=action, headers=auth)
         assert response.status_code == 200, (action, response.text)
     assert response.json()["status"] == "finished"
@@ -139,15 +127,15 @@ def test_metrics_count_a_played_game(redis_server: Server) -> None:
     assert delta("ten_games_finished_total") == 1
     assert delta("ten_archive_queued_total") == 1
     post = {"method": "POST", "route": ACTIONS_ROUTE}
-    assert delta("ten_http_requests_total", status="200", **post) == len(SHORT_GAME)
+    assert delta("ten_http_requests_total", status="200", **post) == len(README_GAME)
     assert delta("ten_http_requests_total", status="409", **post) == 1
-    assert delta("ten_http_request_duration_seconds_count", **post) == len(SHORT_GAME) + 1
+    assert delta("ten_http_request_duration_seconds_count", **post) == len(README_GAME) + 1
     assert delta("ten_http_request_duration_seconds_sum", **post) > 0
     inf = {**post, "le": "+Inf"}
-    assert delta("ten_http_request_duration_seconds_bucket", **inf) == len(SHORT_GAME) + 1
+    assert delta("ten_http_request_duration_seconds_bucket", **inf) == len(README_GAME) + 1
     assert delta("ten_http_requests_total", method="POST", route="/v1/games", status="201") == 1
     # every accepted action saved once (no conflict: one client, one request at a time)
-    assert delta("ten_store_seconds_count", op="save") == len(SHORT_GAME)
+    assert delta("ten_store_seconds_count", op="save") == len(README_GAME)
     assert delta("ten_store_conflicts_total") == 0
     # live games come from the store, shared by every test of this Redis database: exact
     # counts are the store contract's (test_live_games_counts_games_in_play_not_finished_...)
@@ -177,7 +165,7 @@ def test_json_logs_carry_the_request_id(redis_server: Server) -> None:
     with httpx.Client(base_url=redis_server.base, timeout=10) as http:
         created = http.post(
             "/v1/games",
-            json={"players": [{"name": "Ann"}], "deck": SHORT_DECK, "starting_seat": 0},
+            json={"players": [{"name": "Ann"}], "deck": README_DECK, "starting_seat": 0},
             headers={"X-Request-ID": "trace-abc.123"},
         )
         game_id = created.json()["id"]

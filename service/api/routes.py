@@ -334,9 +334,14 @@ async def follow(
         found = await service.store.events(game_id, after, 1000)
         if not found:
             record = await service.store.load(game_id)
-            if record is None or record.state.phase == "finished":
-                # expired, or finished with nothing after `after`: a reconnecting client
-                # (EventSource does that) gets an ended stream, not keep-alives for a day
+            if record is None:
+                return  # expired
+            if record.state.phase == "finished":
+                if record.state.last_seq > after:
+                    # the final save landed between the two reads: its events are there now
+                    continue
+                # finished with nothing after `after`: a reconnecting client (EventSource
+                # does that) gets an ended stream, not keep-alives for a day
                 return
             if idle:
                 yield ServerSentEventMessage(data=None, comment="keep-alive")

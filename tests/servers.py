@@ -56,9 +56,13 @@ class ServiceProcess:
         log_level: str = "warning",
         stdout: Path | None = None,
         uvicorn_access_log: bool = False,
+        cwd: Path = ROOT,
+        wait: bool = True,
     ) -> None:
         """`stdout`: a file for everything the process writes (else the test's own output);
-        `uvicorn_access_log`: without uvicorn's `--no-access-log`."""
+        `uvicorn_access_log`: without uvicorn's `--no-access-log`; `cwd`: where the embedded
+        default's SQLite file lands; `wait=False`: return at once (then `wait_healthy`), so
+        that several processes start, and migrate, concurrently."""
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.stdout = stdout
@@ -74,27 +78,35 @@ class ServiceProcess:
         # keeps its own copy of the log file's descriptor)
         with stdout.open("wb") if stdout else contextlib.nullcontext() as out:
             self.proc = subprocess.Popen(
-                cmd, cwd=ROOT, env=proc_env, start_new_session=True,
+                cmd, cwd=cwd, env=proc_env, start_new_session=True,
                 stdout=out, stderr=subprocess.STDOUT if out else None,
             )  # fmt: skip
-        try:
-            self._wait_healthy()
-        except BaseException:
-            self.kill()
-            raise
+        if wait:
+            try:
+                self.wait_healthy()
+            except BaseException:
+                self.kill()
+                raise
 
-    def _wait_healthy(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
+    def log(self) -> str:
+        """What the process wrote so far (with `stdout`)."""
+        return self.stdout.read_text(errors="replace") if self.stdout else ""
+
+    def wait_healthy(self, deadline: float | None = None) -> None:
+        """Until GET /health answers 200; `deadline` a `time.monotonic()` instant."""
+        if deadline is None:
+            deadline = time.monotonic() + START_TIMEOUT
         while True:
             if self.proc.poll() is not None:
-                said = self.stdout.read_text()[-2000:] if self.stdout else ""
-                raise RuntimeError(f"the service exited with {self.proc.returncode}: {said}")
+                raise RuntimeError(
+                    f"the service exited with {self.proc.returncode}: {self.log()[-2000:]}"
+                )
             with contextlib.suppress(httpx.TransportError):
                 if httpx.get(f"{self.base}/health", timeout=1).status_code == 200:
                     return
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the service did not start in {START_TIMEOUT:g} s")
-            time.sleep(0.1)
+                raise RuntimeError(f"the service did not start in time: {self.log()[-2000:]}")
+            time.sleep(0.05)
 
     def kill(self) -> None:
         """SIGKILL: no shutdown hook, no in-flight request finished."""

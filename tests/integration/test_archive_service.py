@@ -23,8 +23,6 @@ import os
 import random
 import re
 import secrets
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -54,6 +52,7 @@ from infra.archive.models import games, results, seats
 from infra.archive.scratch import scratch_database
 from service.ports import ArchiveJob
 from tests.conftest import ROOT, free_port
+from tests.servers import ServiceProcess
 
 pytestmark = pytest.mark.integration
 
@@ -68,57 +67,20 @@ PLAYER_POOL = ("ann", "bob", "cy", "dee", "eve", "Zed")  # "Zed" < "ann": ids co
 # ---------------------------------------------------------------- servers
 
 
-class Server:
-    """One uvicorn process; its output goes to a log file (read it when a check fails)."""
-
-    def __init__(self, env: dict[str, str], cwd: Path, log_path: Path) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_path
-        proc_env = {k: v for k, v in os.environ.items() if not k.startswith("TEN_")}
-        proc_env.update(env)
-        cmd = [
-            sys.executable, "-m", "uvicorn", "service.app:app",
-            "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning",
-        ]  # fmt: skip
-        with log_path.open("wb") as log:
-            self.proc = subprocess.Popen(
-                cmd, cwd=cwd, env=proc_env, stdout=log, stderr=subprocess.STDOUT
-            )
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def wait_ready(self, deadline: float) -> None:
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the service exited with {self.proc.returncode}:\n{self.log()}")
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"{self.base}/health", timeout=1).status_code == 200:
-                    return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the service did not start in time:\n{self.log()}")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
 @contextlib.contextmanager
-def servers(tmp_path: Path, *envs: dict[str, str], cwd: Path = ROOT) -> Iterator[list[Server]]:
-    """Start one process per env at once (they start, and migrate, concurrently)."""
-    started: list[Server] = []
+def servers(
+    tmp_path: Path, *envs: dict[str, str], cwd: Path = ROOT
+) -> Iterator[list[ServiceProcess]]:
+    """Start one process per env at once (they start, and migrate, concurrently); each one's
+    output goes to a log file (`server.log()`, read when a check fails)."""
+    started: list[ServiceProcess] = []
     try:
         for i, env in enumerate(envs):
-            started.append(Server(env, cwd, tmp_path / f"server-{i}-{secrets.token_hex(3)}.log"))
+            log = tmp_path / f"server-{i}-{secrets.token_hex(3)}.log"
+            started.append(ServiceProcess(env, stdout=log, cwd=cwd, wait=False))
         deadline = time.monotonic() + 30
         for server in started:
-            server.wait_ready(deadline)
+            server.wait_healthy(deadline)
         yield started
     finally:
         for server in started:

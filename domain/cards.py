@@ -6,10 +6,13 @@ entry says from which player count its copies are in the deck.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Final, Literal
 
 import msgspec
+
+from domain.errors import RuleError
 
 COLORS: Final = ("R", "B", "O", "G")
 Color = Literal["R", "B", "O", "G"]
@@ -95,5 +98,13 @@ def deck_size(players: int) -> int:
     return sum(e.copies for e in MANIFEST if e.min_players <= players)
 
 
-def currency_sum(cards: Iterable[str]) -> int:
-    return sum(int(c[1]) for c in cards if c in CURRENCY_CARDS)
+def check_copies(codes: Iterable[str]) -> None:
+    """Refuse (RuleError `too_many_copies`) a list of valid codes holding some card more
+    times than the 129-card game has it: custom decks and scored collections are subsets of
+    the real cards, which is what a table can lay out (and what lets scoring assume at most
+    one `Wn` of each number and one `W#`)."""
+    counts = Counter(codes)
+    over = sorted(code for code, count in counts.items() if count > COPIES[code])
+    if over:
+        detail = ", ".join(f"{code} x{counts[code]} (the game has {COPIES[code]})" for code in over)
+        raise RuleError("too_many_copies", f"More copies than the game has: {detail}.")

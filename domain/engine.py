@@ -90,6 +90,7 @@ def new_game(
         bad = sorted({code for code in deck if not C.is_valid_code(code)})
         if bad:
             raise RuleError("unknown_card", f"Not valid card codes: {', '.join(bad[:10])}.")
+        C.check_copies(deck)
         pile = tuple(deck)
     if starting_seat is None:
         starting_seat = rng.randbelow(n)

@@ -31,7 +31,11 @@ SERVICE_STATUS = {
     "concurrent_update": 409,
     "store_unavailable": 503,
 }
-RULE_STATUS = {"invalid_game": 400, "unknown_card": 400}  # setup errors are bad requests
+RULE_STATUS = {
+    "invalid_game": 400,
+    "unknown_card": 400,
+    "too_many_copies": 400,
+}  # setup errors are bad requests
 HTTP_CODES = {
     400: "invalid_request",
     401: "unauthorized",

@@ -13,7 +13,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import HeaderParameter, JSONBody, Parameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
-from domain.cards import MANIFEST, deck_size
+from domain.cards import MANIFEST, check_copies, deck_size
 from domain.errors import RULE_ERROR_CODES
 from domain.legal import legal_actions
 from domain.model import Action, Event, Rules
@@ -373,6 +373,7 @@ class _EventType(msgspec.Struct):
 async def score(request: Request, data: JSONBody[ScoreIn]) -> ScoreOut:
     data = await strictly(request, ScoreIn)
     rules = data.rules or Rules()
+    check_copies(data.cards)
     result = score_collection(data.cards, rules.perfect_bonus)
     return ScoreOut(total=result.total, colors=result.colors)
 

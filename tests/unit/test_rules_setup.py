@@ -129,8 +129,25 @@ def test_explicit_deck_order_is_respected(ten) -> None:
 
 
 def test_explicit_deck_need_not_be_a_full_deck(ten) -> None:
-    state = ten.start(["R1", "R1", "R1", "R1"], players=2)
-    assert state.draw_pile == ("R1", "R1", "R1", "R1")
+    state = ten.start(["R1", "R1", "R1", "W#"], players=2)
+    assert state.draw_pile == ("R1", "R1", "R1", "W#")
+
+
+@pytest.mark.parametrize(
+    "deck",
+    [["R1", "R1", "R1", "R1"], ["W#", "W#"], ["W5", "B2", "W5"], ["R#", "R#", "R#"], ["$4"] * 5],
+)
+def test_a_deck_with_more_copies_of_a_card_than_the_game_has_is_refused(deck) -> None:
+    """A custom deck is a reordered sub-deck of the 129 real cards (3 copies of R1, one W#,
+    one W5, two R#, four $4)."""
+    error = refused_setup("too_many_copies", [("Ann", None), ("Bob", None)], deck=deck)
+    assert deck[0] in error.detail
+
+
+def test_a_full_129_card_deck_in_any_order_is_accepted() -> None:
+    deck = deck_for(5)[::-1]
+    state, _ = new_game([("Ann", None)], seed="full", deck=deck, starting_seat=0)
+    assert state.draw_pile == tuple(deck)
 
 
 @pytest.mark.parametrize("players", [1, 2, 3, 4, 5])
@@ -175,10 +192,11 @@ def test_bot_seats_are_recorded() -> None:
 # ------------------------------------------------------------------ invalid setups
 
 
-def refused_setup(code: str, players, **kwargs) -> None:
+def refused_setup(code: str, players, **kwargs) -> RuleError:
     with pytest.raises(RuleError) as info:
         new_game(players, seed="bad", **kwargs)
     assert info.value.code == code
+    return info.value
 
 
 def test_no_players_is_invalid() -> None:
@@ -205,30 +223,3 @@ def test_empty_deck_is_invalid() -> None:
 
 def test_unknown_bot_level_is_invalid() -> None:
     refused_setup("invalid_game", [("Ann", None), ("Bob", "expert")])
-
-
-def test_an_accepted_deck_with_repeated_wilds_plays_to_the_end() -> None:
-    """api.md: any list of valid card codes is accepted as a deck. Then the game must either
-    refuse the deck up front (invalid_game) or play to the end with results."""
-    try:
-        state, _ = new_game(
-            [("Ann", None), ("Bob", None)], seed="w", deck=["W#", "W#"], starting_seat=0
-        )
-    except RuleError as error:
-        refused = error.code
-    else:
-        refused = None
-    if refused is not None:
-        assert refused == "invalid_game"
-        return
-    for _ in range(2):  # Ann draws a W#; Bob passes; Ann bids 1 and takes it
-        state, _ = apply(state, 0, Draw())
-        state, _ = apply(state, 1, Pass())
-        state, _ = apply(state, 0, Bid(amount=1))
-    state, _ = apply(state, 0, Stop(take="numbers"))
-    state, _ = apply(state, 0, Decline())  # Ann's buy phase
-    state, _ = apply(state, 1, Decline())  # final buy round: Bob, then Ann
-    state, _ = apply(state, 0, Decline())
-    assert state.phase == "finished"
-    assert state.results is not None
-    assert [r.score for r in state.results] == [2, 0]

@@ -7,9 +7,9 @@ from collections import Counter
 import pytest
 
 from domain.cards import MANIFEST, deck_for
-from domain.engine import apply, new_game
+from domain.engine import new_game
 from domain.errors import RuleError
-from domain.model import Bid, Decline, Draw, GameStarted, Pass, Rules, SeatInfo, Stop, TurnStarted
+from domain.model import Draw, GameStarted, Rules, SeatInfo, TurnStarted
 
 pytestmark = pytest.mark.unit
 

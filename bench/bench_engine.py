@@ -49,7 +49,7 @@ def per_call_us() -> dict[str, float]:
     timings: dict[str, float] = {}
     for name, call in (
         ("apply", apply),
-        ("legal_actions", lambda s, seat, a: legal_actions(s, seat)),
+        ("legal_actions", lambda s, seat, a: legal_actions(public_view(s), seat)),
         ("public_view", lambda s, seat, a: public_view(s)),
         (
             "random_move (a bot's move)",

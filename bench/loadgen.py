@@ -12,7 +12,7 @@ Scenarios (`--scenario`):
                       `POST BASE/v1/games/{id}/actions`, picking a random action from the
                       `legal_actions` of the previous reply (with several human seats, the
                       next seat's legal actions are computed here from the reply's public
-                      view, `domain.legal.legal_actions_in`, and it acts with that seat's
+                      view, `domain.legal.legal_actions`, and it acts with that seat's
                       token); a finished game is replaced by one from a pool created before
                       the window (or created on the spot; creates are counted apart, never in
                       the action figures)
@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's domain/
-from domain.legal import legal_actions_in
+from domain.legal import legal_actions
 from domain.views import PublicView
 
 ACTION_HEADERS = {"Content-Type": "application/json"}
@@ -167,7 +167,7 @@ def next_move(view: dict) -> tuple[int | None, list]:
     if view.get("seat") == seat and view.get("legal_actions") is not None:
         return seat, view["legal_actions"]
     public = msgspec.convert(view, PublicView)
-    return seat, msgspec.to_builtins(legal_actions_in(public, seat))
+    return seat, msgspec.to_builtins(legal_actions(public, seat))
 
 
 async def create_game(client: Client, conn, stats: Stats, bots: str, ids: list[str], humans=1):

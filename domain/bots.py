@@ -17,7 +17,7 @@ from domain.legal import (
     action_for,
     buyable_cards,
     choices_of,
-    legal_actions_in,
+    legal_actions,
     legal_choices,
     make_action,
 )
@@ -134,7 +134,7 @@ def bust_risk(view: PublicView) -> float:
 
 
 def basic_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
-    actions = legal_actions_in(view, seat)
+    actions = legal_actions(view, seat)
     if not actions:
         raise ValueError("it is not this seat's decision")
     me = view.players[seat]

@@ -22,7 +22,7 @@ from domain.model import (
     Stop,
 )
 from domain.payments import choose_buy_payment, highest_price, token_payment
-from domain.views import PublicView, public_view
+from domain.views import PublicView
 
 _FIXED: dict[str, Action] = {
     "draw": Draw(),
@@ -106,10 +106,6 @@ def action_for(me: Player, rules: Rules, choice: Choice) -> Action:
     return _FIXED[kind]
 
 
-def legal_actions_in(view: PublicView, seat: int) -> list[Action]:
-    return [make_action(view, seat, choice) for choice in legal_choices(view, seat)]
-
-
-def legal_actions(state, seat: int) -> list[Action]:
+def legal_actions(view: PublicView, seat: int) -> list[Action]:
     """The actions `seat` may take now (empty when it is not that seat's decision)."""
-    return legal_actions_in(public_view(state), seat)
+    return [make_action(view, seat, choice) for choice in legal_choices(view, seat)]

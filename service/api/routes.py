@@ -65,7 +65,7 @@ def etag(version: int) -> str:
 
 def view_fields(record: GameRecord, seat: int | None) -> dict:
     view = public_view(record.state)
-    legal = None if seat is None else legal_actions(record.state, seat)
+    legal = None if seat is None else legal_actions(view, seat)
     return {
         "id": record.id,
         "seat": seat,

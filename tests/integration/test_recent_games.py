@@ -23,6 +23,7 @@ from domain.engine import to_act
 from domain.errors import RuleError
 from domain.legal import legal_actions
 from domain.model import Draw
+from domain.views import public_view
 from service.api.routes import render_acted
 from service.errors import ServiceError
 from service.games import GameService
@@ -73,7 +74,7 @@ def test_two_replicas_acting_in_turns_lose_and_repeat_nothing(backend) -> None:
                 if stored.state.phase == "finished":
                     break
                 seat = to_act(stored.state)
-                action = rng.choice(legal_actions(stored.state, seat))
+                action = rng.choice(legal_actions(public_view(stored.state), seat))
                 service = (a, b)[turn % 2]  # its copy is one action behind, from turn 2 on
                 acted = await service.act(game_id, tokens[seat], action, render=render_acted)
                 reply = msgspec.json.decode(acted.body)
@@ -106,7 +107,7 @@ def test_a_stale_copy_never_decides_a_412(backend) -> None:
             async def next_move():
                 stored = await a.store.load(game_id)
                 seat = to_act(stored.state)
-                return tokens[seat], legal_actions(stored.state, seat)[0]
+                return tokens[seat], legal_actions(public_view(stored.state), seat)[0]
 
             await b.act(game_id, *await next_move(), render=render_acted)  # a's copy: v0
             # If-Match on the stored version: accepted, though a's copy names another
@@ -137,14 +138,17 @@ def test_a_stale_copy_never_decides_a_rule_error(backend) -> None:
             # seat 0 ends its turn through b; a's copy (made by create) still has seat 0 to act
             stored = await b.get(game_id)
             while to_act(stored.state) == 0:
-                action = legal_actions(stored.state, 0)[0]
+                action = legal_actions(public_view(stored.state), 0)[0]
                 await b.act(game_id, tokens[0], action, render=render_acted)
                 stored = await b.get(game_id)
             seat = to_act(stored.state)
             assert seat != 0
             # the seat whose turn it now is acts through a: its copy says "not your turn"
             acted = await a.act(
-                game_id, tokens[seat], legal_actions(stored.state, seat)[0], render=render_acted
+                game_id,
+                tokens[seat],
+                legal_actions(public_view(stored.state), seat)[0],
+                render=render_acted,
             )
             assert acted.status == 200
             assert acted.version == stored.version + 1

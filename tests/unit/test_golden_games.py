@@ -25,7 +25,7 @@ import pytest
 
 from domain.cards import deck_for
 from domain.engine import new_game, to_act
-from domain.legal import legal_actions_in
+from domain.legal import legal_actions
 from domain.rng import SeededRandom
 from domain.simulation import play_bots, play_game
 from domain.views import public_view
@@ -43,7 +43,7 @@ _enc = msgspec.json.encode
 
 
 def _legal(state, seat: int) -> bytes:
-    return _enc(legal_actions_in(public_view(state), seat))
+    return _enc(legal_actions(public_view(state), seat))
 
 
 def _digest(parts: list[bytes]) -> str:

@@ -70,7 +70,7 @@ def play_checked(game_no: int) -> int:
     views = [public_view(state)]
     actions = 0
     while (seat := to_act(state)) is not None:
-        listed = legal_actions(state, seat)
+        listed = legal_actions(public_view(state), seat)
         assert listed, f"game {game_no}: seat {seat} must decide but has no legal action"
         for action in listed:  # every listed action applies
             after, _ = apply(state, seat, action)

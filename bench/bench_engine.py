@@ -4,9 +4,8 @@
 Goal on the 2-core reference machine: at least 300 games/s in one process.
 
 A game is `domain.simulation.play_game`: setup from the seed (the shuffle included), and
-every decision a random bot's: the seat's legal actions listed from the public state
-(`domain.bots.random_move`, the same action as `random_bot(public_view(state), ...)`), one
-drawn uniformly, its payment chosen as the service would (the optimal scoring runs when
+every decision a random bot's (`domain.bots.random_bot`): the public view built, the
+seat's legal actions listed from it, one drawn uniformly, its payment chosen as the service would (the optimal scoring runs when
 cards are spent), then `apply`; the final scoring and results included.
 """
 
@@ -15,7 +14,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from domain.bots import random_move
+from domain.bots import random_bot
 from domain.engine import apply
 from domain.legal import legal_actions
 from domain.rng import SeededRandom
@@ -52,8 +51,8 @@ def per_call_us() -> dict[str, float]:
         ("legal_actions", lambda s, seat, a: legal_actions(public_view(s), seat)),
         ("public_view", lambda s, seat, a: public_view(s)),
         (
-            "random_move (a bot's move)",
-            lambda s, seat, a: random_move(s, seat, BENCH_RNG),
+            "random_bot (a bot's move)",
+            lambda s, seat, a: random_bot(public_view(s), seat, BENCH_RNG),
         ),
     ):
         runs = []

@@ -13,28 +13,18 @@ from collections.abc import Callable
 
 from domain.cards import NUMBER_CARDS, WILDS, deck_for
 from domain.engine import tableau_sums
-from domain.legal import (
-    action_for,
-    buyable_cards,
-    choices_of,
-    legal_actions,
-    legal_choices,
-    make_action,
-)
+from domain.legal import legal_actions, with_payment
 from domain.model import (
     BUST_LIMIT,
-    BUST_TOKEN_VALUE,
     CURRENCY_CAP,
     Action,
     Bid,
     Buy,
     Decline,
     Draw,
-    GameState,
     Pass,
     Stop,
 )
-from domain.payments import token_payment
 from domain.rng import SeededRandom
 from domain.scoring import best_total
 from domain.views import PublicView
@@ -46,61 +36,11 @@ TOKENS_PER_POINT = 3  # what a point of score is worth in tokens (cards cost 1-9
 
 
 def random_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
-    choices = legal_choices(view, seat)
-    if not choices:
+    """Uniform over the legal actions."""
+    actions = legal_actions(view, seat, priced=False)
+    if not actions:
         raise ValueError("it is not this seat's decision")
-    return make_action(view, seat, rng.choice(choices))
-
-
-def random_move(state: GameState, seat: int, rng: SeededRandom) -> Action:
-    """`random_bot(public_view(state), seat, rng)` without building the view, for the
-    seat whose decision it is: the same action from the same random source. It reads
-    only what the view shows (phase, drawn, the draw pile's size, the players, the
-    highest bid, the market, the rules), never the draw pile's order or the seed."""
-    phase = state.phase
-    randbelow = rng.randbelow
-    if phase == "draw":
-        # the choices of `choices_of`, picked by index without building them
-        if not state.drawn:
-            randbelow(1)  # the stream moves as for a pick among one choice
-            return _DRAW
-        if state.draw_pile:
-            return _DRAW_OR_STOP[randbelow(3)]
-        return _STOP_ONLY[randbelow(2)]
-    auction = state.auction
-    me = state.players[seat]
-    if phase == "auction":
-        # pass, then every bid from the highest bid + 1 to the bidding power
-        high = 0 if auction is None else auction.high_bid
-        bids = me.currency + BUST_TOKEN_VALUE * me.bust - high
-        index = randbelow(1 + bids if bids > 0 else 1)
-        if index == 0:
-            return _PASS
-        amount = high + index
-        return Bid(amount=amount, payment=token_payment(amount, me.currency, me.bust))
-    if phase in ("buy", "final_buy"):
-        # decline, then the buyable cards (`choices_of`), picked by index
-        cards = buyable_cards(me, state.market)
-        index = randbelow(len(cards) + 1)
-        return action_for(me, state.rules, ("buy", cards[index - 1]) if index else _DECLINE_CHOICE)
-    choices = choices_of(
-        state.phase,
-        state.drawn,
-        len(state.draw_pile),
-        me,
-        0 if auction is None else auction.high_bid,
-        state.market,
-    )
-    if not choices:
-        raise ValueError("it is not this seat's decision")
-    return action_for(me, state.rules, choices[rng.randbelow(len(choices))])
-
-
-_DRAW = Draw()
-_DRAW_OR_STOP = (_DRAW, Stop(take="numbers"), Stop(take="currency"))
-_STOP_ONLY = _DRAW_OR_STOP[1:]
-_PASS = Pass()
-_DECLINE_CHOICE = ("decline", 0)
+    return with_payment(view, seat, rng.choice(actions))
 
 
 def unseen_cards(view: PublicView) -> Counter[str]:

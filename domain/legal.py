@@ -1,9 +1,7 @@
-"""The legal actions of a seat, computed from public information only.
+"""The legal actions of a seat, computed from the public view only.
 
 Bids and buys are listed once per amount or card, with the payment the service would
-choose; `apply` also accepts any other valid payment. `legal_choices` names the same
-actions without building their payments (`make_action` builds one), so a caller that
-needs only one of them (a random bot) does not pay for all.
+choose (`with_payment`); `apply` also accepts any other valid payment.
 """
 
 from __future__ import annotations
@@ -11,6 +9,7 @@ from __future__ import annotations
 from domain.cards import NUMBER_CARDS
 from domain.model import (
     BUST_TOKEN_VALUE,
+    MAX_BID,
     Action,
     Bid,
     Buy,
@@ -18,94 +17,62 @@ from domain.model import (
     Draw,
     Pass,
     Player,
-    Rules,
     Stop,
 )
 from domain.payments import choose_buy_payment, highest_price, token_payment
 from domain.views import PublicView
 
-_FIXED: dict[str, Action] = {
-    "draw": Draw(),
-    "numbers": Stop(take="numbers"),
-    "currency": Stop(take="currency"),
-    "pass": Pass(),
-    "decline": Decline(),
-}
-_DRAW_ONLY = (("draw", 0),)
-_DRAW_OR_STOP = (("draw", 0), ("numbers", 0), ("currency", 0))
-_STOP_ONLY = (("numbers", 0), ("currency", 0))
-
+_DRAW = Draw()
+_PASS = Pass()
+_DECLINE = Decline()
+_DRAW_OR_STOP = (_DRAW, Stop(take="numbers"), Stop(take="currency"))
 _PRICE = {code: int(code[1]) for code in NUMBER_CARDS}  # the market holds number cards only
-_MAX_PRICE = max(_PRICE.values())
+# the unpriced bids and buys, built once (frozen, so shared), up to the highest amount a
+# Bid may name
+_BIDS = tuple(Bid(amount=a) for a in range(MAX_BID + 1))
+_BUYS = {code: Buy(card=code) for code in NUMBER_CARDS}
 
-Choice = tuple[str, int | str]  # ("bid", amount), ("buy", card) or (fixed action name, 0)
 
-
-def legal_choices(view: PublicView, seat: int) -> tuple[Choice, ...] | list[Choice]:
+def legal_actions(view: PublicView, seat: int, *, priced: bool = True) -> list[Action]:
+    """The actions `seat` may take now (empty when it is not that seat's decision), in a
+    fixed order: draw then stop (numbers, currency); pass then each bid upwards; decline
+    then each buyable card in code order. With `priced=False` bids and buys name no payment
+    (`with_payment` adds it): a caller that keeps one action (a random bot) pays for one
+    payment, not for all (the payments were a fifth of a simulated game's time)."""
     if view.to_act != seat:
-        return ()
-    auction = view.auction
-    return choices_of(
-        view.phase,
-        view.drawn,
-        view.draw_pile_size,
-        view.players[seat],
-        0 if auction is None else auction.high_bid,
-        view.market,
-    )
-
-
-def choices_of(
-    phase: str, drawn: bool, pile_size: int, me: Player, high_bid: int, market: tuple[str, ...]
-) -> tuple[Choice, ...] | list[Choice]:
-    """`legal_choices` from the public facts it needs, for the seat `me` whose decision
-    it is: the phase, whether the active player has drawn, the draw pile's size, the
-    highest bid of the auction and the market."""
-    if phase == "draw":
-        if not drawn:
-            return _DRAW_ONLY
-        return _DRAW_OR_STOP if pile_size else _STOP_ONLY
-    if phase == "auction":
+        return []
+    me = view.players[seat]
+    actions: list[Action]
+    if view.phase == "draw":
+        if not view.drawn:
+            return [_DRAW]
+        return list(_DRAW_OR_STOP if view.draw_pile_size else _DRAW_OR_STOP[1:])
+    if view.phase == "auction":
+        assert view.auction is not None
         power = me.currency + BUST_TOKEN_VALUE * me.bust
-        choices: list[Choice] = [("pass", 0)]
-        choices.extend(("bid", amount) for amount in range(high_bid + 1, power + 1))
-        return choices
-    if phase in ("buy", "final_buy"):
-        choices = [("decline", 0)]
-        choices.extend([("buy", card) for card in buyable_cards(me, market)])
-        return choices
-    return ()
+        actions = [_PASS, *_BIDS[view.auction.high_bid + 1 : power + 1]]
+    elif view.phase in ("buy", "final_buy"):
+        actions = [_DECLINE, *(_BUYS[card] for card in buyable_cards(me, view.market))]
+    else:
+        return []
+    return [with_payment(view, seat, action) for action in actions] if priced else actions
+
+
+def with_payment(view: PublicView, seat: int, action: Action) -> Action:
+    """A bid or buy of `seat` naming the payment the service would choose for it (rules.md
+    3.4, 3.5), when it names none; any other action as it is."""
+    me = view.players[seat]
+    if isinstance(action, Bid) and action.payment is None:
+        return Bid(amount=action.amount, payment=token_payment(action.amount, me.currency, me.bust))
+    if isinstance(action, Buy) and action.payment is None:
+        price = _PRICE[action.card]
+        payment = choose_buy_payment(me.cards, price, me.currency, me.bust, view.rules)
+        return Buy(card=action.card, payment=payment)
+    return action
 
 
 def buyable_cards(me: Player, market: tuple[str, ...]) -> list[str]:
     """The cards of the market the seat `me` may buy, sorted, each once: those it does not
     hold yet, at a price it can pay."""
-    buyable = set(market).difference(me.cards)
-    top = highest_price(me.currency, me.bust, len(me.cards))  # = choose_buy_mix pays
-    if top < _MAX_PRICE:
-        price = _PRICE
-        return sorted([card for card in buyable if price[card] <= top])
-    return sorted(buyable)
-
-
-def make_action(view: PublicView, seat: int, choice: Choice) -> Action:
-    """The action for one of `legal_choices`, with the payment the service would choose."""
-    return action_for(view.players[seat], view.rules, choice)
-
-
-def action_for(me: Player, rules: Rules, choice: Choice) -> Action:
-    """`make_action` for the seat `me` under `rules`."""
-    kind, value = choice
-    if kind == "bid":
-        assert isinstance(value, int)
-        return Bid(amount=value, payment=token_payment(value, me.currency, me.bust))
-    if kind == "buy":
-        assert isinstance(value, str)
-        payment = choose_buy_payment(me.cards, int(value[1]), me.currency, me.bust, rules)
-        return Buy(card=value, payment=payment)
-    return _FIXED[kind]
-
-
-def legal_actions(view: PublicView, seat: int) -> list[Action]:
-    """The actions `seat` may take now (empty when it is not that seat's decision)."""
-    return [make_action(view, seat, choice) for choice in legal_choices(view, seat)]
+    top = highest_price(me.currency, me.bust, len(me.cards))
+    return sorted(card for card in set(market).difference(me.cards) if _PRICE[card] <= top)

@@ -20,6 +20,7 @@ SUPPLY_BUST = 15
 CURRENCY_CAP = 10
 BUST_TOKEN_VALUE = 3
 BUST_LIMIT = 11
+MAX_BID = 1000  # far above any bidding power; bounds what a client may send
 
 Phase = Literal["draw", "auction", "buy", "final_buy", "finished"]
 Take = Literal["numbers", "currency"]
@@ -67,7 +68,7 @@ class Stop(msgspec.Struct, tag="stop", **_ACTION):
 
 
 class Bid(msgspec.Struct, tag="bid", **_ACTION):
-    amount: Annotated[int, msgspec.Meta(ge=1, le=1000)]
+    amount: Annotated[int, msgspec.Meta(ge=1, le=MAX_BID)]
     payment: TokenPayment | None = None  # None: the service picks the payment (rules 3.5)
 
 

@@ -14,8 +14,6 @@ from typing import Any
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.middleware.rate_limit import RateLimitConfig
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.static_files import create_static_files_router
 
@@ -24,7 +22,7 @@ from service.api.history_routes import (
     leaderboard,
     player_stats,
 )
-from service.api.openapi import finish_openapi
+from service.api.openapi import finish_openapi, openapi_config
 from service.api.problems import internal_error_handler, problem_details_config
 from service.api.routes import GamesController, health, ready, rules, score
 from service.archive import GameArchive
@@ -37,7 +35,6 @@ from service.runtime import tune_gc
 from service.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
-API_VERSION = "1.0.0"
 UNARCHIVED_SWEEP_SECONDS = 30
 log = logging.getLogger("ten")
 
@@ -238,20 +235,7 @@ def create_app(
         middleware=middleware,
         stores=stores,
         request_max_body_size=settings.max_body_bytes,
-        openapi_config=OpenAPIConfig(
-            title="TEN game service",
-            version=API_VERSION,
-            description="Play TEN, the push-your-luck auction card game, over HTTP.",
-            path="/schema",
-            render_plugins=[
-                SwaggerRenderPlugin(
-                    js_url="/static/swagger-ui/swagger-ui-bundle.js",
-                    css_url="/static/swagger-ui/swagger-ui.css",
-                    standalone_preset_js_url="/static/swagger-ui/swagger-ui-standalone-preset.js",
-                    favicon="",
-                )
-            ],
-        ),
+        openapi_config=openapi_config(),
         on_startup=[start_archiver, *([tune_process] if serving else [])],
         on_shutdown=[close_store],
     )

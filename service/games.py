@@ -1,6 +1,7 @@
 """The use cases: create, read and act on games (load -> engine -> save -> publish).
 
-Free of HTTP and Redis: the store is a port, the response rendering a callback.
+Free of HTTP and Redis: the store is a port; callers get domain results (records, seats,
+events) and render them themselves.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import msgspec
 from msgspec.structs import replace
 
 from domain.engine import apply, new_game
 from domain.errors import RuleError
-from domain.model import Action, Event, Rules
+from domain.model import Action, AnyEvent, Event, Rules
 from domain.simulation import play_bots
 from service.errors import ServiceError
 from service.ports import (
@@ -37,8 +39,7 @@ from service.settings import Settings
 log = logging.getLogger("ten.games")
 GAME_ID = re.compile(r"^[0-9a-f]{20}$")
 _event_encoder = msgspec.json.Encoder()
-
-Render = Callable[[GameRecord, int | None, Sequence[Event]], bytes]
+_event_decoder = msgspec.json.Decoder(AnyEvent)
 
 
 def hash_token(token: str) -> str:
@@ -56,9 +57,13 @@ class Created(msgspec.Struct, frozen=True):
 
 
 class Acted(msgspec.Struct, frozen=True):
-    status: int
-    body: bytes
-    version: int
+    """What an action did: the game as it left it, the acting seat, the events it produced
+    (the bots' moves after it included); `replayed` when it is the outcome of an earlier
+    request with the same idempotency key, handed back unchanged."""
+
+    record: GameRecord
+    seat: int
+    events: list[Event]
     replayed: bool
 
 
@@ -184,17 +189,13 @@ class GameService:
         self._remember(record)
         return record
 
-    async def seat_of(self, record: GameRecord, authorization: str | None) -> int | None:
-        """The seat a bearer token stands for (None without a token).
+    async def seat_of(self, record: GameRecord, token: str | None) -> int | None:
+        """The seat a seat token stands for (None without a token).
 
-        401 for a missing (when required), malformed or wrong token; 403 for a valid token
-        of another game. Tokens read `<game id>.<seat>.<secret>` and are stored hashed."""
-        if authorization is None:
+        `unauthorized` for a malformed or wrong token, `forbidden` for a valid token of
+        another game. Tokens read `<game id>.<seat>.<secret>` and are stored hashed."""
+        if token is None:
             return None
-        scheme, _, token = authorization.strip().partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
-            raise ServiceError("unauthorized", "Use the header Authorization: Bearer <seat token>.")
         game_id, _, rest = token.partition(".")
         seat_text, _, _ = rest.partition(".")
         if not seat_text.isdigit() or len(seat_text) > 1:
@@ -212,34 +213,35 @@ class GameService:
     async def act(
         self,
         game_id: str,
-        authorization: str | None,
+        token: str | None,
         action: Action,
         *,
-        render: Render,
-        if_match: int | None = None,
+        expected_version: int | None = None,
         idempotency_key: str | None = None,
         fingerprint: str = "",
     ) -> Acted:
-        """Apply one action and the bot moves it hands the turn to; save with a version check.
+        """Apply one action of the seat `token` stands for, and the bot moves it hands the
+        turn to; save with a version check.
 
-        Without If-Match a lost race is retried on the fresh state; with it, a changed game
-        is 412. A retried Idempotency-Key returns the first response and changes nothing.
+        Without `expected_version` a lost race is retried on the fresh state; with it, a
+        changed game is `version_mismatch`. An `idempotency_key` seen before (with the same
+        seat and `fingerprint`, what else identifies the request) hands back the first
+        outcome and changes nothing.
 
         The first try may start from this process's copy of the game (`_recent`) instead of
         reading it: the save's version check refuses it if the game moved on since, and hands
-        back the stored game to retry on. Every answer other than a saved 200 (401, 403, 404,
-        409, 412, a rule error) is given only on the game as read from the store, so a stale
-        copy costs a retry, never a wrong answer."""
+        back the stored game to retry on. Every outcome other than a saved action (a refused
+        token, an unknown game, a version mismatch, a rule error) is given only on the game
+        as read from the store, so a stale copy costs a retry, never a wrong answer."""
         record = self._recent.get(game_id)
         fresh = record is None
         if fresh:
             record = await self.get(game_id)
+        request = _Request(token, action, expected_version, idempotency_key, fingerprint)
         tries = 0
         while True:
             try:
-                return await self._act_on(
-                    record, authorization, action, render, if_match, idempotency_key, fingerprint
-                )
+                return await self._act_on(record, request)
             except VersionConflict as conflict:
                 tries += 1
                 if tries >= self.settings.act_retries:
@@ -254,58 +256,56 @@ class GameService:
                     raise
                 record, fresh = await self.get(game_id), True  # judge it on the stored game
 
-    async def _act_on(
-        self,
-        record: GameRecord,
-        authorization: str | None,
-        action: Action,
-        render: Render,
-        if_match: int | None,
-        idempotency_key: str | None,
-        fingerprint: str,
-    ) -> Acted:
+    async def _act_on(self, record: GameRecord, request: _Request) -> Acted:
         """One try of `act` on `record`; raises VersionConflict if the game moved on."""
-        seat = await self.seat_of(record, authorization)
+        seat = await self.seat_of(record, request.token)
         if seat is None:
             raise ServiceError("unauthorized")
-        fingerprint = f"{seat}:{fingerprint}"
-        if idempotency_key is not None:
-            prior = await self.store.idempotent_response(record.id, idempotency_key)
+        fingerprint = f"{seat}:{request.fingerprint}"
+        key = request.idempotency_key
+        if key is not None:
+            prior = await self.store.idempotent_response(record.id, key)
             if prior is not None:
                 if not hmac.compare_digest(prior.fingerprint, fingerprint):
                     raise ServiceError("idempotency_key_reused")
-                return Acted(
-                    status=prior.status, body=prior.body, version=prior.version, replayed=True
-                )
-        if if_match is not None and record.version != if_match:
+                events = [_event_decoder.decode(e.data) for e in prior.events]
+                return Acted(record=prior.record, seat=prior.seat, events=events, replayed=True)
+        expected = request.expected_version
+        if expected is not None and record.version != expected:
             raise ServiceError(
                 "version_mismatch",
-                f"If-Match names version {if_match}; the game is at {record.version}.",
+                f"The action was chosen on version {expected}; the game is at {record.version}.",
             )
-        state, events = apply(record.state, seat, action)
+        state, events = apply(record.state, seat, request.action)
         state, bot_events = play_bots(state)
         events.extend(bot_events)
         new = replace(record, state=state, updated_at=self._clock())
-        body = render(new, seat, events)
+        stored = encode_events(events)
         remembered = None
-        if idempotency_key is not None:
-            remembered = (
-                idempotency_key,
-                IdempotentResponse(
-                    fingerprint=fingerprint, status=200, body=body, version=new.version
-                ),
+        if key is not None:
+            outcome = IdempotentResponse(
+                fingerprint=fingerprint, seat=seat, record=new, events=stored
             )
-        await self.store.save(
-            new, record.version, encode_events(events), self._ttl(new), remembered
-        )
+            remembered = (key, outcome)
+        await self.store.save(new, record.version, stored, self._ttl(new), remembered)
         self._remember(new)
         if state.phase == "finished":
             await self._finished(new)
-        return Acted(status=200, body=body, version=new.version, replayed=False)
+        return Acted(record=new, seat=seat, events=events, replayed=False)
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         await self.get(game_id)
         return await self.store.events(game_id, after, limit)
+
+
+class _Request(NamedTuple):
+    """One action request, as `act` was given it."""
+
+    token: str | None
+    action: Action
+    expected_version: int | None
+    idempotency_key: str | None
+    fingerprint: str
 
 
 def _token_matches(record: GameRecord, seat: int, token: str) -> bool:

@@ -31,12 +31,18 @@ class StoredEvent(msgspec.Struct, frozen=True, array_like=True):
 
 
 class IdempotentResponse(msgspec.Struct, frozen=True, kw_only=True):
-    """The first answer to an action sent with an `Idempotency-Key`, replayed on retries."""
+    """The outcome of an action sent with an `Idempotency-Key`, handed back on retries: the
+    game as that action left it, the acting seat and the events it produced (the API renders
+    it as it rendered the first answer, so a retry gets the same bytes)."""
 
     fingerprint: str  # seat + request body, hashed: the same key with another body is refused
-    status: int
-    body: bytes
-    version: int
+    seat: int
+    record: GameRecord
+    events: list[StoredEvent]
+
+    @property
+    def version(self) -> int:
+        return self.record.version
 
 
 class VersionConflict(Exception):

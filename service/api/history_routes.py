@@ -11,7 +11,7 @@ from litestar import Controller, Request, Response, get
 from litestar.params import Parameter
 
 from domain.views import PublicView
-from service.api.problems import problem
+from service.api.problems import problem, problems
 from service.api.schemas import PLAYER_ID_PATTERN, EventsOut, events_page
 from service.archive import ArchivedGame, GameSummary, LeaderboardRow, PlayerStats
 from service.history import History
@@ -61,7 +61,7 @@ class ArchiveController(Controller):
     path = "/v1/archive/games"
     tags: ClassVar[list[str]] = ["archive"]
 
-    @get("/", operation_id="listArchivedGames", summary="List finished games")
+    @get("/", operation_id="listArchivedGames", summary="List finished games", responses=problems())
     async def list_games(
         self,
         request: Request,
@@ -99,7 +99,12 @@ class ArchiveController(Controller):
         _ = status
         return ArchivedGamesPage(items=items, next_cursor=next_cursor)
 
-    @get("/{game_id:str}", operation_id="getArchivedGame", summary="A finished game's record")
+    @get(
+        "/{game_id:str}",
+        operation_id="getArchivedGame",
+        summary="A finished game's record",
+        responses=problems(404),
+    )
     async def get_game(self, request: Request, game_id: ArchivedId) -> ArchivedGame:
         history = history_of(request)
         return await history.game(game_id)
@@ -108,6 +113,7 @@ class ArchiveController(Controller):
         "/{game_id:str}/events",
         operation_id="listArchivedEvents",
         summary="A finished game's event log",
+        responses=problems(404),
     )
     async def events(
         self,
@@ -124,6 +130,7 @@ class ArchiveController(Controller):
         "/{game_id:str}/replay",
         operation_id="replayArchivedGame",
         summary="Every public state of a finished game, rebuilt from its event log",
+        responses=problems(404),
     )
     async def replay(
         self,
@@ -148,6 +155,7 @@ class ArchiveController(Controller):
     operation_id="getPlayerStats",
     summary="A player's figures over their archived games",
     tags=["archive"],
+    responses=problems(),
 )
 async def player_stats(
     request: Request,
@@ -157,7 +165,13 @@ async def player_stats(
     return await history.player_stats(player_id)
 
 
-@get("/v1/leaderboard", operation_id="getLeaderboard", summary="Players ranked", tags=["archive"])
+@get(
+    "/v1/leaderboard",
+    operation_id="getLeaderboard",
+    summary="Players ranked",
+    tags=["archive"],
+    responses=problems(),
+)
 async def leaderboard(
     request: Request,
     by: Annotated[Literal["wins", "mean_score"], Parameter(required=False)] = "wins",

@@ -1,18 +1,17 @@
-"""Finishing the generated OpenAPI document once, when the app is built.
+"""The OpenAPI document: its configuration, and its finishing once the app is built.
 
-Litestar builds the paths from the handlers; this edits the cached schema dict that
-`/schema/openapi.json` serves (and `python -m service.openapi_export` commits):
+The handlers declare their parameters, bodies, error statuses (`problems.problems`),
+response headers and security; Litestar builds the document from them. What cannot be
+declared is done here, on the generated document that `/schema/openapi.json` serves (and
+`python -m service.openapi_export` commits):
 - the component schemas are msgspec's own (`msgspec.json.schema_components`): the bodies are
   decoded by msgspec, so its schema is exactly what is accepted. Litestar's rendering loses
   constraints (`ge=0` vanishes, a variadic tuple becomes `oneOf [items, {}]`, i.e. anything);
 - `createGame`'s cross-field rule (`starting_seat` names one of the `players`) as `if`/`then`;
 - optional header and query parameters as plain strings/integers (no `oneOf [.., null]`:
   a header is absent or a string);
-- every error status of every operation as application/problem+json (`Problem`);
-- the headers and body that getGame and act read themselves (for speed) instead of taking as
-  handler parameters, declared as Litestar would declare them;
-- the bearer security scheme (seat tokens); `act`'s `Authorization` marked required (the
-  handler takes it as optional only to answer 401 itself, not a generic 400);
+- the headers of problem responses (`ResponseSpec` has none): `WWW-Authenticate` on 401,
+  `Retry-After` on 503;
 - response `links` that chain createGame -> getGame -> act -> act ..., so a client (and the
   stateful contract test) can play a game by following them (`x-schemathesis.merge_body`
   tells Schemathesis to send a linked body as it is; other tools ignore `x-` keys);
@@ -25,17 +24,13 @@ from typing import Any
 
 import msgspec
 from litestar import Litestar
-from litestar._openapi.plugin import OpenAPIPlugin  # the plugin that serves /schema
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
 
 from domain.model import Action
 from service.api.history_routes import ArchivedGamesPage, LeaderboardOut, ReplayOut
-from service.api.routes import (
-    AUTHORIZATION_DESCRIPTION,
-    IDEMPOTENCY_KEY_DESCRIPTION,
-    IDEMPOTENCY_KEY_MAX,
-    IF_MATCH_DESCRIPTION,
-    IF_MATCH_PATTERN,
-)
+from service.api.routes import SEAT_TOKEN
 from service.api.schemas import (
     ActedOut,
     CreatedGameOut,
@@ -50,6 +45,7 @@ from service.api.schemas import (
 )
 from service.archive import ArchivedGame, PlayerStats
 
+API_VERSION = "1.0.0"
 # every type a handler decodes or encodes: their components replace Litestar's
 API_TYPES = (
     CreateGameIn,
@@ -70,83 +66,53 @@ API_TYPES = (
     LeaderboardOut,
 )
 REF = "#/components/schemas/{name}"
-
-
-def _header(name: str, description: str, *, required: bool, **schema: Any) -> dict[str, Any]:
-    """A header parameter as Litestar renders a declared one (the handlers that read their
-    headers themselves, for speed, declare them here)."""
-    return {
-        "deprecated": False,
-        "description": description,
-        "in": "header",
-        "name": name,
-        "required": required,
-        "schema": {"description": description, **schema, "type": "string"},
-    }
-
-
-def _act_headers() -> list[dict[str, Any]]:
-    return [
-        # required: the handler answers 401 without it (not a generic 400)
-        _header("Authorization", AUTHORIZATION_DESCRIPTION, required=True),
-        _header("If-Match", IF_MATCH_DESCRIPTION, required=False, pattern=IF_MATCH_PATTERN),
-        _header(
-            "Idempotency-Key",
-            IDEMPOTENCY_KEY_DESCRIPTION,
-            required=False,
-            maxLength=IDEMPOTENCY_KEY_MAX,
-            minLength=1,
-        ),
-    ]
-
-
-def _action_body() -> dict[str, Any]:
-    """act's body: one of the action Structs (the discriminator is added with the others')."""
-    members = [{"$ref": REF.format(name=kind.__name__)} for kind in Action.__args__]
-    return {"content": {"application/json": {"schema": {"oneOf": members}}}, "required": True}
-
-
 MAX_PLAYERS = 5
-
-COMMON_ERRORS = (400, 429, 500, 503)
-ERRORS: dict[str, tuple[int, ...]] = {
-    "createGame": (409, 413),
-    "getGame": (401, 403, 404),
-    "act": (401, 403, 404, 409, 412, 413),
-    "listEvents": (404,),
-    "streamEvents": (404,),
-    "scoreCollection": (413,),
-    "getRules": (),
-    "health": (),
-    "ready": (),
-    "listArchivedGames": (),
-    "getArchivedGame": (404,),
-    "listArchivedEvents": (404,),
-    "replayArchivedGame": (404,),
-    "getPlayerStats": (),
-    "getLeaderboard": (),
-}
-DESCRIPTIONS = {
-    400: "Malformed request or values that fail the schema.",
-    401: "No or bad credentials.",
-    403: "Credentials that do not allow this (a token of another game).",
-    404: "Unknown game.",
-    409: "A well-formed action that the rules do not allow now, an `Idempotency-Key` reused "
-    "with another body, or a game that changed too often to apply the action (see `code`).",
-    412: "If-Match names a version that is not the current one.",
-    413: "Request body too large.",
-    429: "Rate-limited.",
-    500: "Unexpected server error.",
-    503: "The game store is unavailable; retry after `Retry-After` seconds.",
-}
-ETAG_HEADER = {
-    "ETag": {"description": 'The game version, quoted: `"7"`.', "schema": {"type": "string"}}
+PROBLEM_HEADERS = {
+    "401": {"WWW-Authenticate": {"schema": {"type": "string"}}},
+    "503": {"Retry-After": {"schema": {"type": "string"}, "description": "Seconds."}},
 }
 # a link's body taken as it is (not merged field by field into a generated one)
 WHOLE_BODY = {"x-schemathesis": {"merge_body": False}}
 GAME_ID = {"game_id": "$response.body#/id"}
 SEAT0_TOKEN = {"header.Authorization": "Bearer {$response.body#/seats/0/token}"}
 SAME_TOKEN = {"header.Authorization": "{$request.header.Authorization}"}
+
+
+def openapi_config() -> OpenAPIConfig:
+    """The document's metadata, the seat-token security scheme, and the docs page (its
+    assets served by the service itself, so it works offline)."""
+    return OpenAPIConfig(
+        title="TEN game service",
+        version=API_VERSION,
+        description="Play TEN, the push-your-luck auction card game, over HTTP.",
+        path="/schema",
+        components=Components(
+            security_schemes={
+                SEAT_TOKEN: SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    description="A seat token from createGame's `seats`: "
+                    "`Authorization: Bearer <token>`.",
+                )
+            }
+        ),
+        render_plugins=[
+            SwaggerRenderPlugin(
+                js_url="/static/swagger-ui/swagger-ui-bundle.js",
+                css_url="/static/swagger-ui/swagger-ui.css",
+                standalone_preset_js_url="/static/swagger-ui/swagger-ui-standalone-preset.js",
+                favicon="",
+            )
+        ],
+    )
+
+
+def served_document(app: Litestar) -> dict[str, Any]:
+    """The document as `/schema/openapi.json` serves it (built on first use, then cached).
+
+    Litestar's OpenAPI plugin has no public import (it lives in `litestar._openapi`), so it
+    is found by name in the app's plugins."""
+    return app.plugins.get("OpenAPIPlugin").provide_openapi_schema()
 
 
 def _links_after_create() -> dict[str, Any]:
@@ -207,17 +173,11 @@ def _links_after_read(op_id: str) -> dict[str, Any]:
 
 
 def finish_openapi(app: Litestar) -> dict[str, Any]:
-    schema = app.plugins.get(OpenAPIPlugin).provide_openapi_schema()
+    schema = served_document(app)
     components = schema.setdefault("components", {})
     _, schemas = msgspec.json.schema_components(API_TYPES, ref_template=REF)
     components["schemas"] = schemas
     _constrain_starting_seat(schemas["CreateGameIn"])
-    problem_ref = {"$ref": REF.format(name="Problem")}
-    components.setdefault("securitySchemes", {})["seatToken"] = {
-        "type": "http",
-        "scheme": "bearer",
-        "description": "A seat token from createGame's `seats`: `Authorization: Bearer <token>`.",
-    }
     for path_item in schema.get("paths", {}).values():
         for operation in path_item.values():
             if not isinstance(operation, dict) or "operationId" not in operation:
@@ -225,40 +185,14 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
             op_id = operation["operationId"]
             for parameter in operation.get("parameters", []):
                 parameter["schema"] = _not_null(parameter["schema"])
-            responses = operation.setdefault("responses", {})
-            for status in (*COMMON_ERRORS, *ERRORS.get(op_id, ())):
-                response: dict[str, Any] = {
-                    "description": DESCRIPTIONS[status],
-                    "content": {"application/problem+json": {"schema": problem_ref}},
-                }
-                if status == 503:
-                    response["headers"] = {
-                        "Retry-After": {"schema": {"type": "string"}, "description": "Seconds."}
-                    }
-                if status == 401:
-                    response["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}
-                responses[str(status)] = response
-            if op_id in ("getGame", "act", "createGame"):
-                ok = responses["201" if op_id == "createGame" else "200"]
-                ok.setdefault("headers", {}).update(ETAG_HEADER)
+            responses = operation.get("responses", {})
+            for status, headers in PROBLEM_HEADERS.items():
+                if status in responses:
+                    responses[status]["headers"] = headers
             if op_id == "createGame":
-                responses["201"].setdefault("headers", {})["Location"] = {
-                    "description": "The new game's URL.",
-                    "schema": {"type": "string"},
-                }
                 responses["201"]["links"] = _links_after_create()
             if op_id in ("getGame", "act"):
                 responses["200"]["links"] = _links_after_read(op_id)
-            if op_id == "act":  # the body and headers are read by the handler itself
-                operation["requestBody"] = _action_body()
-                operation["security"] = [{"seatToken": []}]
-                operation.setdefault("parameters", []).extend(_act_headers())
-            if op_id == "getGame":
-                operation["security"] = [{}, {"seatToken": []}]
-                # read by the handler from the request itself (`routes.header_value`)
-                operation.setdefault("parameters", []).append(
-                    _header("Authorization", AUTHORIZATION_DESCRIPTION, required=False)
-                )
     _add_discriminators(schema)
     return schema
 

@@ -7,9 +7,11 @@ from http import HTTPStatus
 
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
 
 from domain.errors import RuleError
+from service.api.schemas import Problem
 from service.archive import InvalidCursor
 from service.errors import ServiceError
 from service.ports import StoreUnavailable
@@ -51,6 +53,36 @@ HTTP_CODES = {
     500: "internal_error",
     503: "store_unavailable",
 }
+PROBLEM_JSON = "application/problem+json"
+# what every operation may answer, whatever it does
+COMMON_STATUSES = (400, 429, 500, 503)
+DESCRIPTIONS = {
+    400: "Malformed request or values that fail the schema.",
+    401: "No or bad credentials.",
+    403: "Credentials that do not allow this (a token of another game).",
+    404: "Unknown game.",
+    409: "A well-formed action that the rules do not allow now, an `Idempotency-Key` reused "
+    "with another body, or a game that changed too often to apply the action (see `code`).",
+    412: "If-Match names a version that is not the current one.",
+    413: "Request body too large.",
+    429: "Rate-limited.",
+    500: "Unexpected server error.",
+    503: "The game store is unavailable; retry after `Retry-After` seconds.",
+}
+
+
+def problems(*statuses: int) -> dict[int, ResponseSpec]:
+    """A handler's `responses=`: its own error statuses and the common ones, each a problem
+    document (the headers some carry are added in `service.api.openapi`)."""
+    return {
+        status: ResponseSpec(
+            data_container=Problem,
+            description=DESCRIPTIONS[status],
+            media_type=PROBLEM_JSON,
+            generate_examples=False,
+        )
+        for status in sorted({*COMMON_STATUSES, *statuses})
+    }
 
 
 def problem(

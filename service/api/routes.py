@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
+from litestar.datastructures import ResponseHeader
 from litestar.params import HeaderParameter, JSONBody, Parameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from domain.cards import MANIFEST, check_copies, deck_size
 from domain.errors import RULE_ERROR_CODES
 from domain.legal import legal_actions
-from domain.model import Action, Event, Rules
+from domain.model import Action, Rules
 from domain.scoring import score_collection
 from domain.views import public_view
-from service.api.problems import problem
+from service.api.problems import problem, problems
 from service.api.schemas import (
     ActedOut,
     CreatedGameOut,
@@ -35,7 +35,7 @@ from service.api.schemas import (
     events_page,
 )
 from service.errors import SERVICE_ERROR_CODES, ServiceError
-from service.games import GameService
+from service.games import Acted, GameService
 from service.history import History
 from service.ports import GameRecord
 
@@ -46,17 +46,60 @@ GameId = Annotated[
 AUTHORIZATION_DESCRIPTION = (
     "`Bearer <seat token>`: the credential returned for a seat by createGame."
 )
-_encoder = msgspec.json.Encoder()
-IF_MATCH_DESCRIPTION = (
-    'The version the action was chosen on, as the ETag gave it (`"7"`; a bare `7` is accepted '
-    "too); 412 if the game moved on. `*` matches any version."
+# the seat token; also in `act` taken as optional by the handler, to answer 401 (not a 400)
+Authorization = Annotated[
+    str | None,
+    HeaderParameter(name="Authorization", required=False, description=AUTHORIZATION_DESCRIPTION),
+]
+RequiredAuthorization = Annotated[
+    str | None,
+    HeaderParameter(name="Authorization", required=True, description=AUTHORIZATION_DESCRIPTION),
+]
+IfMatch = Annotated[
+    str | None,
+    HeaderParameter(
+        name="If-Match",
+        required=False,
+        # one strong entity tag naming a version (`"7"`; the bare `7` is accepted too) or `*`
+        pattern=r'^(\*|[0-9]{1,12}|"[0-9]{1,12}")$',
+        description='The version the action was chosen on, as the ETag gave it (`"7"`; a bare '
+        "`7` is accepted too); 412 if the game moved on. `*` matches any version.",
+    ),
+]
+IdempotencyKey = Annotated[
+    str | None,
+    HeaderParameter(
+        name="Idempotency-Key",
+        required=False,
+        min_length=1,
+        max_length=200,
+        description="A retry with the same key and body returns the first response.",
+    ),
+]
+# response headers the handlers set themselves (`value=""`: documented as strings)
+ETAG = ResponseHeader(
+    name="ETag",
+    description='The game version, quoted: `"7"`.',
+    documentation_only=True,
+    value="",
+    required=True,
 )
-IDEMPOTENCY_KEY_DESCRIPTION = "A retry with the same key and body returns the first response."
-IDEMPOTENCY_KEY_MAX = 200
-_ACT_HEADERS = frozenset((b"authorization", b"if-match", b"idempotency-key"))
-# one strong entity tag naming a version (`"7"`; the bare `7` is accepted too) or `*`
-IF_MATCH_PATTERN = r'^(\*|[0-9]{1,12}|"[0-9]{1,12}")$'
-_IF_MATCH = re.compile(IF_MATCH_PATTERN)
+LOCATION = ResponseHeader(
+    name="Location",
+    description="The new game's URL.",
+    documentation_only=True,
+    value="",
+    required=True,
+)
+REPLAYED = ResponseHeader(
+    name="Idempotent-Replayed",
+    description="`true` when this is the first response to an earlier request with the same "
+    "`Idempotency-Key`, sent again (the action was not applied again).",
+    documentation_only=True,
+    value="",
+)
+SEAT_TOKEN = "seatToken"  # the security scheme of the seat tokens (service.app)
+_encoder = msgspec.json.Encoder()
 
 
 def etag(version: int) -> str:
@@ -74,17 +117,27 @@ def view_fields(record: GameRecord, seat: int | None) -> dict:
     }
 
 
-def render_acted(record: GameRecord, seat: int | None, events: Sequence[Event]) -> bytes:
-    return _encoder.encode(ActedOut(events=list(events), **view_fields(record, seat)))
+def render_acted(acted: Acted) -> bytes:
+    """An action's answer; a replayed one renders to the bytes of the first."""
+    return _encoder.encode(ActedOut(events=acted.events, **view_fields(acted.record, acted.seat)))
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The seat token of an `Authorization: Bearer <token>` header (None without one)."""
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise problem(401, "unauthorized", "Use the header Authorization: Bearer <seat token>.")
+    return token
 
 
 def parse_if_match(value: str | None) -> int | None:
-    """The version an `If-Match` names: our ETags are strong, `"7"`; `*` is any version."""
+    """The version an `If-Match` names (its pattern checked already): `"7"` or 7; `*`, any."""
     if value is None:
         return None
     text = value.strip(" \t")
-    if _IF_MATCH.fullmatch(text) is None:
-        raise problem(400, "invalid_request", 'If-Match must be a game version such as "7", or *.')
     return None if text == "*" else int(text.strip('"'))
 
 
@@ -94,10 +147,10 @@ _strict_decoders: dict[Any, msgspec.json.Decoder] = {}
 async def strictly(request: Request, body_type: Any) -> Any:
     """The JSON body converted as strictly as the schema reads it.
 
-    Litestar converts the decoded JSON to the handler's type in msgspec's lax mode, where a
-    number sent as a string (`"starting_seat": "0"`) passes; the contract answers 400 for values
-    that fail the schema, so the handlers convert the body again, strictly. JSON Schema counts
-    `4.0` as an integer, and so does this.
+    Litestar converts the decoded JSON to the handler's `data` type in msgspec's lax mode,
+    where a number sent as a string (`"starting_seat": "0"`) passes; the contract answers 400
+    for values that fail the schema, so the handlers convert the body again, strictly. JSON
+    Schema counts `4.0` as an integer, and so does this.
 
     First with a decoder built once per type (strict, about 1 us for an action); a body it
     refuses takes the slower path below, which also accepts `4.0` as 4 and words the error."""
@@ -132,38 +185,6 @@ def _integral_floats_as_ints(value: Any) -> Any:
     return value
 
 
-def act_headers(request: Request) -> tuple[str | None, str | None, str | None]:
-    """act's `Authorization`, `If-Match` and `Idempotency-Key` (the first of each), the last
-    checked as the OpenAPI document declares it (400 otherwise)."""
-    found: dict[bytes, str] = {}
-    for key, value in request.scope["headers"]:
-        if key in _ACT_HEADERS and key not in found:
-            found[key] = value.decode("latin-1")
-    key = found.get(b"idempotency-key")
-    if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
-        raise problem(
-            400,
-            "invalid_request",
-            f"Idempotency-Key must have 1 to {IDEMPOTENCY_KEY_MAX} characters.",
-            errors=[
-                {"message": "too short or too long", "key": "Idempotency-Key", "source": "header"}
-            ],
-        )
-    return found.get(b"authorization"), found.get(b"if-match"), key
-
-
-def header_value(request: Request, name: bytes) -> str | None:
-    """A request header (`name` in lower case, as ASGI gives them), read from the scope.
-
-    For the hottest route (getGame): a declared header parameter made Litestar decode every
-    header of every request first, ~10 us of a ~200 us read (bench/breakdown_http.py). The
-    OpenAPI document still declares the header (`service.api.openapi`)."""
-    for key, value in request.scope["headers"]:
-        if key == name:
-            return value.decode("latin-1")
-    return None
-
-
 def games_of(request: Request) -> GameService:
     """The game use cases, from the app state. Not dependency injection: Litestar resolving
     a dependency cost more than a whole game read (bench/breakdown_http.py)."""
@@ -181,6 +202,8 @@ class GamesController(Controller):
         status_code=201,
         description="Creates a game. The seat tokens of the human seats are in `seats`, shown "
         "only here. Bot seats move by themselves; a game of bots only is played to its end.",
+        response_headers=[ETAG, LOCATION],
+        responses=problems(409, 413),
     )
     async def create_game(
         self, request: Request, data: JSONBody[CreateGameIn]
@@ -211,17 +234,19 @@ class GamesController(Controller):
         summary="Read a game",
         description="The public state of a game. With a seat token, also the legal actions of "
         "that seat (empty when it is not that seat's decision).",
+        security=[{}, {SEAT_TOKEN: []}],
+        response_headers=[ETAG],
+        responses=problems(401, 403, 404),
     )
-    async def get_game(self, request: Request, game_id: GameId) -> Response[GameOut]:
-        # the hottest route takes the use cases from the app state, not by injection:
-        # resolving two dependencies cost Litestar more than the read itself
-        # (bench/breakdown_http.py: ~110 us of ~180 us of framework time per request)
+    async def get_game(
+        self, request: Request, game_id: GameId, authorization: Authorization = None
+    ) -> Response[GameOut]:
         service = games_of(request)
-        history: History = request.app.state.history
         try:
             record = await service.get(game_id)
         except ServiceError as exc:
             # a finished game outlives the live store's expiry in the archive
+            history: History = request.app.state.history
             view = await history.final_view(game_id) if exc.code == "game_not_found" else None
             if view is None:
                 raise
@@ -229,8 +254,8 @@ class GamesController(Controller):
                 id=game_id, seat=None, legal_actions=None, **msgspec.structs.asdict(view)
             )
             return Response(body, headers={"ETag": etag(view.version)})
-        seat = await service.seat_of(record, header_value(request, b"authorization"))
-        return Response(  # encoded here: Litestar's serializer path costs more (see act)
+        seat = await service.seat_of(record, bearer_token(authorization))
+        return Response(  # encoded here: Litestar's serializer path costs more
             _encoder.encode(GameOut(**view_fields(record, seat))),
             media_type=JSON,
             headers={"ETag": etag(record.version)},
@@ -243,36 +268,43 @@ class GamesController(Controller):
         status_code=200,
         description="Applies one action for the token's seat, then every bot move it hands the "
         "turn to. Returns the new state and the events produced.",
+        security=[{SEAT_TOKEN: []}],
+        response_headers=[ETAG, REPLAYED],
+        responses=problems(401, 403, 404, 409, 412, 413),
     )
-    async def act(self, request: Request, game_id: GameId) -> Response[ActedOut]:
-        # The body (an Action) and the headers are read here, once: as handler parameters,
-        # Litestar decoded the body a first time (~7 us) and every header (~10 us) before the
-        # handler ran. The OpenAPI document declares them (`service.api.openapi`).
+    async def act(
+        self,
+        request: Request,
+        game_id: GameId,
+        data: JSONBody[Action],
+        authorization: RequiredAuthorization = None,
+        if_match: IfMatch = None,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[ActedOut]:
         service = games_of(request)
-        authorization, if_match, idempotency_key = act_headers(request)
         data = await strictly(request, Action)
         fingerprint = ""
         if idempotency_key is not None:  # a retry must send the same body
             fingerprint = hashlib.sha256(await request.body()).hexdigest()
         acted = await service.act(
             game_id,
-            authorization,
+            bearer_token(authorization),
             data,
-            render=render_acted,
-            if_match=parse_if_match(if_match),
+            expected_version=parse_if_match(if_match),
             idempotency_key=idempotency_key,
             fingerprint=fingerprint,
         )
-        headers = {"ETag": etag(acted.version)}
+        headers = {"ETag": etag(acted.record.version)}
         if acted.replayed:
             headers["Idempotent-Replayed"] = "true"
-        return Response(acted.body, status_code=acted.status, media_type=JSON, headers=headers)
+        return Response(render_acted(acted), media_type=JSON, headers=headers)
 
     @get(
         "/{game_id:str}/events",
         operation_id="listEvents",
         summary="Read the event log",
         description="The game's events with `seq` greater than `after`, oldest first.",
+        responses=problems(404),
     )
     async def list_events(
         self,
@@ -297,6 +329,7 @@ class GamesController(Controller):
         "its type, `data` the event JSON. Resume with `Last-Event-ID` (or `after`). Comment lines "
         "keep the connection alive. The stream ends after `game_finished`.",
         media_type="text/event-stream",
+        responses=problems(404),
     )
     async def stream_events(
         self,
@@ -369,6 +402,7 @@ class _EventType(msgspec.Struct):
     summary="Score a collection",
     status_code=200,
     tags=["rules"],
+    responses=problems(413),
 )
 async def score(request: Request, data: JSONBody[ScoreIn]) -> ScoreOut:
     data = await strictly(request, ScoreIn)
@@ -383,6 +417,7 @@ async def score(request: Request, data: JSONBody[ScoreIn]) -> ScoreOut:
     operation_id="getRules",
     summary="The deck manifest and rule options",
     tags=["rules"],
+    responses=problems(),
 )
 async def rules() -> RulesOut:
     return RulesOut(
@@ -401,13 +436,23 @@ async def rules() -> RulesOut:
     )
 
 
-@get("/health", operation_id="health", summary="Liveness", tags=["operations"])
+@get(
+    "/health",
+    operation_id="health",
+    summary="Liveness",
+    tags=["operations"],
+    responses=problems(),
+)
 async def health() -> Health:
     return Health(status="ok")
 
 
 @get(
-    "/ready", operation_id="ready", summary="Readiness: the game store answers", tags=["operations"]
+    "/ready",
+    operation_id="ready",
+    summary="Readiness: the game store answers",
+    tags=["operations"],
+    responses=problems(),
 )
 async def ready(request: Request) -> Health:
     service = games_of(request)

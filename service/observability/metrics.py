@@ -238,9 +238,9 @@ class _LiveGamesCollector:
 class MeteredGameService(GameService):
     """The game use cases, counting the actions they accept by type."""
 
-    async def act(self, game_id, authorization, action, *args, **kwargs):
-        acted = await super().act(game_id, authorization, action, *args, **kwargs)
-        if not getattr(acted, "replayed", False):
+    async def act(self, game_id, token, action, **kwargs):
+        acted = await super().act(game_id, token, action, **kwargs)
+        if not acted.replayed:
             metrics().action(action)
         return acted
 

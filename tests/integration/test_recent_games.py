@@ -57,7 +57,7 @@ async def close(*services: GameService) -> None:
 
 
 def tokens_of(created) -> dict[int, str]:
-    return {seat: f"Bearer {token}" for seat, token in created.tokens}
+    return dict(created.tokens)
 
 
 def test_two_replicas_acting_in_turns_lose_and_repeat_nothing(backend) -> None:
@@ -76,11 +76,10 @@ def test_two_replicas_acting_in_turns_lose_and_repeat_nothing(backend) -> None:
                 seat = to_act(stored.state)
                 action = rng.choice(legal_actions(public_view(stored.state), seat))
                 service = (a, b)[turn % 2]  # its copy is one action behind, from turn 2 on
-                acted = await service.act(game_id, tokens[seat], action, render=render_acted)
-                reply = msgspec.json.decode(acted.body)
-                assert acted.status == 200
+                acted = await service.act(game_id, tokens[seat], action)
+                reply = msgspec.json.decode(render_acted(acted))
                 assert not acted.replayed
-                assert acted.version == reply["version"] == stored.version + 1  # humans only
+                assert acted.record.version == reply["version"] == stored.version + 1  # humans
                 returned.extend(e["seq"] for e in reply["events"])
                 done += 1
             assert done > 20
@@ -109,19 +108,18 @@ def test_a_stale_copy_never_decides_a_412(backend) -> None:
                 seat = to_act(stored.state)
                 return tokens[seat], legal_actions(public_view(stored.state), seat)[0]
 
-            await b.act(game_id, *await next_move(), render=render_acted)  # a's copy: v0
+            await b.act(game_id, *await next_move())  # a's copy: v0
             # If-Match on the stored version: accepted, though a's copy names another
-            acted = await a.act(game_id, *await next_move(), render=render_acted, if_match=v0 + 1)
-            assert acted.status == 200
-            assert acted.version == v0 + 2
+            acted = await a.act(game_id, *await next_move(), expected_version=v0 + 1)
+            assert acted.record.version == v0 + 2
             # b's copy is at v0 + 1 and If-Match names it: the stored game moved on, 412
             with pytest.raises(ServiceError) as refused:
-                await b.act(game_id, *await next_move(), render=render_acted, if_match=v0 + 1)
+                await b.act(game_id, *await next_move(), expected_version=v0 + 1)
             assert refused.value.code == "version_mismatch"
             assert f"the game is at {v0 + 2}" in refused.value.detail
             # and a's copy, now at v0 + 2, is right: If-Match on it is accepted
-            acted = await a.act(game_id, *await next_move(), render=render_acted, if_match=v0 + 2)
-            assert acted.version == v0 + 3
+            acted = await a.act(game_id, *await next_move(), expected_version=v0 + 2)
+            assert acted.record.version == v0 + 3
             assert (await a.store.load(game_id)).version == v0 + 3
         finally:
             await close(a, b)
@@ -139,7 +137,7 @@ def test_a_stale_copy_never_decides_a_rule_error(backend) -> None:
             stored = await b.get(game_id)
             while to_act(stored.state) == 0:
                 action = legal_actions(public_view(stored.state), 0)[0]
-                await b.act(game_id, tokens[0], action, render=render_acted)
+                await b.act(game_id, tokens[0], action)
                 stored = await b.get(game_id)
             seat = to_act(stored.state)
             assert seat != 0
@@ -148,16 +146,15 @@ def test_a_stale_copy_never_decides_a_rule_error(backend) -> None:
                 game_id,
                 tokens[seat],
                 legal_actions(public_view(stored.state), seat)[0],
-                render=render_acted,
             )
-            assert acted.status == 200
-            assert acted.version == stored.version + 1
+            assert acted.seat == seat
+            assert acted.record.version == stored.version + 1
             # b's copy has seat 0 to act no more either way; seat 0 is refused on the stored
             # game by a, whose copy (now fresh) agrees; and nothing was saved
             after = await a.store.load(game_id)
             if to_act(after.state) != 0:
                 with pytest.raises(RuleError):
-                    await a.act(game_id, tokens[0], Draw(), render=render_acted)
+                    await a.act(game_id, tokens[0], Draw())
                 assert (await a.store.load(game_id)).version == after.version
         finally:
             await close(a, b)
@@ -176,7 +173,6 @@ def test_idempotent_retries_through_the_other_replica_replay(backend) -> None:
                 game_id,
                 tokens[0],
                 Draw(),
-                render=render_acted,
                 idempotency_key="k",
                 fingerprint="f",
             )
@@ -184,20 +180,23 @@ def test_idempotent_retries_through_the_other_replica_replay(backend) -> None:
                 game_id,
                 tokens[0],
                 Draw(),
-                render=render_acted,
                 idempotency_key="k",
                 fingerprint="f",
             )
             assert again.replayed
-            assert again.body == first.body
-            assert again.version == first.version
+            assert render_acted(again) == render_acted(first)  # the same answer, byte for byte
+            assert (again.record, again.seat, again.events) == (
+                first.record,
+                first.seat,
+                first.events,
+            )
             with pytest.raises(ServiceError) as reused:
                 await b.act(
-                    game_id, tokens[0], Draw(), render=render_acted,
+                    game_id, tokens[0], Draw(),
                     idempotency_key="k", fingerprint="other",
                 )  # fmt: skip
             assert reused.value.code == "idempotency_key_reused"
-            assert (await a.store.load(game_id)).version == first.version
+            assert (await a.store.load(game_id)).version == first.record.version
         finally:
             await close(a, b)
 
@@ -213,9 +212,9 @@ def test_a_copy_of_a_game_gone_from_the_store_gets_404(redis_backend) -> None:
             created = await a.create(HUMANS, starting_seat=0)
             game_id, tokens = created.record.id, tokens_of(created)
             backend.client.delete(*backend.keys(game_id))  # expired
-            for token in (tokens[0], "Bearer not-a-token"):  # a wrong token: 404 too, as before
+            for token in (tokens[0], "not-a-token"):  # a wrong token: 404 too, as before
                 with pytest.raises(ServiceError) as gone:
-                    await a.act(game_id, token, Draw(), render=render_acted)
+                    await a.act(game_id, token, Draw())
                 assert gone.value.code == "game_not_found"
             assert not backend.client.exists(*backend.keys(game_id))  # nothing written back
         finally:
@@ -232,7 +231,7 @@ def test_the_copies_are_bounded(backend) -> None:
             for _ in range(5):
                 created = await a.create(HUMANS, starting_seat=0)
                 ids.append(created.record.id)
-                await a.act(ids[-1], tokens_of(created)[0], Draw(), render=render_acted)
+                await a.act(ids[-1], tokens_of(created)[0], Draw())
             assert list(a._recent) == ids[-3:]  # the least recently used ones went first
         finally:
             await close(a, b)

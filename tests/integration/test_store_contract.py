@@ -66,12 +66,9 @@ def advance(record: GameRecord, moves: int = 1) -> tuple[GameRecord, list[Stored
 
 
 def answer(version: int, text: str = "first") -> IdempotentResponse:
-    return IdempotentResponse(
-        fingerprint=f"0:{text}",
-        status=200,
-        body=f'{{"version":{version},"note":"{text} é"}}'.encode(),
-        version=version,
-    )
+    record, events = new_record(f"answer{version:015d}", seed=f"{text} é")
+    record = replace(record, state=replace(record.state, version=version))
+    return IdempotentResponse(fingerprint=f"0:{text}", seat=0, record=record, events=events)
 
 
 # ------------------------------------------------------------------ create / load

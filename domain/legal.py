@@ -62,9 +62,9 @@ def with_payment(view: PublicView, seat: int, action: Action) -> Action:
     """A bid or buy of `seat` naming the payment the service would choose for it (rules.md
     3.4, 3.5), when it names none; any other action as it is."""
     me = view.players[seat]
-    if isinstance(action, Bid) and action.payment is None:
+    if type(action) is Bid and action.payment is None:
         return Bid(amount=action.amount, payment=token_payment(action.amount, me.currency, me.bust))
-    if isinstance(action, Buy) and action.payment is None:
+    if type(action) is Buy and action.payment is None:
         price = _PRICE[action.card]
         payment = choose_buy_payment(me.cards, price, me.currency, me.bust, view.rules)
         return Buy(card=action.card, payment=payment)

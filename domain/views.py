@@ -23,7 +23,11 @@ class Supply(msgspec.Struct, **_VIEW):
     bust: int
 
 
-class PublicView(msgspec.Struct, **_VIEW):
+class PublicView(msgspec.Struct, frozen=True):
+    """Built positionally by `public_view` (fields in this order): msgspec matches keyword
+    arguments field by field, which made a view cost 4 times as much, a bot's move 15%
+    more."""
+
     version: int
     status: str  # "active" | "finished"
     phase: Phase
@@ -48,22 +52,22 @@ def public_view(state) -> PublicView:
     """The public projection of a `GameState` (the same for every seat and spectator)."""
     auction = state.auction
     return PublicView(
-        version=state.version,
-        status="finished" if state.phase == "finished" else "active",
-        phase=state.phase,
-        rules=state.rules,
-        starting_seat=state.starting_seat,
-        active_seat=state.active_seat,
-        to_act=to_act(state),
-        drawn=state.drawn,
-        draw_pile_size=len(state.draw_pile),
-        last_turn=not state.draw_pile,
-        tableau=state.tableau,
-        market=state.market,
-        discard=state.discard,
-        supply=Supply(currency=state.supply_currency, bust=state.supply_bust),
-        players=state.players,
-        auction=None
+        state.version,
+        "finished" if state.phase == "finished" else "active",  # status
+        state.phase,
+        state.rules,
+        state.starting_seat,
+        state.active_seat,
+        to_act(state),
+        state.drawn,
+        len(state.draw_pile),  # draw_pile_size
+        not state.draw_pile,  # last_turn
+        state.tableau,
+        state.market,
+        state.discard,
+        Supply(currency=state.supply_currency, bust=state.supply_bust),
+        state.players,
+        None
         if auction is None
         else AuctionView(
             card=auction.card,
@@ -72,6 +76,6 @@ def public_view(state) -> PublicView:
             to_act=auction.bidders[auction.turn],
             bidders=auction.bidders,
         ),
-        final_queue=state.final_queue,
-        results=state.results,
+        state.final_queue,
+        state.results,
     )

@@ -69,50 +69,9 @@ class SeededRandom:
         """A Fisher-Yates shuffle: for i from the last index down to 1, swap item i with
         item randbelow(i + 1)."""
         out = list(items)
-        count = len(out) - 1  # draws, if none is rejected
-        if count < 1:
-            return out
-        values = self._take(count)
-        if max(values) >= (1 << 64) - len(out):
-            # randbelow(n) keeps every value below 2**64 - n (`_limit(n)` is higher), so
-            # only then may one of them be rejected (about once in 2**50 shuffles of a
-            # deck): put them back and draw one by one, as randbelow does
-            self._pending.extend(reversed(values))
-            return self._shuffled_one_by_one(out)
-        for i, value in zip(range(count, 0, -1), values, strict=True):
-            j = value % (i + 1)  # = randbelow(i + 1): no value here is rejected
-            out[i], out[j] = out[j], out[i]
-        return out
-
-    def _take(self, count: int) -> list[int]:
-        """The next `count` numbers of the stream, in order, the blocks hashed at once."""
-        pending = self._pending
-        values = pending[::-1]
-        if len(values) < count:
-            blocks = -(-(count - len(values)) // 4)
-            values += struct.unpack(f">{4 * blocks}Q", self._next_blocks(blocks))
-        rest = values[count:]
-        rest.reverse()
-        pending[:] = rest  # the numbers not taken, last first
-        del values[count:]
-        return values
-
-    def _shuffled_one_by_one(self, out: list[T]) -> list[T]:
-        """`shuffled`'s general path (`out` is shuffled in place): every draw is
-        randbelow's."""
-        pending = self._pending
-        limits = _LIMITS
+        randbelow = self.randbelow
         for i in range(len(out) - 1, 0, -1):
-            # randbelow(i + 1), inlined: the same draws from the stream
-            n = i + 1
-            limit = limits.get(n) or _limit(n)
-            while True:
-                if not pending:
-                    self._refill()
-                value = pending.pop()
-                if value < limit:
-                    break
-            j = value % n
+            j = randbelow(i + 1)
             out[i], out[j] = out[j], out[i]
         return out
 

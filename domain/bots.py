@@ -19,6 +19,7 @@ from domain.model import (
     CURRENCY_CAP,
     Action,
     Bid,
+    BotLevel,
     Buy,
     Decline,
     Draw,
@@ -113,7 +114,7 @@ def basic_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
     return best[1]
 
 
-BOTS: dict[str, Bot] = {"random": random_bot, "basic": basic_bot}
+BOTS: dict[BotLevel, Bot] = {"random": random_bot, "basic": basic_bot}
 
 
 def bot_rng(seed: str, version: int) -> SeededRandom:

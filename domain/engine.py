@@ -53,7 +53,6 @@ from domain.payments import check_payment, check_token_payment, choose_buy_payme
 from domain.results import final_results
 from domain.rng import SeededRandom
 
-BOT_LEVELS = ("random", "basic")
 _WILDS = C.WILDS
 _NUMBER_CARDS = C.NUMBER_CARDS
 MAX_DECK = 1000
@@ -76,7 +75,7 @@ def new_game(
     if not 1 <= n <= 5:
         raise RuleError("invalid_game", "A game has 1 to 5 players.")
     for _, bot in players:
-        if bot is not None and bot not in BOT_LEVELS:
+        if bot is not None and bot not in model.BOT_LEVELS:
             raise RuleError("invalid_game", f"Unknown bot level {bot!r}.")
     rng = SeededRandom(seed)
     if deck is None:

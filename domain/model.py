@@ -7,7 +7,7 @@ only ever see `domain.views.PublicView`.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 
@@ -23,6 +23,8 @@ BUST_LIMIT = 11
 MAX_BID = 1000  # far above any bidding power; bounds what a client may send
 
 Phase = Literal["draw", "auction", "buy", "final_buy", "finished"]
+BotLevel = Literal["random", "basic"]  # the server-side players (`domain.bots.BOTS`)
+BOT_LEVELS: tuple[str, ...] = get_args(BotLevel)
 Take = Literal["numbers", "currency"]
 
 _FROZEN = {"frozen": True, "kw_only": True, "forbid_unknown_fields": True}

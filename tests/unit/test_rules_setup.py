@@ -6,10 +6,11 @@ from collections import Counter
 
 import pytest
 
+from domain.bots import BOTS
 from domain.cards import MANIFEST, deck_for
 from domain.engine import new_game
 from domain.errors import RuleError
-from domain.model import Draw, GameStarted, Rules, SeatInfo, TurnStarted
+from domain.model import BOT_LEVELS, Draw, GameStarted, Rules, SeatInfo, TurnStarted
 
 pytestmark = pytest.mark.unit
 
@@ -223,3 +224,10 @@ def test_empty_deck_is_invalid() -> None:
 
 def test_unknown_bot_level_is_invalid() -> None:
     refused_setup("invalid_game", [("Ann", None), ("Bob", "expert")])
+
+
+def test_every_bot_level_a_seat_may_name_has_a_bot() -> None:
+    assert set(BOTS) == set(BOT_LEVELS) == {"random", "basic"}
+    for level in BOT_LEVELS:
+        state, _ = new_game([("Ann", None), ("Bot", level)], seed=f"level/{level}")
+        assert state.players[1].bot == level

@@ -73,14 +73,6 @@ NumberCode = Literal[tuple(sorted(NUMBER_CARDS))]  # type: ignore[valid-type]
 CollectionCode = Literal[tuple(sorted(NUMBER_CARDS | WILDS))]  # type: ignore[valid-type]
 
 
-def is_wild(code: str) -> bool:
-    return code in WILDS
-
-
-def is_valid_code(code: str) -> bool:
-    return code in ALL_CODES
-
-
 def deck_for(players: int) -> list[str]:
     """The unshuffled deck for a player count, in manifest order."""
     if not 1 <= players <= 5:

@@ -55,7 +55,6 @@ from domain.rng import SeededRandom
 
 _WILDS = C.WILDS
 _NUMBER_CARDS = C.NUMBER_CARDS
-MAX_DECK = 1000
 
 
 def new_game(
@@ -81,9 +80,9 @@ def new_game(
     if deck is None:
         pile = tuple(rng.shuffled(C.deck_for(n)))
     else:
-        if not deck or len(deck) > MAX_DECK:
-            raise RuleError("invalid_game", f"A deck holds 1 to {MAX_DECK} cards.")
-        bad = sorted({code for code in deck if not C.is_valid_code(code)})
+        if not deck:
+            raise RuleError("invalid_game", "A deck holds at least one card.")
+        bad = sorted({code for code in deck if code not in C.ALL_CODES})
         if bad:
             raise RuleError("unknown_card", f"Not valid card codes: {', '.join(bad[:10])}.")
         C.check_copies(deck)

@@ -359,14 +359,12 @@ def test_invalid_code_raises(bad: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# More copies of a wild card than the deck holds (a game set up with an explicit deck).
+# Beyond the deck's copies (a game stored before `check_copies`): colour wilds count
+# however many there are; copies of a `Wn` or of `W#` beyond the first are ignored.
 
 
-def test_two_full_wilds_fill_two_gaps() -> None:
-    score = score_collection(["R1", "R3", "R5", "W#", "W#", "B7"])
-    assert score.total == 6
-    assert runs(score) == {"R": ("R1", "W#", "R3", "W#", "R5"), "B": ("B7",), "O": (), "G": ()}
-    # one W# alone fills one gap: R1 W# R3 (3) beats R3 W# R5 by the lower start
+def test_one_full_wild_fills_one_gap() -> None:
+    # R1 W# R3 (3) beats R3 W# R5 by the lower start
     assert score_collection(["R1", "R3", "R5", "W#"]).colors["R"].run == ("R1", "W#", "R3")
 
 
@@ -377,80 +375,43 @@ def test_three_colour_wilds_in_their_colour() -> None:
     # more colour wilds than gaps: the rest lengthen the run, lowest start first
     score = score_collection(["R3", "R#", "R#", "R#"])
     assert score.colors["R"].run == ("R#", "R#", "R3", "R#")
-    # nine colour wilds make the colour perfect on their own
+    # nine colour wilds make the colour perfect on their own, a tenth adds nothing
     score = score_collection(["G#"] * 10)
     assert score.total == 10
     assert score.colors["G"].run == ("G#",) * 9
+    assert best_total(["G#"] * 10) == 10
 
 
-def test_two_numbered_wilds_fill_the_same_number_in_two_colours() -> None:
+def test_extra_copies_of_numbered_and_full_wilds_are_ignored() -> None:
+    # a second W5 would fill blue 5 too: ignored, blue keeps B4
     score = score_collection(["R4", "R6", "B4", "B6", "W5", "W5"])
-    assert score.total == 6
-    assert runs(score) == {"R": ("R4", "W5", "R6"), "B": ("B4", "W5", "B6"), "O": (), "G": ()}
-    # a third copy has no gap left to fill: alone in orange
-    score = score_collection(["R4", "R6", "B4", "B6", "W5", "W5", "W5"])
-    assert score.total == 7
-    assert score.colors["O"].run == ("W5",)
-    # a copy fills number 5 once per colour at most
-    score = score_collection(["R4", "R6", "W5", "W5"])
-    assert runs(score) == {"R": ("R4", "W5", "R6"), "B": ("W5",), "O": (), "G": ()}
+    assert score == score_collection(["R4", "R6", "B4", "B6", "W5"])
+    assert score.total == 4
+    assert runs(score) == {"R": ("R4", "W5", "R6"), "B": ("B4",), "O": (), "G": ()}
+    # a second W# would fill red 4: ignored
+    score = score_collection(["R1", "R3", "R5", "W#", "W#", "B7"])
+    assert runs(score) == {"R": ("R1", "W#", "R3"), "B": ("B7",), "O": (), "G": ()}
+    assert best_total(["R1", "R3", "R5", "W#", "W#", "B7"]) == 4
+    assert runs(score_collection(["W5", "W5"])) == {"R": ("W5",), "B": (), "O": (), "G": ()}
+    assert runs(score_collection(["W#", "W#"])) == {"R": ("W#",), "B": (), "O": (), "G": ()}
 
 
-def test_copies_of_numbered_wilds_shared_between_colours() -> None:
-    # red and blue miss 3 (and 5 next to their runs), orange misses 3 only
-    cards = ["R1", "R2", "R4", "B1", "B2", "B4", "O1", "O2", "O4", "O5", "W3", "W3", "W5"]
-    # two W3 fill two of the three colours, W5 lengthens red: 5 + 2 + 5 (or blue 5 and
-    # red 2: the same total and wilds, red first has the longer run)
-    score = score_collection(cards)
-    assert score.total == 12
-    assert runs(score) == {
-        "R": ("R1", "R2", "W3", "R4", "W5"),
-        "B": ("B1", "B2"),
-        "O": ("O1", "O2", "W3", "O4", "O5"),
-        "G": (),
-    }
-    # with W# the third colour gets its 3 too: W3 go to red and blue (colour order)
-    score = score_collection([*cards, "W#"])
-    assert score.total == 14
-    assert runs(score) == {
-        "R": ("R1", "R2", "W3", "R4", "W5"),
-        "B": ("B1", "B2", "W3", "B4"),
-        "O": ("O1", "O2", "W#", "O4", "O5"),
-        "G": (),
-    }
-
-
-def test_former_deck_limits_no_longer_raise() -> None:
-    assert runs(score_collection(["R#"] * 3)) == {"R": ("R#",) * 3, "B": (), "O": (), "G": ()}
-    assert runs(score_collection(["W5", "W5"])) == {"R": ("W5",), "B": ("W5",), "O": (), "G": ()}
-    assert runs(score_collection(["W#", "W#"])) == {"R": ("W#", "W#"), "B": (), "O": (), "G": ()}
-    assert best_total(["R#"] * 3) == 3
-    assert best_total(["W5", "W5"]) == 2
-    assert best_total(["W#", "W#"]) == 2
-
-
-def test_pathological_multisets() -> None:
+def test_pathological_multisets_score_as_one_copy_each() -> None:
     numbered = [f"W{n}" for n in range(1, 10)]
-    # enough wild cards for four perfect colours
-    cards = ["W#"] * 10 + numbered * 9
-    score = score_collection(cards)
-    assert score.total == 40
-    check_consistent(cards, score, 1)
-    assert best_total(cards) == 40
-    # nine W5 (four usable) and ten W#: one perfect colour (W5 + 8 W#), then W# W5 W#
-    # and W5 twice: 10 + 3 + 1 + 1
-    cards = ["W#"] * 10 + ["W5"] * 9
-    score = score_collection(cards)
-    assert score.total == 15
-    check_consistent(cards, score, 1)
-    assert score.colors["R"].run == ("W#",) * 4 + ("W5",) + ("W#",) * 4
-    # many copies of everything with a few number cards: per colour 2 cards, 3 colour
-    # wilds and 4 more places, 16 in all for 18 Wn (two per number) and 3 W#
-    cards = ["W#"] * 3 + numbered * 2 + [f"{c}#" for c in COLORS] * 3
-    cards += ["R1", "R5", "B2", "B6", "O3", "O9", "G4", "G8"]
-    score = score_collection(cards)
-    check_consistent(cards, score, 1)
-    assert score.total == best_total(cards) == 40
+    for extra in (
+        ["W#"] * 10 + numbered * 9,
+        ["W#"] * 10 + ["W5"] * 9,
+        ["W#"] * 3 + numbered * 2 + [f"{c}#" for c in COLORS] * 3,
+    ):
+        cards = [*extra, "R1", "R5", "B2", "B6", "O3", "O9", "G4", "G8"]
+        once = list(dict.fromkeys(code for code in cards if code[0] == "W"))
+        once += [code for code in cards if code[0] != "W"]
+        score = score_collection(cards)
+        assert score == score_collection(once)
+        assert best_total(cards) == score.total
+        check_consistent(cards, score, 1)
+    # all Wn and W# once and no number cards: W1-W9 make one perfect colour, W# a run
+    assert score_collection(["W#"] * 10 + numbered * 9).total == 11
 
 
 def test_negative_bonus_raises() -> None:
@@ -543,65 +504,41 @@ def test_matches_brute_force_random_sample() -> None:
         check_against_brute_force(cards, rng.choice([0, 1, 1, 3]))
 
 
-@st.composite
-def multisets(draw: st.DrawFn) -> list[str]:
-    """Collections with more copies of one to three wild cards than the deck holds, and
-    few enough free places for the brute force. A third leave one number free in all
-    four colours, so that up to four copies of its Wn compete; a third start from the
-    same free numbers in every colour (colours with the same candidates)."""
-    repeated = draw(st.lists(st.sampled_from(WILD_KINDS), min_size=1, max_size=3, unique=True))
-    wilds = []
-    for code in repeated:
-        least = 3 if code[0] != "W" else 2  # a colour wild: more than its two copies
-        wilds += [code] * draw(st.integers(least, least + 3))
-    wilds += draw(st.lists(st.sampled_from(WILD_KINDS), max_size=3))
-    n = len(wilds)
-    max_free = 12 if n <= 4 else 10 if n <= 8 else 8
-    free = set()
-    shape = draw(st.sampled_from(["column", "symmetric", "any"]))
-    if shape == "column":
-        choices = [int(code[1]) for code in repeated if code[0] == "W" and code != "W#"]
-        number = draw(st.sampled_from(choices or [5]))
-        free = {f"{c}{number}" for c in COLORS}
-    elif shape == "symmetric":  # the same numbers free in every colour
-        numbers = draw(st.sets(st.integers(1, 9), min_size=1, max_size=max_free // 4))
-        free = {f"{c}{number}" for c in COLORS for number in numbers}
-    free |= draw(st.sets(st.sampled_from(NUMBER_CODES), max_size=max_free - len(free)))
-    numbers = [code for code in NUMBER_CODES if code not in free]
-    extra = draw(st.lists(st.sampled_from(numbers), max_size=3)) if numbers else []
-    return draw(st.permutations(numbers + extra + wilds))
-
-
-@settings(
-    max_examples=500,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-@given(cards=multisets(), bonus=st.sampled_from([1, 0, 3]))
-def test_matches_brute_force_with_extra_copies(cards: list[str], bonus: int) -> None:
-    check_against_brute_force(cards, bonus)
-
-
-def test_matches_brute_force_with_extra_copies_sparse() -> None:
-    """A seeded sample of few number cards and two or three wild cards, repeated."""
-    rng = random.Random(99)
-    for _ in range(150):
-        code = rng.choice(WILD_KINDS)
-        wilds = [code] * (3 if code[0] != "W" else 2) + rng.sample(WILD_KINDS, rng.randint(0, 1))
-        numbers = rng.sample(NUMBER_CODES, rng.randint(0, 12))
+def test_matches_brute_force_with_every_kind_of_wild() -> None:
+    """A seeded sample within the deck's copies that always holds `W#`, two to five
+    numbered wildcards and both copies of a colour wild (often of two colours), so
+    that the colours compete for the shared wild cards."""
+    rng = random.Random(5)
+    numbered = [f"W{n}" for n in range(1, 10)]
+    for _ in range(300):
+        wilds = ["W#", *rng.sample(numbered, rng.randint(2, 5))]
+        for color in rng.sample(COLORS, rng.randint(1, 2)):
+            wilds += [f"{color}#"] * 2
+        max_free = 14 if len(wilds) <= 6 else 10
+        free = set(rng.sample(NUMBER_CODES, rng.randint(0, max_free)))
+        numbers = [code for code in NUMBER_CODES if code not in free]
+        numbers += rng.sample(numbers, min(len(numbers), rng.randint(0, 4)))  # duplicates
         cards = numbers + wilds
         rng.shuffle(cards)
-        check_against_brute_force(cards, rng.choice([0, 1, 3]))
+        check_against_brute_force(cards, rng.choice([0, 1, 1, 3]))
+
+
+@st.composite
+def beyond_the_deck(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    """A collection within the deck's copies, and the same with more copies of its `Wn`
+    and `W#` (which the scorer ignores)."""
+    cards = draw(collections(min_wilds=1))
+    shared = sorted({code for code in cards if code[0] == "W"})
+    extra = draw(st.lists(st.sampled_from(shared), min_size=1, max_size=6)) if shared else []
+    return cards, draw(st.permutations(cards + extra))
 
 
 @settings(max_examples=300, derandomize=True, deadline=None)
-@given(cards=collections(), number=st.integers(1, 9), copies=st.integers(2, 5))
-def test_unusable_extra_copies_change_nothing(cards: list[str], number: int, copies: int) -> None:
-    """Copies of Wn when every colour holds n: the search for repeated numbered wildcards
-    must agree with the one for single copies, on collections of any size."""
-    wild = f"W{number}"
-    base = [code for code in cards if code != wild] + [f"{c}{number}" for c in COLORS]
-    expected = score_collection(base)
-    assert score_collection([*base, *[wild] * copies]) == expected
-    assert best_total([*base, *[wild] * copies]) == expected.total
+@given(pair=beyond_the_deck(), bonus=st.sampled_from([1, 0, 3]))
+def test_extra_copies_score_like_one_copy(pair: tuple[list[str], list[str]], bonus: int) -> None:
+    cards, more = pair
+    score = score_collection(more, perfect_bonus=bonus)
+    assert score == score_collection(cards, perfect_bonus=bonus)
+    assert key_of(score) == brute_force(cards, bonus)
+    assert best_total(more, perfect_bonus=bonus) == score.total
+    check_consistent(more, score, bonus)

@@ -77,16 +77,7 @@ def new_game(
         if bot is not None and bot not in model.BOT_LEVELS:
             raise RuleError("invalid_game", f"Unknown bot level {bot!r}.")
     rng = SeededRandom(seed)
-    if deck is None:
-        pile = tuple(rng.shuffled(C.deck_for(n)))
-    else:
-        if not deck:
-            raise RuleError("invalid_game", "A deck holds at least one card.")
-        bad = sorted({code for code in deck if code not in C.ALL_CODES})
-        if bad:
-            raise RuleError("unknown_card", f"Not valid card codes: {', '.join(bad[:10])}.")
-        C.check_copies(deck)
-        pile = tuple(deck)
+    pile = tuple(rng.shuffled(C.deck_for(n))) if deck is None else _custom_pile(deck)
     if starting_seat is None:
         starting_seat = rng.randbelow(n)
     elif not 0 <= starting_seat < n:
@@ -123,6 +114,18 @@ def new_game(
         TurnStarted(seq=2, version=0, seat=starting_seat),
     ]
     return state, events
+
+
+def _custom_pile(deck: Sequence[str]) -> tuple[str, ...]:
+    """A deck given as it is (top card first): valid codes, each at most as many times as
+    the 129-card game holds it."""
+    if not deck:
+        raise RuleError("invalid_game", "A deck holds at least one card.")
+    bad = sorted({code for code in deck if code not in C.ALL_CODES})
+    if bad:
+        raise RuleError("unknown_card", f"Not valid card codes: {', '.join(bad[:10])}.")
+    C.check_copies(deck)
+    return tuple(deck)
 
 
 def to_act(state: GameState) -> int | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from domain.cards import COLORS, FULL_WILD, NUMBER_WILDS, WILDS
+from domain.cards import WILDS
 from domain.errors import RuleError
 from domain.model import BUST_TOKEN_VALUE, Payment, Rules, TokenPayment
 from domain.scoring import score_collection
@@ -123,76 +123,6 @@ def cards_to_spend(owned: tuple[str, ...], k: int, perfect_bonus: int) -> tuple[
 
 @lru_cache(maxsize=2048)
 def spend_order(owned: tuple[str, ...], perfect_bonus: int) -> tuple[str, ...]:
-    """`general_spend_order`, quicker for a collection whose only wild cards are colour
-    wild cards (the common case): each colour then scores alone, its run from
-    `_color_run`."""
-    if not _SHARED_WILDS.isdisjoint(owned):
-        return general_spend_order(owned, perfect_bonus)
-    masks = [0, 0, 0, 0]
-    wilds = [0, 0, 0, 0]
-    index = _COLOR_INDEX
-    for code in owned:
-        digit = code[1]
-        if digit == "#":
-            wilds[index[code[0]]] += 1
-        elif code[0] == "W":  # not a card code: the general path says so
-            return general_spend_order(owned, perfect_bonus)
-        else:
-            masks[index[code[0]]] |= 1 << (int(digit) - 1)
-    spare = list(owned)
-    runs = []
-    for c in range(4):
-        if masks[c] or wilds[c]:
-            run = _color_run(c, masks[c], wilds[c], perfect_bonus)
-            if run:
-                for code in run:
-                    spare.remove(code)
-                length = len(run)
-                runs.append((length + perfect_bonus if length == 9 else length, COLORS[c], run))
-    return _order(spare, runs)
-
-
-def _order(spare: list[str], runs: list[tuple[int, str, tuple[str, ...]]]) -> tuple[str, ...]:
-    """The spend order from the cards no run uses and the (points, colour, run) of the
-    scored runs (see `general_spend_order`)."""
-    order = [code for code in spare if code not in WILDS]
-    order.sort()
-    wilds = [code for code in spare if code in WILDS]
-    wilds.sort()
-    order += wilds
-    runs.sort()
-    for _, _, run in runs:
-        order.extend(_peel(run))
-    return tuple(order)
-
-
-_COLOR_INDEX = {color: c for c, color in enumerate(COLORS)}
-_SHARED_WILDS = NUMBER_WILDS | {FULL_WILD}  # the wild cards several colours can use
-
-
-@lru_cache(maxsize=16384)
-def _color_run(c: int, mask: int, wilds: int, perfect_bonus: int) -> tuple[str, ...]:
-    """The scored run of colour `c` holding the numbers of `mask` (bit n-1 for n) and
-    `wilds` colour wild cards of that colour, no other wild card: taken from
-    `score_collection` of that colour's cards alone."""
-    color = COLORS[c]
-    cards = [f"{color}{n}" for n in range(1, 10) if mask >> (n - 1) & 1]
-    cards += [f"{color}#"] * wilds
-    return score_collection(cards, perfect_bonus).colors[color].run
-
-
-@lru_cache(maxsize=4096)
-def _peel(run: tuple[str, ...]) -> tuple[str, ...]:
-    """A run's cards in the order `general_spend_order` peels them."""
-    rest = list(run)
-    out = []
-    while rest:
-        # the end that is a number card when only one end is, else the high end
-        out.append(rest.pop(0) if rest[-1] in WILDS and rest[0] not in WILDS else rest.pop())
-    return tuple(out)
-
-
-def general_spend_order(owned: tuple[str, ...], perfect_bonus: int) -> tuple[str, ...]:
     """The order in which the service spends a collection's cards, cheapest first.
 
     First the cards that no scored run uses (they cost no points; number cards before
@@ -209,4 +139,20 @@ def general_spend_order(owned: tuple[str, ...], perfect_bonus: int) -> tuple[str
             for code in run:
                 spare.remove(code)
             runs.append((color_score.points, color, run))
-    return _order(spare, runs)
+    order = sorted(code for code in spare if code not in WILDS)
+    order += sorted(code for code in spare if code in WILDS)
+    runs.sort()
+    for _, _, run in runs:
+        order.extend(_peel(run))
+    return tuple(order)
+
+
+@lru_cache(maxsize=4096)
+def _peel(run: tuple[str, ...]) -> tuple[str, ...]:
+    """A run's cards in the order `spend_order` peels them."""
+    rest = list(run)
+    out = []
+    while rest:
+        # the end that is a number card when only one end is, else the high end
+        out.append(rest.pop(0) if rest[-1] in WILDS and rest[0] not in WILDS else rest.pop())
+    return tuple(out)

@@ -304,20 +304,17 @@ class _Step:
             self.bust("numbers")
 
     def bust(self, kind: str) -> None:
-        """3.3: the tableau goes to market and discard, a bust token, no buy phase."""
+        """3.3: the tableau goes to market and discard, a bust token, no buy phase; a bust
+        by numbers pays the currency shown to the other players."""
         new = self.new
         seat = new.active_seat
-        numbers, spent, money = _split(new.tableau)
         token = new.supply_bust > 0
         if token:
             player = self.players[seat]
             self.put(seat, replace(player, bust=player.bust + 1))
             _set(new, "supply_bust", new.supply_bust - 1)
-        others = _ROUND[len(self.players)][seat][:-1]
-        gains = self.gain(others, money) if kind == "numbers" else ()
-        _set(new, "tableau", ())
-        _set(new, "market", new.market + numbers)
-        _set(new, "discard", new.discard + spent)
+        numbers, spent, money = self.clear_tableau(None)
+        gains = self.gain(self.others(seat), money) if kind == "numbers" else ()
         self.emit(
             Busted(
                 seq=self.next_seq(),
@@ -332,6 +329,25 @@ class _Step:
         )
         self.end_turn()
 
+    def clear_tableau(self, taker: int | None) -> tuple[tuple[str, ...], tuple[str, ...], int]:
+        """The tableau is cleared: its currency cards are discarded, its number cards go to
+        `taker`'s collection or, with no taker, to the market. Returns the number cards,
+        the currency cards and the currency's value."""
+        new = self.new
+        numbers, spent, money = _split(new.tableau)
+        _set(new, "tableau", ())
+        _set(new, "discard", new.discard + spent)
+        if taker is None:
+            _set(new, "market", new.market + numbers)
+        else:
+            player = self.players[taker]
+            self.put(taker, replace(player, cards=player.cards + numbers))
+        return numbers, spent, money
+
+    def others(self, seat: int) -> tuple[int, ...]:
+        """The other seats in turn order, from the left of `seat`."""
+        return _ROUND[len(self.players)][seat][:-1]
+
     # -- reward (3.2)
     def stop(self, take: str) -> None:
         new = self.new
@@ -342,16 +358,12 @@ class _Step:
         if take not in ("numbers", "currency"):
             raise RuleError("illegal_action", "A stop takes either 'numbers' or 'currency'.")
         seat = new.active_seat
-        numbers, spent, money = _split(new.tableau)
-        _set(new, "tableau", ())
-        _set(new, "discard", new.discard + spent)
         if take == "numbers":
-            player = self.players[seat]
-            self.put(seat, replace(player, cards=player.cards + numbers))
-            gains = self.gain(_ROUND[len(self.players)][seat][:-1], money)
+            numbers, spent, money = self.clear_tableau(seat)
+            gains = self.gain(self.others(seat), money)
         else:
+            numbers, spent, money = self.clear_tableau(None)
             gains = self.gain((seat,), money)
-            _set(new, "market", new.market + numbers)
         self.emit(
             Stopped(
                 seq=self.next_seq(),

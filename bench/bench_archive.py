@@ -26,20 +26,24 @@ import asyncio
 import os
 import random
 import statistics
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 import msgspec
 from sqlalchemy.engine import make_url
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.integration.scratch`
+
 from domain.simulation import play_game
 from infra.archive import SqlArchive, make_engine, upgrade_async
-from infra.archive.scratch import scratch_database
 from service.games import encode_events
 from service.ports import GameRecord, StoredEvent
+from tests.integration.scratch import scratch_database
 
 PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 SQLITE_SERVER = "sqlite+aiosqlite:///bench.sqlite3"

@@ -19,7 +19,7 @@ from alembic import context
 from sqlalchemy import pool, text
 from sqlalchemy.engine import Connection
 
-from infra.archive.engine import database_url, make_engine
+from infra.archive.database import database_url, make_engine
 from infra.archive.models import metadata
 
 MIGRATION_LOCK = 0x7E4A_2C41  # pg_advisory_xact_lock key of the archive's migrations

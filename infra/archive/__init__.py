@@ -1,7 +1,7 @@
 """The SQL archive of finished games (PostgreSQL, or a SQLite file by default).
 
 `upgrade(url)` migrates the database to head (idempotent, safe from several processes);
-`SqlArchive(make_engine(url))` is the `GameArchive` port (records.py) on it.
+`SqlArchive(make_engine(url))` is the `GameArchive` port (`service.archive`) on it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from service.archive import (
     SeatSummary,
 )
 
-from .engine import DEFAULT_URL, database_url, make_engine
+from .database import DEFAULT_URL, database_url, make_engine
 from .migrate import downgrade, upgrade, upgrade_async
 from .repository import SqlArchive
 

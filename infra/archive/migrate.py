@@ -29,7 +29,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import pool
 
-from .engine import database_url, make_engine
+from .database import database_url, make_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 INI = ROOT / "alembic.ini"
@@ -38,7 +38,7 @@ _lock = threading.Lock()
 
 
 def alembic_config(url: str | None = None) -> Config:
-    """The Alembic configuration for `url` (as for `engine.database_url`)."""
+    """The Alembic configuration for `url` (as for `database.database_url`)."""
     cfg = Config(str(INI)) if INI.exists() else Config()
     cfg.set_main_option("script_location", str(SCRIPTS))
     cfg.attributes["url"] = database_url(url)

@@ -41,7 +41,7 @@ from service.archive import (
 )
 from service.ports import GameRecord, StoredEvent, StoreUnavailable
 
-from .engine import make_engine
+from .database import make_engine
 from .models import events as events_table
 from .models import games, results, seats
 from .rows import archive_rows
@@ -70,7 +70,7 @@ _GAME_SUMMARY_COLUMNS = (
 
 
 class SqlArchive:
-    """The archive on an AsyncEngine (see `engine.make_engine`); the schema comes from the
+    """The archive on an AsyncEngine (see `database.make_engine`); the schema comes from the
     Alembic migrations (`infra.archive.migrate.upgrade`)."""
 
     def __init__(self, engine: AsyncEngine) -> None:
@@ -85,7 +85,7 @@ class SqlArchive:
 
     @classmethod
     def from_url(cls, url: str | None = None, **engine_kwargs: Any) -> SqlArchive:
-        """An archive on its own engine (`url` as for `engine.database_url`)."""
+        """An archive on its own engine (`url` as for `database.database_url`)."""
         return cls(make_engine(url, **engine_kwargs))
 
     async def close(self) -> None:
@@ -155,65 +155,13 @@ class SqlArchive:
             if value is not None and value.utcoffset() is None:
                 raise ValueError(f"{name} must be timezone-aware")
         after = _decode_cursor(cursor) if cursor is not None else None
-
-        query: Select[Any]
-        if player_id is None:
-            at, game_id = games.c.finished_at, games.c.id
-            query = select(*_GAME_SUMMARY_COLUMNS)
-        else:  # the player's seats, in the (player_id, finished_at, game_id) index order
-            at, game_id = seats.c.finished_at, seats.c.game_id
-            query = (
-                select(*_GAME_SUMMARY_COLUMNS)
-                .select_from(seats)
-                .join(games, games.c.id == seats.c.game_id)
-                .where(seats.c.player_id == player_id)
-            )
-        if since is not None:
-            query = query.where(at >= since)
-        if until is not None:
-            query = query.where(at < until)
-        if after is not None:
-            query = query.where(tuple_(at, game_id) < tuple_(*_typed_key(after)))
-        query = query.order_by(at.desc(), game_id.desc()).limit(limit + 1)
-
+        query = _games_page_query(player_id, since, until, after, limit + 1)
         with _translate_errors():
             async with self.engine.connect() as conn:
                 page = (await conn.execute(query)).all()
                 more = len(page) > limit
                 page = page[:limit]
-                by_game: dict[str, list[SeatSummary]] = {row.id: [] for row in page}
-                if page:
-                    seat_rows = await conn.execute(
-                        select(
-                            seats.c.game_id,
-                            seats.c.seat,
-                            seats.c.name,
-                            seats.c.bot,
-                            seats.c.player_id,
-                            results.c.score,
-                            results.c.rank,
-                            results.c.winner,
-                        )
-                        .join(
-                            results,
-                            (results.c.game_id == seats.c.game_id)
-                            & (results.c.seat == seats.c.seat),
-                        )
-                        .where(seats.c.game_id.in_(list(by_game)))
-                        .order_by(seats.c.game_id, seats.c.seat)
-                    )
-                    for s in seat_rows:
-                        by_game[s.game_id].append(
-                            SeatSummary(
-                                seat=s.seat,
-                                name=s.name,
-                                bot=s.bot,
-                                player_id=s.player_id,
-                                score=s.score,
-                                rank=s.rank,
-                                winner=bool(s.winner),
-                            )
-                        )
+                by_game = await _seat_summaries(conn, [row.id for row in page])
         items = [
             GameSummary(
                 id=row.id,
@@ -419,3 +367,72 @@ def _decode_cursor(cursor: str) -> tuple[datetime, str]:
 
 def _typed_key(key: tuple[datetime, str]) -> tuple[Any, Any]:
     return literal(key[0], games.c.finished_at.type), literal(key[1], games.c.id.type)
+
+
+def _games_page_query(
+    player_id: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    after: tuple[datetime, str] | None,
+    limit: int,
+) -> Select[Any]:
+    """`list_games`' query: game summaries newest first, from the key `after` on."""
+    query: Select[Any]
+    if player_id is None:
+        at, game_id = games.c.finished_at, games.c.id
+        query = select(*_GAME_SUMMARY_COLUMNS)
+    else:  # the player's seats, in the (player_id, finished_at, game_id) index order
+        at, game_id = seats.c.finished_at, seats.c.game_id
+        query = (
+            select(*_GAME_SUMMARY_COLUMNS)
+            .select_from(seats)
+            .join(games, games.c.id == seats.c.game_id)
+            .where(seats.c.player_id == player_id)
+        )
+    if since is not None:
+        query = query.where(at >= since)
+    if until is not None:
+        query = query.where(at < until)
+    if after is not None:
+        query = query.where(tuple_(at, game_id) < tuple_(*_typed_key(after)))
+    return query.order_by(at.desc(), game_id.desc()).limit(limit)
+
+
+async def _seat_summaries(
+    conn: AsyncConnection, game_ids: list[str]
+) -> dict[str, list[SeatSummary]]:
+    """The seats (with their results) of each of `game_ids`, in seat order."""
+    by_game: dict[str, list[SeatSummary]] = {game_id: [] for game_id in game_ids}
+    if not game_ids:
+        return by_game
+    seat_rows = await conn.execute(
+        select(
+            seats.c.game_id,
+            seats.c.seat,
+            seats.c.name,
+            seats.c.bot,
+            seats.c.player_id,
+            results.c.score,
+            results.c.rank,
+            results.c.winner,
+        )
+        .join(
+            results,
+            (results.c.game_id == seats.c.game_id) & (results.c.seat == seats.c.seat),
+        )
+        .where(seats.c.game_id.in_(game_ids))
+        .order_by(seats.c.game_id, seats.c.seat)
+    )
+    for s in seat_rows:
+        by_game[s.game_id].append(
+            SeatSummary(
+                seat=s.seat,
+                name=s.name,
+                bot=s.bot,
+                player_id=s.player_id,
+                score=s.score,
+                rank=s.rank,
+                winner=bool(s.winner),
+            )
+        )
+    return by_game

@@ -33,11 +33,7 @@ def timestamp(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
 
-def archive_rows(
-    record: GameRecord, events: Sequence[StoredEvent], player_ids: Sequence[str | None]
-) -> ArchiveRows:
-    """The rows of one archived game. Raises ValueError when the input is not a whole,
-    finished game."""
+def _check_game(record: GameRecord, player_ids: Sequence[str | None]) -> None:
     state = record.state
     if state.phase != "finished" or state.results is None:
         raise ValueError(f"game {record.id} is not finished")
@@ -52,6 +48,11 @@ def archive_rows(
     if any(not p or len(p) > PLAYER_ID_LENGTH for p in known):
         raise ValueError(f"a player id has 1 to {PLAYER_ID_LENGTH} characters")
 
+
+def _checked_log(record: GameRecord, events: Sequence[StoredEvent]) -> list[AnyEvent]:
+    """The game's whole event log, decoded: seq 1 to the last, game_started to
+    game_finished (with the game's results)."""
+    state = record.state
     seqs = [e.seq for e in events]
     if seqs != list(range(1, len(events) + 1)) or len(events) != state.last_seq:
         raise ValueError(
@@ -65,6 +66,19 @@ def archive_rows(
         raise ValueError("an archived log runs from game_started to game_finished")
     if end.results != state.results:
         raise ValueError("the log's game_finished results differ from the game's")
+    return decoded
+
+
+def archive_rows(
+    record: GameRecord, events: Sequence[StoredEvent], player_ids: Sequence[str | None]
+) -> ArchiveRows:
+    """The rows of one archived game. Raises ValueError when the input is not a whole,
+    finished game."""
+    _check_game(record, player_ids)
+    state = record.state
+    n = len(state.players)
+    decoded = _checked_log(record, events)
+    start = decoded[0]
 
     deck = [e.card for e in decoded if isinstance(e, CardDrawn)]
     deck.extend(state.draw_pile)  # empty once a game ends (every card is drawn first)

@@ -17,7 +17,7 @@ from pathlib import Path
 from sqlalchemy import pool, text
 from sqlalchemy.engine import make_url
 
-from .engine import database_url, make_engine
+from infra.archive.database import database_url, make_engine
 
 
 @asynccontextmanager

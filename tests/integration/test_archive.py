@@ -34,9 +34,9 @@ from domain.views import public_view
 from infra.archive import InvalidCursor, SqlArchive, make_engine, upgrade
 from infra.archive.models import events as events_table
 from infra.archive.models import games, results, seats
-from infra.archive.scratch import scratch_database
 from service.games import encode_events
 from service.ports import GameRecord, StoredEvent, StoreUnavailable
+from tests.integration.scratch import scratch_database
 
 pytestmark = pytest.mark.integration
 

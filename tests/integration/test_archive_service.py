@@ -49,9 +49,9 @@ from domain.views import public_view
 from infra.archive import make_engine, upgrade
 from infra.archive.models import events as events_table
 from infra.archive.models import games, results, seats
-from infra.archive.scratch import scratch_database
 from service.ports import ArchiveJob
 from tests.conftest import ROOT, free_port
+from tests.integration.scratch import scratch_database
 from tests.servers import ServiceProcess
 
 pytestmark = pytest.mark.integration

@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `bench.ceiling_a
 import service.games as games_mod  # noqa: E402 - after the environment is set
 from bench.loadgen import next_move  # noqa: E402 - the load generator's own move choice
 from domain.model import Action  # noqa: E402 - after the environment is set
-from infra.redis_store import _record_decoder, _record_encoder  # noqa: E402 - after the environment is set
+from infra.redis_store import _record_decoder, _record_encoder, connect  # noqa: E402 - after the environment is set
 from service.api.routes import etag, render_acted, view_fields  # noqa: E402 - after the environment is set
 from service.api.schemas import GameOut  # noqa: E402 - after the environment is set
 from service.app import create_app  # noqa: E402 - after the environment is set
@@ -301,14 +301,14 @@ async def stage_breakdown(service: GameService, rng, ids, humans: int = 1) -> fl
     return act_us
 
 
-async def pieces(service: GameService, game_id: str) -> None:
+async def pieces(service: GameService, game_id: str, client) -> None:
+    """`client`: a client as the Redis store makes its own (`infra.redis_store.connect`)."""
     import hiredis
     import redis.asyncio as aredis
 
-    store = service.store
     record = await service.get(game_id)
     key = f"{{game:{game_id}}}"
-    blob = await store.client.hget(key, "rec")
+    blob = await client.hget(key, "rec")
     plain = aredis.Redis.from_url(os.environ["TEN_REDIS_URL"])
     loop = asyncio.get_running_loop()
 
@@ -325,8 +325,8 @@ async def pieces(service: GameService, game_id: str) -> None:
             if reply is not False:
                 self.waiter.set_result(reply)
 
-    host = store.client.connection_pool.connection_kwargs.get("host", "127.0.0.1")
-    port = store.client.connection_pool.connection_kwargs.get("port", 6379)
+    host = client.connection_pool.connection_kwargs.get("host", "127.0.0.1")
+    port = client.connection_pool.connection_kwargs.get("port", 6379)
     transport, proto = await loop.create_connection(Proto, host, port)
     hget = f"*3\r\n$4\r\nHGET\r\n${len(key)}\r\n{key}\r\n$3\r\nrec\r\n".encode()
 
@@ -344,7 +344,7 @@ async def pieces(service: GameService, game_id: str) -> None:
     print("\n2. pieces, one at a time:")
     line(
         "redis-py HGET, the store's BlockingConnectionPool",
-        await cpu_per_call(lambda: store.client.hget(key, "rec")),
+        await cpu_per_call(lambda: client.hget(key, "rec")),
     )
     line("redis-py HGET, plain ConnectionPool", await cpu_per_call(lambda: plain.hget(key, "rec")))
     line("asyncio protocol + hiredis HGET (the floor)", await cpu_per_call(raw_hget))
@@ -461,7 +461,7 @@ async def main() -> None:
     app = create_app(Settings.from_env())
     service: GameService = app.state.service
     client = Asgi(app)
-    store = service.store
+    raw = connect(os.environ["TEN_REDIS_URL"])  # for the keys this script reads and deletes
     ids: list[str] = []
     print(f"python {sys.version.split()[0]}; CPU us per request, one request at a time, "
           f"in-process (machine load average {os.getloadavg()[0]:.2f})\n")  # fmt: skip
@@ -472,7 +472,7 @@ async def main() -> None:
         print("1b. ", end="")
         direct_humans = await stage_breakdown(service, rng, ids, humans=4)
         game_id = ids[-1]
-        await pieces(service, game_id)
+        await pieces(service, game_id, raw)
 
         print("\n3. the apps driven as ASGI in-process (no sockets, no uvicorn):")
         a_total, a_count, statuses, act_bytes = await asgi_actions(client, ACTIONS, rng, ids)
@@ -507,10 +507,10 @@ async def main() -> None:
         os.environ["CEILING_WRITE_BYTES"] = str(act_bytes)
         from bench import ceiling_app
 
-        blob = await store.client.hget(f"{{game:{game_id}}}", "rec")
+        blob = await raw.hget(f"{{game:{game_id}}}", "rec")
         version = (await service.get(game_id)).version
         for n in (CEIL_N, CEIL_N + 1):  # the second for the kept-record endpoint
-            await store.client.hset(f"{{bench:ceil}}:{n}", mapping={"v": version, "rec": blob})
+            await raw.hset(f"{{bench:ceil}}:{n}", mapping={"v": version, "rec": blob})
         ceil = Asgi(ceiling_app.app)
 
         async def ceil_read():
@@ -568,10 +568,11 @@ async def main() -> None:
         for g in ids:
             keys += [f"{{game:{g}}}", f"{{game:{g}}}:log", f"{{game:{g}}}:idem"]
         for i in range(0, len(keys), 500):
-            await store.client.delete(*keys[i : i + 500])
+            await raw.delete(*keys[i : i + 500])
         for i in range(0, len(ids), 500):  # the finished games handed to the archive outbox
-            await store.client.hdel(OUTBOX_KEY, *ids[i : i + 500])
-        await store.close()
+            await raw.hdel(OUTBOX_KEY, *ids[i : i + 500])
+        await raw.aclose()
+        await service.store.close()
         shutil.rmtree(_TMP, ignore_errors=True)
 
 

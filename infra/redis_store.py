@@ -3,7 +3,7 @@
 Keys of one game share the hash tag `{game:<id>}`, so every script touches one slot:
 - `{game:<id>}`       hash: `v` (version) and `rec` (the msgpack-encoded GameRecord)
 - `{game:<id>}:log`   stream: one entry per event, id `0-<seq>`, field `d` (the event JSON)
-- `{game:<id>}:idem`  hash: Idempotency-Key -> the first response (msgpack)
+- `{game:<id>}:idem`  hash: Idempotency-Key -> the action's outcome (msgpack)
 A save checks the version and writes state, events and idempotent response in one Lua
 call (one round trip); every key expires together after the configured time. A save that
 loses the race gets the stored record back from the same call, so the caller can retry on
@@ -151,6 +151,17 @@ def _stream_events(entries) -> list[StoredEvent]:
     ]
 
 
+def connect(url: str, *, cluster: bool = False, max_connections: int = 200, **kwargs):
+    """A Redis (or Redis Cluster) client; standalone, on a pool that waits for a free
+    connection (5 s) rather than failing. The client owns its pool: `aclose()` closes both."""
+    if cluster:
+        return RedisCluster.from_url(url, max_connections=max_connections, **kwargs)
+    kwargs.setdefault("timeout", 5)
+    return Redis.from_pool(
+        BlockingConnectionPool.from_url(url, max_connections=max_connections, **kwargs)
+    )
+
+
 class RedisGameStore:
     def __init__(
         self,
@@ -170,28 +181,13 @@ class RedisGameStore:
         # redis-py's 5 s default socket timeout cut every idle stream after 5 s. Their client
         # has no read timeout; wait_events bounds each wait itself.
         no_read_timeout = {"socket_timeout": None, "socket_connect_timeout": 5}
-        if cluster:
-            self._redis = RedisCluster.from_url(url, max_connections=max_connections)
-            self._blocking = RedisCluster.from_url(
-                url, max_connections=max_connections, **no_read_timeout
-            )
-        else:
-            # from_pool: the client owns its pool, so close() also closes the connections
-            self._redis = Redis.from_pool(
-                BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=5)
-            )
-            # SSE readers block on XREAD: their own pool, so they never starve actions
-            self._blocking = Redis.from_pool(
-                BlockingConnectionPool.from_url(
-                    url, max_connections=max_connections * 4, timeout=5, **no_read_timeout
-                )
-            )
+        self._redis = connect(url, cluster=cluster, max_connections=max_connections)
+        # SSE readers block on XREAD: their own pool, so they never starve actions
+        self._blocking = connect(
+            url, cluster=cluster, max_connections=max_connections * 4, **no_read_timeout
+        )
         self._create = self._redis.register_script(_CREATE)
         self._save = self._redis.register_script(_SAVE)
-
-    @property
-    def client(self):
-        return self._redis
 
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
         args = [
@@ -324,11 +320,3 @@ class RedisGameStore:
     async def close(self) -> None:
         await self._redis.aclose()
         await self._blocking.aclose()
-
-    async def memory_usage(self, game_id: str) -> tuple[int, int]:
-        """Bytes the game's state and event log take in Redis (for benchmarks)."""
-        state_key, log_key, _ = _keys(game_id)
-        with unavailable_on_connection_errors():
-            state = await self._redis.memory_usage(state_key, samples=0) or 0
-            log = await self._redis.memory_usage(log_key, samples=0) or 0
-        return state, log

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.middleware.rate_limit import RateLimitConfig
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.static_files import create_static_files_router
+from litestar.stores.base import Store
 
 from service.api.history_routes import (
     ArchiveController,
@@ -31,7 +33,7 @@ from service.games import GameService
 from service.history import History
 from service.observability.logs import RequestContext, configure_logging
 from service.ports import ArchiveOutbox, GameStore, StoreUnavailable
-from service.runtime import tune_gc
+from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
@@ -39,40 +41,62 @@ UNARCHIVED_SWEEP_SECONDS = 30
 log = logging.getLogger("ten")
 
 
-def build_store(settings: Settings) -> GameStore:
-    if settings.redis_url:
-        from infra.redis_store import RedisGameStore  # noqa: PLC0415 - only when configured
+class Adapters(NamedTuple):
+    """The adapters the app runs on, all chosen from the settings here: Redis when
+    `TEN_REDIS_URL` is set, else the embedded ones (one process)."""
 
-        return RedisGameStore(settings.redis_url, cluster=settings.redis_cluster)
-    from infra.memory_store import MemoryGameStore  # noqa: PLC0415
-
-    return MemoryGameStore()
-
-
-def build_archive(settings: Settings) -> GameArchive:
-    from infra.archive import SqlArchive  # noqa: PLC0415 - SQLAlchemy only when built
-
-    return SqlArchive.from_url(settings.database_url)
+    store: GameStore
+    outbox: ArchiveOutbox
+    archive: GameArchive
+    rate_limit_store: Store | None  # shared by every replica; None: each process counts alone
+    store_system: str  # for metrics and traces: "redis" or "memory"
+    close: Callable[[], Awaitable[None]]
 
 
-def build_outbox(store: GameStore) -> ArchiveOutbox:
-    client = getattr(store, "client", None)
-    if client is not None:
-        from infra.outbox import RedisOutbox  # noqa: PLC0415
+def build_adapters(
+    settings: Settings, store: GameStore | None = None, archive: GameArchive | None = None
+) -> Adapters:
+    """`store` and `archive`, when given (tests), replace the ones the settings name."""
+    if archive is None:
+        from infra.archive import SqlArchive  # noqa: PLC0415 - SQLAlchemy only when built
 
-        return RedisOutbox(client)  # shared by every replica
-    from infra.outbox import MemoryOutbox  # noqa: PLC0415
+        archive = SqlArchive.from_url(settings.database_url)
+    if settings.redis_url is None:
+        from infra.memory_store import MemoryGameStore  # noqa: PLC0415
+        from infra.outbox import MemoryOutbox  # noqa: PLC0415
 
-    return MemoryOutbox()
+        store = store if store is not None else MemoryGameStore()
+
+        async def close_embedded() -> None:
+            await store.close()
+            await archive.close()
+
+        return Adapters(store, MemoryOutbox(), archive, None, "memory", close_embedded)
+    from infra.outbox import RedisOutbox  # noqa: PLC0415 - redis-py only when configured
+    from infra.rate_limit_store import RateLimitStore  # noqa: PLC0415
+    from infra.redis_store import RedisGameStore, connect  # noqa: PLC0415
+
+    if store is None:
+        store = RedisGameStore(settings.redis_url, cluster=settings.redis_cluster)
+    # the outbox (shared by every replica) and the rate-limit counts: a small pool of their own
+    client = connect(settings.redis_url, cluster=settings.redis_cluster, max_connections=50)
+    rate_limit_store = RateLimitStore(client, namespace="ten-rate")
+
+    async def close_redis() -> None:
+        await store.close()
+        await client.aclose()
+        await archive.close()
+
+    return Adapters(store, RedisOutbox(client), archive, rate_limit_store, "redis", close_redis)
 
 
 class Instruments:
     """Metrics and tracing as the settings ask, each off costing nothing per request."""
 
-    def __init__(self, settings: Settings, store: GameStore, tracer_provider: Any) -> None:
+    def __init__(self, settings: Settings, store_system: str, tracer_provider: Any) -> None:
         self.metrics = None
         self.tracing = None
-        self.embedded = getattr(store, "client", None) is None
+        self.store_system = store_system
         if settings.metrics:
             from service.observability import metrics as m  # noqa: PLC0415 - only when on
 
@@ -92,7 +116,7 @@ class Instruments:
             store,
             self.metrics,
             tracer=self.tracing.tracer if self.tracing else None,
-            system="memory" if self.embedded else "redis",
+            system=self.store_system,
         )
 
     def outbox(self, outbox: ArchiveOutbox) -> ArchiveOutbox:
@@ -124,6 +148,80 @@ class Instruments:
             self.tracing.shutdown()
 
 
+class Background:
+    """The tasks every process runs beside the requests: the archiver, the sweep for finished
+    games never handed to the archive, the metrics flusher."""
+
+    def __init__(
+        self, settings: Settings, archiver: Archiver, service: GameService, obs: Instruments
+    ) -> None:
+        self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
+        self.tasks: list[asyncio.Task] = []
+
+    async def start(self) -> None:
+        if self.settings.run_migrations:
+            from infra.archive.migrate import upgrade_async  # noqa: PLC0415
+
+            await upgrade_async(self.settings.database_url)
+        self._run(self.archiver.run_forever(), "ten-archiver")
+        self._run(self.hand_over_forever(), "ten-unarchived")
+        if self.obs.metrics is not None:
+            self._run(self.obs.metrics.flush_forever(), "ten-metrics")
+
+    def _run(self, coroutine: Any, name: str) -> None:
+        self.tasks.append(asyncio.create_task(coroutine, name=name))
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    async def hand_over_forever(self) -> None:
+        """Finished games a process left without handing them to the archive (it died just
+        after the final save, or the outbox failed): looked for every half minute."""
+        while True:
+            await asyncio.sleep(UNARCHIVED_SWEEP_SECONDS)
+            try:
+                found = await self.service.hand_over_unarchived()
+            except (StoreUnavailable, OSError) as exc:
+                log.warning("looking for unarchived games failed (%s)", exc)
+                continue
+            except Exception:
+                log.exception("looking for unarchived games failed")
+                continue
+            if found:
+                log.warning("%d finished game(s) handed to the archive late", found)
+
+
+def rate_limiting(settings: Settings, adapters: Adapters) -> tuple[list, dict[str, Store]]:
+    """The rate-limit middleware and its store as `TEN_RATE_LIMIT` asks (none unset)."""
+    if settings.rate_limit is None:
+        return [], {}
+    limit, unit = settings.rate_limit
+    config = RateLimitConfig(
+        rate_limit=(unit, limit),  # type: ignore[arg-type]
+        exclude=["/health", "/ready", "/schema", "/static", "/metrics"],
+    )
+    stores = {}
+    if adapters.rate_limit_store is not None:  # one count per client for every replica
+        stores[config.store] = adapters.rate_limit_store
+    return [config.middleware], stores
+
+
+def routes() -> list:
+    return [
+        GamesController,
+        ArchiveController,
+        player_stats,
+        leaderboard,
+        score,
+        rules,
+        health,
+        ready,
+        create_static_files_router(path="/static", directories=[STATIC], include_in_schema=False),
+    ]
+
+
 def create_app(
     settings: Settings | None = None,
     store: GameStore | None = None,
@@ -134,100 +232,35 @@ def create_app(
 ) -> Litestar:
     """The app; `tracer_provider` (OpenTelemetry) replaces the OTLP exporter when tracing is on.
 
-    `serving`: the app is the process's one app (`service.app:app`), so once it has started it
-    also tunes the process's garbage collector (`service.runtime.tune_gc`); apps built by tests
-    leave their process alone.
+    `serving`: the app is the process's one app (`service.app:app`): it refuses to start in
+    several uvicorn workers on the embedded store, and once it has started it tunes the
+    process's garbage collector (`service.runtime.tune_gc`); apps built by tests leave their
+    process alone.
     """
     settings = settings or Settings.from_env()
+    if serving:
+        refuse_several_embedded_workers(settings.redis_url)
     # before uvicorn logs that the server started: every line in the configured format
     configure_logging(settings.log_format, settings.log_level, settings.access_log)
-    store = store if store is not None else build_store(settings)
-    archive = archive if archive is not None else build_archive(settings)
-    outbox = build_outbox(store)
-    obs = Instruments(settings, store, tracer_provider)
-    store, outbox = obs.store(store), obs.outbox(outbox)
-    archiver = Archiver(outbox, archive, interval=settings.archive_interval)
-
-    def wake_archiver() -> None:
-        archiver.wake.set()
-
-    service = obs.service_class(store, settings, outbox=outbox, on_finished=wake_archiver)
-    history = History(archive)
-    background: list[asyncio.Task] = []
-
-    async def start_archiver() -> None:
-        if settings.run_migrations:
-            from infra.archive.migrate import upgrade_async  # noqa: PLC0415
-
-            await upgrade_async(settings.database_url)
-        background.append(asyncio.create_task(archiver.run_forever(), name="ten-archiver"))
-        background.append(asyncio.create_task(hand_over_forever(), name="ten-unarchived"))
-        if obs.metrics is not None:
-            flusher = obs.metrics.flush_forever()
-            background.append(asyncio.create_task(flusher, name="ten-metrics"))
-
-    async def hand_over_forever() -> None:
-        """Finished games a process left without handing them to the archive (it died just
-        after the final save, or the outbox failed): looked for every half minute."""
-        while True:
-            await asyncio.sleep(UNARCHIVED_SWEEP_SECONDS)
-            try:
-                found = await service.hand_over_unarchived()
-            except (StoreUnavailable, OSError) as exc:
-                log.warning("looking for unarchived games failed (%s)", exc)
-                continue
-            except Exception:
-                log.exception("looking for unarchived games failed")
-                continue
-            if found:
-                log.warning("%d finished game(s) handed to the archive late", found)
+    adapters = build_adapters(settings, store, archive)
+    obs = Instruments(settings, adapters.store_system, tracer_provider)
+    store, outbox = obs.store(adapters.store), obs.outbox(adapters.outbox)
+    archiver = Archiver(outbox, adapters.archive, interval=settings.archive_interval)
+    service = obs.service_class(store, settings, outbox=outbox, on_finished=archiver.wake.set)
+    background = Background(settings, archiver, service, obs)
 
     async def tune_process() -> None:
         tune_gc(settings.gc_threshold)  # last: what startup built is frozen too
 
-    async def close_store() -> None:
-        for task in background:
-            task.cancel()
-        await asyncio.gather(*background, return_exceptions=True)
-        await store.close()
-        await archive.close()
+    async def shut_down() -> None:
+        await background.stop()
+        await adapters.close()
         obs.shutdown()
 
-    middleware = []
-    stores = {}
-    if settings.rate_limit is not None:
-        client = getattr(store, "client", None)
-        if client is not None:
-            # one count per client shared by every replica, on a Redis or a Redis Cluster
-            from infra.rate_limit_store import RateLimitStore  # noqa: PLC0415 - only with Redis
-
-            stores["rate_limit"] = RateLimitStore(client, namespace="ten-rate")
-        limit, unit = settings.rate_limit
-        middleware.append(
-            RateLimitConfig(
-                rate_limit=(unit, limit),  # type: ignore[arg-type]
-                exclude=["/health", "/ready", "/schema", "/static", "/metrics"],
-            ).middleware
-        )
-
+    middleware, stores = rate_limiting(settings, adapters)
     app = Litestar(
-        route_handlers=[
-            GamesController,
-            ArchiveController,
-            player_stats,
-            leaderboard,
-            score,
-            rules,
-            health,
-            ready,
-            *obs.route_handlers(store),
-            create_static_files_router(
-                path="/static", directories=[STATIC], include_in_schema=False
-            ),
-        ],
-        state=State(
-            {"service": service, "settings": settings, "archive": archive, "history": history}
-        ),
+        route_handlers=[*routes(), *obs.route_handlers(store)],
+        state=State({"service": service, "history": History(adapters.archive)}),
         plugins=[ProblemDetailsPlugin(problem_details_config()), *obs.plugins()],
         before_send=obs.before_send(),
         logging_config=None,  # configure_logging above: JSON or text on stdout, request ids
@@ -236,16 +269,14 @@ def create_app(
         stores=stores,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=openapi_config(),
-        on_startup=[start_archiver, *([tune_process] if serving else [])],
-        on_shutdown=[close_store],
+        on_startup=[background.start, *([tune_process] if serving else [])],
+        on_shutdown=[shut_down],
     )
     finish_openapi(app)
     # around Litestar's router and exception handling: every response has a request id and
     # is counted, 404s and 429s included
     app.asgi_handler = RequestContext(
-        app.asgi_handler,
-        access_log=settings.access_log,
-        http_metrics=obs.metrics,
+        app.asgi_handler, access_log=settings.access_log, http_metrics=obs.metrics
     )
     return app
 

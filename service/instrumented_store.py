@@ -38,9 +38,6 @@ class InstrumentedStore:
         self._tracer = tracer
         self._system = system
 
-    def __getattr__(self, name: str) -> Any:  # the adapter's own attributes (e.g. `client`)
-        return getattr(self.inner, name)
-
     async def _call(self, op: tuple[str], game_id: str | None, call, *args):
         if self._tracer is not None:
             attributes = {"db.system": self._system, "db.operation": op[0]}

@@ -10,7 +10,7 @@ import msgspec
 from domain.cards import CardCode, CollectionCode, ManifestEntry
 from domain.model import Action, AnyEvent, Phase, Player, Result, Rules
 from domain.scoring import ColorScore
-from domain.views import AuctionView, PublicView, Supply
+from domain.views import AuctionView, Supply
 from service.ports import StoredEvent
 
 _IN = {"frozen": True, "kw_only": True, "forbid_unknown_fields": True}
@@ -139,7 +139,3 @@ class Problem(msgspec.Struct, **_OUT):
     status: int
     detail: str
     code: str  # stable, machine-readable
-
-
-def game_out(game_id: str, view: PublicView, seat: int | None, legal: list[Action] | None):
-    return GameOut(id=game_id, seat=seat, legal_actions=legal, **msgspec.structs.asdict(view))

@@ -264,11 +264,13 @@ def per_worker(prom: Path, tmp: Path, **labels: str) -> dict[str, float]:
     return found
 
 
-def test_two_workers_share_their_metrics(tmp_path: Path) -> None:
-    """PROMETHEUS_MULTIPROC_DIR: a scrape of either worker sees both workers' requests."""
+def test_two_workers_share_their_metrics(tmp_path: Path, redis_url: str) -> None:
+    """PROMETHEUS_MULTIPROC_DIR: a scrape of either worker sees both workers' requests
+    (on Redis: several workers on the embedded store are refused)."""
     prom = tmp_path / "prometheus"
     prom.mkdir()
     env = {
+        "TEN_REDIS_URL": redis_url,
         "PROMETHEUS_MULTIPROC_DIR": str(prom),
         "TEN_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
         "TEN_LOG_FORMAT": "json",

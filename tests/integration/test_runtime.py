@@ -15,6 +15,7 @@ import textwrap
 
 import pytest
 
+from service import runtime
 from service.settings import Settings
 from tests.conftest import ROOT
 
@@ -97,3 +98,29 @@ def test_threshold_settings_are_read() -> None:
     assert Settings.from_env({"TEN_GC_THRESHOLD": "0"}).gc_threshold == 0
     assert Settings.from_env({"TEN_GC_THRESHOLD": " 50000 "}).gc_threshold == 50_000
     assert Settings.from_env({}).gc_threshold == 10_000
+
+
+@pytest.mark.parametrize(
+    ("argv", "environ", "workers"),
+    [
+        (["/venv/bin/uvicorn", "service.app:app", "--workers", "2"], {}, 2),
+        (["/x/uvicorn/__main__.py", "service.app:app", "--workers=3"], {}, 3),
+        (["/venv/bin/uvicorn", "service.app:app"], {"WEB_CONCURRENCY": "4"}, 4),
+        (["/venv/bin/uvicorn", "service.app:app", "--workers", "1"], {"WEB_CONCURRENCY": "4"}, 1),
+        (["/venv/bin/uvicorn", "service.app:app"], {}, 1),
+        (["/venv/bin/pytest", "--workers", "2"], {}, 1),  # not uvicorn's command line
+        ([], {"WEB_CONCURRENCY": "2"}, 1),
+    ],
+)
+def test_uvicorn_workers_are_read_from_its_command_line(argv, environ, workers) -> None:
+    assert runtime.uvicorn_workers(argv, environ) == workers
+
+
+def test_one_worker_or_redis_is_not_refused(monkeypatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/uvicorn", "service.app:app", "--workers", "2"])
+    runtime.refuse_several_embedded_workers("redis://127.0.0.1:6379/0")  # shared: fine
+    with pytest.raises(SystemExit) as refused:
+        runtime.refuse_several_embedded_workers(None)
+    assert refused.value.code == runtime.STARTUP_FAILURE
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/uvicorn", "service.app:app"])
+    runtime.refuse_several_embedded_workers(None)  # one worker: fine

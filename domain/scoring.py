@@ -48,7 +48,7 @@ multiset of cards, never on their order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Final
 
@@ -93,6 +93,8 @@ _NUMBER_CODES: Final = tuple(tuple(f"{c}{n}" for n in range(1, 10)) for c in COL
 _COLOR_WILD_CODES: Final = tuple(f"{c}#" for c in COLORS)
 _NUMBER_WILD_CODES: Final = tuple(f"W{n}" for n in range(1, 10))
 _NO_RUN: Final = ColorScore(points=0, run=())
+_NO_OWNER: Final = (-1,) * 9
+_NO_FULLS: Final = (0, 0, 0, 0)
 
 # Composite value of a candidate run for the tie rule (see module docstring):
 #   score * 10**21 - wilds * 10**19 + 5**length * 10**12 + key * _COLOR_WEIGHT[colour]
@@ -174,10 +176,14 @@ _Choice = tuple[tuple[_Cand, ...], tuple[int, ...], int]
 @lru_cache(maxsize=16384)
 def _choice(held: int, k: int, wmask: int, full: int, bonus: int, c: int) -> _Choice:
     """Colour `c`'s candidates: `held` its number cards, `k` its colour wilds, `wmask`
-    the numbered wildcards held, `full` the copies of `W#` (0 or 1)."""
+    the numbered wildcards held at numbers it does not hold, `full` the copies of `W#`
+    (0 or 1)."""
     cands: list[_Cand] = []
     kept: list[tuple[int, int]] = []  # (d, n) of the candidates needing shared wild cards
+    most = k + _POP[wmask] + full  # the most numbers a run can be missing
     for row in _INTERVALS[held]:
+        if row[4] > most:
+            continue
         length, a, _b, miss, need = row
         d = need - k
         n = 0
@@ -223,7 +229,15 @@ def _combine(steps: tuple[tuple[int, int], ...], rest: list[int]) -> list[int]:
     `rest` grows with x, so the best split gives the colour the least budget that
     reaches one of its values: only its steps are tried.
     """
-    return [max(v + rest[r - x] for x, v in steps if x <= r) for r in range(len(rest))]
+    out = []
+    for r in range(len(rest)):
+        best = 0
+        for x, v in steps:
+            if x > r:
+                break
+            best = max(best, v + rest[r - x])
+        out.append(best)
+    return out
 
 
 def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | None]:
@@ -252,11 +266,6 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
     chosen: list[_Interval | None] = [None] * len(choices)
     path = chosen.copy()
 
-    def fits(d: int, n: int, subsets: list[tuple[int, int]]) -> bool:
-        """Whether a candidate (d, n) joins every set of colours (sum of d, union of n)
-        of `subsets` without breaking Hall's condition."""
-        return all(sd + d - pop[sn | n] <= full for sd, sn in subsets)
-
     def go(level: int, value: int, left: int, subsets: list[tuple[int, int]], todo: list) -> bool:
         """Choose from level `level` < `last` on: `value` so far, `left` shared cards not
         spoken for, `subsets` the (sum of d, union of n) of the sets of colours chosen
@@ -264,7 +273,7 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
         True once `top` is met."""
         nonlocal best, chosen
         after = bounds[level + 1]
-        rest = min(after[left], sum(lst[0][0] for lst in todo[1:]))
+        rest = min(after[left], sum([lst[0][0] for lst in todo[1:]]))
         for v, d, n, row in todo[0]:
             s = value + v
             if s + rest <= best:
@@ -272,23 +281,32 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
             if d and s + after[left - d] <= best:
                 continue
             path[level] = row
+            # the sets of colours chosen that now hold this one, for Hall's condition
             new = [(d, n), *[(sd + d, sn | n) for sd, sn in subsets]] if d else []
             if level == last - 1:  # the last colour: its first candidate that fits
                 for v2, d2, n2, row2 in todo[1]:
                     if s + v2 <= best:
                         break
-                    if not d2 or fits(d2, n2, new):
-                        best = s + v2
-                        path[last] = row2
-                        chosen = path.copy()
-                        if best == top:
-                            return True
-                        break
+                    if d2 and any(sd + d2 - pop[sn | n2] > full for sd, sn in new):
+                        continue
+                    best = s + v2
+                    path[last] = row2
+                    chosen = path.copy()
+                    if best == top:
+                        return True
+                    break
                 continue
             cut = todo[1:]
             if new:
-                cut = [[c for c in lst if not c[1] or fits(c[1], c[2], new)] for lst in cut]
-                if s + sum(lst[0][0] for lst in cut) <= best:
+                cut = [
+                    [
+                        c
+                        for c in lst
+                        if not c[1] or all(sd + c[1] - pop[sn | c[2]] <= full for sd, sn in new)
+                    ]
+                    for lst in cut
+                ]
+                if s + sum([lst[0][0] for lst in cut]) <= best:
                     continue
             if go(level + 1, s, left - d, subsets + new, cut):
                 return True
@@ -306,7 +324,9 @@ def _solve(
     if perfect_bonus < 0:
         raise ValueError("perfect_bonus must be >= 0")
     held, cwild, wmask, full = _parse(cards)
-    choices = [_choice(held[c], cwild[c], wmask, full, perfect_bonus, c) for c in range(4)]
+    choices = [
+        _choice(held[c], cwild[c], wmask & ~held[c], full, perfect_bonus, c) for c in range(4)
+    ]
     # A colour with one candidate takes it (it needs no shared wild card); so does a
     # colour alone in having a choice (its best fits alone). The others are searched.
     chosen = [cands[0][3] for cands, _steps, _usable in choices]
@@ -328,7 +348,7 @@ def _solve(
 # Placement and the public functions.
 
 
-def _place(units: list[int], usable: list[int]) -> tuple[list[int], list[int]]:
+def _place(units: list[int], usable: list[int]) -> tuple[Sequence[int], Sequence[int]]:
     """Match the numbered wildcards to the places the runs leave to shared wild cards:
     `units[c]` places in colour c, which a `Wn` with n in `usable[c]` may fill.
 
@@ -379,7 +399,7 @@ def score_collection(cards: Iterable[str], perfect_bonus: int = 1) -> Score:
         if row is not None and row[4] > cwild[c]:
             units[c] = row[4] - cwild[c]
             usable[c] = row[3] & wmask
-    owner, fulls = _place(units, usable)
+    owner, fulls = _place(units, usable) if any(units) else (_NO_OWNER, _NO_FULLS)
     if sum(fulls) > 1:  # pragma: no cover - excluded by the search
         raise AssertionError("scoring: no placement for the chosen runs")
 
@@ -390,19 +410,32 @@ def score_collection(cards: Iterable[str], perfect_bonus: int = 1) -> Score:
         if row is None:
             colors[color] = _NO_RUN
             continue
-        length, a, b, miss, _need = row
-        run = list(_NUMBER_CODES[c][a - 1 : b])
-        rest = []  # the missing numbers left to the colour wilds and W#
-        for i in _INDICES[miss]:
+        numbered = 0
+        for i in _INDICES[usable[c]]:
             if owner[i] == c:
-                run[i - a + 1] = _NUMBER_WILD_CODES[i]
-            else:
-                rest.append(i)
-        if fulls[c]:
-            run[rest.pop() - a + 1] = FULL_WILD
-        for i in rest:
-            run[i - a + 1] = _COLOR_WILD_CODES[c]
-        points = length + perfect_bonus if length == 9 else length
-        total += points
-        colors[color] = ColorScore(points=points, run=tuple(run))
+                numbered |= 1 << i
+        color_score = _color_score(c, row, numbered, fulls[c], perfect_bonus)
+        total += color_score.points
+        colors[color] = color_score
     return Score(total=total, colors=colors)
+
+
+# Runs recur from one collection to the next, so their results are kept.
+@lru_cache(maxsize=8192)
+def _color_score(c: int, row: _Interval, numbered: int, full: int, bonus: int) -> ColorScore:
+    """Colour `c`'s result for the interval `row`: the numbered wildcards at the numbers
+    of the mask `numbered`, `W#` (if `full`) at the highest number left, the colour's own
+    wilds at the others."""
+    length, a, b, miss, _need = row
+    run = list(_NUMBER_CODES[c][a - 1 : b])
+    rest = []  # the missing numbers left to W# and the colour wilds
+    for i in _INDICES[miss]:
+        if numbered >> i & 1:
+            run[i - a + 1] = _NUMBER_WILD_CODES[i]
+        else:
+            rest.append(i)
+    if full:
+        run[rest.pop() - a + 1] = FULL_WILD
+    for i in rest:
+        run[i - a + 1] = _COLOR_WILD_CODES[c]
+    return ColorScore(points=length + bonus if length == 9 else length, run=tuple(run))

@@ -12,10 +12,9 @@ from collections import Counter
 from collections.abc import Callable
 
 from domain.cards import NUMBER_CARDS, WILDS, deck_for
-from domain.engine import tableau_sums
+from domain.engine import bust_kind, tableau_sums
 from domain.legal import legal_actions, with_payment
 from domain.model import (
-    BUST_LIMIT,
     CURRENCY_CAP,
     Action,
     Bid,
@@ -63,14 +62,11 @@ def bust_risk(view: PublicView) -> float:
     total = sum(unseen.values())
     if total == 0:
         return 0.0
-    numbers, money = tableau_sums(view.tableau)
-    busting = 0
-    for code, count in unseen.items():
-        if code in NUMBER_CARDS:
-            if numbers + int(code[1]) - money >= BUST_LIMIT:
-                busting += count
-        elif code not in WILDS and money + int(code[1]) >= BUST_LIMIT:
-            busting += count
+    busting = sum(
+        count
+        for code, count in unseen.items()
+        if code not in WILDS and bust_kind((*view.tableau, code)) is not None
+    )
     return busting / total
 
 

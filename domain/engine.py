@@ -18,7 +18,6 @@ from domain import model
 from domain.errors import RuleError
 from domain.model import (
     BUST_LIMIT,
-    BUST_TOKEN_VALUE,
     CURRENCY_CAP,
     STARTING_CURRENCY,
     SUPPLY_BUST,
@@ -188,6 +187,17 @@ def tableau_sums(tableau: Sequence[str]) -> tuple[int, int]:
     return numbers, money
 
 
+def bust_kind(tableau: Sequence[str]) -> str | None:
+    """3.3: whether a tableau busts, and how: its currency cards reach 11 ("currency"), or
+    its number cards exceed its currency cards by 11 or more ("numbers")."""
+    numbers, money = tableau_sums(tableau)
+    if money >= BUST_LIMIT:
+        return "currency"
+    if numbers - money >= BUST_LIMIT:
+        return "numbers"
+    return None
+
+
 def _split(tableau: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...], int]:
     """A tableau's number cards, its currency cards and their value."""
     numbers = []
@@ -297,11 +307,9 @@ class _Step:
             return
         tableau = (*new.tableau, card)
         _set(new, "tableau", tableau)
-        numbers, money = tableau_sums(tableau)
-        if money >= BUST_LIMIT:
-            self.bust("currency")
-        elif numbers - money >= BUST_LIMIT:
-            self.bust("numbers")
+        kind = bust_kind(tableau)
+        if kind is not None:
+            self.bust(kind)
 
     def bust(self, kind: str) -> None:
         """3.3: the tableau goes to market and discard, a bust token, no buy phase; a bust
@@ -405,7 +413,7 @@ class _Step:
         player = self.players[seat]
         if amount < 1 or amount <= auction.high_bid:
             raise RuleError("bid_too_low")
-        if amount > player.currency + BUST_TOKEN_VALUE * player.bust:
+        if amount > player.bidding_power:
             raise RuleError("bid_too_high")
         if action.payment is not None:
             check_token_payment(action.payment, amount, player.currency, player.bust)

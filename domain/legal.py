@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from domain.cards import NUMBER_CARDS
 from domain.model import (
-    BUST_TOKEN_VALUE,
     MAX_BID,
     Action,
     Bid,
@@ -19,7 +18,7 @@ from domain.model import (
     Player,
     Stop,
 )
-from domain.payments import choose_buy_payment, highest_price, token_payment
+from domain.payments import choose_buy_payment, token_payment
 from domain.views import PublicView
 
 _DRAW = Draw()
@@ -49,8 +48,7 @@ def legal_actions(view: PublicView, seat: int, *, priced: bool = True) -> list[A
         return list(_DRAW_OR_STOP if view.draw_pile_size else _DRAW_OR_STOP[1:])
     if view.phase == "auction":
         assert view.auction is not None
-        power = me.currency + BUST_TOKEN_VALUE * me.bust
-        actions = [_PASS, *_BIDS[view.auction.high_bid + 1 : power + 1]]
+        actions = [_PASS, *_BIDS[view.auction.high_bid + 1 : me.bidding_power + 1]]
     elif view.phase in ("buy", "final_buy"):
         actions = [_DECLINE, *(_BUYS[card] for card in buyable_cards(me, view.market))]
     else:
@@ -74,5 +72,5 @@ def with_payment(view: PublicView, seat: int, action: Action) -> Action:
 def buyable_cards(me: Player, market: tuple[str, ...]) -> list[str]:
     """The cards of the market the seat `me` may buy, sorted, each once: those it does not
     hold yet, at a price it can pay."""
-    top = highest_price(me.currency, me.bust, len(me.cards))
+    top = me.bidding_power + len(me.cards)  # tokens at their value, a card for one (3.4)
     return sorted(card for card in set(market).difference(me.cards) if _PRICE[card] <= top)

@@ -103,6 +103,11 @@ class Player(msgspec.Struct, **_FROZEN):
     bust: int = 0
     cards: tuple[str, ...] = ()  # the collection, in the order the cards were taken
 
+    @property
+    def bidding_power(self) -> int:
+        """3.5: the highest bid the seat can make (bust tokens at their value)."""
+        return self.currency + BUST_TOKEN_VALUE * self.bust
+
 
 class Auction(msgspec.Struct, **_FROZEN):
     card: str

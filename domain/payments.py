@@ -95,13 +95,6 @@ def choose_buy_mix(price: int, currency: int, bust: int, cards: int) -> tuple[in
     return None
 
 
-def highest_price(currency: int, bust: int, cards: int) -> int:
-    """The highest price a buyer holding these tokens and cards can pay: for a price of 1
-    or more, `choose_buy_mix(price, currency, bust, cards)` is not None exactly when the
-    price is at most this (tokens at their value, a card for one)."""
-    return currency + BUST_TOKEN_VALUE * bust + cards
-
-
 def choose_buy_payment(
     owned: tuple[str, ...], price: int, currency: int, bust: int, rules: Rules
 ) -> Payment | None:

@@ -20,15 +20,18 @@ numbers of it that the colour's number cards do not cover are filled first by th
 colour's own wilds; the d numbers left need a numbered wildcard `Wn` with n among them,
 or `W#`. One interval per colour can be filled together iff for every set X of colours
     sum(d_c for c in X) - |union of the usable numbers n_c for c in X| <= copies of W#
-(Hall's condition: each `Wn` fills one place, `W#` any place). Each colour's candidates
-are listed best first (see the tie rule) and cut after the first one needing no shared
-wild card; a candidate needing no less than a better one, from no more numbers, is left
-out. A branch-and-bound over the four colours then picks one candidate each, checking
-the condition set by set as colours join; the upper bound of the colours still to choose
-is the best they can do with the shared wild cards not yet spoken for (the condition for
-all colours at once: the d's add up to at most the shared wild cards that fit somewhere).
-
-The wild cards are then placed by augmenting paths (Kuhn's matching).
+(Hall's condition: each `Wn` fills one place, `W#` any place).
+  1. Each colour's candidates are listed best first by their tie-rule value (below) and
+     cut after the first one needing no shared wild card; a candidate needing no less
+     than a better one, from no more numbers, is left out (it could only lose).
+  2. A colour left with one candidate takes it. The others are searched depth first,
+     one colour per level, checking the condition for each set of colours a candidate
+     joins. Upper bounds cut the search: the d's of a choice add up to at most the
+     shared wild cards that fit some candidate (the condition for all colours at once),
+     and the colours not chosen yet keep only the candidates that still fit.
+  3. The wild cards are placed in the chosen runs by augmenting paths (Kuhn's matching).
+Values are composite (see `_SCORE_W`): no two choices of runs have the same value, so
+the best choice, and thus the report, is one and the same whatever the search order.
 
 Tie rule [decision]: among the placements with the highest total (bonus included),
 `score_collection` reports the one that
@@ -168,7 +171,7 @@ def _parse(cards: Iterable[str]) -> tuple[tuple[int, ...], tuple[int, ...], int,
 _Cand = tuple[int, int, int, _Interval | None]
 # A colour's choice: (its candidates best first, the steps (x, t(x)) where the best value
 # t(x) among the candidates with d <= x grows, from x = 0; the union of their n).
-_Choice = tuple[tuple[_Cand, ...], tuple[int, ...], int]
+_Choice = tuple[tuple[_Cand, ...], tuple[tuple[int, int], ...], int]
 
 
 # Collections of a game share most of their colours, so the choices are kept (most
@@ -253,7 +256,8 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
       makes with the chosen ones), so a candidate taken from a list fits as it is, and
       the colours left can add no more than the sum of their lists' first values.
     Only a strictly better sum replaces the best one, so with composite values the
-    result does not depend on the order of the colours.
+    result does not depend on the order of the colours. (Longer than most functions
+    here: the recursion `go` is nested in it to share the tables and the best so far.)
     """
     pop = _POP
     # bounds[level][x]: the best the colours from `level` on can add with x shared cards

@@ -17,6 +17,53 @@ def _otlp_endpoint_set(env: Mapping[str, str]) -> bool:
     return any((env.get(name) or "").strip() for name in names)
 
 
+class _Env:
+    """`TEN_<name>` variables read and checked (blank counts as unset)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+
+    def get(self, name: str) -> str | None:
+        value = self.env.get(f"TEN_{name}")
+        return value.strip() if value and value.strip() else None
+
+    def flag(self, name: str, default: bool) -> bool:
+        value = self.get(name)
+        if value is None:
+            return default
+        if value.lower() in ("1", "true", "yes", "on"):
+            return True
+        if value.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"TEN_{name} must be true or false, not {value!r}")
+
+    def number(self, name: str, default, kind=int):
+        value = self.get(name)
+        if value is None:
+            return default
+        parsed = kind(value)
+        if parsed <= 0:
+            raise ValueError(f"TEN_{name} must be positive")
+        return parsed
+
+    def count(self, name: str, default: int) -> int:
+        value = self.get(name)
+        if value is None:
+            return default
+        if not value.isdigit():
+            raise ValueError(f"TEN_{name} must be a whole number, 0 or more, not {value!r}")
+        return int(value)
+
+    def choice(self, name: str, allowed: tuple[str, ...], default: str, upper: bool = False) -> str:
+        value = self.get(name)
+        if value is None:
+            return default
+        value = value.upper() if upper else value.lower()
+        if value not in allowed:
+            raise ValueError(f"TEN_{name} must be one of {', '.join(allowed)}, not {value!r}")
+        return value
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     redis_url: str | None = None  # TEN_REDIS_URL; unset: the embedded in-process store
     redis_cluster: bool = False  # TEN_REDIS_CLUSTER: the URL names a Redis Cluster node
@@ -45,48 +92,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if environ is None else environ
-
-        def get(name: str) -> str | None:
-            value = env.get(f"TEN_{name}")
-            return value.strip() if value and value.strip() else None
-
-        def flag(name: str, default: bool) -> bool:
-            value = get(name)
-            if value is None:
-                return default
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(f"TEN_{name} must be true or false, not {value!r}")
-
-        def number(name: str, default, kind=int):
-            value = get(name)
-            if value is None:
-                return default
-            parsed = kind(value)
-            if parsed <= 0:
-                raise ValueError(f"TEN_{name} must be positive")
-            return parsed
-
-        def count(name: str, default: int) -> int:
-            value = get(name)
-            if value is None:
-                return default
-            if not value.isdigit():
-                raise ValueError(f"TEN_{name} must be a whole number, 0 or more, not {value!r}")
-            return int(value)
-
-        def choice(name: str, allowed: tuple[str, ...], default: str, upper: bool = False) -> str:
-            value = get(name)
-            if value is None:
-                return default
-            value = value.upper() if upper else value.lower()
-            if value not in allowed:
-                raise ValueError(f"TEN_{name} must be one of {', '.join(allowed)}, not {value!r}")
-            return value
-
+        env = _Env(os.environ if environ is None else environ)
+        get, flag, number, count, choice = env.get, env.flag, env.number, env.count, env.choice
         defaults = cls()
         rate = get("RATE_LIMIT")
         rate_limit = None
@@ -116,6 +123,6 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 "LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "INFO", upper=True
             ),
             access_log=flag("ACCESS_LOG", False),
-            tracing=flag("OTEL_ENABLED", _otlp_endpoint_set(env)),
+            tracing=flag("OTEL_ENABLED", _otlp_endpoint_set(env.env)),
             gc_threshold=count("GC_THRESHOLD", defaults.gc_threshold),
         )

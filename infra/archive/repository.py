@@ -162,18 +162,8 @@ class SqlArchive:
                 more = len(page) > limit
                 page = page[:limit]
                 by_game = await _seat_summaries(conn, [row.id for row in page])
-        items = [
-            GameSummary(
-                id=row.id,
-                player_count=row.player_count,
-                created_at=row.created_at,
-                finished_at=row.finished_at,
-                version=row.version,
-                event_count=row.event_count,
-                seats=tuple(by_game[row.id]),
-            )
-            for row in page
-        ]
+        # the row's columns are _GAME_SUMMARY_COLUMNS: GameSummary's fields but `seats`
+        items = [GameSummary(**row._mapping, seats=tuple(by_game[row.id])) for row in page]
         next_cursor = _encode_cursor(page[-1].finished_at, page[-1].id) if more else None
         return items, next_cursor
 

@@ -113,7 +113,23 @@ def archive_rows(
         }
         for p in state.players
     ]
-    results = [
+    results = _result_rows(record, player_ids, busts)
+    event_rows = [
+        {
+            "game_id": record.id,
+            "seq": e.seq,
+            "type": d.__struct_config__.tag,
+            "data": bytes(e.data).decode(),
+        }
+        for e, d in zip(events, decoded, strict=True)
+    ]
+    return ArchiveRows(game=game, seats=seats, results=results, events=event_rows)
+
+
+def _result_rows(
+    record: GameRecord, player_ids: Sequence[str | None], busts: list[int]
+) -> list[dict[str, Any]]:
+    return [
         {
             "game_id": record.id,
             "seat": r.seat,
@@ -128,15 +144,5 @@ def archive_rows(
             "perfect_colors": sum(1 for cs in r.colors.values() if len(cs.run) == PERFECT_RUN),
             "busts": busts[r.seat],
         }
-        for r in state.results
+        for r in record.state.results or ()
     ]
-    event_rows = [
-        {
-            "game_id": record.id,
-            "seq": e.seq,
-            "type": d.__struct_config__.tag,
-            "data": bytes(e.data).decode(),
-        }
-        for e, d in zip(events, decoded, strict=True)
-    ]
-    return ArchiveRows(game=game, seats=seats, results=results, events=event_rows)

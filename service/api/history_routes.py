@@ -155,7 +155,6 @@ class ArchiveController(Controller):
     operation_id="getPlayerStats",
     summary="A player's figures over their archived games",
     tags=["archive"],
-    responses=problems(),
 )
 async def player_stats(
     request: Request,
@@ -165,13 +164,7 @@ async def player_stats(
     return await history.player_stats(player_id)
 
 
-@get(
-    "/v1/leaderboard",
-    operation_id="getLeaderboard",
-    summary="Players ranked",
-    tags=["archive"],
-    responses=problems(),
-)
+@get("/v1/leaderboard", operation_id="getLeaderboard", summary="Players ranked", tags=["archive"])
 async def leaderboard(
     request: Request,
     by: Annotated[Literal["wins", "mean_score"], Parameter(required=False)] = "wins",

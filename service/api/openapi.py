@@ -7,11 +7,13 @@ declared is done here, on the generated document that `/schema/openapi.json` ser
 - the component schemas are msgspec's own (`msgspec.json.schema_components`): the bodies are
   decoded by msgspec, so its schema is exactly what is accepted. Litestar's rendering loses
   constraints (`ge=0` vanishes, a variadic tuple becomes `oneOf [items, {}]`, i.e. anything);
+- no description for `PublicView` (the domain's docstring is about building it);
 - `createGame`'s cross-field rule (`starting_seat` names one of the `players`) as `if`/`then`;
 - optional header and query parameters as plain strings/integers (no `oneOf [.., null]`:
   a header is absent or a string);
-- the headers of problem responses (`ResponseSpec` has none): `WWW-Authenticate` on 401,
-  `Retry-After` on 503;
+- the error statuses every operation may answer (`problems.COMMON_STATUSES`: Litestar 2 has
+  no layer-wide `responses`), and the headers of problem responses (`ResponseSpec` has
+  none): `WWW-Authenticate` on 401, `Retry-After` on 503;
 - response `links` that chain createGame -> getGame -> act -> act ..., so a client (and the
   stateful contract test) can play a game by following them (`x-schemathesis.merge_body`
   tells Schemathesis to send a linked body as it is; other tools ignore `x-` keys);
@@ -30,6 +32,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from domain.model import Action
 from service.api.history_routes import ArchivedGamesPage, LeaderboardOut, ReplayOut
+from service.api.problems import COMMON_STATUSES, DESCRIPTIONS, PROBLEM_JSON
 from service.api.routes import SEAT_TOKEN
 from service.api.schemas import (
     ActedOut,
@@ -177,6 +180,8 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
     components = schema.setdefault("components", {})
     _, schemas = msgspec.json.schema_components(API_TYPES, ref_template=REF)
     components["schemas"] = schemas
+    # its docstring tells how the engine builds it, nothing a client needs
+    schemas["PublicView"].pop("description", None)
     _constrain_starting_seat(schemas["CreateGameIn"])
     for path_item in schema.get("paths", {}).values():
         for operation in path_item.values():
@@ -185,7 +190,9 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
             op_id = operation["operationId"]
             for parameter in operation.get("parameters", []):
                 parameter["schema"] = _not_null(parameter["schema"])
-            responses = operation.get("responses", {})
+            responses = operation.setdefault("responses", {})
+            for status in COMMON_STATUSES:  # replacing Litestar's own 400 (its error shape)
+                responses[str(status)] = _problem_response(status)
             for status, headers in PROBLEM_HEADERS.items():
                 if status in responses:
                     responses[status]["headers"] = headers
@@ -195,6 +202,14 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
                 responses["200"]["links"] = _links_after_read(op_id)
     _add_discriminators(schema)
     return schema
+
+
+def _problem_response(status: int) -> dict[str, Any]:
+    """A problem response as Litestar renders a `problems.problems` one."""
+    return {
+        "description": DESCRIPTIONS[status],
+        "content": {PROBLEM_JSON: {"schema": {"$ref": REF.format(name="Problem")}}},
+    }
 
 
 def _not_null(node: dict[str, Any]) -> dict[str, Any]:

@@ -144,8 +144,8 @@ _INTERVALS: Final = _build_intervals()
 
 
 def _parse(cards: Iterable[str]) -> tuple[tuple[int, ...], tuple[int, ...], int, int]:
-    """(number-card mask per colour, colour wilds per colour (at most 9 count), mask of
-    the numbers with a `Wn`, 1 if `W#` is held else 0). Copies of a `Wn` or of `W#`
+    """(number-card mask per colour, colour wilds per colour, mask of the numbers with a
+    `Wn`, 1 if `W#` is held else 0). Copies of a `Wn` or of `W#`
     beyond the first are ignored (see the module docstring)."""
     held = [0, 0, 0, 0]
     cwild = [0, 0, 0, 0]
@@ -164,7 +164,7 @@ def _parse(cards: Iterable[str]) -> tuple[tuple[int, ...], tuple[int, ...], int,
             wmask |= bit
         else:
             full = 1
-    return tuple(held), tuple(min(k, 9) for k in cwild), wmask, full
+    return tuple(held), tuple(cwild), wmask, full
 
 
 # A candidate: (composite value, d, usable numbers n, interval or None for no run).
@@ -238,7 +238,9 @@ def _combine(steps: tuple[tuple[int, int], ...], rest: list[int]) -> list[int]:
         for x, v in steps:
             if x > r:
                 break
-            best = max(best, v + rest[r - x])
+            t = v + rest[r - x]
+            if t > best:  # noqa: PLR1730 - max() is a call, slower in this inner loop
+                best = t
         out.append(best)
     return out
 
@@ -263,7 +265,8 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
     # bounds[level][x]: the best the colours from `level` on can add with x shared cards
     bounds = [[0] * (budget + 1)]
     for _cands, steps, _usable in reversed(choices):
-        bounds.insert(0, _combine(steps, bounds[0]))
+        bounds.append(_combine(steps, bounds[-1]))
+    bounds.reverse()
     top = bounds[0][budget]  # nothing beats it: the search stops when it is met
     best = -1
     last = len(choices) - 1

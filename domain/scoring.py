@@ -24,11 +24,11 @@ or `W#`. One interval per colour can be filled together iff for every set X of c
   1. Each colour's candidates are listed best first by their tie-rule value (below) and
      cut after the first one needing no shared wild card; a candidate needing no less
      than a better one, from no more numbers, is left out (it could only lose).
-  2. A colour left with one candidate takes it. The others are searched depth first,
-     one colour per level, checking the condition for each set of colours a candidate
-     joins. Upper bounds cut the search: the d's of a choice add up to at most the
-     shared wild cards that fit some candidate (the condition for all colours at once),
-     and the colours not chosen yet keep only the candidates that still fit.
+  2. A branch-and-bound over the four colours picks one candidate each, checking the
+     condition for each set of colours a candidate joins. Its upper bound: the d's of
+     a choice add up to at most the shared wild cards that fit some candidate (the
+     condition for all colours at once), so the colours left can do no better than
+     their best split of the shared cards not spoken for.
   3. The wild cards are placed in the chosen runs by augmenting paths (Kuhn's matching).
 Values are composite (see `_SCORE_W`): no two choices of runs have the same value, so
 the best choice, and thus the report, is one and the same whatever the search order.
@@ -245,82 +245,79 @@ def _combine(steps: tuple[tuple[int, int], ...], rest: list[int]) -> list[int]:
     return out
 
 
+def _fits(d: int, n: int, subsets: list[tuple[int, int]], full: int) -> bool:
+    """Whether a colour needing d shared cards from the numbers n (and `W#`) can join
+    every set of colours with (sum of d, union of n) in `subsets`: Hall's condition."""
+    pop = _POP
+    for sd, sn in subsets:  # noqa: SIM110 - all() over a generator: slower, a hot loop
+        if sd + d - pop[sn | n] > full:
+            return False
+    return True
+
+
 def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | None]:
-    """The chosen interval of each of two to four colours (None: no run): the best sum of
+    """The chosen interval of each of the four colours (None: no run): the best sum of
     values whose intervals can be filled together (module docstring).
 
-    Depth first, one colour per level, candidates best first. Two upper bounds cut it:
-    - budget: the d's of a choice add up to at most `budget` (the shared wild cards that
-      fit some candidate), so the colours left can add no more than their best split of
-      the shared cards not spoken for;
-    - forward checking: when a colour is chosen, the lists of the colours after it keep
-      only the candidates that still fit (Hall's condition for every set of colours it
-      makes with the chosen ones), so a candidate taken from a list fits as it is, and
-      the colours left can add no more than the sum of their lists' first values.
-    Only a strictly better sum replaces the best one, so with composite values the
-    result does not depend on the order of the colours. (Longer than most functions
-    here: the recursion `go` is nested in it to share the tables and the best so far.)
+    Four nested loops, one per colour, candidates best first (a loop per colour rather
+    than a recursion: this is the hot path of a collection with shared wild cards, and
+    the loops cost half as much; hence the length). Each level checks Hall's condition
+    for the sets of colours the candidate joins, keeping (sum of d, union of n) of the
+    sets chosen so far. The upper bound of the colours still to choose is the best they
+    can do with the shared cards not spoken for: the d's of a choice add up to at most
+    `budget` (the shared wild cards that fit some candidate). Only a strictly better sum
+    replaces the best one, so with composite values the result does not depend on the
+    order of the colours.
     """
-    pop = _POP
-    # bounds[level][x]: the best the colours from `level` on can add with x shared cards
-    bounds = [[0] * (budget + 1)]
-    for _cands, steps, _usable in reversed(choices):
-        bounds.append(_combine(steps, bounds[-1]))
-    bounds.reverse()
-    top = bounds[0][budget]  # nothing beats it: the search stops when it is met
+    (l0, s0, _u0), (l1, s1, _u1), (l2, s2, _u2), (l3, s3, _u3) = choices
+    g3 = _combine(s3, [0] * (budget + 1))  # g3[x]: the best of colour 3 with x cards
+    g2 = _combine(s2, g3)  # g2[x]: the best of colours 2 and 3 with x cards ...
+    g1 = _combine(s1, g2)
+    top = _combine(s0, g1)[budget]  # nothing beats it: the search stops when it is met
     best = -1
-    last = len(choices) - 1
-    chosen: list[_Interval | None] = [None] * len(choices)
-    path = chosen.copy()
-
-    def go(level: int, value: int, left: int, subsets: list[tuple[int, int]], todo: list) -> bool:
-        """Choose from level `level` < `last` on: `value` so far, `left` shared cards not
-        spoken for, `subsets` the (sum of d, union of n) of the sets of colours chosen
-        that need shared cards, todo[i] the candidates of level + i that fit with them.
-        True once `top` is met."""
-        nonlocal best, chosen
-        after = bounds[level + 1]
-        rest = min(after[left], sum([lst[0][0] for lst in todo[1:]]))
-        for v, d, n, row in todo[0]:
-            s = value + v
-            if s + rest <= best:
-                return False  # the later candidates are worse still
-            if d and s + after[left - d] <= best:
+    picks: list[_Interval | None] = [None] * 4
+    for v0, d0, n0, r0 in l0:
+        if v0 + g1[budget] <= best:
+            break  # the later candidates are worse still
+        left0 = budget - d0
+        if v0 + g1[left0] <= best:
+            continue
+        for v1, d1, n1, r1 in l1:
+            t1 = v0 + v1
+            if t1 + g2[left0] <= best:
+                break
+            left1 = left0 - d1
+            if left1 < 0 or t1 + g2[left1] <= best:
                 continue
-            path[level] = row
-            # the sets of colours chosen that now hold this one, for Hall's condition
-            new = [(d, n), *[(sd + d, sn | n) for sd, sn in subsets]] if d else []
-            if level == last - 1:  # the last colour: its first candidate that fits
-                for v2, d2, n2, row2 in todo[1]:
-                    if s + v2 <= best:
-                        break
-                    if d2 and any(sd + d2 - pop[sn | n2] > full for sd, sn in new):
-                        continue
-                    best = s + v2
-                    path[last] = row2
-                    chosen = path.copy()
-                    if best == top:
-                        return True
-                    break
-                continue
-            cut = todo[1:]
-            if new:
-                cut = [
-                    [
-                        c
-                        for c in lst
-                        if not c[1] or all(sd + c[1] - pop[sn | c[2]] <= full for sd, sn in new)
-                    ]
-                    for lst in cut
-                ]
-                if s + sum([lst[0][0] for lst in cut]) <= best:
+            # (sum of d, union of n) of the sets of colours so far that need shared cards
+            subsets = [(d0, n0)] if d0 else []
+            if d1:
+                if not _fits(d1, n1, subsets, full):
                     continue
-            if go(level + 1, s, left - d, subsets + new, cut):
-                return True
-        return False
-
-    go(0, 0, budget, [], [cands for cands, _steps, _usable in choices])
-    return chosen
+                subsets += [(d1, n1), *[(sd + d1, sn | n1) for sd, sn in subsets]]
+            for v2, d2, n2, r2 in l2:
+                t2 = t1 + v2
+                if t2 + g3[left1] <= best:
+                    break
+                left2 = left1 - d2
+                if left2 < 0 or t2 + g3[left2] <= best:
+                    continue
+                more = subsets
+                if d2:
+                    if not _fits(d2, n2, subsets, full):
+                        continue
+                    more = [*subsets, (d2, n2), *[(sd + d2, sn | n2) for sd, sn in subsets]]
+                for v3, d3, n3, r3 in l3:  # the first that fits is the best
+                    if t2 + v3 <= best:
+                        break
+                    if d3 and (d3 > left2 or not _fits(d3, n3, more, full)):
+                        continue
+                    best = t2 + v3
+                    picks = [r0, r1, r2, r3]
+                    if best == top:
+                        return picks
+                    break
+    return picks
 
 
 def _solve(
@@ -334,20 +331,16 @@ def _solve(
     choices = [
         _choice(held[c], cwild[c], wmask & ~held[c], full, perfect_bonus, c) for c in range(4)
     ]
-    # A colour with one candidate takes it (it needs no shared wild card); so does a
-    # colour alone in having a choice (its best fits alone). The others are searched.
-    chosen = [cands[0][3] for cands, _steps, _usable in choices]
-    open_ = [c for c in range(4) if len(choices[c][0]) > 1]
-    if len(open_) > 1:
-        usable = 0
-        for c in open_:
-            usable |= choices[c][2]
-        # Colours with the best single run first: any order gives the same answer (see
-        # _search), this one tends to find the best early.
-        open_.sort(key=lambda c: -choices[c][0][0][0])
-        rows = _search([choices[c] for c in open_], full, _POP[usable] + full)
-        for row, c in zip(rows, open_, strict=True):
-            chosen[c] = row
+    if all(len(cands) == 1 for cands, _steps, _usable in choices):  # no choice to make
+        return [cands[0][3] for cands, _steps, _usable in choices], cwild, wmask
+    usable = choices[0][2] | choices[1][2] | choices[2][2] | choices[3][2]
+    # Colours with the best single run first: any order gives the same answer (see
+    # _search), this one tends to find the best early.
+    order = sorted(range(4), key=lambda c: -choices[c][0][0][0])
+    rows = _search([choices[c] for c in order], full, _POP[usable] + full)
+    chosen: list[_Interval | None] = [None] * 4
+    for row, c in zip(rows, order, strict=True):
+        chosen[c] = row
     return chosen, cwild, wmask
 
 

@@ -245,14 +245,19 @@ def _combine(steps: tuple[tuple[int, int], ...], rest: list[int]) -> list[int]:
     return out
 
 
-def _fits(d: int, n: int, subsets: list[tuple[int, int]], full: int) -> bool:
-    """Whether a colour needing d shared cards from the numbers n (and `W#`) can join
-    every set of colours with (sum of d, union of n) in `subsets`: Hall's condition."""
+def _join(
+    d: int, n: int, subsets: list[tuple[int, int]], full: int
+) -> list[tuple[int, int]] | None:
+    """`subsets` (the sum of d and the union of n of each set of colours chosen that needs
+    shared cards) and the sets a colour needing d shared cards from the numbers n makes
+    with them; None if one of those breaks Hall's condition."""
+    if not d:
+        return subsets
     pop = _POP
-    for sd, sn in subsets:  # noqa: SIM110 - all() over a generator: slower, a hot loop
+    for sd, sn in subsets:
         if sd + d - pop[sn | n] > full:
-            return False
-    return True
+            return None
+    return [*subsets, (d, n), *[(sd + d, sn | n) for sd, sn in subsets]]
 
 
 def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | None]:
@@ -289,12 +294,9 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
             left1 = left0 - d1
             if left1 < 0 or t1 + g2[left1] <= best:
                 continue
-            # (sum of d, union of n) of the sets of colours so far that need shared cards
-            subsets = [(d0, n0)] if d0 else []
-            if d1:
-                if not _fits(d1, n1, subsets, full):
-                    continue
-                subsets += [(d1, n1), *[(sd + d1, sn | n1) for sd, sn in subsets]]
+            subsets = _join(d1, n1, [(d0, n0)] if d0 else [], full)
+            if subsets is None:
+                continue
             for v2, d2, n2, r2 in l2:
                 t2 = t1 + v2
                 if t2 + g3[left1] <= best:
@@ -302,15 +304,13 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
                 left2 = left1 - d2
                 if left2 < 0 or t2 + g3[left2] <= best:
                     continue
-                more = subsets
-                if d2:
-                    if not _fits(d2, n2, subsets, full):
-                        continue
-                    more = [*subsets, (d2, n2), *[(sd + d2, sn | n2) for sd, sn in subsets]]
+                more = _join(d2, n2, subsets, full)
+                if more is None:
+                    continue
                 for v3, d3, n3, r3 in l3:  # the first that fits is the best
                     if t2 + v3 <= best:
                         break
-                    if d3 and (d3 > left2 or not _fits(d3, n3, more, full)):
+                    if d3 > left2 or _join(d3, n3, more, full) is None:
                         continue
                     best = t2 + v3
                     picks = [r0, r1, r2, r3]

@@ -93,7 +93,7 @@ REPLAYED = sent_header(
     "`Idempotency-Key`, sent again (the action was not applied again).",
     always=False,
 )
-SEAT_TOKEN = "seatToken"  # the security scheme of the seat tokens (service.app)
+SEAT_TOKEN = "seatToken"  # the security scheme of the seat tokens (service.api.openapi)
 _encoder = msgspec.json.Encoder()
 
 

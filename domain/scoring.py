@@ -321,17 +321,25 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
 
 def _solve(
     cards: Iterable[str], perfect_bonus: int
-) -> tuple[list[_Interval | None], tuple[int, ...], int, int]:
+) -> tuple[tuple[_Interval | None, ...], tuple[int, ...], int, int]:
     """The chosen interval per colour (R, B, O, G; None: no run), the colour wilds held
     per colour, the numbered wildcards held and the copies of `W#` (0 or 1)."""
     if perfect_bonus < 0:
         raise ValueError("perfect_bonus must be >= 0")
     held, cwild, wmask, full = _parse(cards)
-    choices = [
-        _choice(held[c], cwild[c], wmask & ~held[c], full, perfect_bonus, c) for c in range(4)
-    ]
+    return _best_runs(held, cwild, wmask, full, perfect_bonus), cwild, wmask, full
+
+
+# Bots score the same collections again and again (a basic bot weighs each card of the
+# market against its collection), so whole results are kept.
+@lru_cache(maxsize=4096)
+def _best_runs(
+    held: tuple[int, ...], cwild: tuple[int, ...], wmask: int, full: int, bonus: int
+) -> tuple[_Interval | None, ...]:
+    """`_solve` for a parsed collection."""
+    choices = [_choice(held[c], cwild[c], wmask & ~held[c], full, bonus, c) for c in range(4)]
     if all(len(cands) == 1 for cands, _steps, _usable in choices):  # no choice to make
-        return [cands[0][3] for cands, _steps, _usable in choices], cwild, wmask, full
+        return tuple(cands[0][3] for cands, _steps, _usable in choices)
     usable = choices[0][2] | choices[1][2] | choices[2][2] | choices[3][2]
     # Colours with the best single run first: any order gives the same answer (see
     # _search), this one tends to find the best early.
@@ -340,7 +348,7 @@ def _solve(
     chosen: list[_Interval | None] = [None] * 4
     for row, c in zip(rows, order, strict=True):
         chosen[c] = row
-    return chosen, cwild, wmask, full
+    return tuple(chosen)
 
 
 # ---------------------------------------------------------------------------------------

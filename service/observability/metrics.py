@@ -108,7 +108,7 @@ class Metrics:
     values at most a second late."""
 
     def __init__(self) -> None:
-        """Every metric of the service, one declaration each (a list: hence its length)."""
+        """Every metric of the service, one declaration each: long because it is that list."""
         self.http_requests = BatchedCounter(
             Counter(
                 "ten_http_requests", "HTTP requests, by method, route and status.",

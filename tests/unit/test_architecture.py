@@ -35,3 +35,35 @@ def test_domain_imports_only_stdlib_and_msgspec(path: Path) -> None:
     imported = top_level_imports(path)
     assert imported <= ALLOWED, f"{path.name} imports {sorted(imported - ALLOWED)}"
     assert not imported & NO_IO, f"{path.name} imports I/O, clock or global RNG: {imported & NO_IO}"
+
+
+PRODUCTION = [DOMAIN, DOMAIN.parent / "service", DOMAIN.parent / "infra"]
+LONGEST = 60  # lines; a longer function says why in its docstring ("long because ...")
+
+
+def long_functions(root: Path) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            length = node.end_lineno - node.lineno + 1
+            reason = "long because" in (ast.get_docstring(node) or "").lower()
+            if length > LONGEST and not reason:
+                found.append(f"{path.relative_to(root.parent)}:{node.lineno} {node.name} {length}")
+    return found
+
+
+@pytest.mark.parametrize("root", PRODUCTION, ids=lambda p: p.name)
+def test_no_production_function_is_long_without_a_reason(root: Path) -> None:
+    assert long_functions(root) == []
+
+
+def test_the_length_check_finds_a_long_function(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    body = "\n".join(f"    x{i} = {i}" for i in range(LONGEST))
+    (package / "m.py").write_text(
+        f"def f():\n{body}\n\n\ndef g():\n    '''Long because.'''\n{body}\n"
+    )
+    assert long_functions(package) == [f"pkg/m.py:1 f {LONGEST + 1}"]

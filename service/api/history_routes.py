@@ -7,12 +7,13 @@ from datetime import UTC, datetime
 from typing import Annotated, ClassVar, Literal
 
 import msgspec
-from litestar import Controller, Request, Response, get
+from litestar import Controller, Request, get
 from litestar.params import Parameter
 
 from domain.views import PublicView
-from service.api.problems import problem, problems
-from service.api.schemas import PLAYER_ID_PATTERN, EventsOut, events_page
+from service.api.paging import events_handler
+from service.api.problems import get_game_part, problem, problems
+from service.api.schemas import PLAYER_ID_PATTERN
 from service.archive import ArchivedGame, GameSummary, LeaderboardRow, PlayerStats
 from service.history import History
 
@@ -99,38 +100,26 @@ class ArchiveController(Controller):
         _ = status
         return ArchivedGamesPage(items=items, next_cursor=next_cursor)
 
-    @get(
+    @get_game_part(
         "/{game_id:str}",
         operation_id="getArchivedGame",
         summary="A finished game's record",
-        responses=problems(404),
     )
     async def get_game(self, request: Request, game_id: ArchivedId) -> ArchivedGame:
         history = history_of(request)
         return await history.game(game_id)
 
-    @get(
-        "/{game_id:str}/events",
+    events = events_handler(
+        ArchivedId,
+        lambda request: history_of(request).events,
         operation_id="listArchivedEvents",
         summary="A finished game's event log",
-        responses=problems(404),
     )
-    async def events(
-        self,
-        request: Request,
-        game_id: ArchivedId,
-        after: Annotated[int, Parameter(ge=0, le=10**9)] = 0,
-        limit: Annotated[int, Parameter(ge=1, le=1000)] = 1000,
-    ) -> Response[EventsOut]:
-        history = history_of(request)
-        stored = await history.events(game_id, after, limit + 1)
-        return Response(events_page(game_id, stored, after, limit))
 
-    @get(
+    @get_game_part(
         "/{game_id:str}/replay",
         operation_id="replayArchivedGame",
         summary="Every public state of a finished game, rebuilt from its event log",
-        responses=problems(404),
     )
     async def replay(
         self,

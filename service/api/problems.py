@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 from http import HTTPStatus
+from typing import Any
 
-from litestar import Request, Response
+from litestar import Request, Response, get
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
@@ -84,6 +85,12 @@ def problems(*statuses: int) -> dict[int, ResponseSpec]:
         )
         for status in statuses
     }
+
+
+def get_game_part(path: str, **route: Any) -> Any:
+    """`@get` for a read of one game (live or archived) or a part of it: 404 if there is no
+    such game."""
+    return get(path, responses=problems(404), **route)
 
 
 def problem(

@@ -23,12 +23,12 @@ from domain.legal import legal_actions
 from domain.model import Action, Rules
 from domain.scoring import score_collection
 from domain.views import public_view
-from service.api.problems import problem, problems
+from service.api.paging import After, events_handler
+from service.api.problems import get_game_part, problem, problems
 from service.api.schemas import (
     ActedOut,
     CreatedGameOut,
     CreateGameIn,
-    EventsOut,
     GameOut,
     Health,
     RuleOption,
@@ -36,7 +36,6 @@ from service.api.schemas import (
     ScoreIn,
     ScoreOut,
     SeatToken,
-    events_page,
 )
 from service.errors import SERVICE_ERROR_CODES, ServiceError
 from service.games import Acted, GameService
@@ -319,29 +318,15 @@ class GamesController(Controller):
             headers["Idempotent-Replayed"] = "true"
         return Response(render_acted(acted), media_type=JSON, headers=headers)
 
-    @get(
-        "/{game_id:str}/events",
+    list_events = events_handler(
+        GameId,
+        lambda request: games_of(request).events,
         operation_id="listEvents",
         summary="Read the event log",
         description="The game's events with `seq` greater than `after`, oldest first.",
-        responses=problems(404),
     )
-    async def list_events(
-        self,
-        game_id: GameId,
-        request: Request,
-        after: Annotated[
-            int, Parameter(ge=0, le=10**9, description="Only events after this seq.")
-        ] = 0,
-        limit: Annotated[
-            int, Parameter(ge=1, le=1000, description="At most this many events.")
-        ] = 1000,
-    ) -> Response[EventsOut]:
-        service = games_of(request)
-        stored = await service.events(game_id, after, limit + 1)
-        return Response(events_page(game_id, stored, after, limit))
 
-    @get(
+    @get_game_part(
         "/{game_id:str}/events/stream",
         operation_id="streamEvents",
         summary="Follow the event log (server-sent events)",
@@ -349,15 +334,12 @@ class GamesController(Controller):
         "its type, `data` the event JSON. Resume with `Last-Event-ID` (or `after`). Comment lines "
         "keep the connection alive. The stream ends after `game_finished`.",
         media_type="text/event-stream",
-        responses=problems(404),
     )
     async def stream_events(
         self,
         request: Request,
         game_id: GameId,
-        after: Annotated[
-            int, Parameter(ge=0, le=10**9, description="Only events after this seq.")
-        ] = 0,
+        after: After = 0,
         last_event_id: Annotated[
             str | None,
             HeaderParameter(

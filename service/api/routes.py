@@ -20,7 +20,7 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from domain.cards import MANIFEST, check_copies, deck_size
 from domain.errors import RULE_ERROR_CODES
 from domain.legal import legal_actions
-from domain.model import Action, Rules
+from domain.model import BOT_LEVELS, Action, Rules
 from domain.scoring import score_collection
 from domain.views import public_view
 from service.api.paging import After, events_handler
@@ -432,7 +432,7 @@ async def rules() -> RulesOut:
                 description="Points added for a colour whose run is 1-9.",
             )
         },
-        bots=["random", "basic"],
+        bots=list(BOT_LEVELS),
         error_codes={**RULE_ERROR_CODES, **SERVICE_ERROR_CODES},
     )
 

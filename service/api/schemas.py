@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from domain.cards import CardCode, CollectionCode, ManifestEntry
-from domain.model import Action, AnyEvent, Phase, Player, Result, Rules
+from domain.cards import CardCode, CollectionCode, ManifestEntry, deck_size
+from domain.model import Action, AnyEvent, BotLevel, Phase, Player, Result, Rules
 from domain.scoring import ColorScore
 from domain.views import AuctionView, Supply
 from service.ports import StoredEvent
@@ -16,8 +16,9 @@ from service.ports import StoredEvent
 _IN = {"frozen": True, "kw_only": True, "forbid_unknown_fields": True}
 _OUT = {"frozen": True, "kw_only": True}
 
-BotLevel = Literal["random", "basic"]
-
+# a custom deck draws on the whole game's cards (129), each at most as often as the game has
+# it (else `too_many_copies`): no longer deck can be valid
+MAX_DECK = deck_size(5)
 
 PLAYER_ID_PATTERN = r"^[A-Za-z0-9._:@-]+$"
 PlayerId = Annotated[
@@ -40,7 +41,7 @@ class PlayerIn(msgspec.Struct, **_IN):
 class CreateGameIn(msgspec.Struct, **_IN):
     players: Annotated[list[PlayerIn], msgspec.Meta(min_length=1, max_length=5)]
     starting_seat: Annotated[int, msgspec.Meta(ge=0, le=4)] | None = None
-    deck: Annotated[list[CardCode], msgspec.Meta(min_length=1, max_length=1000)] | None = None
+    deck: Annotated[list[CardCode], msgspec.Meta(min_length=1, max_length=MAX_DECK)] | None = None
     rules: Rules | None = None
 
 

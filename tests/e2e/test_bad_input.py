@@ -8,6 +8,7 @@ test that gets a 5xx.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from domain.cards import deck_for
 from tests.e2e.helpers import Table, bearer, check_problem
 
 pytestmark = pytest.mark.e2e
@@ -418,9 +420,11 @@ BAD_CREATES: dict[str, bytes] = {
     "deck_unknown_card": b'{"players": [{"name": "A"}], "deck": ["R1", "Q7"]}',
     "deck_lowercase_card": b'{"players": [{"name": "A"}], "deck": ["r1"]}',
     "deck_card_number": b'{"players": [{"name": "A"}], "deck": [11]}',
-    "deck_too_long": b'{"players": [{"name": "A"}], "deck": ['
-    + b",".join([b'"R1"'] * 1001)
-    + b"]}",
+    # the whole game's 129 cards and one more: longer than any valid deck
+    "deck_too_long": json.dumps(
+        {"players": [{"name": "A"}], "deck": [*deck_for(5), "R1"]}
+    ).encode(),
+    "deck_too_many_copies": b'{"players": [{"name": "A"}], "deck": ["R1", "R1", "R1", "R1"]}',
 }
 
 
@@ -439,6 +443,16 @@ def test_bad_create_is_400(client: httpx.Client, name: str) -> None:
 )
 def test_create_with_numbers_as_strings_is_400(client: httpx.Client, body: bytes) -> None:
     check_problem(client.post("/v1/games", content=body, headers=JSON), 400)
+
+
+def test_deck_of_the_whole_game_is_accepted(client: httpx.Client) -> None:
+    """The longest deck allowed: every card of the 129-card game, as often as it has it."""
+    deck = deck_for(5)
+    assert len(deck) == 129
+    created = client.post("/v1/games", json={"players": [{"name": "A"}], "deck": deck})
+    assert created.status_code == 201, created.text[:500]
+    too_long = client.post("/v1/games", json={"players": [{"name": "A"}], "deck": [*deck, "R1"]})
+    assert "129" in check_problem(too_long, 400)["detail"]
 
 
 def test_deck_refused_when_not_allowed(

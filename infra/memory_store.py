@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from service.ports import GameRecord, IdempotentResponse, StoredEvent, VersionConflict
+from service.ports import GameRecord, IdempotentResponse, Remembered, StoredEvent, VersionConflict
 
 
 class _Entry:
@@ -24,7 +24,7 @@ class _Entry:
     def __init__(self, record: GameRecord, events: list[StoredEvent], expires_at: float) -> None:
         self.record = record
         self.events = events
-        self.idempotency: dict[str, IdempotentResponse] = {}
+        self.idempotency: dict[str, Remembered] = {}
         self.expires_at = expires_at
 
 
@@ -119,7 +119,7 @@ class MemoryGameStore:
                         if not waiting:
                             del self._waiters[game_id]
 
-    async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None:
+    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         with self._lock:
             entry = self._live(game_id)
             return None if entry is None else entry.idempotency.get(key)

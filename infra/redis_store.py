@@ -3,7 +3,8 @@
 Keys of one game share the hash tag `{game:<id>}`, so every script touches one slot:
 - `{game:<id>}`       hash: `v` (version) and `rec` (the msgpack-encoded GameRecord)
 - `{game:<id>}:log`   stream: one entry per event, id `0-<seq>`, field `d` (the event JSON)
-- `{game:<id>}:idem`  hash: Idempotency-Key -> the action's outcome (msgpack)
+- `{game:<id>}:idem`  hash: Idempotency-Key -> the action's outcome (msgpack; entries of older
+  releases hold the rendered answer, still read: `RenderedResponse`)
 A save checks the version and writes state, events and idempotent response in one Lua
 call (one round trip); every key expires together after the configured time. A save that
 loses the race gets the stored record back from the same call, so the caller can retry on
@@ -24,6 +25,8 @@ from redis.asyncio.cluster import RedisCluster
 from service.ports import (
     GameRecord,
     IdempotentResponse,
+    Remembered,
+    RenderedResponse,
     StoredEvent,
     StoreUnavailable,
     VersionConflict,
@@ -86,6 +89,16 @@ _BLOCK_MARGIN = 5.0  # seconds a blocking XREAD may take past its BLOCK time
 _record_encoder = msgspec.msgpack.Encoder()
 _record_decoder = msgspec.msgpack.Decoder(GameRecord)
 _idem_decoder = msgspec.msgpack.Decoder(IdempotentResponse)
+_rendered_decoder = msgspec.msgpack.Decoder(RenderedResponse)
+
+
+def _decode_remembered(blob: bytes) -> Remembered:
+    """An idempotent response; one a release before wrote (the rendered answer: status,
+    body, version) decodes as that."""
+    try:
+        return _idem_decoder.decode(blob)
+    except msgspec.ValidationError:
+        return _rendered_decoder.decode(blob)
 
 
 # The games in play, for the `ten_live_games` metric: a sorted set of game ids scored by
@@ -262,10 +275,10 @@ class RedisGameStore:
             return []
         return _stream_events(found[0][1])
 
-    async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None:
+    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         with unavailable_on_connection_errors():
             blob = await self._redis.hget(_keys(game_id)[2], key)
-        return None if blob is None else _idem_decoder.decode(blob)
+        return None if blob is None else _decode_remembered(blob)
 
     async def live_games(self) -> int:
         now = time.time()

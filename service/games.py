@@ -30,6 +30,7 @@ from service.ports import (
     GameRecord,
     GameStore,
     IdempotentResponse,
+    RenderedResponse,
     StoredEvent,
     StoreUnavailable,
     VersionConflict,
@@ -219,14 +220,15 @@ class GameService:
         expected_version: int | None = None,
         idempotency_key: str | None = None,
         fingerprint: str = "",
-    ) -> Acted:
+    ) -> Acted | RenderedResponse:
         """Apply one action of the seat `token` stands for, and the bot moves it hands the
         turn to; save with a version check.
 
         Without `expected_version` a lost race is retried on the fresh state; with it, a
         changed game is `version_mismatch`. An `idempotency_key` seen before (with the same
         seat and `fingerprint`, what else identifies the request) hands back the first
-        outcome and changes nothing.
+        outcome and changes nothing; a key an older release remembered hands back its first
+        answer as that release rendered it (RenderedResponse).
 
         The first try may start from this process's copy of the game (`_recent`) instead of
         reading it: the save's version check refuses it if the game moved on since, and hands
@@ -256,7 +258,7 @@ class GameService:
                     raise
                 record, fresh = await self.get(game_id), True  # judge it on the stored game
 
-    async def _act_on(self, record: GameRecord, request: _Request) -> Acted:
+    async def _act_on(self, record: GameRecord, request: _Request) -> Acted | RenderedResponse:
         """One try of `act` on `record`; raises VersionConflict if the game moved on."""
         seat = await self.seat_of(record, request.token)
         if seat is None:
@@ -268,6 +270,8 @@ class GameService:
             if prior is not None:
                 if not hmac.compare_digest(prior.fingerprint, fingerprint):
                     raise ServiceError("idempotency_key_reused")
+                if isinstance(prior, RenderedResponse):
+                    return prior
                 events = [_event_decoder.decode(e.data) for e in prior.events]
                 return Acted(record=prior.record, seat=prior.seat, events=events, replayed=True)
         expected = request.expected_version

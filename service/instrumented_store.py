@@ -14,6 +14,7 @@ from service.ports import (
     GameRecord,
     GameStore,
     IdempotentResponse,
+    Remembered,
     StoredEvent,
     StoreUnavailable,
     VersionConflict,
@@ -99,7 +100,7 @@ class InstrumentedStore:
             _WAIT_EVENTS, game_id, self.inner.wait_events, game_id, after, timeout
         )
 
-    async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None:
+    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         return await self._call(
             _IDEMPOTENT_RESPONSE, game_id, self.inner.idempotent_response, game_id, key
         )

@@ -45,6 +45,22 @@ class IdempotentResponse(msgspec.Struct, frozen=True, kw_only=True):
         return self.record.version
 
 
+class RenderedResponse(msgspec.Struct, frozen=True, kw_only=True):
+    """An idempotent response as the releases before `IdempotentResponse` kept it: the first
+    answer itself, rendered. No longer written; read so that a retry sent across a rolling
+    upgrade, within the key's lifetime, still gets its first answer (the stores decode an
+    entry as `IdempotentResponse` first, as this when that fails)."""
+
+    fingerprint: str
+    status: int
+    body: bytes
+    version: int
+
+
+# what an Idempotency-Key may be remembered as: the outcome, or an older release's answer
+Remembered = IdempotentResponse | RenderedResponse
+
+
 class VersionConflict(Exception):
     """The stored game is no longer at the version the caller read.
 
@@ -84,7 +100,7 @@ class GameStore(Protocol):
     async def wait_events(self, game_id: str, after: int, timeout: float) -> list[StoredEvent]:
         """Like `events`, but waits up to `timeout` seconds for one to arrive."""
 
-    async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None: ...
+    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None: ...
 
     async def ping(self) -> None:
         """Raise StoreUnavailable when the store cannot serve."""

@@ -40,7 +40,7 @@ from service.api.schemas import (
 from service.errors import SERVICE_ERROR_CODES, ServiceError
 from service.games import Acted, GameService
 from service.history import History
-from service.ports import GameRecord
+from service.ports import GameRecord, RenderedResponse
 
 JSON = "application/json"
 GameId = Annotated[
@@ -313,6 +313,13 @@ class GamesController(Controller):
             idempotency_key=idempotency_key,
             fingerprint=fingerprint,
         )
+        if isinstance(acted, RenderedResponse):  # remembered by an older release, as it answered
+            return Response(
+                acted.body,
+                status_code=acted.status,
+                media_type=JSON,
+                headers={"ETag": etag(acted.version), "Idempotent-Replayed": "true"},
+            )
         headers = {"ETag": etag(acted.record.version)}
         if acted.replayed:
             headers["Idempotent-Replayed"] = "true"

@@ -33,7 +33,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 
 from domain.errors import RuleError
-from service.games import GameService
+from service.games import Acted, GameService
 from service.ports import GameStore, StoreUnavailable
 
 # no `*_created` timestamp series beside every counter: half the scrape for no use here
@@ -241,7 +241,7 @@ class MeteredGameService(GameService):
 
     async def act(self, game_id, token, action, **kwargs):
         acted = await super().act(game_id, token, action, **kwargs)
-        if not acted.replayed:
+        if isinstance(acted, Acted) and not acted.replayed:  # else an older release's answer
             metrics().action(action)
         return acted
 

@@ -11,15 +11,19 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import uuid
 
 import httpx
+import msgspec
 import pytest
+import redis
 
 from tests.e2e.helpers import Table, bearer, check_etag, check_problem
 
 pytestmark = pytest.mark.e2e
 
+JSON = {"Content-Type": "application/json"}
 DECK = ["R1", "R2", "W#", "B3", "O4", "G5", "$1", "R6", "B1", "G2"]
 
 
@@ -177,3 +181,45 @@ def test_concurrent_retries_apply_once(server: str, table: Table) -> None:
     assert len(events) == before + 1
     assert events[-1]["type"] == "card_drawn"
     assert events[-1]["card"] == "R1"
+
+
+def test_retry_of_a_key_an_older_release_remembered(
+    redis_http: httpx.Client, redis_client: redis.Redis
+) -> None:
+    """During a rolling upgrade a retry may find its key remembered by the release before,
+    which kept the rendered answer (fingerprint, status, body, version), not the outcome: the
+    retry gets that answer again, byte for byte, not a 500; another body is still refused."""
+    table = Table.create(redis_http, [{"name": "Ann"}, {"name": "Bob"}], deck=DECK, starting_seat=0)
+    body = b'{"type":"draw"}'
+    first = redis_http.post(  # the action as the older release applied and answered it
+        f"{table.path}/actions", content=body, headers={**bearer(table.tokens[0]), **JSON}
+    )
+    assert first.status_code == 200
+    after_first = table.snapshot()
+    key = new_key()
+    old_entry = {
+        "fingerprint": f"0:{hashlib.sha256(body).hexdigest()}",
+        "status": 200,
+        "body": first.content,
+        "version": 1,
+    }
+    idem = f"{{game:{table.id}}}:idem"
+    redis_client.hset(idem, key, msgspec.msgpack.encode(old_entry))
+    redis_client.pexpire(idem, 600_000)
+
+    headers = {**bearer(table.tokens[0]), **JSON, "Idempotency-Key": key}
+    again = redis_http.post(f"{table.path}/actions", content=body, headers=headers)
+    assert again.status_code == 200, again.text[:500]
+    assert again.content == first.content
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.headers["etag"] == first.headers["etag"] == '"1"'
+    assert again.headers["content-type"] == first.headers["content-type"]
+    assert table.snapshot() == after_first
+
+    other = b'{"type":"pass"}'
+    check_problem(
+        redis_http.post(f"{table.path}/actions", content=other, headers=headers),
+        409,
+        "idempotency_key_reused",
+    )
+    assert table.snapshot() == after_first

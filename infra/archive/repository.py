@@ -18,7 +18,7 @@ import binascii
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from sqlalchemy import Select, case, func, insert, literal, select, text, tuple_
@@ -47,6 +47,7 @@ from .models import games, results, seats
 from .rows import archive_rows
 
 MAX_LIMIT = 500
+_S = TypeVar("_S", bound=msgspec.Struct)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _cursor_decoder = msgspec.json.Decoder(tuple[int, int, str])
@@ -184,36 +185,20 @@ class SqlArchive:
                         select(results).where(results.c.game_id == game_id).order_by(results.c.seat)
                     )
                 ).all()
-        return ArchivedGame(
-            id=game.id,
-            player_count=game.player_count,
-            rules=game.rules,
-            seed=game.seed,
+        return _from_row(
+            ArchivedGame,
+            game,
             deck=tuple(game.deck),
-            schema_version=game.schema_version,
-            created_at=game.created_at,
-            finished_at=game.finished_at,
-            version=game.version,
-            event_count=game.event_count,
-            seats=tuple(
-                ArchivedSeat(seat=s.seat, name=s.name, bot=s.bot, player_id=s.player_id)
-                for s in seat_rows
-            ),
+            seats=tuple(_from_row(ArchivedSeat, s) for s in seat_rows),
             results=tuple(
-                ArchivedResult(
-                    seat=r.seat,
-                    score=r.score,
+                _from_row(
+                    ArchivedResult,
+                    r,
                     colors={
                         color: ColorScore(points=c["points"], run=tuple(c["run"]))
                         for color, c in sorted(r.colors.items(), key=_color_order)
                     },
-                    rank=r.rank,
                     winner=bool(r.winner),
-                    currency=r.currency,
-                    bust=r.bust,
-                    cards=r.cards,
-                    perfect_colors=r.perfect_colors,
-                    busts=r.busts,
                 )
                 for r in result_rows
             ),
@@ -315,6 +300,15 @@ class SqlArchive:
         with _translate_errors():
             async with self.engine.connect() as conn:
                 await conn.execute(text("SELECT 1"))
+
+
+def _from_row(cls: type[_S], row: Any, **computed: Any) -> _S:
+    """A record Struct from a row: each field from the column of its name, but those given
+    (`computed`) and those with no column (their defaults)."""
+    columns = row._mapping
+    fields = cls.__struct_fields__
+    taken = {f: columns[f] for f in fields if f not in computed and f in columns}
+    return cls(**taken, **computed)
 
 
 def _color_order(item: tuple[str, Any]) -> tuple[int, str]:

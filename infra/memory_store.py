@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from service.ports import GameRecord, IdempotentResponse, Remembered, StoredEvent, VersionConflict
+from service.ports import GameRecord, GameStore, Remembered, Save, StoredEvent, VersionConflict
 
 
 class _Entry:
@@ -28,7 +28,7 @@ class _Entry:
         self.expires_at = expires_at
 
 
-class MemoryGameStore:
+class MemoryGameStore(GameStore):
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._games: dict[str, _Entry] = {}
@@ -64,14 +64,8 @@ class MemoryGameStore:
             entry = self._live(game_id)
             return None if entry is None else entry.record
 
-    async def save(
-        self,
-        record: GameRecord,
-        expected_version: int,
-        events: Sequence[StoredEvent],
-        ttl: int,
-        idempotency: tuple[str, IdempotentResponse] | None = None,
-    ) -> None:
+    async def write(self, save: Save) -> None:
+        record, expected_version, events, ttl, idempotency = save
         with self._lock:
             entry = self._live(record.id)
             if entry is None or entry.record.version != expected_version:

@@ -24,9 +24,11 @@ from redis.asyncio.cluster import RedisCluster
 
 from service.ports import (
     GameRecord,
+    GameStore,
     IdempotentResponse,
     Remembered,
     RenderedResponse,
+    Save,
     StoredEvent,
     StoreUnavailable,
     VersionConflict,
@@ -175,7 +177,7 @@ def connect(url: str, *, cluster: bool = False, max_connections: int = 200, **kw
     )
 
 
-class RedisGameStore:
+class RedisGameStore(GameStore):
     def __init__(
         self,
         url: str,
@@ -229,14 +231,8 @@ class RedisGameStore:
             blob = await self._redis.hget(_keys(game_id)[0], "rec")
         return None if blob is None else _record_decoder.decode(blob)
 
-    async def save(
-        self,
-        record: GameRecord,
-        expected_version: int,
-        events: Sequence[StoredEvent],
-        ttl: int,
-        idempotency: tuple[str, IdempotentResponse] | None = None,
-    ) -> None:
+    async def write(self, save: Save) -> None:
+        record, expected_version, events, ttl, idempotency = save
         args: list[bytes | str] = [
             _header(f"{expected_version} {record.version} {ttl * 1000}", events),
             _record_encoder.encode(record),

@@ -13,8 +13,8 @@ from service.observability.metrics import Metrics
 from service.ports import (
     GameRecord,
     GameStore,
-    IdempotentResponse,
     Remembered,
+    Save,
     StoredEvent,
     StoreUnavailable,
     VersionConflict,
@@ -25,7 +25,7 @@ _CREATE, _LOAD, _SAVE, _EVENTS = ("create",), ("load",), ("save",), ("events",)
 _WAIT_EVENTS, _IDEMPOTENT_RESPONSE, _PING = ("wait_events",), ("idempotent_response",), ("ping",)
 
 
-class InstrumentedStore:
+class InstrumentedStore(GameStore):
     def __init__(
         self,
         inner: GameStore,
@@ -64,7 +64,7 @@ class InstrumentedStore:
         finally:
             metrics.store_seconds.observe(op, perf_counter() - start)
 
-    def _saved(self, record: GameRecord, ttl: int, created: bool) -> None:
+    def _saved(self, record: GameRecord, created: bool) -> None:
         finished = record.state.phase == "finished"
         if self._metrics is not None:
             if created:
@@ -74,23 +74,15 @@ class InstrumentedStore:
 
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
         await self._call(_CREATE, record.id, self.inner.create, record, events, ttl)
-        self._saved(record, ttl, created=True)
+        self._saved(record, created=True)
 
     async def load(self, game_id: str) -> GameRecord | None:
         return await self._call(_LOAD, game_id, self.inner.load, game_id)
 
-    async def save(
-        self,
-        record: GameRecord,
-        expected_version: int,
-        events: Sequence[StoredEvent],
-        ttl: int,
-        idempotency: tuple[str, IdempotentResponse] | None = None,
-    ) -> None:
-        await self._call(
-            _SAVE, record.id, self.inner.save, record, expected_version, events, ttl, idempotency
-        )
-        self._saved(record, ttl, created=False)
+    async def write(self, save: Save) -> None:
+        record = save.record
+        await self._call(_SAVE, record.id, self.inner.write, save)
+        self._saved(record, created=False)
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         return await self._call(_EVENTS, game_id, self.inner.events, game_id, after, limit)

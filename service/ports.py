@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import msgspec
 
@@ -76,6 +76,17 @@ class StoreUnavailable(Exception):
     """The store cannot be reached (the API answers 503 with Retry-After)."""
 
 
+class Save(NamedTuple):
+    """One `GameStore.save`: the game as it is now, the version it must still be at in the
+    store, its new events, its expiry and the idempotent response to remember (its key)."""
+
+    record: GameRecord
+    expected_version: int
+    events: Sequence[StoredEvent]
+    ttl: int
+    idempotency: tuple[str, IdempotentResponse] | None
+
+
 class GameStore(Protocol):
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
         """Store a new game and its first events (ids are unique: no overwrite)."""
@@ -92,7 +103,14 @@ class GameStore(Protocol):
     ) -> None:
         """Atomically replace the game (only if it is still at `expected_version`), append
         its new events and remember the idempotent response. Otherwise raises
-        VersionConflict with `current` the game as stored then (None if there is none)."""
+        VersionConflict with `current` the game as stored then (None if there is none).
+
+        Here once for every store (they subclass GameStore): each one implements `write`."""
+        await self.write(Save(record, expected_version, events, ttl, idempotency))
+
+    async def write(self, save: Save) -> None:
+        """Do a `save` (what each store implements)."""
+        raise NotImplementedError
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         """Events with seq > after, oldest first, at most `limit`."""

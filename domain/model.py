@@ -178,6 +178,8 @@ class Gain(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class GameStarted(Event, tag="game_started"):
+    """The game was set up (rules 2): the seats, the rules, the starting seat, the draw pile's size and the tokens."""
+
     players: tuple[SeatInfo, ...]
     rules: Rules
     starting_seat: int
@@ -188,30 +190,42 @@ class GameStarted(Event, tag="game_started"):
 
 
 class TurnStarted(Event, tag="turn_started"):
+    """A seat's turn began with its draw phase (3.1)."""
+
     seat: int
 
 
 class CardDrawn(Event, tag="card_drawn"):
+    """The active seat drew the top card of the draw pile (3.1)."""
+
     seat: int
     card: str
     draw_pile_size: int  # cards left after this draw
 
 
 class AuctionStarted(Event, tag="auction_started"):
+    """A wild card was drawn and is auctioned (3.5); `bidders` in bidding order, the drawer last."""
+
     card: str
     bidders: tuple[int, ...]
 
 
 class BidPlaced(Event, tag="bid_placed"):
+    """A bidder bid (3.5)."""
+
     seat: int
     amount: int
 
 
 class BidPassed(Event, tag="bid_passed"):
+    """A bidder passed (3.5)."""
+
     seat: int
 
 
 class AuctionWon(Event, tag="auction_won"):
+    """The auction ended: the high bidder paid and took the wild card (3.5)."""
+
     seat: int
     card: str
     amount: int
@@ -219,10 +233,14 @@ class AuctionWon(Event, tag="auction_won"):
 
 
 class WildDiscarded(Event, tag="wild_discarded"):
+    """The auction ended with no bid: the wild card was discarded (3.5)."""
+
     card: str  # everyone passed
 
 
 class Busted(Event, tag="busted"):
+    """The tableau busted (3.3): number cards to the market, currency cards discarded."""
+
     seat: int
     kind: Take  # "numbers" or "currency"
     to_market: tuple[str, ...]
@@ -232,6 +250,8 @@ class Busted(Event, tag="busted"):
 
 
 class Stopped(Event, tag="stopped"):
+    """The active seat stopped and took a reward (3.2)."""
+
     seat: int
     take: Take
     cards: tuple[str, ...]  # number cards: to the collection ("numbers") or the market
@@ -240,20 +260,28 @@ class Stopped(Event, tag="stopped"):
 
 
 class CardBought(Event, tag="card_bought"):
+    """A seat bought a card from the market (3.4)."""
+
     seat: int
     card: str
     payment: Payment
 
 
 class BuyDeclined(Event, tag="buy_declined"):
+    """A seat ended its buy phase without buying (3.4)."""
+
     seat: int
 
 
 class FinalBuyStarted(Event, tag="final_buy_started"):
+    """The last card was drawn: every seat has one more buy phase, in `order` (4)."""
+
     order: tuple[int, ...]
 
 
 class GameFinished(Event, tag="game_finished"):
+    """The final buy round ended: the results (5, 6)."""
+
     results: tuple[Result, ...]
 
 

@@ -40,10 +40,6 @@ class IdempotentResponse(msgspec.Struct, frozen=True, kw_only=True):
     record: GameRecord
     events: list[StoredEvent]
 
-    @property
-    def version(self) -> int:
-        return self.record.version
-
 
 class RenderedResponse(msgspec.Struct, frozen=True, kw_only=True):
     """An idempotent response as the releases before `IdempotentResponse` kept it: the first

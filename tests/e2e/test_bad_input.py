@@ -534,3 +534,11 @@ def test_bad_score_request_is_400(client: httpx.Client) -> None:
         {},
     ):
         check_problem(client.post("/v1/scores", json=body), 400)
+
+
+@pytest.mark.parametrize("cards", [["W5", "W5"], ["W#", "R1", "W#"], ["R#", "R#", "R#"]])
+def test_scoring_more_copies_of_a_card_than_the_game_has_is_400(
+    client: httpx.Client, cards: list[str]
+) -> None:
+    body = check_problem(client.post("/v1/scores", json={"cards": cards}), 400, "too_many_copies")
+    assert cards[0] in body["detail"]

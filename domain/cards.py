@@ -55,6 +55,8 @@ FULL_WILD: Final = "W#"
 WILDS: Final = COLOR_WILDS | NUMBER_WILDS | {FULL_WILD}
 CURRENCY_CARDS: Final = frozenset(f"${v}" for v in range(1, 6))
 ALL_CODES: Final = NUMBER_CARDS | WILDS | CURRENCY_CARDS
+# code -> its number (a number card: also its price) or its value (a currency card)
+DIGIT: Final[dict[str, int]] = {code: int(code[1]) for code in ALL_CODES if code[1].isdigit()}
 
 
 def _copies() -> dict[str, int]:

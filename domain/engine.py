@@ -169,8 +169,7 @@ def apply(state: GameState, seat: int, action: Action) -> tuple[GameState, list[
     return step.finish()
 
 
-# code -> its number (number cards) or its value (currency cards): the digit of the code
-_DIGIT = {code: int(code[1]) for code in C.ALL_CODES if code[1].isdigit()}
+_DIGIT = C.DIGIT
 # player count -> seat -> every seat from the left of `seat`, `seat` last
 _ROUND = {n: tuple(tuple((s + i) % n for i in range(1, n + 1)) for s in range(n)) for n in range(6)}
 
@@ -219,10 +218,9 @@ class _Step:
     `replace(state, **changes)`, which took 7% of a simulated game. Each rule below is one
     method; `apply` calls the one its action starts."""
 
-    __slots__ = ("events", "new", "players", "state")
+    __slots__ = ("events", "new", "players")
 
     def __init__(self, state: GameState) -> None:
-        self.state = state
         self.new = new = state.__copy__()
         _set(new, "version", state.version + 1)
         self.events: list[Event] = []

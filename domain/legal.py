@@ -6,7 +6,7 @@ choose (`with_payment`); `apply` also accepts any other valid payment.
 
 from __future__ import annotations
 
-from domain.cards import NUMBER_CARDS
+from domain.cards import DIGIT, NUMBER_CARDS
 from domain.model import (
     MAX_BID,
     Action,
@@ -25,7 +25,6 @@ _DRAW = Draw()
 _PASS = Pass()
 _DECLINE = Decline()
 _DRAW_OR_STOP = (_DRAW, Stop(take="numbers"), Stop(take="currency"))
-_PRICE = {code: int(code[1]) for code in NUMBER_CARDS}  # the market holds number cards only
 # the unpriced bids and buys, built once (frozen, so shared), up to the highest amount a
 # Bid may name
 _BIDS = tuple(Bid(amount=a) for a in range(MAX_BID + 1))
@@ -63,7 +62,7 @@ def with_payment(view: PublicView, seat: int, action: Action) -> Action:
     if type(action) is Bid and action.payment is None:
         return Bid(amount=action.amount, payment=token_payment(action.amount, me.currency, me.bust))
     if type(action) is Buy and action.payment is None:
-        price = _PRICE[action.card]
+        price = DIGIT[action.card]
         payment = choose_buy_payment(me.cards, price, me.currency, me.bust, view.rules)
         return Buy(card=action.card, payment=payment)
     return action
@@ -73,4 +72,4 @@ def buyable_cards(me: Player, market: tuple[str, ...]) -> list[str]:
     """The cards of the market the seat `me` may buy, sorted, each once: those it does not
     hold yet, at a price it can pay."""
     top = me.bidding_power + len(me.cards)  # tokens at their value, a card for one (3.4)
-    return sorted(card for card in set(market).difference(me.cards) if _PRICE[card] <= top)
+    return sorted(card for card in set(market).difference(me.cards) if DIGIT[card] <= top)

@@ -63,11 +63,13 @@ def new_game(
     deck: Sequence[str] | None = None,
     starting_seat: int | None = None,
     rules: Rules | None = None,
+    version: int = 0,
 ) -> tuple[GameState, list[Event]]:
     """Set up a game (rules.md 2). `players` are (name, bot level or None) in seat order.
 
     The draw pile is the deck for the player count shuffled from `seed`, or `deck` as
-    given (top card first). The starting seat is drawn from the seed unless named.
+    given (top card first). The starting seat is drawn from the seed unless named. The
+    game starts at `version` (a table that waited for its players had versions already).
     """
     n = len(players)
     if not 1 <= n <= 5:
@@ -95,11 +97,12 @@ def new_game(
         supply_currency=SUPPLY_CURRENCY - STARTING_CURRENCY * n,
         supply_bust=SUPPLY_BUST,
         last_seq=2,
+        version=version,
     )
     events: list[Event] = [
         GameStarted(
             seq=1,
-            version=0,
+            version=version,
             players=tuple(
                 SeatInfo(seat=i, name=name, bot=bot) for i, (name, bot) in enumerate(players)
             ),
@@ -110,7 +113,7 @@ def new_game(
             supply_currency=state.supply_currency,
             supply_bust=state.supply_bust,
         ),
-        TurnStarted(seq=2, version=0, seat=starting_seat),
+        TurnStarted(seq=2, version=version, seat=starting_seat),
     ]
     return state, events
 

@@ -3,26 +3,102 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 import msgspec
 
-from domain.model import GameState
+from domain.model import GameState, Rules
+
+GameStatus = Literal["open", "active", "finished", "cancelled", "aborted"]
+OPEN_INDEX = "open"  # the index of the public tables waiting for players
+
+
+def player_index(player_id: str) -> str:
+    """The index of a player's games (open tables they sit at and live games)."""
+    return f"player:{player_id}"
+
+
+class Seat(msgspec.Struct, frozen=True, kw_only=True):
+    """A seat of a table created open, as the lobby sees it."""
+
+    name: str | None = None  # who sits there (a player's or a bot's name); None while empty
+    bot: str | None = None  # the level of a bot seat
+    player_id: str | None = None  # reserved for this player, or taken by them
+    verified: bool = False  # player_id proven: a player JWT with that `sub`, or the platform
+    open: bool = False  # created open to anyone (else reserved for player_id, or a bot)
+
+    @property
+    def taken(self) -> bool:
+        return self.name is not None
+
+
+class Table(msgspec.Struct, frozen=True, kw_only=True):
+    """A game created open, while it waits for its players: its seats and how it starts."""
+
+    seats: tuple[Seat, ...]
+    invite_hash: str | None = None  # private table: sha256 of its invite code (never listed)
+    fill: Literal["bots", "drop"] = "bots"  # what empty seats become if the host starts early
+    fill_bot: str = "basic"
+    starting_seat: int | None = None
+    deck: tuple[str, ...] | None = None
+    rules: Rules | None = None
+    version: int = 0  # +1 per join, leave and reissued token while open
+    cancelled: bool = False
 
 
 class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """A live game as stored: the engine state (secrets included) and the seat credentials."""
+    """A game as stored: the engine state (secrets included) and the seat credentials; a game
+    created open has no state until it starts (`table` says who sits where until then)."""
 
     id: str
-    state: GameState
+    state: GameState | None
     token_hashes: tuple[str | None, ...]  # sha256 of each human seat's token; None for bots
     created_at: float  # unix seconds
     updated_at: float
     player_ids: tuple[str | None, ...] = ()  # the calling platform's id of each seat's player
+    verified: tuple[bool, ...] = ()  # per seat: player_id proven (JWT `sub` or the platform)
+    custom_deck: bool = False  # dealt from a deck the creator gave (never ranked)
+    table: Table | None = None  # the lobby: present for games created open
+    host_id: str | None = None  # the host's player_id (a JWT), or None
+    host_token_hash: str | None = None  # sha256 of the host credential of an anonymous host
+    aborted: bool = False  # stopped by the host or the platform while live (never ranked)
 
     @property
     def version(self) -> int:
+        if self.state is None:
+            assert self.table is not None
+            return self.table.version
         return self.state.version
+
+    @property
+    def status(self) -> GameStatus:
+        if self.state is None:
+            return "cancelled" if self.table is not None and self.table.cancelled else "open"
+        if self.aborted:
+            return "aborted"
+        return "finished" if self.state.phase == "finished" else "active"
+
+    @property
+    def ended(self) -> bool:
+        """Nothing more will happen to it (finished, aborted or cancelled)."""
+        return self.status in ("finished", "aborted", "cancelled")
+
+    def indexes(self) -> frozenset[str]:
+        """The listings this game belongs in now (`GameStore.list_games`): a public open
+        table in the lobby's; an open or live game in each of its players'."""
+        status = self.status
+        if status not in ("open", "active"):
+            return frozenset()
+        found = set()
+        if status == "open":
+            assert self.table is not None
+            if self.table.invite_hash is None:
+                found.add(OPEN_INDEX)
+            ids = [s.player_id for s in self.table.seats]
+        else:
+            ids = list(self.player_ids)
+        found.update(player_index(p) for p in ids if p is not None)
+        return frozenset(found)
 
 
 class StoredEvent(msgspec.Struct, frozen=True, array_like=True):
@@ -81,11 +157,13 @@ class Save(NamedTuple):
     events: Sequence[StoredEvent]
     ttl: int
     idempotency: tuple[str, IdempotentResponse] | None
+    previous: GameRecord | None = None  # the game as read (its index memberships)
 
 
 class GameStore(Protocol):
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
-        """Store a new game and its first events (ids are unique: no overwrite)."""
+        """Store a new game and its first events (ids are unique: no overwrite), and add it to
+        its listings (`GameRecord.indexes`)."""
 
     async def load(self, game_id: str) -> GameRecord | None: ...
 
@@ -96,13 +174,16 @@ class GameStore(Protocol):
         events: Sequence[StoredEvent],
         ttl: int,
         idempotency: tuple[str, IdempotentResponse] | None = None,
+        previous: GameRecord | None = None,
     ) -> None:
         """Atomically replace the game (only if it is still at `expected_version`), append
         its new events and remember the idempotent response. Otherwise raises
         VersionConflict with `current` the game as stored then (None if there is none).
+        With `previous` (the game as the caller read it), the listings it leaves and joins
+        (`GameRecord.indexes`) are updated after the save; without it, none is left.
 
         Here once for every store (they subclass GameStore): each one implements `write`."""
-        await self.write(Save(record, expected_version, events, ttl, idempotency))
+        await self.write(Save(record, expected_version, events, ttl, idempotency, previous))
 
     async def write(self, save: Save) -> None:
         """Do a `save` (what each store implements)."""
@@ -115,6 +196,27 @@ class GameStore(Protocol):
         """Like `events`, but waits up to `timeout` seconds for one to arrive."""
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None: ...
+
+    async def claim_request(self, scope: str, key: str, ttl: int) -> bytes | None:
+        """Claim an `Idempotency-Key` of a request that is not an action (create, join) for
+        `ttl` seconds: None when it was free (it is claimed now, pending), else what it holds:
+        the outcome `keep_outcome` stored, or b"" while the first request is still pending.
+        `scope` names the caller (keys of different callers never meet)."""
+
+    async def keep_outcome(self, scope: str, key: str, outcome: bytes, ttl: int) -> None:
+        """Store the outcome of a claimed request, handed back to its retries."""
+
+    async def release_request(self, scope: str, key: str) -> None:
+        """Forget a claim whose request failed (a retry may try again)."""
+
+    async def list_games(
+        self, index: str, before: tuple[float, str] | None, limit: int
+    ) -> list[GameRecord]:
+        """The games of one listing (`OPEN_INDEX`, `player_index(id)`), newest first by
+        `created_at` then id, strictly after the keyset cursor `before` = (created_at, id) of
+        the last game of the previous page; at most `limit`. Only games whose `indexes()` name
+        the listing now are returned (entries left by expired or changed games are dropped
+        on the way). Cost: O(log n + limit), never a scan of the keyspace."""
 
     async def ping(self) -> None:
         """Raise StoreUnavailable when the store cannot serve."""

@@ -65,7 +65,7 @@ class MemoryGameStore(GameStore):
             return None if entry is None else entry.record
 
     async def write(self, save: Save) -> None:
-        record, expected_version, events, ttl, idempotency = save
+        record, expected_version, events, ttl, idempotency, _ = save
         with self._lock:
             entry = self._live(record.id)
             if entry is None or entry.record.version != expected_version:

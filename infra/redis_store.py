@@ -232,7 +232,7 @@ class RedisGameStore(GameStore):
         return None if blob is None else _record_decoder.decode(blob)
 
     async def write(self, save: Save) -> None:
-        record, expected_version, events, ttl, idempotency = save
+        record, expected_version, events, ttl, idempotency, _ = save
         args: list[bytes | str] = [
             _header(f"{expected_version} {record.version} {ttl * 1000}", events),
             _record_encoder.encode(record),

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from domain.bots import BOTS, bot_rng
-from domain.engine import apply, new_game
+from domain.engine import apply, new_game, to_act
 from domain.model import Action, Event, GameState, Rules
 from domain.rng import SeededRandom
 from domain.views import public_view
@@ -30,13 +30,12 @@ def _bots_move(
     game ends; `rng_for(state)` is the random source of the move at `state`."""
     events: list[Event] = []
     for actions in range(MAX_ACTIONS):
-        view = public_view(state)
-        seat = view.to_act
+        seat = to_act(state)
         level = None if seat is None else state.players[seat].bot
-        if level is None:
+        if level is None:  # the view only for a bot's move: most actions hand over to a human
             return SimulatedGame(state=state, events=events, actions=actions)
         assert seat is not None
-        action = BOTS[level](view, seat, rng_for(state))
+        action = BOTS[level](public_view(state), seat, rng_for(state))
         before = state
         state, produced = apply(state, seat, action)
         events.extend(produced)

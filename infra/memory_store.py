@@ -2,7 +2,8 @@
 
 It keeps the same contract as the Redis store (tests/integration/test_store_contract.py
 runs against both): compare-and-set saves, an append-only event log per game, idempotent
-responses, expiry. A lock makes each operation atomic even if called from several threads,
+responses, expiry, listings (each a list of `(created_at, id)` kept sorted: a page is a
+bisect and a walk back) and request claims. A lock makes each operation atomic even if called from several threads,
 and `wait_events` waiters are woken on their own event loop, whichever loop or thread saves.
 """
 
@@ -13,8 +14,9 @@ import bisect
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+from infra.store_rules import ARCHIVED, listed, memberships
 from service.ports import GameRecord, GameStore, Remembered, Save, StoredEvent, VersionConflict
 
 
@@ -35,19 +37,28 @@ class MemoryGameStore(GameStore):
         self._lock = threading.Lock()
         self._waiters: dict[str, set[asyncio.Future[None]]] = {}  # game id -> wait_events calls
         self._creates = 0
+        self._claimed = 0
         self._unarchived: set[str] = set()  # created, not yet handed to the archive outbox
+        self._listings: dict[str, list[tuple[float, str]]] = {}  # index -> (created_at, id)
+        self._claims: dict[tuple[str, str], tuple[bytes, float]] = {}  # -> (outcome, expiry)
 
     def _live(self, game_id: str) -> _Entry | None:
         entry = self._games.get(game_id)
         if entry is not None and entry.expires_at <= self._clock():
-            del self._games[game_id]
+            self._expire(game_id)
             return None
         return entry
+
+    def _expire(self, game_id: str) -> None:
+        record = self._games.pop(game_id).record
+        self._unlist(record, record.indexes())
 
     def _sweep(self) -> None:
         now = self._clock()
         for game_id in [g for g, e in self._games.items() if e.expires_at <= now]:
-            del self._games[game_id]
+            self._expire(game_id)
+        for claim in [c for c, (_, expires_at) in self._claims.items() if expires_at <= now]:
+            del self._claims[claim]
 
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
         with self._lock:
@@ -58,6 +69,7 @@ class MemoryGameStore(GameStore):
                 raise VersionConflict(f"game {record.id} exists")
             self._games[record.id] = _Entry(record, list(events), self._clock() + ttl)
             self._unarchived.add(record.id)
+            self._list(record, record.indexes())
 
     async def load(self, game_id: str) -> GameRecord | None:
         with self._lock:
@@ -65,7 +77,7 @@ class MemoryGameStore(GameStore):
             return None if entry is None else entry.record
 
     async def write(self, save: Save) -> None:
-        record, expected_version, events, ttl, idempotency, _ = save
+        record, expected_version, events, ttl, idempotency, previous = save
         with self._lock:
             entry = self._live(record.id)
             if entry is None or entry.record.version != expected_version:
@@ -75,6 +87,11 @@ class MemoryGameStore(GameStore):
             entry.expires_at = self._clock() + ttl
             if idempotency is not None:
                 entry.idempotency[idempotency[0]] = idempotency[1]
+            left, joined = memberships(record, previous)  # as read by the caller, as on Redis
+            self._unlist(record, left)
+            self._list(record, joined)
+            if record.status == "cancelled":  # never archived
+                self._unarchived.discard(record.id)
             waiters = self._waiters.pop(record.id, ()) if events else ()
         for waiter in waiters:
             _wake(waiter)
@@ -121,7 +138,7 @@ class MemoryGameStore(GameStore):
     async def live_games(self) -> int:
         with self._lock:
             self._sweep()
-            return sum(e.record.state.phase != "finished" for e in self._games.values())
+            return sum(not e.record.ended for e in self._games.values())
 
     async def archive_handed_over(self, game_id: str) -> None:
         with self._lock:
@@ -134,9 +151,59 @@ class MemoryGameStore(GameStore):
                 entry = self._live(game_id)
                 if entry is None:
                     self._unarchived.discard(game_id)  # expired: nothing left to archive
-                elif entry.record.state.phase == "finished" and len(found) < limit:
+                elif entry.record.status in ARCHIVED and len(found) < limit:
                     found.append(entry.record)
         return found
+
+    def _list(self, record: GameRecord, indexes: Iterable[str]) -> None:
+        for index in indexes:
+            bisect.insort(self._listings.setdefault(index, []), (record.created_at, record.id))
+
+    def _unlist(self, record: GameRecord, indexes: Iterable[str]) -> None:
+        for index in indexes:
+            listing = self._listings.get(index, [])
+            at = bisect.bisect_left(listing, (record.created_at, record.id))
+            if at < len(listing) and listing[at] == (record.created_at, record.id):
+                del listing[at]
+
+    async def list_games(
+        self, index: str, before: tuple[float, str] | None, limit: int
+    ) -> list[GameRecord]:
+        found: list[GameRecord] = []
+        with self._lock:
+            listing = self._listings.get(index, [])
+            at = len(listing) if before is None else bisect.bisect_left(listing, before)
+            while at > 0 and len(found) < limit:
+                at -= 1
+                created_at, game_id = listing[at]
+                entry = self._live(game_id)
+                if entry is not None and listed(entry.record, index, created_at):
+                    found.append(entry.record)
+                elif listing[at : at + 1] == [(created_at, game_id)]:  # not dropped by _expire
+                    del listing[at]  # the game left this listing unseen (a save without previous)
+        return found
+
+    async def claim_request(self, scope: str, key: str, ttl: int) -> bytes | None:
+        with self._lock:
+            self._claimed += 1
+            if self._claimed % 1000 == 0:
+                self._sweep()
+            now = self._clock()
+            held = self._claims.get((scope, key))
+            if held is not None and held[1] > now:
+                return held[0]
+            self._claims[(scope, key)] = (b"", now + ttl)
+            return None
+
+    async def keep_outcome(self, scope: str, key: str, outcome: bytes, ttl: int) -> None:
+        with self._lock:
+            self._claims[(scope, key)] = (outcome, self._clock() + ttl)
+
+    async def release_request(self, scope: str, key: str) -> None:
+        with self._lock:
+            held = self._claims.get((scope, key))
+            if held is not None and held[0] == b"":  # pending: an outcome stays
+                del self._claims[(scope, key)]
 
     async def ping(self) -> None:
         return None

@@ -9,11 +9,20 @@ A save checks the version and writes state, events and idempotent response in on
 call (one round trip); every key expires together after the configured time. A save that
 loses the race gets the stored record back from the same call, so the caller can retry on
 it without another round trip.
+
+Outside the games' slots (each key in its own slot, written in pipelines, never a scan):
+- `ten:index:{<name>}` sorted set per listing (`GameRecord.indexes`: "open",
+  "player:<id>"): member the game id, score its created_at. Kept in step by create and by
+  the saves that change a game's listings (one more round trip, only then); entries of
+  games that expired are dropped by `list_games` when it meets them.
+- `ten:request:<sha256>` string per claimed Idempotency-Key of a create or join (the hash
+  of scope and key: bounded length, scopes apart): "" while pending, then the outcome.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import Sequence
 
@@ -22,6 +31,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
+from infra.store_rules import ARCHIVED, listed, memberships
 from service.ports import (
     GameRecord,
     GameStore,
@@ -87,6 +97,12 @@ return 1
 """
 )
 
+# Releases a claim only while it is pending: an outcome already kept stays.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == '' then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
 _BLOCK_MARGIN = 5.0  # seconds a blocking XREAD may take past its BLOCK time
 _record_encoder = msgspec.msgpack.Encoder()
 _record_decoder = msgspec.msgpack.Decoder(GameRecord)
@@ -116,6 +132,12 @@ RECHECK_BATCH = 500
 # process dying between a game's final save and that hand-off leaves behind
 # (`unarchived`). Written with the live set's entry, in the same round trip.
 UNARCHIVED_KEY = "ten:unarchived-games"
+INDEX_PREFIX = "ten:index:"
+CLAIM_PREFIX = "ten:request:"
+# list_games: entries read per ZRANGE at most, and ZRANGE calls per page at most (each
+# round drops the stale entries it met, so a later page does not meet them again)
+_LIST_BATCH = 500
+_LIST_ROUNDS = 32
 
 
 def _keys(game_id: str) -> tuple[str, str, str]:
@@ -166,6 +188,31 @@ def _stream_events(entries) -> list[StoredEvent]:
     ]
 
 
+class _Scan:
+    """Where a listing's reading is, newest first: ZRANGE from score `bound` down, after
+    `offset` entries of that very score already read (equal scores come by id, descending).
+    At the start, the cursor's own score: its entries of ids not below the cursor's are
+    read there and passed over, so a page starts strictly after (created_at, id)."""
+
+    def __init__(self, before: tuple[float, str] | None) -> None:
+        self.before = before
+        self.bound: float | str = "+inf" if before is None else before[0]
+        self.offset = 0
+
+    def after_cursor(self, entries: list[tuple[bytes, float]]) -> list[tuple[str, float]]:
+        """The entries just read that come after the cursor; moves the scan past them all."""
+        found = []
+        for member, score in entries:
+            game_id = member.decode()
+            if score == self.bound:
+                self.offset += 1
+            else:
+                self.bound, self.offset = score, 1
+            if self.before is None or (score, game_id) < self.before:
+                found.append((game_id, score))
+        return found
+
+
 def connect(url: str, *, cluster: bool = False, max_connections: int = 200, **kwargs):
     """A Redis (or Redis Cluster) client; standalone, on a pool that waits for a free
     connection (5 s) rather than failing. The client owns its pool: `aclose()` closes both."""
@@ -187,11 +234,15 @@ class RedisGameStore(GameStore):
         live_key: str = LIVE_KEY,
         live_recheck: float = RECHECK_SECONDS,
         unarchived_key: str = UNARCHIVED_KEY,
+        index_prefix: str = INDEX_PREFIX,
+        claim_prefix: str = CLAIM_PREFIX,
     ) -> None:
         self._cluster = cluster
         self._live_key = live_key
         self._live_recheck = live_recheck
         self._unarchived_key = unarchived_key
+        self._index_prefix = index_prefix
+        self._claim_prefix = claim_prefix
         # SSE readers block on XREAD for up to TEN_SSE_KEEPALIVE seconds (15 by default):
         # redis-py's 5 s default socket timeout cut every idle stream after 5 s. Their client
         # has no read timeout; wait_events bounds each wait itself.
@@ -203,6 +254,15 @@ class RedisGameStore(GameStore):
         )
         self._create = self._redis.register_script(_CREATE)
         self._save = self._redis.register_script(_SAVE)
+        self._release = self._redis.register_script(_RELEASE)
+
+    def _index_key(self, index: str) -> str:
+        """One listing's sorted set: its name is its hash tag (one slot, any node)."""
+        return f"{self._index_prefix}{{{index}}}"
+
+    def _claim_key(self, scope: str, key: str) -> str:
+        digest = hashlib.sha256(f"{len(scope)}:{scope}{key}".encode()).hexdigest()
+        return self._claim_prefix + digest
 
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
         args = [
@@ -217,8 +277,10 @@ class RedisGameStore(GameStore):
         now = time.time()
         pipe = self._pipeline()
         pipe.zadd(self._unarchived_key, {record.id: now})
-        if record.state.phase != "finished":
+        if not record.ended:
             pipe.zadd(self._live_key, {record.id: now})
+        for index in record.indexes():
+            pipe.zadd(self._index_key(index), {record.id: record.created_at})
         with unavailable_on_connection_errors():
             await pipe.execute()
 
@@ -232,7 +294,7 @@ class RedisGameStore(GameStore):
         return None if blob is None else _record_decoder.decode(blob)
 
     async def write(self, save: Save) -> None:
-        record, expected_version, events, ttl, idempotency, _ = save
+        record, expected_version, events, ttl, idempotency, previous = save
         args: list[bytes | str] = [
             _header(f"{expected_version} {record.version} {ttl * 1000}", events),
             _record_encoder.encode(record),
@@ -245,9 +307,26 @@ class RedisGameStore(GameStore):
         if saved != 1:  # the stored record, or 0 when the game is gone
             current = _record_decoder.decode(saved) if isinstance(saved, bytes) else None
             raise VersionConflict(record.id, current=current)
-        if record.state.phase == "finished":
-            with unavailable_on_connection_errors():
-                await self._redis.zrem(self._live_key, record.id)
+        ended = record.ended
+        left, joined = memberships(record, previous)
+        if ended or left or joined:  # else no other round trip (an action, most of the time)
+            await self._after_save(record, ended, left, joined)
+
+    async def _after_save(
+        self, record: GameRecord, ended: bool, left: set[str], joined: set[str]
+    ) -> None:
+        """The other slots a save changes, in one round trip: the live set, listings."""
+        pipe = self._pipeline()
+        if ended:
+            pipe.zrem(self._live_key, record.id)
+            if record.status == "cancelled":  # never archived
+                pipe.zrem(self._unarchived_key, record.id)
+        for index in left:
+            pipe.zrem(self._index_key(index), record.id)
+        for index in joined:
+            pipe.zadd(self._index_key(index), {record.id: record.created_at})
+        with unavailable_on_connection_errors():
+            await pipe.execute()
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         if limit <= 0:
@@ -320,7 +399,74 @@ class RedisGameStore(GameStore):
             if stored:  # looked at again in a minute (a finished one, if still not handed over)
                 seen = {record.id: now for record in stored}
                 await self._redis.zadd(self._unarchived_key, seen, xx=True)
-        return [record for record in stored if record.state.phase == "finished"]
+        return [record for record in stored if record.status in ARCHIVED]
+
+    async def list_games(
+        self, index: str, before: tuple[float, str] | None, limit: int
+    ) -> list[GameRecord]:
+        """Newest first: ZRANGE BYSCORE REV from the cursor's score (O(log n + read)); the
+        entries of that very score not after the cursor's id are passed over (`_Scan`);
+        the games of the entries read are fetched in one pipeline; entries whose game
+        expired or left the listing are dropped (ZREM) and more are read in their place."""
+        key = self._index_key(index)
+        scan = _Scan(before)
+        found: list[GameRecord] = []
+        dropped: list[str] = []
+        batch = limit
+        with unavailable_on_connection_errors():
+            for _ in range(_LIST_ROUNDS):
+                want = limit - len(found)
+                if want <= 0:
+                    break
+                batch = min(max(want, batch), _LIST_BATCH)
+                entries = await self._redis.zrange(
+                    key, scan.bound, "-inf", desc=True, byscore=True,
+                    offset=scan.offset, num=batch, withscores=True,
+                )  # fmt: skip
+                kept, stale = await self._listed(index, scan.after_cursor(entries))
+                found += kept[:want]
+                dropped += stale
+                if len(entries) < batch:
+                    break  # the listing is read to its end
+                batch *= 2  # entries were stale: read further at once
+            if dropped:  # once read through: the offsets of the scan stay right
+                await self._redis.zrem(key, *dropped)
+        return found
+
+    async def _listed(
+        self, index: str, entries: list[tuple[str, float]]
+    ) -> tuple[list[GameRecord], list[str]]:
+        """The games of a listing's entries still in it, and the entries to drop."""
+        if not entries:
+            return [], []
+        pipe = self._pipeline()
+        for game_id, _ in entries:
+            pipe.hget(_keys(game_id)[0], "rec")
+        blobs = await pipe.execute()
+        kept, stale = [], []
+        for (game_id, created_at), blob in zip(entries, blobs, strict=True):
+            record = None if blob is None else _record_decoder.decode(blob)
+            if record is not None and listed(record, index, created_at):
+                kept.append(record)
+            else:
+                stale.append(game_id)
+        return kept, stale
+
+    async def claim_request(self, scope: str, key: str, ttl: int) -> bytes | None:
+        """SET NX PX GET (Redis 7.0+): claims and reads in one atomic command; a key per
+        claim, so each has its own expiry and claims spread over a Cluster's slots."""
+        with unavailable_on_connection_errors():
+            return await self._redis.set(
+                self._claim_key(scope, key), b"", nx=True, px=ttl * 1000, get=True
+            )
+
+    async def keep_outcome(self, scope: str, key: str, outcome: bytes, ttl: int) -> None:
+        with unavailable_on_connection_errors():
+            await self._redis.set(self._claim_key(scope, key), outcome, px=ttl * 1000)
+
+    async def release_request(self, scope: str, key: str) -> None:
+        with unavailable_on_connection_errors():
+            await self._release(keys=[self._claim_key(scope, key)])
 
     async def ping(self) -> None:
         with unavailable_on_connection_errors():

@@ -23,6 +23,8 @@ from service.ports import (
 # operations as label tuples, made once
 _CREATE, _LOAD, _SAVE, _EVENTS = ("create",), ("load",), ("save",), ("events",)
 _WAIT_EVENTS, _IDEMPOTENT_RESPONSE, _PING = ("wait_events",), ("idempotent_response",), ("ping",)
+_LIST_GAMES, _CLAIM_REQUEST = ("list_games",), ("claim_request",)
+_KEEP_OUTCOME, _RELEASE_REQUEST = ("keep_outcome",), ("release_request",)
 
 
 class InstrumentedStore(GameStore):
@@ -65,7 +67,7 @@ class InstrumentedStore(GameStore):
             metrics.store_seconds.observe(op, perf_counter() - start)
 
     def _saved(self, record: GameRecord, created: bool) -> None:
-        finished = record.state.phase == "finished"
+        finished = record.status == "finished"
         if self._metrics is not None:
             if created:
                 self._metrics.games_created.inc(())
@@ -96,6 +98,20 @@ class InstrumentedStore(GameStore):
         return await self._call(
             _IDEMPOTENT_RESPONSE, game_id, self.inner.idempotent_response, game_id, key
         )
+
+    async def list_games(
+        self, index: str, before: tuple[float, str] | None, limit: int
+    ) -> list[GameRecord]:
+        return await self._call(_LIST_GAMES, None, self.inner.list_games, index, before, limit)
+
+    async def claim_request(self, scope: str, key: str, ttl: int) -> bytes | None:
+        return await self._call(_CLAIM_REQUEST, None, self.inner.claim_request, scope, key, ttl)
+
+    async def keep_outcome(self, scope: str, key: str, outcome: bytes, ttl: int) -> None:
+        await self._call(_KEEP_OUTCOME, None, self.inner.keep_outcome, scope, key, outcome, ttl)
+
+    async def release_request(self, scope: str, key: str) -> None:
+        await self._call(_RELEASE_REQUEST, None, self.inner.release_request, scope, key)
 
     async def live_games(self) -> int:
         return await self.inner.live_games()

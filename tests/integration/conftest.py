@@ -30,6 +30,7 @@ class Backend:
         self.kind = kind
         self.url = url
         self.ids: list[str] = []
+        self.other_keys: list[str] = []  # more Redis keys to delete after the test
         self._client: redis.Redis | None = None
 
     @staticmethod
@@ -66,8 +67,9 @@ class Backend:
         return self._client
 
     def cleanup(self) -> None:
-        if self.url is not None and self.ids:
-            self.client.delete(*[key for game_id in self.ids for key in game_keys(game_id)])
+        keys = [key for game_id in self.ids for key in game_keys(game_id)] + self.other_keys
+        if self.url is not None and keys:
+            self.client.delete(*keys)
         if self._client is not None:
             self._client.close()
 

@@ -1,0 +1,392 @@
+"""The lobby's part of the GameStore contract, run against both adapters (and, through
+tests/scaleout/test_cluster_store_contract.py, on a Redis Cluster): games created open (no
+engine state yet), listings (`list_games`, kept in step by create and save) and the claims
+of Idempotency-Keys of creates and joins.
+
+On Redis each test has its own listing, claim, live and unarchived keys (other tests share
+the database, and may list open games at the same time), deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from typing import Any
+
+import pytest
+from msgspec.structs import replace
+
+from domain.engine import new_game
+from service.games import encode_events
+from service.instrumented_store import InstrumentedStore
+from service.ports import OPEN_INDEX, GameRecord, Seat, Table, player_index
+from tests.integration.test_store_contract import NOW, PLAYERS, TTL, new_record
+
+pytestmark = pytest.mark.integration
+
+
+class Lobby:
+    """A test's store settings and key names: `lobby.run(body)` as `backend.run(body)`."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.redis = backend.kind != "memory"
+        tag = backend.new_id()
+        self.index_prefix = f"ten:test-index:{tag}:"
+        self.claim_prefix = f"ten:test-request:{tag}:"
+        self.kwargs: dict[str, Any] = {}
+        if self.redis:
+            self.kwargs = {
+                "index_prefix": self.index_prefix,
+                "claim_prefix": self.claim_prefix,
+                "live_key": f"ten:test-live:{tag}",
+                "unarchived_key": f"ten:test-unarchived:{tag}",
+                "live_recheck": 0,
+            }
+        self.indexes = {OPEN_INDEX}
+        self.claims: list[tuple[str, str]] = []
+
+    def player(self) -> str:
+        pid = f"player-{self.backend.new_id()}"
+        self.indexes.add(player_index(pid))
+        return pid
+
+    def index_key(self, index: str) -> str:
+        return f"{self.index_prefix}{{{index}}}"
+
+    def run(self, body) -> None:
+        if self.redis:  # deleted after the test, with its games' keys
+            self.backend.other_keys += [self.index_key(index) for index in self.indexes]
+            self.backend.other_keys += [self.kwargs["live_key"], self.kwargs["unarchived_key"]]
+        self.backend.run(body, **self.kwargs)
+
+
+def table(game_id: str, at: float, seats=(None, None, None, None), **options) -> GameRecord:
+    """A game created open: a seat reserved for each player id given, the others open."""
+    return GameRecord(
+        id=game_id,
+        state=None,
+        token_hashes=(None,) * len(seats),
+        created_at=at,
+        updated_at=at,
+        player_ids=tuple(seats),
+        verified=(False,) * len(seats),
+        table=Table(seats=tuple(Seat(player_id=p, open=p is None) for p in seats), **options),
+        host_id=seats[0],
+    )
+
+
+def joined(record: GameRecord, seat: int, player_id: str) -> GameRecord:
+    """The table once `player_id` took an open seat (one version more)."""
+    assert record.table is not None
+    seats = list(record.table.seats)
+    seats[seat] = Seat(name=player_id, player_id=player_id, verified=True, open=True)
+    ids = list(record.player_ids)
+    ids[seat] = player_id
+    changed = replace(record.table, seats=tuple(seats), version=record.table.version + 1)
+    return replace(record, table=changed, player_ids=tuple(ids))
+
+
+def started(record: GameRecord) -> tuple[GameRecord, list]:
+    """The table's game started (every seat a player), and its first events."""
+    assert record.table is not None
+    state, events = new_game(PLAYERS, f"seed-{record.id}", version=record.version + 1)
+    return replace(record, state=state), encode_events(events)
+
+
+def cancelled(record: GameRecord) -> GameRecord:
+    assert record.table is not None
+    version = record.table.version + 1
+    return replace(record, table=replace(record.table, cancelled=True, version=version))
+
+
+def ids(records: list[GameRecord]) -> list[str]:
+    return [record.id for record in records]
+
+
+async def page_through(store, index: str, limit: int) -> list[str]:
+    """Every game of a listing, page after page with the keyset cursor."""
+    seen: list[str] = []
+    before = None
+    for _ in range(100):
+        page = await store.list_games(index, before, limit)
+        assert len(page) <= limit
+        seen += ids(page)
+        if len(page) < limit:
+            return seen
+        before = (page[-1].created_at, page[-1].id)
+    raise AssertionError("the listing never ended")
+
+
+# ------------------------------------------------------------------ listings
+
+
+def test_open_games_are_listed_newest_first_paged_by_created_at_then_id(backend):
+    """Equal created_at are ordered by id (newest first: the greater id first), and a page
+    starts strictly after its cursor, whether the cursor's game is still listed or not."""
+    lobby = Lobby(backend)
+    times = [NOW + 5, NOW + 1, NOW + 3, NOW + 3, NOW + 3, NOW + 2, NOW + 3, NOW + 0.5]
+    records = [table(backend.new_id(), at) for at in times]
+    newest_first = sorted(records, key=lambda r: (r.created_at, r.id), reverse=True)
+    expected = ids(newest_first)
+    private = table(backend.new_id(), NOW + 4, invite_hash="0" * 64)  # never listed
+
+    async def body(store):
+        for record in [*records, private]:
+            await store.create(record, [], TTL)
+        assert ids(await store.list_games(OPEN_INDEX, None, 100)) == expected
+        for limit in (1, 2, 3, 7, 8):
+            assert await page_through(store, OPEN_INDEX, limit) == expected
+        tie = newest_first[2]  # a game of the four at NOW + 3
+        after_tie = await store.list_games(OPEN_INDEX, (tie.created_at, tie.id), 100)
+        assert ids(after_tie) == expected[3:]
+        between = (NOW + 3, tie.id[:-1] + "!")  # no such game: ids after it, still ordered
+        assert ids(await store.list_games(OPEN_INDEX, between, 100)) == [
+            r.id for r in newest_first if (r.created_at, r.id) < between
+        ]
+        assert ids(await store.list_games(OPEN_INDEX, (NOW + 3, ""), 2)) == expected[5:7]
+        assert await store.list_games(OPEN_INDEX, (NOW, "0"), 10) == []
+        assert await store.list_games(OPEN_INDEX, None, 0) == []
+        assert await store.list_games(player_index("nobody"), None, 10) == []
+
+    lobby.run(body)
+
+
+def test_saves_move_a_game_between_listings_as_its_indexes_change(backend):
+    """Reserved seat, join, start, finish: each save with `previous` (the game as read)
+    leaves the listings the game left and joins the new ones."""
+    lobby = Lobby(backend)
+    host, guest = lobby.player(), lobby.player()
+    other = table(backend.new_id(), NOW + 10)
+    waiting = table(backend.new_id(), NOW, seats=(host, None, None, None))
+    with_guest = joined(waiting, 1, guest)
+    playing, start_events = started(with_guest)
+    finished = replace(playing, state=replace(playing.state, phase="finished"))
+
+    async def listed(store, index):
+        return ids(await store.list_games(index, None, 10))
+
+    async def body(store):
+        await store.create(other, [], TTL)
+        await store.create(waiting, [], TTL)
+        assert await listed(store, OPEN_INDEX) == [other.id, waiting.id]
+        assert await listed(store, player_index(host)) == [waiting.id]
+        assert await listed(store, player_index(guest)) == []
+        await store.save(with_guest, 0, [], TTL, previous=waiting)
+        assert await listed(store, player_index(guest)) == [waiting.id]
+        assert await listed(store, OPEN_INDEX) == [other.id, waiting.id]
+        await store.save(playing, with_guest.version, start_events, TTL, previous=with_guest)
+        assert await listed(store, OPEN_INDEX) == [other.id]  # started: no longer joinable
+        assert await listed(store, player_index(host)) == [waiting.id]  # live: still theirs
+        assert await listed(store, player_index(guest)) == [waiting.id]
+        await store.save(finished, playing.version, [], TTL, previous=playing)
+        assert await listed(store, player_index(host)) == []
+        assert await listed(store, player_index(guest)) == []
+        assert await listed(store, OPEN_INDEX) == [other.id]
+
+    lobby.run(body)
+    if lobby.redis:  # the entries went with the saves, not only from the answers
+        client = backend.client
+        assert client.zscore(lobby.index_key(OPEN_INDEX), waiting.id) is None
+        assert client.zscore(lobby.index_key(player_index(host)), waiting.id) is None
+        assert client.zscore(lobby.index_key(OPEN_INDEX), other.id) == other.created_at
+
+
+def test_a_save_without_previous_changes_no_listing_and_stale_entries_are_dropped(backend):
+    """Without `previous` a save leaves every listing as it was: a game no longer in one is
+    passed over (and its entry dropped) by `list_games`; one it joined is not listed."""
+    lobby = Lobby(backend)
+    guest = lobby.player()
+    games = [table(backend.new_id(), NOW + i) for i in range(5)]
+    leaving = games[2]
+    playing, start_events = started(joined(leaving, 0, guest))
+
+    async def body(store):
+        for record in games:
+            await store.create(record, [], TTL)
+        await store.save(playing, leaving.version, start_events, TTL)
+        assert await store.list_games(player_index(guest), None, 10) == []
+        page = await store.list_games(OPEN_INDEX, None, 3)  # a page of 3 all the same
+        assert ids(page) == [games[4].id, games[3].id, games[1].id]
+        assert ids(await store.list_games(OPEN_INDEX, None, 10)) == [
+            games[i].id for i in (4, 3, 1, 0)
+        ]
+
+    lobby.run(body)
+    if lobby.redis:
+        assert backend.client.zscore(lobby.index_key(OPEN_INDEX), leaving.id) is None
+        assert backend.client.zcard(lobby.index_key(OPEN_INDEX)) == 4
+
+
+def test_an_expired_game_is_dropped_from_its_listings(backend):
+    lobby = Lobby(backend)
+    host = lobby.player()
+    short = table(backend.new_id(), NOW + 2, seats=(host, None))
+    kept = [table(backend.new_id(), NOW + 1, seats=(host, None)), table(backend.new_id(), NOW)]
+
+    async def body(store):
+        await store.create(short, [], 1)
+        for record in kept:
+            await store.create(record, [], TTL)
+        assert ids(await store.list_games(OPEN_INDEX, None, 2)) == [short.id, kept[0].id]
+        await asyncio.sleep(1.2)
+        assert ids(await store.list_games(OPEN_INDEX, None, 2)) == ids(kept)
+        assert ids(await store.list_games(player_index(host), None, 2)) == [kept[0].id]
+
+    lobby.run(body)
+    if lobby.redis:
+        client = backend.client
+        assert client.zscore(lobby.index_key(OPEN_INDEX), short.id) is None
+        assert client.zscore(lobby.index_key(player_index(host)), short.id) is None
+
+
+def test_a_page_reads_past_many_stale_entries_to_fill_its_limit(backend):
+    """A listing's entries left by games that changed unseen (saved without `previous`) do
+    not shorten a page: reading goes on until `limit` games or the end."""
+    lobby = Lobby(backend)
+    games = [table(backend.new_id(), NOW + i) for i in range(60)]
+    gone = games[5:55]  # the 50 newest but five
+
+    async def body(store):
+        for record in games:
+            await store.create(record, [], TTL)
+        for record in gone:
+            await store.save(cancelled(record), record.version, [], TTL)
+        still_open = [g.id for g in reversed(games[55:])] + [g.id for g in reversed(games[:5])]
+        assert ids(await store.list_games(OPEN_INDEX, None, 8)) == still_open[:8]
+        assert await page_through(store, OPEN_INDEX, 3) == still_open
+
+    lobby.run(body)
+
+
+# ------------------------------------------------------------------ games created open
+
+
+def test_an_open_table_without_engine_state_is_stored_counted_and_never_archived(backend):
+    """A game created open has no state: create, load, save (a join, a cancel); it is live
+    until cancelled; a cancelled table is never reported to the archive."""
+    lobby = Lobby(backend)
+    waiting = table(backend.new_id(), NOW)
+    one_in = joined(waiting, 0, lobby.player())
+    gone = cancelled(one_in)
+
+    async def body(store):
+        assert await store.live_games() == 0
+        await store.create(waiting, [], TTL)
+        loaded = await store.load(waiting.id)
+        assert loaded == waiting
+        assert loaded.state is None
+        assert loaded.status == "open"
+        assert await store.live_games() == 1
+        assert await store.unarchived(10) == []
+        await store.save(one_in, 0, [], TTL, previous=waiting)
+        assert await store.load(waiting.id) == one_in
+        await store.save(gone, 1, [], TTL, previous=one_in)
+        assert (await store.load(waiting.id)).status == "cancelled"
+        assert await store.live_games() == 0
+        assert await store.unarchived(10) == []
+        assert await store.list_games(OPEN_INDEX, None, 10) == []
+
+    lobby.run(body)
+    if lobby.redis:  # no longer tracked for the archive at all
+        assert backend.client.zscore(lobby.kwargs["unarchived_key"], waiting.id) is None
+
+
+def test_aborted_games_are_archived_like_finished_ones(backend):
+    lobby = Lobby(backend)
+    waiting = table(backend.new_id(), NOW)
+    playing, start_events = started(waiting)
+    aborted = replace(playing, aborted=True)
+    live, live_events = new_record(backend.new_id())
+
+    async def body(store):
+        await store.create(waiting, [], TTL)
+        await store.create(live, live_events, TTL)
+        await store.save(playing, waiting.version, start_events, TTL, previous=waiting)
+        assert await store.live_games() == 2
+        assert await store.unarchived(10) == []
+        await store.save(aborted, playing.version, [], TTL, previous=playing)
+        assert (await store.load(waiting.id)).status == "aborted"
+        assert await store.live_games() == 1
+        assert ids(await store.unarchived(10)) == [waiting.id]
+
+    lobby.run(body)
+
+
+# ------------------------------------------------------------------ request claims
+
+CLAIM_TTL = 30  # the claims these tests leave on Redis go soon by themselves
+
+
+def test_a_claim_is_pending_then_holds_its_outcome(backend):
+    lobby = Lobby(backend)
+
+    async def body(store):
+        assert await store.claim_request("platform", "key-1", CLAIM_TTL) is None
+        assert await store.claim_request("platform", "key-1", CLAIM_TTL) == b""  # pending
+        await store.keep_outcome("platform", "key-1", b'{"id":"g1"}', CLAIM_TTL)
+        assert await store.claim_request("platform", "key-1", CLAIM_TTL) == b'{"id":"g1"}'
+        await store.release_request("platform", "key-1")  # an outcome stays
+        assert await store.claim_request("platform", "key-1", CLAIM_TTL) == b'{"id":"g1"}'
+        assert await store.claim_request("platform", "key-2", CLAIM_TTL) is None
+        await store.release_request("platform", "key-2")  # failed: free again
+        assert await store.claim_request("platform", "key-2", CLAIM_TTL) is None
+        await store.release_request("platform", "never-claimed")
+
+    lobby.run(body)
+
+
+def test_claims_of_different_scopes_never_meet(backend):
+    lobby = Lobby(backend)
+    long_key = "k" * 10_000
+
+    async def body(store):
+        assert await store.claim_request("player:a", "key", CLAIM_TTL) is None
+        assert await store.claim_request("player:b", "key", CLAIM_TTL) is None
+        assert await store.claim_request("ab", "c", CLAIM_TTL) is None
+        assert await store.claim_request("a", "bc", CLAIM_TTL) is None
+        assert await store.claim_request("a", long_key, CLAIM_TTL) is None
+        assert await store.claim_request("a", long_key[:-1] + "j", CLAIM_TTL) is None
+        await store.keep_outcome("player:a", "key", b"a's", CLAIM_TTL)
+        assert await store.claim_request("player:b", "key", CLAIM_TTL) == b""
+        assert await store.claim_request("player:a", "key", CLAIM_TTL) == b"a's"
+        assert await store.claim_request("a", long_key, CLAIM_TTL) == b""
+
+    lobby.run(body)
+    if lobby.redis:  # each key's length is bounded: the prefix and a sha256
+        scope, key = "a", long_key
+        digest = hashlib.sha256(f"{len(scope)}:{scope}{key}".encode()).hexdigest()
+        assert backend.client.get(lobby.claim_prefix + digest) == b""
+
+
+def test_claims_and_outcomes_expire(backend):
+    lobby = Lobby(backend)
+
+    async def body(store):
+        assert await store.claim_request("s", "pending", 1) is None
+        assert await store.claim_request("s", "done", 1) is None
+        await store.keep_outcome("s", "done", b"outcome", 1)
+        assert await store.claim_request("s", "kept", CLAIM_TTL) is None
+        await asyncio.sleep(1.2)
+        assert await store.claim_request("s", "pending", CLAIM_TTL) is None
+        assert await store.claim_request("s", "done", 1) is None
+        assert await store.claim_request("s", "kept", CLAIM_TTL) == b""
+
+    lobby.run(body)
+
+
+def test_the_instrumented_store_hands_lobby_calls_through(memory_backend):
+    waiting = table(memory_backend.new_id(), NOW)
+
+    async def body(store):
+        instrumented = InstrumentedStore(store, None)
+        await instrumented.create(waiting, [], TTL)
+        assert ids(await instrumented.list_games(OPEN_INDEX, None, 5)) == [waiting.id]
+        assert await instrumented.claim_request("s", "k", TTL) is None
+        await instrumented.release_request("s", "k")
+        assert await instrumented.claim_request("s", "k", TTL) is None
+        await instrumented.keep_outcome("s", "k", b"x", TTL)
+        assert await instrumented.claim_request("s", "k", TTL) == b"x"
+        assert await instrumented.live_games() == 1
+
+    memory_backend.run(body)

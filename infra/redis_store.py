@@ -412,13 +412,13 @@ class RedisGameStore(GameStore):
         scan = _Scan(before)
         found: list[GameRecord] = []
         dropped: list[str] = []
-        batch = limit
+        batch = limit if before is None else limit + 1  # the cursor's game, passed over
         with unavailable_on_connection_errors():
             for _ in range(_LIST_ROUNDS):
                 want = limit - len(found)
                 if want <= 0:
                     break
-                batch = min(max(want, batch), _LIST_BATCH)
+                batch = min(batch, _LIST_BATCH)
                 entries = await self._redis.zrange(
                     key, scan.bound, "-inf", desc=True, byscore=True,
                     offset=scan.offset, num=batch, withscores=True,

@@ -15,6 +15,14 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "archived_game_not_found": "No archived game with this id.",
     "concurrent_update": "The game changed too often while this action was applied; retry.",
     "store_unavailable": "The game store cannot be reached; retry shortly.",
+    # who is calling (service.identity)
+    "authentication_required": "This needs the platform's API key (X-API-Key) or a player's "
+    "JWT (Authorization: Bearer <jwt>).",
+    "invalid_api_key": "The X-API-Key header does not hold a valid API key.",
+    "invalid_token": "The bearer token is not a valid player JWT.",
+    "conflicting_credentials": "Send either an API key (X-API-Key) or a player JWT "
+    "(Authorization: Bearer <jwt>), not both.",
+    "identity_unavailable": "The keys that verify player JWTs cannot be fetched; retry shortly.",
 }
 
 

@@ -9,6 +9,10 @@ from collections.abc import Mapping
 import msgspec
 
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day)\s*$")
+_ORIGIN = re.compile(r"^https?://[^/\s?#]+$")
+# an HS256 secret shorter than the hash (32 bytes) is below what RFC 7518 3.2 requires
+JWT_SECRET_MIN_BYTES = 32
+MAX_JWT_LEEWAY = 300  # seconds: clock skew, not a grace period for expired tokens
 
 
 def _otlp_endpoint_set(env: Mapping[str, str]) -> bool:
@@ -54,6 +58,13 @@ class _Env:
             raise ValueError(f"TEN_{name} must be a whole number, 0 or more, not {value!r}")
         return int(value)
 
+    def items(self, name: str) -> tuple[str, ...]:
+        """A comma-separated list; blank items dropped, duplicates kept once, in order."""
+        value = self.get(name)
+        if value is None:
+            return ()
+        return tuple(dict.fromkeys(item.strip() for item in value.split(",") if item.strip()))
+
     def choice(self, name: str, allowed: tuple[str, ...], default: str, upper: bool = False) -> str:
         value = self.get(name)
         if value is None:
@@ -83,6 +94,23 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     access_log: bool = False  # TEN_ACCESS_LOG: one log line per request
     tracing: bool = False  # TEN_OTEL_ENABLED (or OTEL_EXPORTER_OTLP_ENDPOINT set): OpenTelemetry
     gc_threshold: int = 10_000  # TEN_GC_THRESHOLD: the serving process's gen-0 GC threshold; 0: off
+    # who is calling (service.identity); none of these set: open, identities unverified
+    api_keys: tuple[str, ...] = ()  # TEN_API_KEYS: the platform's keys, comma-separated
+    jwt_secret: str | None = None  # TEN_JWT_SECRET: HS256 key of player JWTs
+    jwt_public_key: str | None = None  # TEN_JWT_PUBLIC_KEY: PEM (RSA, EC or Ed25519/Ed448)
+    jwt_jwks_url: str | None = None  # TEN_JWT_JWKS_URL: the platform's JWKS (http/https)
+    jwt_issuer: str | None = None  # TEN_JWT_ISSUER: the `iss` player JWTs must carry
+    jwt_audience: str | None = None  # TEN_JWT_AUDIENCE: the `aud` player JWTs must carry
+    jwt_leeway: int = 30  # TEN_JWT_LEEWAY: seconds of clock skew allowed on exp/nbf/iat
+    cors_origins: tuple[str, ...] = ()  # TEN_CORS_ORIGINS: origins (or `*`); unset: no CORS
+
+    def __post_init__(self) -> None:
+        check_identity(self)
+        check_cors(self.cors_origins)
+
+    @property
+    def jwt_configured(self) -> bool:
+        return any((self.jwt_secret, self.jwt_public_key, self.jwt_jwks_url))
 
     @property
     def run_migrations(self) -> bool:
@@ -125,4 +153,66 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             access_log=flag("ACCESS_LOG", False),
             tracing=flag("OTEL_ENABLED", _otlp_endpoint_set(env.env)),
             gc_threshold=count("GC_THRESHOLD", defaults.gc_threshold),
+            api_keys=env.items("API_KEYS"),
+            # a PEM given on one line with literal \n (as some secret stores hand it over)
+            jwt_public_key=_pem(get("JWT_PUBLIC_KEY")),
+            jwt_secret=get("JWT_SECRET"),
+            jwt_jwks_url=get("JWT_JWKS_URL"),
+            jwt_issuer=get("JWT_ISSUER"),
+            jwt_audience=get("JWT_AUDIENCE"),
+            jwt_leeway=count("JWT_LEEWAY", defaults.jwt_leeway),
+            cors_origins=env.items("CORS_ORIGINS"),
+        )
+
+
+def _pem(value: str | None) -> str | None:
+    if value is None or "\n" in value:
+        return value
+    return value.replace("\\n", "\n")
+
+
+def check_identity(settings: Settings) -> None:
+    """Identity settings that cannot work are refused when the service starts (the values
+    themselves are never in the message). The PEM key itself is parsed by service.identity."""
+    if any(not key.isprintable() or " " in key for key in settings.api_keys):
+        raise ValueError("TEN_API_KEYS: a key holds a space or an unprintable character")
+    if any(len(key) < 16 for key in settings.api_keys):
+        raise ValueError("TEN_API_KEYS: every key must be at least 16 characters")
+    if settings.jwt_leeway > MAX_JWT_LEEWAY:
+        raise ValueError(f"TEN_JWT_LEEWAY must be at most {MAX_JWT_LEEWAY} seconds")
+    sources = [
+        name
+        for name, value in (
+            ("TEN_JWT_SECRET", settings.jwt_secret),
+            ("TEN_JWT_PUBLIC_KEY", settings.jwt_public_key),
+            ("TEN_JWT_JWKS_URL", settings.jwt_jwks_url),
+        )
+        if value
+    ]
+    if len(sources) > 1:
+        raise ValueError(f"set only one of {', '.join(sources)}: each names the key of player JWTs")
+    if not sources:
+        if settings.jwt_issuer or settings.jwt_audience:
+            raise ValueError("TEN_JWT_ISSUER/TEN_JWT_AUDIENCE are set but no JWT key is")
+        return
+    if not settings.jwt_issuer or not settings.jwt_audience:
+        raise ValueError(
+            f"{sources[0]} needs TEN_JWT_ISSUER and TEN_JWT_AUDIENCE: a JWT is accepted only "
+            "from its issuer and for this service"
+        )
+    if settings.jwt_secret and len(settings.jwt_secret.encode()) < JWT_SECRET_MIN_BYTES:
+        raise ValueError(f"TEN_JWT_SECRET must be at least {JWT_SECRET_MIN_BYTES} bytes")
+    if settings.jwt_jwks_url and not settings.jwt_jwks_url.lower().startswith(
+        ("https://", "http://")
+    ):
+        raise ValueError("TEN_JWT_JWKS_URL must be an http:// or https:// URL")
+
+
+def check_cors(origins: tuple[str, ...]) -> None:
+    if "*" in origins and len(origins) > 1:
+        raise ValueError("TEN_CORS_ORIGINS: `*` allows every origin; list no others with it")
+    wrong = [o for o in origins if o != "*" and not _ORIGIN.match(o)]
+    if wrong:
+        raise ValueError(
+            f"TEN_CORS_ORIGINS: {wrong[0]!r} is not an origin (scheme://host[:port], no path)"
         )

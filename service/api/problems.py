@@ -33,6 +33,19 @@ SERVICE_STATUS = {
     "archived_game_not_found": 404,
     "concurrent_update": 409,
     "store_unavailable": 503,
+    "authentication_required": 401,
+    "invalid_api_key": 401,
+    "invalid_token": 401,
+    "conflicting_credentials": 400,  # both credentials are whole: which one is meant is unclear
+    "identity_unavailable": 503,
+}
+# the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
+# has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise
+CHALLENGE = 'Bearer realm="ten"'
+CHALLENGES = {
+    "invalid_token": 'Bearer realm="ten", error="invalid_token"',
+    "invalid_api_key": 'ApiKey realm="ten", header="X-API-Key"',
+    "authentication_required": 'Bearer realm="ten", ApiKey realm="ten", header="X-API-Key"',
 }
 RULE_STATUS = {
     "invalid_game": 400,
@@ -97,7 +110,7 @@ def problem(
     status: int, code: str, detail: str, headers: dict[str, str] | None = None, **extra
 ) -> ProblemDetailsException:
     if status == 401:
-        headers = {**(headers or {}), "WWW-Authenticate": 'Bearer realm="ten"'}
+        headers = {"WWW-Authenticate": CHALLENGES.get(code, CHALLENGE), **(headers or {})}
     return ProblemDetailsException(
         status_code=status,
         type_=TYPE_BASE + code,

@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from litestar import Litestar
+from litestar import Litestar, Request
+from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.middleware.rate_limit import RateLimitConfig
 from litestar.plugins.problem_details import ProblemDetailsPlugin
@@ -24,6 +25,7 @@ from service.api.history_routes import (
     leaderboard,
     player_stats,
 )
+from service.api.info_routes import info, service_info
 from service.api.openapi import finish_openapi, openapi_config
 from service.api.problems import internal_error_handler, problem_details_config
 from service.api.routes import GamesController, health, ready, rules, score
@@ -31,6 +33,7 @@ from service.archive import GameArchive
 from service.archiver import Archiver
 from service.games import GameService
 from service.history import History
+from service.identity import Identity
 from service.observability.logs import RequestContext, configure_logging
 from service.ports import ArchiveOutbox, GameStore, StoreUnavailable
 from service.runtime import refuse_several_embedded_workers, tune_gc
@@ -38,6 +41,28 @@ from service.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
 UNARCHIVED_SWEEP_SECONDS = 30
+# what a browser client may send and read across origins (TEN_CORS_ORIGINS)
+CORS_REQUEST_HEADERS = [
+    "Authorization",
+    "X-API-Key",
+    "If-Match",
+    "Idempotency-Key",
+    "Last-Event-ID",
+    "Content-Type",
+    "X-Request-ID",
+]
+CORS_RESPONSE_HEADERS = [
+    "ETag",
+    "Location",
+    "Idempotent-Replayed",
+    "Retry-After",
+    "WWW-Authenticate",
+    "X-Request-ID",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+    "RateLimit-Policy",
+]
 log = logging.getLogger("ten")
 
 
@@ -193,6 +218,10 @@ class Background:
                 log.warning("%d finished game(s) handed to the archive late", found)
 
 
+def _not_a_preflight(request: Request) -> bool:
+    return request.method != "OPTIONS"
+
+
 def rate_limiting(settings: Settings, adapters: Adapters) -> tuple[list, dict[str, Store]]:
     """The rate-limit middleware and its store as `TEN_RATE_LIMIT` asks (none unset)."""
     if settings.rate_limit is None:
@@ -201,11 +230,35 @@ def rate_limiting(settings: Settings, adapters: Adapters) -> tuple[list, dict[st
     config = RateLimitConfig(
         rate_limit=(unit, limit),  # type: ignore[arg-type]
         exclude=["/health", "/ready", "/schema", "/static", "/metrics"],
+        check_throttle_handler=_not_a_preflight,  # a browser's CORS preflight is no call
     )
     stores = {}
     if adapters.rate_limit_store is not None:  # one count per client for every replica
         stores[config.store] = adapters.rate_limit_store
     return [config.middleware], stores
+
+
+def cors(settings: Settings) -> CORSConfig | None:
+    """Browsers on `TEN_CORS_ORIGINS` may call the API (unset: no CORS headers at all).
+    No cookies are used, so no credentials mode: callers send their headers themselves."""
+    if not settings.cors_origins:
+        return None
+    return CORSConfig(
+        allow_origins=list(settings.cors_origins),
+        allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+        allow_headers=CORS_REQUEST_HEADERS,
+        expose_headers=CORS_RESPONSE_HEADERS,
+        allow_credentials=False,
+        max_age=600,
+    )
+
+
+def identity_state(settings: Settings) -> dict[str, Any]:
+    """Who is calling (`service.identity.caller_of` reads `identity`) and what /v1/info says;
+    the start's one line on the identity mode (a WARNING when open)."""
+    identity = Identity.from_settings(settings)
+    identity.announce()
+    return {"identity": identity, "info": service_info(settings, identity)}
 
 
 def routes() -> list:
@@ -216,6 +269,7 @@ def routes() -> list:
         leaderboard,
         score,
         rules,
+        info,
         health,
         ready,
         create_static_files_router(path="/static", directories=[STATIC], include_in_schema=False),
@@ -242,6 +296,7 @@ def create_app(
         refuse_several_embedded_workers(settings.redis_url)
     # before uvicorn logs that the server started: every line in the configured format
     configure_logging(settings.log_format, settings.log_level, settings.access_log)
+    who = identity_state(settings)  # before any adapter: a bad key fails first
     adapters = build_adapters(settings, store, archive)
     obs = Instruments(settings, adapters.store_system, tracer_provider)
     store, outbox = obs.store(adapters.store), obs.outbox(adapters.outbox)
@@ -260,12 +315,13 @@ def create_app(
     middleware, stores = rate_limiting(settings, adapters)
     app = Litestar(
         route_handlers=[*routes(), *obs.route_handlers(store)],
-        state=State({"service": service, "history": History(adapters.archive)}),
+        state=State({"service": service, "history": History(adapters.archive), **who}),
         plugins=[ProblemDetailsPlugin(problem_details_config()), *obs.plugins()],
         before_send=obs.before_send(),
         logging_config=None,  # configure_logging above: JSON or text on stdout, request ids
         exception_handlers={Exception: internal_error_handler},
         middleware=middleware,
+        cors_config=cors(settings),
         stores=stores,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=openapi_config(),

@@ -32,6 +32,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from domain.model import Action
 from service.api.history_routes import ArchivedGamesPage, LeaderboardOut, ReplayOut
+from service.api.info_routes import API_VERSION, MAX_PLAYERS, InfoOut
 from service.api.problems import COMMON_STATUSES, DESCRIPTIONS, PROBLEM_JSON
 from service.api.routes import SEAT_TOKEN
 from service.api.schemas import (
@@ -47,8 +48,8 @@ from service.api.schemas import (
     ScoreOut,
 )
 from service.archive import ArchivedGame, PlayerStats
+from service.identity import API_KEY_HEADER, PLATFORM_KEY, PLAYER_TOKEN
 
-API_VERSION = "1.0.0"
 # every type a handler decodes or encodes: their components replace Litestar's
 API_TYPES = (
     CreateGameIn,
@@ -67,9 +68,9 @@ API_TYPES = (
     ReplayOut,
     PlayerStats,
     LeaderboardOut,
+    InfoOut,
 )
 REF = "#/components/schemas/{name}"
-MAX_PLAYERS = 5
 PROBLEM_HEADERS = {
     "401": {"WWW-Authenticate": {"schema": {"type": "string"}}},
     "503": {"Retry-After": {"schema": {"type": "string"}, "description": "Seconds."}},
@@ -82,8 +83,8 @@ SAME_TOKEN = {"header.Authorization": "{$request.header.Authorization}"}
 
 
 def openapi_config() -> OpenAPIConfig:
-    """The document's metadata, the seat-token security scheme, and the docs page (its
-    assets served by the service itself, so it works offline)."""
+    """The document's metadata, the security schemes (seat token, platform API key, player
+    JWT), and the docs page (its assets served by the service itself, so it works offline)."""
     return OpenAPIConfig(
         title="TEN game service",
         version=API_VERSION,
@@ -96,7 +97,23 @@ def openapi_config() -> OpenAPIConfig:
                     scheme="bearer",
                     description="A seat token from createGame's `seats`: "
                     "`Authorization: Bearer <token>`.",
-                )
+                ),
+                PLATFORM_KEY: SecurityScheme(
+                    type="apiKey",
+                    name=API_KEY_HEADER,
+                    security_scheme_in="header",
+                    description="The platform's API key (one of `TEN_API_KEYS`), server to "
+                    "server: it may create games, seat any `player_id` and manage any table. "
+                    "Not with a player JWT in the same request (400 conflicting_credentials).",
+                ),
+                PLAYER_TOKEN: SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    bearer_format="JWT",
+                    description="A player JWT signed by the platform: `Authorization: Bearer "
+                    "<jwt>`; its `sub` is the player's `player_id`. The issuer and audience "
+                    "are checked (see getInfo's `auth`), `exp` is required.",
+                ),
             }
         ),
         render_plugins=[

@@ -165,6 +165,8 @@ class MemoryGameStore(GameStore):
             at = bisect.bisect_left(listing, (record.created_at, record.id))
             if at < len(listing) and listing[at] == (record.created_at, record.id):
                 del listing[at]
+                if not listing:  # a player's listing goes with their last game
+                    del self._listings[index]
 
     async def list_games(
         self, index: str, before: tuple[float, str] | None, limit: int

@@ -73,6 +73,52 @@ app.kubernetes.io/component: migration
 redis-url: {{ .Values.redis.url | b64enc | quote }}
 {{- end }}
 {{- include "ten.databaseSecretData" . }}
+{{- include "ten.authSecretData" . }}
+{{- end }}
+
+{{/* The identity credentials given as values (auth.*), unless auth.existingSecret holds them. */}}
+{{- define "ten.authSecretData" -}}
+{{- $auth := .Values.auth }}
+{{- if not $auth.existingSecret }}
+{{- with $auth.apiKeys }}
+api-keys: {{ join "," . | b64enc | quote }}
+{{- end }}
+{{- with $auth.jwtSecret }}
+jwt-secret: {{ . | b64enc | quote }}
+{{- end }}
+{{- with $auth.jwtPublicKey }}
+jwt-public-key: {{ . | b64enc | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Env entries of the identity credentials: each from the chart's Secret or from yours. */}}
+{{- define "ten.authEnv" -}}
+{{- $auth := .Values.auth }}
+{{- $vars := dict "TEN_API_KEYS" "apiKeys" "TEN_JWT_SECRET" "jwtSecret" "TEN_JWT_PUBLIC_KEY" "jwtPublicKey" }}
+{{- $chartKeys := dict "apiKeys" "api-keys" "jwtSecret" "jwt-secret" "jwtPublicKey" "jwt-public-key" }}
+{{- range $var := list "TEN_API_KEYS" "TEN_JWT_SECRET" "TEN_JWT_PUBLIC_KEY" }}
+{{- $value := get $vars $var }}
+{{- if $auth.existingSecret }}
+{{- with get $auth.existingSecretKeys $value }}
+- name: {{ $var }}
+  valueFrom:
+    secretKeyRef: {name: {{ $auth.existingSecret | quote }}, key: {{ . | quote }}}
+{{- end }}
+{{- else if get $auth $value }}
+- name: {{ $var }}
+  valueFrom:
+    secretKeyRef: {name: {{ include "ten.fullname" $ | quote }}, key: {{ get $chartKeys $value | quote }}}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Whether a JWT key reaches the pods (then the issuer and audience are required). */}}
+{{- define "ten.hasJwtKey" -}}
+{{- $auth := .Values.auth }}
+{{- if $auth.existingSecret }}
+{{- if or $auth.jwksUrl $auth.existingSecretKeys.jwtSecret $auth.existingSecretKeys.jwtPublicKey }}true{{ end }}
+{{- else if or $auth.jwksUrl $auth.jwtSecret $auth.jwtPublicKey }}true{{ end }}
 {{- end }}
 
 {{- define "ten.databaseSecretData" -}}
@@ -168,6 +214,15 @@ seccompProfile:
 {{- $pdb := .Values.podDisruptionBudget }}
 {{- if and $pdb.enabled (kindIs "invalid" $pdb.minAvailable) (kindIs "invalid" $pdb.maxUnavailable) }}
 {{- fail "ten: podDisruptionBudget.enabled needs minAvailable or maxUnavailable" }}
+{{- end }}
+{{- $auth := .Values.auth }}
+{{- $keys := $auth.existingSecretKeys }}
+{{- $jwtKeys := ternary (compact (list $auth.jwksUrl $keys.jwtSecret $keys.jwtPublicKey)) (compact (list $auth.jwksUrl $auth.jwtSecret $auth.jwtPublicKey)) (ne $auth.existingSecret "") }}
+{{- if gt (len $jwtKeys) 1 }}
+{{- fail "ten: give one JWT key: auth.jwtSecret, auth.jwtPublicKey or auth.jwksUrl (or one of auth.existingSecretKeys.jwtSecret / .jwtPublicKey)" }}
+{{- end }}
+{{- if and (eq (include "ten.hasJwtKey" .) "true") (not (and $auth.issuer $auth.audience)) }}
+{{- fail "ten: a JWT key needs auth.issuer and auth.audience: a player JWT is accepted only from its issuer and for this service" }}
 {{- end }}
 {{- if and .Values.database.host (not .Values.database.url) (not .Values.database.existingSecret) (not .Values.database.password) (not .Values.database.passwordSecret.name) }}
 {{- fail "ten: database.host is set but no password: set database.password or database.passwordSecret.name" }}

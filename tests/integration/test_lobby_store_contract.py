@@ -20,7 +20,7 @@ from domain.engine import new_game
 from service.games import encode_events
 from service.instrumented_store import InstrumentedStore
 from service.ports import OPEN_INDEX, GameRecord, Seat, Table, player_index
-from tests.integration.test_store_contract import NOW, PLAYERS, TTL, new_record
+from tests.integration.test_store_contract import NOW, PLAYERS, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration
 
@@ -259,6 +259,32 @@ def test_a_page_reads_past_many_stale_entries_to_fill_its_limit(backend):
     lobby.run(body)
 
 
+def test_redis_saves_that_keep_the_listings_cost_no_other_round_trip(redis_backend):
+    """Actions are benchmarked: a save whose listings do not change is the save script
+    alone; only a save that changes them (or ends the game) sends the one pipeline more."""
+    lobby = Lobby(redis_backend)
+    host = lobby.player()
+    waiting = table(redis_backend.new_id(), NOW, seats=(host, None, None, None))
+    playing, start_events = started(waiting)
+    r1, e1 = advance(playing, 1)
+    r2, e2 = advance(r1, 2)
+
+    async def body(store):
+        pipelines = []
+        pipeline = store._pipeline
+        store._pipeline = lambda: pipelines.append(1) or pipeline()
+        await store.create(waiting, [], TTL)
+        assert len(pipelines) == 1  # the create's
+        await store.save(playing, waiting.version, start_events, TTL, previous=waiting)
+        assert len(pipelines) == 2  # left "open"
+        await store.save(r1, playing.version, e1, TTL, previous=playing)
+        await store.save(r2, r1.version, e2, TTL, previous=r1)
+        assert len(pipelines) == 2  # two actions: the save script alone
+        assert ids(await store.list_games(player_index(host), None, 5)) == [waiting.id]
+
+    lobby.run(body)
+
+
 # ------------------------------------------------------------------ games created open
 
 
@@ -357,6 +383,18 @@ def test_claims_of_different_scopes_never_meet(backend):
         scope, key = "a", long_key
         digest = hashlib.sha256(f"{len(scope)}:{scope}{key}".encode()).hexdigest()
         assert backend.client.get(lobby.claim_prefix + digest) == b""
+
+
+def test_of_many_concurrent_claims_of_one_key_exactly_one_wins(backend):
+    lobby = Lobby(backend)
+
+    async def body(store):
+        claims = [store.claim_request("platform", "one-key", CLAIM_TTL) for _ in range(50)]
+        held = await asyncio.gather(*claims)
+        assert held.count(None) == 1
+        assert held.count(b"") == 49
+
+    lobby.run(body)
 
 
 def test_claims_and_outcomes_expire(backend):

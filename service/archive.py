@@ -13,10 +13,12 @@ from typing import Any, Literal, Protocol
 import msgspec
 
 from service.ports import GameRecord, StoredEvent
+from service.ranking import UnrankedReason
 
 _RECORD = {"frozen": True, "kw_only": True}
 
 LeaderboardOrder = Literal["wins", "mean_score"]
+ArchivedStatus = Literal["finished", "aborted"]  # aborted: stopped while live, no results
 
 
 class InvalidCursor(ValueError):
@@ -50,18 +52,21 @@ class ArchivedResult(msgspec.Struct, **_RECORD):
 
 class ArchivedGame(msgspec.Struct, **_RECORD):
     id: str
-    status: Literal["finished"] = "finished"
+    status: ArchivedStatus = "finished"
+    ranked: bool  # counted by stats and the leaderboard (`service.ranking`)
+    unranked_reason: UnrankedReason | None  # the primary reason; null when ranked
+    unranked_reasons: tuple[UnrankedReason, ...]  # every reason that applies, primary first
     player_count: int
     rules: dict[str, Any]
     seed: str
     deck: tuple[str, ...]  # the draw pile as it was dealt, top card first
     schema_version: int
     created_at: datetime
-    finished_at: datetime
+    finished_at: datetime  # when it ended (finished, or aborted)
     version: int
     event_count: int
     seats: tuple[ArchivedSeat, ...]
-    results: tuple[ArchivedResult, ...]
+    results: tuple[ArchivedResult, ...]  # empty for an aborted game
 
 
 class SeatSummary(msgspec.Struct, **_RECORD):
@@ -69,19 +74,22 @@ class SeatSummary(msgspec.Struct, **_RECORD):
     name: str
     bot: str | None
     player_id: str | None
-    score: int
-    rank: int
-    winner: bool
+    score: int | None  # the final result; null in an aborted game
+    rank: int | None
+    winner: bool | None
 
 
 class GameSummary(msgspec.Struct, **_RECORD):
     """One line of a game listing."""
 
     id: str
-    status: Literal["finished"] = "finished"
+    status: ArchivedStatus = "finished"
+    ranked: bool
+    unranked_reason: UnrankedReason | None
+    unranked_reasons: tuple[UnrankedReason, ...]
     player_count: int
     created_at: datetime
-    finished_at: datetime
+    finished_at: datetime  # when it ended
     version: int
     event_count: int
     seats: tuple[SeatSummary, ...]
@@ -89,6 +97,7 @@ class GameSummary(msgspec.Struct, **_RECORD):
 
 class PlayerStats(msgspec.Struct, **_RECORD):
     player_id: str
+    ranked_only: bool  # counted ranked games only (the default), or every finished game
     games: int
     wins: int  # shared wins included
     mean_score: float | None  # None without games
@@ -107,7 +116,8 @@ class LeaderboardRow(msgspec.Struct, **_RECORD):
 
 
 class GameArchive(Protocol):
-    """The port: finished games kept for good, their logs, and per-player figures."""
+    """The port: ended games (finished or aborted) kept for good, their logs, and
+    per-player figures (of ranked games unless told otherwise)."""
 
     async def archive(
         self,
@@ -115,7 +125,8 @@ class GameArchive(Protocol):
         events: Sequence[StoredEvent],
         player_ids: Sequence[str | None],
     ) -> bool:
-        """Store a finished game once; False when it was already archived."""
+        """Store an ended game once, ranked or not (`service.ranking.ranking`); False when
+        it was already archived."""
 
     async def list_games(
         self,
@@ -124,10 +135,12 @@ class GameArchive(Protocol):
         since: datetime | None = None,
         until: datetime | None = None,
         status: str | None = None,
+        ranked: bool | None = None,
         cursor: str | None = None,
         limit: int = 50,
     ) -> tuple[list[GameSummary], str | None]:
-        """Newest first; the second item is the cursor of the next page (None: last page)."""
+        """Newest first; the second item is the cursor of the next page (None: last page).
+        `status` and `ranked` filter (None: any)."""
 
     async def get_game(self, game_id: str) -> ArchivedGame | None: ...
 
@@ -135,12 +148,13 @@ class GameArchive(Protocol):
         self, game_id: str, after: int = 0, limit: int | None = None
     ) -> list[StoredEvent]: ...
 
-    async def player_stats(self, player_id: str) -> PlayerStats: ...
+    async def player_stats(self, player_id: str, *, ranked_only: bool = True) -> PlayerStats: ...
 
     async def leaderboard(
         self,
         by: LeaderboardOrder = "wins",
         *,
+        ranked_only: bool = True,
         min_games: int = 1,
         offset: int = 0,
         limit: int = 50,

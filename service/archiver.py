@@ -1,4 +1,4 @@
-"""Moving finished games from the outbox into the SQL archive, in the background.
+"""Moving ended games (finished or aborted) from the outbox into the SQL archive, in the background.
 
 Archiving never blocks or fails an action: the action's use case only puts the finished
 game in the outbox. This task, running in every replica, archives what is pending and
@@ -39,12 +39,11 @@ class Archiver:
         """Archive what is pending; the number archived (or found archived already)."""
         moved = 0
         for job in await self.outbox.pending(BATCH):
+            record = job.record
+            seats = len(record.state.players) if record.state is not None else 0
             try:
-                await self.archive.archive(
-                    job.record,
-                    job.events,
-                    job.record.player_ids or (None,) * len(job.record.state.players),
-                )
+                # finished or aborted: `archive` decides whether it is ranked
+                await self.archive.archive(record, job.events, record.player_ids or (None,) * seats)
             except ValueError:
                 # a log the archive refuses is a bug of ours; keep the service going
                 log.exception("game %s cannot be archived; dropped from the outbox", job.record.id)

@@ -1,4 +1,5 @@
-"""Use cases over the SQL archive: finished games, their logs and replays, player figures."""
+"""Use cases over the SQL archive: ended games (finished or aborted), their logs and
+replays, player figures (of ranked games unless asked for all)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from domain.replay import replay
 from domain.views import PublicView
 from service.archive import (
     ArchivedGame,
+    ArchivedStatus,
     GameArchive,
     GameSummary,
     LeaderboardOrder,
@@ -36,9 +38,17 @@ class History:
         until: datetime | None,
         cursor: str | None,
         limit: int,
+        status: ArchivedStatus | None = None,
+        ranked: bool | None = None,
     ) -> tuple[list[GameSummary], str | None]:
         return await self.archive.list_games(
-            player_id=player_id, since=since, until=until, cursor=cursor, limit=limit
+            player_id=player_id,
+            since=since,
+            until=until,
+            status=status,
+            ranked=ranked,
+            cursor=cursor,
+            limit=limit,
         )
 
     async def game(self, game_id: str) -> ArchivedGame:
@@ -73,10 +83,18 @@ class History:
             pass
         return last
 
-    async def player_stats(self, player_id: str) -> PlayerStats:
-        return await self.archive.player_stats(player_id)
+    async def player_stats(self, player_id: str, *, ranked_only: bool = True) -> PlayerStats:
+        return await self.archive.player_stats(player_id, ranked_only=ranked_only)
 
     async def leaderboard(
-        self, by: LeaderboardOrder, min_games: int, offset: int, limit: int
+        self,
+        by: LeaderboardOrder,
+        min_games: int,
+        offset: int,
+        limit: int,
+        *,
+        ranked_only: bool = True,
     ) -> list[LeaderboardRow]:
-        return await self.archive.leaderboard(by, min_games=min_games, offset=offset, limit=limit)
+        return await self.archive.leaderboard(
+            by, ranked_only=ranked_only, min_games=min_games, offset=offset, limit=limit
+        )

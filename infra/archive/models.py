@@ -2,11 +2,14 @@
 
 An archived game is written once, in one transaction, and never changed; so a few facts
 are copied where the queries need them (`seats.finished_at` for a player's history in
-time order, `results.player_id` for per-player aggregates without a join).
+time order, `results.player_id` and `results.ranked` for per-player aggregates without a
+join).
 
-- `games`    one row per finished game: rules, seed, the whole deck in draw order, times
+- `games`    one row per ended game (finished, or aborted while live): rules, seed, the
+             whole deck in draw order, times, whether it is ranked and why not
 - `seats`    who sat where (name, bot level, the account's player id when known)
-- `results`  the final result per seat, plus derived counts (perfect colours, busts)
+- `results`  the final result per seat, plus derived counts (perfect colours, busts);
+             none for an aborted game
 - `events`   the complete event log, each event's JSON exactly as it was published
 """
 
@@ -18,6 +21,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     Boolean,
+    CheckConstraint,
     DateTime,
     ForeignKey,
     ForeignKeyConstraint,
@@ -27,6 +31,8 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
@@ -43,6 +49,7 @@ NAMING_CONVENTION = {
 
 ID_LENGTH = 64
 PLAYER_ID_LENGTH = 200
+REASON_LENGTH = 32  # an unranked reason's code (`service.ranking`)
 
 
 def identifier(length: int) -> TypeEngine[str]:
@@ -97,10 +104,26 @@ class GameRow(Base):
     finished_at: Mapped[datetime] = mapped_column(UTCDateTime())
     version: Mapped[int] = mapped_column(Integer)  # actions accepted
     event_count: Mapped[int] = mapped_column(Integer)
+    # "finished", or "aborted" (stopped while live: no results); rows of release 0001 finished
+    status: Mapped[str] = mapped_column(String(16), server_default=text("'finished'"))
+    # counted by stats and the leaderboard (`service.ranking`); rows archived before
+    # identities were verified are unranked, reason "legacy"
+    ranked: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    unranked_reason: Mapped[str | None] = mapped_column(String(REASON_LENGTH))  # the primary
+    unranked_reasons: Mapped[list[str] | None] = mapped_column(JsonDocument)  # every one
 
     __table_args__ = (
         # the archive's newest-first listing and its keyset pagination
         Index("ix_games_finished", "finished_at", "id"),
+        # the same listing of ranked (or unranked) games only
+        Index("ix_games_ranked_finished", "ranked", "finished_at", "id"),
+        CheckConstraint("status IN ('finished', 'aborted')", name="status"),
+        # ranked exactly when no reason says otherwise; an aborted game is never ranked
+        CheckConstraint(
+            "(ranked AND unranked_reason IS NULL AND status = 'finished')"
+            " OR (NOT ranked AND unranked_reason IS NOT NULL)",
+            name="ranked_has_no_reason",
+        ),
     )
 
 
@@ -139,13 +162,24 @@ class ResultRow(Base):
     cards: Mapped[int] = mapped_column(Integer)  # cards in the collection
     perfect_colors: Mapped[int] = mapped_column(Integer)  # colours with a run of all nine
     busts: Mapped[int] = mapped_column(Integer)  # times this seat busted (`busted` events)
+    ranked: Mapped[bool] = mapped_column(Boolean, server_default=false())  # games.ranked's copy
 
     __table_args__ = (
         ForeignKeyConstraint(
             ["game_id", "seat"], ["seats.game_id", "seats.seat"], ondelete="CASCADE"
         ),
-        # per-player aggregates (stats, leaderboard) read this index alone
-        Index("ix_results_player_stats", "player_id", "winner", "score", "busts", "perfect_colors"),
+        # a player's figures (ranked games, or all) read this index alone
+        Index(
+            "ix_results_player_stats",
+            "player_id",
+            "ranked",
+            "winner",
+            "score",
+            "busts",
+            "perfect_colors",
+        ),
+        # the ranked leaderboard: its rows only, grouped by player id, read from the index
+        Index("ix_results_ranked_board", "ranked", "player_id", "winner", "score"),
     )
 
 

@@ -1,4 +1,5 @@
-"""`SqlArchive`: finished games in SQL (PostgreSQL or SQLite), the `GameArchive` port.
+"""`SqlArchive`: ended games (finished or aborted) in SQL (PostgreSQL or SQLite), the
+`GameArchive` port.
 
 Writes: `archive()` inserts a game with its seats, results and events in one transaction,
 exactly once. The game row goes first with INSERT ... ON CONFLICT DO NOTHING: of several
@@ -8,7 +9,8 @@ inserted nothing writes nothing more and answers False.
 
 Reads: listings are newest first by (finished_at, id) with keyset cursors (an index range
 scan per page, stable while games are added); per-player figures aggregate `results`
-through an index holding every column they read.
+through an index holding every column they read, of ranked games unless told otherwise
+(`results.ranked` is a copy of the game's).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import msgspec
-from sqlalchemy import Select, case, func, insert, literal, select, text, tuple_
+from sqlalchemy import Select, case, func, insert, literal, select, text, true, tuple_
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -62,6 +64,10 @@ _PG_INSERT_EVENTS = text(
 
 _GAME_SUMMARY_COLUMNS = (
     games.c.id,
+    games.c.status,
+    games.c.ranked,
+    games.c.unranked_reason,
+    games.c.unranked_reasons,
     games.c.player_count,
     games.c.created_at,
     games.c.finished_at,
@@ -100,10 +106,11 @@ class SqlArchive:
         events: Sequence[StoredEvent],
         player_ids: Sequence[str | None],
     ) -> bool:
-        """Insert a finished game, its seats, results and whole event log in one
-        transaction. True when this call inserted it, False when it was already archived
-        (also when another caller won the race). ValueError for an unfinished game or an
-        incomplete log (nothing is written)."""
+        """Insert an ended game (finished, or aborted: no results), its seats, results and
+        whole event log in one transaction, ranked or not (`rows.decide_ranking`). True when
+        this call inserted it, False when it was already archived (also when another
+        caller won the race). ValueError for a game still going or an incomplete log
+        (nothing is written)."""
         rows = archive_rows(record, events, player_ids)
         with _translate_errors():
             async with self.engine.connect() as conn:
@@ -114,7 +121,8 @@ class SqlArchive:
                     if inserted.rowcount != 1:
                         return False  # already archived: nothing else is written
                     await conn.execute(insert(seats), rows.seats)
-                    await conn.execute(insert(results), rows.results)
+                    if rows.results:  # none for an aborted game
+                        await conn.execute(insert(results), rows.results)
                     await self._insert_events(conn, rows.events)
         return True
 
@@ -142,14 +150,16 @@ class SqlArchive:
         since: datetime | None = None,
         until: datetime | None = None,
         status: str | None = None,
+        ranked: bool | None = None,
         cursor: str | None = None,
         limit: int = 50,
     ) -> tuple[list[GameSummary], str | None]:
         """Archived games, newest first by (finished_at, id): `player_id` sat in them,
-        `since <= finished_at < until`. Returns a page and the cursor of the next one (None
-        after the last). `status` may only be "finished" (every archived game is)."""
-        if status not in (None, "finished"):
-            raise ValueError('the archive holds finished games only: status must be "finished"')
+        `since <= finished_at < until`, of that `status` ("finished" or "aborted") and
+        `ranked` or not (None: any). Returns a page and the cursor of the next one (None
+        after the last)."""
+        if status not in (None, "finished", "aborted"):
+            raise ValueError('status must be "finished" or "aborted"')
         if not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
         for name, value in (("since", since), ("until", until)):
@@ -157,14 +167,27 @@ class SqlArchive:
                 raise ValueError(f"{name} must be timezone-aware")
         after = _decode_cursor(cursor) if cursor is not None else None
         query = _games_page_query(player_id, since, until, after, limit + 1)
+        if status is not None:
+            query = query.where(games.c.status == status)
+        if ranked is not None:
+            query = query.where(games.c.ranked == ranked)
         with _translate_errors():
             async with self.engine.connect() as conn:
                 page = (await conn.execute(query)).all()
                 more = len(page) > limit
                 page = page[:limit]
                 by_game = await _seat_summaries(conn, [row.id for row in page])
-        # the row's columns are _GAME_SUMMARY_COLUMNS: GameSummary's fields but `seats`
-        items = [GameSummary(**row._mapping, seats=tuple(by_game[row.id])) for row in page]
+        # the row's columns are _GAME_SUMMARY_COLUMNS: GameSummary's fields
+        items = [
+            _from_row(
+                GameSummary,
+                row,
+                ranked=bool(row.ranked),
+                unranked_reasons=tuple(row.unranked_reasons or ()),
+                seats=tuple(by_game[row.id]),
+            )
+            for row in page
+        ]
         next_cursor = _encode_cursor(page[-1].finished_at, page[-1].id) if more else None
         return items, next_cursor
 
@@ -188,6 +211,8 @@ class SqlArchive:
         return _from_row(
             ArchivedGame,
             game,
+            ranked=bool(game.ranked),
+            unranked_reasons=tuple(game.unranked_reasons or ()),
             deck=tuple(game.deck),
             seats=tuple(_from_row(ArchivedSeat, s) for s in seat_rows),
             results=tuple(
@@ -222,9 +247,10 @@ class SqlArchive:
                 rows = (await conn.execute(query)).all()
         return [StoredEvent(row.seq, row.data.encode()) for row in rows]
 
-    async def player_stats(self, player_id: str) -> PlayerStats:
+    async def player_stats(self, player_id: str, *, ranked_only: bool = True) -> PlayerStats:
         """Games, wins (shared wins count), mean and best score, busts per game and
-        perfect colours of a player id; zeros and None for a player without games."""
+        perfect colours of a player id, over their ranked games (`ranked_only`) or every
+        finished one; zeros and None for a player without games."""
         query = select(
             func.count().label("games"),
             func.coalesce(func.sum(case((results.c.winner, 1), else_=0)), 0).label("wins"),
@@ -233,12 +259,15 @@ class SqlArchive:
             func.coalesce(func.sum(results.c.busts), 0).label("busts"),
             func.coalesce(func.sum(results.c.perfect_colors), 0).label("perfect_colors"),
         ).where(results.c.player_id == player_id)
+        if ranked_only:
+            query = query.where(results.c.ranked == true())
         with _translate_errors():
             async with self.engine.connect() as conn:
                 row = (await conn.execute(query)).one()
         played = int(row.games)
         return PlayerStats(
             player_id=player_id,
+            ranked_only=ranked_only,
             games=played,
             wins=int(row.wins),
             mean_score=float(row.mean_score) if played else None,
@@ -252,11 +281,13 @@ class SqlArchive:
         self,
         by: LeaderboardOrder = "wins",
         *,
+        ranked_only: bool = True,
         min_games: int = 1,
         offset: int = 0,
         limit: int = 50,
     ) -> list[LeaderboardRow]:
-        """Players with at least `min_games` archived games, best first.
+        """Players with at least `min_games` archived games (ranked ones only, unless
+        `ranked_only` is False: every finished game), best first.
 
         by="wins": most wins, then the higher mean score, then player id;
         by="mean_score": the higher mean score, then more games, then player id."""
@@ -272,9 +303,12 @@ class SqlArchive:
             if by == "wins"
             else (mean.desc(), played.desc(), results.c.player_id)
         )
+        counted = results.c.player_id.is_not(None)
+        if ranked_only:
+            counted = counted & (results.c.ranked == true())
         query = (
             select(results.c.player_id, played, wins, mean)
-            .where(results.c.player_id.is_not(None))
+            .where(counted)
             .group_by(results.c.player_id)
             .having(func.count() >= min_games)
             .order_by(*order)
@@ -385,7 +419,8 @@ def _games_page_query(
 async def _seat_summaries(
     conn: AsyncConnection, game_ids: list[str]
 ) -> dict[str, list[SeatSummary]]:
-    """The seats (with their results) of each of `game_ids`, in seat order."""
+    """The seats (with their results: none in an aborted game) of each of `game_ids`, in
+    seat order."""
     by_game: dict[str, list[SeatSummary]] = {game_id: [] for game_id in game_ids}
     if not game_ids:
         return by_game
@@ -400,7 +435,7 @@ async def _seat_summaries(
             results.c.rank,
             results.c.winner,
         )
-        .join(
+        .outerjoin(
             results,
             (results.c.game_id == seats.c.game_id) & (results.c.seat == seats.c.seat),
         )
@@ -416,7 +451,7 @@ async def _seat_summaries(
                 player_id=s.player_id,
                 score=s.score,
                 rank=s.rank,
-                winner=bool(s.winner),
+                winner=None if s.winner is None else bool(s.winner),
             )
         )
     return by_game

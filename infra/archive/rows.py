@@ -1,8 +1,13 @@
-"""From a finished game (its record and event log) to the archive's rows: pure, no I/O.
+"""From an ended game (its record and event log) to the archive's rows: pure, no I/O.
+
+An ended game is finished, or aborted while live (`GameRecord.aborted`: its state stops
+mid-game, it has no results, its status is "aborted"). Each game is ranked or not, as
+`service.ranking.ranking` decides on the record.
 
 Everything derived is checked first, so a game is archived whole or not at all:
-the log must be complete (seq 1..n, `game_started` first, `game_finished` last), the
-game finished, one player id (or None) per seat, a player id in one seat at most.
+the log must be complete (seq 1..n, `game_started` first; a finished game's ends with
+`game_finished`, an aborted game's has none), one player id (or None) per seat, a player
+id in one seat at most.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import msgspec
 
 from domain.model import AnyEvent, Busted, CardDrawn, GameFinished, GameStarted
 from service.ports import GameRecord, StoredEvent
+from service.ranking import Ranking, ranking
 
 from .models import ID_LENGTH, PLAYER_ID_LENGTH
 
@@ -35,8 +41,13 @@ def timestamp(seconds: float) -> datetime:
 
 def _check_game(record: GameRecord, player_ids: Sequence[str | None]) -> None:
     state = record.state
-    if state.phase != "finished" or state.results is None:
-        raise ValueError(f"game {record.id} is not finished")
+    if state is None:
+        raise ValueError(f"game {record.id} never started: nothing to archive")
+    if record.aborted:
+        if state.phase == "finished":
+            raise ValueError(f"game {record.id} finished: it cannot be aborted too")
+    elif state.phase != "finished" or state.results is None:
+        raise ValueError(f"game {record.id} is neither finished nor aborted")
     if not record.id or len(record.id) > ID_LENGTH:
         raise ValueError(f"a game id has 1 to {ID_LENGTH} characters")
     n = len(state.players)
@@ -51,8 +62,9 @@ def _check_game(record: GameRecord, player_ids: Sequence[str | None]) -> None:
 
 def _checked_log(record: GameRecord, events: Sequence[StoredEvent]) -> list[AnyEvent]:
     """The game's whole event log, decoded: seq 1 to the last, game_started to
-    game_finished (with the game's results)."""
+    game_finished (with the game's results); an aborted game's without game_finished."""
     state = record.state
+    assert state is not None
     seqs = [e.seq for e in events]
     if seqs != list(range(1, len(events) + 1)) or len(events) != state.last_seq:
         raise ValueError(
@@ -61,35 +73,41 @@ def _checked_log(record: GameRecord, events: Sequence[StoredEvent]) -> list[AnyE
     decoded = [_event_decoder.decode(e.data) for e in events]
     if any(d.seq != e.seq for d, e in zip(decoded, events, strict=True)):
         raise ValueError("an event's seq does not match its stored seq")
-    start, end = decoded[0], decoded[-1]
-    if not isinstance(start, GameStarted) or not isinstance(end, GameFinished):
+    if not decoded or not isinstance(decoded[0], GameStarted):
+        raise ValueError("an archived log starts with game_started")
+    if record.aborted:
+        if any(isinstance(d, GameFinished) for d in decoded):
+            raise ValueError("an aborted game's log has no game_finished")
+        return decoded
+    end = decoded[-1]
+    if not isinstance(end, GameFinished):
         raise ValueError("an archived log runs from game_started to game_finished")
     if end.results != state.results:
         raise ValueError("the log's game_finished results differ from the game's")
     return decoded
 
 
+def decide_ranking(record: GameRecord, player_ids: Sequence[str | None]) -> Ranking:
+    """`ranking` of the game as archived: player ids given apart from the record's own
+    were never verified (they are ranked as unverified)."""
+    if tuple(player_ids) != tuple(record.player_ids):
+        record = msgspec.structs.replace(record, player_ids=tuple(player_ids), verified=())
+    return ranking(record)
+
+
 def archive_rows(
     record: GameRecord, events: Sequence[StoredEvent], player_ids: Sequence[str | None]
 ) -> ArchiveRows:
-    """The rows of one archived game. Raises ValueError when the input is not a whole,
-    finished game."""
+    """The rows of one archived game. Raises ValueError when the input is not a whole
+    game that ended (finished or aborted)."""
     _check_game(record, player_ids)
     state = record.state
+    assert state is not None
     n = len(state.players)
     decoded = _checked_log(record, events)
-    start = decoded[0]
-
-    deck = [e.card for e in decoded if isinstance(e, CardDrawn)]
-    deck.extend(state.draw_pile)  # empty once a game ends (every card is drawn first)
-    if len(deck) != start.draw_pile_size:
-        raise ValueError(f"{len(deck)} cards drawn from a pile of {start.draw_pile_size}")
-    busts = [0] * n
-    for e in decoded:
-        if isinstance(e, Busted):
-            busts[e.seat] += 1
-
+    deck, busts = _deck_and_busts(record, decoded)
     finished_at = timestamp(record.updated_at)
+    decided = decide_ranking(record, player_ids)
     game = {
         "id": record.id,
         "player_count": n,
@@ -101,6 +119,10 @@ def archive_rows(
         "finished_at": finished_at,
         "version": state.version,
         "event_count": len(events),
+        "status": "aborted" if record.aborted else "finished",
+        "ranked": decided.ranked,
+        "unranked_reason": decided.reason,
+        "unranked_reasons": list(decided.reasons),
     }
     seats = [
         {
@@ -113,7 +135,7 @@ def archive_rows(
         }
         for p in state.players
     ]
-    results = _result_rows(record, player_ids, busts)
+    results = _result_rows(record, player_ids, busts, ranked=decided.ranked)
     event_rows = [
         {
             "game_id": record.id,
@@ -126,9 +148,29 @@ def archive_rows(
     return ArchiveRows(game=game, seats=seats, results=results, events=event_rows)
 
 
+def _deck_and_busts(record: GameRecord, decoded: list[AnyEvent]) -> tuple[list[str], list[int]]:
+    """The whole deck in draw order (the cards drawn, then those left in the pile: none
+    once a game finished, the rest of an aborted one's) and each seat's busts."""
+    state = record.state
+    assert state is not None
+    start = decoded[0]
+    assert isinstance(start, GameStarted)
+    deck = [e.card for e in decoded if isinstance(e, CardDrawn)]
+    deck.extend(state.draw_pile)
+    if len(deck) != start.draw_pile_size:
+        raise ValueError(f"{len(deck)} cards drawn from a pile of {start.draw_pile_size}")
+    busts = [0] * len(state.players)
+    for e in decoded:
+        if isinstance(e, Busted):
+            busts[e.seat] += 1
+    return deck, busts
+
+
 def _result_rows(
-    record: GameRecord, player_ids: Sequence[str | None], busts: list[int]
+    record: GameRecord, player_ids: Sequence[str | None], busts: list[int], *, ranked: bool
 ) -> list[dict[str, Any]]:
+    """One row per seat of a finished game; none for an aborted one."""
+    assert record.state is not None
     return [
         {
             "game_id": record.id,
@@ -143,6 +185,7 @@ def _result_rows(
             "cards": r.cards,
             "perfect_colors": sum(1 for cs in r.colors.values() if len(cs.run) == PERFECT_RUN),
             "busts": busts[r.seat],
+            "ranked": ranked,
         }
         for r in record.state.results or ()
     ]

@@ -1,9 +1,11 @@
-"""Read APIs over the archive: finished games (also after the live store expired them),
-event logs, replays, player stats and the leaderboard."""
+"""Read APIs over the archive: ended games, finished or aborted, ranked or not (also after
+the live store expired them), event logs, replays, player stats and the leaderboard (of
+ranked games by default)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import re
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, ClassVar, Literal
 
 import msgspec
@@ -14,26 +16,79 @@ from domain.views import PublicView
 from service.api.paging import events_handler
 from service.api.problems import get_game_part, problem, problems
 from service.api.schemas import PLAYER_ID_PATTERN
-from service.archive import ArchivedGame, GameSummary, LeaderboardRow, PlayerStats
+from service.archive import (
+    ArchivedGame,
+    GameSummary,
+    LeaderboardRow,
+    PlayerStats,
+)
 from service.history import History
 
 _OUT = {"frozen": True, "kw_only": True}
-# RFC 3339 with an explicit offset, or empty (no bound). Parsed here, strictly: Litestar
-# would read `0.5` as a Unix time, and a nullable parameter would let `?since=null` in.
-TIMESTAMP = r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2}))?$"
+# An instant: RFC 3339 with an explicit offset, each field in its range (years 0001-9999,
+# no leap second, at most microseconds), declared as `format: date-time` too, so that the
+# schema accepts exactly what `parse_timestamp` does: a pattern-valid string that is not a
+# date of the calendar (February 30) fails the format, and every date-time of the pattern
+# is a valid time (one past Python's range, 0001-01-01T00:00:00+01:00, is clamped to it).
+# Parsed here, strictly: Litestar would read `0.5` as a Unix time.
+_YEAR = "(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
+_DATE = f"{_YEAR}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
+_TIME = "([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(\\.[0-9]{1,6})?"
+_OFFSET = "(Z|([+-])([01][0-9]|2[0-3]):([0-5][0-9]))"
+TIMESTAMP = f"^{_DATE}T{_TIME}{_OFFSET}$"
+_TIMESTAMP = re.compile(TIMESTAMP.removesuffix("$") + "\\Z")  # no newline before the end
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+_LATEST = datetime.max.replace(tzinfo=UTC)
+Ranked = Literal["true", "all"]
 
 
-def parse_timestamp(name: str, value: str) -> datetime | None:
-    if not value:
+def parse_timestamp(name: str, value: str | None) -> datetime | None:
+    """The instant `value` names (aware, UTC), or None without a value. A date the calendar
+    does not have is a 400; an instant just past Python's range is clamped to its end (it
+    is before or after every archived game alike)."""
+    if value is None:
         return None
+    found = _TIMESTAMP.match(value)
+    if found is None:
+        raise problem(400, "invalid_request", f"{name}: not an RFC 3339 time: {value!r}")
+    year, month, day, hour, minute, second, fraction, zone, sign, off_h, off_m = found.groups()
     try:
-        return datetime.fromisoformat(value).astimezone(UTC)
-    except (ValueError, OverflowError):
-        raise problem(400, "invalid_request", f"{name}: not a valid time: {value!r}") from None
+        local = datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour),
+            int(minute),
+            int(second),
+            int((fraction or ".")[1:].ljust(6, "0")),
+        )
+    except ValueError:
+        raise problem(400, "invalid_request", f"{name}: no such date: {value!r}") from None
+    offset = timedelta(0) if zone == "Z" else timedelta(hours=int(off_h), minutes=int(off_m))
+    if sign == "-":
+        offset = -offset
+    try:
+        return (local - offset).replace(tzinfo=UTC)
+    except OverflowError:
+        return _EARLIEST if offset > timedelta(0) else _LATEST
+
+
+def ranked_only(ranked: Ranked) -> bool:
+    return ranked == "true"
 
 
 ArchivedId = Annotated[str, Parameter(description="An archived game's id.", max_length=64)]
 Limit = Annotated[int, Parameter(ge=1, le=200, description="At most this many items.")]
+RankedFilter = Annotated[
+    Ranked,
+    Parameter(
+        required=False,
+        description="Count ranked games only (`true`, the default) or every finished game "
+        "(`all`). A game is ranked when every human seat's identity was verified, at least "
+        "two distinct humans played, the deck was the standard shuffled one and it ended "
+        "normally.",
+    ),
+]
 
 
 class ArchivedGamesPage(msgspec.Struct, **_OUT):
@@ -49,6 +104,7 @@ class ReplayOut(msgspec.Struct, **_OUT):
 
 class LeaderboardOut(msgspec.Struct, **_OUT):
     by: Literal["wins", "mean_score"]
+    ranked_only: bool  # counted ranked games only (`ranked=true`, the default), or all
     min_games: int
     offset: int
     rows: list[LeaderboardRow]
@@ -62,7 +118,12 @@ class ArchiveController(Controller):
     path = "/v1/archive/games"
     tags: ClassVar[list[str]] = ["archive"]
 
-    @get("/", operation_id="listArchivedGames", summary="List finished games", responses=problems())
+    @get(
+        "/",
+        operation_id="listArchivedGames",
+        summary="List ended games (finished or aborted), ranked or not",
+        responses=problems(),
+    )
     async def list_games(
         self,
         request: Request,
@@ -71,21 +132,37 @@ class ArchiveController(Controller):
             Parameter(required=False, pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100),
         ] = None,
         since: Annotated[
-            str,
+            str | None,
             Parameter(
                 required=False,
                 pattern=TIMESTAMP,
-                description="Finished at or after (RFC 3339, e.g. 2026-11-29T18:00:00Z).",
+                schema_extra={"format": "date-time"},
+                description="Ended at or after (RFC 3339, e.g. 2026-11-29T18:00:00Z).",
             ),
-        ] = "",
+        ] = None,
         until: Annotated[
-            str,
-            Parameter(required=False, pattern=TIMESTAMP, description="Finished before (RFC 3339)."),
-        ] = "",
+            str | None,
+            Parameter(
+                required=False,
+                pattern=TIMESTAMP,
+                schema_extra={"format": "date-time"},
+                description="Ended before (RFC 3339).",
+            ),
+        ] = None,
         status: Annotated[
-            Literal["finished"],
-            Parameter(required=False, description="The archive holds finished games only."),
-        ] = "finished",
+            Literal["finished", "aborted", "all"],
+            Parameter(
+                required=False,
+                description="Finished games, aborted ones (stopped while live), or `all`.",
+            ),
+        ] = "all",
+        ranked: Annotated[
+            Literal["true", "false", "all"],
+            Parameter(
+                required=False,
+                description="Ranked games only (`true`), unranked only (`false`), or `all`.",
+            ),
+        ] = "all",
         cursor: Annotated[str | None, Parameter(required=False, max_length=200)] = None,
         limit: Limit = 50,
     ) -> ArchivedGamesPage:
@@ -94,10 +171,11 @@ class ArchiveController(Controller):
             player_id=player_id,
             since=parse_timestamp("since", since),
             until=parse_timestamp("until", until),
+            status=None if status == "all" else status,
+            ranked=None if ranked == "all" else ranked == "true",
             cursor=cursor,
             limit=limit,
         )
-        _ = status
         return ArchivedGamesPage(items=items, next_cursor=next_cursor)
 
     @get_game_part(
@@ -142,25 +220,33 @@ class ArchiveController(Controller):
 @get(
     "/v1/players/{player_id:str}/stats",
     operation_id="getPlayerStats",
-    summary="A player's figures over their archived games",
+    summary="A player's figures over their archived games (ranked ones by default)",
     tags=["archive"],
 )
 async def player_stats(
     request: Request,
     player_id: Annotated[str, Parameter(pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100)],
+    ranked: RankedFilter = "true",
 ) -> PlayerStats:
     history = history_of(request)
-    return await history.player_stats(player_id)
+    return await history.player_stats(player_id, ranked_only=ranked_only(ranked))
 
 
-@get("/v1/leaderboard", operation_id="getLeaderboard", summary="Players ranked", tags=["archive"])
+@get(
+    "/v1/leaderboard",
+    operation_id="getLeaderboard",
+    summary="Players ranked (over ranked games by default)",
+    tags=["archive"],
+)
 async def leaderboard(
     request: Request,
     by: Annotated[Literal["wins", "mean_score"], Parameter(required=False)] = "wins",
+    ranked: RankedFilter = "true",
     min_games: Annotated[int, Parameter(ge=1, le=10**6)] = 1,
     offset: Annotated[int, Parameter(ge=0, le=10**6)] = 0,
     limit: Limit = 50,
 ) -> LeaderboardOut:
     history = history_of(request)
-    rows = await history.leaderboard(by, min_games, offset, limit)
-    return LeaderboardOut(by=by, min_games=min_games, offset=offset, rows=rows)
+    only = ranked_only(ranked)
+    rows = await history.leaderboard(by, min_games, offset, limit, ranked_only=only)
+    return LeaderboardOut(by=by, ranked_only=only, min_games=min_games, offset=offset, rows=rows)

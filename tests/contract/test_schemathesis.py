@@ -11,7 +11,11 @@ reason:
   version: the refusal depends on the game's state, not on the request's shape, like a 409
   for an action the rules refuse now (already in Schemathesis' default list).
 - `listArchivedGames` also expects 400 from schema-valid requests: its `cursor` is an opaque
-  string that only counts when a previous page handed it out; a made-up one is refused.
+  string that only counts when a previous page handed it out; a made-up one is refused. This
+  is for the cursor alone: `since`/`until` are declared as exactly what the handler parses
+  (pattern and `format: date-time`, no empty default), so a schema-valid time is never a
+  400 (a `since=0` was, hidden by this expectation; tests/integration/test_archive_service.py
+  checks both sides).
 - `createGame` and `scoreCollection` also expect 400 from schema-valid requests: a `deck` or
   a collection holding a card more times than the 129-card game has it is refused
   (`too_many_copies`), a count per distinct item that the schema does not express (JSON
@@ -70,7 +74,8 @@ expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "412", "429", "5x
 
 [[operations]]
 # `cursor` is opaque: only a cursor that a previous page handed out is valid, which no
-# schema can describe; any other string is a 400 (see the module docstring)
+# schema can describe; any other string is a 400 (see the module docstring). The cursor
+# only: since/until are exact (a schema-valid time is answered 200)
 include-operation-id = "listArchivedGames"
 checks.positive_data_acceptance.expected-statuses = [
   "2xx", "3xx", "400", "401", "403", "404", "409", "412", "429", "5xx",

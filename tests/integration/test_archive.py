@@ -1,8 +1,10 @@
 """The SQL archive (infra/archive) on real PostgreSQL and SQLite: every test runs on both.
 
-Test data are whole bot games (`play_game`) with known player ids in their seats; every
-expected figure is computed here from the simulated games themselves, not read back from
-the archive. Each dialect gets a throwaway database (PostgreSQL: `CREATE DATABASE`, dropped
+Test data are whole bot games (`play_game`) with known player ids in their seats; in every
+other game the platform vouched for the ids (`verified`) and those seats count as humans,
+so some games are ranked and some are not (too few humans, a custom deck). Every expected
+figure and ranking is computed here from the simulated games themselves (the ranking rule
+restated, not `service.ranking` called), not read back from the archive. Each dialect gets a throwaway database (PostgreSQL: `CREATE DATABASE`, dropped
 afterwards; SQLite: a temporary file), migrated with Alembic like production.
 """
 
@@ -27,7 +29,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from domain.cards import deck_for
-from domain.model import AnyEvent, Busted, CardDrawn, GameStarted
+from domain.model import AnyEvent, Busted, CardDrawn, GameStarted, GameState
 from domain.replay import replay
 from domain.simulation import SimulatedGame, play_game
 from domain.views import public_view
@@ -63,6 +65,11 @@ class Played:
     record: GameRecord
     stored: list[StoredEvent]
     player_ids: tuple[str | None, ...]
+    reasons: tuple[str, ...]  # why it is unranked, as the rule says (primary first)
+
+    @property
+    def ranked(self) -> bool:
+        return not self.reasons
 
     @property
     def id(self) -> str:
@@ -82,14 +89,35 @@ def make_game(i: int, rng: random.Random, finished_at: datetime) -> Played:
     rng.shuffle(pool)
     player_ids = tuple(pool[seat] if rng.random() < 0.75 else None for seat in range(n))
     ts = finished_at.timestamp()
+    vouched = i % 2 == 0  # the seats with a player id are verified humans (bots decided)
+    state = sim.state
+    if vouched:
+        humans = tuple(
+            msgspec.structs.replace(pl, bot=None) if player_ids[pl.seat] else pl
+            for pl in state.players
+        )
+        state = msgspec.structs.replace(state, players=humans)
+    custom_deck = i % 10 == 4
     record = GameRecord(
         id=f"{rng.getrandbits(80):020x}",
-        state=sim.state,
+        state=state,
         token_hashes=(None,) * n,
         created_at=ts - 600 - i,
         updated_at=ts,
+        player_ids=player_ids,
+        verified=tuple(pid is not None for pid in player_ids) if vouched else (),
+        custom_deck=custom_deck,
     )
-    return Played(sim=sim, record=record, stored=encode_events(sim.events), player_ids=player_ids)
+    # the rule: every human verified (here: humans are vouched seats), two distinct humans
+    humans_with_ids = sum(1 for pid in player_ids if pid is not None) if vouched else 0
+    reasons = ("custom_deck",) * custom_deck + ("too_few_humans",) * (humans_with_ids < 2)
+    return Played(
+        sim=sim,
+        record=record,
+        stored=encode_events(sim.events),
+        player_ids=player_ids,
+        reasons=reasons,
+    )
 
 
 @cache
@@ -203,8 +231,10 @@ def test_get_game_round_trip(filled: Db) -> None:
         assert sorted(got.deck) == sorted(deck_for(len(state.players)))
 
         assert [(s.seat, s.name, s.bot, s.player_id) for s in got.seats] == [
-            (pl.seat, pl.name, pl.bot, p.player_ids[pl.seat]) for pl in state.players
+            (pl.seat, pl.name, pl.bot, p.player_ids[pl.seat]) for pl in p.record.state.players
         ]
+        assert (got.ranked, got.unranked_reasons) == (p.ranked, p.reasons)
+        assert got.unranked_reason == (p.reasons[0] if p.reasons else None)
         assert state.results is not None
         for want, have in zip(state.results, got.results, strict=True):
             assert msgspec.to_builtins(have) == {
@@ -216,8 +246,13 @@ def test_get_game_round_trip(filled: Db) -> None:
 
 
 def test_the_data_set_exercises_the_figures() -> None:
-    """Busts and perfect colours occur (else their counts would test nothing)."""
+    """Busts and perfect colours occur (else their counts would test nothing); games are
+    ranked and unranked, for each reason, and players have both."""
     played = dataset()
+    assert 10 <= sum(p.ranked for p in played) <= GAMES - 10
+    assert {r for p in played for r in p.reasons} == {"custom_deck", "too_few_humans"}
+    ranked_players = {pid for p in played if p.ranked for pid in p.player_ids if pid}
+    assert ranked_players == set(PLAYERS)
     assert sum(busts_of(p, s) for p in played for s in range(len(p.player_ids))) > 50
     assert sum(perfect_colors(r, 1) for p in played for r in p.sim.state.results or ()) > 3
     assert Counter(len(p.player_ids) for p in played) == dict.fromkeys(range(1, 6), GAMES // 5)
@@ -387,9 +422,11 @@ def test_list_rejects_bad_arguments(filled: Db, arguments: dict[str, Any]) -> No
 # ---------------------------------------------------------------- figures
 
 
-def expected_stats() -> dict[str, dict[str, Any]]:
+def expected_stats(ranked_only: bool) -> dict[str, dict[str, Any]]:
     stats: dict[str, dict[str, Any]] = {}
     for p in dataset():
+        if ranked_only and not p.ranked:
+            continue
         assert p.sim.state.results is not None
         for r in p.sim.state.results:
             pid = p.player_ids[r.seat]
@@ -406,16 +443,20 @@ def expected_stats() -> dict[str, dict[str, Any]]:
     return stats
 
 
-def test_player_stats(filled: Db) -> None:
-    expected = expected_stats()
+@pytest.mark.parametrize("ranked_only", [True, False], ids=["ranked", "all"])
+def test_player_stats(filled: Db, ranked_only: bool) -> None:
+    expected = expected_stats(ranked_only)
     assert set(expected) == set(PLAYERS)
 
     async def body(archive: SqlArchive) -> list[Any]:
-        return [await archive.player_stats(pid) for pid in (*PLAYERS, "nobody")]
+        if ranked_only:  # the default
+            return [await archive.player_stats(pid) for pid in (*PLAYERS, "nobody")]
+        return [await archive.player_stats(pid, ranked_only=False) for pid in (*PLAYERS, "nobody")]
 
     *known, nobody = filled.run(body)
     for got in known:
         want = expected[got.player_id]
+        assert got.ranked_only is ranked_only
         assert got.games == want["games"]
         assert got.wins == want["wins"]
         assert got.mean_score == pytest.approx(Fraction(sum(want["scores"]), want["games"]))
@@ -427,10 +468,12 @@ def test_player_stats(filled: Db) -> None:
     assert (nobody.mean_score, nobody.best_score, nobody.bust_rate) == (None, None, None)
 
 
-def expected_leaderboard(by: str, min_games: int) -> list[tuple[str, int, int, Fraction]]:
+def expected_leaderboard(
+    by: str, min_games: int, ranked_only: bool
+) -> list[tuple[str, int, int, Fraction]]:
     rows = [
         (pid, s["games"], s["wins"], Fraction(sum(s["scores"]), s["games"]))
-        for pid, s in expected_stats().items()
+        for pid, s in expected_stats(ranked_only).items()
         if s["games"] >= min_games
     ]
     if by == "wins":
@@ -442,19 +485,21 @@ def expected_leaderboard(by: str, min_games: int) -> list[tuple[str, int, int, F
 
 @pytest.mark.parametrize("by", ["wins", "mean_score"])
 @pytest.mark.parametrize("threshold", ["all", "median"])
-def test_leaderboard(filled: Db, by: Any, threshold: str) -> None:
-    counts = sorted(s["games"] for s in expected_stats().values())
+@pytest.mark.parametrize("ranked_only", [True, False], ids=["ranked", "all-games"])
+def test_leaderboard(filled: Db, by: Any, threshold: str, ranked_only: bool) -> None:
+    counts = sorted(s["games"] for s in expected_stats(ranked_only).values())
     min_games = 1 if threshold == "all" else counts[len(counts) // 2]
-    expected = expected_leaderboard(by, min_games)
+    expected = expected_leaderboard(by, min_games, ranked_only)
     assert 0 < len(expected) <= len(PLAYERS)
     assert threshold == "all" or len(expected) < len(PLAYERS)
 
     async def body(archive: SqlArchive) -> tuple[list[Any], list[Any]]:
-        whole = await archive.leaderboard(by, min_games=min_games)
+        whole = await archive.leaderboard(by, ranked_only=ranked_only, min_games=min_games)
         paged = []
         for offset in range(0, len(PLAYERS) + 2, 2):
             paged += await archive.leaderboard(
                 by,
+                ranked_only=ranked_only,
                 min_games=min_games,
                 offset=offset,
                 limit=2,
@@ -480,8 +525,12 @@ def test_leaderboard_ties_are_broken_by_player_id(empty: Db) -> None:
             record = msgspec.structs.replace(p.record, id=f"{p.id[:-1]}{turn}")
             rotated = names[turn:] + names[:turn]
             assert await archive.archive(record, p.stored, rotated)
-        stats = [await archive.player_stats(name) for name in names]
-        return await archive.leaderboard("wins"), await archive.leaderboard("mean_score"), stats
+        stats = [await archive.player_stats(name, ranked_only=False) for name in names]
+        return (
+            await archive.leaderboard("wins", ranked_only=False),
+            await archive.leaderboard("mean_score", ranked_only=False),
+            stats,
+        )
 
     by_wins, by_mean, stats = empty.run(body)
     assert [r.player_id for r in by_wins] == [r.player_id for r in by_mean] == ["Q", "p", "r"]
@@ -631,3 +680,146 @@ def test_event_types_are_indexed(filled: Db) -> None:
     got = filled.run(body)
     assert got == [(e.seq, type(e).__struct_config__.tag) for e in p.sim.events]
     assert Counter(t for _, t in got)["game_finished"] == 1
+
+
+# ---------------------------------------------------------------- ranking, aborted games
+
+
+@pytest.mark.parametrize("ranked", [True, False, None])
+@pytest.mark.parametrize("player_id", [None, "bob"])
+def test_list_by_ranked(filled: Db, ranked: bool | None, player_id: str | None) -> None:
+    expected = newest_first(
+        [
+            p
+            for p in dataset()
+            if (ranked is None or p.ranked is ranked)
+            and (player_id is None or player_id in p.player_ids)
+        ]
+    )
+    assert expected
+    pages = walk(filled, 3, ranked=ranked, player_id=player_id)
+    assert [game_id for page in pages for game_id in page] == expected
+
+    async def body(archive: SqlArchive) -> Any:
+        return await archive.list_games(ranked=ranked, player_id=player_id, limit=500)
+
+    by_id = {p.id: p for p in dataset()}
+    for item in filled.run(body)[0]:
+        p = by_id[item.id]
+        assert (item.ranked, item.unranked_reasons, item.status) == (
+            p.ranked,
+            p.reasons,
+            "finished",
+        )
+        assert item.unranked_reason == (p.reasons[0] if p.reasons else None)
+
+
+def aborted_game(i: int, after_actions: int = 25) -> Played:
+    """A 3-seat game stopped by the host mid-play: the state and log after `after_actions`
+    actions; two verified humans (it would have been ranked)."""
+    seen: list[GameState] = []
+    sim = play_game(["basic"] * 3, f"aborted/{i}", on_action=lambda *a: seen.append(a[3]))
+    state = seen[after_actions - 1]
+    assert state.phase != "finished"
+    humans = tuple(
+        msgspec.structs.replace(pl, bot=None) if pl.seat < 2 else pl for pl in state.players
+    )
+    state = msgspec.structs.replace(state, players=humans)
+    ts = (BASE + timedelta(days=2, minutes=i)).timestamp()
+    player_ids = ("ann", "bob", None)
+    record = GameRecord(
+        id=f"{0xABC000 + i:020x}",
+        state=state,
+        token_hashes=(None,) * 3,
+        created_at=ts - 60,
+        updated_at=ts,
+        player_ids=player_ids,
+        verified=(True, True, False),
+        aborted=True,
+    )
+    stored = encode_events(sim.events[: state.last_seq])
+    return Played(
+        sim=sim, record=record, stored=stored, player_ids=player_ids, reasons=("aborted",)
+    )
+
+
+def test_an_aborted_game_is_archived_unranked_without_results(empty: Db) -> None:
+    done = next(p for p in dataset() if p.ranked)
+    stopped = aborted_game(1)
+
+    async def body(archive: SqlArchive) -> tuple[Any, ...]:
+        assert await archive.archive(done.record, done.stored, done.player_ids)
+        assert await archive.archive(stopped.record, stopped.stored, stopped.player_ids)
+        assert not await archive.archive(stopped.record, stopped.stored, stopped.player_ids)
+        return (
+            await archive.get_game(stopped.id),
+            await archive.events(stopped.id),
+            await archive.list_games(),
+            await archive.list_games(status="aborted"),
+            await archive.list_games(status="finished"),
+            await archive.player_stats("ann", ranked_only=False),
+        )
+
+    got, stored, (listed, _), (aborted, _), (finished, _), stats = empty.run(body)
+    assert got is not None
+    assert (got.status, got.ranked, got.unranked_reason) == ("aborted", False, "aborted")
+    assert got.unranked_reasons == ("aborted",)
+    assert got.results == ()
+    assert got.version == stopped.record.state.version
+    assert got.event_count == len(stopped.stored) == stopped.record.state.last_seq
+    start = stopped.sim.events[0]
+    assert isinstance(start, GameStarted)
+    assert len(got.deck) == start.draw_pile_size  # drawn so far, then the pile left
+    assert list(got.deck) == [e.card for e in stopped.sim.events if isinstance(e, CardDrawn)]
+    assert [(s.player_id, s.bot) for s in got.seats] == [
+        ("ann", None),
+        ("bob", None),
+        (None, "basic"),
+    ]
+    assert stored == stopped.stored
+    assert [item.id for item in listed] == [stopped.id, done.id]  # newest first
+    [summary] = aborted
+    assert summary.id == stopped.id
+    assert [(s.score, s.rank, s.winner) for s in summary.seats] == [(None, None, None)] * 3
+    assert [item.id for item in finished] == [done.id]
+    # no results: the aborted game is in no figure, ranked or not
+    assert stats.games == (1 if "ann" in done.player_ids else 0)
+    assert empty.count(results) == len(done.player_ids)
+
+
+def test_archive_refuses_an_inconsistent_aborted_game(empty: Db) -> None:
+    stopped = aborted_game(2)
+    done = dataset()[0]
+    finished_but_aborted = msgspec.structs.replace(done.record, aborted=True)
+    live = msgspec.structs.replace(stopped.record, aborted=False)
+    never_started = msgspec.structs.replace(stopped.record, state=None)
+
+    async def body(archive: SqlArchive) -> None:
+        for record, stored, ids in [
+            (finished_but_aborted, done.stored, done.player_ids),  # it finished
+            (live, stopped.stored, stopped.player_ids),  # still going: not ended
+            (never_started, [], stopped.player_ids),
+            (stopped.record, stopped.stored[:-1], stopped.player_ids),  # log cut short
+            (stopped.record, stopped.stored[1:], stopped.player_ids),  # log without its start
+        ]:
+            with pytest.raises(ValueError, match=r"."):
+                await archive.archive(record, stored, ids)
+
+    empty.run(body)
+    assert empty.count(games) == empty.count(seats) == empty.count(events_table) == 0
+
+
+def test_player_ids_given_apart_from_the_record_are_unverified(empty: Db) -> None:
+    """The archive ranks on the ids the record verified: others given with it are not."""
+    p = next(p for p in dataset() if p.ranked)
+    swapped = tuple(reversed(p.player_ids))
+    assert swapped != p.player_ids
+
+    async def body(archive: SqlArchive) -> Any:
+        await archive.archive(p.record, p.stored, swapped)
+        return await archive.get_game(p.id)
+
+    got = empty.run(body)
+    assert got is not None
+    assert not got.ranked
+    assert got.unranked_reason == "unverified_identity"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 import subprocess
 import sys
@@ -17,8 +18,9 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Column, Integer, MetaData, inspect
+from sqlalchemy import Column, Integer, MetaData, inspect, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
 from infra.archive import DEFAULT_URL, database_url, downgrade, make_engine, upgrade
 from infra.archive.migrate import alembic_config, current, head, upgrade_async
@@ -83,7 +85,7 @@ def test_upgrade_downgrade_upgrade(fresh: str) -> None:
     assert current(fresh) is None
     upgrade(fresh)
     assert tables(fresh) == TABLES | {"alembic_version"}
-    assert current(fresh) == head() == "0001_archive"
+    assert current(fresh) == head() == "0002_ranked"
     upgrade(fresh)  # idempotent: nothing to do
     downgrade(fresh, "base")
     assert tables(fresh) == {"alembic_version"}
@@ -109,7 +111,7 @@ def test_the_comparison_would_see_a_difference(fresh: str) -> None:
             copy.append_column(Column("extra", Integer, nullable=True))
             copy.indexes.clear()
     kinds = sorted(diff[0] for diff in differences(fresh, changed))
-    assert kinds == ["add_column", "remove_index"]
+    assert kinds == ["add_column", "remove_index", "remove_index"]  # ix_games_*: two
 
 
 def test_indexes_exist(fresh: str) -> None:
@@ -124,7 +126,111 @@ def test_indexes_exist(fresh: str) -> None:
     found = inspect_db(fresh, indexes)
     assert found["ix_games_finished"] == ["finished_at", "id"]
     assert found["ix_seats_player_history"] == ["player_id", "finished_at", "game_id"]
-    assert found["ix_results_player_stats"][0] == "player_id"
+    assert found["ix_results_player_stats"][:2] == ["player_id", "ranked"]
+    assert found["ix_games_ranked_finished"] == ["ranked", "finished_at", "id"]
+    assert found["ix_results_ranked_board"] == ["ranked", "player_id", "winner", "score"]
+
+
+def write_db(url: str, *statements: str) -> None:
+    """Run SQL statements in one committed transaction."""
+
+    async def body() -> None:
+        engine = make_engine(url)
+        try:
+            async with engine.begin() as conn:
+                for statement in statements:
+                    await conn.execute(text(statement))
+        finally:
+            await engine.dispose()
+
+    asyncio.run(body())
+
+
+def read_db(url: str, query: str) -> list[tuple[Any, ...]]:
+    return inspect_db(url, lambda conn: [tuple(r) for r in conn.execute(text(query))])
+
+
+T0 = "'2025-03-01 10:00:00+00:00'"
+
+
+def game_rows(game_id: str, *, extra: str = "", values: str = "") -> list[str]:
+    """The rows of a 2-seat game (one result), as revision 0001 (or with `extra` columns)."""
+    return [
+        "INSERT INTO games (id, player_count, rules, seed, deck, schema_version, created_at,"
+        f" finished_at, version, event_count{extra}) VALUES ('{game_id}', 2, '{{}}', 's',"
+        f" '[]', 1, {T0}, {T0}, 3, 1{values})",
+        f"INSERT INTO seats VALUES ('{game_id}', 0, 'Ann', NULL, 'ann', {T0})",
+        f"INSERT INTO seats VALUES ('{game_id}', 1, 'Bob', NULL, 'bob', {T0})",
+        f"INSERT INTO events VALUES ('{game_id}', 1, 'game_started', '{{}}')",
+    ]
+
+
+def result_row(game_id: str) -> str:
+    return (
+        "INSERT INTO results (game_id, seat, player_id, score, colors, rank, winner,"
+        f" currency, bust, cards, perfect_colors, busts) VALUES ('{game_id}', 0, 'ann', 40,"
+        " '{}', 1, true, 0, 0, 5, 0, 0)"
+    )
+
+
+def test_games_archived_before_ranking_are_legacy(fresh: str) -> None:
+    """Rows of revision 0001 (self-asserted player ids) become unranked, reason "legacy",
+    status finished; their results are unranked too."""
+    upgrade(fresh, "0001_archive")
+    write_db(fresh, *game_rows("old"), result_row("old"))
+    upgrade(fresh)
+    [game] = read_db(fresh, "SELECT status, ranked, unranked_reason, unranked_reasons FROM games")
+    status, ranked, reason, reasons = game
+    assert (status, bool(ranked), reason) == ("finished", False, "legacy")
+    assert (json.loads(reasons) if isinstance(reasons, str) else reasons) == ["legacy"]
+    assert [bool(r) for (r,) in read_db(fresh, "SELECT ranked FROM results")] == [False]
+    assert differences(fresh) == []
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ", 'finished', true, 'custom_deck'",  # ranked, yet a reason
+        ", 'finished', false, NULL",  # unranked without a reason
+        ", 'aborted', true, NULL",  # an aborted game ranked
+        ", 'lost', false, 'aborted'",  # no such status
+    ],
+)
+def test_the_database_refuses_an_inconsistent_ranking(fresh: str, values: str) -> None:
+    upgrade(fresh)
+    extra = ", status, ranked, unranked_reason"
+    write_db(fresh, *game_rows("fine", extra=extra, values=", 'finished', true, NULL"))
+    with pytest.raises(IntegrityError):
+        write_db(fresh, game_rows("bad", extra=extra, values=values)[0])
+    assert read_db(fresh, "SELECT id FROM games") == [("fine",)]
+
+
+def test_downgrade_drops_aborted_games_and_keeps_finished_ones(fresh: str) -> None:
+    """Revision 0001 holds finished games only: downgrading deletes the aborted ones (their
+    seats and events too) and keeps the finished ones, which upgrade again as legacy."""
+    upgrade(fresh)
+    extra = ", status, ranked, unranked_reason"
+    write_db(
+        fresh,
+        *game_rows("done", extra=extra, values=", 'finished', true, NULL"),
+        result_row("done"),
+        *game_rows("stopped", extra=extra, values=", 'aborted', false, 'aborted'"),
+    )
+    downgrade(fresh, "0001_archive")
+    assert current(fresh) == "0001_archive"
+    assert read_db(fresh, "SELECT id FROM games") == [("done",)]
+    assert read_db(fresh, "SELECT DISTINCT game_id FROM seats") == [("done",)]
+    assert read_db(fresh, "SELECT DISTINCT game_id FROM events") == [("done",)]
+    assert read_db(fresh, "SELECT game_id FROM results") == [("done",)]
+
+    def columns(conn: Connection) -> set[str]:
+        inspector = inspect(conn)
+        return {c["name"] for t in ("games", "results") for c in inspector.get_columns(t)}
+
+    assert not {"status", "ranked", "unranked_reason"} & inspect_db(fresh, columns)
+    upgrade(fresh)
+    assert read_db(fresh, "SELECT id, unranked_reason FROM games") == [("done", "legacy")]
+    assert differences(fresh) == []
 
 
 def test_upgrade_from_a_running_event_loop(fresh: str) -> None:
@@ -155,7 +261,7 @@ def test_command_lines(fresh: str) -> None:
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "check", env={"TEN_DATABASE_URL": fresh})
     assert done.returncode == 0, done.stderr
-    assert "ok: at 0001_archive" in done.stdout
+    assert "ok: at 0002_ranked" in done.stdout
     done = run(*migrate, "--url", fresh, "downgrade", "base")
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "--url", fresh, "check")

@@ -60,10 +60,15 @@ def ed_key() -> ed25519.Ed25519PrivateKey:
     return ed25519.Ed25519PrivateKey.generate()
 
 
+class FromNow(int):
+    """A time claim given as seconds from when the token is made (not from when the test
+    module was collected)."""
+
+
 def claims(**changes: Any) -> dict[str, Any]:
     now = int(time.time())
     base = {"sub": "player-1", "iss": ISSUER, "aud": AUDIENCE, "exp": now + 600, "iat": now}
-    base.update(changes)
+    base.update({k: now + v if isinstance(v, FromNow) else v for k, v in changes.items()})
     return {k: v for k, v in base.items() if v is not None}
 
 
@@ -204,9 +209,9 @@ def test_a_valid_jwt_makes_the_player_of_its_sub() -> None:
 @pytest.mark.parametrize(
     ("changes", "reason"),
     [
-        ({"exp": int(time.time()) - 120}, "expired"),
-        ({"nbf": int(time.time()) + 120}, "not yet valid"),
-        ({"iat": int(time.time()) + 120}, "not yet valid"),
+        ({"exp": FromNow(-120)}, "expired"),
+        ({"nbf": FromNow(120)}, "not yet valid"),
+        ({"iat": FromNow(120)}, "not yet valid"),
         ({"iss": "https://evil.example"}, "wrong issuer"),
         ({"aud": "another-service"}, "wrong audience"),
         ({"sub": None}, "no sub claim"),

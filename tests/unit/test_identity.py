@@ -139,6 +139,17 @@ def test_the_open_mode_says_so_at_start(caplog: pytest.LogCaptureFixture) -> Non
     assert "verified" in verified_line.getMessage()
 
 
+def test_a_verified_service_can_require_credentials() -> None:
+    Identity.from_settings(Settings()).require_credentials(Caller())  # open: anyone
+    identity = verified()
+    identity.require_credentials(caller(identity, api_key=KEY_A))
+    identity.require_credentials(caller(identity, hs256()))
+    for anonymous in (Caller(), caller(identity, SEAT_TOKEN)):
+        with pytest.raises(ServiceError) as caught:
+            identity.require_credentials(anonymous)
+        assert caught.value.code == "authentication_required"
+
+
 # ---------------------------------------------------------------- API keys
 
 

@@ -1,0 +1,57 @@
+"""The stock Schemathesis CLI with the committed `schemathesis.toml`, against a service process
+on the embedded default: what contract testers run (`schemathesis run
+http://HOST/schema/openapi.json` from the checkout), with fewer examples and a fixed seed.
+
+Every phase and every check the file enables, over real HTTP; the run must end with exit code 0
+(no failure, no error). The CLI runs in a temporary directory and is given the file
+(`--config-file`), so that its cache (`.schemathesis/`) stays out of the checkout; that a
+plain run from the checkout root finds the same file is checked apart.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from schemathesis.config import SchemathesisConfig
+
+from tests.servers import ROOT, ServiceProcess
+
+pytestmark = [pytest.mark.contract, pytest.mark.e2e]
+
+CONFIG = ROOT / "schemathesis.toml"
+CLI = Path(sys.executable).with_name("schemathesis")  # installed next to this Python (.venv/bin)
+# Budget: 20-30 s on 2 cores. `--max-examples` bounds the fuzzing phase's examples per
+# operation and the stateful phase's scenarios (the coverage phase runs in full). A fixed
+# seed: the same inputs on every run (the games' shuffles still vary).
+MAX_EXAMPLES = 15
+SEED = 20261201
+HUNG = 600  # seconds: a bound for a run that hangs, not a timing
+
+
+def test_a_run_from_the_checkout_root_finds_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert SchemathesisConfig.discover().config_path == str(CONFIG)
+
+
+def test_the_stock_cli_passes_on_the_embedded_default(tmp_path: Path) -> None:
+    # no TEN_* at all; its SQLite archive and its log in tmp_path
+    server = ServiceProcess({}, cwd=tmp_path, stdout=tmp_path / "service.log")
+    try:
+        run = subprocess.run(
+            [
+                str(CLI), "--config-file", str(CONFIG), "run", f"{server.base}/schema/openapi.json",
+                "--max-examples", str(MAX_EXAMPLES), "--seed", str(SEED),
+                "--generation-database", "none", "--no-color",
+            ],
+            cwd=tmp_path, capture_output=True, text=True, timeout=HUNG, check=False,
+        )  # fmt: skip
+    finally:
+        server.stop()
+    output = run.stdout + run.stderr
+    start = output.rfind("= SUMMARY =")
+    print(output[output.rfind("\n", 0, start) + 1 :] if start >= 0 else output[-3000:])
+    assert f"Configuration:    {CONFIG}" in output, output[:2000]
+    assert run.returncode == 0, f"{output[-20000:]}\n--- the service's log:\n{server.log()[-5000:]}"

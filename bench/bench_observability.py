@@ -176,8 +176,9 @@ def wrapper_costs() -> None:
 
 async def _create(store) -> str:
     from service.games import GameService
+    from service.lobby import Lobby
 
-    created = await GameService(store, Settings()).create([("a", None)])
+    created = await Lobby(GameService(store, Settings())).deal([("a", None)])
     return created.record.id
 
 

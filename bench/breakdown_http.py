@@ -55,6 +55,7 @@ from service.api.routes import etag, render_acted, view_fields  # noqa: E402 - a
 from service.api.schemas import GameOut  # noqa: E402 - after the environment is set
 from service.app import create_app  # noqa: E402 - after the environment is set
 from service.games import Acted, GameService  # noqa: E402 - after the environment is set
+from service.lobby import Lobby  # noqa: E402 - after the environment is set
 from service.settings import Settings  # noqa: E402 - after the environment is set
 
 ACTIONS = 2000
@@ -155,7 +156,7 @@ async def play_direct(service: GameService, actions: int, rng, ids, render=rende
     in act and rendering, actions, games)."""
     total, count, games = 0.0, 0, 0
     while count < actions:
-        created = await service.create(players(humans=humans))
+        created = await Lobby(service).deal(players(humans=humans))
         ids.append(created.record.id)
         auths = dict(created.tokens)
         seat, legal = next_move(msgspec.to_builtins(view_fields(created.record, None)))
@@ -262,7 +263,7 @@ async def stage_breakdown(service: GameService, rng, ids, humans: int = 1) -> fl
         "encode_events": timers.wrap_sync("encode events (JSON)", games_mod.encode_events),
     }
     originals = {name: getattr(games_mod, name) for name in wrapped}
-    load, save, seat_of, create = store.load, store.save, service.seat_of, service.create
+    load, save, seat_of, create = store.load, store.save, service.seat_of, Lobby.deal
     store.load = timers.wrap_async("load: HGET + msgpack decode", load)
     store.save = timers.wrap_async("save: msgpack encode + EVALSHA (Lua CAS)", save)
     service.seat_of = timers.wrap_async("seat check (sha256 of the token)", seat_of)
@@ -272,12 +273,12 @@ async def stage_breakdown(service: GameService, rng, ids, humans: int = 1) -> fl
     async def create_apart(*a, **kw):  # creates also apply, play bots, encode: not actions
         before = dict(timers.cpu)
         try:
-            return await create(*a, **kw)
+            return await create(*a, **kw)  # (self, players, ...)
         finally:
             for k, v in timers.cpu.items():
                 create_cpu[k] += v - before.get(k, 0.0)
 
-    service.create = create_apart
+    Lobby.deal = create_apart
     for name, fn in wrapped.items():
         setattr(games_mod, name, fn)
     try:
@@ -286,7 +287,7 @@ async def stage_breakdown(service: GameService, rng, ids, humans: int = 1) -> fl
         for name, fn in originals.items():
             setattr(games_mod, name, fn)
         store.load, store.save = load, save
-        service.seat_of, service.create = seat_of, create
+        service.seat_of, Lobby.deal = seat_of, create
     act_us = total / count * 1e6
     who = "1 human + 3 random bots" if humans == 1 else "4 humans, no bot"
     print(f"GameService.act called directly: {act_us:.0f} us CPU per action "
@@ -384,7 +385,7 @@ async def pieces(service: GameService, game_id: str, client) -> None:
 
 async def framework(service: GameService) -> list[str]:
     """Litestar's cost for the service's handler signatures, with the use case stubbed."""
-    created = await service.create(players())  # a game whose seat token we know
+    created = await Lobby(service).deal(players())  # a game whose seat token we know
     rec = await service.get(created.record.id)
     auth = f"Bearer {created.tokens[0][1]}"
     canned = Acted(record=rec, seat=0, events=[], replayed=False)

@@ -77,10 +77,10 @@ class MemoryGameStore(GameStore):
             return None if entry is None else entry.record
 
     async def write(self, save: Save) -> None:
-        record, expected_version, events, ttl, idempotency, previous = save
+        record, expected_stamp, events, ttl, idempotency, previous = save
         with self._lock:
             entry = self._live(record.id)
-            if entry is None or entry.record.version != expected_version:
+            if entry is None or entry.record.stamp != expected_stamp:
                 raise VersionConflict(record.id, current=None if entry is None else entry.record)
             entry.record = record
             entry.events.extend(events)

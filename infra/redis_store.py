@@ -1,7 +1,7 @@
 """The production game store on Redis (standalone, replicated or Cluster).
 
 Keys of one game share the hash tag `{game:<id>}`, so every script touches one slot:
-- `{game:<id>}`       hash: `v` (version) and `rec` (the msgpack-encoded GameRecord)
+- `{game:<id>}`       hash: `v` (the record's stamp) and `rec` (the msgpack-encoded GameRecord)
 - `{game:<id>}:log`   stream: one entry per event, id `0-<seq>`, field `d` (the event JSON)
 - `{game:<id>}:idem`  hash: Idempotency-Key -> the action's outcome (msgpack; entries of older
   releases hold the rendered answer, still read: `RenderedResponse`)
@@ -264,9 +264,19 @@ class RedisGameStore(GameStore):
         digest = hashlib.sha256(f"{len(scope)}:{scope}{key}".encode()).hexdigest()
         return self._claim_prefix + digest
 
+    async def open(self) -> None:
+        """On a Cluster, learn its nodes and slots now. redis-py 8.1 discovers them on the
+        first command; many first commands at once can make it rediscover them and close the
+        connections the others are opening (AttributeError: 'NoneType' object has no
+        attribute 'writelines', seen with 50 concurrent claims on a fresh client)."""
+        if self._cluster:
+            with unavailable_on_connection_errors():
+                await self._redis.initialize()
+                await self._blocking.initialize()
+
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
         args = [
-            _header(f"{record.version} {ttl * 1000}", events),
+            _header(f"{record.stamp} {ttl * 1000}", events),
             _record_encoder.encode(record),
             b"".join(e.data for e in events),
         ]
@@ -294,9 +304,9 @@ class RedisGameStore(GameStore):
         return None if blob is None else _record_decoder.decode(blob)
 
     async def write(self, save: Save) -> None:
-        record, expected_version, events, ttl, idempotency, previous = save
+        record, expected_stamp, events, ttl, idempotency, previous = save
         args: list[bytes | str] = [
-            _header(f"{expected_version} {record.version} {ttl * 1000}", events),
+            _header(f"{expected_stamp} {record.stamp} {ttl * 1000}", events),
             _record_encoder.encode(record),
             b"".join(e.data for e in events),
         ]

@@ -26,14 +26,16 @@ from service.api.history_routes import (
     player_stats,
 )
 from service.api.info_routes import info, service_info
+from service.api.lobby_routes import LobbyController
 from service.api.openapi import finish_openapi, openapi_config
 from service.api.problems import internal_error_handler, problem_details_config
-from service.api.routes import GamesController, health, ready, rules, score
+from service.api.routes import GamesController, allow_every_method, health, ready, rules, score
 from service.archive import GameArchive
 from service.archiver import Archiver
 from service.games import GameService
 from service.history import History
 from service.identity import Identity
+from service.lobby import Lobby
 from service.observability.logs import RequestContext, configure_logging
 from service.ports import ArchiveOutbox, GameStore, StoreUnavailable
 from service.runtime import refuse_several_embedded_workers, tune_gc
@@ -184,6 +186,7 @@ class Background:
         self.tasks: list[asyncio.Task] = []
 
     async def start(self) -> None:
+        await self.service.store.open()
         if self.settings.run_migrations:
             from infra.archive.migrate import upgrade_async  # noqa: PLC0415
 
@@ -264,6 +267,7 @@ def identity_state(settings: Settings) -> dict[str, Any]:
 def routes() -> list:
     return [
         GamesController,
+        LobbyController,
         ArchiveController,
         player_stats,
         leaderboard,
@@ -274,6 +278,13 @@ def routes() -> list:
         ready,
         create_static_files_router(path="/static", directories=[STATIC], include_in_schema=False),
     ]
+
+
+def use_cases(service: GameService, archive: GameArchive, who: dict[str, Any]) -> State:
+    """What the handlers call, in the app state: the games, the lobby, the history, and who
+    is calling (`identity_state`)."""
+    lobby = Lobby(service, identities_open=who["identity"].open)
+    return State({"service": service, "lobby": lobby, "history": History(archive), **who})
 
 
 def create_app(
@@ -315,7 +326,7 @@ def create_app(
     middleware, stores = rate_limiting(settings, adapters)
     app = Litestar(
         route_handlers=[*routes(), *obs.route_handlers(store)],
-        state=State({"service": service, "history": History(adapters.archive), **who}),
+        state=use_cases(service, adapters.archive, who),
         plugins=[ProblemDetailsPlugin(problem_details_config()), *obs.plugins()],
         before_send=obs.before_send(),
         logging_config=None,  # configure_logging above: JSON or text on stdout, request ids
@@ -329,6 +340,7 @@ def create_app(
         on_shutdown=[shut_down],
     )
     finish_openapi(app)
+    allow_every_method(app)
     # around Litestar's router and exception handling: every response has a request id and
     # is counted, 404s and 429s included
     app.asgi_handler = RequestContext(

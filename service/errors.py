@@ -15,6 +15,22 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "archived_game_not_found": "No archived game with this id.",
     "concurrent_update": "The game changed too often while this action was applied; retry.",
     "store_unavailable": "The game store cannot be reached; retry shortly.",
+    # the lobby (service.lobby)
+    "invalid_table": "A seat needs a name, a bot, a player_id (reserved) or open: true.",
+    "game_not_open": "The game is not open for players: it started, ended or was cancelled.",
+    "game_not_started": "The game has not started: its table is waiting for players.",
+    "game_over": "The game has ended (finished, aborted or cancelled).",
+    "table_full": "Every open seat of this table is taken.",
+    "seat_unavailable": "This seat is taken, reserved for another player, or a bot's.",
+    "seat_not_found": "The game has no such seat.",
+    "already_seated": "This player already has a seat at this table.",
+    "invite_required": "This table is private: join it with its invite code.",
+    "not_host": "Only the table's host or the platform may do this.",
+    "not_your_seat": "Only the seat's player or the platform may do this.",
+    "player_id_not_yours": "A player_id can only be claimed by a player JWT with that `sub`, "
+    "or by the platform.",
+    "no_players": "Nobody sits at the table: it cannot start.",
+    "invalid_cursor": "This cursor was not handed out by this listing.",
     # who is calling (service.identity)
     "authentication_required": "This needs the platform's API key (X-API-Key) or a player's "
     "JWT (Authorization: Bearer <jwt>).",

@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import msgspec
-from msgspec.structs import replace
 
-from domain.engine import apply, new_game
+from domain.engine import apply
 from domain.errors import RuleError
-from domain.model import Action, AnyEvent, Event, Rules
+from domain.model import Action, AnyEvent, Event
 from domain.simulation import play_bots
+from service.callers import Caller
 from service.errors import ServiceError
 from service.ports import (
     ArchiveJob,
@@ -49,12 +49,6 @@ def hash_token(token: str) -> str:
 
 def encode_events(events: Sequence[Event]) -> list[StoredEvent]:
     return [StoredEvent(e.seq, _event_encoder.encode(e)) for e in events]
-
-
-class Created(msgspec.Struct, frozen=True):
-    record: GameRecord
-    tokens: list[tuple[int, str]]  # (seat, token) for each human seat, shown once
-    events: list[Event]
 
 
 class Acted(msgspec.Struct, frozen=True):
@@ -96,7 +90,7 @@ class GameService:
     def _remember(self, record: GameRecord) -> None:
         recent = self._recent
         known = recent.get(record.id)
-        if known is not None and known.version > record.version:
+        if known is not None and known.stamp > record.stamp:
             return  # a slower read of an older version: keep the newer one
         recent[record.id] = record
         recent.move_to_end(record.id)
@@ -104,51 +98,35 @@ class GameService:
             recent.popitem(last=False)
 
     def _ttl(self, record: GameRecord) -> int:
-        if record.state.phase == "finished":
+        if record.ended:
             return self.settings.finished_ttl
         return self.settings.idle_ttl
 
-    async def create(
-        self,
-        players: Sequence[tuple[str, str | None]],
-        *,
-        player_ids: Sequence[str | None] | None = None,
-        starting_seat: int | None = None,
-        deck: Sequence[str] | None = None,
-        rules: Rules | None = None,
-    ) -> Created:
-        if deck is not None and not self.settings.allow_custom_deck:
-            raise ServiceError("custom_deck_not_allowed")
-        named = [p for p in player_ids or () if p is not None]
-        if len(named) != len(set(named)):
-            raise ServiceError("duplicate_player_id")
-        game_id = self._random_hex(10)
-        seed = self._random_hex(16)  # secret: never leaves the server while the game is live
-        state, events = new_game(players, seed, deck=deck, starting_seat=starting_seat, rules=rules)
-        state, bot_events = play_bots(state)  # bots move until a human must decide
-        events.extend(bot_events)
-        tokens = [
-            (seat, f"{game_id}.{seat}.{secrets.token_urlsafe(32)}")
-            for seat, (_, bot) in enumerate(players)
-            if bot is None
-        ]
-        hashes: list[str | None] = [None] * len(players)
-        for seat, token in tokens:
-            hashes[seat] = hash_token(token)
-        now = self._clock()
-        record = GameRecord(
-            id=game_id,
-            state=state,
-            token_hashes=tuple(hashes),
-            created_at=now,
-            updated_at=now,
-            player_ids=tuple(player_ids) if named else (),
-        )
-        await self.store.create(record, encode_events(events), self._ttl(record))
+    def new_game_id(self) -> str:
+        return self._random_hex(10)
+
+    def new_seed(self) -> str:
+        return self._random_hex(16)  # secret: never leaves the server while the game is live
+
+    def now(self) -> float:
+        return self._clock()
+
+    async def store_new(self, record: GameRecord, events: Sequence[StoredEvent]) -> None:
+        """Store a game just made (a table, or a game dealt at once)."""
+        await self.store.create(record, events, self._ttl(record))
         self._remember(record)
-        if state.phase == "finished":
+        if record.status == "finished":
             await self._finished(record)
-        return Created(record=record, tokens=tokens, events=events)
+
+    async def store_change(
+        self, old: GameRecord, new: GameRecord, events: Sequence[StoredEvent]
+    ) -> None:
+        """Save `new` in place of `old` (stamp compared: VersionConflict if it moved on),
+        listings updated; a game that ended here goes to the archive."""
+        await self.store.save(new, old.stamp, events, self._ttl(new), None, old)
+        self._remember(new)
+        if new.status in ("finished", "aborted") and not old.ended:
+            await self._finished(new)
 
     async def _finished(self, record: GameRecord) -> None:
         """Hand a game that just finished to the archive's outbox. Never fails the action:
@@ -194,7 +172,9 @@ class GameService:
         """The seat a seat token stands for (None without a token).
 
         `unauthorized` for a malformed or wrong token, `forbidden` for a valid token of
-        another game. Tokens read `<game id>.<seat>.<secret>` and are stored hashed."""
+        another game. Tokens read `<game id>.<seat>.<secret>` and are stored hashed; the seat
+        in it is where the token was issued (a table that dropped its empty seats at the
+        start moved the others up: looked for among every seat then)."""
         if token is None:
             return None
         game_id, _, rest = token.partition(".")
@@ -207,22 +187,43 @@ class GameService:
             if other is not None and _token_matches(other, seat, token):
                 raise ServiceError("forbidden", "This seat token belongs to another game.")
             raise ServiceError("unauthorized", "The seat token is not valid.")
-        if not _token_matches(record, seat, token):
-            raise ServiceError("unauthorized", "The seat token is not valid.")
+        if _token_matches(record, seat, token):
+            return seat
+        for moved in range(seat):
+            if _token_matches(record, moved, token):
+                return moved
+        raise ServiceError("unauthorized", "The seat token is not valid.")
+
+    async def seat_or_none(self, record: GameRecord, caller: Caller) -> int | None:
+        """For a read: the caller's seat, None for a spectator (a player JWT without a seat
+        here is one); a bad seat token is refused as in `seat_of`."""
+        if caller.kind == "player" and caller.seat_token is None:
+            ids, verified = record.player_ids, record.verified
+            for seat, pid in enumerate(ids):
+                if pid == caller.player_id and seat < len(verified) and verified[seat]:
+                    return seat
+            return None
+        return await self.seat_of(record, caller.seat_token)
+
+    async def seat_of_caller(self, record: GameRecord, caller: Caller) -> int | None:
+        """The seat of a seat token, or of a player JWT whose `sub` holds a seat verified."""
+        seat = await self.seat_or_none(record, caller)
+        if seat is None and caller.kind == "player" and caller.seat_token is None:
+            raise ServiceError("forbidden", "This player has no seat in this game.")
         return seat
 
     async def act(
         self,
         game_id: str,
-        token: str | None,
+        caller: Caller,
         action: Action,
         *,
         expected_version: int | None = None,
         idempotency_key: str | None = None,
         fingerprint: str = "",
     ) -> Acted | RenderedResponse:
-        """Apply one action of the seat `token` stands for, and the bot moves it hands the
-        turn to; save with a version check.
+        """Apply one action of the caller's seat (its seat token or its player JWT), and the
+        bot moves it hands the turn to; save with a version check.
 
         Without `expected_version` a lost race is retried on the fresh state; with it, a
         changed game is `version_mismatch`. An `idempotency_key` seen before (with the same
@@ -239,7 +240,7 @@ class GameService:
         fresh = record is None
         if fresh:
             record = await self.get(game_id)
-        request = _Request(token, action, expected_version, idempotency_key, fingerprint)
+        request = _Request(caller, action, expected_version, idempotency_key, fingerprint)
         tries = 0
         while True:
             try:
@@ -260,9 +261,11 @@ class GameService:
 
     async def _act_on(self, record: GameRecord, request: _Request) -> Acted | RenderedResponse:
         """One try of `act` on `record`; raises VersionConflict if the game moved on."""
-        seat = await self.seat_of(record, request.token)
+        seat = await self.seat_of_caller(record, request.caller)
         if seat is None:
             raise ServiceError("unauthorized")
+        if record.state is None or record.aborted:
+            raise ServiceError("game_not_started" if record.state is None else "game_over")
         fingerprint = f"{seat}:{request.fingerprint}"
         key = request.idempotency_key
         if key is not None:
@@ -283,7 +286,7 @@ class GameService:
         state, events = apply(record.state, seat, request.action)
         state, bot_events = play_bots(state)
         events.extend(bot_events)
-        new = replace(record, state=state, updated_at=self._clock())
+        new = record.successor(state=state, updated_at=self._clock())
         stored = encode_events(events)
         remembered = None
         if key is not None:
@@ -291,7 +294,9 @@ class GameService:
                 fingerprint=fingerprint, seat=seat, record=new, events=stored
             )
             remembered = (key, outcome)
-        await self.store.save(new, record.version, stored, self._ttl(new), remembered)
+        # an action changes listings only when it ends the game (GameRecord.indexes)
+        previous = record if state.phase == "finished" else None
+        await self.store.save(new, record.stamp, stored, self._ttl(new), remembered, previous)
         self._remember(new)
         if state.phase == "finished":
             await self._finished(new)
@@ -305,7 +310,7 @@ class GameService:
 class _Request(NamedTuple):
     """One action request, as `act` was given it."""
 
-    token: str | None
+    caller: Caller
     action: Action
     expected_version: int | None
     idempotency_key: str | None

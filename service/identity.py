@@ -53,7 +53,7 @@ log = logging.getLogger("ten.identity")
 PLATFORM_KEY = "platformKey"
 PLAYER_TOKEN = "playerToken"
 API_KEY_HEADER = "X-API-Key"
-SEAT_TOKEN_SHAPE = re.compile(r"^[0-9a-f]{20}\.[0-9]\.")
+SEAT_TOKEN_SHAPE = re.compile(r"^[0-9a-f]{20}\.([0-9]|host)\.")  # seat and host tokens
 PLATFORM = Caller(kind="platform")
 MAX_TOKEN_CHARS = 8192  # a JWT of the platform is a few hundred bytes
 JWKS_LIFESPAN = 300.0  # seconds the keys of the JWKS are used before they are fetched again

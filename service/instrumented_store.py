@@ -125,5 +125,8 @@ class InstrumentedStore(GameStore):
     async def ping(self) -> None:
         await self._call(_PING, None, self.inner.ping)
 
+    async def open(self) -> None:
+        await self.inner.open()
+
     async def close(self) -> None:
         await self.inner.close()

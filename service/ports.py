@@ -62,6 +62,22 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     host_id: str | None = None  # the host's player_id (a JWT), or None
     host_token_hash: str | None = None  # sha256 of the host credential of an anonymous host
     aborted: bool = False  # stopped by the host or the platform while live (never ranked)
+    # Set by every save of this release (`successor`); -1 in records made otherwise (older
+    # releases, tests), where the version alone tells saves apart.
+    revision: int = -1
+
+    @property
+    def stamp(self) -> int:
+        """What the stores compare-and-set on: it grows with every save, also a save that
+        does not change the game's version (a seat token reissued in a live game). The
+        version until such a save, so a replica of an older release, mid-upgrade, agrees."""
+        return self.revision if self.revision > self.version else self.version
+
+    def successor(self, **changes: object) -> GameRecord:
+        """This record changed, to be saved: its stamp moves past the old one."""
+        new = msgspec.structs.replace(self, **changes)
+        msgspec.structs.force_setattr(new, "revision", max(self.stamp + 1, new.version))
+        return new
 
     @property
     def version(self) -> int:
@@ -149,11 +165,11 @@ class StoreUnavailable(Exception):
 
 
 class Save(NamedTuple):
-    """One `GameStore.save`: the game as it is now, the version it must still be at in the
+    """One `GameStore.save`: the game as it is now, the stamp (GameRecord.stamp) it must still be at in the
     store, its new events, its expiry and the idempotent response to remember (its key)."""
 
     record: GameRecord
-    expected_version: int
+    expected_stamp: int
     events: Sequence[StoredEvent]
     ttl: int
     idempotency: tuple[str, IdempotentResponse] | None
@@ -170,20 +186,20 @@ class GameStore(Protocol):
     async def save(
         self,
         record: GameRecord,
-        expected_version: int,
+        expected_stamp: int,
         events: Sequence[StoredEvent],
         ttl: int,
         idempotency: tuple[str, IdempotentResponse] | None = None,
         previous: GameRecord | None = None,
     ) -> None:
-        """Atomically replace the game (only if it is still at `expected_version`), append
+        """Atomically replace the game (only if it is still at `expected_stamp`), append
         its new events and remember the idempotent response. Otherwise raises
         VersionConflict with `current` the game as stored then (None if there is none).
         With `previous` (the game as the caller read it), the listings it leaves and joins
         (`GameRecord.indexes`) are updated after the save; without it, none is left.
 
         Here once for every store (they subclass GameStore): each one implements `write`."""
-        await self.write(Save(record, expected_version, events, ttl, idempotency, previous))
+        await self.write(Save(record, expected_stamp, events, ttl, idempotency, previous))
 
     async def write(self, save: Save) -> None:
         """Do a `save` (what each store implements)."""
@@ -235,6 +251,10 @@ class GameStore(Protocol):
         Each tracked game is looked at again once it has not been for a while (the Redis
         store: a minute); expired ones stop being tracked. At most `limit` (the Redis store
         looks at `limit` tracked games per call, finished or not)."""
+
+    async def open(self) -> None:
+        """Get ready before the first request (the Redis Cluster store learns the cluster's
+        nodes and slots here). Nothing to do for most stores."""
 
     async def close(self) -> None: ...
 

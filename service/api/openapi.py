@@ -30,6 +30,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
+from domain.cards import COPIES
 from domain.model import Action
 from service.api.history_routes import ArchivedGamesPage, LeaderboardOut, ReplayOut
 from service.api.info_routes import API_VERSION, MAX_PLAYERS, InfoOut
@@ -38,14 +39,20 @@ from service.api.routes import SEAT_TOKEN
 from service.api.schemas import (
     ActedOut,
     CreatedGameOut,
+    CreatedTableOut,
     CreateGameIn,
     EventsOut,
     GameOut,
+    GamesPage,
     Health,
+    JoinedOut,
+    JoinIn,
     Problem,
     RulesOut,
     ScoreIn,
     ScoreOut,
+    SeatToken,
+    TableOut,
 )
 from service.archive import ArchivedGame, PlayerStats
 from service.identity import API_KEY_HEADER, PLATFORM_KEY, PLAYER_TOKEN
@@ -69,6 +76,12 @@ API_TYPES = (
     PlayerStats,
     LeaderboardOut,
     InfoOut,
+    CreatedTableOut,
+    TableOut,
+    JoinIn,
+    JoinedOut,
+    GamesPage,
+    SeatToken,
 )
 REF = "#/components/schemas/{name}"
 PROBLEM_HEADERS = {
@@ -80,6 +93,14 @@ WHOLE_BODY = {"x-schemathesis": {"merge_body": False}}
 GAME_ID = {"game_id": "$response.body#/id"}
 SEAT0_TOKEN = {"header.Authorization": "Bearer {$response.body#/seats/0/token}"}
 SAME_TOKEN = {"header.Authorization": "{$request.header.Authorization}"}
+# the operations whose handlers read `Authorization` themselves (service.identity.caller_of):
+# documented here as a header parameter too (besides the security schemes), so that links can
+# pass a seat token on (`$request.header.Authorization`); True where it is required
+READS_AUTHORIZATION = {"getGame": False, "act": True}
+AUTHORIZATION_DESCRIPTION = (
+    "`Bearer <seat token>` (as createGame or joinGame returned it) or `Bearer <player JWT>`."
+)
+JOINED_TOKEN = {"header.Authorization": "Bearer {$response.body#/token}"}
 
 
 def openapi_config() -> OpenAPIConfig:
@@ -163,6 +184,47 @@ def _links_after_create() -> dict[str, Any]:
     }
 
 
+def _links_of_the_lobby() -> dict[str, Any]:
+    """createGame -> joinGame (an open table) -> getGame / leaveGame / act with the seat's
+    token; the host starts it (startGame) with its host token."""
+    return {
+        "JoinTable": {
+            "operationId": "joinGame",
+            "parameters": GAME_ID,
+            "description": "Take a seat at the table just created (status `open`).",
+        },
+        "StartTable": {
+            "operationId": "startGame",
+            "parameters": {
+                **GAME_ID,
+                "header.Authorization": "Bearer {$response.body#/host_token}",
+            },
+            "description": "Start it now as its (anonymous) host: empty seats become bots.",
+        },
+    }
+
+
+def _links_after_join() -> dict[str, Any]:
+    game_id = {"game_id": "$request.path.game_id"}
+    return {
+        "GetGameAsSeat": {
+            "operationId": "getGame",
+            "parameters": {**game_id, **JOINED_TOKEN},
+            "description": "The table (or the game it started) with this seat's token.",
+        },
+        "LeaveTable": {
+            "operationId": "leaveGame",
+            "parameters": {**game_id, "seat": "$response.body#/seat", **JOINED_TOKEN},
+            "description": "Give the seat back before the start.",
+        },
+        "ReissueToken": {
+            "operationId": "reissueSeatToken",
+            "parameters": {**game_id, "seat": "$response.body#/seat", **JOINED_TOKEN},
+            "description": "A fresh token for this seat (the one just issued stops working).",
+        },
+    }
+
+
 def _links_after_read(op_id: str) -> dict[str, Any]:
     """From a game read with a seat token (getGame, act): play on with that token."""
     return {
@@ -200,11 +262,23 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
     # its docstring tells how the engine builds it, nothing a client needs
     schemas["PublicView"].pop("description", None)
     _constrain_starting_seat(schemas["CreateGameIn"])
+    _constrain_seats(schemas["PlayerIn"])
+    _limit_copies(schemas)
     for path_item in schema.get("paths", {}).values():
         for operation in path_item.values():
             if not isinstance(operation, dict) or "operationId" not in operation:
                 continue
             op_id = operation["operationId"]
+            if op_id in READS_AUTHORIZATION:
+                operation.setdefault("parameters", []).append(
+                    {
+                        "name": "Authorization",
+                        "in": "header",
+                        "required": READS_AUTHORIZATION[op_id],
+                        "description": AUTHORIZATION_DESCRIPTION,
+                        "schema": {"type": "string", "description": AUTHORIZATION_DESCRIPTION},
+                    }
+                )
             for parameter in operation.get("parameters", []):
                 parameter["schema"] = _not_null(parameter["schema"])
             responses = operation.setdefault("responses", {})
@@ -214,7 +288,9 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
                 if status in responses:
                     responses[status]["headers"] = headers
             if op_id == "createGame":
-                responses["201"]["links"] = _links_after_create()
+                responses["201"]["links"] = {**_links_after_create(), **_links_of_the_lobby()}
+            if op_id == "joinGame":
+                responses["201"]["links"] = _links_after_join()
             if op_id in ("getGame", "act"):
                 responses["200"]["links"] = _links_after_read(op_id)
     _add_discriminators(schema)
@@ -257,6 +333,32 @@ def _constrain_starting_seat(create: dict[str, Any]) -> None:
         "A new game. `starting_seat`, when given, must be one of the seats (below the number of "
         "`players`); without it the service draws the starting seat."
     )
+
+
+def _constrain_seats(seat: dict[str, Any]) -> None:
+    """A seat says what it is: a name (a human seated now), a bot, a player_id (reserved) or
+    `open: true` (`invalid_table` otherwise)."""
+    seat["anyOf"] = [
+        {"required": ["name"], "properties": {"name": {"type": "string"}}},
+        {"required": ["bot"], "properties": {"bot": {"type": "string"}}},
+        {"required": ["player_id"], "properties": {"player_id": {"type": "string"}}},
+        {"required": ["open"], "properties": {"open": {"const": True}}},
+    ]
+
+
+def _limit_copies(schemas: dict[str, Any]) -> None:
+    """A deck or a scored collection holds a card at most as many times as the 129-card game
+    has it (`too_many_copies` otherwise): one `contains` + `maxContains` per card code on
+    createGame's `deck` and scoreCollection's `cards`, so that a schema-valid list is
+    accepted."""
+    limits = [
+        {"contains": {"const": code}, "minContains": 0, "maxContains": copies}
+        for code, copies in COPIES.items()
+    ]
+    deck = schemas["CreateGameIn"]["properties"]["deck"]
+    arrays = [m for m in deck.get("anyOf", [deck]) if m.get("type") == "array"]
+    for array in [*arrays, schemas["ScoreIn"]["properties"]["cards"]]:
+        array["allOf"] = list(limits)
 
 
 def _tag_of(target: dict[str, Any]) -> Any:

@@ -5,17 +5,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 import msgspec
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, Litestar, Request, Response, get, post
 from litestar.datastructures import ResponseHeader
-from litestar.enums import ParamType
-from litestar.openapi.spec import OpenAPIType, Operation, Schema
-from litestar.openapi.spec import Parameter as OpenAPIParameter
-from litestar.params import HeaderParameter, JSONBody, Parameter
+from litestar.params import HeaderParameter, JSONBody, Parameter, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
+from litestar.routes import HTTPRoute
 
 from domain.cards import MANIFEST, check_copies, deck_size
 from domain.errors import RULE_ERROR_CODES
@@ -23,36 +20,37 @@ from domain.legal import legal_actions
 from domain.model import BOT_LEVELS, Action, Rules
 from domain.scoring import score_collection
 from domain.views import public_view
+from service.api.once import once
 from service.api.paging import After, events_handler
 from service.api.problems import get_game_part, problem, problems
 from service.api.schemas import (
     ActedOut,
     CreatedGameOut,
+    CreatedTableOut,
     CreateGameIn,
+    GameListItem,
     GameOut,
+    GamesPage,
     Health,
+    PlayerId,
     RuleOption,
     RulesOut,
     ScoreIn,
     ScoreOut,
     SeatToken,
+    TableOut,
+    TableSeatOut,
 )
 from service.errors import SERVICE_ERROR_CODES, ServiceError
 from service.games import Acted, GameService
 from service.history import History
+from service.identity import PLATFORM_KEY, PLAYER_TOKEN, caller_of
+from service.lobby import Lobby, Page, SeatRequest
 from service.ports import GameRecord, RenderedResponse
 
 JSON = "application/json"
 GameId = Annotated[
     str, Parameter(description="The game's id, as returned by createGame.", max_length=64)
-]
-AUTHORIZATION_DESCRIPTION = (
-    "`Bearer <seat token>`: the credential returned for a seat by createGame."
-)
-# the seat token; `act` takes it as optional to answer 401 itself (not a generic 400)
-RequiredAuthorization = Annotated[
-    str | None,
-    HeaderParameter(name="Authorization", required=True, description=AUTHORIZATION_DESCRIPTION),
 ]
 IfMatch = Annotated[
     str | None,
@@ -101,30 +99,62 @@ def etag(version: int) -> str:
 
 
 def view_fields(record: GameRecord, seat: int | None) -> dict:
+    assert record.state is not None
     view = public_view(record.state)
-    legal = None if seat is None else legal_actions(view, seat)
+    legal = None if seat is None or record.aborted else legal_actions(view, seat)
+    fields = {"id": record.id, "seat": seat, "legal_actions": legal, **msgspec.structs.asdict(view)}
+    if record.aborted:
+        fields["status"] = "aborted"
+    return fields
+
+
+def seats_out(record: GameRecord) -> list[TableSeatOut]:
+    """Who sits where: a table's seats, or a game's players with their ids."""
+    if record.table is not None and record.state is None:
+        return [
+            TableSeatOut(
+                seat=i, name=s.name, bot=s.bot, player_id=s.player_id, verified=s.verified,
+                open=s.open, taken=s.taken,
+            )
+            for i, s in enumerate(record.table.seats)
+        ]  # fmt: skip
+    assert record.state is not None
+    ids, verified = record.player_ids, record.verified
+    return [
+        TableSeatOut(
+            seat=p.seat, name=p.name, bot=p.bot,
+            player_id=ids[p.seat] if p.seat < len(ids) else None,
+            verified=p.seat < len(verified) and verified[p.seat], open=False, taken=True,
+        )
+        for p in record.state.players
+    ]  # fmt: skip
+
+
+def table_fields(record: GameRecord) -> dict:
+    table = record.table
+    assert table is not None
     return {
         "id": record.id,
-        "seat": seat,
-        "legal_actions": legal,
-        **msgspec.structs.asdict(view),
+        "version": record.version,
+        "status": record.status,
+        "created_at": record.created_at,
+        "private": table.invite_hash is not None,
+        "fill": table.fill,
+        "fill_bot": table.fill_bot,
+        "rules": table.rules or Rules(),
+        "seats": seats_out(record),
     }
+
+
+def game_or_table(record: GameRecord, seat: int | None) -> GameOut | TableOut:
+    if record.state is None:
+        return TableOut(**table_fields(record))
+    return GameOut(**view_fields(record, seat))
 
 
 def render_acted(acted: Acted) -> bytes:
     """An action's answer; a replayed one renders to the bytes of the first."""
     return _encoder.encode(ActedOut(events=acted.events, **view_fields(acted.record, acted.seat)))
-
-
-def bearer_token(authorization: str | None) -> str | None:
-    """The seat token of an `Authorization: Bearer <token>` header (None without one)."""
-    if authorization is None:
-        return None
-    scheme, _, token = authorization.strip().partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        raise problem(401, "unauthorized", "Use the header Authorization: Bearer <seat token>.")
-    return token
 
 
 def parse_if_match(value: str | None) -> int | None:
@@ -179,36 +209,45 @@ def _integral_floats_as_ints(value: Any) -> Any:
     return value
 
 
-def authorization_of(request: Request) -> str | None:
-    """getGame's optional `Authorization` header, read from the ASGI scope (documented by
-    `ReadsAuthorization`). Declared as a header parameter it cost 8-12 us of a ~180 us read
-    in-process, 4-7% (bench/breakdown_http.py and an A/B of the two handlers, medians of 30
-    rounds); act's declared headers and body cost ~5 us of 300-450 us, so act declares them."""
-    for key, value in request.scope["headers"]:
-        if key == b"authorization":
-            return value.decode("latin-1")
-    return None
-
-
-@dataclass
-class ReadsAuthorization(Operation):
-    """getGame's operation, with the `Authorization` header its handler reads itself."""
-
-    def __post_init__(self) -> None:
-        header = OpenAPIParameter(
-            name="Authorization",
-            param_in=ParamType.HEADER,
-            required=False,
-            description=AUTHORIZATION_DESCRIPTION,
-            schema=Schema(type=OpenAPIType.STRING, description=AUTHORIZATION_DESCRIPTION),
-        )
-        self.parameters = [*(self.parameters or []), header]
-
-
 def games_of(request: Request) -> GameService:
     """The game use cases, from the app state. Not dependency injection: Litestar resolving
     a dependency cost more than a whole game read (bench/breakdown_http.py)."""
     return request.app.state.service
+
+
+def _listed(record: GameRecord) -> GameListItem:
+    private = record.table is not None and record.table.invite_hash is not None
+    return GameListItem(
+        id=record.id,
+        status=record.status,  # type: ignore[arg-type]  # listings hold open and live games
+        version=record.version,
+        created_at=record.created_at,
+        private=private,
+        seats=seats_out(record),
+    )
+
+
+def _page(page: Page) -> GamesPage:
+    return GamesPage(games=[_listed(r) for r in page.games], next_cursor=page.next_cursor)
+
+
+def allow_every_method(app: Litestar) -> None:
+    """Litestar 2's automatic OPTIONS answer names only the methods of the first handler
+    registered on a path (litestar-org/litestar#4169, fixed in v3): `/v1/games` has two
+    (createGame, listGames). Its handler reads the methods of the route it was made for; point
+    it at the route that holds every handler of the path."""
+    for found in app.routes:
+        if not isinstance(found, HTTPRoute):
+            continue
+        for handler in found.route_handlers:
+            cells = handler.fn.__closure__ if handler.handler_name == "options_handler" else None
+            if cells and isinstance(cells[0].cell_contents, HTTPRoute):
+                cells[0].cell_contents = found
+
+
+def lobby_of(request: Request) -> Lobby:
+    """The lobby's use cases, from the app state (as `games_of`)."""
+    return request.app.state.lobby
 
 
 class GamesController(Controller):
@@ -226,27 +265,74 @@ class GamesController(Controller):
         responses=problems(409, 413),
     )
     async def create_game(
-        self, request: Request, data: JSONBody[CreateGameIn]
-    ) -> Response[CreatedGameOut]:
-        service = games_of(request)
+        self,
+        request: Request,
+        data: JSONBody[CreateGameIn],
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[CreatedGameOut | CreatedTableOut]:
+        caller = await caller_of(request)
         data = await strictly(request, CreateGameIn)
-        created = await service.create(
-            [(p.name, p.bot) for p in data.players],
-            player_ids=[p.player_id for p in data.players],
-            starting_seat=data.starting_seat,
-            deck=data.deck,
-            rules=data.rules,
-        )
-        record = created.record
-        body = CreatedGameOut(
-            seats=[SeatToken(seat=seat, token=token) for seat, token in created.tokens],
-            **view_fields(record, None),
-        )
-        return Response(
-            body,
-            status_code=201,
-            headers={"Location": f"/v1/games/{record.id}", "ETag": etag(record.version)},
-        )
+
+        async def answer() -> Response[bytes]:
+            created = await lobby_of(request).create(
+                caller,
+                [
+                    SeatRequest(name=p.name, bot=p.bot, player_id=p.player_id, open=p.open)
+                    for p in data.players
+                ],
+                private=data.private,
+                fill=data.fill,
+                fill_bot=data.fill_bot,
+                starting_seat=data.starting_seat,
+                deck=data.deck,
+                rules=data.rules,
+            )
+            record = created.record
+            tokens = [SeatToken(seat=seat, token=token) for seat, token in created.tokens]
+            body: CreatedGameOut | CreatedTableOut
+            if record.state is None:
+                body = CreatedTableOut(
+                    tokens=tokens,
+                    host_token=created.host_token,
+                    invite_code=created.invite_code,
+                    **table_fields(record),
+                )
+            else:
+                body = CreatedGameOut(seats=tokens, **view_fields(record, None))
+            return Response(
+                _encoder.encode(body),
+                status_code=201,
+                media_type=JSON,
+                headers={"Location": f"/v1/games/{record.id}", "ETag": etag(record.version)},
+            )
+
+        return await once(request, games_of(request), caller, "create", idempotency_key, answer)
+
+    @get(
+        "/",
+        operation_id="listGames",
+        summary="Find games: open tables, or a player's games",
+        description="Without `player_id`: the public tables waiting for players. With it: that "
+        "player's open tables and live games (for that player's JWT or the platform; anyone "
+        "while the service runs open). Newest first; `next_cursor` fetches the next page.",
+        security=[{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}],
+        responses=problems(400, 401, 403),
+    )
+    async def list_games(
+        self,
+        request: Request,
+        player_id: Annotated[
+            PlayerId | None,
+            QueryParameter(description="Whose games: that player's open tables and live games."),
+        ] = None,
+        cursor: Annotated[str | None, Parameter(max_length=200)] = None,
+        limit: Annotated[int, Parameter(ge=1, le=100)] = 20,
+    ) -> GamesPage:
+        lobby = lobby_of(request)
+        if player_id is None:
+            return _page(await lobby.list_open(cursor, limit))
+        caller = await caller_of(request)
+        return _page(await lobby.list_player(caller, player_id, cursor, limit))
 
     @get(
         "/{game_id:str}",
@@ -254,12 +340,11 @@ class GamesController(Controller):
         summary="Read a game",
         description="The public state of a game. With a seat token, also the legal actions of "
         "that seat (empty when it is not that seat's decision).",
-        security=[{}, {SEAT_TOKEN: []}],
+        security=[{}, {SEAT_TOKEN: []}, {PLAYER_TOKEN: []}],
         response_headers=[ETAG],
         responses=problems(401, 403, 404),
-        operation_class=ReadsAuthorization,
     )
-    async def get_game(self, request: Request, game_id: GameId) -> Response[GameOut]:
+    async def get_game(self, request: Request, game_id: GameId) -> Response[GameOut | TableOut]:
         service = games_of(request)
         try:
             record = await service.get(game_id)
@@ -273,9 +358,9 @@ class GamesController(Controller):
                 id=game_id, seat=None, legal_actions=None, **msgspec.structs.asdict(view)
             )
             return Response(body, headers={"ETag": etag(view.version)})
-        seat = await service.seat_of(record, bearer_token(authorization_of(request)))
+        seat = await service.seat_or_none(record, await caller_of(request))
         return Response(  # encoded here: Litestar's serializer path costs more
-            _encoder.encode(GameOut(**view_fields(record, seat))),
+            _encoder.encode(game_or_table(record, seat)),
             media_type=JSON,
             headers={"ETag": etag(record.version)},
         )
@@ -287,7 +372,7 @@ class GamesController(Controller):
         status_code=200,
         description="Applies one action for the token's seat, then every bot move it hands the "
         "turn to. Returns the new state and the events produced.",
-        security=[{SEAT_TOKEN: []}],
+        security=[{SEAT_TOKEN: []}, {PLAYER_TOKEN: []}],
         response_headers=[ETAG, REPLAYED],
         responses=problems(401, 403, 404, 409, 412, 413),
     )
@@ -296,7 +381,6 @@ class GamesController(Controller):
         request: Request,
         game_id: GameId,
         data: JSONBody[Action],
-        authorization: RequiredAuthorization = None,
         if_match: IfMatch = None,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[ActedOut]:
@@ -307,7 +391,7 @@ class GamesController(Controller):
             fingerprint = hashlib.sha256(await request.body()).hexdigest()
         acted = await service.act(
             game_id,
-            bearer_token(authorization),
+            await caller_of(request),
             data,
             expected_version=parse_if_match(if_match),
             idempotency_key=idempotency_key,
@@ -378,8 +462,8 @@ async def follow(
             record = await service.store.load(game_id)
             if record is None:
                 return  # expired
-            if record.state.phase == "finished":
-                if record.state.last_seq > after:
+            if record.ended:
+                if record.state is not None and record.state.last_seq > after:
                     # the final save landed between the two reads: its events are there now
                     continue
                 # finished with nothing after `after`: a reconnecting client (EventSource

@@ -32,10 +32,19 @@ PlayerId = Annotated[
 ]
 
 
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+InviteCode = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+
+
 class PlayerIn(msgspec.Struct, **_IN):
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+    """A seat: a bot (`bot`), a human seated now (`name`; their token comes back), a seat
+    reserved for `player_id` (no name: that player joins it), or one `open` to anyone.
+    While a seat awaits a player the game is an open table (status `open`)."""
+
+    name: Name | None = None
     bot: BotLevel | None = None
     player_id: PlayerId | None = None
+    open: bool = False
 
 
 class CreateGameIn(msgspec.Struct, **_IN):
@@ -43,6 +52,16 @@ class CreateGameIn(msgspec.Struct, **_IN):
     starting_seat: Annotated[int, msgspec.Meta(ge=0, le=4)] | None = None
     deck: Annotated[list[CardCode], msgspec.Meta(min_length=1, max_length=MAX_DECK)] | None = None
     rules: Rules | None = None
+    private: bool = False  # an open table joined only with its invite code, never listed
+    fill: Literal["bots", "drop"] = "bots"  # empty seats when the host starts early
+    fill_bot: BotLevel = "basic"
+
+
+class JoinIn(msgspec.Struct, **_IN):
+    name: Name | None = None  # defaults to the player_id, else "Player <n>"
+    seat: Annotated[int, msgspec.Meta(ge=0, le=4)] | None = None  # else the reserved/first open
+    invite: InviteCode | None = None  # a private table's code
+    player_id: PlayerId | None = None  # the platform seating a player; open services: anyone
 
 
 class ScoreIn(msgspec.Struct, **_IN):
@@ -60,7 +79,7 @@ class GameOut(msgspec.Struct, **_OUT):
 
     id: str
     version: int
-    status: Literal["active", "finished"]
+    status: Literal["active", "finished", "aborted"]
     phase: Phase
     rules: Rules
     starting_seat: int
@@ -87,6 +106,57 @@ class CreatedGameOut(GameOut, **_OUT):
 
 class ActedOut(GameOut, **_OUT):
     events: list[AnyEvent]
+
+
+class TableSeatOut(msgspec.Struct, **_OUT):
+    seat: int
+    name: str | None  # who sits there; null while empty
+    bot: str | None
+    player_id: str | None  # reserved for, or taken by
+    verified: bool  # player_id proven (a player JWT or the platform)
+    open: bool  # open to anyone (else reserved, or a bot's)
+    taken: bool
+
+
+class TableOut(msgspec.Struct, **_OUT):
+    """A game created open, waiting for its players (or called off: `cancelled`)."""
+
+    id: str
+    version: int
+    status: Literal["open", "cancelled"]
+    created_at: float  # unix seconds
+    private: bool
+    fill: Literal["bots", "drop"]
+    fill_bot: str
+    rules: Rules
+    seats: list[TableSeatOut]
+
+
+class CreatedTableOut(TableOut, **_OUT):
+    tokens: list[SeatToken]  # the seats the creator took; shown only here
+    host_token: str | None  # an anonymous host's credential (start, cancel, abort); shown once
+    invite_code: str | None  # a private table's invite; shown only here
+
+
+class JoinedOut(msgspec.Struct, **_OUT):
+    seat: int
+    token: str  # this seat's bearer credential; shown only here
+    table: TableOut | None  # the table, while it waits for more players
+    game: GameOut | None  # the game, when this join filled the table and started it
+
+
+class GameListItem(msgspec.Struct, **_OUT):
+    id: str
+    status: Literal["open", "active"]
+    version: int
+    created_at: float
+    private: bool
+    seats: list[TableSeatOut]
+
+
+class GamesPage(msgspec.Struct, **_OUT):
+    games: list[GameListItem]
+    next_cursor: str | None  # null on the last page
 
 
 class EventsOut(msgspec.Struct, **_OUT):

@@ -94,7 +94,11 @@ def test_preflight_and_no_credential_in_logs_or_metrics(tmp_path: Path) -> None:
         ):
             http.get("/v1/info", headers=headers)
             http.get("/v1/games/no-such-game", headers=headers)
-        created = http.post("/v1/games", json={"players": [{"name": "Ann"}, {"name": "Bob"}]})
+        created = http.post(
+            "/v1/games",
+            json={"players": [{"name": "Ann"}, {"name": "Bob"}]},
+            headers={"X-API-Key": KEYS[0]},
+        )
         assert created.status_code == 201, created.text
         body = created.json()
         seat_token = body["seats"][0]["token"]

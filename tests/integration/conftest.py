@@ -52,6 +52,7 @@ class Backend:
         async def main() -> None:
             store = self.store(**kwargs)
             try:
+                await store.open()
                 await body(store)
             finally:
                 await store.close()

@@ -12,6 +12,7 @@ import pytest
 from infra.memory_store import MemoryGameStore
 from service.api.routes import follow
 from service.games import GameService
+from service.lobby import Lobby
 from service.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -36,7 +37,9 @@ def test_the_stream_delivers_the_final_events_saved_between_its_reads() -> None:
     async def body() -> list[str]:
         store = LogReadBeforeTheFinalSave()
         service = GameService(store, Settings())
-        created = await service.create([("b1", "random"), ("b2", "random")])  # played to the end
+        created = await Lobby(service).deal(
+            [("b1", "random"), ("b2", "random")]
+        )  # played to the end
         last_seq = created.record.state.last_seq
         assert created.record.state.phase == "finished"
         kinds = []

@@ -25,10 +25,23 @@ from domain.legal import legal_actions
 from domain.model import Draw
 from domain.views import public_view
 from service.api.routes import render_acted
+from service.callers import Caller
 from service.errors import ServiceError
-from service.games import GameService
+from service.games import GameService as _GameService
+from service.lobby import Lobby
 from service.settings import Settings
 from tests.conftest import run_server
+
+
+class GameService(_GameService):
+    """The use cases, called here with seat tokens as the API's callers carry them."""
+
+    async def act(self, game_id, token, action, **kwargs):
+        return await super().act(game_id, Caller(seat_token=token), action, **kwargs)
+
+    async def create(self, players, **kwargs):
+        return await Lobby(self).deal(players, **kwargs)
+
 
 pytestmark = pytest.mark.integration
 

@@ -801,6 +801,7 @@ def test_a_game_the_outbox_missed_is_handed_over_later(backend):
     sweep (`hand_over_unarchived`, every half minute in service) queues it with its whole
     log, once."""
     from service.games import GameService
+    from service.lobby import Lobby
     from service.settings import Settings
 
     kwargs = _unarchived_kwargs(backend)
@@ -809,7 +810,7 @@ def test_a_game_the_outbox_missed_is_handed_over_later(backend):
     async def body(store):
         service = GameService(store, Settings(), outbox=outbox)
         # bots only: played to its end when created; its hand-off fails (logged)
-        created = await service.create([("b1", "random"), ("b2", "random")])
+        created = await Lobby(service).deal([("b1", "random"), ("b2", "random")])
         backend.ids.append(created.record.id)  # its keys are deleted after the test
         assert created.record.state.phase == "finished"
         assert await outbox.pending(10) == []
@@ -819,7 +820,7 @@ def test_a_game_the_outbox_missed_is_handed_over_later(backend):
         assert [e.seq for e in job.events] == list(range(1, created.record.state.last_seq + 1))
         assert await service.hand_over_unarchived() == 0  # handed over now
         # a game whose hand-off worked is never reported
-        other = await service.create([("b1", "basic"), ("b2", "random")])
+        other = await Lobby(service).deal([("b1", "basic"), ("b2", "random")])
         backend.ids.append(other.record.id)
         assert await service.hand_over_unarchived() == 0
         assert {j.record.id for j in await outbox.pending(10)} == {

@@ -1,0 +1,177 @@
+"""The lobby over HTTP: list open tables and a player's games, join and leave seats, start,
+cancel and abort, reissue a seat token. Thin: the use cases are `service.lobby.Lobby`."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar
+
+import msgspec
+from litestar import Controller, Request, Response, delete, post
+from litestar.params import JSONBody, Parameter
+
+from service.api.once import once
+from service.api.problems import problems
+from service.api.routes import (
+    ETAG,
+    JSON,
+    LOCATION,
+    SEAT_TOKEN,
+    GameId,
+    IdempotencyKey,
+    etag,
+    game_or_table,
+    games_of,
+    lobby_of,
+    strictly,
+)
+from service.api.schemas import (
+    GameOut,
+    JoinedOut,
+    JoinIn,
+    SeatToken,
+    TableOut,
+)
+from service.identity import PLATFORM_KEY, PLAYER_TOKEN, caller_of
+from service.ports import GameRecord
+
+_encoder = msgspec.json.Encoder()
+SeatNumber = Annotated[int, Parameter(ge=0, le=4, description="The seat, 0-based.")]
+# who may act for a seat, or host: the platform, a player (JWT), a seat or host token
+ANY_CREDENTIAL = [{PLATFORM_KEY: []}, {PLAYER_TOKEN: []}, {SEAT_TOKEN: []}]
+
+
+def _view(record: GameRecord, status: int = 200) -> Response[bytes]:
+    return Response(
+        _encoder.encode(game_or_table(record, None)),
+        status_code=status,
+        media_type=JSON,
+        headers={"ETag": etag(record.version)},
+    )
+
+
+class LobbyController(Controller):
+    path = "/v1/games/{game_id:str}"
+    tags: ClassVar[list[str]] = ["lobby"]
+
+    @post(
+        "/seats",
+        operation_id="joinGame",
+        summary="Join an open table",
+        status_code=201,
+        description="Takes a seat: the player's reserved seat, else `seat`, else the first open "
+        "one. The seat token comes back once. A private table needs its `invite` code. The "
+        "game starts when this fills the table.",
+        security=[{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}],
+        response_headers=[ETAG, LOCATION],
+        responses=problems(401, 403, 404, 409),
+    )
+    async def join(
+        self,
+        request: Request,
+        game_id: GameId,
+        data: JSONBody[JoinIn],
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[JoinedOut]:
+        caller = await caller_of(request)
+        data = await strictly(request, JoinIn)
+
+        async def answer() -> Response[bytes]:
+            joined = await lobby_of(request).join(
+                caller,
+                game_id,
+                name=data.name,
+                seat=data.seat,
+                invite=data.invite,
+                player_id=data.player_id,
+            )
+            shown = game_or_table(joined.record, joined.seat)
+            body = JoinedOut(
+                seat=joined.seat,
+                token=joined.token,
+                table=shown if isinstance(shown, TableOut) else None,
+                game=shown if isinstance(shown, GameOut) else None,
+            )
+            return Response(
+                _encoder.encode(body),
+                status_code=201,
+                media_type=JSON,
+                headers={
+                    "Location": f"/v1/games/{game_id}",
+                    "ETag": etag(joined.record.version),
+                },
+            )
+
+        service = games_of(request)
+        return await once(request, service, caller, f"join:{game_id}", idempotency_key, answer)
+
+    @delete(
+        "/seats/{seat:int}",
+        operation_id="leaveGame",
+        summary="Leave a table before it starts",
+        status_code=200,
+        description="The seat's player (its token or JWT) or the platform gives the seat back; "
+        "it is open (or reserved) again.",
+        security=ANY_CREDENTIAL,
+        response_headers=[ETAG],
+        responses=problems(401, 403, 404, 409),
+    )
+    async def leave(
+        self, request: Request, game_id: GameId, seat: SeatNumber
+    ) -> Response[TableOut]:
+        record = await lobby_of(request).leave(await caller_of(request), game_id, seat)
+        return _view(record)
+
+    @post(
+        "/start",
+        operation_id="startGame",
+        summary="Start a table now",
+        status_code=200,
+        description="The host or the platform starts the game: empty seats become bots or are "
+        "dropped, as chosen at creation (`fill`).",
+        security=ANY_CREDENTIAL,
+        response_headers=[ETAG],
+        responses=problems(401, 403, 404, 409),
+    )
+    async def start(self, request: Request, game_id: GameId) -> Response[GameOut]:
+        record, _ = await lobby_of(request).start(await caller_of(request), game_id)
+        return _view(record)
+
+    @post(
+        "/cancel",
+        operation_id="cancelGame",
+        summary="Cancel a table that has not started",
+        status_code=200,
+        security=ANY_CREDENTIAL,
+        response_headers=[ETAG],
+        responses=problems(401, 403, 404, 409),
+    )
+    async def cancel(self, request: Request, game_id: GameId) -> Response[TableOut]:
+        return _view(await lobby_of(request).cancel(await caller_of(request), game_id))
+
+    @post(
+        "/abort",
+        operation_id="abortGame",
+        summary="Abort a live game",
+        status_code=200,
+        description="The host or the platform stops a live game; it is archived as aborted and "
+        "never ranked.",
+        security=ANY_CREDENTIAL,
+        response_headers=[ETAG],
+        responses=problems(401, 403, 404, 409),
+    )
+    async def abort(self, request: Request, game_id: GameId) -> Response[GameOut]:
+        return _view(await lobby_of(request).abort(await caller_of(request), game_id))
+
+    @post(
+        "/seats/{seat:int}/token",
+        operation_id="reissueSeatToken",
+        summary="A fresh seat token",
+        status_code=200,
+        description="For the seat's player (its current token or JWT) or the platform: a new "
+        "seat token; the old one stops working at once. Shown only here.",
+        security=ANY_CREDENTIAL,
+        responses=problems(401, 403, 404, 409),
+    )
+    async def reissue(self, request: Request, game_id: GameId, seat: SeatNumber) -> SeatToken:
+        _, token = await lobby_of(request).reissue(await caller_of(request), game_id, seat)
+        return SeatToken(seat=seat, token=token)

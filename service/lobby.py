@@ -1,0 +1,513 @@
+"""The lobby's use cases: tables created open, joined, left, started, cancelled, aborted;
+seat tokens reissued; games listed. Free of HTTP, like `service.games`.
+
+A table is a `GameRecord` without engine state (`state` None) and with a `Table`: its seats,
+who may take them, how it starts. Every change is one save with the record's stamp
+compared (`GameStore.save`), retried on the game as stored when another request won the
+race, so 50 players joining the last seat at once leave exactly one seated.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import math
+import secrets
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+import msgspec
+
+from domain.engine import new_game
+from domain.errors import RuleError
+from domain.model import Rules
+from domain.simulation import play_bots
+from service.callers import ANONYMOUS, Caller
+from service.errors import ServiceError
+from service.games import GameService, encode_events, hash_token
+from service.ports import (
+    OPEN_INDEX,
+    GameRecord,
+    Seat,
+    StoredEvent,
+    Table,
+    VersionConflict,
+    player_index,
+)
+
+Fill = Literal["bots", "drop"]
+
+
+class SeatRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A seat as the creator asks for it: a bot, a human the creator seats now (`name`), a
+    seat reserved for `player_id`, or one open to anyone."""
+
+    name: str | None = None
+    bot: str | None = None
+    player_id: str | None = None
+    open: bool = False
+
+
+class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
+    """A table created open; its credentials, each shown once: the seat tokens of the seats
+    the creator took, the host token (anonymous hosts) and the invite code (private tables)."""
+
+    record: GameRecord
+    tokens: list[tuple[int, str]]
+    host_token: str | None
+    invite_code: str | None
+
+
+class Joined(msgspec.Struct, frozen=True, kw_only=True):
+    record: GameRecord  # started when this join filled the table
+    seat: int
+    token: str
+    events: list[StoredEvent]  # the game's first events when it started
+
+
+class Page(msgspec.Struct, frozen=True, kw_only=True):
+    games: list[GameRecord]
+    next_cursor: str | None
+
+
+def _new_token(game_id: str, seat: int | str) -> tuple[str, str]:
+    token = f"{game_id}.{seat}.{secrets.token_urlsafe(32)}"
+    return token, hash_token(token)
+
+
+def _matches(expected: str | None, token: str | None) -> bool:
+    return (
+        expected is not None
+        and token is not None
+        and hmac.compare_digest(expected, hash_token(token))
+    )
+
+
+def _replace_at(items: tuple, index: int, value: object) -> tuple:
+    return (*items[:index], value, *items[index + 1 :])
+
+
+class Lobby:
+    """Tables for real people, on the game service's store, clock and archive hand-off."""
+
+    def __init__(self, games: GameService, *, identities_open: bool = True) -> None:
+        self.games = games
+        self.store = games.store
+        self.identities_open = identities_open  # nothing configured: ids are unverified
+
+    def require_credentials(self, caller: Caller) -> None:
+        if caller.kind == "anonymous" and not self.identities_open:
+            raise ServiceError("authentication_required")
+
+    # ------------------------------------------------------------ creating
+
+    async def create(
+        self,
+        caller: Caller,
+        seats: Sequence[SeatRequest],
+        *,
+        private: bool = False,
+        fill: Fill = "bots",
+        fill_bot: str = "basic",
+        starting_seat: int | None = None,
+        deck: Sequence[str] | None = None,
+        rules: Rules | None = None,
+    ) -> TableCreated:
+        """A table waiting for players, or a game started at once when every seat is taken
+        (a bot, or a human the creator seats: their tokens are in `tokens`)."""
+        self.require_credentials(caller)
+        if deck is not None and not self.games.settings.allow_custom_deck:
+            raise ServiceError("custom_deck_not_allowed")
+        if starting_seat is not None and starting_seat >= len(seats):
+            raise RuleError(
+                "invalid_game", f"starting_seat must be between 0 and {len(seats) - 1}."
+            )
+        ids = [s.player_id for s in seats if s.player_id is not None]
+        if len(ids) != len(set(ids)):
+            raise ServiceError("duplicate_player_id")
+        game_id = self.games.new_game_id()
+        made = [self._seat_at_creation(caller, game_id, i, s) for i, s in enumerate(seats)]
+        table_seats = [seat for seat, _ in made]
+        hashes = [None if token is None else hash_token(token) for _, token in made]
+        tokens = [(i, token) for i, (_, token) in enumerate(made) if token is not None]
+        host_token = host_hash = invite = None
+        if caller.kind == "anonymous":
+            host_token, host_hash = _new_token(game_id, "host")
+        if private:
+            invite = secrets.token_urlsafe(12)
+        now = self.games.now()
+        record = GameRecord(
+            id=game_id,
+            state=None,
+            token_hashes=tuple(hashes),
+            created_at=now,
+            updated_at=now,
+            custom_deck=deck is not None,
+            table=Table(
+                seats=tuple(table_seats),
+                invite_hash=None if invite is None else hash_token(invite),
+                fill=fill,
+                fill_bot=fill_bot,
+                starting_seat=starting_seat,
+                deck=None if deck is None else tuple(deck),
+                rules=rules,
+            ),
+            host_id=caller.player_id if caller.kind == "player" else None,
+            host_token_hash=host_hash,
+        )
+        events: list[StoredEvent] = []
+        if all(s.taken for s in table_seats):  # nobody awaited: the game starts at version 0
+            record, events = self._started(record, fill, version=0)
+        await self.games.store_new(record, events)
+        return TableCreated(record=record, tokens=tokens, host_token=host_token, invite_code=invite)
+
+    async def deal(
+        self,
+        players: Sequence[tuple[str, str | None]],
+        *,
+        starting_seat: int | None = None,
+        deck: Sequence[str] | None = None,
+        rules: Rules | None = None,
+    ) -> TableCreated:
+        """A game dealt at once for (name, bot level or None) seats, as an anonymous caller
+        creates it (tools, benchmarks, tests)."""
+        seats = [SeatRequest(name=name, bot=bot) for name, bot in players]
+        return await self.create(
+            ANONYMOUS, seats, starting_seat=starting_seat, deck=deck, rules=rules
+        )
+
+    def _seat_at_creation(
+        self, caller: Caller, game_id: str, index: int, wanted: SeatRequest
+    ) -> tuple[Seat, str | None]:
+        if wanted.open:
+            return Seat(open=True), None
+        if wanted.name is None and wanted.bot is None:  # reserved: its player joins it
+            if wanted.player_id is None:
+                raise ServiceError(
+                    "invalid_table", f"Seat {index}: give a name, a bot, a player_id or open."
+                )
+            return Seat(player_id=wanted.player_id), None
+        pid = wanted.player_id
+        verified = pid is not None and caller.may_claim(pid)
+        if pid is not None and not verified and not self.identities_open:
+            raise ServiceError("player_id_not_yours")
+        if wanted.bot is not None:  # a bot may play under a player id (the platform's bots)
+            name = wanted.name or f"Bot {index + 1}"
+            return Seat(name=name, bot=wanted.bot, player_id=pid, verified=verified), None
+        token, _ = _new_token(game_id, index)
+        return Seat(name=wanted.name, player_id=pid, verified=verified), token
+
+    # ------------------------------------------------------------ joining and leaving
+
+    async def join(
+        self,
+        caller: Caller,
+        game_id: str,
+        *,
+        name: str | None = None,
+        seat: int | None = None,
+        invite: str | None = None,
+        player_id: str | None = None,
+    ) -> Joined:
+        """Take a seat; the table starts when this fills it."""
+        pid, verified = self._joiner(caller, player_id)
+        issued: dict[str, object] = {}
+
+        def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
+            table = _open_table(record)
+            if table.invite_hash is not None and not caller.platform:
+                reserved = pid is not None and any(s.player_id == pid for s in table.seats)
+                if not reserved and not _matches(table.invite_hash, invite):
+                    raise ServiceError("invite_required")
+            index = _seat_for(table, pid, seat)
+            token, token_hash = _new_token(record.id, index)
+            taken = Seat(
+                name=name or pid or f"Player {index + 1}",
+                player_id=pid,
+                verified=verified,
+                open=table.seats[index].open,
+            )
+            new_table = msgspec.structs.replace(
+                table,
+                seats=_replace_at(table.seats, index, taken),
+                version=table.version + 1,
+            )
+            new = record.successor(
+                table=new_table,
+                token_hashes=_replace_at(record.token_hashes, index, token_hash),
+                updated_at=self.games.now(),
+            )
+            issued.update(seat=index, token=token)
+            if all(s.taken for s in new_table.seats):
+                return self._started(new, new_table.fill)
+            return new, []
+
+        record, events = await self._update(game_id, change)
+        return Joined(
+            record=record,
+            seat=issued["seat"],  # type: ignore[arg-type]
+            token=issued["token"],  # type: ignore[arg-type]
+            events=events,
+        )
+
+    def _joiner(self, caller: Caller, player_id: str | None) -> tuple[str | None, bool]:
+        """The player_id a join seats, and whether it is proven."""
+        if caller.kind == "player":
+            if player_id is not None and player_id != caller.player_id:
+                raise ServiceError("player_id_not_yours")
+            return caller.player_id, True
+        if caller.platform:
+            return player_id, player_id is not None
+        self.require_credentials(caller)
+        return player_id, False
+
+    async def leave(self, caller: Caller, game_id: str, seat: int) -> GameRecord:
+        """Give a seat back before the start: it is open (or reserved) again."""
+
+        def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
+            self._check_seat_holder(caller, record, seat)  # who, before what (401 first)
+            table = _open_table(record)
+            was = table.seats[seat]
+            if was.bot is not None:
+                raise ServiceError("seat_unavailable", "A bot's seat cannot be left.")
+            empty = Seat(open=True) if was.open else Seat(player_id=was.player_id)
+            new_table = msgspec.structs.replace(
+                table, seats=_replace_at(table.seats, seat, empty), version=table.version + 1
+            )
+            new = record.successor(
+                table=new_table,
+                token_hashes=_replace_at(record.token_hashes, seat, None),
+                updated_at=self.games.now(),
+            )
+            return new, []
+
+        record, _ = await self._update(game_id, change)
+        return record
+
+    async def reissue(self, caller: Caller, game_id: str, seat: int) -> tuple[GameRecord, str]:
+        """A fresh seat token for a taken seat; the old one stops working at once."""
+        issued: list[str] = []
+
+        def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
+            self._check_seat_holder(caller, record, seat)
+            if record.ended:
+                raise ServiceError("game_over")
+            token, token_hash = _new_token(record.id, seat)
+            issued[:] = [token]
+            new = record.successor(
+                token_hashes=_replace_at(record.token_hashes, seat, token_hash),
+                updated_at=self.games.now(),
+            )
+            return new, []
+
+        record, _ = await self._update(game_id, change)
+        return record, issued[0]
+
+    def _check_seat_holder(self, caller: Caller, record: GameRecord, seat: int) -> None:
+        """The platform, the seat's verified player, or the holder of its seat token."""
+        if caller.kind == "anonymous" and caller.seat_token is None:
+            raise ServiceError("unauthorized")
+        if not 0 <= seat < len(record.token_hashes):
+            raise ServiceError("seat_not_found")
+        if caller.platform:
+            return
+        pid, verified = _seat_identity(record, seat)
+        if caller.kind == "player" and verified and pid == caller.player_id:
+            return
+        if _matches(record.token_hashes[seat], caller.seat_token):
+            return
+        raise ServiceError("not_your_seat")
+
+    # ------------------------------------------------------------ the host's decisions
+
+    async def start(self, caller: Caller, game_id: str) -> tuple[GameRecord, list[StoredEvent]]:
+        """Start now: empty seats become bots or are dropped, as chosen at creation."""
+
+        def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
+            self._check_host(caller, record)
+            table = _open_table(record)
+            if not any(s.taken and s.bot is None for s in table.seats):
+                raise ServiceError("no_players")
+            return self._started(record, table.fill)
+
+        return await self._update(game_id, change)
+
+    async def cancel(self, caller: Caller, game_id: str) -> GameRecord:
+        """Call off a table that has not started."""
+
+        def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
+            self._check_host(caller, record)
+            table = _open_table(record)
+            new_table = msgspec.structs.replace(table, cancelled=True, version=table.version + 1)
+            return record.successor(table=new_table, updated_at=self.games.now()), []
+
+        record, _ = await self._update(game_id, change)
+        return record
+
+    async def abort(self, caller: Caller, game_id: str) -> GameRecord:
+        """Stop a live game: it is archived as aborted (never ranked)."""
+
+        def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
+            self._check_host(caller, record)
+            if record.status == "open":
+                raise ServiceError("game_not_started", "Cancel a table that has not started.")
+            if record.ended:
+                raise ServiceError("game_over")
+            return record.successor(aborted=True, updated_at=self.games.now()), []
+
+        record, _ = await self._update(game_id, change)
+        return record
+
+    def _check_host(self, caller: Caller, record: GameRecord) -> None:
+        if caller.platform:
+            return
+        if caller.kind == "player" and record.host_id is not None:
+            if caller.player_id == record.host_id:
+                return
+        elif _matches(record.host_token_hash, caller.seat_token):
+            return
+        if caller.kind == "anonymous" and caller.seat_token is None:
+            raise ServiceError("unauthorized", "The host's credential is needed.")
+        raise ServiceError("not_host")
+
+    # ------------------------------------------------------------ starting
+
+    def _started(
+        self, record: GameRecord, fill: Fill, version: int | None = None
+    ) -> tuple[GameRecord, list[StoredEvent]]:
+        """The table's game dealt: empty seats filled with bots or dropped, the game's
+        version going on from the table's (or `version`), bots moving until a human must
+        decide."""
+        table = record.table
+        assert table is not None
+        kept = [(i, s) for i, s in enumerate(table.seats) if s.taken or fill == "bots"]
+        players = [
+            (s.name, s.bot) if s.taken else (f"Bot {i + 1}", table.fill_bot) for i, s in kept
+        ]
+        starting = table.starting_seat
+        if starting is not None and starting >= len(players):
+            starting = None  # its seat was dropped: drawn from the seed
+        state, events = new_game(
+            players,  # type: ignore[arg-type]
+            self.games.new_seed(),
+            deck=table.deck,
+            starting_seat=starting,
+            rules=table.rules,
+            version=table.version + 1 if version is None else version,
+        )
+        state, bot_events = play_bots(state)
+        events.extend(bot_events)
+        new = record.successor(
+            state=state,
+            token_hashes=tuple(record.token_hashes[i] for i, _ in kept),
+            player_ids=tuple(s.player_id if s.taken else None for _, s in kept),
+            verified=tuple(s.verified and s.taken for _, s in kept),
+            updated_at=self.games.now(),
+        )
+        return new, encode_events(events)
+
+    # ------------------------------------------------------------ saving
+
+    async def _update(
+        self,
+        game_id: str,
+        change: Callable[[GameRecord], tuple[GameRecord, list[StoredEvent]]],
+    ) -> tuple[GameRecord, list[StoredEvent]]:
+        """Apply `change` to the stored game and save it with its stamp compared; on a lost
+        race, judge the change again on the game as it is now."""
+        record = await self.games.get(game_id)
+        for _ in range(max(self.games.settings.act_retries, 3)):
+            new, events = change(record)
+            try:
+                await self.games.store_change(record, new, events)
+            except VersionConflict as conflict:
+                if conflict.current is None:
+                    raise ServiceError("game_not_found") from None
+                record = conflict.current
+                continue
+            return new, events
+        raise ServiceError("concurrent_update")
+
+    # ------------------------------------------------------------ listing
+
+    async def list_open(self, cursor: str | None, limit: int) -> Page:
+        return await self._page(OPEN_INDEX, cursor, limit)
+
+    async def list_player(
+        self, caller: Caller, player_id: str, cursor: str | None, limit: int
+    ) -> Page:
+        """A player's open tables and live games: for that player (JWT) or the platform;
+        anyone while the service is open (identities unverified)."""
+        if not caller.may_claim(player_id) and not self.identities_open:
+            raise ServiceError(
+                "player_id_not_yours", "Only that player or the platform may list them."
+            )
+        return await self._page(player_index(player_id), cursor, limit)
+
+    async def _page(self, index: str, cursor: str | None, limit: int) -> Page:
+        games = await self.store.list_games(index, _decode_cursor(cursor), limit + 1)
+        more = len(games) > limit
+        games = games[:limit]
+        last = games[-1] if games and more else None
+        return Page(
+            games=games,
+            next_cursor=None if last is None else _encode_cursor(last.created_at, last.id),
+        )
+
+
+def _open_table(record: GameRecord) -> Table:
+    if record.status != "open":
+        raise ServiceError("game_not_open", f"The game is {record.status}.")
+    assert record.table is not None
+    return record.table
+
+
+def _seat_for(table: Table, pid: str | None, wanted: int | None) -> int:
+    """The seat a join takes: the player's reservation, else the one asked for, else the
+    first open one."""
+    if pid is not None:
+        if any(s.taken and s.player_id == pid for s in table.seats):
+            raise ServiceError("already_seated")
+        reserved = [i for i, s in enumerate(table.seats) if not s.taken and s.player_id == pid]
+        if reserved:
+            if wanted is not None and wanted != reserved[0]:
+                raise ServiceError("seat_unavailable", f"Seat {reserved[0]} is reserved for you.")
+            return reserved[0]
+    free = [i for i, s in enumerate(table.seats) if s.open and not s.taken]
+    if wanted is not None:
+        if not 0 <= wanted < len(table.seats):
+            raise ServiceError("seat_not_found")
+        if wanted not in free:
+            raise ServiceError("seat_unavailable")
+        return wanted
+    if not free:
+        raise ServiceError("table_full")
+    return free[0]
+
+
+def _seat_identity(record: GameRecord, seat: int) -> tuple[str | None, bool]:
+    if record.state is None:
+        assert record.table is not None
+        s = record.table.seats[seat]
+        return s.player_id if s.taken else None, s.verified
+    pid = record.player_ids[seat] if seat < len(record.player_ids) else None
+    verified = seat < len(record.verified) and record.verified[seat]
+    return pid, verified
+
+
+def _encode_cursor(created_at: float, game_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{created_at!r}|{game_id}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str | None) -> tuple[float, str] | None:
+    if cursor is None:
+        return None
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        created, _, game_id = text.partition("|")
+        value = float(created)
+    except (ValueError, UnicodeDecodeError):
+        raise ServiceError("invalid_cursor") from None
+    if not game_id or not math.isfinite(value):
+        raise ServiceError("invalid_cursor")
+    return value, game_id

@@ -99,7 +99,8 @@ async def main(sizes: list[int]) -> None:
     print(f"CPU us per request, in-process, in turns (load average {os.getloadavg()[0]:.2f})")
     for size in sizes:
         made = await fill_lobby(client, size, made)
-        _, page = await client.request("GET", "/v1/games?limit=20")
+        status, page = await client.request("GET", "/v1/games?limit=20")
+        assert status == 200, (status, page[:300])
         middle = json.loads(page)["next_cursor"]
         for _ in range(size // 40):  # walk to the middle of the listing
             _, page = await client.request("GET", f"/v1/games?limit=20&cursor={middle}")

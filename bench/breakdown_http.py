@@ -106,6 +106,7 @@ class Asgi:
         self.app = app
 
     async def request(self, method, path, body=b"", headers=()):
+        path, _, query = path.partition("?")
         hdrs = [(b"host", b"bench"), *((k.encode(), v.encode()) for k, v in headers)]
         if body:
             hdrs.append((b"content-length", str(len(body)).encode()))
@@ -113,7 +114,7 @@ class Asgi:
         scope = {
             "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
             "http_version": "1.1", "method": method, "scheme": "http", "path": path,
-            "raw_path": path.encode(), "root_path": "", "query_string": b"", "headers": hdrs,
+            "raw_path": path.encode(), "root_path": "", "query_string": query.encode(), "headers": hdrs,
             "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000), "state": {},
         }  # fmt: skip
         sent = False

@@ -36,15 +36,16 @@ def test_a_run_from_the_checkout_root_finds_the_file(monkeypatch: pytest.MonkeyP
     assert SchemathesisConfig.discover().config_path == str(CONFIG)
 
 
-def test_the_stock_cli_passes_on_the_embedded_default(tmp_path: Path) -> None:
-    # no TEN_* at all; its SQLite archive and its log in tmp_path
-    server = ServiceProcess({}, cwd=tmp_path, stdout=tmp_path / "service.log")
+def run_stock_cli(tmp_path: Path, env: dict[str, str], *options: str) -> None:
+    """The stock CLI with the committed toml against a service process with `env` (its
+    SQLite archive and its log in tmp_path); exit code 0 asserted, its summary printed."""
+    server = ServiceProcess(env, cwd=tmp_path, stdout=tmp_path / "service.log")
     try:
         run = subprocess.run(
             [
                 str(CLI), "--config-file", str(CONFIG), "run", f"{server.base}/schema/openapi.json",
                 "--max-examples", str(MAX_EXAMPLES), "--seed", str(SEED),
-                "--generation-database", "none", "--no-color",
+                "--generation-database", "none", "--no-color", *options,
             ],
             cwd=tmp_path, capture_output=True, text=True, timeout=HUNG, check=False,
         )  # fmt: skip
@@ -55,3 +56,14 @@ def test_the_stock_cli_passes_on_the_embedded_default(tmp_path: Path) -> None:
     print(output[output.rfind("\n", 0, start) + 1 :] if start >= 0 else output[-3000:])
     assert f"Configuration:    {CONFIG}" in output, output[:2000]
     assert run.returncode == 0, f"{output[-20000:]}\n--- the service's log:\n{server.log()[-5000:]}"
+
+
+def test_the_stock_cli_passes_on_the_embedded_default(tmp_path: Path) -> None:
+    run_stock_cli(tmp_path, {})  # no TEN_* at all
+
+
+def test_the_stock_cli_passes_with_identities_verified(tmp_path: Path) -> None:
+    """API keys configured: the platform's key sent on every request (creating and joining
+    need it); what an anonymous caller may no longer do is refused with 401."""
+    key = "platform-key-" + "k" * 24
+    run_stock_cli(tmp_path, {"TEN_API_KEYS": key}, "-H", f"X-API-Key: {key}")

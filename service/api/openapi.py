@@ -184,6 +184,23 @@ def _links_after_create() -> dict[str, Any]:
     }
 
 
+REQUEST_EXAMPLES: dict[str, dict[str, Any]] = {
+    "createGame": {
+        "game": {
+            "summary": "A game dealt at once: a human and a bot",
+            "value": {"players": [{"name": "Ann"}, {"name": "Bo", "bot": "basic"}]},
+        },
+    },
+    "joinGame": {
+        "open": {"summary": "Take the first open seat", "value": {"name": "Bob"}},
+        "invited": {
+            "summary": "Join a private table",
+            "value": {"name": "Cy", "invite": "the invite_code from createGame"},
+        },
+    },
+}
+
+
 def _links_of_the_lobby() -> dict[str, Any]:
     """createGame -> joinGame (an open table) -> getGame / leaveGame / act with the seat's
     token; the host starts it (startGame) with its host token."""
@@ -287,6 +304,9 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
             for status, headers in PROBLEM_HEADERS.items():
                 if status in responses:
                     responses[status]["headers"] = headers
+            if op_id in REQUEST_EXAMPLES:
+                content = operation["requestBody"]["content"]["application/json"]
+                content["examples"] = REQUEST_EXAMPLES[op_id]
             if op_id == "createGame":
                 responses["201"]["links"] = {**_links_after_create(), **_links_of_the_lobby()}
             if op_id == "joinGame":

@@ -380,3 +380,27 @@ def test_platform_refuses_what_it_should(replicas: list[httpx.Client]) -> None:
 def test_options_names_both_methods_of_the_games_collection(client: httpx.Client) -> None:
     allowed = client.options("/v1/games").headers["Allow"]
     assert {m.strip() for m in allowed.split(",")} == {"GET", "OPTIONS", "POST"}
+
+
+def test_an_aborted_game_is_archived_as_aborted_and_unranked(client: httpx.Client) -> None:
+    table = open_table(client)
+    game_id, host, ann = table["id"], table["host_token"], table["tokens"][0]["token"]
+    refused(client.post(f"/v1/games/{game_id}/abort", headers=bearer(host)), 409,
+            "game_not_started")  # fmt: skip
+    client.post(f"/v1/games/{game_id}/start", headers=bearer(host))
+    refused(client.post(f"/v1/games/{game_id}/abort", headers=bearer(ann)), 403, "not_host")
+    aborted = client.post(f"/v1/games/{game_id}/abort", headers=bearer(host))
+    assert aborted.status_code == 200
+    assert aborted.json()["status"] == "aborted"
+    assert aborted.json()["legal_actions"] is None
+    refused(client.post(f"/v1/games/{game_id}/actions", json={"type": "draw"},
+                        headers=bearer(ann)), 409, "game_over")  # fmt: skip
+    for _ in range(100):
+        archived = client.get(f"/v1/archive/games/{game_id}")
+        if archived.status_code == 200:
+            break
+        time.sleep(0.1)
+    assert archived.status_code == 200, archived.text
+    assert archived.json()["status"] == "aborted"
+    assert archived.json()["ranked"] is False
+    assert archived.json()["unranked_reason"] == "aborted"

@@ -119,11 +119,16 @@ class GameService:
             await self._finished(record)
 
     async def store_change(
-        self, old: GameRecord, new: GameRecord, events: Sequence[StoredEvent]
+        self,
+        old: GameRecord,
+        new: GameRecord,
+        events: Sequence[StoredEvent],
+        remembered: tuple[str, IdempotentResponse] | None = None,
     ) -> None:
         """Save `new` in place of `old` (stamp compared: VersionConflict if it moved on),
-        listings updated; a game that ended here goes to the archive."""
-        await self.store.save(new, old.stamp, events, self._ttl(new), None, old)
+        with the idempotent outcome to remember, listings updated; a game that ended here
+        goes to the archive."""
+        await self.store.save(new, old.stamp, events, self._ttl(new), remembered, old)
         self._remember(new)
         if new.status in ("finished", "aborted") and not old.ended:
             await self._finished(new)
@@ -198,11 +203,7 @@ class GameService:
         """For a read: the caller's seat, None for a spectator (a player JWT without a seat
         here is one); a bad seat token is refused as in `seat_of`."""
         if caller.kind == "player" and caller.seat_token is None:
-            ids, verified = record.player_ids, record.verified
-            for seat, pid in enumerate(ids):
-                if pid == caller.player_id and seat < len(verified) and verified[seat]:
-                    return seat
-            return None
+            return record.verified_seat_of(caller.player_id)
         return await self.seat_of(record, caller.seat_token)
 
     async def seat_of_caller(self, record: GameRecord, caller: Caller) -> int | None:
@@ -294,12 +295,7 @@ class GameService:
                 fingerprint=fingerprint, seat=seat, record=new, events=stored
             )
             remembered = (key, outcome)
-        # an action changes listings only when it ends the game (GameRecord.indexes)
-        previous = record if state.phase == "finished" else None
-        await self.store.save(new, record.stamp, stored, self._ttl(new), remembered, previous)
-        self._remember(new)
-        if state.phase == "finished":
-            await self._finished(new)
+        await self.store_change(record, new, stored, remembered)
         return Acted(record=new, seat=seat, events=events, replayed=False)
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
@@ -317,8 +313,14 @@ class _Request(NamedTuple):
     fingerprint: str
 
 
-def _token_matches(record: GameRecord, seat: int, token: str) -> bool:
-    if not 0 <= seat < len(record.token_hashes):
+def token_matches(expected_hash: str | None, token: str | None) -> bool:
+    """Whether `token` is the credential (seat, host token, invite) stored as this hash;
+    compared in constant time."""
+    if expected_hash is None or token is None:
         return False
-    expected = record.token_hashes[seat]
-    return expected is not None and hmac.compare_digest(expected, hash_token(token))
+    return hmac.compare_digest(expected_hash, hash_token(token))
+
+
+def _token_matches(record: GameRecord, seat: int, token: str) -> bool:
+    hashes = record.token_hashes
+    return 0 <= seat < len(hashes) and token_matches(hashes[seat], token)

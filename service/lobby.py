@@ -10,7 +10,6 @@ race, so 50 players joining the last seat at once leave exactly one seated.
 from __future__ import annotations
 
 import base64
-import hmac
 import math
 import secrets
 from collections.abc import Callable, Sequence
@@ -24,7 +23,7 @@ from domain.model import Rules
 from domain.simulation import play_bots
 from service.callers import ANONYMOUS, Caller
 from service.errors import ServiceError
-from service.games import GameService, encode_events, hash_token
+from service.games import GameService, encode_events, hash_token, token_matches
 from service.ports import (
     OPEN_INDEX,
     GameRecord,
@@ -73,14 +72,6 @@ class Page(msgspec.Struct, frozen=True, kw_only=True):
 def _new_token(game_id: str, seat: int | str) -> tuple[str, str]:
     token = f"{game_id}.{seat}.{secrets.token_urlsafe(32)}"
     return token, hash_token(token)
-
-
-def _matches(expected: str | None, token: str | None) -> bool:
-    return (
-        expected is not None
-        and token is not None
-        and hmac.compare_digest(expected, hash_token(token))
-    )
 
 
 def _replace_at(items: tuple, index: int, value: object) -> tuple:
@@ -215,9 +206,9 @@ class Lobby:
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             table = _open_table(record)
-            if table.invite_hash is not None and not caller.platform:
+            if table.private and not caller.platform:
                 reserved = pid is not None and any(s.player_id == pid for s in table.seats)
-                if not reserved and not _matches(table.invite_hash, invite):
+                if not reserved and not token_matches(table.invite_hash, invite):
                     raise ServiceError("invite_required")
             index = _seat_for(table, pid, seat)
             token, token_hash = _new_token(record.id, index)
@@ -311,10 +302,9 @@ class Lobby:
             raise ServiceError("seat_not_found")
         if caller.platform:
             return
-        pid, verified = _seat_identity(record, seat)
-        if caller.kind == "player" and verified and pid == caller.player_id:
+        if caller.kind == "player" and record.verified_seat_of(caller.player_id) == seat:
             return
-        if _matches(record.token_hashes[seat], caller.seat_token):
+        if token_matches(record.token_hashes[seat], caller.seat_token):
             return
         raise ServiceError("not_your_seat")
 
@@ -364,7 +354,7 @@ class Lobby:
         if caller.kind == "player" and record.host_id is not None:
             if caller.player_id == record.host_id:
                 return
-        elif _matches(record.host_token_hash, caller.seat_token):
+        elif token_matches(record.host_token_hash, caller.seat_token):
             return
         if caller.kind == "anonymous" and caller.seat_token is None:
             raise ServiceError("unauthorized", "The host's credential is needed.")
@@ -483,16 +473,6 @@ def _seat_for(table: Table, pid: str | None, wanted: int | None) -> int:
     if not free:
         raise ServiceError("table_full")
     return free[0]
-
-
-def _seat_identity(record: GameRecord, seat: int) -> tuple[str | None, bool]:
-    if record.state is None:
-        assert record.table is not None
-        s = record.table.seats[seat]
-        return s.player_id if s.taken else None, s.verified
-    pid = record.player_ids[seat] if seat < len(record.player_ids) else None
-    verified = seat < len(record.verified) and record.verified[seat]
-    return pid, verified
 
 
 def _encode_cursor(created_at: float, game_id: str) -> str:

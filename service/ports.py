@@ -45,6 +45,10 @@ class Table(msgspec.Struct, frozen=True, kw_only=True):
     version: int = 0  # +1 per join, leave and reissued token while open
     cancelled: bool = False
 
+    @property
+    def private(self) -> bool:
+        return self.invite_hash is not None
+
 
 class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     """A game as stored: the engine state (secrets included) and the seat credentials; a game
@@ -99,6 +103,23 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
         """Nothing more will happen to it (finished, aborted or cancelled)."""
         return self.status in ("finished", "aborted", "cancelled")
 
+    def verified_seat_of(self, player_id: str | None) -> int | None:
+        """The seat `player_id` holds with a proven identity (a table's taken seat while
+        open, the game's seat since), None if none."""
+        if player_id is None:
+            return None
+        if self.state is None:
+            assert self.table is not None
+            for seat, s in enumerate(self.table.seats):
+                if s.taken and s.verified and s.player_id == player_id:
+                    return seat
+            return None
+        verified = self.verified
+        for seat, pid in enumerate(self.player_ids):
+            if pid == player_id and seat < len(verified) and verified[seat]:
+                return seat
+        return None
+
     def indexes(self) -> frozenset[str]:
         """The listings this game belongs in now (`GameStore.list_games`): a public open
         table in the lobby's; an open or live game in each of its players'."""
@@ -108,7 +129,7 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
         found = set()
         if status == "open":
             assert self.table is not None
-            if self.table.invite_hash is None:
+            if not self.table.private:
                 found.add(OPEN_INDEX)
             ids = [s.player_id for s in self.table.seats]
         else:

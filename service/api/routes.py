@@ -138,7 +138,7 @@ def table_fields(record: GameRecord) -> dict:
         "version": record.version,
         "status": record.status,
         "created_at": record.created_at,
-        "private": table.invite_hash is not None,
+        "private": table.private,
         "fill": table.fill,
         "fill_bot": table.fill_bot,
         "rules": table.rules or Rules(),
@@ -216,7 +216,7 @@ def games_of(request: Request) -> GameService:
 
 
 def _listed(record: GameRecord) -> GameListItem:
-    private = record.table is not None and record.table.invite_hash is not None
+    private = record.table is not None and record.table.private
     return GameListItem(
         id=record.id,
         status=record.status,  # type: ignore[arg-type]  # listings hold open and live games

@@ -3,8 +3,9 @@
 It keeps the same contract as the Redis store (tests/integration/test_store_contract.py
 runs against both): compare-and-set saves, an append-only event log per game, idempotent
 responses, expiry, listings (each a list of `(created_at, id)` kept sorted: a page is a
-bisect and a walk back) and request claims. A lock makes each operation atomic even if called from several threads,
-and `wait_events` waiters are woken on their own event loop, whichever loop or thread saves.
+bisect and a walk back), request claims and the due index (`_DueIndex`). A lock makes each
+operation atomic even if called from several threads, and `wait_events` waiters are woken on
+their own event loop, whichever loop or thread saves.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 from infra.store_rules import ARCHIVED, listed, memberships
-from service.ports import GameRecord, GameStore, Remembered, Save, StoredEvent, VersionConflict
+from service.ports import (
+    DueGame,
+    GameRecord,
+    GameStore,
+    Remembered,
+    Save,
+    StoredEvent,
+    VersionConflict,
+)
 
 
 class _Entry:
@@ -28,6 +37,55 @@ class _Entry:
         self.events = events
         self.idempotency: dict[str, Remembered] = {}
         self.expires_at = expires_at
+
+
+class _DueIndex:
+    """The due index (`GameStore.due_games`) in dicts: game id -> (when due, stamp), the
+    entries sorted by (when, id) for `due` (a bisect and a walk), and claims (id -> lease
+    end). The caller holds the store's lock."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[float, int]] = {}
+        self.order: list[tuple[float, str]] = []
+        self.claims: dict[str, float] = {}
+
+    def write(self, game_id: str, at: float | None, stamp: int, *, lower: bool = False) -> None:
+        """Set the entry to `at` (None: remove it) unless it holds a newer stamp than
+        `stamp`; `lower`: never move it later."""
+        held = self.entries.get(game_id)
+        if held is not None and held[1] > stamp:
+            return
+        if at is None:
+            self.remove(game_id)
+            return
+        if held is not None:
+            del self.order[bisect.bisect_left(self.order, (held[0], game_id))]
+            if lower:
+                at = min(at, held[0])
+        self.entries[game_id] = (at, stamp)
+        bisect.insort(self.order, (at, game_id))
+
+    def remove(self, game_id: str) -> None:
+        """The entry and its claim go, whatever they hold."""
+        held = self.entries.pop(game_id, None)
+        if held is not None:
+            del self.order[bisect.bisect_left(self.order, (held[0], game_id))]
+        self.claims.pop(game_id, None)
+
+    def due(self, now: float, limit: int) -> list[DueGame]:
+        found = []
+        for at, game_id in self.order:
+            if at > now or len(found) >= limit:
+                break
+            found.append(DueGame(game_id, at))
+        return found
+
+    def claim(self, game_id: str, now: float, lease: float) -> bool:
+        held = self.entries.get(game_id)
+        if held is None or held[0] > now or self.claims.get(game_id, now) > now:
+            return False
+        self.claims[game_id] = now + lease
+        return True
 
 
 class MemoryGameStore(GameStore):
@@ -41,6 +99,7 @@ class MemoryGameStore(GameStore):
         self._unarchived: set[str] = set()  # created, not yet handed to the archive outbox
         self._listings: dict[str, list[tuple[float, str]]] = {}  # index -> (created_at, id)
         self._claims: dict[tuple[str, str], tuple[bytes, float]] = {}  # -> (outcome, expiry)
+        self._due = _DueIndex()
 
     def _live(self, game_id: str) -> _Entry | None:
         entry = self._games.get(game_id)
@@ -67,6 +126,8 @@ class MemoryGameStore(GameStore):
                 self._sweep()
             if self._live(record.id) is not None:
                 raise VersionConflict(f"game {record.id} exists")
+            if record.due is not None:  # as on Redis: never moves an entry later
+                self._due.write(record.id, record.due, record.stamp, lower=True)
             self._games[record.id] = _Entry(record, list(events), self._clock() + ttl)
             self._unarchived.add(record.id)
             self._list(record, record.indexes())
@@ -92,6 +153,10 @@ class MemoryGameStore(GameStore):
             self._list(record, joined)
             if record.status == "cancelled":  # never archived
                 self._unarchived.discard(record.id)
+            if record.ended:
+                self._due.write(record.id, None, record.stamp)
+            elif _due_moved_earlier(record, previous):
+                self._due.write(record.id, record.due, record.stamp)
             waiters = self._waiters.pop(record.id, ()) if events else ()
         for waiter in waiters:
             _wake(waiter)
@@ -207,11 +272,34 @@ class MemoryGameStore(GameStore):
             if held is not None and held[0] == b"":  # pending: an outcome stays
                 del self._claims[(scope, key)]
 
+    async def due_games(self, now: float, limit: int) -> list[DueGame]:
+        with self._lock:
+            return self._due.due(now, limit)
+
+    async def claim_due(self, game_id: str, now: float, lease: float) -> bool:
+        with self._lock:
+            return self._due.claim(game_id, now, lease)
+
+    async def settle_due(self, game_id: str, due: float | None, stamp: int | None) -> None:
+        with self._lock:
+            self._due.claims.pop(game_id, None)
+            if stamp is None:  # the game is gone
+                self._due.remove(game_id)
+            else:
+                self._due.write(game_id, due, stamp)
+
     async def ping(self) -> None:
         return None
 
     async def close(self) -> None:
         return None
+
+
+def _due_moved_earlier(record: GameRecord, previous: GameRecord | None) -> bool:
+    """A save of a game not ended writes its due entry only when its due moved earlier (or
+    was unknown as read): otherwise the entry, at most the previous due, still holds."""
+    due = record.due
+    return due is not None and (previous is None or previous.due is None or due < previous.due)
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

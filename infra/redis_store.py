@@ -17,6 +17,15 @@ Outside the games' slots (each key in its own slot, written in pipelines, never 
   games that expired are dropped by `list_games` when it meets them.
 - `ten:request:<sha256>` string per claimed Idempotency-Key of a create or join (the hash
   of scope and key: bounded length, scopes apart): "" while pending, then the outcome.
+
+The due index (`GameStore.due_games`), three keys under one hash tag (one slot: its
+scripts run on a Cluster too):
+- `{ten:due}`         sorted set: game id -> when it is due (unix seconds)
+- `{ten:due}:stamp`   hash: game id -> the stamp (GameRecord.stamp) its entry was written from
+- `{ten:due}:claims`  sorted set: game id -> when the claim of a poller lapses
+Written by `_DUE_WRITE` (stamp-gated set or remove; before a create, and in the round trip
+after a save that moved a game's due earlier or ended it, never otherwise), `_DUE_CLAIM` and
+`_DUE_SETTLE`; read by one ZRANGE BYSCORE.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from infra.store_rules import ARCHIVED, listed, memberships
 from service.ports import (
+    DueGame,
     GameRecord,
     GameStore,
     IdempotentResponse,
@@ -103,6 +113,62 @@ if redis.call('GET', KEYS[1]) == '' then return redis.call('DEL', KEYS[1]) end
 return 0
 """
 
+# The due index. KEYS: the entries, their stamps, the claims. ARGV[1] the game id, ARGV[2]
+# the stamp written from, ARGV[3] when it is due ("": remove the entry and its claim). An
+# entry holding a newer stamp is left as it is (0 returned).
+_DUE_ENTRY = """
+local held = redis.call('HGET', KEYS[2], ARGV[1])
+if held and tonumber(held) > tonumber(ARGV[2]) then return 0 end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  return 1
+end
+"""
+
+# ARGV[4] "LT": never move the entry later (a create: it may not overwrite a game's entry)
+_DUE_WRITE = (
+    _DUE_ENTRY
+    + """
+if ARGV[4] == 'LT' then
+  redis.call('ZADD', KEYS[1], 'LT', ARGV[3], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1
+"""
+)
+
+# The claim is released whatever happens; ARGV[2] "": the game is gone, the entry goes.
+_DUE_SETTLE = (
+    """
+redis.call('ZREM', KEYS[3], ARGV[1])
+if ARGV[2] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  return 1
+end
+"""
+    + _DUE_ENTRY
+    + """
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1
+"""
+)
+
+# KEYS: the entries, the claims. ARGV: the game id, now, the lease's end. 1: claimed.
+_DUE_CLAIM = """
+local at = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not at or tonumber(at) > tonumber(ARGV[2]) then return 0 end
+local held = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if held and tonumber(held) > tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return 1
+"""
+
 _BLOCK_MARGIN = 5.0  # seconds a blocking XREAD may take past its BLOCK time
 _record_encoder = msgspec.msgpack.Encoder()
 _record_decoder = msgspec.msgpack.Decoder(GameRecord)
@@ -133,6 +199,7 @@ RECHECK_BATCH = 500
 # (`unarchived`). Written with the live set's entry, in the same round trip.
 UNARCHIVED_KEY = "ten:unarchived-games"
 INDEX_PREFIX = "ten:index:"
+DUE_TAG = "ten:due"  # the due index's hash tag: `{ten:due}`, `{ten:due}:stamp`, ...
 CLAIM_PREFIX = "ten:request:"
 # list_games: entries read per ZRANGE at most, and ZRANGE calls per page at most (each
 # round drops the stale entries it met, so a later page does not meet them again)
@@ -180,6 +247,13 @@ def unavailable_on_connection_errors() -> _UnavailableOnConnectionErrors:
 def _header(numbers: str, events: Sequence[StoredEvent]) -> str:
     """ARGV[1] of the scripts: the numbers, then `<seq> <length>` of each event."""
     return numbers + "".join(f" {e.seq} {len(e.data)}" for e in events)
+
+
+def _due_moved_earlier(record: GameRecord, previous: GameRecord | None) -> bool:
+    """A save of a game not ended writes its due entry only when its due moved earlier (or
+    was unknown as read): otherwise the entry, at most the previous due, still holds."""
+    due = record.due
+    return due is not None and (previous is None or previous.due is None or due < previous.due)
 
 
 def _stream_events(entries) -> list[StoredEvent]:
@@ -236,6 +310,7 @@ class RedisGameStore(GameStore):
         unarchived_key: str = UNARCHIVED_KEY,
         index_prefix: str = INDEX_PREFIX,
         claim_prefix: str = CLAIM_PREFIX,
+        due_tag: str = DUE_TAG,
     ) -> None:
         self._cluster = cluster
         self._live_key = live_key
@@ -243,6 +318,8 @@ class RedisGameStore(GameStore):
         self._unarchived_key = unarchived_key
         self._index_prefix = index_prefix
         self._claim_prefix = claim_prefix
+        due = f"{{{due_tag}}}"
+        self._due_keys = [due, f"{due}:stamp", f"{due}:claims"]
         # SSE readers block on XREAD for up to TEN_SSE_KEEPALIVE seconds (15 by default):
         # redis-py's 5 s default socket timeout cut every idle stream after 5 s. Their client
         # has no read timeout; wait_events bounds each wait itself.
@@ -255,6 +332,9 @@ class RedisGameStore(GameStore):
         self._create = self._redis.register_script(_CREATE)
         self._save = self._redis.register_script(_SAVE)
         self._release = self._redis.register_script(_RELEASE)
+        self._due_write = self._redis.register_script(_DUE_WRITE)
+        self._due_claim = self._redis.register_script(_DUE_CLAIM)
+        self._due_settle = self._redis.register_script(_DUE_SETTLE)
 
     def _index_key(self, index: str) -> str:
         """One listing's sorted set: its name is its hash tag (one slot, any node)."""
@@ -275,6 +355,12 @@ class RedisGameStore(GameStore):
                 await self._blocking.initialize()
 
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
+        if record.due is not None:  # first: a stored game always has its entry (LT: a
+            # create over a game of the same id, refused below, never delays that one's)
+            with unavailable_on_connection_errors():
+                await self._due_write(
+                    keys=self._due_keys, args=[record.id, record.stamp, record.due, "LT"]
+                )
         args = [
             _header(f"{record.stamp} {ttl * 1000}", events),
             _record_encoder.encode(record),
@@ -319,14 +405,22 @@ class RedisGameStore(GameStore):
             raise VersionConflict(record.id, current=current)
         ended = record.ended
         left, joined = memberships(record, previous)
-        if ended or left or joined:  # else no other round trip (an action, most of the time)
-            await self._after_save(record, ended, left, joined)
+        due = ended or _due_moved_earlier(record, previous)
+        if due or left or joined:  # else no other round trip (an action, most of the time)
+            await self._after_save(record, ended, left, joined, due=due)
 
     async def _after_save(
-        self, record: GameRecord, ended: bool, left: set[str], joined: set[str]
+        self, record: GameRecord, ended: bool, left: set[str], joined: set[str], *, due: bool
     ) -> None:
-        """The other slots a save changes, in one round trip: the live set, listings."""
+        """The other slots a save changes, in one round trip: the game's due entry (its
+        due, or removed once ended), the live set, listings."""
         pipe = self._pipeline()
+        due_args = [record.id, record.stamp, "" if ended else record.due, ""]
+        if due:  # EVALSHA first, sent as is: a pipeline of a registered script would ask
+            # SCRIPT EXISTS first, and redis-py's cluster pipeline refuses `evalsha()` (a
+            # script may touch several slots; this one touches one)
+            keys = self._due_keys
+            pipe.execute_command("EVALSHA", self._due_write.sha, len(keys), *keys, *due_args)
         if ended:
             pipe.zrem(self._live_key, record.id)
             if record.status == "cancelled":  # never archived
@@ -336,7 +430,12 @@ class RedisGameStore(GameStore):
         for index in joined:
             pipe.zadd(self._index_key(index), {record.id: record.created_at})
         with unavailable_on_connection_errors():
-            await pipe.execute()
+            results = await pipe.execute(raise_on_error=False)
+            if due and isinstance(results[0], redis_errors.NoScriptError):  # Redis restarted
+                results[0] = await self._due_write(keys=self._due_keys, args=due_args)
+            failed = [result for result in results if isinstance(result, Exception)]
+            if failed:
+                raise failed[0]
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         if limit <= 0:
@@ -477,6 +576,25 @@ class RedisGameStore(GameStore):
     async def release_request(self, scope: str, key: str) -> None:
         with unavailable_on_connection_errors():
             await self._release(keys=[self._claim_key(scope, key)])
+
+    async def due_games(self, now: float, limit: int) -> list[DueGame]:
+        if limit <= 0:
+            return []
+        with unavailable_on_connection_errors():
+            entries = await self._redis.zrange(
+                self._due_keys[0], "-inf", now, byscore=True, offset=0, num=limit, withscores=True
+            )
+        return [DueGame(member.decode(), at) for member, at in entries]
+
+    async def claim_due(self, game_id: str, now: float, lease: float) -> bool:
+        keys = [self._due_keys[0], self._due_keys[2]]
+        with unavailable_on_connection_errors():
+            return await self._due_claim(keys=keys, args=[game_id, now, now + lease]) == 1
+
+    async def settle_due(self, game_id: str, due: float | None, stamp: int | None) -> None:
+        args = [game_id, "", ""] if stamp is None else [game_id, stamp, "" if due is None else due]
+        with unavailable_on_connection_errors():
+            await self._due_settle(keys=self._due_keys, args=args)
 
     async def ping(self) -> None:
         with unavailable_on_connection_errors():

@@ -11,6 +11,7 @@ from typing import Any
 
 from service.observability.metrics import Metrics
 from service.ports import (
+    DueGame,
     GameRecord,
     GameStore,
     Remembered,
@@ -25,6 +26,7 @@ _CREATE, _LOAD, _SAVE, _EVENTS = ("create",), ("load",), ("save",), ("events",)
 _WAIT_EVENTS, _IDEMPOTENT_RESPONSE, _PING = ("wait_events",), ("idempotent_response",), ("ping",)
 _LIST_GAMES, _CLAIM_REQUEST = ("list_games",), ("claim_request",)
 _KEEP_OUTCOME, _RELEASE_REQUEST = ("keep_outcome",), ("release_request",)
+_DUE_GAMES, _CLAIM_DUE, _SETTLE_DUE = ("due_games",), ("claim_due",), ("settle_due",)
 
 
 class InstrumentedStore(GameStore):
@@ -112,6 +114,16 @@ class InstrumentedStore(GameStore):
 
     async def release_request(self, scope: str, key: str) -> None:
         await self._call(_RELEASE_REQUEST, None, self.inner.release_request, scope, key)
+
+    async def due_games(self, now: float, limit: int) -> list[DueGame]:
+        # timed, never traced: every replica polls it a few times a second
+        return await self._measured(_DUE_GAMES, self.inner.due_games, now, limit)
+
+    async def claim_due(self, game_id: str, now: float, lease: float) -> bool:
+        return await self._call(_CLAIM_DUE, game_id, self.inner.claim_due, game_id, now, lease)
+
+    async def settle_due(self, game_id: str, due: float | None, stamp: int | None) -> None:
+        await self._call(_SETTLE_DUE, game_id, self.inner.settle_due, game_id, due, stamp)
 
     async def live_games(self) -> int:
         return await self.inner.live_games()

@@ -1,8 +1,9 @@
-"""The game-store contract suites (tests/integration/test_store_contract.py and
-test_lobby_store_contract.py) on a 3-node Redis Cluster: every test of those suites that
-runs on a `backend` or `redis_backend` runs here once more, with `RedisGameStore(cluster=True)` (the fixtures in this directory's conftest replace
-the memory and standalone Redis backends by the cluster). Plus what only a cluster shows:
-a game's keys share one slot owned by one node, games spread over the nodes, and a cluster
+"""The game-store contract suites (tests/integration/test_store_contract.py,
+test_lobby_store_contract.py and test_due_index_contract.py) on a 3-node Redis Cluster:
+every test of those suites that runs on a `backend` or `redis_backend` runs here once more,
+with `RedisGameStore(cluster=True)` (the fixtures in this directory's conftest replace the
+memory and standalone Redis backends by the cluster). Plus what only a cluster shows: a
+game's keys share one slot owned by one node, games spread over the nodes, and a cluster
 that cannot be reached is StoreUnavailable (a 503), like a standalone Redis."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from redis.crc import key_slot
 
 from infra.redis_store import RedisGameStore
 from service.ports import StoreUnavailable
+from tests.integration import test_due_index_contract as due_contract
 from tests.integration import test_lobby_store_contract as lobby_contract
 from tests.integration import test_store_contract as contract
 from tests.integration.conftest import game_keys
@@ -27,7 +29,7 @@ _STANDALONE_ONLY = {"test_redis_store_on_a_closed_port_raises_store_unavailable"
 
 def _contract_tests() -> dict[str, object]:
     found = {}
-    for module in (contract, lobby_contract):
+    for module in (contract, lobby_contract, due_contract):
         for name, function in vars(module).items():
             if not name.startswith("test_") or name in _STANDALONE_ONLY:
                 continue
@@ -46,6 +48,8 @@ def test_the_cluster_runs_the_whole_shared_contract_suite():
     assert "test_concurrent_saves_at_the_same_version_have_exactly_one_winner" in CONTRACT_TESTS
     assert "test_redis_layout_one_slot_msgpack_state_and_a_stream_log" in CONTRACT_TESTS
     assert "test_saves_move_a_game_between_listings_as_its_indexes_change" in CONTRACT_TESTS
+    assert "test_concurrent_claims_of_a_due_entry_have_exactly_one_winner" in CONTRACT_TESTS
+    assert "test_redis_layout_three_keys_in_one_slot" in CONTRACT_TESTS
 
 
 def test_games_spread_over_the_nodes_each_game_on_one_node(backend):

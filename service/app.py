@@ -32,6 +32,7 @@ from service.api.problems import internal_error_handler, problem_details_config
 from service.api.routes import GamesController, allow_every_method, health, ready, rules, score
 from service.archive import GameArchive
 from service.archiver import Archiver
+from service.deadlines import DeadlinePoller
 from service.games import GameService
 from service.history import History
 from service.identity import Identity
@@ -177,13 +178,23 @@ class Instruments:
 
 class Background:
     """The tasks every process runs beside the requests: the archiver, the sweep for finished
-    games never handed to the archive, the metrics flusher."""
+    games never handed to the archive, the deadline poller, the metrics flusher."""
 
     def __init__(
         self, settings: Settings, archiver: Archiver, service: GameService, obs: Instruments
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
         self.tasks: list[asyncio.Task] = []
+        # games whose clock ran out or that were left idle, on whichever replica sees them
+        # first; the service tells it of every due it sets (the embedded store's timer)
+        self.deadlines = DeadlinePoller(
+            service.store,
+            service.fire_due,
+            poll=settings.deadline_poll,
+            lease=settings.deadline_lease,
+            metrics=obs.metrics,
+        )
+        service.on_due = self.deadlines.wake
 
     async def start(self) -> None:
         await self.service.store.open()
@@ -193,6 +204,7 @@ class Background:
             await upgrade_async(self.settings.database_url)
         self._run(self.archiver.run_forever(), "ten-archiver")
         self._run(self.hand_over_forever(), "ten-unarchived")
+        self._run(self.deadlines.run_forever(), "ten-deadlines")
         if self.obs.metrics is not None:
             self._run(self.obs.metrics.flush_forever(), "ten-metrics")
 
@@ -280,11 +292,17 @@ def routes() -> list:
     ]
 
 
-def use_cases(service: GameService, archive: GameArchive, who: dict[str, Any]) -> State:
-    """What the handlers call, in the app state: the games, the lobby, the history, and who
-    is calling (`identity_state`)."""
+def use_cases(
+    service: GameService, archive: GameArchive, who: dict[str, Any], background: Background
+) -> State:
+    """What the handlers call, in the app state: the games, the lobby, the history, who is
+    calling (`identity_state`), and the deadline poller (`deadlines`)."""
     lobby = Lobby(service, identities_open=who["identity"].open)
-    return State({"service": service, "lobby": lobby, "history": History(archive), **who})
+    history = History(archive)
+    deadlines = background.deadlines
+    return State(
+        {"service": service, "lobby": lobby, "history": history, "deadlines": deadlines, **who}
+    )
 
 
 def create_app(
@@ -326,7 +344,7 @@ def create_app(
     middleware, stores = rate_limiting(settings, adapters)
     app = Litestar(
         route_handlers=[*routes(), *obs.route_handlers(store)],
-        state=use_cases(service, adapters.archive, who),
+        state=use_cases(service, adapters.archive, who, background),
         plugins=[ProblemDetailsPlugin(problem_details_config()), *obs.plugins()],
         before_send=obs.before_send(),
         logging_config=None,  # configure_logging above: JSON or text on stdout, request ids

@@ -1,0 +1,621 @@
+"""Webhooks to the platform: `game_started`, `game_finished`, `seat_taken_over` and
+`game_aborted`, signed as the Standard Webhooks spec says, delivered at least once.
+
+- What is sent: `messages_for(old, new, events)` turns one stored change of a game into
+  messages (the domain events say a game started, a seat was taken over or the game
+  finished; the status says it was aborted or abandoned). Every message has an id fixed by
+  the fact it reports (`msg_<game id>_finished`, `msg_<game id>_taken_<event seq>`, ...): the
+  same fact queued twice is one message, and a receiver de-duplicates on `webhook-id`.
+- The body is `{"type", "timestamp", "data"}` (the payload Structs below; the OpenAPI
+  document shows them: `WEBHOOK_PAYLOADS`); `data.game_id` always.
+- Durable outbox (`WebhookOutbox`; infra.webhook_outbox: Redis for every replica, memory
+  for the embedded store), one delivery per (message, endpoint). The endpoints are the
+  configured `TEN_WEBHOOK_URLS` only, never a URL a request names.
+- `DeliveryWorker`, in every replica: claims due deliveries for a lease (another replica
+  takes a delivery over once its lease ends: the one holding it died), POSTs each one
+  signed for this attempt (`webhook-id`, `webhook-timestamp`, `webhook-signature`: a
+  receiver refuses a timestamp more than 5 minutes off, so a replayed request is
+  detectable), done on a 2xx, else tried again after an exponential backoff with jitter
+  (1 s, 2 s, 4 s ... capped at `TEN_WEBHOOK_MAX_BACKOFF`) until the message is older than
+  `TEN_WEBHOOK_RETENTION` (then dropped, counted `expired` and logged). No order between
+  messages is promised: a receiver orders by `timestamp`.
+- `Webhooks`: the facade the composition root builds (`Webhooks.from_settings`); the use
+  cases call `changed` after every create and save; it never raises into them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal, NamedTuple, Protocol
+from urllib.parse import urlsplit
+
+import httpx
+import msgspec
+from standardwebhooks import Webhook
+
+from domain.model import AnyEvent, TimeControl
+from service.ports import GameRecord, StoreUnavailable
+from service.ranking import UnrankedReason, ranking
+
+log = logging.getLogger("ten.webhooks")
+
+FIRST_BACKOFF = 1.0  # seconds before the second try; doubling from there
+STORE_BACKOFF_CAP = 5.0  # seconds between two looks at an outbox that does not answer
+POLL = 1.0  # seconds between two looks at the outbox with nothing queued here meanwhile
+CONCURRENCY = 16  # deliveries in flight per replica
+
+
+# ---------------------------------------------------------------- payloads
+
+
+class WebhookSeat(msgspec.Struct, frozen=True, kw_only=True):
+    """A seat of the game as it started."""
+
+    seat: int
+    name: str
+    player_id: str | None = None  # the platform's id of the seat's player; None for a bot
+    bot: str | None = None  # the bot level of a bot seat
+
+
+class SeatResult(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat's result: rank 1 wins (ties share the rank); a player who resigned ranks
+    below every one who did not and never wins."""
+
+    seat: int
+    name: str
+    player_id: str | None = None
+    bot: str | None = None
+    rank: int
+    score: int
+    winner: bool
+    resigned: bool = False
+    taken_over: bool = False  # a bot took the seat over after timeouts at some point
+    ranked: bool = False  # counts for this player's stats and the leaderboard
+
+
+class GameStartedData(msgspec.Struct, frozen=True, kw_only=True):
+    game_id: str
+    seats: tuple[WebhookSeat, ...]
+    time_control: TimeControl | None = None  # None: no clock
+
+
+class GameFinishedData(msgspec.Struct, frozen=True, kw_only=True):
+    game_id: str
+    results: tuple[SeatResult, ...]  # in seat order
+    ranked: bool  # the game counts for stats and the leaderboard (each seat: `ranked`)
+    unranked_reason: UnrankedReason | None = None  # why not, when it does not
+
+
+class SeatTakenOverData(msgspec.Struct, frozen=True, kw_only=True):
+    game_id: str
+    seat: int
+    player_id: str | None = None
+    bot: str  # the bot level that plays the seat from now on
+    reason: Literal["timeouts", "resigned"]
+
+
+class GameAbortedData(msgspec.Struct, frozen=True, kw_only=True):
+    game_id: str
+    # aborted: stopped by its host or the platform; abandoned: nobody acted for TEN_IDLE_TTL
+    reason: Literal["aborted", "abandoned"]
+
+
+_WEBHOOK = {"frozen": True, "kw_only": True, "tag_field": "type"}
+
+
+class GameStartedWebhook(msgspec.Struct, tag="game_started", **_WEBHOOK):
+    """A game started (dealt at once, or a table whose seats were taken)."""
+
+    timestamp: datetime  # when it happened (UTC)
+    data: GameStartedData
+
+
+class GameFinishedWebhook(msgspec.Struct, tag="game_finished", **_WEBHOOK):
+    """A game played to its end, with its results."""
+
+    timestamp: datetime
+    data: GameFinishedData
+
+
+class SeatTakenOverWebhook(msgspec.Struct, tag="seat_taken_over", **_WEBHOOK):
+    """A bot plays a seat from now on: its player timed out too often (they may take the
+    seat back) or resigned."""
+
+    timestamp: datetime
+    data: SeatTakenOverData
+
+
+class GameAbortedWebhook(msgspec.Struct, tag="game_aborted", **_WEBHOOK):
+    """A game ended without results: aborted by its host or the platform, or abandoned."""
+
+    timestamp: datetime
+    data: GameAbortedData
+
+
+WebhookPayload = (
+    GameStartedWebhook | GameFinishedWebhook | SeatTakenOverWebhook | GameAbortedWebhook
+)
+# the body of each webhook by its `type` (the OpenAPI document's `webhooks`)
+WEBHOOK_PAYLOADS: dict[str, type] = {
+    str(kind.__struct_config__.tag): kind
+    for kind in (GameStartedWebhook, GameFinishedWebhook, SeatTakenOverWebhook, GameAbortedWebhook)
+}
+
+
+# ---------------------------------------------------------------- messages
+
+
+class Message(NamedTuple):
+    """A webhook to send: its id (the same for the same fact), type and JSON body."""
+
+    id: str
+    type: str
+    body: bytes
+
+
+_encoder = msgspec.json.Encoder()
+
+
+_event_decoder = msgspec.json.Decoder(AnyEvent)
+_TOLD = ("game_started", "seat_taken_over")  # the events that are webhooks of their own
+_TOLD_JSON = tuple(f'"type":"{tag}"'.encode() for tag in _TOLD)
+
+
+def _tag(event: object) -> object:
+    config = getattr(type(event), "__struct_config__", None)
+    return None if config is None else config.tag
+
+
+def _told(events: Sequence[object]) -> list[Any]:
+    """The events of a change that are webhooks of their own. Domain events, or events as
+    stored (`StoredEvent`: JSON, decoded only when it names one of those types: most
+    changes, moves in play, decode nothing)."""
+    found = []
+    for event in events:
+        data = getattr(event, "data", None)
+        if isinstance(data, bytes):
+            if any(marker in data for marker in _TOLD_JSON):
+                event = _event_decoder.decode(data)  # noqa: PLW2901
+            else:
+                continue
+        if _tag(event) in _TOLD:
+            found.append(event)
+    return found
+
+
+def _player_id(record: GameRecord, seat: int) -> str | None:
+    ids = record.player_ids
+    return ids[seat] if seat < len(ids) else None
+
+
+def messages_for(
+    old: GameRecord | None, new: GameRecord, events: Sequence[object]
+) -> list[Message]:
+    """The webhooks one stored change of a game calls for: `old` the game as it was (None:
+    created, or an ended game handed over again), `new` as saved, `events` the domain events
+    of the change (or the change's `StoredEvent`s). An ended game given again with old None and no events yields its end
+    message again (the same id: queued once)."""
+    state = new.state
+    if state is None:  # an open table: nothing to tell yet
+        return []
+    told = _told(events)
+    ended = None
+    if new.aborted or new.abandoned:
+        if old is None or not (old.aborted or old.abandoned):
+            ended = "aborted" if new.aborted else "abandoned"
+    elif state.phase == "finished" and (
+        old is None or old.state is None or old.state.phase != "finished"
+    ):
+        ended = "finished"
+    if not told and ended is None:  # most changes: an action in play
+        return []
+    at = datetime.fromtimestamp(new.updated_at, UTC)
+    found = [
+        _started(new, at) if _tag(e) == "game_started" else _taken_over(new, at, e) for e in told
+    ]
+    if ended == "finished":
+        found.append(_finished(new, at))
+    elif ended is not None:
+        data = GameAbortedData(game_id=new.id, reason=ended)
+        payload = GameAbortedWebhook(timestamp=at, data=data)
+        found.append(_message(f"msg_{new.id}_aborted", payload))
+    return found
+
+
+def _message(message_id: str, payload: WebhookPayload) -> Message:
+    return Message(message_id, str(type(payload).__struct_config__.tag), _encoder.encode(payload))
+
+
+def _started(record: GameRecord, at: datetime) -> Message:
+    state = record.state
+    assert state is not None
+    seats = tuple(
+        WebhookSeat(seat=p.seat, name=p.name, player_id=_player_id(record, p.seat), bot=p.bot)
+        for p in state.players
+    )
+    control = state.clock.control if state.clock is not None else None
+    data = GameStartedData(game_id=record.id, seats=seats, time_control=control)
+    return _message(f"msg_{record.id}_started", GameStartedWebhook(timestamp=at, data=data))
+
+
+def _taken_over(record: GameRecord, at: datetime, event: Any) -> Message:
+    data = SeatTakenOverData(
+        game_id=record.id,
+        seat=event.seat,
+        player_id=_player_id(record, event.seat),
+        bot=event.bot,
+        reason=event.reason,
+    )
+    payload = SeatTakenOverWebhook(timestamp=at, data=data)
+    return _message(f"msg_{record.id}_taken_{event.seq}", payload)
+
+
+def _finished(record: GameRecord, at: datetime) -> Message:
+    state = record.state
+    assert state is not None
+    assert state.results is not None
+    players = state.players
+    decided = ranking(record)
+    results = tuple(
+        SeatResult(
+            seat=r.seat,
+            name=players[r.seat].name,
+            player_id=_player_id(record, r.seat),
+            bot=players[r.seat].bot,
+            rank=r.rank,
+            score=r.score,
+            winner=r.winner,
+            resigned=r.resigned,
+            taken_over=players[r.seat].taken_over,
+            ranked=decided.counts(r.seat),
+        )
+        for r in sorted(state.results, key=lambda r: r.seat)
+    )
+    data = GameFinishedData(
+        game_id=record.id, results=results, ranked=decided.ranked, unranked_reason=decided.reason
+    )
+    return _message(f"msg_{record.id}_finished", GameFinishedWebhook(timestamp=at, data=data))
+
+
+# ---------------------------------------------------------------- the outbox (port)
+
+
+def delivery_id(message_id: str, url: str) -> str:
+    """One delivery: a message to one endpoint (the URL hashed: bounded, nothing secret)."""
+    return f"{message_id}.{hashlib.sha256(url.encode()).hexdigest()[:16]}"
+
+
+class Delivery(NamedTuple):
+    """A claimed delivery: `attempt` counts its claims so far, this one included (the
+    claim's token: only the holder of the latest claim may reschedule it)."""
+
+    id: str
+    message_id: str
+    type: str
+    url: str
+    body: bytes
+    created_at: float  # when the message was queued (unix seconds)
+    attempt: int
+
+
+class Claimed(NamedTuple):
+    deliveries: list[Delivery]
+    backlog: int  # deliveries pending in the outbox (claimed ones included)
+
+
+class WebhookOutbox(Protocol):
+    """Deliveries waiting to succeed, shared by every replica (infra.webhook_outbox)."""
+
+    async def put(self, messages: Sequence[Message], urls: Sequence[str], now: float) -> int:
+        """Queue each message for each URL, due at `now`; a delivery queued already (or done
+        within the last hour) is left as it is. The number of deliveries added."""
+
+    async def claim(self, now: float, lease: float, limit: int) -> Claimed:
+        """Up to `limit` deliveries due at `now`, earliest first, each claimed for `lease`
+        seconds atomically (no other caller gets it until the lease ends)."""
+
+    async def retry(self, delivery_id: str, attempt: int, at: float) -> bool:
+        """Make a claimed delivery due at `at`, if `attempt` is still its latest claim."""
+
+    async def done(self, delivery_id: str, now: float) -> None:
+        """The delivery succeeded or is given up: it leaves the outbox (whoever holds it)."""
+
+    async def backlog(self) -> int: ...
+
+
+# ---------------------------------------------------------------- delivery
+
+
+def signed_headers(signer: Webhook, message_id: str, body: bytes, now: float) -> dict[str, str]:
+    """The Standard Webhooks headers of one attempt, signed for its time `now`."""
+    stamp = int(now)
+    signature = signer.sign(message_id, datetime.fromtimestamp(stamp, UTC), body.decode())
+    return {
+        "webhook-id": message_id,
+        "webhook-timestamp": str(stamp),
+        "webhook-signature": signature,
+        "content-type": "application/json",
+        "user-agent": "ten-webhooks",
+    }
+
+
+def origin(url: str) -> str:
+    """What the logs say of an endpoint: scheme, host and port (never a path or query,
+    which may carry a token)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}"
+
+
+class _Streaks:
+    """Logs a failure once when a streak of them begins, and once when it ends."""
+
+    def __init__(self) -> None:
+        self._failing: dict[str, int] = {}
+
+    def failed(self, key: str, message: str, *args: object, trace: bool = False) -> None:
+        count = self._failing.get(key, 0)
+        self._failing[key] = count + 1
+        if count == 0:
+            (log.exception if trace else log.warning)(message, *args)
+
+    def ok(self, key: str, message: str) -> None:
+        count = self._failing.pop(key, 0)
+        if count:
+            log.info(message, count)
+
+
+class DeliveryWorker:
+    """Delivers what the outbox holds (see the module docstring); never crashes its task."""
+
+    def __init__(
+        self,
+        outbox: WebhookOutbox,
+        secret: str,
+        *,
+        timeout: float = 10.0,
+        max_backoff: float = 600.0,
+        retention: float = 3 * 24 * 3600,
+        lease: float | None = None,
+        first_backoff: float = FIRST_BACKOFF,
+        poll: float = POLL,
+        concurrency: int = CONCURRENCY,
+        clock: Callable[[], float] = time.time,
+        jitter: Callable[[], float] = random.random,
+        metrics: Any = None,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.outbox = outbox
+        self.signer = Webhook(secret)
+        self.timeout = timeout
+        self.max_backoff = max_backoff
+        self.retention = retention
+        # an attempt takes `timeout` at most: a claim outlives it with room to spare
+        self.lease = lease if lease is not None else 2 * timeout + 10
+        self.first_backoff = first_backoff
+        self.poll = poll
+        self.concurrency = concurrency
+        self.clock = clock
+        self.jitter = jitter
+        self.metrics = metrics
+        self.client = client or httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+        self._streaks = _Streaks()
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        """Something was queued: look at the outbox now rather than at the next poll."""
+        self._wake.set()
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds before the next try after `attempt` failed: 1, 2, 4 ... (doubling from
+        `first_backoff`), capped at `max_backoff`; each between 75% and 125% of that (no
+        cap exceeded) so that deliveries failing together do not come back together."""
+        base = min(self.max_backoff, self.first_backoff * 2 ** min(attempt - 1, 60))
+        return min(self.max_backoff, base * (0.75 + 0.5 * self.jitter()))
+
+    async def _claim(self, limit: int) -> list[Delivery]:
+        claimed = await self.outbox.claim(self.clock(), self.lease, limit)
+        if self.metrics is not None:
+            self.metrics.webhook_backlog.set(claimed.backlog)
+        return claimed.deliveries
+
+    async def run_once(self) -> int:
+        """Claim what is due (up to `concurrency`) and try each; the number tried."""
+        deliveries = await self._claim(self.concurrency)
+        await asyncio.gather(*(self.attempt(d) for d in deliveries))
+        return len(deliveries)
+
+    async def run_forever(self) -> None:
+        """Keep `concurrency` deliveries in flight while any is due; a slow endpoint holds
+        one slot, not the others. An outbox that does not answer: logged once, looked at
+        again with a backoff (up to 5 s)."""
+        inflight: set[asyncio.Task] = set()
+
+        def finished(task: asyncio.Task) -> None:
+            inflight.discard(task)
+            self._wake.set()
+
+        delay = self.poll
+        try:
+            while True:
+                self._wake.clear()
+                free = self.concurrency - len(inflight)
+                if free > 0:
+                    try:
+                        deliveries = await self._claim(free)
+                    except Exception as exc:  # never crash: a bug is logged, the task lives
+                        self._store_failed(exc)
+                        await asyncio.sleep(delay)
+                        delay = min(delay * 2, STORE_BACKOFF_CAP)
+                        continue
+                    delay = self.poll
+                    self._streaks.ok("outbox", "webhook outbox answering again (%d failures)")
+                    for delivery in deliveries:
+                        task = asyncio.create_task(self.attempt(delivery))
+                        inflight.add(task)
+                        task.add_done_callback(finished)
+                    if len(deliveries) == free:
+                        continue  # more may be due
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.poll)
+        finally:
+            for task in inflight:
+                task.cancel()
+            await asyncio.gather(*inflight, return_exceptions=True)
+
+    def _store_failed(self, exc: Exception) -> None:
+        if isinstance(exc, StoreUnavailable | OSError):
+            self._streaks.failed("outbox", "webhook outbox unavailable (%s); retrying", exc)
+        else:
+            self._streaks.failed("outbox", "webhook outbox failed; retrying", trace=True)
+
+    async def attempt(self, delivery: Delivery) -> None:
+        """Try one claimed delivery; never raises (a failure to record the outcome leaves
+        the claim to lapse: the delivery is tried again, with the same id)."""
+        try:
+            await self._attempt(delivery)
+        except Exception as exc:
+            self._store_failed(exc)
+
+    async def _attempt(self, delivery: Delivery) -> None:
+        headers = signed_headers(self.signer, delivery.message_id, delivery.body, self.clock())
+        failure = await self._post(delivery.url, delivery.body, headers)
+        where = origin(delivery.url)
+        if failure is None:
+            await self.outbox.done(delivery.id, self.clock())
+            self._count("delivered")
+            self._streaks.ok(where, f"webhook endpoint {where} answering again (%d failures)")
+            return
+        self._count("failed")
+        self._streaks.failed(
+            where, "webhook endpoint %s failed (%s); retrying with backoff", where, failure
+        )
+        now = self.clock()
+        if now - delivery.created_at >= self.retention:
+            await self.outbox.done(delivery.id, now)
+            self._count("expired")
+            log.warning(
+                "webhook %s to %s given up after %d attempts (older than %d s)",
+                delivery.message_id, where, delivery.attempt, self.retention,
+            )  # fmt: skip
+            return
+        at = now + self.backoff(delivery.attempt)
+        retried = await self.outbox.retry(delivery.id, delivery.attempt, at)
+        if retried and self.metrics is not None:
+            self.metrics.webhook_retries.inc()
+
+    async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> str | None:
+        """POST one attempt: None on a 2xx, else what went wrong (redirects are not
+        followed: a failure)."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                response = await self.client.post(url, content=body, headers=headers)
+        except (httpx.HTTPError, TimeoutError, OSError) as exc:
+            return type(exc).__name__
+        if 200 <= response.status_code < 300:
+            return None
+        return f"HTTP {response.status_code}"
+
+    def _count(self, outcome: str) -> None:
+        if self.metrics is not None:
+            self.metrics.webhook_deliveries.labels(outcome).inc()
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+# ---------------------------------------------------------------- the facade
+
+
+class Webhooks:
+    """What the composition root wires: `changed` after every stored create and save,
+    `run_forever` as a background task, `close` at shutdown. With no endpoint configured it
+    does nothing (and `run_forever` returns at once)."""
+
+    def __init__(
+        self,
+        outbox: WebhookOutbox | None,
+        urls: Sequence[str] = (),
+        secret: str | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        metrics: Any = None,
+        **worker: Any,
+    ) -> None:
+        self.outbox = outbox
+        self.urls = tuple(urls)
+        self.clock = clock
+        self.metrics = metrics
+        self.worker: DeliveryWorker | None = None
+        if self.urls:
+            if outbox is None or not secret:
+                raise ValueError("webhook endpoints need an outbox and a signing secret")
+            self.worker = DeliveryWorker(outbox, secret, clock=clock, metrics=metrics, **worker)
+
+    @classmethod
+    def from_settings(cls, settings: Any, redis: Any = None, metrics: Any = None) -> Webhooks:
+        """From `TEN_WEBHOOK_*`: the outbox on `redis` (a redis-py asyncio client, shared by
+        every replica) or in memory (the embedded store); `metrics` the service's Metrics."""
+        if not settings.webhook_urls:
+            return cls(None)
+        from infra import webhook_outbox  # noqa: PLC0415 - the adapter, chosen here
+
+        outbox: WebhookOutbox = (
+            webhook_outbox.MemoryWebhookOutbox()
+            if redis is None
+            else webhook_outbox.RedisWebhookOutbox(redis)
+        )
+        return cls(
+            outbox,
+            settings.webhook_urls,
+            settings.webhook_secret,
+            metrics=metrics,
+            timeout=settings.webhook_timeout,
+            max_backoff=settings.webhook_max_backoff,
+            retention=settings.webhook_retention,
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return self.worker is not None
+
+    async def changed(
+        self, old: GameRecord | None, new: GameRecord, events: Sequence[object]
+    ) -> None:
+        """Queue the webhooks a stored change calls for (`messages_for`). Never raises: the
+        change is stored already; a failure is logged and counted (`unqueued`)."""
+        if self.worker is None:
+            return
+        try:
+            messages = messages_for(old, new, events)
+            if not messages:
+                return
+            assert self.outbox is not None
+            await self.outbox.put(messages, self.urls, self.clock())
+        except Exception as exc:
+            if isinstance(exc, StoreUnavailable | OSError):
+                log.warning("webhooks of game %s not queued: %s", new.id, exc)
+            else:
+                log.exception("webhooks of game %s not queued", new.id)
+            if self.metrics is not None:
+                self.metrics.webhook_deliveries.labels("unqueued").inc()
+            return
+        self.worker.wake()
+
+    async def run_forever(self) -> None:
+        if self.worker is not None:
+            await self.worker.run_forever()
+
+    async def run_once(self) -> int:
+        return 0 if self.worker is None else await self.worker.run_once()
+
+    async def close(self) -> None:
+        """Close the HTTP client (the Redis client is the caller's)."""
+        if self.worker is not None:
+            await self.worker.close()

@@ -44,6 +44,8 @@ from domain.model import (
     Player,
     Rules,
     SeatInfo,
+    SeatReclaimed,
+    SeatTakenOver,
     Stopped,
     TurnStarted,
     WildDiscarded,
@@ -145,7 +147,11 @@ def to_act(state: GameState) -> int | None:
 
 
 def apply(state: GameState, seat: int, action: Action) -> tuple[GameState, list[Event]]:
-    """Apply `action` by `seat`. Raises RuleError (state untouched) when the rules refuse it."""
+    """Apply `action` by `seat`. Raises RuleError (state untouched) when the rules refuse it.
+    `resign` and `reclaim` concern the seat, not the game's decision: any seat may send
+    them whoever's turn it is."""
+    if type(action) in _SEAT_ACTIONS:
+        return _seat_action(state, seat, action)
     expected = to_act(state)
     if expected is None:
         raise RuleError("game_finished")
@@ -169,6 +175,46 @@ def apply(state: GameState, seat: int, action: Action) -> tuple[GameState, list[
             step.decline()
         case _:
             raise RuleError("illegal_action", f"Unknown action {action!r}.")
+    return step.finish()
+
+
+_SEAT_ACTIONS = frozenset(model.SEAT_ACTIONS)
+
+
+def _seat_action(state: GameState, seat: int, action: Action) -> tuple[GameState, list[Event]]:
+    """`resign` (a bot plays the seat on and it ranks last) or `reclaim` (the player takes
+    back the seat a bot took over after timeouts)."""
+    if state.phase == "finished":
+        raise RuleError("game_finished")
+    player = state.players[seat]
+    if player.resigned:
+        raise RuleError("illegal_action", "This seat resigned; it stays with its bot.")
+    if type(action) is model.Resign:
+        return take_over(state, seat, "resigned")
+    if player.stand_in is None:
+        raise RuleError("illegal_action", "No bot plays this seat: there is nothing to take back.")
+    step = _Step(state)
+    step.put(seat, replace(player, stand_in=None))
+    step.emit(SeatReclaimed(seq=step.next_seq(), version=step.new.version, seat=seat))
+    return step.finish()
+
+
+def take_over(state: GameState, seat: int, reason: str) -> tuple[GameState, list[Event]]:
+    """The game's bot (`takeover_bot`) plays `seat` from now on: after timeouts (the player
+    may `reclaim` it; the seat is marked `taken_over` for good), or the player resigned."""
+    step = _Step(state)
+    player = state.players[seat]
+    bot = state.takeover_bot
+    if reason == "resigned":
+        changed = replace(player, stand_in=bot, resigned=True)
+    else:
+        changed = replace(player, stand_in=bot, taken_over=True)
+    step.put(seat, changed)
+    step.emit(
+        SeatTakenOver(
+            seq=step.next_seq(), version=step.new.version, seat=seat, bot=bot, reason=reason
+        )
+    )
     return step.finish()
 
 

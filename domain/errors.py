@@ -20,6 +20,7 @@ RULE_ERROR_CODES: Final[dict[str, str]] = {
     "card_not_in_market": "That card is not in the market.",
     "unknown_card": "Not a valid card code.",
     "invalid_game": "The game setup is not valid.",
+    "not_due": "No deadline of this game has passed yet.",
     "too_many_copies": "A deck or collection holds a card more times than the 129-card game has it.",
 }
 

@@ -16,6 +16,8 @@ from domain.model import (
     Draw,
     Pass,
     Player,
+    Reclaim,
+    Resign,
     Stop,
 )
 from domain.payments import choose_buy_payment, token_payment
@@ -73,3 +75,19 @@ def buyable_cards(me: Player, market: tuple[str, ...]) -> list[str]:
     hold yet, at a price it can pay."""
     top = me.bidding_power + len(me.cards)  # tokens at their value, a card for one (3.4)
     return sorted(card for card in set(market).difference(me.cards) if DIGIT[card] <= top)
+
+
+_RESIGN = Resign()
+_RECLAIM = Reclaim()
+
+
+def seat_actions(view: PublicView, seat: int) -> list[Action]:
+    """What a human seat may send whoever's turn it is: `reclaim` while a bot plays it
+    after timeouts, `resign` until it has resigned; nothing once the game is over. (Not in
+    `legal_actions`: bots never resign.)"""
+    if view.phase == "finished":
+        return []
+    me = view.players[seat]
+    if me.resigned or me.bot is not None:
+        return []
+    return [_RECLAIM, _RESIGN] if me.stand_in is not None else [_RESIGN]

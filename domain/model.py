@@ -38,6 +38,46 @@ class Rules(msgspec.Struct, **_FROZEN):
     perfect_bonus: Annotated[int, msgspec.Meta(ge=0, le=100)] = 1
 
 
+# ---------------------------------------------------------------- clocks
+
+Seconds = Annotated[float, msgspec.Meta(ge=0, le=30 * 24 * 3600)]
+TakeoverAfter = Annotated[int, msgspec.Meta(ge=1, le=100)]
+
+
+class BankClock(msgspec.Struct, tag="bank", tag_field="type", **_FROZEN):
+    """Real-time play: each seat has a time bank, charged while the game waits on it, and
+    gets `increment_seconds` back after each of its decisions (a Fischer clock). A seat
+    whose bank runs out times out."""
+
+    initial_seconds: Annotated[float, msgspec.Meta(gt=0, le=30 * 24 * 3600)]
+    increment_seconds: Seconds = 0.0
+    takeover_after: TakeoverAfter = 3  # consecutive timeouts before a bot takes the seat
+
+
+class DeadlineClock(msgspec.Struct, tag="deadline", tag_field="type", **_FROZEN):
+    """Correspondence play: every decision must come within `hours` of the game starting
+    to wait on it."""
+
+    hours: Annotated[float, msgspec.Meta(gt=0, le=30 * 24)]
+    takeover_after: TakeoverAfter = 3
+
+
+TimeControl = BankClock | DeadlineClock
+
+
+class Clock(msgspec.Struct, **_FROZEN):
+    """A game's clock (`domain.clock`): which seat's time runs, since when, its deadline
+    (unix seconds: an absolute server time), the banks of a bank clock (seconds left at the
+    start of each seat's current or next decision) and each seat's consecutive timeouts."""
+
+    control: TimeControl
+    seat: int | None  # the seat the game waits on (None: finished)
+    since: float  # when that wait began
+    deadline: float | None
+    banks: tuple[float, ...] = ()  # bank clocks only
+    timeouts: tuple[int, ...] = ()
+
+
 # ---------------------------------------------------------------- payments
 
 
@@ -87,7 +127,16 @@ class Decline(msgspec.Struct, tag="decline", **_ACTION):
     pass
 
 
-Action = Draw | Stop | Bid | Pass | Buy | Decline
+class Resign(msgspec.Struct, tag="resign", **_ACTION):
+    """Leave the game at any time: a bot plays the seat on, and it ranks last."""
+
+
+class Reclaim(msgspec.Struct, tag="reclaim", **_ACTION):
+    """Take back a seat a bot took over after timeouts (at any time)."""
+
+
+Action = Draw | Stop | Bid | Pass | Buy | Decline | Resign | Reclaim
+SEAT_ACTIONS = (Resign, Reclaim)  # actions about the seat, allowed whoever's turn it is
 
 
 # ---------------------------------------------------------------- state
@@ -102,6 +151,9 @@ class Player(msgspec.Struct, **_FROZEN):
     currency: int = 0
     bust: int = 0
     cards: tuple[str, ...] = ()  # the collection, in the order the cards were taken
+    stand_in: str | None = None  # the bot level playing this human seat now (taken over)
+    taken_over: bool = False  # a bot took the seat over after timeouts at some point
+    resigned: bool = False  # the player resigned: a bot plays on, the seat ranks last
 
     @property
     def bidding_power(self) -> int:
@@ -132,6 +184,7 @@ class Result(msgspec.Struct, **_FROZEN):
     currency: int
     bust: int
     cards: int
+    resigned: bool = False
 
 
 class GameState(msgspec.Struct, **_FROZEN):
@@ -154,6 +207,8 @@ class GameState(msgspec.Struct, **_FROZEN):
     version: int = 0  # +1 per accepted action
     last_seq: int = 0  # seq of the last event produced
     results: tuple[Result, ...] | None = None
+    clock: Clock | None = None  # None: no time control
+    takeover_bot: str = "basic"  # the bot level that plays a seat taken over or resigned
 
 
 # ---------------------------------------------------------------- events
@@ -279,6 +334,29 @@ class FinalBuyStarted(Event, tag="final_buy_started"):
     order: tuple[int, ...]
 
 
+class TimedOut(Event, tag="timed_out"):
+    """The seat let its deadline pass: the events after this one are the move the bot of
+    the game (`takeover_bot`) made for it."""
+
+    seat: int
+    deadline: float
+
+
+class SeatTakenOver(Event, tag="seat_taken_over"):
+    """A bot plays the seat from now on: after `takeover_after` consecutive timeouts (the
+    player may take it back with `reclaim`), or because the player resigned."""
+
+    seat: int
+    bot: str
+    reason: Literal["timeouts", "resigned"]
+
+
+class SeatReclaimed(Event, tag="seat_reclaimed"):
+    """The player took back the seat a bot had taken over."""
+
+    seat: int
+
+
 class GameFinished(Event, tag="game_finished"):
     """The final buy round ended: the results (5, 6)."""
 
@@ -299,5 +377,8 @@ AnyEvent = (
     | CardBought
     | BuyDeclined
     | FinalBuyStarted
+    | TimedOut
+    | SeatTakenOver
+    | SeatReclaimed
     | GameFinished
 )

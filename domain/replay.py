@@ -23,6 +23,8 @@ from domain.model import (
     GameFinished,
     GameStarted,
     Player,
+    SeatReclaimed,
+    SeatTakenOver,
     Stopped,
     TurnStarted,
     WildDiscarded,
@@ -52,6 +54,9 @@ class _Table:
                 "currency": start.starting_currency,
                 "bust": 0,
                 "cards": [],
+                "stand_in": None,
+                "taken_over": False,
+                "resigned": False,
             }
             for p in start.players
         ]
@@ -131,6 +136,20 @@ class _Table:
                 self.phase, self.drawn, self.final_queue = "final_buy", False, list(order)
             case GameFinished(results=results):
                 self.phase, self.results = "finished", results
+            case _:
+                self.fold_seat(event)
+
+    def fold_seat(self, event: Event) -> None:
+        """Who plays a seat: a bot took it over (timeouts, or its player resigned), or its
+        player took it back. (`timed_out` changes nothing: the move the bot made for the
+        seat follows in its own events.)"""
+        match event:
+            case SeatTakenOver(seat=seat, bot=bot, reason=reason):
+                player = self.players[seat]
+                player["stand_in"] = bot
+                player["resigned" if reason == "resigned" else "taken_over"] = True
+            case SeatReclaimed(seat=seat):
+                self.players[seat]["stand_in"] = None
 
     def view(self) -> PublicView:
         auction = self.auction
@@ -166,6 +185,9 @@ class _Table:
                     currency=p["currency"],
                     bust=p["bust"],
                     cards=tuple(p["cards"]),
+                    stand_in=p["stand_in"],
+                    taken_over=p["taken_over"],
+                    resigned=p["resigned"],
                 )
                 for i, p in enumerate(self.players)
             ),

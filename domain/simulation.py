@@ -26,12 +26,15 @@ class SimulatedGame(msgspec.Struct, kw_only=True):
 def _bots_move(
     state: GameState, rng_for: Callable[[GameState], SeededRandom], on_action: OnAction | None
 ) -> SimulatedGame:
-    """Bot seats decide (each on the public view) until a human seat must decide or the
-    game ends; `rng_for(state)` is the random source of the move at `state`."""
+    """Bot seats and seats taken over decide (each on the public view) until a human seat
+    must decide or the game ends; `rng_for(state)` is the random source of the move at `state`."""
     events: list[Event] = []
     for actions in range(MAX_ACTIONS):
         seat = to_act(state)
-        level = None if seat is None else state.players[seat].bot
+        if seat is None:
+            return SimulatedGame(state=state, events=events, actions=actions)
+        player = state.players[seat]
+        level = player.bot or player.stand_in  # a bot seat, or a human seat taken over
         if level is None:  # the view only for a bot's move: most actions hand over to a human
             return SimulatedGame(state=state, events=events, actions=actions)
         assert seat is not None

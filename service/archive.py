@@ -8,17 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import msgspec
 
 from service.ports import GameRecord, StoredEvent
-from service.ranking import UnrankedReason
+from service.ranking import SeatUnrankedReason, UnrankedReason
 
 _RECORD = {"frozen": True, "kw_only": True}
 
 LeaderboardOrder = Literal["wins", "mean_score"]
-ArchivedStatus = Literal["finished", "aborted"]  # aborted: stopped while live, no results
+# aborted: stopped while live by its host or the platform; abandoned: ended by the service
+# after nobody acted for TEN_IDLE_TTL; both stop mid-game, without results, never ranked
+ArchivedStatus = Literal["finished", "aborted", "abandoned"]
+ARCHIVED_STATUSES: tuple[ArchivedStatus, ...] = get_args(ArchivedStatus)
 
 
 class InvalidCursor(ValueError):
@@ -35,6 +38,10 @@ class ArchivedSeat(msgspec.Struct, **_RECORD):
     name: str
     bot: str | None
     player_id: str | None
+    # the seat's result counts for its player's stats and the leaderboard: the game is
+    # ranked and the seat has no reason of its own not to count (`service.ranking`)
+    ranked: bool
+    unranked_reason: SeatUnrankedReason | None  # the seat's own reason; null when none
 
 
 class ArchivedResult(msgspec.Struct, **_RECORD):
@@ -46,6 +53,7 @@ class ArchivedResult(msgspec.Struct, **_RECORD):
     currency: int
     bust: int  # bust tokens held at the end
     cards: int
+    resigned: bool  # the player resigned (a bot played on): ranked below every seat that did not
     perfect_colors: int  # colours with a run of all nine
     busts: int  # how many times the seat busted
 
@@ -62,11 +70,11 @@ class ArchivedGame(msgspec.Struct, **_RECORD):
     deck: tuple[str, ...]  # the draw pile as it was dealt, top card first
     schema_version: int
     created_at: datetime
-    finished_at: datetime  # when it ended (finished, or aborted)
+    finished_at: datetime  # when it ended (finished, aborted or abandoned)
     version: int
     event_count: int
     seats: tuple[ArchivedSeat, ...]
-    results: tuple[ArchivedResult, ...]  # empty for an aborted game
+    results: tuple[ArchivedResult, ...]  # empty for an aborted or abandoned game
 
 
 class SeatSummary(msgspec.Struct, **_RECORD):
@@ -74,7 +82,9 @@ class SeatSummary(msgspec.Struct, **_RECORD):
     name: str
     bot: str | None
     player_id: str | None
-    score: int | None  # the final result; null in an aborted game
+    ranked: bool  # as `ArchivedSeat`: the seat's result counts
+    unranked_reason: SeatUnrankedReason | None
+    score: int | None  # the final result; null in an aborted or abandoned game
     rank: int | None
     winner: bool | None
 
@@ -97,7 +107,9 @@ class GameSummary(msgspec.Struct, **_RECORD):
 
 class PlayerStats(msgspec.Struct, **_RECORD):
     player_id: str
-    ranked_only: bool  # counted ranked games only (the default), or every finished game
+    # counted ranked games only (the default: the seats of theirs that count), or every
+    # finished game
+    ranked_only: bool
     games: int
     wins: int  # shared wins included
     mean_score: float | None  # None without games
@@ -116,8 +128,9 @@ class LeaderboardRow(msgspec.Struct, **_RECORD):
 
 
 class GameArchive(Protocol):
-    """The port: ended games (finished or aborted) kept for good, their logs, and
-    per-player figures (of ranked games unless told otherwise)."""
+    """The port: ended games (finished, aborted or abandoned) kept for good, their logs,
+    and per-player figures (of the seats that count in ranked games unless told
+    otherwise)."""
 
     async def archive(
         self,

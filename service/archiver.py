@@ -1,4 +1,5 @@
-"""Moving ended games (finished or aborted) from the outbox into the SQL archive, in the background.
+"""Moving ended games (finished, aborted or abandoned) from the outbox into the SQL archive,
+in the background.
 
 Archiving never blocks or fails an action: the action's use case only puts the finished
 game in the outbox. This task, running in every replica, archives what is pending and
@@ -42,7 +43,8 @@ class Archiver:
             record = job.record
             seats = len(record.state.players) if record.state is not None else 0
             try:
-                # finished or aborted: `archive` decides whether it is ranked
+                # finished, aborted or abandoned: `archive` decides whether it is ranked
+                # and which seats count
                 await self.archive.archive(record, job.events, record.player_ids or (None,) * seats)
             except ValueError:
                 # a log the archive refuses is a bug of ours; keep the service going

@@ -1,5 +1,6 @@
-"""Use cases over the SQL archive: ended games (finished or aborted), their logs and
-replays, player figures (of ranked games unless asked for all)."""
+"""Use cases over the SQL archive: ended games (finished, aborted or abandoned), their logs
+and replays, player figures (of the seats that count in ranked games unless asked for
+all)."""
 
 from __future__ import annotations
 

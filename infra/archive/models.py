@@ -5,11 +5,13 @@ are copied where the queries need them (`seats.finished_at` for a player's histo
 time order, `results.player_id` and `results.ranked` for per-player aggregates without a
 join).
 
-- `games`    one row per ended game (finished, or aborted while live): rules, seed, the
-             whole deck in draw order, times, whether it is ranked and why not
-- `seats`    who sat where (name, bot level, the account's player id when known)
+- `games`    one row per ended game (finished, or aborted or abandoned while live): rules,
+             seed, the whole deck in draw order, times, whether it is ranked and why not
+- `seats`    who sat where (name, bot level, the account's player id when known), whether
+             the seat's result counts (the game is ranked and the seat was not taken over)
+             and the seat's own reason not to
 - `results`  the final result per seat, plus derived counts (perfect colours, busts);
-             none for an aborted game
+             none for an aborted or abandoned game
 - `events`   the complete event log, each event's JSON exactly as it was published
 """
 
@@ -104,7 +106,8 @@ class GameRow(Base):
     finished_at: Mapped[datetime] = mapped_column(UTCDateTime())
     version: Mapped[int] = mapped_column(Integer)  # actions accepted
     event_count: Mapped[int] = mapped_column(Integer)
-    # "finished", or "aborted" (stopped while live: no results); rows of release 0001 finished
+    # "finished", "aborted" (stopped while live) or "abandoned" (nobody acted for the idle
+    # time): the last two have no results; rows of release 0001 are finished
     status: Mapped[str] = mapped_column(String(16), server_default=text("'finished'"))
     # counted by stats and the leaderboard (`service.ranking`); rows archived before
     # identities were verified are unranked, reason "legacy"
@@ -117,8 +120,8 @@ class GameRow(Base):
         Index("ix_games_finished", "finished_at", "id"),
         # the same listing of ranked (or unranked) games only
         Index("ix_games_ranked_finished", "ranked", "finished_at", "id"),
-        CheckConstraint("status IN ('finished', 'aborted')", name="status"),
-        # ranked exactly when no reason says otherwise; an aborted game is never ranked
+        CheckConstraint("status IN ('finished', 'aborted', 'abandoned')", name="status"),
+        # ranked exactly when no reason says otherwise; only a finished game is ranked
         CheckConstraint(
             "(ranked AND unranked_reason IS NULL AND status = 'finished')"
             " OR (NOT ranked AND unranked_reason IS NOT NULL)",
@@ -138,12 +141,19 @@ class SeatRow(Base):
     bot: Mapped[str | None] = mapped_column(String(32))
     player_id: Mapped[str | None] = mapped_column(identifier(PLAYER_ID_LENGTH))
     finished_at: Mapped[datetime] = mapped_column(UTCDateTime())  # copy of games.finished_at
+    # the seat's result counts for its player's ranked figures: games.ranked, and the seat
+    # has no reason of its own not to (`service.ranking`); rows archived before per-seat
+    # ranking have their game's
+    ranked: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    unranked_reason: Mapped[str | None] = mapped_column(String(REASON_LENGTH))  # "taken_over"
 
     __table_args__ = (
         # a player's history, newest first, with keyset pagination (an index on player_id)
         Index("ix_seats_player_history", "player_id", "finished_at", "game_id"),
         # one seat per player id in a game (NULLs, anonymous seats, are not compared)
         UniqueConstraint("game_id", "player_id"),
+        # a seat with a reason of its own does not count
+        CheckConstraint("NOT ranked OR unranked_reason IS NULL", name="ranked_has_no_reason"),
     )
 
 
@@ -160,9 +170,11 @@ class ResultRow(Base):
     currency: Mapped[int] = mapped_column(Integer)
     bust: Mapped[int] = mapped_column(Integer)  # bust tokens held at the end
     cards: Mapped[int] = mapped_column(Integer)  # cards in the collection
+    # the player resigned (a bot played on): ranked below every seat that did not
+    resigned: Mapped[bool] = mapped_column(Boolean, server_default=false())
     perfect_colors: Mapped[int] = mapped_column(Integer)  # colours with a run of all nine
     busts: Mapped[int] = mapped_column(Integer)  # times this seat busted (`busted` events)
-    ranked: Mapped[bool] = mapped_column(Boolean, server_default=false())  # games.ranked's copy
+    ranked: Mapped[bool] = mapped_column(Boolean, server_default=false())  # seats.ranked's copy
 
     __table_args__ = (
         ForeignKeyConstraint(

@@ -1,5 +1,5 @@
-"""`SqlArchive`: ended games (finished or aborted) in SQL (PostgreSQL or SQLite), the
-`GameArchive` port.
+"""`SqlArchive`: ended games (finished, aborted or abandoned) in SQL (PostgreSQL or
+SQLite), the `GameArchive` port.
 
 Writes: `archive()` inserts a game with its seats, results and events in one transaction,
 exactly once. The game row goes first with INSERT ... ON CONFLICT DO NOTHING: of several
@@ -9,8 +9,9 @@ inserted nothing writes nothing more and answers False.
 
 Reads: listings are newest first by (finished_at, id) with keyset cursors (an index range
 scan per page, stable while games are added); per-player figures aggregate `results`
-through an index holding every column they read, of ranked games unless told otherwise
-(`results.ranked` is a copy of the game's).
+through an index holding every column they read, of the seats that count in ranked games
+unless told otherwise (`results.ranked` is a copy of the seat's: the game is ranked and
+the seat was not taken over).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.cards import COLORS
 from service.archive import (
+    ARCHIVED_STATUSES,
     ArchivedGame,
     ArchivedResult,
     ArchivedSeat,
@@ -106,11 +108,11 @@ class SqlArchive:
         events: Sequence[StoredEvent],
         player_ids: Sequence[str | None],
     ) -> bool:
-        """Insert an ended game (finished, or aborted: no results), its seats, results and
-        whole event log in one transaction, ranked or not (`rows.decide_ranking`). True when
-        this call inserted it, False when it was already archived (also when another
-        caller won the race). ValueError for a game still going or an incomplete log
-        (nothing is written)."""
+        """Insert an ended game (finished, or aborted or abandoned: no results), its seats,
+        results and whole event log in one transaction, ranked or not and which seats
+        count (`rows.decide_ranking`). True when this call inserted it, False when it was
+        already archived (also when another caller won the race). ValueError for a game
+        still going or an incomplete log (nothing is written)."""
         rows = archive_rows(record, events, player_ids)
         with _translate_errors():
             async with self.engine.connect() as conn:
@@ -121,7 +123,7 @@ class SqlArchive:
                     if inserted.rowcount != 1:
                         return False  # already archived: nothing else is written
                     await conn.execute(insert(seats), rows.seats)
-                    if rows.results:  # none for an aborted game
+                    if rows.results:  # none for an aborted or abandoned game
                         await conn.execute(insert(results), rows.results)
                     await self._insert_events(conn, rows.events)
         return True
@@ -155,11 +157,11 @@ class SqlArchive:
         limit: int = 50,
     ) -> tuple[list[GameSummary], str | None]:
         """Archived games, newest first by (finished_at, id): `player_id` sat in them,
-        `since <= finished_at < until`, of that `status` ("finished" or "aborted") and
-        `ranked` or not (None: any). Returns a page and the cursor of the next one (None
-        after the last)."""
-        if status not in (None, "finished", "aborted"):
-            raise ValueError('status must be "finished" or "aborted"')
+        `since <= finished_at < until`, of that `status` ("finished", "aborted" or
+        "abandoned") and `ranked` or not (None: any). Returns a page and the cursor of the
+        next one (None after the last)."""
+        if status is not None and status not in ARCHIVED_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(ARCHIVED_STATUSES)}")
         if not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
         for name, value in (("since", since), ("until", until)):
@@ -214,7 +216,7 @@ class SqlArchive:
             ranked=bool(game.ranked),
             unranked_reasons=tuple(game.unranked_reasons or ()),
             deck=tuple(game.deck),
-            seats=tuple(_from_row(ArchivedSeat, s) for s in seat_rows),
+            seats=tuple(_from_row(ArchivedSeat, s, ranked=bool(s.ranked)) for s in seat_rows),
             results=tuple(
                 _from_row(
                     ArchivedResult,
@@ -224,6 +226,7 @@ class SqlArchive:
                         for color, c in sorted(r.colors.items(), key=_color_order)
                     },
                     winner=bool(r.winner),
+                    resigned=bool(r.resigned),
                 )
                 for r in result_rows
             ),
@@ -249,8 +252,9 @@ class SqlArchive:
 
     async def player_stats(self, player_id: str, *, ranked_only: bool = True) -> PlayerStats:
         """Games, wins (shared wins count), mean and best score, busts per game and
-        perfect colours of a player id, over their ranked games (`ranked_only`) or every
-        finished one; zeros and None for a player without games."""
+        perfect colours of a player id, over their ranked games (`ranked_only`: the seats
+        that count, not one a bot took over) or every finished one; zeros and None for a
+        player without games."""
         query = select(
             func.count().label("games"),
             func.coalesce(func.sum(case((results.c.winner, 1), else_=0)), 0).label("wins"),
@@ -286,8 +290,8 @@ class SqlArchive:
         offset: int = 0,
         limit: int = 50,
     ) -> list[LeaderboardRow]:
-        """Players with at least `min_games` archived games (ranked ones only, unless
-        `ranked_only` is False: every finished game), best first.
+        """Players with at least `min_games` archived games (ranked ones only, their seats
+        that count, unless `ranked_only` is False: every finished game), best first.
 
         by="wins": most wins, then the higher mean score, then player id;
         by="mean_score": the higher mean score, then more games, then player id."""
@@ -419,8 +423,8 @@ def _games_page_query(
 async def _seat_summaries(
     conn: AsyncConnection, game_ids: list[str]
 ) -> dict[str, list[SeatSummary]]:
-    """The seats (with their results: none in an aborted game) of each of `game_ids`, in
-    seat order."""
+    """The seats (with their results: none in an aborted or abandoned game) of each of
+    `game_ids`, in seat order."""
     by_game: dict[str, list[SeatSummary]] = {game_id: [] for game_id in game_ids}
     if not game_ids:
         return by_game
@@ -431,6 +435,8 @@ async def _seat_summaries(
             seats.c.name,
             seats.c.bot,
             seats.c.player_id,
+            seats.c.ranked,
+            seats.c.unranked_reason,
             results.c.score,
             results.c.rank,
             results.c.winner,
@@ -449,6 +455,8 @@ async def _seat_summaries(
                 name=s.name,
                 bot=s.bot,
                 player_id=s.player_id,
+                ranked=bool(s.ranked),
+                unranked_reason=s.unranked_reason,
                 score=s.score,
                 rank=s.rank,
                 winner=None if s.winner is None else bool(s.winner),

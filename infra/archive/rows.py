@@ -1,12 +1,14 @@
 """From an ended game (its record and event log) to the archive's rows: pure, no I/O.
 
-An ended game is finished, or aborted while live (`GameRecord.aborted`: its state stops
-mid-game, it has no results, its status is "aborted"). Each game is ranked or not, as
+An ended game is finished, or stopped while live: aborted (`GameRecord.aborted`, by its
+host or the platform) or abandoned (`GameRecord.abandoned`, nobody acted for the idle
+time); a stopped game's state stops mid-game, it has no results, its status says which.
+Each game is ranked or not, and each seat's result counts or not, as
 `service.ranking.ranking` decides on the record.
 
 Everything derived is checked first, so a game is archived whole or not at all:
 the log must be complete (seq 1..n, `game_started` first; a finished game's ends with
-`game_finished`, an aborted game's has none), one player id (or None) per seat, a player
+`game_finished`, a stopped game's has none), one player id (or None) per seat, a player
 id in one seat at most.
 """
 
@@ -43,11 +45,11 @@ def _check_game(record: GameRecord, player_ids: Sequence[str | None]) -> None:
     state = record.state
     if state is None:
         raise ValueError(f"game {record.id} never started: nothing to archive")
-    if record.aborted:
+    if _stopped(record):
         if state.phase == "finished":
-            raise ValueError(f"game {record.id} finished: it cannot be aborted too")
+            raise ValueError(f"game {record.id} finished: it cannot be {record.status} too")
     elif state.phase != "finished" or state.results is None:
-        raise ValueError(f"game {record.id} is neither finished nor aborted")
+        raise ValueError(f"game {record.id} is neither finished nor aborted nor abandoned")
     if not record.id or len(record.id) > ID_LENGTH:
         raise ValueError(f"a game id has 1 to {ID_LENGTH} characters")
     n = len(state.players)
@@ -62,7 +64,7 @@ def _check_game(record: GameRecord, player_ids: Sequence[str | None]) -> None:
 
 def _checked_log(record: GameRecord, events: Sequence[StoredEvent]) -> list[AnyEvent]:
     """The game's whole event log, decoded: seq 1 to the last, game_started to
-    game_finished (with the game's results); an aborted game's without game_finished."""
+    game_finished (with the game's results); a stopped game's without game_finished."""
     state = record.state
     assert state is not None
     seqs = [e.seq for e in events]
@@ -75,9 +77,9 @@ def _checked_log(record: GameRecord, events: Sequence[StoredEvent]) -> list[AnyE
         raise ValueError("an event's seq does not match its stored seq")
     if not decoded or not isinstance(decoded[0], GameStarted):
         raise ValueError("an archived log starts with game_started")
-    if record.aborted:
+    if _stopped(record):
         if any(isinstance(d, GameFinished) for d in decoded):
-            raise ValueError("an aborted game's log has no game_finished")
+            raise ValueError(f"an {record.status} game's log has no game_finished")
         return decoded
     end = decoded[-1]
     if not isinstance(end, GameFinished):
@@ -99,7 +101,7 @@ def archive_rows(
     record: GameRecord, events: Sequence[StoredEvent], player_ids: Sequence[str | None]
 ) -> ArchiveRows:
     """The rows of one archived game. Raises ValueError when the input is not a whole
-    game that ended (finished or aborted)."""
+    game that ended (finished, aborted or abandoned)."""
     _check_game(record, player_ids)
     state = record.state
     assert state is not None
@@ -119,7 +121,7 @@ def archive_rows(
         "finished_at": finished_at,
         "version": state.version,
         "event_count": len(events),
-        "status": "aborted" if record.aborted else "finished",
+        "status": record.status,
         "ranked": decided.ranked,
         "unranked_reason": decided.reason,
         "unranked_reasons": list(decided.reasons),
@@ -132,10 +134,12 @@ def archive_rows(
             "bot": p.bot,
             "player_id": player_ids[p.seat],
             "finished_at": finished_at,
+            "ranked": decided.counts(p.seat),
+            "unranked_reason": decided.seats[p.seat],
         }
         for p in state.players
     ]
-    results = _result_rows(record, player_ids, busts, ranked=decided.ranked)
+    results = _result_rows(record, player_ids, busts, decided)
     event_rows = [
         {
             "game_id": record.id,
@@ -150,7 +154,7 @@ def archive_rows(
 
 def _deck_and_busts(record: GameRecord, decoded: list[AnyEvent]) -> tuple[list[str], list[int]]:
     """The whole deck in draw order (the cards drawn, then those left in the pile: none
-    once a game finished, the rest of an aborted one's) and each seat's busts."""
+    once a game finished, the rest of a stopped one's) and each seat's busts."""
     state = record.state
     assert state is not None
     start = decoded[0]
@@ -167,9 +171,10 @@ def _deck_and_busts(record: GameRecord, decoded: list[AnyEvent]) -> tuple[list[s
 
 
 def _result_rows(
-    record: GameRecord, player_ids: Sequence[str | None], busts: list[int], *, ranked: bool
+    record: GameRecord, player_ids: Sequence[str | None], busts: list[int], decided: Ranking
 ) -> list[dict[str, Any]]:
-    """One row per seat of a finished game; none for an aborted one."""
+    """One row per seat of a finished game (`ranked`: the seat's result counts); none for
+    a stopped one."""
     assert record.state is not None
     return [
         {
@@ -183,9 +188,15 @@ def _result_rows(
             "currency": r.currency,
             "bust": r.bust,
             "cards": r.cards,
+            "resigned": r.resigned,
             "perfect_colors": sum(1 for cs in r.colors.values() if len(cs.run) == PERFECT_RUN),
             "busts": busts[r.seat],
-            "ranked": ranked,
+            "ranked": decided.counts(r.seat),
         }
         for r in record.state.results or ()
     ]
+
+
+def _stopped(record: GameRecord) -> bool:
+    """Stopped while live (aborted or abandoned): no results, no game_finished."""
+    return record.aborted or record.abandoned

@@ -1,6 +1,6 @@
-"""Read APIs over the archive: ended games, finished or aborted, ranked or not (also after
-the live store expired them), event logs, replays, player stats and the leaderboard (of
-ranked games by default)."""
+"""Read APIs over the archive: ended games, finished, aborted or abandoned, ranked or not
+(also after the live store expired them), event logs, replays, player stats and the
+leaderboard (of ranked games by default)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,8 @@ RankedFilter = Annotated[
         description="Count ranked games only (`true`, the default) or every finished game "
         "(`all`). A game is ranked when every human seat's identity was verified, at least "
         "two distinct humans played, the deck was the standard shuffled one and it ended "
-        "normally.",
+        "normally. In a ranked game, a seat a bot took over after timeouts (its player did not "
+        "resign) does not count for its player; a resigned seat counts, ranked last.",
     ),
 ]
 
@@ -121,7 +122,7 @@ class ArchiveController(Controller):
     @get(
         "/",
         operation_id="listArchivedGames",
-        summary="List ended games (finished or aborted), ranked or not",
+        summary="List ended games (finished, aborted or abandoned), ranked or not",
         responses=problems(),
     )
     async def list_games(
@@ -150,10 +151,11 @@ class ArchiveController(Controller):
             ),
         ] = None,
         status: Annotated[
-            Literal["finished", "aborted", "all"],
+            Literal["finished", "aborted", "abandoned", "all"],
             Parameter(
                 required=False,
-                description="Finished games, aborted ones (stopped while live), or `all`.",
+                description="Finished games, aborted ones (stopped while live by their host "
+                "or the platform), abandoned ones (nobody acted for the idle time), or `all`.",
             ),
         ] = "all",
         ranked: Annotated[

@@ -28,10 +28,25 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
+from domain.bots import BOTS, bot_rng
 from domain.cards import deck_for
-from domain.model import AnyEvent, Busted, CardDrawn, GameStarted, GameState
+from domain.clock import play, start_clock, time_out
+from domain.engine import new_game, to_act
+from domain.model import (
+    AnyEvent,
+    Busted,
+    CardDrawn,
+    DeadlineClock,
+    Event,
+    GameStarted,
+    GameState,
+    Reclaim,
+    Resign,
+    SeatReclaimed,
+    SeatTakenOver,
+)
 from domain.replay import replay
-from domain.simulation import SimulatedGame, play_game
+from domain.simulation import SimulatedGame, play_bots, play_game
 from domain.views import public_view
 from infra.archive import InvalidCursor, SqlArchive, make_engine, upgrade
 from infra.archive.models import events as events_table
@@ -66,6 +81,8 @@ class Played:
     stored: list[StoredEvent]
     player_ids: tuple[str | None, ...]
     reasons: tuple[str, ...]  # why it is unranked, as the rule says (primary first)
+    # the seats whose result does not count even in a ranked game (taken over, not resigned)
+    excluded: frozenset[int] = frozenset()
 
     @property
     def ranked(self) -> bool:
@@ -74,6 +91,16 @@ class Played:
     @property
     def id(self) -> str:
         return self.record.id
+
+    def seat_ranking(self) -> list[tuple[bool, str | None]]:
+        """Per seat: whether its result counts, and its own reason not to."""
+        return [
+            (
+                self.ranked and seat not in self.excluded,
+                "taken_over" if seat in self.excluded else None,
+            )
+            for seat in range(len(self.player_ids))
+        ]
 
     @property
     def finished_at(self) -> datetime:
@@ -235,6 +262,7 @@ def test_get_game_round_trip(filled: Db) -> None:
         ]
         assert (got.ranked, got.unranked_reasons) == (p.ranked, p.reasons)
         assert got.unranked_reason == (p.reasons[0] if p.reasons else None)
+        assert [(s.ranked, s.unranked_reason) for s in got.seats] == p.seat_ranking()
         assert state.results is not None
         for want, have in zip(state.results, got.results, strict=True):
             assert msgspec.to_builtins(have) == {
@@ -422,15 +450,19 @@ def test_list_rejects_bad_arguments(filled: Db, arguments: dict[str, Any]) -> No
 # ---------------------------------------------------------------- figures
 
 
-def expected_stats(ranked_only: bool) -> dict[str, dict[str, Any]]:
+def expected_stats(
+    ranked_only: bool, played: tuple[Played, ...] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per player id, over `played` (the data set by default): the results of finished
+    games; `ranked_only`: of ranked games, the seats that count."""
     stats: dict[str, dict[str, Any]] = {}
-    for p in dataset():
-        if ranked_only and not p.ranked:
+    for p in dataset() if played is None else played:
+        if (ranked_only and not p.ranked) or p.sim.state.phase != "finished":
             continue
         assert p.sim.state.results is not None
         for r in p.sim.state.results:
             pid = p.player_ids[r.seat]
-            if pid is None:
+            if pid is None or (ranked_only and r.seat in p.excluded):
                 continue
             s = stats.setdefault(
                 pid, {"games": 0, "wins": 0, "scores": [], "busts": 0, "perfect": 0}
@@ -469,11 +501,11 @@ def test_player_stats(filled: Db, ranked_only: bool) -> None:
 
 
 def expected_leaderboard(
-    by: str, min_games: int, ranked_only: bool
+    by: str, min_games: int, ranked_only: bool, played: tuple[Played, ...] | None = None
 ) -> list[tuple[str, int, int, Fraction]]:
     rows = [
         (pid, s["games"], s["wins"], Fraction(sum(s["scores"]), s["games"]))
-        for pid, s in expected_stats(ranked_only).items()
+        for pid, s in expected_stats(ranked_only, played).items()
         if s["games"] >= min_games
     ]
     if by == "wins":
@@ -771,10 +803,10 @@ def test_an_aborted_game_is_archived_unranked_without_results(empty: Db) -> None
     assert isinstance(start, GameStarted)
     assert len(got.deck) == start.draw_pile_size  # drawn so far, then the pile left
     assert list(got.deck) == [e.card for e in stopped.sim.events if isinstance(e, CardDrawn)]
-    assert [(s.player_id, s.bot) for s in got.seats] == [
-        ("ann", None),
-        ("bob", None),
-        (None, "basic"),
+    assert [(s.player_id, s.bot, s.ranked, s.unranked_reason) for s in got.seats] == [
+        ("ann", None, False, None),
+        ("bob", None, False, None),
+        (None, "basic", False, None),
     ]
     assert stored == stopped.stored
     assert [item.id for item in listed] == [stopped.id, done.id]  # newest first
@@ -823,3 +855,308 @@ def test_player_ids_given_apart_from_the_record_are_unverified(empty: Db) -> Non
     assert got is not None
     assert not got.ranked
     assert got.unranked_reason == "unverified_identity"
+
+
+# ---------------------------------------------------------------- clocks: abandoned games,
+# seats taken over, resigned
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A game with a clock, as real players would have it: each seat a verified human (a
+    player id) or a `basic` bot; humans play like the basic bot, but the `silent` ones let
+    their deadline pass (the clock's bot moves for them, then takes the seat over after two
+    timeouts in a row); `reclaim` take their seat back once taken over and play on; a seat
+    of `resign` resigns at that version; `stop_at`: nobody acts from that version on, so
+    the service ends it as abandoned."""
+
+    name: str
+    seats: tuple[str | None, ...]
+    silent: tuple[int, ...] = ()
+    reclaim: tuple[int, ...] = ()
+    resign: tuple[tuple[int, int], ...] = ()
+    stop_at: int | None = None
+    verified: bool = True
+
+
+SCENARIOS = (
+    Scenario("timeout", ("ann", "bob", "cy"), silent=(1,)),
+    Scenario("the only other human left", ("ann", None, "bob"), silent=(2,)),
+    Scenario("resign", ("ann", "bob", "cy", "dee"), resign=((2, 15),)),
+    Scenario("timeout then resign", ("ann", "bob"), silent=(1,), resign=((1, 30),)),
+    Scenario("reclaim", ("ann", "bob", "cy"), silent=(0,), reclaim=(0,)),
+    Scenario("everyone timed out", ("ann", "bob"), silent=(0, 1)),
+    Scenario("abandoned", ("ann", "bob", "cy"), silent=(1,), stop_at=20),
+    Scenario("unverified", ("ann", "bob"), silent=(1,), verified=False),
+)
+RENAMED = ({}, {"ann": "eve", "bob": "Zed", "cy": "ann", "dee": "bob"})  # a second cast
+
+
+def play_clocked(scenario: Scenario, seed: str, now: float) -> tuple[GameState, list[Event], float]:
+    """The game of `scenario` played through `domain.clock` as the service plays it (one
+    decision every 30 s; a silent seat's deadline passes): its last state, whole log and
+    the time it ended."""
+    seats = [(f"P{seat}", None if pid else "basic") for seat, pid in enumerate(scenario.seats)]
+    state, events = new_game(seats, seed)
+    state, more = play_bots(state)
+    events += more
+    state = start_clock(state, DeadlineClock(hours=1, takeover_after=2), now)
+    resign, back = dict(scenario.resign), set()
+    while (seat := to_act(state)) is not None:
+        if scenario.stop_at is not None and state.version >= scenario.stop_at:
+            break
+        now += 30
+        leaving = next((s for s, at in resign.items() if at <= state.version), None)
+        taking_back = [s for s in scenario.reclaim if s not in back and state.players[s].stand_in]
+        if leaving is not None:
+            del resign[leaving]
+            state, more = play(state, leaving, Resign(), now)
+        elif taking_back:
+            back.add(taking_back[0])
+            state, more = play(state, taking_back[0], Reclaim(), now)
+        elif seat in scenario.silent and seat not in back:
+            assert state.clock is not None
+            assert state.clock.deadline is not None
+            now = state.clock.deadline
+            state, more = time_out(state, now)
+        else:
+            action = BOTS["basic"](public_view(state), seat, bot_rng(state.seed, state.version))
+            state, more = play(state, seat, action, now)
+        events += more
+    return state, events, now
+
+
+def clocked_game(i: int, scenario: Scenario, cast: dict[str, str]) -> Played:
+    """A game of `scenario` as the service archives it, and what the test expects: the
+    seats taken over (a `seat_taken_over` event for timeouts, none for resigning) do not
+    count; the game is ranked when it finished and its humans were verified (two or more
+    in every scenario)."""
+    start = (BASE + timedelta(days=3, hours=i)).timestamp()
+    state, events, end = play_clocked(scenario, f"clocked/{i}", start)
+    player_ids = tuple(cast.get(pid, pid) if pid else None for pid in scenario.seats)
+    abandoned = scenario.stop_at is not None
+    assert (state.phase == "finished") is not abandoned
+    record = GameRecord(
+        id=f"{0xC10C000 + i:020x}",
+        state=state,
+        token_hashes=(None,) * len(player_ids),
+        created_at=start,
+        updated_at=end,
+        player_ids=player_ids,
+        verified=tuple(pid is not None for pid in player_ids) if scenario.verified else (),
+        abandoned=abandoned,
+    )
+    taken = {e.seat for e in events if isinstance(e, SeatTakenOver) and e.reason == "timeouts"}
+    resigned = {e.seat for e in events if isinstance(e, SeatTakenOver) and e.reason == "resigned"}
+    reasons = ("abandoned",) * abandoned + ("unverified_identity",) * (not scenario.verified)
+    return Played(
+        sim=SimulatedGame(state=state, events=events, actions=state.version),
+        record=record,
+        stored=encode_events(events),
+        player_ids=player_ids,
+        reasons=reasons,
+        excluded=frozenset(taken - resigned),
+    )
+
+
+@cache
+def clocked() -> tuple[Played, ...]:
+    """Every scenario with two casts (and two deals): 16 games."""
+    return tuple(
+        clocked_game(i, scenario, cast)
+        for i, (cast, scenario) in enumerate(
+            (cast, scenario) for cast in RENAMED for scenario in SCENARIOS
+        )
+    )
+
+
+def scenario_games(name: str) -> list[Played]:
+    index = [s.name for s in SCENARIOS].index(name)
+    return [clocked()[index + k * len(SCENARIOS)] for k in range(len(RENAMED))]
+
+
+def resigned_seats(p: Played) -> set[int]:
+    return {e.seat for e in p.sim.events if isinstance(e, SeatTakenOver) and e.reason == "resigned"}
+
+
+@pytest.fixture(scope="module", params=DIALECTS)
+def clocked_db(request: pytest.FixtureRequest) -> Iterator[Db]:
+    """One database per dialect holding the clocked games (read-only for the tests)."""
+    with migrated_database(request.param) as db:
+
+        async def fill(archive: SqlArchive) -> list[bool]:
+            return [await archive.archive(p.record, p.stored, p.player_ids) for p in clocked()]
+
+        assert db.run(fill) == [True] * len(clocked())
+        yield db
+
+
+def test_the_clocked_games_show_what_they_are_for() -> None:
+    """Each scenario did what it says (checked on the logs), so the tests below test it:
+    per scenario, (ranked, the seats that do not count, the seats that resigned)."""
+    expected = {
+        "timeout": (True, {1}, set()),
+        "the only other human left": (True, {2}, set()),  # ann, the human left, counts
+        "resign": (True, set(), {2}),
+        "timeout then resign": (True, set(), {1}),
+        "reclaim": (True, {0}, set()),
+        "everyone timed out": (True, {0, 1}, set()),
+        "abandoned": (False, {1}, set()),
+        "unverified": (False, {1}, set()),
+    }
+    for name, (ranked, excluded, resigned) in expected.items():
+        for p in scenario_games(name):
+            assert (p.ranked, p.excluded, resigned_seats(p)) == (ranked, excluded, resigned)
+    for p in scenario_games("timeout then resign"):
+        takeovers = [(e.seat, e.reason) for e in p.sim.events if isinstance(e, SeatTakenOver)]
+        assert takeovers == [(1, "timeouts"), (1, "resigned")]
+    for p in scenario_games("reclaim"):
+        assert [e.seat for e in p.sim.events if isinstance(e, SeatReclaimed)] == [0]
+        assert p.sim.state.players[0].stand_in is None  # the player played on
+    for p in scenario_games("abandoned"):
+        assert p.reasons == ("abandoned",)
+        assert p.sim.state.results is None
+    # the figures differ between ranked play and every finished game
+    assert expected_stats(True, clocked()) != expected_stats(False, clocked())
+
+
+def test_clocked_games_round_trip(clocked_db: Db) -> None:
+    async def body(archive: SqlArchive) -> list[Any]:
+        return [await archive.get_game(p.id) for p in clocked()]
+
+    for p, got in zip(clocked(), clocked_db.run(body), strict=True):
+        assert got is not None
+        abandoned = p.record.abandoned
+        assert got.status == ("abandoned" if abandoned else "finished")
+        assert (got.ranked, got.unranked_reasons) == (p.ranked, p.reasons)
+        assert got.unranked_reason == (p.reasons[0] if p.reasons else None)
+        assert [(s.player_id, s.ranked, s.unranked_reason) for s in got.seats] == [
+            (pid, *seat) for pid, seat in zip(p.player_ids, p.seat_ranking(), strict=True)
+        ]
+        assert got.version == p.sim.state.version
+        assert got.event_count == len(p.stored)
+        if abandoned:
+            assert got.results == ()
+            continue
+        state = p.sim.state
+        assert state.results is not None
+        assert [msgspec.to_builtins(r) for r in got.results] == [
+            {
+                **msgspec.to_builtins(want),
+                "perfect_colors": perfect_colors(want, state.rules.perfect_bonus),
+                "busts": busts_of(p, want.seat),
+            }
+            for want in state.results
+        ]
+        # a resigned seat never wins and ranks below every seat that did not resign
+        quit_ = resigned_seats(p)
+        assert {r.seat for r in got.results if r.resigned} == quit_
+        for r in got.results:
+            if r.seat in quit_:
+                assert not r.winner
+                assert all(r.rank > o.rank for o in got.results if o.seat not in quit_)
+
+
+def test_clocked_games_listed_with_their_seats(clocked_db: Db) -> None:
+    async def body(archive: SqlArchive) -> tuple[Any, ...]:
+        return (
+            (await archive.list_games(limit=500))[0],
+            (await archive.list_games(status="abandoned"))[0],
+            (await archive.list_games(status="finished", limit=500))[0],
+            (await archive.list_games(status="aborted"))[0],
+            (await archive.list_games(status="abandoned", ranked=True))[0],
+            (await archive.list_games(status="abandoned", player_id="bob"))[0],
+        )
+
+    every, abandoned, finished, aborted, ranked_abandoned, bobs = clocked_db.run(body)
+    by_id = {p.id: p for p in clocked()}
+    assert [item.id for item in every] == newest_first(list(clocked()))
+    for item in every:
+        p = by_id[item.id]
+        assert item.status == ("abandoned" if p.record.abandoned else "finished")
+        assert [(s.ranked, s.unranked_reason) for s in item.seats] == p.seat_ranking()
+        if p.record.abandoned:
+            assert [(s.score, s.rank, s.winner) for s in item.seats] == [(None,) * 3] * len(
+                p.player_ids
+            )
+    expected = newest_first(scenario_games("abandoned"))
+    assert [item.id for item in abandoned] == expected
+    assert [item.id for item in finished] == newest_first(
+        [p for p in clocked() if not p.record.abandoned]
+    )
+    assert aborted == ranked_abandoned == []
+    assert [item.id for item in bobs] == newest_first(
+        [p for p in scenario_games("abandoned") if "bob" in p.player_ids]
+    )
+
+
+@pytest.mark.parametrize("ranked_only", [True, False], ids=["ranked", "all"])
+def test_clocked_player_stats(clocked_db: Db, ranked_only: bool) -> None:
+    """Ranked figures count the seats that count: not bob's seats taken over."""
+    expected = expected_stats(ranked_only, clocked())
+    players = sorted({pid for p in clocked() for pid in p.player_ids if pid})
+
+    async def body(archive: SqlArchive) -> list[Any]:
+        return [await archive.player_stats(pid, ranked_only=ranked_only) for pid in players]
+
+    for got in clocked_db.run(body):
+        want = expected.get(got.player_id)
+        if want is None:  # every seat of theirs was taken over (or in no finished game)
+            assert ranked_only
+            assert (got.games, got.wins, got.mean_score) == (0, 0, None)
+            continue
+        assert (got.games, got.wins, got.busts, got.perfect_colors) == (
+            want["games"],
+            want["wins"],
+            want["busts"],
+            want["perfect"],
+        )
+        assert got.mean_score == pytest.approx(Fraction(sum(want["scores"]), want["games"]))
+        assert got.best_score == max(want["scores"])
+
+
+@pytest.mark.parametrize("by", ["wins", "mean_score"])
+@pytest.mark.parametrize("ranked_only", [True, False], ids=["ranked", "all-games"])
+def test_clocked_leaderboard(clocked_db: Db, by: Any, ranked_only: bool) -> None:
+    expected = expected_leaderboard(by, 1, ranked_only, clocked())
+
+    async def body(archive: SqlArchive) -> list[Any]:
+        return await archive.leaderboard(by, ranked_only=ranked_only)
+
+    whole = clocked_db.run(body)
+    assert [(r.player_id, r.games, r.wins) for r in whole] == [r[:3] for r in expected]
+    assert [r.mean_score for r in whole] == pytest.approx([float(r[3]) for r in expected])
+
+
+def test_clocked_logs_replay_to_the_last_public_state(clocked_db: Db) -> None:
+    """Timeouts, takeovers, reclaims and resignations are in the archived log: the replay
+    of each game ends on its last public state (an abandoned game's too)."""
+
+    async def body(archive: SqlArchive) -> list[list[StoredEvent]]:
+        return [await archive.events(p.id) for p in clocked()]
+
+    decoder = msgspec.json.Decoder(AnyEvent)
+    for p, stored in zip(clocked(), clocked_db.run(body), strict=True):
+        assert stored == p.stored
+        views = list(replay(decoder.decode(e.data) for e in stored))
+        assert views[-1] == public_view(p.sim.state)
+
+
+def test_archive_refuses_an_inconsistent_abandoned_game(empty: Db) -> None:
+    [idle, _] = scenario_games("abandoned")
+    done = scenario_games("timeout")[0]
+    finished_but_abandoned = msgspec.structs.replace(done.record, abandoned=True)
+    live = msgspec.structs.replace(idle.record, abandoned=False)
+
+    async def body(archive: SqlArchive) -> None:
+        for record, stored in [
+            (finished_but_abandoned, done.stored),  # it finished
+            (live, idle.stored),  # still going: not ended
+            (idle.record, idle.stored[:-1]),  # log cut short
+            (idle.record, [*idle.stored, *done.stored[-1:]]),  # a game_finished after all
+        ]:
+            with pytest.raises(ValueError, match=r"."):
+                await archive.archive(record, stored, idle.player_ids)
+
+    empty.run(body)
+    assert empty.count(games) == empty.count(seats) == empty.count(events_table) == 0

@@ -85,7 +85,7 @@ def test_upgrade_downgrade_upgrade(fresh: str) -> None:
     assert current(fresh) is None
     upgrade(fresh)
     assert tables(fresh) == TABLES | {"alembic_version"}
-    assert current(fresh) == head() == "0002_ranked"
+    assert current(fresh) == head() == "0003_abandoned"
     upgrade(fresh)  # idempotent: nothing to do
     downgrade(fresh, "base")
     assert tables(fresh) == {"alembic_version"}
@@ -153,23 +153,31 @@ def read_db(url: str, query: str) -> list[tuple[Any, ...]]:
 T0 = "'2025-03-01 10:00:00+00:00'"
 
 
+SEAT_COLUMNS = "game_id, seat, name, bot, player_id, finished_at"
+
+
 def game_rows(game_id: str, *, extra: str = "", values: str = "") -> list[str]:
     """The rows of a 2-seat game (one result), as revision 0001 (or with `extra` columns)."""
     return [
         "INSERT INTO games (id, player_count, rules, seed, deck, schema_version, created_at,"
         f" finished_at, version, event_count{extra}) VALUES ('{game_id}', 2, '{{}}', 's',"
         f" '[]', 1, {T0}, {T0}, 3, 1{values})",
-        f"INSERT INTO seats VALUES ('{game_id}', 0, 'Ann', NULL, 'ann', {T0})",
-        f"INSERT INTO seats VALUES ('{game_id}', 1, 'Bob', NULL, 'bob', {T0})",
+        f"INSERT INTO seats ({SEAT_COLUMNS}) VALUES ('{game_id}', 0, 'Ann', NULL, 'ann', {T0})",
+        f"INSERT INTO seats ({SEAT_COLUMNS}) VALUES ('{game_id}', 1, 'Bob', NULL, 'bob', {T0})",
         f"INSERT INTO events VALUES ('{game_id}', 1, 'game_started', '{{}}')",
     ]
 
 
-def result_row(game_id: str) -> str:
+def result_row(
+    game_id: str, seat: int = 0, *, extra: str = "", values: str = "", lost: bool = False
+) -> str:
+    """Seat 0's result (ann wins with 40), or seat 1's (`lost`: bob second with 30), as
+    revision 0001 (or with `extra` columns)."""
+    player, score, rank, winner = ("bob", 30, 2, "false") if lost else ("ann", 40, 1, "true")
     return (
         "INSERT INTO results (game_id, seat, player_id, score, colors, rank, winner,"
-        f" currency, bust, cards, perfect_colors, busts) VALUES ('{game_id}', 0, 'ann', 40,"
-        " '{}', 1, true, 0, 0, 5, 0, 0)"
+        f" currency, bust, cards, perfect_colors, busts{extra}) VALUES ('{game_id}', {seat},"
+        f" '{player}', {score}, '{{}}', {rank}, {winner}, 0, 0, 5, 0, 0{values})"
     )
 
 
@@ -184,6 +192,8 @@ def test_games_archived_before_ranking_are_legacy(fresh: str) -> None:
     assert (status, bool(ranked), reason) == ("finished", False, "legacy")
     assert (json.loads(reasons) if isinstance(reasons, str) else reasons) == ["legacy"]
     assert [bool(r) for (r,) in read_db(fresh, "SELECT ranked FROM results")] == [False]
+    seats_now = read_db(fresh, "SELECT ranked, unranked_reason FROM seats ORDER BY seat")
+    assert [(bool(r), why) for r, why in seats_now] == [(False, None), (False, None)]
     assert differences(fresh) == []
 
 
@@ -193,6 +203,7 @@ def test_games_archived_before_ranking_are_legacy(fresh: str) -> None:
         ", 'finished', true, 'custom_deck'",  # ranked, yet a reason
         ", 'finished', false, NULL",  # unranked without a reason
         ", 'aborted', true, NULL",  # an aborted game ranked
+        ", 'abandoned', true, NULL",  # an abandoned game ranked
         ", 'lost', false, 'aborted'",  # no such status
     ],
 )
@@ -233,6 +244,120 @@ def test_downgrade_drops_aborted_games_and_keeps_finished_ones(fresh: str) -> No
     assert differences(fresh) == []
 
 
+RANKING = ", status, ranked, unranked_reason"
+
+
+def test_an_abandoned_game_is_accepted_unranked(fresh: str) -> None:
+    upgrade(fresh)
+    write_db(fresh, *game_rows("idle", extra=RANKING, values=", 'abandoned', false, 'abandoned'"))
+    assert read_db(fresh, "SELECT id, status FROM games") == [("idle", "abandoned")]
+
+
+def test_the_database_refuses_a_seat_that_counts_with_a_reason(fresh: str) -> None:
+    """A seat with a reason of its own (taken over) does not count."""
+    upgrade(fresh)
+    rows = game_rows("game", extra=RANKING, values=", 'finished', true, NULL")
+    write_db(fresh, rows[0])
+    insert = f"INSERT INTO seats ({SEAT_COLUMNS}, ranked, unranked_reason) VALUES ('game',"
+    write_db(
+        fresh,
+        f"{insert} 0, 'Ann', NULL, 'ann', {T0}, true, NULL)",
+        f"{insert} 1, 'Bob', NULL, 'bob', {T0}, false, 'taken_over')",
+    )
+    with pytest.raises(IntegrityError):
+        write_db(fresh, f"{insert} 2, 'Cy', NULL, 'cy', {T0}, true, 'taken_over')")
+    assert read_db(fresh, "SELECT seat FROM seats ORDER BY seat") == [(0,), (1,)]
+
+
+def test_seats_of_revision_0002_count_as_their_game(fresh: str) -> None:
+    """Upgrading from 0002: every seat counts as its game did (ranked or not; 0002 copied
+    games.ranked into results.ranked), none has a reason of its own, no result is resigned;
+    results.ranked is unchanged."""
+    upgrade(fresh, "0002_ranked")
+    write_db(
+        fresh,
+        *game_rows("ranked", extra=RANKING, values=", 'finished', true, NULL"),
+        result_row("ranked", extra=", ranked", values=", true"),
+        *game_rows("custom", extra=RANKING, values=", 'finished', false, 'custom_deck'"),
+        result_row("custom"),
+        *game_rows("stopped", extra=RANKING, values=", 'aborted', false, 'aborted'"),
+    )
+    upgrade(fresh)
+    assert current(fresh) == head()
+    seats_now = read_db(
+        fresh, "SELECT game_id, seat, ranked, unranked_reason FROM seats ORDER BY game_id, seat"
+    )
+    assert [(g, seat, bool(r), why) for g, seat, r, why in seats_now] == [
+        ("custom", 0, False, None),
+        ("custom", 1, False, None),
+        ("ranked", 0, True, None),
+        ("ranked", 1, True, None),
+        ("stopped", 0, False, None),
+        ("stopped", 1, False, None),
+    ]
+    got = read_db(fresh, "SELECT game_id, ranked, resigned FROM results ORDER BY game_id")
+    assert [(g, bool(r), bool(res)) for g, r, res in got] == [
+        ("custom", False, False),
+        ("ranked", True, False),
+    ]
+    assert differences(fresh) == []
+
+
+def test_downgrade_drops_abandoned_games_and_keeps_the_others(fresh: str) -> None:
+    """Revision 0002 holds finished and aborted games only: downgrading deletes the
+    abandoned ones (their seats and events too) and the per-seat columns; a seat taken over
+    stays out of the ranked figures (results.ranked is kept), and is a seat taken over
+    again after upgrading."""
+    upgrade(fresh)
+    counted = f"INSERT INTO seats ({SEAT_COLUMNS}, ranked, unranked_reason) VALUES ('done',"
+    write_db(
+        fresh,
+        *game_rows("done", extra=RANKING, values=", 'finished', true, NULL")[:1],
+        f"{counted} 0, 'Ann', NULL, 'ann', {T0}, true, NULL)",
+        f"{counted} 1, 'Bob', NULL, 'bob', {T0}, false, 'taken_over')",
+        "INSERT INTO events VALUES ('done', 1, 'game_started', '{}')",
+        result_row("done", extra=", ranked", values=", true"),
+        result_row("done", 1, lost=True, extra=", ranked", values=", false"),  # taken over
+        *game_rows("stopped", extra=RANKING, values=", 'aborted', false, 'aborted'"),
+        *game_rows("idle", extra=RANKING, values=", 'abandoned', false, 'abandoned'"),
+    )
+    downgrade(fresh, "0002_ranked")
+    assert current(fresh) == "0002_ranked"
+    assert read_db(fresh, "SELECT id FROM games ORDER BY id") == [("done",), ("stopped",)]
+    assert read_db(fresh, "SELECT DISTINCT game_id FROM seats ORDER BY game_id") == [
+        ("done",),
+        ("stopped",),
+    ]
+    assert read_db(fresh, "SELECT DISTINCT game_id FROM events ORDER BY game_id") == [
+        ("done",),
+        ("stopped",),
+    ]
+    got = read_db(fresh, "SELECT player_id, ranked FROM results ORDER BY seat")
+    assert [(pid, bool(r)) for pid, r in got] == [("ann", True), ("bob", False)]
+
+    def columns(conn: Connection) -> dict[str, set[str]]:
+        inspector = inspect(conn)
+        return {t: {c["name"] for c in inspector.get_columns(t)} for t in ("seats", "results")}
+
+    found = inspect_db(fresh, columns)
+    assert not {"ranked", "unranked_reason"} & found["seats"]
+    assert "resigned" not in found["results"]
+    with pytest.raises(IntegrityError):  # 0002's statuses again
+        write_db(
+            fresh, game_rows("x", extra=RANKING, values=", 'abandoned', false, 'abandoned'")[0]
+        )
+
+    upgrade(fresh)
+    seats_now = read_db(
+        fresh, "SELECT seat, ranked, unranked_reason FROM seats WHERE game_id = 'done'"
+    )
+    assert sorted((seat, bool(r), why) for seat, r, why in seats_now) == [
+        (0, True, None),
+        (1, False, "taken_over"),  # read back from results.ranked
+    ]
+    assert differences(fresh) == []
+
+
 def test_upgrade_from_a_running_event_loop(fresh: str) -> None:
     """The service migrates at start-up, inside its event loop."""
 
@@ -261,7 +386,7 @@ def test_command_lines(fresh: str) -> None:
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "check", env={"TEN_DATABASE_URL": fresh})
     assert done.returncode == 0, done.stderr
-    assert "ok: at 0002_ranked" in done.stdout
+    assert "ok: at 0003_abandoned" in done.stdout
     done = run(*migrate, "--url", fresh, "downgrade", "base")
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "--url", fresh, "check")

@@ -10,7 +10,8 @@ Run under valgrind, twice, and subtract (start-up and imports cancel out):
 
 Modes: `actions N` plays N actions through the service app (`service.app:app`, driven as
 ASGI, no sockets) on 4-human games, each action followed by the read of the next seat's
-legal actions, as a client does; `reads N` reads one game N times with a seat token;
+legal actions, as a client does; `clocked N` the same games with a bank clock (an hour:
+nobody times out, the clock's bookkeeping is the difference); `reads N` reads one game N times with a seat token;
 `ceiling N` makes N writes of the ceiling app (`bench/ceiling_app.py`: HGET, decode, CAS).
 Game ids, seeds and tokens come from a seeded random source, so two trees (main and a
 `git worktree` of an older commit, run with `PYTHONPATH=<worktree>` from that worktree)
@@ -38,6 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # ceiling_app
 
 
 FOUR = json.dumps({"players": [{"name": f"p{i}"} for i in range(4)]}).encode()
+# the same games with a real-time clock (an hour's bank: nobody times out)
+CLOCK = {"type": "bank", "initial_seconds": 3600, "increment_seconds": 10}
+FOUR_CLOCKED = json.dumps(
+    {"players": [{"name": f"p{i}"} for i in range(4)], "clock": CLOCK}
+).encode()
 
 
 class Asgi:
@@ -92,11 +98,11 @@ def bearer(token: str) -> tuple[tuple[str, str]]:
     return (("authorization", f"Bearer {token}"),)
 
 
-async def actions(client: Asgi, n: int) -> None:
+async def actions(client: Asgi, n: int, create: bytes = FOUR) -> None:
     rng = random.Random(5)
     count = 0
     while count < n:
-        _, body = await client.request("POST", "/v1/games", FOUR)
+        _, body = await client.request("POST", "/v1/games", create)
         game = json.loads(body)
         tokens = {s["seat"]: s["token"] for s in game["seats"]}
         path = f"/v1/games/{game['id']}"
@@ -124,6 +130,8 @@ async def main(mode: str, n: int) -> None:
     client = Asgi(app)
     if mode == "actions":
         await actions(client, n)
+    elif mode == "clocked":
+        await actions(client, n, FOUR_CLOCKED)
     elif mode == "reads":
         _, body = await client.request("POST", "/v1/games", FOUR)
         game = json.loads(body)

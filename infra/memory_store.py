@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from infra.store_rules import ARCHIVED, listed, memberships
+from infra.store_rules import ARCHIVED, due_moved_earlier, listed, memberships
 from service.ports import (
     DueGame,
     GameRecord,
@@ -155,7 +155,7 @@ class MemoryGameStore(GameStore):
                 self._unarchived.discard(record.id)
             if record.ended:
                 self._due.write(record.id, None, record.stamp)
-            elif _due_moved_earlier(record, previous):
+            elif due_moved_earlier(record, previous):
                 self._due.write(record.id, record.due, record.stamp)
             waiters = self._waiters.pop(record.id, ()) if events else ()
         for waiter in waiters:
@@ -293,13 +293,6 @@ class MemoryGameStore(GameStore):
 
     async def close(self) -> None:
         return None
-
-
-def _due_moved_earlier(record: GameRecord, previous: GameRecord | None) -> bool:
-    """A save of a game not ended writes its due entry only when its due moved earlier (or
-    was unknown as read): otherwise the entry, at most the previous due, still holds."""
-    due = record.due
-    return due is not None and (previous is None or previous.due is None or due < previous.due)
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

@@ -40,7 +40,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
-from infra.store_rules import ARCHIVED, listed, memberships
+from infra.store_rules import ARCHIVED, due_moved_earlier, listed, memberships
 from service.ports import (
     DueGame,
     GameRecord,
@@ -249,13 +249,6 @@ def _header(numbers: str, events: Sequence[StoredEvent]) -> str:
     return numbers + "".join(f" {e.seq} {len(e.data)}" for e in events)
 
 
-def _due_moved_earlier(record: GameRecord, previous: GameRecord | None) -> bool:
-    """A save of a game not ended writes its due entry only when its due moved earlier (or
-    was unknown as read): otherwise the entry, at most the previous due, still holds."""
-    due = record.due
-    return due is not None and (previous is None or previous.due is None or due < previous.due)
-
-
 def _stream_events(entries) -> list[StoredEvent]:
     return [
         StoredEvent(int(entry_id.split(b"-", 1)[1]), fields[b"d"]) for entry_id, fields in entries
@@ -405,7 +398,7 @@ class RedisGameStore(GameStore):
             raise VersionConflict(record.id, current=current)
         ended = record.ended
         left, joined = memberships(record, previous)
-        due = ended or _due_moved_earlier(record, previous)
+        due = ended or due_moved_earlier(record, previous)
         if due or left or joined:  # else no other round trip (an action, most of the time)
             await self._after_save(record, ended, left, joined, due=due)
 

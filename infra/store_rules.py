@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from service.archive import ARCHIVED_STATUSES
 from service.ports import GameRecord
 
 # the statuses `unarchived` reports: an aborted game is archived (unranked) like a finished
 # one; a cancelled table never started, so there is nothing to archive
-ARCHIVED = frozenset({"finished", "aborted"})
+ARCHIVED = frozenset(ARCHIVED_STATUSES)
 
 
 def listed(record: GameRecord, index: str, created_at: float) -> bool:
@@ -24,3 +25,10 @@ def memberships(save_record: GameRecord, previous: GameRecord | None) -> tuple[s
     if before == now:
         return set(), set()
     return set(before - now), set(now - before)
+
+
+def due_moved_earlier(record: GameRecord, previous: GameRecord | None) -> bool:
+    """A save of a game not ended writes its due entry only when its due moved earlier (or
+    was unknown as read): otherwise the entry, at most the previous due, still holds."""
+    due = record.due
+    return due is not None and (previous is None or previous.due is None or due < previous.due)

@@ -41,6 +41,7 @@ from service.observability.logs import RequestContext, configure_logging
 from service.ports import ArchiveOutbox, GameStore, StoreUnavailable
 from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
+from service.webhooks import Webhooks
 
 STATIC = Path(__file__).parent / "static"
 UNARCHIVED_SWEEP_SECONDS = 30
@@ -79,6 +80,7 @@ class Adapters(NamedTuple):
     rate_limit_store: Store | None  # shared by every replica; None: each process counts alone
     store_system: str  # for metrics and traces: "redis" or "memory"
     close: Callable[[], Awaitable[None]]
+    redis: Any = None  # the small shared client (outboxes, rate limits); None when embedded
 
 
 def build_adapters(
@@ -115,7 +117,9 @@ def build_adapters(
         await client.aclose()
         await archive.close()
 
-    return Adapters(store, RedisOutbox(client), archive, rate_limit_store, "redis", close_redis)
+    return Adapters(
+        store, RedisOutbox(client), archive, rate_limit_store, "redis", close_redis, client
+    )
 
 
 class Instruments:
@@ -181,9 +185,15 @@ class Background:
     games never handed to the archive, the deadline poller, the metrics flusher."""
 
     def __init__(
-        self, settings: Settings, archiver: Archiver, service: GameService, obs: Instruments
+        self,
+        settings: Settings,
+        archiver: Archiver,
+        service: GameService,
+        obs: Instruments,
+        webhooks: Webhooks,
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
+        self.webhooks = webhooks
         self.tasks: list[asyncio.Task] = []
         # games whose clock ran out or that were left idle, on whichever replica sees them
         # first; the service tells it of every due it sets (the embedded store's timer)
@@ -205,6 +215,8 @@ class Background:
         self._run(self.archiver.run_forever(), "ten-archiver")
         self._run(self.hand_over_forever(), "ten-unarchived")
         self._run(self.deadlines.run_forever(), "ten-deadlines")
+        if self.webhooks.enabled:
+            self._run(self.webhooks.run_forever(), "ten-webhooks")
         if self.obs.metrics is not None:
             self._run(self.obs.metrics.flush_forever(), "ten-metrics")
 
@@ -215,6 +227,7 @@ class Background:
         for task in self.tasks:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.webhooks.close()
 
     async def hand_over_forever(self) -> None:
         """Finished games a process left without handing them to the archive (it died just
@@ -305,6 +318,25 @@ def use_cases(
     )
 
 
+def game_service(
+    settings: Settings, adapters: Adapters, obs: Instruments
+) -> tuple[GameService, Background]:
+    """The game use cases on the adapters, and what runs beside them: the archiver, the
+    platform's webhooks (TEN_WEBHOOK_URLS: queued by the use cases, sent in the background)
+    and the deadline poller."""
+    store, outbox = obs.store(adapters.store), obs.outbox(adapters.outbox)
+    archiver = Archiver(outbox, adapters.archive, interval=settings.archive_interval)
+    webhooks = Webhooks.from_settings(settings, adapters.redis, obs.metrics)
+    service = obs.service_class(
+        store,
+        settings,
+        outbox=outbox,
+        on_finished=archiver.wake.set,
+        webhooks=webhooks if webhooks.enabled else None,
+    )
+    return service, Background(settings, archiver, service, obs, webhooks)
+
+
 def create_app(
     settings: Settings | None = None,
     store: GameStore | None = None,
@@ -328,10 +360,8 @@ def create_app(
     who = identity_state(settings)  # before any adapter: a bad key fails first
     adapters = build_adapters(settings, store, archive)
     obs = Instruments(settings, adapters.store_system, tracer_provider)
-    store, outbox = obs.store(adapters.store), obs.outbox(adapters.outbox)
-    archiver = Archiver(outbox, adapters.archive, interval=settings.archive_interval)
-    service = obs.service_class(store, settings, outbox=outbox, on_finished=archiver.wake.set)
-    background = Background(settings, archiver, service, obs)
+    service, background = game_service(settings, adapters, obs)
+    store = service.store
 
     async def tune_process() -> None:
         tune_gc(settings.gc_threshold)  # last: what startup built is frozen too

@@ -18,15 +18,17 @@ from typing import NamedTuple
 
 import msgspec
 
-from domain.engine import apply
+from domain.clock import play, time_out
 from domain.errors import RuleError
 from domain.model import Action, AnyEvent, Event
-from domain.simulation import play_bots
+from service.archive import ARCHIVED_STATUSES
 from service.callers import Caller
 from service.errors import ServiceError
 from service.ports import (
     ArchiveJob,
     ArchiveOutbox,
+    Fired,
+    GameListener,
     GameRecord,
     GameStore,
     IdempotentResponse,
@@ -38,6 +40,9 @@ from service.ports import (
 from service.settings import Settings
 
 log = logging.getLogger("ten.games")
+# a live game's Redis key outlives its idle expiry by this much (at most a day), so the
+# deadline poller ends it (archived as abandoned) before the key expires
+IDLE_GRACE_MAX = 24 * 3600
 GAME_ID = re.compile(r"^[0-9a-f]{20}$")
 _event_encoder = msgspec.json.Encoder()
 _event_decoder = msgspec.json.Decoder(AnyEvent)
@@ -70,6 +75,8 @@ class GameService:
         *,
         outbox: ArchiveOutbox | None = None,
         on_finished: Callable[[], None] | None = None,
+        webhooks: GameListener | None = None,
+        on_due: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.time,
         random_hex: Callable[[int], str] = secrets.token_hex,
         recent_games: int = 1024,  # about 9 KB each (a 4-player game at its start)
@@ -78,6 +85,8 @@ class GameService:
         self.settings = settings
         self.outbox = outbox
         self._on_finished = on_finished
+        self.webhooks = webhooks
+        self.on_due = on_due  # told of every due set (the embedded poller's timer)
         self._clock = clock
         self._random_hex = random_hex
         # The games this process saved or read last, as it saw them: an action starts from
@@ -100,7 +109,23 @@ class GameService:
     def _ttl(self, record: GameRecord) -> int:
         if record.ended:
             return self.settings.finished_ttl
-        return self.settings.idle_ttl
+        idle = self.settings.idle_ttl
+        return idle + max(60, min(idle, IDLE_GRACE_MAX))
+
+    def _with_due(self, record: GameRecord) -> GameRecord:
+        """The record with its `due`: its clock's deadline or its idle expiry, whichever
+        comes first; None once ended."""
+        due = None
+        if not record.ended:
+            due = record.updated_at + self.settings.idle_ttl
+            clock = record.state.clock if record.state is not None else None
+            if clock is not None and clock.deadline is not None:
+                due = min(due, clock.deadline)
+        if due != record.due:
+            record = msgspec.structs.replace(record, due=due)
+            if due is not None and self.on_due is not None:
+                self.on_due(due)
+        return record
 
     def new_game_id(self) -> str:
         return self._random_hex(10)
@@ -111,12 +136,16 @@ class GameService:
     def now(self) -> float:
         return self._clock()
 
-    async def store_new(self, record: GameRecord, events: Sequence[StoredEvent]) -> None:
-        """Store a game just made (a table, or a game dealt at once)."""
+    async def store_new(self, record: GameRecord, events: Sequence[StoredEvent]) -> GameRecord:
+        """Store a game just made (a table, or a game dealt at once); the record as stored
+        (its `due` set)."""
+        record = self._with_due(record)
         await self.store.create(record, events, self._ttl(record))
         self._remember(record)
+        await self._tell(None, record, events)
         if record.status == "finished":
             await self._finished(record)
+        return record
 
     async def store_change(
         self,
@@ -124,14 +153,27 @@ class GameService:
         new: GameRecord,
         events: Sequence[StoredEvent],
         remembered: tuple[str, IdempotentResponse] | None = None,
-    ) -> None:
+    ) -> GameRecord:
         """Save `new` in place of `old` (stamp compared: VersionConflict if it moved on),
-        with the idempotent outcome to remember, listings updated; a game that ended here
-        goes to the archive."""
+        with the idempotent outcome to remember, listings and due index updated; a game
+        that ended here goes to the archive. The record as stored (its `due` set)."""
+        new = self._with_due(new)
+        if remembered is not None:  # the outcome remembered is the record as stored
+            key, outcome = remembered
+            remembered = (key, msgspec.structs.replace(outcome, record=new))
         await self.store.save(new, old.stamp, events, self._ttl(new), remembered, old)
         self._remember(new)
-        if new.status in ("finished", "aborted") and not old.ended:
+        await self._tell(old, new, events)
+        if new.status in ARCHIVED_STATUSES and not old.ended:
             await self._finished(new)
+        return new
+
+    async def _tell(
+        self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]
+    ) -> None:
+        """The platform's webhooks hear of what this change did (when configured)."""
+        if self.webhooks is not None:  # they decode the few events they look at themselves
+            await self.webhooks.changed(old, new, events)
 
     async def _finished(self, record: GameRecord) -> None:
         """Hand a game that just finished to the archive's outbox. Never fails the action:
@@ -265,7 +307,7 @@ class GameService:
         seat = await self.seat_of_caller(record, request.caller)
         if seat is None:
             raise ServiceError("unauthorized")
-        if record.state is None or record.aborted:
+        if record.state is None or record.aborted or record.abandoned:
             raise ServiceError("game_not_started" if record.state is None else "game_over")
         fingerprint = f"{seat}:{request.fingerprint}"
         key = request.idempotency_key
@@ -284,10 +326,9 @@ class GameService:
                 "version_mismatch",
                 f"The action was chosen on version {expected}; the game is at {record.version}.",
             )
-        state, events = apply(record.state, seat, request.action)
-        state, bot_events = play_bots(state)
-        events.extend(bot_events)
-        new = record.successor(state=state, updated_at=self._clock())
+        now = self._clock()
+        state, events = play(record.state, seat, request.action, now)
+        new = record.successor(state=state, updated_at=now)
         stored = encode_events(events)
         remembered = None
         if key is not None:
@@ -295,8 +336,48 @@ class GameService:
                 fingerprint=fingerprint, seat=seat, record=new, events=stored
             )
             remembered = (key, outcome)
-        await self.store_change(record, new, stored, remembered)
+        new = await self.store_change(record, new, stored, remembered)
         return Acted(record=new, seat=seat, events=events, replayed=False)
+
+    async def fire_due(self, game_id: str) -> Fired:
+        """Deal with a game whose entry in the due index came (the deadline poller calls
+        this, on one replica for one entry): a seat whose deadline passed times out (its
+        move made by the game's bot, `domain.clock.time_out`); a game nobody touched for
+        TEN_IDLE_TTL is ended as abandoned (archived so), a table as cancelled. Each is an
+        ordinary save against the version read: a game that moved on meanwhile is left
+        alone (`conflict`), and one not due yet only has its entry moved (`moved_on`)."""
+        record = await self.store.load(game_id) if GAME_ID.match(game_id) else None
+        if record is None:
+            return Fired("gone", None, None)
+        if record.ended:
+            return Fired("gone", None, record.stamp)
+        now = self._clock()
+        if record.due is None or record.due > now:
+            return Fired("moved_on", record.due, record.stamp)
+        clock = record.state.clock if record.state is not None else None
+        late = None
+        if clock is not None and clock.deadline is not None and clock.deadline <= now:
+            outcome, late = "timeout", now - clock.deadline
+            state, events = time_out(record.state, now)  # type: ignore[arg-type]
+            new = record.successor(state=state, updated_at=now)
+        elif record.state is None:
+            assert record.table is not None
+            outcome, events = "cancelled", []
+            table = msgspec.structs.replace(
+                record.table, cancelled=True, version=record.table.version + 1
+            )
+            new = record.successor(table=table, updated_at=now)
+        else:
+            outcome, events = "abandoned", []
+            new = record.successor(abandoned=True, updated_at=now)
+        try:
+            new = await self.store_change(record, new, encode_events(events))
+        except VersionConflict as conflict:
+            current = conflict.current
+            if current is None:
+                return Fired("gone", None, None)
+            return Fired("conflict", current.due, current.stamp)
+        return Fired(outcome, new.due, new.stamp, late)
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         await self.get(game_id)

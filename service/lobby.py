@@ -17,9 +17,10 @@ from typing import Literal
 
 import msgspec
 
+from domain.clock import start_clock
 from domain.engine import new_game
 from domain.errors import RuleError
-from domain.model import Rules
+from domain.model import Rules, TimeControl
 from domain.simulation import play_bots
 from service.callers import ANONYMOUS, Caller
 from service.errors import ServiceError
@@ -103,19 +104,13 @@ class Lobby:
         starting_seat: int | None = None,
         deck: Sequence[str] | None = None,
         rules: Rules | None = None,
+        clock: TimeControl | None = None,
     ) -> TableCreated:
         """A table waiting for players, or a game started at once when every seat is taken
-        (a bot, or a human the creator seats: their tokens are in `tokens`)."""
-        self.require_credentials(caller)
-        if deck is not None and not self.games.settings.allow_custom_deck:
-            raise ServiceError("custom_deck_not_allowed")
-        if starting_seat is not None and starting_seat >= len(seats):
-            raise RuleError(
-                "invalid_game", f"starting_seat must be between 0 and {len(seats) - 1}."
-            )
-        ids = [s.player_id for s in seats if s.player_id is not None]
-        if len(ids) != len(set(ids)):
-            raise ServiceError("duplicate_player_id")
+        (a bot, or a human the creator seats: their tokens are in `tokens`). `clock`: the
+        game's time control (none: no clock); `fill_bot` is also the bot that plays a seat
+        taken over after timeouts or resigned."""
+        self._check_create(caller, seats, starting_seat, deck)
         game_id = self.games.new_game_id()
         made = [self._seat_at_creation(caller, game_id, i, s) for i, s in enumerate(seats)]
         table_seats = [seat for seat, _ in made]
@@ -142,6 +137,7 @@ class Lobby:
                 starting_seat=starting_seat,
                 deck=None if deck is None else tuple(deck),
                 rules=rules,
+                clock=clock,
             ),
             host_id=caller.player_id if caller.kind == "player" else None,
             host_token_hash=host_hash,
@@ -149,8 +145,26 @@ class Lobby:
         events: list[StoredEvent] = []
         if all(s.taken for s in table_seats):  # nobody awaited: the game starts at version 0
             record, events = self._started(record, fill, version=0)
-        await self.games.store_new(record, events)
+        record = await self.games.store_new(record, events)
         return TableCreated(record=record, tokens=tokens, host_token=host_token, invite_code=invite)
+
+    def _check_create(
+        self,
+        caller: Caller,
+        seats: Sequence[SeatRequest],
+        starting_seat: int | None,
+        deck: Sequence[str] | None,
+    ) -> None:
+        self.require_credentials(caller)
+        if deck is not None and not self.games.settings.allow_custom_deck:
+            raise ServiceError("custom_deck_not_allowed")
+        if starting_seat is not None and starting_seat >= len(seats):
+            raise RuleError(
+                "invalid_game", f"starting_seat must be between 0 and {len(seats) - 1}."
+            )
+        ids = [s.player_id for s in seats if s.player_id is not None]
+        if len(ids) != len(set(ids)):
+            raise ServiceError("duplicate_player_id")
 
     async def deal(
         self,
@@ -159,12 +173,13 @@ class Lobby:
         starting_seat: int | None = None,
         deck: Sequence[str] | None = None,
         rules: Rules | None = None,
+        clock: TimeControl | None = None,
     ) -> TableCreated:
         """A game dealt at once for (name, bot level or None) seats, as an anonymous caller
         creates it (tools, benchmarks, tests)."""
         seats = [SeatRequest(name=name, bot=bot) for name, bot in players]
         return await self.create(
-            ANONYMOUS, seats, starting_seat=starting_seat, deck=deck, rules=rules
+            ANONYMOUS, seats, starting_seat=starting_seat, deck=deck, rules=rules, clock=clock
         )
 
     def _seat_at_creation(
@@ -385,14 +400,18 @@ class Lobby:
             rules=table.rules,
             version=table.version + 1 if version is None else version,
         )
+        state = msgspec.structs.replace(state, takeover_bot=table.fill_bot)
         state, bot_events = play_bots(state)
         events.extend(bot_events)
+        now = self.games.now()
+        if table.clock is not None:
+            state = start_clock(state, table.clock, now)
         new = record.successor(
             state=state,
             token_hashes=tuple(record.token_hashes[i] for i, _ in kept),
             player_ids=tuple(s.player_id if s.taken else None for _, s in kept),
             verified=tuple(s.verified and s.taken for _, s in kept),
-            updated_at=self.games.now(),
+            updated_at=now,
         )
         return new, encode_events(events)
 
@@ -409,7 +428,7 @@ class Lobby:
         for _ in range(max(self.games.settings.act_retries, 3)):
             new, events = change(record)
             try:
-                await self.games.store_change(record, new, events)
+                new = await self.games.store_change(record, new, events)
             except VersionConflict as conflict:
                 if conflict.current is None:
                     raise ServiceError("game_not_found") from None

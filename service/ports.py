@@ -7,9 +7,9 @@ from typing import Literal, NamedTuple, Protocol
 
 import msgspec
 
-from domain.model import GameState, Rules
+from domain.model import GameState, Rules, TimeControl
 
-GameStatus = Literal["open", "active", "finished", "cancelled", "aborted"]
+GameStatus = Literal["open", "active", "finished", "cancelled", "aborted", "abandoned"]
 OPEN_INDEX = "open"  # the index of the public tables waiting for players
 
 
@@ -42,6 +42,7 @@ class Table(msgspec.Struct, frozen=True, kw_only=True):
     starting_seat: int | None = None
     deck: tuple[str, ...] | None = None
     rules: Rules | None = None
+    clock: TimeControl | None = None  # the game's time control, started with the game
     version: int = 0  # +1 per join, leave and reissued token while open
     cancelled: bool = False
 
@@ -66,6 +67,11 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     host_id: str | None = None  # the host's player_id (a JWT), or None
     host_token_hash: str | None = None  # sha256 of the host credential of an anonymous host
     aborted: bool = False  # stopped by the host or the platform while live (never ranked)
+    abandoned: bool = False  # ended by its idle expiry: nobody acted for TEN_IDLE_TTL
+    # When something must next happen to it with nobody calling (unix seconds): its clock's
+    # deadline, else its idle expiry; None once ended. Set by the use cases on every save;
+    # the stores keep an index of it (`GameStore.due_games`).
+    due: float | None = None
     # Set by every save of this release (`successor`); -1 in records made otherwise (older
     # releases, tests), where the version alone tells saves apart.
     revision: int = -1
@@ -96,12 +102,14 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
             return "cancelled" if self.table is not None and self.table.cancelled else "open"
         if self.aborted:
             return "aborted"
+        if self.abandoned:
+            return "abandoned"
         return "finished" if self.state.phase == "finished" else "active"
 
     @property
     def ended(self) -> bool:
         """Nothing more will happen to it (finished, aborted or cancelled)."""
-        return self.status in ("finished", "aborted", "cancelled")
+        return self.status in ("finished", "aborted", "cancelled", "abandoned")
 
     def verified_seat_of(self, player_id: str | None) -> int | None:
         """The seat `player_id` holds with a proven identity (a table's taken seat while
@@ -136,6 +144,26 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
             ids = list(self.player_ids)
         found.update(player_index(p) for p in ids if p is not None)
         return frozenset(found)
+
+
+class DueGame(NamedTuple):
+    """An entry of the stores' due index: a game and when it is due (unix seconds)."""
+
+    game_id: str
+    at: float
+
+
+class Fired(NamedTuple):
+    """What looking at a due game did (`GameService.fire_due`), for the poller to settle its
+    entry (`GameStore.settle_due`) and count: `outcome` is timeout | abandoned | cancelled |
+    moved_on | gone | conflict; `due` and `stamp` of the game as it was left (`stamp` None:
+    the game is gone, its entry goes whatever it holds); `late` seconds past the deadline
+    for a timeout."""
+
+    outcome: str
+    due: float | None
+    stamp: int | None
+    late: float | None = None
 
 
 class StoredEvent(msgspec.Struct, frozen=True, array_like=True):
@@ -273,11 +301,41 @@ class GameStore(Protocol):
         store: a minute); expired ones stop being tracked. At most `limit` (the Redis store
         looks at `limit` tracked games per call, finished or not)."""
 
+    # -- the due index: when each game not ended must next be looked at (GameRecord.due).
+    # `create` adds a game's entry; `save` lowers it when the game's due moved earlier and
+    # removes it when the game ended. The entry is never later than the stored game's due
+    # (it may be earlier: the poller then finds the game not due and settles it at its
+    # due); every write of an entry carries the stamp of the record it was read from, and
+    # an entry written from an older stamp than the one it holds is ignored, so a slow
+    # writer never moves a newer game's entry. A save that died between the game and its
+    # entry leaves the entry at the game's previous due: fired late, never lost.
+
+    async def due_games(self, now: float, limit: int) -> list[DueGame]:
+        """Entries due at `now` or before, earliest first, at most `limit` (claimed ones
+        included: `claim_due` tells)."""
+
+    async def claim_due(self, game_id: str, now: float, lease: float) -> bool:
+        """Claim a due entry for `lease` seconds, atomically (a Lua compare-and-set on
+        Redis): True for exactly one caller while the entry is due and not claimed (or its
+        claim lapsed: the replica holding it died). False when not due or claimed."""
+
+    async def settle_due(self, game_id: str, due: float | None, stamp: int | None) -> None:
+        """After a claimed entry was dealt with: set it to `due` (None: remove it), unless
+        it holds a newer stamp than `stamp` already (`stamp` None: the game is gone, remove
+        the entry whatever it holds); release the claim either way."""
+
     async def open(self) -> None:
         """Get ready before the first request (the Redis Cluster store learns the cluster's
         nodes and slots here). Nothing to do for most stores."""
 
     async def close(self) -> None: ...
+
+
+class GameListener(Protocol):
+    """Told of every change saved (the platform's webhooks): the game before (None for a
+    game just created), after, and the domain events the change produced. Never raises."""
+
+    async def changed(self, old: GameRecord | None, new: GameRecord, events: Sequence) -> None: ...
 
 
 class ArchiveJob(msgspec.Struct, frozen=True, kw_only=True):

@@ -103,10 +103,20 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     jwt_audience: str | None = None  # TEN_JWT_AUDIENCE: the `aud` player JWTs must carry
     jwt_leeway: int = 30  # TEN_JWT_LEEWAY: seconds of clock skew allowed on exp/nbf/iat
     cors_origins: tuple[str, ...] = ()  # TEN_CORS_ORIGINS: origins (or `*`); unset: no CORS
+    # clocks (service.deadlines): every replica polls the games whose deadline has come
+    deadline_poll: float = 0.2  # TEN_DEADLINE_POLL: seconds between two looks at due games
+    deadline_lease: float = 15.0  # TEN_DEADLINE_LEASE: seconds a replica holds a claimed game
+    # webhooks (service.webhooks): the platform's endpoints, signed per Standard Webhooks
+    webhook_urls: tuple[str, ...] = ()  # TEN_WEBHOOK_URLS: comma-separated http(s) URLs
+    webhook_secret: str | None = None  # TEN_WEBHOOK_SECRET: `whsec_` + base64 (24-64 bytes)
+    webhook_timeout: float = 10.0  # TEN_WEBHOOK_TIMEOUT: seconds one delivery may take
+    webhook_max_backoff: float = 600.0  # TEN_WEBHOOK_MAX_BACKOFF: the longest wait between tries
+    webhook_retention: int = 3 * 24 * 3600  # TEN_WEBHOOK_RETENTION: seconds a message is retried
 
     def __post_init__(self) -> None:
         check_identity(self)
         check_cors(self.cors_origins)
+        check_webhooks(self)
 
     @property
     def jwt_configured(self) -> bool:
@@ -162,6 +172,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             jwt_audience=get("JWT_AUDIENCE"),
             jwt_leeway=count("JWT_LEEWAY", defaults.jwt_leeway),
             cors_origins=env.items("CORS_ORIGINS"),
+            deadline_poll=number("DEADLINE_POLL", defaults.deadline_poll, float),
+            deadline_lease=number("DEADLINE_LEASE", defaults.deadline_lease, float),
+            webhook_urls=env.items("WEBHOOK_URLS"),
+            webhook_secret=get("WEBHOOK_SECRET"),
+            webhook_timeout=number("WEBHOOK_TIMEOUT", defaults.webhook_timeout, float),
+            webhook_max_backoff=number("WEBHOOK_MAX_BACKOFF", defaults.webhook_max_backoff, float),
+            webhook_retention=number("WEBHOOK_RETENTION", defaults.webhook_retention),
         )
 
 
@@ -216,3 +233,14 @@ def check_cors(origins: tuple[str, ...]) -> None:
         raise ValueError(
             f"TEN_CORS_ORIGINS: {wrong[0]!r} is not an origin (scheme://host[:port], no path)"
         )
+
+
+def check_webhooks(settings: Settings) -> None:
+    """Webhook endpoints need a signing secret (and a secret needs somewhere to send)."""
+    wrong = [u for u in settings.webhook_urls if not u.lower().startswith(("https://", "http://"))]
+    if wrong:
+        raise ValueError(f"TEN_WEBHOOK_URLS: {wrong[0]!r} is not an http:// or https:// URL")
+    if settings.webhook_urls and not settings.webhook_secret:
+        raise ValueError("TEN_WEBHOOK_URLS is set: TEN_WEBHOOK_SECRET must be too (whsec_...)")
+    if settings.webhook_secret and not settings.webhook_urls:
+        raise ValueError("TEN_WEBHOOK_SECRET is set but TEN_WEBHOOK_URLS is not")

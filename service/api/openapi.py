@@ -56,6 +56,7 @@ from service.api.schemas import (
 )
 from service.archive import ArchivedGame, PlayerStats
 from service.identity import API_KEY_HEADER, PLATFORM_KEY, PLAYER_TOKEN
+from service.webhooks import WEBHOOK_PAYLOADS
 
 # every type a handler decodes or encodes: their components replace Litestar's
 API_TYPES = (
@@ -82,8 +83,15 @@ API_TYPES = (
     JoinedOut,
     GamesPage,
     SeatToken,
+    *WEBHOOK_PAYLOADS.values(),
 )
 REF = "#/components/schemas/{name}"
+# the headers of every webhook delivery (Standard Webhooks)
+WEBHOOK_HEADERS = {
+    "webhook-id": "The message's id: the same on every delivery of one message (de-duplicate on it).",
+    "webhook-timestamp": "When this delivery was signed (unix seconds): refuse old ones (replays).",
+    "webhook-signature": "`v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with TEN_WEBHOOK_SECRET.",
+}
 PROBLEM_HEADERS = {
     "401": {"WWW-Authenticate": {"schema": {"type": "string"}}},
     "503": {"Retry-After": {"schema": {"type": "string"}, "description": "Seconds."}},
@@ -313,8 +321,40 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
                 responses["201"]["links"] = _links_after_join()
             if op_id in ("getGame", "act"):
                 responses["200"]["links"] = _links_after_read(op_id)
+    schema["webhooks"] = _webhooks()
     _add_discriminators(schema)
     return schema
+
+
+def _webhooks() -> dict[str, Any]:
+    """OpenAPI 3.1 `webhooks`: what the service POSTs to the platform's TEN_WEBHOOK_URLS."""
+    found = {}
+    headers = [
+        {"name": header, "in": "header", "required": True, "description": text,
+         "schema": {"type": "string"}}
+        for header, text in WEBHOOK_HEADERS.items()
+    ]  # fmt: skip
+    for name, kind in WEBHOOK_PAYLOADS.items():
+        found[name] = {
+            "post": {
+                "operationId": f"webhook_{name}",
+                "summary": (kind.__doc__ or name).splitlines()[0],
+                "description": "Signed per Standard Webhooks; delivered at least once (retried "
+                "with exponential backoff until a 2xx answer).",
+                "parameters": headers,
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {"schema": {"$ref": REF.format(name=kind.__name__)}}
+                    },
+                },
+                "responses": {
+                    "2XX": {"description": "Received: this message is not sent again."},
+                    "default": {"description": "Not received: sent again later."},
+                },
+            }
+        }
+    return found
 
 
 def _problem_response(status: int) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, ClassVar
 
@@ -15,9 +16,10 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.routes import HTTPRoute
 
 from domain.cards import MANIFEST, check_copies, deck_size
+from domain.clock import remaining
 from domain.errors import RULE_ERROR_CODES
-from domain.legal import legal_actions
-from domain.model import BOT_LEVELS, Action, Rules
+from domain.legal import legal_actions, seat_actions
+from domain.model import BOT_LEVELS, Action, Clock, Rules
 from domain.scoring import score_collection
 from domain.views import public_view
 from service.api.once import once
@@ -25,6 +27,7 @@ from service.api.paging import After, events_handler
 from service.api.problems import get_game_part, problem, problems
 from service.api.schemas import (
     ActedOut,
+    ClockOut,
     CreatedGameOut,
     CreatedTableOut,
     CreateGameIn,
@@ -99,13 +102,39 @@ def etag(version: int) -> str:
 
 
 def view_fields(record: GameRecord, seat: int | None) -> dict:
-    assert record.state is not None
-    view = public_view(record.state)
-    legal = None if seat is None or record.aborted else legal_actions(view, seat)
-    fields = {"id": record.id, "seat": seat, "legal_actions": legal, **msgspec.structs.asdict(view)}
-    if record.aborted:
-        fields["status"] = "aborted"
+    state = record.state
+    assert state is not None
+    view = public_view(state)
+    stopped = record.aborted or record.abandoned
+    legal = others = None
+    if seat is not None and not stopped:
+        legal, others = legal_actions(view, seat), seat_actions(view, seat)
+    fields = {
+        "id": record.id,
+        "seat": seat,
+        "legal_actions": legal,
+        "seat_actions": others,
+        **msgspec.structs.asdict(view),
+    }
+    if stopped:
+        fields["status"] = record.status
+    if state.clock is not None:
+        fields["clock"] = clock_out(state.clock, time.time())
     return fields
+
+
+def clock_out(clock: Clock, now: float) -> ClockOut:
+    seats = range(len(clock.timeouts))
+    left = [remaining(clock, seat, now) for seat in seats]
+    return ClockOut(
+        control=clock.control,
+        seat=clock.seat,
+        since=clock.since,
+        deadline=clock.deadline,
+        server_time=now,
+        remaining=None if clock.banks == () else left,  # type: ignore[arg-type]
+        timeouts=list(clock.timeouts),
+    )
 
 
 def seats_out(record: GameRecord) -> list[TableSeatOut]:
@@ -143,6 +172,7 @@ def table_fields(record: GameRecord) -> dict:
         "fill_bot": table.fill_bot,
         "rules": table.rules or Rules(),
         "seats": seats_out(record),
+        "clock": table.clock,
     }
 
 
@@ -286,6 +316,7 @@ class GamesController(Controller):
                 starting_seat=data.starting_seat,
                 deck=data.deck,
                 rules=data.rules,
+                clock=data.clock,
             )
             record = created.record
             tokens = [SeatToken(seat=seat, token=token) for seat, token in created.tokens]
@@ -371,7 +402,10 @@ class GamesController(Controller):
         summary="Act in a game",
         status_code=200,
         description="Applies one action for the token's seat, then every bot move it hands the "
-        "turn to. Returns the new state and the events produced.",
+        "turn to. Returns the new state and the events produced. `resign` (leave: a bot plays "
+        "the seat on and it ranks last) and `reclaim` (take back a seat a bot took over after "
+        "timeouts) may be sent whoever's turn it is; every other action only by the seat the "
+        "game waits on (`to_act`), before its clock's deadline.",
         security=[{SEAT_TOKEN: []}, {PLAYER_TOKEN: []}],
         response_headers=[ETAG, REPLAYED],
         responses=problems(401, 403, 404, 409, 412, 413),

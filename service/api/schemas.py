@@ -8,7 +8,16 @@ from typing import Annotated, Literal
 import msgspec
 
 from domain.cards import CardCode, CollectionCode, ManifestEntry, deck_size
-from domain.model import Action, AnyEvent, BotLevel, Phase, Player, Result, Rules
+from domain.model import (
+    Action,
+    AnyEvent,
+    BotLevel,
+    Phase,
+    Player,
+    Result,
+    Rules,
+    TimeControl,
+)
 from domain.scoring import ColorScore
 from domain.views import AuctionView, Supply
 from service.ports import StoredEvent
@@ -54,7 +63,8 @@ class CreateGameIn(msgspec.Struct, **_IN):
     rules: Rules | None = None
     private: bool = False  # an open table joined only with its invite code, never listed
     fill: Literal["bots", "drop"] = "bots"  # empty seats when the host starts early
-    fill_bot: BotLevel = "basic"
+    fill_bot: BotLevel = "basic"  # also plays a seat taken over after timeouts, or resigned
+    clock: TimeControl | None = None  # none: no clock
 
 
 class JoinIn(msgspec.Struct, **_IN):
@@ -74,12 +84,28 @@ class SeatToken(msgspec.Struct, **_OUT):
     token: str  # bearer credential for this seat; shown only once
 
 
+class ClockOut(msgspec.Struct, **_OUT):
+    """The game's clock as of `server_time` (unix seconds, the server's clock): draw a
+    ticking clock from `deadline` (an absolute server time) and `server_time` without
+    drift. `remaining`: each seat's bank in seconds at `server_time` (bank clocks; only
+    the seat in `seat` is running); null for a deadline clock. `timeouts`: each seat's
+    consecutive timeouts (`control.takeover_after` of them hand the seat to a bot)."""
+
+    control: TimeControl
+    seat: int | None  # whose time runs (the seat the game waits on); null once finished
+    since: float  # unix seconds: when the game began waiting on `seat` (or finished)
+    deadline: float | None  # unix seconds; null once finished
+    server_time: float
+    remaining: list[float] | None
+    timeouts: list[int]
+
+
 class GameOut(msgspec.Struct, **_OUT):
     """A game as everyone may see it, plus the caller's legal actions when a seat token is sent."""
 
     id: str
     version: int
-    status: Literal["active", "finished", "aborted"]
+    status: Literal["active", "finished", "aborted", "abandoned"]
     phase: Phase
     rules: Rules
     starting_seat: int
@@ -97,7 +123,11 @@ class GameOut(msgspec.Struct, **_OUT):
     final_queue: tuple[int, ...]
     results: tuple[Result, ...] | None
     legal_actions: list[Action] | None = None  # null without a seat token
+    # what the seat may send whoever's turn it is: `resign`, and `reclaim` while a bot has
+    # taken the seat over; null without a seat token
+    seat_actions: list[Action] | None = None
     seat: int | None = None  # the seat of the token sent, if any
+    clock: ClockOut | None = None  # null: the game has no clock
 
 
 class CreatedGameOut(GameOut, **_OUT):
@@ -130,6 +160,7 @@ class TableOut(msgspec.Struct, **_OUT):
     fill_bot: str
     rules: Rules
     seats: list[TableSeatOut]
+    clock: TimeControl | None = None  # the clock the game will start with
 
 
 class CreatedTableOut(TableOut, **_OUT):

@@ -25,6 +25,7 @@ from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     disable_created_metrics,
     generate_latest,
@@ -162,6 +163,35 @@ class Metrics:
         )
         self.archive_archived = Counter(
             "ten_archive_archived", "Outbox entries the archiver stored and removed."
+        )
+        self.deadlines = Counter(
+            "ten_deadlines",
+            "Due games dealt with by this replica's poller, by outcome: timeout (a seat's move "
+            "made for it), abandoned (idle expiry), moved_on (the game had moved on: "
+            "rescheduled), gone (expired or ended: entry removed), conflict (lost a race).",
+            ["outcome"],
+        )
+        self.deadline_lateness = Histogram(
+            "ten_deadline_lateness_seconds",
+            "How long after its deadline a timeout was applied.",
+            buckets=[0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 15.0, 60.0, 300.0],
+        )
+        self.webhook_deliveries = Counter(
+            "ten_webhook_deliveries",
+            "Webhook delivery attempts, by outcome: delivered (2xx), failed (retried later), "
+            "expired (given up after TEN_WEBHOOK_RETENTION); unqueued: messages that could not "
+            "be put in the outbox (the store was unreachable).",
+            ["outcome"],
+        )
+        self.webhook_retries = Counter(
+            "ten_webhook_retries", "Webhook deliveries scheduled again after a failed attempt."
+        )
+        # the outbox is shared: every replica's worker reads the same figure at each look
+        self.webhook_backlog = Gauge(
+            "ten_webhook_backlog",
+            "Webhook deliveries waiting in the outbox (due, retrying or in flight), as this "
+            "replica's delivery worker last saw it.",
+            multiprocess_mode="livemostrecent",
         )
         self._batched = [
             self.http_requests,

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.contract
 
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 PROBLEM_JSON = "application/problem+json"
-ACTIONS = {"draw", "stop", "bid", "pass", "buy", "decline"}
+ACTIONS = {"draw", "stop", "bid", "pass", "buy", "decline", "resign", "reclaim"}
 STALE = f"is stale: run `{openapi_export.EXPORT_COMMAND}` and commit the result"
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 import itertools
 import secrets
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import pytest
@@ -59,6 +60,7 @@ from service.games import GameService
 from service.lobby import Lobby
 from service.ports import GameStore
 from service.settings import Settings
+from tests.integration.test_archive_service import CLAIM_KEY, claim_redis_db
 
 pytestmark = pytest.mark.contract
 
@@ -268,9 +270,17 @@ class TestStateful(Workflow.TestCase):  # type: ignore[misc, valid-type]
 
 
 @pytest.fixture(scope="module")
-def redis_schema(redis_url: str) -> schemathesis.schemas.BaseSchema:
-    # short expiry: these games are litter in a Redis that outlives the run
-    return load_schema(build_app(Settings(redis_url=redis_url, idle_ttl=600, finished_ttl=600)))
+def redis_schema(redis_url: str) -> Iterator[schemathesis.schemas.BaseSchema]:
+    """The app on a Redis database of this module alone, emptied first: Hypothesis replays
+    the examples it saved (their Idempotency-Keys included), and a create's first answer is
+    remembered for a day, so a Redis that outlived an earlier run (of an older release)
+    would hand that run's answers back."""
+    with claim_redis_db(redis_url) as (url, client):
+        for key in client.scan_iter(count=1000):
+            if key != CLAIM_KEY.encode():
+                client.delete(key)
+        # short expiry: these games are litter in a Redis that outlives the run
+        yield load_schema(build_app(Settings(redis_url=url, idle_ttl=600, finished_ttl=600)))
 
 
 redis_lazy = schemathesis.pytest.from_fixture("redis_schema")

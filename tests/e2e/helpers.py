@@ -41,7 +41,7 @@ TOTAL_CURRENCY = 50
 TOTAL_BUST = 15
 CURRENCY_CAP = 10
 # fields of a game body that are not part of the public state every reader sees alike
-PRIVATE_FIELDS = ("id", "seat", "legal_actions", "seats", "events")
+PRIVATE_FIELDS = ("id", "seat", "legal_actions", "seat_actions", "seats", "events", "clock")
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -146,10 +146,12 @@ def check_log(events: list[Mapping[str, Any]]) -> None:
         assert after in (before, before + 1), versions
 
 
-def expected_rank_keys(body: Mapping[str, Any]) -> list[tuple[int, int, int]]:
+def expected_rank_keys(body: Mapping[str, Any]) -> list[tuple[bool, int, int, int]]:
+    """Rank order (rules 6): resigned seats after the others, then score, currency, cards."""
     results = {r["seat"]: r for r in body["results"]}
     return [
-        (-results[p["seat"]]["score"], -p["currency"], len(p["cards"])) for p in body["players"]
+        (p["resigned"], -results[p["seat"]]["score"], -p["currency"], len(p["cards"]))
+        for p in body["players"]
     ]
 
 
@@ -186,8 +188,9 @@ def check_results(client: httpx.Client, body: Mapping[str, Any]) -> None:
         mine = keys[result["seat"]]
         rank = 1 + sum(1 for other in keys if other < mine)
         assert result["rank"] == rank, (result, keys)
-        assert result["winner"] == (rank == 1), result
-    assert any(r["winner"] for r in results)
+        assert result["resigned"] == player["resigned"], (result, player)
+        assert result["winner"] == (rank == 1 and not player["resigned"]), result
+    assert any(r["winner"] for r in results) or all(p["resigned"] for p in players)
 
 
 def manifest_deck(client: httpx.Client, players: int) -> Counter[str]:

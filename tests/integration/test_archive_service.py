@@ -60,7 +60,15 @@ PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0
 PG_HOST, PG_PORT = "127.0.0.1", make_url(PG_SERVER).port or 5432
 OUTBOX_KEY = "ten:archive:outbox"  # the documented Redis layout (infra/outbox.py)
 CLAIM_KEY = "ten:test:archive-service:claim"
-VIEW_ONLY = ("id", "seat", "legal_actions", "events", "seats")  # response fields beyond a view
+VIEW_ONLY = (
+    "id",
+    "seat",
+    "legal_actions",
+    "seat_actions",
+    "events",
+    "seats",
+    "clock",
+)  # beyond a view
 PLAYER_POOL = ("ann", "bob", "cy", "dee", "eve", "Zed")  # "Zed" < "ann": ids compare byte-wise
 
 
@@ -526,7 +534,15 @@ def check_archived(client: httpx.Client, live: Live, archived: dict[str, Any]) -
     assert archived["status"] == "finished"
     assert archived["player_count"] == n
     assert archived["seats"] == [
-        {"seat": i, "name": p["name"], "bot": p.get("bot"), "player_id": p.get("player_id")}
+        {
+            "seat": i,
+            "name": p["name"],
+            "bot": p.get("bot"),
+            "player_id": p.get("player_id"),
+            # nobody was taken over: each seat counts exactly when the game is ranked
+            "ranked": archived["ranked"],
+            "unranked_reason": None,
+        }
         for i, p in enumerate(live.players)
     ]
     assert archived["rules"] == live.final["rules"]
@@ -779,7 +795,12 @@ def test_a_game_expired_from_redis_is_read_from_the_archive(
             # with the seat token: the same state, without the seat's view of it
             read = client.get(f"/v1/games/{human.id}", headers=auth)
             assert read.status_code == 200
-            assert read.json() == {**seated.json(), "seat": None, "legal_actions": None}
+            assert read.json() == {
+                **seated.json(),
+                "seat": None,
+                "legal_actions": None,
+                "seat_actions": None,
+            }
             problem(client.get(f"/v1/games/{'0' * 20}"), 404, "game_not_found")
             assert db.counts([human.id, bot.id]) == complete_counts(lives)
 

@@ -371,6 +371,11 @@ class _Streaks:
             log.info(message, count)
 
 
+def _quiet(logger: logging.Logger) -> None:
+    if logger.getEffectiveLevel() < logging.WARNING:
+        logger.setLevel(logging.WARNING)
+
+
 class DeliveryWorker:
     """Delivers what the outbox holds (see the module docstring); never crashes its task."""
 
@@ -405,6 +410,8 @@ class DeliveryWorker:
         self.jitter = jitter
         self.metrics = metrics
         self.client = client or httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+        # httpx logs every request's whole URL at INFO: an endpoint's query may hold a token
+        _quiet(logging.getLogger("httpx"))
         self._streaks = _Streaks()
         self._wake = asyncio.Event()
 

@@ -73,11 +73,14 @@ class _DueIndex:
         self.claims.pop(game_id, None)
 
     def due(self, now: float, limit: int) -> list[DueGame]:
+        """The due entries not under a live claim, earliest first."""
         found = []
         for at, game_id in self.order:
             if at > now or len(found) >= limit:
                 break
-            found.append(DueGame(game_id, at))
+            lease = self.claims.get(game_id)
+            if lease is None or lease <= now:
+                found.append(DueGame(game_id, at))
         return found
 
     def claim(self, game_id: str, now: float, lease: float) -> bool:

@@ -311,8 +311,9 @@ class GameStore(Protocol):
     # entry leaves the entry at the game's previous due: fired late, never lost.
 
     async def due_games(self, now: float, limit: int) -> list[DueGame]:
-        """Entries due at `now` or before, earliest first, at most `limit` (claimed ones
-        included: `claim_due` tells)."""
+        """Entries due at `now` or before and not under a live claim (another poller is
+        firing them), earliest first, at most `limit`. A claim may still be lost to another
+        poller between this read and `claim_due`: that is what `claim_due` settles."""
 
     async def claim_due(self, game_id: str, now: float, lease: float) -> bool:
         """Claim a due entry for `lease` seconds, atomically (a Lua compare-and-set on

@@ -253,8 +253,11 @@ def test_a_due_entry_is_claimed_once_until_its_lease_lapses(backend):
         assert await store.claim_due(record.id, NOW + 10, LEASE)  # due at its time exactly
         assert not await store.claim_due(record.id, NOW + 11, LEASE)  # claimed
         assert not await store.claim_due(record.id, NOW + 10 + LEASE - 0.01, LEASE)
-        # claimed entries are still listed: the claim tells
-        assert await store.due_games(NOW + 11, 10) == [DueGame(record.id, NOW + 10)]
+        # an entry under a live claim is not listed (other pollers take other games); a
+        # lapsed one is again
+        assert await store.due_games(NOW + 11, 10) == []
+        lapsed = await store.due_games(NOW + 10 + LEASE, 10)
+        assert lapsed == [DueGame(record.id, NOW + 10)]
         assert await store.claim_due(record.id, NOW + 10 + LEASE, LEASE)  # lapsed: re-claimed
         assert not await store.claim_due(record.id, NOW + 10 + LEASE + 1, LEASE)
 

@@ -195,14 +195,16 @@ class GameService:
             log.warning("finished game %s queued; its hand-off not recorded", record.id)
 
     async def hand_over_unarchived(self, limit: int = 100) -> int:
-        """Hand to the archive outbox the finished games whose hand-off was never confirmed
-        (the process that finished them died, or the outbox failed, just after the final
-        save); the number found. Archiving is idempotent, so a game handed over twice (two
-        replicas sweeping at once) is archived once."""
+        """Hand to the archive outbox (and to the platform's webhooks) the ended games whose
+        hand-off was never confirmed (the process that ended them died, or the outbox
+        failed, just after the final save); the number found. Archiving is idempotent, so a
+        game handed over twice (two replicas sweeping at once) is archived once; its
+        webhook message has one id, queued once."""
         if self.outbox is None:
             return 0
         found = await self.store.unarchived(limit)
         for record in found:
+            await self._tell(None, record, ())  # its end's webhook too (one id per fact)
             await self._finished(record)
         return len(found)
 

@@ -120,6 +120,26 @@ def _wait(clock: Clock, state: GameState, now: float) -> Clock:
     return replace(clock, seat=seat, since=now, deadline=deadline)
 
 
+def earliest_deadline(state: GameState, now: float) -> float | None:
+    """A time before which no deadline of this game can come, from `now` on (None: no
+    clock running). The running seat's deadline is fixed; any other seat a human plays
+    starts waiting no sooner than `now`, with at least its bank. A seat's deadlines never
+    move earlier (a decision takes back from the bank at most the time it took, and the
+    next wait starts after it), so this bound only grows as the game goes on: a store
+    keeping it as the game's due seldom has to move an entry earlier."""
+    clock = state.clock
+    if clock is None or clock.deadline is None:
+        return None
+    if not isinstance(clock.control, BankClock):
+        return clock.deadline  # every wait gets the same hours: no later wait ends sooner
+    others = [
+        clock.banks[p.seat]
+        for p in state.players
+        if p.seat != clock.seat and p.bot is None and p.stand_in is None
+    ]
+    return min(clock.deadline, now + min(others)) if others else clock.deadline
+
+
 def remaining(clock: Clock, seat: int, now: float) -> float | None:
     """Seconds left on `seat`'s bank at `now` (its clock runs only while the game waits on
     it); None for a deadline clock."""

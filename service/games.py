@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from domain.clock import play, time_out
+from domain.clock import earliest_deadline, play, time_out
 from domain.errors import RuleError
 from domain.model import Action, AnyEvent, Event
 from service.archive import ARCHIVED_STATUSES
@@ -112,15 +112,22 @@ class GameService:
         idle = self.settings.idle_ttl
         return idle + max(60, min(idle, IDLE_GRACE_MAX))
 
-    def _with_due(self, record: GameRecord) -> GameRecord:
-        """The record with its `due`: its clock's deadline or its idle expiry, whichever
-        comes first; None once ended."""
+    def _with_due(self, record: GameRecord, exact: bool = False) -> GameRecord:
+        """The record with its `due`, None once ended, else its idle expiry or, sooner, its
+        clock's: the earliest any deadline could come from its last change on
+        (`domain.clock.earliest_deadline`: a bound that seldom moves earlier, so saves
+        seldom move the index's entry), or with `exact` the running seat's deadline (the
+        poller's saves: the next action's save moves the entry earlier if it must)."""
         due = None
+        state = record.state
         if not record.ended:
             due = record.updated_at + self.settings.idle_ttl
-            clock = record.state.clock if record.state is not None else None
-            if clock is not None and clock.deadline is not None:
-                due = min(due, clock.deadline)
+            if state is not None and state.clock is not None:
+                deadline = state.clock.deadline
+                if not exact:
+                    deadline = earliest_deadline(state, record.updated_at)
+                if deadline is not None:
+                    due = min(due, deadline)
         if due != record.due:
             record = msgspec.structs.replace(record, due=due)
             if due is not None and self.on_due is not None:
@@ -153,11 +160,14 @@ class GameService:
         new: GameRecord,
         events: Sequence[StoredEvent],
         remembered: tuple[str, IdempotentResponse] | None = None,
+        *,
+        exact_due: bool = False,
     ) -> GameRecord:
         """Save `new` in place of `old` (stamp compared: VersionConflict if it moved on),
         with the idempotent outcome to remember, listings and due index updated; a game
-        that ended here goes to the archive. The record as stored (its `due` set)."""
-        new = self._with_due(new)
+        that ended here goes to the archive. The record as stored (its `due` set; `exact_due`:
+        see `_with_due`)."""
+        new = self._with_due(new, exact_due)
         if remembered is not None:  # the outcome remembered is the record as stored
             key, outcome = remembered
             remembered = (key, msgspec.structs.replace(outcome, record=new))
@@ -362,6 +372,11 @@ class GameService:
             outcome, late = "timeout", now - clock.deadline
             state, events = time_out(record.state, now)  # type: ignore[arg-type]
             new = record.successor(state=state, updated_at=now)
+        elif record.updated_at + self.settings.idle_ttl > now:
+            # the due was a bound the running seat's deadline came after: saved at that
+            # deadline (version and idle time unchanged), so the index follows the record
+            outcome, events = "moved_on", []
+            new = record.successor()
         elif record.state is None:
             assert record.table is not None
             outcome, events = "cancelled", []
@@ -373,7 +388,7 @@ class GameService:
             outcome, events = "abandoned", []
             new = record.successor(abandoned=True, updated_at=now)
         try:
-            new = await self.store_change(record, new, encode_events(events))
+            new = await self.store_change(record, new, encode_events(events), exact_due=True)
         except VersionConflict as conflict:
             current = conflict.current
             if current is None:

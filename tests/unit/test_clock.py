@@ -18,7 +18,7 @@ from msgspec.structs import replace
 
 from domain.bots import basic_bot, bot_rng, random_bot
 from domain.cards import deck_for
-from domain.clock import play, remaining, start_clock, time_out
+from domain.clock import earliest_deadline, play, remaining, start_clock, time_out
 from domain.engine import apply, new_game, to_act
 from domain.errors import RuleError
 from domain.invariants import violations
@@ -828,3 +828,34 @@ def test_random_games_with_clocks_stay_consistent(
         assert any(r.winner for r in results)
     else:
         assert not any(r.winner for r in results)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_earliest_deadline_is_never_after_a_deadline_to_come(seed: int) -> None:
+    """`earliest_deadline` (what the service indexes as the game's due between saves): every
+    deadline the game sets later, whoever acts or times out when, comes at or after it; and
+    it never moves earlier from one state to the next (so saves seldom move the entry)."""
+    rng = SeededRandom(f"earliest/{seed}")
+    control = BankClock(initial_seconds=5.0, increment_seconds=1.0, takeover_after=2)
+    players = [(f"p{i}", None) for i in range(3)] + [("bot", "basic")]
+    state, _ = new_game(players, f"earliest/{seed}")
+    state, _ = play_bots(state)
+    now = T0
+    state = start_clock(state, control, now)
+    bounds: list[float] = []
+    while state.phase != "finished":
+        bound = earliest_deadline(state, now)
+        assert bound is not None
+        assert not bounds or bound >= bounds[-1] - 1e-9, (bounds[-1], bound)
+        bounds.append(bound)
+        deadline = deadline_of(state)
+        assert all(deadline >= b - 1e-9 for b in bounds), (deadline, max(bounds))
+        if rng.randbelow(4) == 0:  # the seat lets its deadline pass
+            now = deadline + rng.randbelow(100) / 100
+            state, _ = time_out(state, now)
+        else:  # the seat decides within its time
+            now += (deadline - now) * rng.randbelow(100) / 100
+            seat = to_act(state)
+            assert seat is not None
+            state, _ = play(state, seat, basic_move(state, seat), now)
+    assert len(bounds) > 20

@@ -283,7 +283,7 @@ def run_loadgen(
             "--clients", str(clients), "--duration", str(duration), "--start-at", str(start_at),
             "--key-offset", str(offset), "--bots", args.bots, "--seed", str(args.seed + i),
             "--pool", str(args.pool), "--ids-file", str(IDS_DIR / f"{next(_ids_files)}.ids"),
-            "--humans", str(humans),
+            "--humans", str(humans), "--clock", str(args.clock),
         ]  # fmt: skip
         gens.append(spawn(cmd, stdout=subprocess.PIPE))
         offset += clients
@@ -578,6 +578,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="repeat the scenarios; medians")
     parser.add_argument("--pool", type=int, default=5, help="games made ahead per action client")
     parser.add_argument("--bots", default="random", help="level of the 3 bot seats")
+    parser.add_argument(
+        "--clock", type=float, default=0.0, help="games with a bank clock of this many s (0: none)"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-wrk", action="store_true", help="loadgen for GETs too")
     parser.add_argument(

@@ -153,10 +153,16 @@ class Stats:
             self.reply_bytes += size
 
 
+CLOCK: dict | None = None  # act: the time control of the games made (--clock)
+
+
 def create_body(bots: str, humans: int = 1) -> bytes:
     players = [{"name": f"human{i}"} for i in range(humans)]
     players += [{"name": f"bot{i}", "bot": bots} for i in range(4 - humans)]
-    return _encode({"players": players})
+    body: dict = {"players": players}
+    if CLOCK is not None:
+        body["clock"] = CLOCK
+    return _encode(body)
 
 
 def next_move(view: dict) -> tuple[int | None, list]:
@@ -319,6 +325,9 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=3, help="act: games per client made ahead")
     parser.add_argument("--bots", default="random", help="act: the bots' level")
     parser.add_argument(
+        "--clock", type=float, default=0.0, help="act: a bank clock of this many seconds (0: none)"
+    )
+    parser.add_argument(
         "--humans", type=int, default=1, help="act: human seats of the 4 (the rest are bots)"
     )
     parser.add_argument("--seed", type=int, default=1)
@@ -328,6 +337,9 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--ids-file", help="act: append the id of every game created here")
     args = parser.parse_args()
+    global CLOCK  # noqa: PLW0603 - one setting for the whole process, read by create_body
+    if args.clock > 0:
+        CLOCK = {"type": "bank", "initial_seconds": args.clock, "increment_seconds": 10}
     global IDS_FILE  # noqa: PLW0603 - one per process
     if args.ids_file:
         IDS_FILE = open(args.ids_file, "a")  # noqa: SIM115 - open for the whole run

@@ -19,7 +19,7 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "invalid_table": "A seat needs a name, a bot, a player_id (reserved) or open: true.",
     "game_not_open": "The game is not open for players: it started, ended or was cancelled.",
     "game_not_started": "The game has not started: its table is waiting for players.",
-    "game_over": "The game has ended (finished, aborted or cancelled).",
+    "game_over": "The game has ended (finished, aborted, abandoned or cancelled).",
     "table_full": "Every open seat of this table is taken.",
     "seat_unavailable": "This seat is taken, reserved for another player, or a bot's.",
     "seat_not_found": "The game has no such seat.",

@@ -319,7 +319,7 @@ class GameService:
         seat = await self.seat_of_caller(record, request.caller)
         if seat is None:
             raise ServiceError("unauthorized")
-        if record.state is None or record.aborted or record.abandoned:
+        if record.state is None or record.stopped:
             raise ServiceError("game_not_started" if record.state is None else "game_over")
         fingerprint = f"{seat}:{request.fingerprint}"
         key = request.idempotency_key

@@ -107,8 +107,14 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
         return "finished" if self.state.phase == "finished" else "active"
 
     @property
+    def stopped(self) -> bool:
+        """Ended while live, with no results: aborted by its host or the platform, or
+        abandoned (its idle expiry)."""
+        return self.aborted or self.abandoned
+
+    @property
     def ended(self) -> bool:
-        """Nothing more will happen to it (finished, aborted or cancelled)."""
+        """Nothing more will happen to it (finished, aborted, abandoned or cancelled)."""
         return self.status in ("finished", "aborted", "cancelled", "abandoned")
 
     def verified_seat_of(self, player_id: str | None) -> int | None:

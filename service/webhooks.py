@@ -207,8 +207,8 @@ def messages_for(
         return []
     told = _told(events)
     ended = None
-    if new.aborted or new.abandoned:
-        if old is None or not (old.aborted or old.abandoned):
+    if new.stopped:
+        if old is None or not old.stopped:
             ended = "aborted" if new.aborted else "abandoned"
     elif state.phase == "finished" and (
         old is None or old.state is None or old.state.phase != "finished"
@@ -371,11 +371,6 @@ class _Streaks:
             log.info(message, count)
 
 
-def _quiet(logger: logging.Logger) -> None:
-    if logger.getEffectiveLevel() < logging.WARNING:
-        logger.setLevel(logging.WARNING)
-
-
 class DeliveryWorker:
     """Delivers what the outbox holds (see the module docstring); never crashes its task."""
 
@@ -410,8 +405,6 @@ class DeliveryWorker:
         self.jitter = jitter
         self.metrics = metrics
         self.client = client or httpx.AsyncClient(timeout=timeout, follow_redirects=False)
-        # httpx logs every request's whole URL at INFO: an endpoint's query may hold a token
-        _quiet(logging.getLogger("httpx"))
         self._streaks = _Streaks()
         self._wake = asyncio.Event()
 

@@ -45,7 +45,7 @@ def _check_game(record: GameRecord, player_ids: Sequence[str | None]) -> None:
     state = record.state
     if state is None:
         raise ValueError(f"game {record.id} never started: nothing to archive")
-    if _stopped(record):
+    if record.stopped:
         if state.phase == "finished":
             raise ValueError(f"game {record.id} finished: it cannot be {record.status} too")
     elif state.phase != "finished" or state.results is None:
@@ -77,7 +77,7 @@ def _checked_log(record: GameRecord, events: Sequence[StoredEvent]) -> list[AnyE
         raise ValueError("an event's seq does not match its stored seq")
     if not decoded or not isinstance(decoded[0], GameStarted):
         raise ValueError("an archived log starts with game_started")
-    if _stopped(record):
+    if record.stopped:
         if any(isinstance(d, GameFinished) for d in decoded):
             raise ValueError(f"an {record.status} game's log has no game_finished")
         return decoded
@@ -195,8 +195,3 @@ def _result_rows(
         }
         for r in record.state.results or ()
     ]
-
-
-def _stopped(record: GameRecord) -> bool:
-    """Stopped while live (aborted or abandoned): no results, no game_finished."""
-    return record.aborted or record.abandoned

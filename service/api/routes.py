@@ -105,7 +105,7 @@ def view_fields(record: GameRecord, seat: int | None) -> dict:
     state = record.state
     assert state is not None
     view = public_view(state)
-    stopped = record.aborted or record.abandoned
+    stopped = record.stopped
     legal = others = None
     if seat is not None and not stopped:
         legal, others = legal_actions(view, seat), seat_actions(view, seat)
@@ -124,15 +124,16 @@ def view_fields(record: GameRecord, seat: int | None) -> dict:
 
 
 def clock_out(clock: Clock, now: float) -> ClockOut:
-    seats = range(len(clock.timeouts))
-    left = [remaining(clock, seat, now) for seat in seats]
+    left = None  # a deadline clock has no banks
+    if clock.banks:
+        left = [remaining(clock, seat, now) or 0.0 for seat in range(len(clock.banks))]
     return ClockOut(
         control=clock.control,
         seat=clock.seat,
         since=clock.since,
         deadline=clock.deadline,
         server_time=now,
-        remaining=None if clock.banks == () else left,  # type: ignore[arg-type]
+        remaining=left,
         timeouts=list(clock.timeouts),
     )
 

@@ -165,6 +165,8 @@ def configure_logging(log_format: str, level: str, access_log: bool) -> str:
     # Alembic logs a line per plugin it sets up at INFO on every start: chatter, not news
     # (its "Running upgrade ..." lines stay)
     logging.getLogger("alembic.runtime.plugins").setLevel(max(root.level, logging.WARNING))
+    # httpx logs every request's whole URL at INFO: a webhook endpoint's query may hold a token
+    logging.getLogger("httpx").setLevel(max(root.level, logging.WARNING))
     return log_format
 
 

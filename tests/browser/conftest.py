@@ -1,0 +1,118 @@
+"""Fixtures of the browser tests: Debian's Chromium driven by Playwright (sync API) against a
+real service process serving the web client at `/`.
+
+- `browser`: one headless Chromium per xdist worker (session scope), `/usr/bin/chromium`
+  (installed by scripts/test with apt; no tool ever downloads a browser). Its absence is a
+  failure, not a skip.
+- `app_server`: the base URL of a service process serving the client; the shared embedded
+  process of tests/conftest.py unless a test asks for Redis with
+  `@pytest.mark.parametrize("app_server", ["redis"], indirect=True)`.
+- `context` / `page`: a fresh browser context (its own localStorage: one "player") per test,
+  desktop-sized; a JavaScript error the page throws fails the test at teardown.
+- `new_context`: more contexts for tests with several players.
+
+The sync API runs Playwright's own event loop in a greenlet only while a call is made, so
+tests of the same worker that use `asyncio.run` are not disturbed (no pytest-asyncio here).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.browser.web import App, PageErrors
+
+os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 360, "height": 740}
+TIMEOUT_MS = 20_000  # a bound on each wait, never an assertion on speed
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser(playwright) -> Iterator[object]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: scripts/test installs Debian's chromium with apt-get")
+    browser = playwright.chromium.launch(
+        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+    )
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+def check_serves_client(base: str) -> str:
+    index = httpx.get(f"{base}/", timeout=10)
+    assert index.status_code == 200, (
+        f"GET / answered {index.status_code}: the service does not serve the web client "
+        "(service/static/app/index.html)"
+    )
+    assert "text/html" in index.headers.get("content-type", ""), index.headers
+    return base
+
+
+@pytest.fixture
+def app_server(request: pytest.FixtureRequest) -> str:
+    """A service process serving the client: `embedded` (default) or `redis` (indirect)."""
+    kind = getattr(request, "param", "embedded")
+    assert kind in ("embedded", "redis"), kind
+    return check_serves_client(request.getfixturevalue(f"{kind}_server_url"))
+
+
+@pytest.fixture
+def new_context(browser, app_server: str) -> Iterator[Callable[..., App]]:
+    """Opens a fresh context (one browser "player") and its page; all closed after the test.
+    Page errors (uncaught exceptions) of any of them fail the test."""
+    opened: list[App] = []
+    errors = PageErrors()
+
+    def open_app(viewport: dict[str, int] | None = None, locale: str = "en-US") -> App:
+        context = browser.new_context(
+            viewport=viewport or DESKTOP, locale=locale, base_url=app_server
+        )
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        errors.watch(page)
+        app = App(page, app_server)
+        opened.append(app)
+        return app
+
+    yield open_app
+    for app in opened:
+        app.page.context.close()
+    errors.check()
+
+
+@pytest.fixture
+def app(new_context: Callable[..., App]) -> App:
+    """One desktop-sized browser context on the app."""
+    return new_context()
+
+
+@pytest.fixture
+def api(app_server: str) -> Iterator[httpx.Client]:
+    from tests.e2e.helpers import strict_client
+
+    with strict_client(app_server) as client:
+        yield client

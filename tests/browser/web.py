@@ -1,0 +1,256 @@
+"""What the browser tests share: the app in one browser context, driven through the DOM
+contract of the web client (data-testid, data-screen, data-action; see the README's web
+client section), and checked against the service's own API.
+
+Every wait is bounded (`TIMEOUT`); none of them is an assertion on speed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "build" / "screenshots"  # git-ignored (/build/)
+SIZES = {"phone": {"width": 360, "height": 740}, "desktop": {"width": 1280, "height": 800}}
+TIMEOUT = 20.0
+SEAT_ACTIONS = frozenset({"resign", "reclaim"})  # sent whoever's turn it is
+GAME_ROUTE = re.compile(r"#/game/([0-9a-zA-Z_-]+)")
+
+
+def canonical(action: Mapping[str, Any]) -> str:
+    """One spelling per action, to compare the page's `data-action` with the API's."""
+    return json.dumps(action, sort_keys=True, separators=(",", ":"))
+
+
+def wait_for(check: Callable[[], Any], what: str, timeout: float = TIMEOUT, step: float = 0.05):
+    """Polls `check` until it returns something truthy (returned); fails after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:g} s (last: {value!r})")
+        time.sleep(step)
+
+
+class PageErrors:
+    """Uncaught JavaScript errors of the pages watched: reported at the end of the test."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+
+    def watch(self, page) -> None:
+        page.on("pageerror", lambda exc: self.errors.append(f"{page.url}: {exc}"))
+
+    def check(self) -> None:
+        assert not self.errors, "uncaught errors in the page:\n" + "\n".join(self.errors)
+
+
+class App:
+    """The web client in one browser context (one player: its own localStorage)."""
+
+    def __init__(self, page, base: str) -> None:
+        self.page = page
+        self.base = base
+
+    # ------------------------------------------------------------ navigation
+
+    def goto(self, route: str, screen: str | None = None) -> None:
+        """Opens `#<route>` (a full load) and waits for `screen` to be ready."""
+        self.page.goto(f"{self.base}/#{route}")
+        if screen:
+            self.wait_screen(screen)
+
+    def wait_screen(self, *screens: str) -> str:
+        """Waits until one of `screens` finished its first render; returns which."""
+        selector = ", ".join(f'body[data-screen="{s}"][data-ready="1"]' for s in screens)
+        self.page.wait_for_selector(selector, state="attached", timeout=TIMEOUT * 1000)
+        return self.screen()
+
+    def screen(self) -> str:
+        return self.page.evaluate("document.body.dataset.screen || ''")
+
+    def reload(self, screen: str | None = None) -> None:
+        self.page.reload()
+        if screen:
+            self.wait_screen(screen)
+
+    @property
+    def game_id(self) -> str:
+        match = GAME_ROUTE.search(self.page.url)
+        assert match, f"not on a table's route: {self.page.url}"
+        return match.group(1)
+
+    # ------------------------------------------------------------ storage
+
+    def storage(self, key: str) -> Any:
+        raw = self.page.evaluate("(k) => localStorage.getItem(k)", key)
+        return None if raw is None else json.loads(raw) if raw[:1] in "{[" else raw
+
+    def seat(self, game_id: str) -> dict[str, Any]:
+        seats = self.storage("ten.seats") or {}
+        assert game_id in seats, f"no seat of {game_id} in localStorage['ten.seats']: {seats}"
+        return seats[game_id]
+
+    # ------------------------------------------------------------ lobby
+
+    def create_table(
+        self,
+        name: str,
+        seats: Iterable[str],
+        *,
+        clock: str = "none",
+        private: bool = False,
+    ) -> str:
+        """Fills the lobby's form: seat 0 is this player, `seats` the others (`open`,
+        `basic`, `random`); returns the new game's id once its screen is ready."""
+        seats = list(seats)
+        page = self.page
+        page.fill("#create-name", name)
+        page.select_option("#create-players", str(len(seats) + 1))
+        for i, kind in enumerate(seats, start=1):
+            page.select_option(f"#create-seat-{i}", kind)
+        page.select_option("#create-clock", clock)
+        page.set_checked("#create-private", private)
+        page.click("#create-submit")
+        self.wait_screen("table", "waiting", "results")
+        return self.game_id
+
+    # ------------------------------------------------------------ the table
+
+    def offered(self) -> list[dict[str, Any]]:
+        """Every action a control on the page would send (`[data-action]`, anywhere)."""
+        raw = self.page.eval_on_selector_all(
+            "[data-action]", "els => els.map(e => e.getAttribute('data-action'))"
+        )
+        actions = []
+        for text in raw:
+            try:
+                actions.append(json.loads(text))
+            except (TypeError, ValueError) as exc:
+                raise AssertionError(f"a data-action that is not JSON: {text!r}") from exc
+        return actions
+
+    def view(self, api: httpx.Client, game_id: str | None = None) -> dict[str, Any]:
+        """The seat's view through the API, with the token this browser holds."""
+        game_id = game_id or self.game_id
+        token = self.seat(game_id)["token"]
+        response = api.get(f"/v1/games/{game_id}", headers={"Authorization": f"Bearer {token}"})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def check_offered(self, view: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The page offers nothing the view does not allow; off turn, nothing but the seat's
+        own actions (resign, reclaim). Returns the offered turn decisions."""
+        allowed = {canonical(a) for a in (view.get("legal_actions") or [])}
+        seat_actions = {canonical(a) for a in (view.get("seat_actions") or [])}
+        offered = self.offered()
+        illegal = [a for a in offered if canonical(a) not in allowed | seat_actions]
+        assert not illegal, (
+            f"controls for actions the view does not allow (version {view['version']}, "
+            f"to_act {view['to_act']}, seat {view['seat']}): {illegal}"
+        )
+        decisions = [a for a in offered if a["type"] not in SEAT_ACTIONS]
+        if view["to_act"] != view["seat"]:
+            assert not decisions, f"controls offered off turn: {decisions}"
+        return decisions
+
+    def synced(self, api: httpx.Client, game_id: str | None = None) -> dict[str, Any]:
+        """Waits until the page shows the seat's current view: the draw pile's count and the
+        turn's decisions offered are the API's; checks what is offered; returns the view."""
+        game_id = game_id or self.game_id
+        state: dict[str, Any] = {}
+
+        def caught_up() -> bool:
+            view = self.view(api, game_id)
+            state["view"] = view
+            if view["status"] == "finished":
+                return self.screen() == "results"
+            if self.screen() != "table":
+                return False
+            pile = self.page.text_content("[data-testid=draw-pile]") or ""
+            if str(view["draw_pile_size"]) not in re.findall(r"\d+", pile):
+                return False
+            want = {canonical(a) for a in (view.get("legal_actions") or [])}
+            have = {canonical(a) for a in self.offered() if a["type"] not in SEAT_ACTIONS}
+            return want == have
+
+        try:
+            wait_for(caught_up, "the page showing the seat's current view")
+        except AssertionError:
+            view = state.get("view", {})
+            raise AssertionError(
+                f"the page did not catch up with version {view.get('version')}: screen "
+                f"{self.screen()!r}, pile {self.page.text_content('[data-testid=draw-pile]')!r} "
+                f"(API {view.get('draw_pile_size')}), offered {self.offered()}, legal "
+                f"{view.get('legal_actions')}"
+            ) from None
+        view = state["view"]
+        if view["status"] != "finished":
+            self.check_offered(view)
+        return view
+
+    def act(self, action: Mapping[str, Any]) -> None:
+        """Sends `action` through the control that carries it (a bid: its option in the bid
+        select, then the submit button; a buy: the card, then the confirmation)."""
+        page = self.page
+        want = canonical(action)
+        handles = [
+            h
+            for h in page.query_selector_all("[data-action]")
+            if canonical(json.loads(h.get_attribute("data-action") or "null") or {}) == want
+        ]
+        assert handles, f"no control for {action}"
+        control = handles[0]
+        tag = control.evaluate("e => e.tagName.toLowerCase()")
+        if tag == "option":
+            value = control.evaluate("e => e.value")
+            select = control.evaluate_handle("e => e.closest('select')")
+            select.as_element().select_option(value)
+            page.click("#bid-submit")
+        else:
+            control.click()
+            if action["type"] == "buy":
+                dialog = page.wait_for_selector("[data-testid=confirm-buy]", state="visible")
+                assert dialog is not None
+                page.click("#buy-confirm")
+
+    def play_turn(self, api: httpx.Client, rng: random.Random) -> dict[str, Any]:
+        """One decision of this seat, chosen at random among the controls offered."""
+        view = self.synced(api)
+        assert view["to_act"] == view["seat"], view
+        decisions = self.check_offered(view)
+        assert decisions, f"nothing offered on the seat's turn: {view['legal_actions']}"
+        action = rng.choice(sorted(decisions, key=canonical))
+        before = view["version"]
+        self.act(action)
+        wait_for(lambda: self.view(api)["version"] > before, f"the service applying {action} (UI)")
+        return action
+
+    # ------------------------------------------------------------ evidence
+
+    def screenshots(self, name: str) -> list[Path]:
+        """The current screen at phone and desktop sizes (full page), under build/."""
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page = self.page
+        original = page.viewport_size
+        paths = []
+        try:
+            for size, viewport in SIZES.items():
+                page.set_viewport_size(viewport)
+                path = SCREENSHOTS / f"{name}-{size}.png"
+                page.screenshot(path=str(path), full_page=True)
+                paths.append(path)
+        finally:
+            if original:
+                page.set_viewport_size(original)
+        return paths

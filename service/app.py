@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from litestar import Litestar, Request
@@ -30,6 +29,7 @@ from service.api.lobby_routes import LobbyController
 from service.api.openapi import finish_openapi, openapi_config
 from service.api.problems import internal_error_handler, problem_details_config
 from service.api.routes import GamesController, allow_every_method, health, ready, rules, score
+from service.api.web_routes import REVALIDATE, STATIC, web_client
 from service.archive import GameArchive
 from service.archiver import Archiver
 from service.deadlines import DeadlinePoller
@@ -43,7 +43,6 @@ from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
 from service.webhooks import Webhooks
 
-STATIC = Path(__file__).parent / "static"
 UNARCHIVED_SWEEP_SECONDS = 30
 # what a browser client may send and read across origins (TEN_CORS_ORIGINS)
 CORS_REQUEST_HEADERS = [
@@ -301,7 +300,10 @@ def routes() -> list:
         info,
         health,
         ready,
-        create_static_files_router(path="/static", directories=[STATIC], include_in_schema=False),
+        web_client,
+        create_static_files_router(
+            path="/static", directories=[STATIC], include_in_schema=False, cache_control=REVALIDATE
+        ),
     ]
 
 

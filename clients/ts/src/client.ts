@@ -26,6 +26,12 @@ export type Joined = Schemas["JoinedOut"];
 export type EventsPage = Schemas["EventsOut"];
 export type Problem = Schemas["Problem"];
 export type Rules = Schemas["RulesOut"];
+export type Info = Schemas["InfoOut"];
+export type ArchivedGamesPage = Schemas["ArchivedGamesPage"];
+export type ArchivedGame = Schemas["ArchivedGame"];
+export type Replay = Schemas["ReplayOut"];
+export type PlayerStats = Schemas["PlayerStats"];
+export type Leaderboard = Schemas["LeaderboardOut"];
 
 /** An error answer of the service: its status and its `application/problem+json` body. */
 export class TenApiError extends Error {
@@ -60,8 +66,8 @@ export interface TenClientOptions {
   token?: string | (() => string | null | undefined);
   /** The platform's API key (`X-API-Key`); server to server only, never in a browser. */
   apiKey?: string;
-  /** `Accept-Language` for the problem `title`/`detail` texts. */
-  language?: string;
+  /** `Accept-Language` for the problem `title`/`detail` texts (a function is read at each request). */
+  language?: string | (() => string);
   /** A `fetch` to use instead of the global one (tests, Node polyfills). */
   fetch?: (input: Request) => Promise<Response>;
 }
@@ -110,8 +116,10 @@ export function createTenClient(options: TenClientOptions = {}) {
       if (options.apiKey && !request.headers.has("X-API-Key")) {
         request.headers.set("X-API-Key", options.apiKey);
       }
-      if (options.language && !request.headers.has("Accept-Language")) {
-        request.headers.set("Accept-Language", options.language);
+      const language =
+        typeof options.language === "function" ? options.language() : options.language;
+      if (language && !request.headers.has("Accept-Language")) {
+        request.headers.set("Accept-Language", language);
       }
       return request;
     },
@@ -249,6 +257,56 @@ export function createTenClient(options: TenClientOptions = {}) {
     /** The rules and their options. */
     async getRules(): Promise<Rules> {
       return unwrap(await raw.GET("/v1/rules"));
+    },
+
+    /** What this service is and how it identifies callers (`auth.mode`: open or verified). */
+    async getInfo(): Promise<Info> {
+      return unwrap(await raw.GET("/v1/info"));
+    },
+
+    /** Archived games, newest first (`cursor` pages on). */
+    async listArchivedGames(
+      query: operations["listArchivedGames"]["parameters"]["query"] = {},
+    ): Promise<ArchivedGamesPage> {
+      return unwrap(await raw.GET("/v1/archive/games", { params: { query } }));
+    },
+
+    /** One archived game: seats, results and the deck it was dealt. */
+    async getArchivedGame(gameId: string): Promise<ArchivedGame> {
+      return unwrap(
+        await raw.GET("/v1/archive/games/{game_id}", { params: { path: { game_id: gameId } } }),
+      );
+    },
+
+    /** Public states of an archived game from `from_version` (`next_version` pages on). */
+    async replay(
+      gameId: string,
+      query: operations["replayArchivedGame"]["parameters"]["query"] = {},
+    ): Promise<Replay> {
+      return unwrap(
+        await raw.GET("/v1/archive/games/{game_id}/replay", {
+          params: { path: { game_id: gameId }, query },
+        }),
+      );
+    },
+
+    /** A player's figures over their archived games. */
+    async playerStats(
+      playerId: string,
+      query: operations["getPlayerStats"]["parameters"]["query"] = {},
+    ): Promise<PlayerStats> {
+      return unwrap(
+        await raw.GET("/v1/players/{player_id}/stats", {
+          params: { path: { player_id: playerId }, query },
+        }),
+      );
+    },
+
+    /** The leaderboard. */
+    async leaderboard(
+      query: operations["getLeaderboard"]["parameters"]["query"] = {},
+    ): Promise<Leaderboard> {
+      return unwrap(await raw.GET("/v1/leaderboard", { params: { query } }));
     },
   };
 }

@@ -1,0 +1,58 @@
+/** The client's languages: English built in, the rulebook's four loaded when chosen. */
+import { en, type MessageKey, type Messages } from "./en";
+
+export const LANGUAGES = [
+  { code: "en", name: "English" },
+  { code: "id", name: "Bahasa Indonesia" },
+  { code: "hy", name: "Հայերեն" },
+  { code: "es", name: "Español" },
+  { code: "gu", name: "ગુજરાતી" },
+] as const;
+export type Language = (typeof LANGUAGES)[number]["code"];
+
+const loaders: Record<Exclude<Language, "en">, () => Promise<Messages>> = {
+  id: async () => (await import("./id")).id,
+  hy: async () => (await import("./hy")).hy,
+  es: async () => (await import("./es")).es,
+  gu: async () => (await import("./gu")).gu,
+};
+
+let current: Language = "en";
+let messages: Messages = en;
+
+export function isLanguage(code: string | null | undefined): code is Language {
+  return LANGUAGES.some((l) => l.code === code);
+}
+
+/** The language to start in: the saved choice, else the browser's first supported one. */
+export function initialLanguage(saved: string | null): Language {
+  if (isLanguage(saved)) return saved;
+  for (const tag of navigator.languages ?? [navigator.language]) {
+    const base = tag.toLowerCase().split("-")[0];
+    if (isLanguage(base)) return base;
+  }
+  return "en";
+}
+
+export async function setLanguage(code: Language): Promise<void> {
+  messages = code === "en" ? en : await loaders[code]();
+  current = code;
+  document.documentElement.lang = code;
+}
+
+export function language(): Language {
+  return current;
+}
+
+/** The text of `key` in the current language, `{name}` filled from `params`. */
+export function t(key: MessageKey, params: Record<string, string | number> = {}): string {
+  const template = messages[key] ?? en[key];
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) =>
+    name in params ? String(params[name]) : whole,
+  );
+}
+
+/** A number in the current language's digits and grouping. */
+export function num(n: number, digits = 0): string {
+  return n.toLocaleString(current, { maximumFractionDigits: digits });
+}

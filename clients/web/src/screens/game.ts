@@ -1,0 +1,335 @@
+/**
+ * One game: the waiting room of an open table, then the live table, then the results. The seat
+ * this browser holds (its token in localStorage) makes it a player; without one it watches.
+ * Other seats' moves arrive through the event stream (`EventSource`, which reconnects by itself
+ * with `Last-Event-ID`); each new event version re-reads this seat's view.
+ */
+import type { Action, components, Game, Table } from "../../../ts/src/client";
+import { api, describeError, TenApiError } from "../api";
+import { controlsEl } from "../controls";
+import { h, show } from "../dom";
+import { describeEvent, type GameEvent } from "../events";
+import { t } from "../i18n";
+import { heldSeat, holdSeat, playerId, savedName, saveName } from "../store";
+import { boardEl, clockText, mySeat, nameOf, playersEl, resultsEl, statusLine, type View } from "../table";
+import { authMode } from "./lobby";
+
+type ActedOut = components["schemas"]["ActedOut"];
+
+export async function gameScreen(root: HTMLElement, params: URLSearchParams, _route: string, gameId = ""): Promise<() => void> {
+  let stopped = false;
+  let cleanup: () => void = () => undefined;
+  const stop = () => {
+    stopped = true;
+    cleanup();
+  };
+  const open = async (): Promise<void> => {
+    const held = heldSeat(gameId);
+    let game: Game | Table;
+    try {
+      game = (await api.getGame(gameId, held ? { token: held.token } : {})).game;
+    } catch (error) {
+      show(root, h("p", { role: "alert", class: "error" }, describeError(error)));
+      document.body.dataset.ready = "1";
+      return;
+    }
+    if (stopped) return;
+    if ("seats" in game && !("players" in game)) {
+      cleanup = waitingRoom(root, game, params.get("invite"), () => void open());
+    } else {
+      cleanup = liveTable(root, game as Game);
+    }
+  };
+  await open();
+  return stop;
+}
+
+/** The invite link of a table: the hash route, so the invite code never reaches a server log. */
+function inviteLink(gameId: string, invite: string | null | undefined): string {
+  const base = `${location.origin}${location.pathname}#/join/${encodeURIComponent(gameId)}`;
+  return invite ? `${base}?invite=${encodeURIComponent(invite)}` : base;
+}
+
+function waitingRoom(root: HTMLElement, table: Table, invite: string | null, started: () => void): () => void {
+  let timer = 0;
+  let current = table;
+  const draw = (message = "") => {
+    const held = heldSeat(current.id);
+    const link = inviteLink(current.id, held?.invite ?? invite);
+    const copy = h("button", { type: "button", onclick: async () => {
+      await navigator.clipboard?.writeText(link).catch(() => undefined);
+      copy.textContent = t("common.copied");
+    } }, t("common.copy"));
+    show(
+      root,
+      h("h1", null, t("wait.heading")),
+      current.status === "cancelled" ? h("p", { class: "notice" }, t("wait.cancelled")) : null,
+      h(
+        "section",
+        { class: "panel" },
+        h("label", { for: "invite-link" }, t("wait.invite")),
+        h("div", { class: "row" }, h("input", { id: "invite-link", "data-testid": "invite-link", readonly: true, value: link }), copy),
+        h("p", { class: "small muted" }, t("wait.invite.help")),
+      ),
+      h(
+        "section",
+        { class: "panel" },
+        h("h2", null, t("wait.seats")),
+        h(
+          "ul",
+          { class: "plain", "data-testid": "table-seats" },
+          current.seats.map((seat) =>
+            h(
+              "li",
+              { "data-seat": seat.seat },
+              t("common.seat", { n: seat.seat + 1 }),
+              ": ",
+              seat.taken ? seat.name ?? "" : h("em", null, t("wait.open")),
+              seat.bot ? ` (${t("common.bot", { level: seat.bot })})` : "",
+              held?.seat === seat.seat ? h("span", { class: "badge" }, t("common.you")) : null,
+            ),
+          ),
+        ),
+        held ? h("p", null, t("wait.seated", { n: held.seat + 1 })) : null,
+        held?.host && current.status === "open"
+          ? h("button", { type: "button", id: "start-now", class: "primary", onclick: startNow }, t("wait.start"))
+          : null,
+      ),
+      !held && current.status === "open" ? joinForm() : null,
+      message ? h("p", { role: "alert", class: "error" }, message) : null,
+    );
+    document.body.dataset.screen = "waiting";
+    document.body.dataset.ready = "1";
+  };
+  const joinForm = () => {
+    const name = h("input", { id: "join-name", required: true, maxlength: 40, autocomplete: "nickname", value: savedName() });
+    return h(
+      "form",
+      { class: "panel", id: "join-form", onsubmit: async (event: Event) => {
+        event.preventDefault();
+        saveName(name.value.trim());
+        try {
+          const body = { name: name.value.trim(), ...(invite ? { invite } : {}), ...(authMode() === "open" ? { player_id: playerId() } : {}) };
+          const joined = await api.joinGame(current.id, body, { idempotencyKey: crypto.randomUUID() });
+          holdSeat(current.id, { seat: joined.seat, token: joined.token });
+          if (joined.game) started();
+          else if (joined.table) { current = joined.table; draw(); }
+        } catch (error) {
+          draw(describeError(error));
+        }
+      } },
+      h("h2", null, t("wait.join")),
+      h("label", { for: "join-name" }, t("lobby.name")),
+      name,
+      h("button", { type: "submit", id: "join-submit", class: "primary" }, t("wait.join.submit")),
+    );
+  };
+  const startNow = async () => {
+    const host = heldSeat(current.id)?.host;
+    try {
+      await api.startGame(current.id, host ? { token: host } : {});
+      started();
+    } catch (error) {
+      draw(describeError(error));
+    }
+  };
+  const poll = async () => {
+    try {
+      const { game } = await api.getGame(current.id, heldSeat(current.id) ? { token: heldSeat(current.id)?.token ?? "" } : {});
+      if ("players" in game) return started();
+      if (game.version !== current.version || game.status !== current.status) {
+        current = game as Table;
+        if (!document.activeElement || document.activeElement === document.body || !root.contains(document.activeElement)) draw();
+      }
+    } catch {
+      /* try again on the next tick */
+    }
+    if (current.status === "open") timer = window.setTimeout(poll, 1500);
+  };
+  draw();
+  timer = window.setTimeout(poll, 1500);
+  return () => window.clearTimeout(timer);
+}
+
+/** The live table: draw it, follow the stream, send this seat's moves. */
+function liveTable(root: HTMLElement, first: Game): () => void {
+  const gameId = first.id;
+  let view: View = first;
+  let clockOffset = 0; // server time minus local time, seconds
+  const log: GameEvent[] = [];
+  let lastSeq = 0;
+  let busy = false;
+  let message = "";
+  let offline = false;
+  let stream: EventSource | null = null;
+  let ended = false; // the stream said game_finished: it closes, and that is no lost connection
+  let refreshing: Promise<void> | null = null;
+  let wanted = 0;
+  let firstDraw = true;
+
+  const setView = (next: View) => {
+    view = next;
+    if ("clock" in next && next.clock) clockOffset = next.clock.server_time - Date.now() / 1000;
+  };
+  setView(first);
+
+  const logEl = h("ol", { class: "log", "data-testid": "event-log", "aria-live": "polite" });
+  const drawLog = () => {
+    const shown = log.slice(-60);
+    logEl.replaceChildren(...shown.map((e) => h("li", { "data-seq": e.seq }, describeEvent(e, (s) => nameOf(view, s)))));
+    logEl.scrollTop = logEl.scrollHeight;
+  };
+  const addEvents = (events: readonly GameEvent[]) => {
+    for (const e of events) {
+      if (e.seq > lastSeq) {
+        log.push(e);
+        lastSeq = e.seq;
+      }
+    }
+    drawLog();
+  };
+
+  const draw = () => {
+    const focused = document.activeElement as HTMLElement | null;
+    const focusKey = focused?.id || focused?.dataset?.action;
+    const now = Date.now() / 1000 + clockOffset;
+    const finished = view.status !== "active";
+    const seat = mySeat(view);
+    show(
+      root,
+      h(
+        "div",
+        { class: "table-head" },
+        h("h1", { "data-testid": "status" }, statusLine(view)),
+        seat === null ? h("p", { class: "muted" }, t("table.spectator")) : null,
+        offline ? h("p", { class: "notice", role: "status" }, t("common.offline")) : null,
+        message ? h("p", { class: "error", role: "alert" }, message) : null,
+      ),
+      finished && view.results ? resultsEl(view, view.results) : null,
+      h(
+        "div",
+        { class: "layout" },
+        h("div", { class: "col-main" }, boardEl(view), controlsEl(view, send, busy)),
+        h("div", { class: "col-side" }, playersEl(view, now), h("section", { class: "panel" }, h("h2", null, t("table.log")), logEl)),
+      ),
+    );
+    drawLog();
+    document.body.dataset.screen = finished ? "results" : "table";
+    document.body.dataset.ready = "1";
+    if (firstDraw) {
+      firstDraw = false;
+      performance.mark("ten:interactive");
+    }
+    if (focusKey) {
+      const again = [...root.querySelectorAll<HTMLElement>("[id], [data-action]")].find(
+        (el) => el.id === focusKey || el.dataset.action === focusKey,
+      );
+      (again ?? root.querySelector<HTMLElement>("[data-testid=actions] button"))?.focus({ preventScroll: true });
+    }
+  };
+
+  const held = () => heldSeat(gameId);
+  const refresh = async (): Promise<void> => {
+    if (refreshing) return refreshing;
+    refreshing = (async () => {
+      try {
+        const token = held()?.token;
+        const { game } = await api.getGame(gameId, token ? { token } : {});
+        if ("players" in game) setView(game as Game);
+      } catch (error) {
+        message = describeError(error);
+      } finally {
+        refreshing = null;
+      }
+      draw();
+      if (view.version < wanted) void refresh();
+      if (view.status !== "active") stream?.close();
+    })();
+    return refreshing;
+  };
+
+  async function send(action: Action): Promise<void> {
+    const token = held()?.token;
+    if (!token || busy) return;
+    busy = true;
+    message = "";
+    draw();
+    try {
+      const { result } = await api.act(gameId, action, { token, ifMatch: view.version, idempotencyKey: crypto.randomUUID() });
+      const acted = result as ActedOut;
+      setView(acted as unknown as View);
+      addEvents(acted.events as GameEvent[]);
+    } catch (error) {
+      message = describeError(error);
+      if (error instanceof TenApiError && error.status !== 503) await refresh();
+    } finally {
+      busy = false;
+      draw();
+      if (view.status !== "active") stream?.close();
+    }
+  }
+
+  const follow = () => {
+    if (view.status !== "active") return;
+    stream = new EventSource(api.eventStreamUrl(gameId, lastSeq));
+    const onEvent = (message: MessageEvent<string>) => {
+      const event = JSON.parse(message.data) as GameEvent;
+      if (event.type === "game_finished") ended = true;
+      if (offline) {
+        offline = false;
+      }
+      addEvents([event]);
+      if (event.version > view.version) {
+        wanted = Math.max(wanted, event.version);
+        void refresh();
+      }
+    };
+    const types = [
+      "game_started", "turn_started", "card_drawn", "auction_started", "bid_placed", "bid_passed",
+      "auction_won", "wild_discarded", "busted", "stopped", "card_bought", "buy_declined",
+      "final_buy_started", "timed_out", "seat_taken_over", "seat_reclaimed", "game_finished",
+    ];
+    for (const type of types) stream.addEventListener(type, onEvent as EventListener);
+    stream.onerror = () => {
+      if (ended || view.status !== "active") return stream?.close();
+      offline = true;
+      draw();
+    };
+    stream.onopen = () => {
+      if (offline) {
+        offline = false;
+        void refresh(); // anything missed while away comes through Last-Event-ID; the view too
+      }
+    };
+  };
+
+  const loadLog = async () => {
+    try {
+      let more = true;
+      while (more) {
+        const page = await api.listEvents(gameId, { after: lastSeq });
+        addEvents(page.events as GameEvent[]);
+        more = page.more && page.events.length > 0;
+      }
+    } catch (error) {
+      message = describeError(error);
+      draw();
+    }
+  };
+
+  const tick = window.setInterval(() => {
+    if (!("clock" in view) || !view.clock || view.status !== "active") return;
+    const now = Date.now() / 1000 + clockOffset;
+    for (const el of root.querySelectorAll<HTMLElement>("[data-testid=clock]")) {
+      const text = clockText(view, Number(el.dataset.seat), now);
+      if (text !== null) el.textContent = `⏱ ${text}`;
+    }
+  }, 500);
+
+  draw();
+  void loadLog().then(follow);
+  return () => {
+    window.clearInterval(tick);
+    stream?.close();
+  };
+}

@@ -1,0 +1,182 @@
+/** The lobby: create a table (you, open seats, bots, a clock), see open tables, resume games. */
+import type { components, CreateGameIn } from "../../../ts/src/client";
+import { api, describeError } from "../api";
+import { h, show } from "../dom";
+import { t } from "../i18n";
+import { heldSeats, holdSeat, playerId, savedName, saveName } from "../store";
+
+let mode: "open" | "verified" | "unknown" = "unknown";
+
+/** How the service identifies players: on an open service the page names its own player id. */
+export function authMode(): typeof mode {
+  return mode;
+}
+
+async function loadMode(): Promise<void> {
+  if (mode !== "unknown") return;
+  try {
+    mode = (await api.getInfo()).auth.mode;
+  } catch {
+    /* stays unknown: the page then sends no player id */
+  }
+}
+
+type SeatChoice = "open" | "basic" | "random";
+type ClockChoice = "none" | "bank" | "deadline";
+
+function tableBody(name: string, count: number, seats: SeatChoice[], clock: ClockChoice, isPrivate: boolean): CreateGameIn {
+  const me: components["schemas"]["PlayerIn"] = { name, ...(mode === "open" ? { player_id: playerId() } : {}) };
+  const others = seats.slice(0, count - 1).map((choice, i): components["schemas"]["PlayerIn"] =>
+    choice === "open" ? { open: true } : { name: `Bot ${i + 2}`, bot: choice },
+  );
+  const body: CreateGameIn = { players: [me, ...others], private: isPrivate };
+  if (clock === "bank") body.clock = { type: "bank", initial_seconds: 300, increment_seconds: 10 };
+  if (clock === "deadline") body.clock = { type: "deadline", hours: 24 };
+  return body;
+}
+
+function createForm(onError: (message: string) => void): HTMLFormElement {
+  const name = h("input", { id: "create-name", required: true, maxlength: 40, autocomplete: "nickname", value: savedName() });
+  const players = h(
+    "select",
+    { id: "create-players" },
+    [1, 2, 3, 4, 5].map((n) => h("option", { value: String(n), selected: n === 4 }, String(n))),
+  );
+  const seatSelects = [1, 2, 3, 4].map((i) =>
+    h(
+      "select",
+      { id: `create-seat-${i}` },
+      (["basic", "open", "random"] as const).map((v) => h("option", { value: v }, t(`lobby.seat.${v}`))),
+    ),
+  );
+  const seatRows = seatSelects.map((select, i) =>
+    h("div", { class: "field seat-row", "data-seat": i + 1 }, h("label", { for: select.id }, t("lobby.seat", { n: i + 2 })), select),
+  );
+  const syncSeats = () => seatRows.forEach((row, i) => (row.hidden = i + 1 >= Number(players.value)));
+  players.addEventListener("change", syncSeats);
+  syncSeats();
+  const clock = h(
+    "select",
+    { id: "create-clock" },
+    (["none", "bank", "deadline"] as const).map((v) => h("option", { value: v }, t(`lobby.clock.${v}`))),
+  );
+  const isPrivate = h("input", { id: "create-private", type: "checkbox" });
+  const form = h(
+    "form",
+    {
+      id: "create-table",
+      class: "panel",
+      onsubmit: async (event: Event) => {
+        event.preventDefault();
+        const who = name.value.trim();
+        saveName(who);
+        const body = tableBody(
+          who,
+          Number(players.value),
+          seatSelects.map((s) => s.value as SeatChoice),
+          clock.value as ClockChoice,
+          isPrivate.checked,
+        );
+        try {
+          const created = await api.createGame(body, { idempotencyKey: crypto.randomUUID() });
+          const token = "tokens" in created ? created.tokens[0]?.token : created.seats[0]?.token;
+          if (token) {
+            holdSeat(created.id, {
+              seat: 0,
+              token,
+              host: "host_token" in created ? created.host_token ?? undefined : undefined,
+              invite: "invite_code" in created ? created.invite_code : null,
+            });
+          }
+          location.hash = `#/game/${encodeURIComponent(created.id)}`;
+        } catch (error) {
+          onError(describeError(error));
+        }
+      },
+    },
+    h("h2", null, t("lobby.create")),
+    h("div", { class: "field" }, h("label", { for: "create-name" }, t("lobby.name")), name),
+    h("div", { class: "field" }, h("label", { for: "create-players" }, t("lobby.players")), players),
+    h("p", { class: "small muted" }, t("lobby.seat", { n: 1 }), ": ", t("lobby.seat.you")),
+    seatRows,
+    h("div", { class: "field" }, h("label", { for: "create-clock" }, t("lobby.clock")), clock),
+    h("div", { class: "field check" }, isPrivate, h("label", { for: "create-private" }, t("lobby.private"))),
+    h("button", { type: "submit", id: "create-submit", class: "primary" }, t("lobby.submit")),
+  );
+  return form;
+}
+
+function openTablesEl(page: components["schemas"]["GamesPage"] | null): HTMLElement {
+  const tables = (page?.games ?? []).filter((g) => g.status === "open");
+  return h(
+    "section",
+    { class: "panel" },
+    h("h2", null, t("lobby.open")),
+    tables.length
+      ? h(
+          "ul",
+          { class: "plain", "data-testid": "open-tables" },
+          tables.map((g) => {
+            const taken = g.seats.filter((s) => s.taken).length;
+            return h(
+              "li",
+              { "data-testid": "open-table", "data-game-id": g.id },
+              g.seats.filter((s) => s.taken && s.name).map((s) => s.name).join(", ") || g.id,
+              " · ",
+              t("lobby.open.seats", { taken, total: g.seats.length }),
+              " ",
+              h("a", { href: `#/join/${encodeURIComponent(g.id)}`, class: "button" }, t("lobby.join")),
+            );
+          }),
+        )
+      : h("p", { class: "muted", "data-testid": "open-tables" }, t("lobby.open.none")),
+  );
+}
+
+function myGamesEl(): HTMLElement | null {
+  const ids = Object.keys(heldSeats()).reverse().slice(0, 8);
+  if (!ids.length) return null;
+  return h(
+    "section",
+    { class: "panel" },
+    h("h2", null, t("lobby.mine")),
+    h(
+      "ul",
+      { class: "plain" },
+      ids.map((id) => h("li", null, h("a", { href: `#/game/${encodeURIComponent(id)}` }, t("lobby.resume"), " ", h("code", null, id)))),
+    ),
+  );
+}
+
+export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
+  await loadMode();
+  let page: components["schemas"]["GamesPage"] | null = null;
+  const errorEl = h("p", { role: "alert", class: "error" });
+  const draw = () => {
+    show(
+      root,
+      h("h1", null, t("lobby.heading")),
+      h("p", { class: "muted" }, t("app.tagline")),
+      mode === "verified" ? h("p", { class: "notice" }, t("lobby.verified")) : null,
+      errorEl,
+      h("div", { class: "layout" }, h("div", { class: "col-main" }, createForm((m) => (errorEl.textContent = m))), h("div", { class: "col-side" }, openTablesEl(page), myGamesEl())),
+    );
+    document.body.dataset.screen = "lobby";
+    document.body.dataset.ready = "1";
+  };
+  const load = async () => {
+    try {
+      page = await api.listGames({ limit: 20 });
+    } catch (error) {
+      errorEl.textContent = describeError(error);
+    }
+  };
+  await load();
+  draw();
+  const timer = window.setInterval(async () => {
+    await load();
+    const list = root.querySelector("[data-testid=open-tables]")?.closest("section");
+    if (list) list.replaceWith(openTablesEl(page));
+  }, 5000);
+  return () => window.clearInterval(timer);
+}

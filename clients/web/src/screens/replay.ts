@@ -1,0 +1,97 @@
+/** Past games: the archive's list, and a replay that steps through every public state. */
+import type { components } from "../../../ts/src/client";
+import { api, describeError } from "../api";
+import { h, show } from "../dom";
+import { num, t } from "../i18n";
+import { boardEl, playersEl, resultsEl, statusLine, type View } from "../table";
+
+type ArchivedGame = components["schemas"]["GameSummary"];
+
+function failed(root: HTMLElement, error: unknown, screen: string): void {
+  show(root, h("p", { role: "alert", class: "error" }, describeError(error)));
+  document.body.dataset.screen = screen;
+  document.body.dataset.ready = "1";
+}
+
+export async function archiveScreen(root: HTMLElement, params: URLSearchParams): Promise<void> {
+  let page;
+  try {
+    page = await api.listArchivedGames({ limit: 50, ...(params.get("cursor") ? { cursor: params.get("cursor") ?? "" } : {}) });
+  } catch (error) {
+    return failed(root, error, "archive");
+  }
+  const row = (g: ArchivedGame) =>
+    h(
+      "li",
+      { "data-testid": "archived-game", "data-game-id": g.id },
+      h("a", { href: `#/replay/${encodeURIComponent(g.id)}` }, t("archive.replay")),
+      " · ",
+      g.seats.map((s) => s.name).join(", "),
+      " · ",
+      t(`archive.status.${g.status}` as Parameters<typeof t>[0]),
+      g.ranked ? ` · ${t("archive.ranked")}` : "",
+      " · ",
+      h("time", { datetime: g.finished_at }, t("archive.finished", { date: new Date(g.finished_at).toLocaleString() })),
+    );
+  show(
+    root,
+    h("h1", null, t("archive.heading")),
+    page.items.length ? h("ul", { class: "plain list", "data-testid": "archive" }, page.items.map(row)) : h("p", { class: "muted" }, t("archive.none")),
+    page.next_cursor ? h("a", { href: `#/archive?cursor=${encodeURIComponent(page.next_cursor)}`, class: "button" }, t("common.more")) : null,
+  );
+  document.body.dataset.screen = "archive";
+  document.body.dataset.ready = "1";
+}
+
+/** Every public state of the game, page by page from the archive. */
+async function allStates(gameId: string): Promise<View[]> {
+  const states: View[] = [];
+  let from: number | null = 0;
+  while (from !== null) {
+    const page: components["schemas"]["ReplayOut"] = await api.replay(gameId, { from_version: from, limit: 500 });
+    states.push(...(page.states as View[]));
+    from = page.next_version;
+  }
+  return states;
+}
+
+export async function replayScreen(root: HTMLElement, _params: URLSearchParams, _route: string, gameId = ""): Promise<void> {
+  let states: View[];
+  try {
+    states = await allStates(gameId);
+  } catch (error) {
+    return failed(root, error, "replay");
+  }
+  let step = states.length - 1;
+  const stage = h("div", { class: "replay-stage" });
+  const label = h("p", { "data-testid": "replay-step", "aria-live": "polite" });
+  const slider = h("input", { type: "range", id: "replay-slider", min: 0, max: Math.max(0, states.length - 1), value: String(step), "aria-label": t("replay.slider") });
+  const go = (n: number) => {
+    step = Math.max(0, Math.min(states.length - 1, n));
+    slider.value = String(step);
+    const view = states[step];
+    label.textContent = t("replay.step", { n: num(step + 1), total: num(states.length) });
+    if (!view) return;
+    show(stage, h("h2", null, statusLine(view)), view.results ? resultsEl(view, view.results) : null, boardEl(view), playersEl(view, 0));
+  };
+  slider.addEventListener("input", () => go(Number(slider.value)));
+  const button = (id: string, text: string, to: () => number) => h("button", { type: "button", id, onclick: () => go(to()) }, text);
+  show(
+    root,
+    h("h1", null, t("replay.heading")),
+    h(
+      "div",
+      { class: "row replay-controls" },
+      button("replay-first", t("replay.first"), () => 0),
+      button("replay-prev", t("replay.prev"), () => step - 1),
+      button("replay-next", t("replay.next"), () => step + 1),
+      button("replay-last", t("replay.last"), () => states.length - 1),
+      slider,
+    ),
+    label,
+    stage,
+  );
+  go(step);
+  document.body.dataset.screen = "replay";
+  document.body.dataset.ready = "1";
+}

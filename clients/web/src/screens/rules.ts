@@ -1,0 +1,28 @@
+/** The rules in short, in the page's language, with the deck as the service deals it. */
+import { api, describeError } from "../api";
+import { cardEl } from "../cards";
+import { h, show } from "../dom";
+import { t } from "../i18n";
+
+const POINTS = ["rules.goal", "rules.turn", "rules.bust", "rules.stop", "rules.auction", "rules.buy", "rules.end", "rules.tie"] as const;
+
+export async function rulesScreen(root: HTMLElement): Promise<void> {
+  let deck: HTMLElement;
+  try {
+    const rules = await api.getRules();
+    const sizes = Object.entries(rules.deck_sizes).map(([players, size]) => h("li", null, t("rules.deckSizes", { players, size: String(size) })));
+    const kinds = rules.manifest.map((m) => m.code).filter((c, i, all) => all.indexOf(c) === i);
+    deck = h("section", { class: "panel" }, h("h2", null, t("rules.deck")), h("ul", { class: "plain" }, sizes), h("div", { class: "cards wrap" }, kinds.map((c) => cardEl(c))));
+  } catch (error) {
+    deck = h("p", { role: "alert", class: "error" }, describeError(error));
+  }
+  show(
+    root,
+    h("h1", null, t("rules.heading")),
+    h("ol", { class: "rules" }, POINTS.map((key) => h("li", null, t(key)))),
+    deck,
+    h("p", { class: "small muted" }, t("rules.full")),
+  );
+  document.body.dataset.screen = "rules";
+  document.body.dataset.ready = "1";
+}

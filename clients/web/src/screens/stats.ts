@@ -1,0 +1,103 @@
+/** A player's figures and the leaderboard. */
+import { api, describeError } from "../api";
+import { h, show } from "../dom";
+import { num, t } from "../i18n";
+import { playerId } from "../store";
+
+const RANKED = "ten.rankedOnly";
+
+function rankedOnly(): boolean {
+  return localStorage.getItem(RANKED) !== "0";
+}
+
+function rankedToggle(redraw: () => void): HTMLElement {
+  const box = h("input", {
+    type: "checkbox",
+    id: "ranked-only",
+    checked: rankedOnly(),
+    onchange: () => {
+      localStorage.setItem(RANKED, box.checked ? "1" : "0");
+      redraw();
+    },
+  });
+  return h("div", { class: "field check" }, box, h("label", { for: "ranked-only" }, t("stats.rankedOnly")));
+}
+
+export async function statsScreen(root: HTMLElement, _params: URLSearchParams, _route: string, who = ""): Promise<void> {
+  const id = who || playerId();
+  const input = h("input", { id: "stats-player", value: id, maxlength: 100, pattern: "[A-Za-z0-9._:@-]+", required: true });
+  const form = h(
+    "form",
+    { class: "row", onsubmit: (e: Event) => { e.preventDefault(); location.hash = `#/players/${encodeURIComponent(input.value.trim())}`; } },
+    h("label", { for: "stats-player" }, t("stats.player")),
+    input,
+    h("button", { type: "submit" }, t("stats.lookup")),
+  );
+  let body: HTMLElement;
+  try {
+    const s = await api.playerStats(id, { ranked: rankedOnly() ? "true" : "all" });
+    const row = (label: string, value: string) => h("tr", null, h("th", { scope: "row" }, label), h("td", null, value));
+    const dash = (v: number | null | undefined, digits = 0) => (v === null || v === undefined ? "—" : num(v, digits));
+    body = s.games
+      ? h(
+          "table",
+          { class: "figures", "data-testid": "stats" },
+          h("tbody", null,
+            row(t("stats.games"), num(s.games)),
+            row(t("stats.wins"), num(s.wins)),
+            row(t("stats.mean"), dash(s.mean_score, 1)),
+            row(t("stats.best"), dash(s.best_score)),
+            row(t("stats.busts"), num(s.busts)),
+            row(t("stats.bustRate"), dash(s.bust_rate, 2)),
+            row(t("stats.perfect"), num(s.perfect_colors)),
+          ),
+        )
+      : h("p", { class: "muted", "data-testid": "stats" }, t("stats.none"));
+  } catch (error) {
+    body = h("p", { role: "alert", class: "error" }, describeError(error));
+  }
+  show(root, h("h1", null, t("stats.heading")), form, rankedToggle(() => void statsScreen(root, _params, _route, id)), body);
+  document.body.dataset.screen = "stats";
+  document.body.dataset.ready = "1";
+}
+
+export async function leaderboardScreen(root: HTMLElement, params: URLSearchParams): Promise<void> {
+  const by = params.get("by") === "mean_score" ? "mean_score" : "wins";
+  let body: HTMLElement;
+  try {
+    const board = await api.leaderboard({ by, ranked: rankedOnly() ? "true" : "all", limit: 50 });
+    body = board.rows.length
+      ? h(
+          "table",
+          { class: "figures", "data-testid": "leaderboard" },
+          h("thead", null, h("tr", null,
+            h("th", { scope: "col" }, t("leaderboard.position")),
+            h("th", { scope: "col" }, t("stats.player")),
+            h("th", { scope: "col" }, t("stats.games")),
+            h("th", { scope: "col" }, t("stats.wins")),
+            h("th", { scope: "col" }, t("stats.mean")),
+          )),
+          h("tbody", null, board.rows.map((r) => h("tr", null,
+            h("td", null, num(r.position)),
+            h("td", null, h("a", { href: `#/players/${encodeURIComponent(r.player_id)}` }, r.player_id)),
+            h("td", null, num(r.games)),
+            h("td", null, num(r.wins)),
+            h("td", null, num(r.mean_score, 1)),
+          ))),
+        )
+      : h("p", { class: "muted", "data-testid": "leaderboard" }, t("leaderboard.none"));
+  } catch (error) {
+    body = h("p", { role: "alert", class: "error" }, describeError(error));
+  }
+  const order = h(
+    "nav",
+    { class: "row", "aria-label": t("leaderboard.by") },
+    t("leaderboard.by"), ": ",
+    (["wins", "mean_score"] as const).map((key) =>
+      h("a", { href: `#/leaderboard?by=${key}`, "aria-current": key === by ? "page" : undefined }, t(`leaderboard.by.${key}`)),
+    ),
+  );
+  show(root, h("h1", null, t("leaderboard.heading")), order, rankedToggle(() => void leaderboardScreen(root, params)), body);
+  document.body.dataset.screen = "leaderboard";
+  document.body.dataset.ready = "1";
+}

@@ -1,0 +1,68 @@
+/** What this browser remembers: its language, name, player id and the seats it holds. */
+export interface HeldSeat {
+  seat: number;
+  token: string;
+  host?: string | undefined;
+  invite?: string | null | undefined;
+}
+
+function read<T>(key: string, fallback: T): T {
+  try {
+    const raw = localStorage.getItem(key);
+    return raw === null ? fallback : (JSON.parse(raw) as T);
+  } catch {
+    return fallback;
+  }
+}
+
+function write(key: string, value: unknown): void {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    /* private mode or full storage: the page still works, it just forgets */
+  }
+}
+
+export function heldSeats(): Record<string, HeldSeat> {
+  return read<Record<string, HeldSeat>>("ten.seats", {});
+}
+
+export function heldSeat(gameId: string): HeldSeat | undefined {
+  return heldSeats()[gameId];
+}
+
+export function holdSeat(gameId: string, seat: HeldSeat): void {
+  const seats = heldSeats();
+  seats[gameId] = seat;
+  // keep the 50 newest games
+  const ids = Object.keys(seats);
+  for (const id of ids.slice(0, Math.max(0, ids.length - 50))) delete seats[id];
+  write("ten.seats", seats);
+}
+
+export function savedName(): string {
+  return read<string>("ten.name", "");
+}
+
+export function saveName(name: string): void {
+  write("ten.name", name);
+}
+
+export function savedLanguage(): string | null {
+  return read<string | null>("ten.lang", null);
+}
+
+export function saveLanguage(lang: string): void {
+  write("ten.lang", lang);
+}
+
+/** A player id for this browser (open services take any; it lets stats find your games). */
+export function playerId(): string {
+  let id = read<string>("ten.player", "");
+  if (!/^web-[a-z0-9]{8,}$/.test(id)) {
+    const bytes = crypto.getRandomValues(new Uint8Array(6));
+    id = "web-" + Array.from(bytes, (b) => b.toString(36).padStart(2, "0")).join("").slice(0, 10);
+    write("ten.player", id);
+  }
+  return id;
+}

@@ -22,7 +22,7 @@ SCREENSHOTS = ROOT / "build" / "screenshots"  # git-ignored (/build/)
 SIZES = {"phone": {"width": 360, "height": 740}, "desktop": {"width": 1280, "height": 800}}
 TIMEOUT = 20.0
 SEAT_ACTIONS = frozenset({"resign", "reclaim"})  # sent whoever's turn it is
-GAME_ROUTE = re.compile(r"#/game/([0-9a-zA-Z_-]+)")
+GAME_ROUTE = re.compile(r"#/(?:game|join)/([0-9a-zA-Z_-]+)")
 
 
 def canonical(action: Mapping[str, Any]) -> str:
@@ -235,6 +235,19 @@ class App:
         self.act(action)
         wait_for(lambda: self.view(api)["version"] > before, f"the service applying {action} (UI)")
         return action
+
+    def log_texts(self) -> list[str]:
+        """The event log's entries as shown (newest last)."""
+        return self.page.eval_on_selector_all(
+            "[data-testid=event-log] li", "els => els.map(e => e.textContent)"
+        )
+
+    def mark_document(self) -> None:
+        """Marks the loaded document: `same_document()` is false after any reload."""
+        self.page.evaluate("window.__tenTestMark = 1")
+
+    def same_document(self) -> bool:
+        return self.page.evaluate("window.__tenTestMark === 1")
 
     # ------------------------------------------------------------ evidence
 

@@ -1,0 +1,184 @@
+"""Hidden information (rules.md 9) in the web client's own traffic: while the browser plays a
+game from the lobby, nothing the page receives reveals the draw pile's order or the seed.
+
+What is recorded, all of it from the browser's side:
+- every HTTP response the page receives (the document, scripts, styles, every fetch: the
+  game's views, the actions' answers, the event pages), body and headers, read through
+  Playwright's `Response.body()`;
+- every message of the game's server-sent event stream (`EventSource`), from Chromium's own
+  network layer (the DevTools protocol's `Network.eventSourceMessageReceived`), not from the
+  page's script. A stream read by `fetch` instead would not be seen there: the test then fails
+  on the check that the stream was captured (and says so) rather than pass unexamined.
+
+The secrets are read from the game's record in Redis at every step (the layout the e2e secrets
+test reads, tests/e2e/test_secrets.py): the seed, and the draw pile as it stands then. Each
+response is checked against the pile of the step it arrived in: no run of five consecutive
+pile cards as a JSON list, nor of eight as a run of items or bare codes, taken anywhere in the
+pile (so also the cards after the next ones); and the seed nowhere, in any case. The stream's
+messages are also compared with the game's event log: the stream sends exactly the log.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import redis
+
+from tests.browser.web import App
+from tests.e2e.helpers import compact
+from tests.e2e.test_secrets import SECRET_FIELDS, field_names, stored_record
+
+pytestmark = pytest.mark.browser
+
+
+def pile_windows(pile: tuple[str, ...]) -> set[bytes]:
+    """Every five consecutive cards of the pile as a JSON list, every eight as a run."""
+    patterns: set[bytes] = set()
+    for i in range(len(pile) - 4):
+        five = list(pile[i : i + 5])
+        patterns |= {compact(five).encode(), json.dumps(five).encode()}
+    for i in range(len(pile) - 7):
+        eight = list(pile[i : i + 8])
+        patterns |= {
+            compact(eight)[1:-1].encode(),
+            json.dumps(eight)[1:-1].encode(),
+            "".join(eight).encode(),
+        }
+    return patterns
+
+
+class Traffic:
+    """What the page received, by step: HTTP responses and the stream's messages."""
+
+    def __init__(self, app: App) -> None:
+        self.responses: list[Any] = []
+        self.stream_messages: list[dict[str, Any]] = []
+        self.stream_urls: list[str] = []
+        page = app.page
+        page.on("response", self._on_response)  # a bound method: Playwright tags handlers
+        cdp = page.context.new_cdp_session(page)
+        cdp.on("Network.eventSourceMessageReceived", self._on_message)
+        cdp.on("Network.responseReceived", self._response_received)
+        cdp.send("Network.enable")
+        self.cdp = cdp
+        self.read = 0  # responses already read
+        self.streamed = 0  # stream messages already taken
+        self.bodies: list[bytes] = []
+
+    def _on_response(self, response: Any) -> None:
+        self.responses.append(response)
+
+    def _on_message(self, params: dict[str, Any]) -> None:
+        self.stream_messages.append(params)
+
+    def _response_received(self, params: dict[str, Any]) -> None:
+        if params["response"].get("mimeType") == "text/event-stream":
+            self.stream_urls.append(params["response"]["url"])
+
+    def take(self) -> list[bytes]:
+        """Everything received since the last call, as bytes (bodies with their headers)."""
+        blobs = []
+        for response in self.responses[self.read :]:
+            headers = response.all_headers()
+            text = "".join(f"{k}: {v}\n" for k, v in headers.items()).encode()
+            if headers.get("content-type", "").startswith("text/event-stream"):
+                blobs.append(text)  # its messages come through the DevTools protocol
+                continue
+            body = b"" if 300 <= response.status < 400 else response.body()
+            blobs.append(body + b"\n" + text)
+            if headers.get("content-type", "").split(";")[0] in (
+                "application/json",
+                "application/problem+json",
+            ):
+                names = set(field_names(json.loads(body)))
+                assert not names & SECRET_FIELDS, (response.url, names & SECRET_FIELDS)
+        self.read = len(self.responses)
+        for message in self.stream_messages[self.streamed :]:
+            blobs.append(f"{message['eventName']} {message['eventId']} {message['data']}".encode())
+        self.streamed = len(self.stream_messages)
+        self.bodies += blobs
+        return blobs
+
+
+@pytest.fixture
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("app_server", ["redis"], indirect=True)
+def test_the_page_never_receives_the_draw_pile_or_the_seed(
+    app: App, api: httpx.Client, redis_client: redis.Redis
+) -> None:
+    rng = random.Random("browser/secrets")
+    traffic = Traffic(app)
+    app.goto("/", "lobby")
+    game_id = app.create_table("Ann", ["basic"])
+    record = stored_record(redis_client, game_id)
+    seed = record.state.seed
+    assert len(seed) >= 16
+
+    def check_step() -> dict[str, Any]:
+        view = app.synced(api, game_id)
+        pile = stored_record(redis_client, game_id).state.draw_pile
+        assert view["draw_pile_size"] == len(pile)
+        patterns = pile_windows(pile)
+        for blob in traffic.take():
+            assert seed.encode() not in blob
+            leaked = [p for p in patterns if p in blob]
+            assert not leaked, f"the pile's order in a response: {leaked[:3]} in {blob[:300]!r}"
+        return view
+
+    view = check_step()
+    decisions = 0
+    while view["status"] != "finished":
+        assert decisions < 1000, "the game did not end"
+        app.play_turn(api, rng)
+        decisions += 1
+        view = check_step()
+
+    everything = b"\n".join(traffic.bodies)
+    assert seed.encode() not in everything
+    assert seed.upper().encode() not in everything.upper()
+    for name in SECRET_FIELDS:
+        assert f'"{name}"'.encode() not in everything
+
+    # the stream was captured, and it carried the game's own log (checked above, step by step)
+    log: list[dict[str, Any]] = []
+    while True:
+        page = api.get(f"/v1/games/{game_id}/events", params={"after": len(log)}).json()
+        log += page["events"]
+        if not page["more"]:
+            break
+    assert traffic.stream_urls, "the page opened no event stream (or not through EventSource)"
+    assert all(f"/v1/games/{game_id}/events/stream" in url for url in traffic.stream_urls)
+    assert traffic.stream_messages, "no stream message seen through the DevTools protocol"
+    by_seq = {e["seq"]: e for e in log}
+    for message in traffic.stream_messages:
+        event = json.loads(message["data"])
+        assert event == by_seq[int(message["eventId"])], event
+        assert message["eventName"] == event["type"]
+
+
+def test_pile_windows_catch_the_order_anywhere_in_the_pile() -> None:
+    """The patterns above can fail: a body with any five pile cards in order is caught."""
+    pile = ("R1", "B7", "W3", "$2", "G9", "O4", "R#", "B2", "G5", "R8")
+    patterns = pile_windows(pile)
+    leaks = [
+        json.dumps({"next": list(pile[:5])}),
+        compact({"peek": list(pile[3:8])}),
+        "event: x\ndata: " + compact(list(pile[2:10]))[1:-1],
+        "".join(pile[1:9]),
+    ]
+    for leak in leaks:
+        assert any(p in leak.encode() for p in patterns), leak
+    public = compact({"tableau": ["R1", "B7", "W3", "$2"], "market": ["G9", "O4"]}).encode()
+    assert not any(p in public for p in patterns)

@@ -1,0 +1,66 @@
+"""Every screen that is not a live table: lobby, rules, leaderboard, archive, a replay and a
+player's stats, each reached by its route, ready, and free of serious or critical axe
+violations; the lobby is screenshot at phone and desktop sizes. (The waiting room, the table
+and the results are checked where the tests reach them: test_web_live, test_web_game.)"""
+
+from __future__ import annotations
+
+import secrets
+
+import httpx
+import pytest
+
+from tests.browser.axe import check_axe
+from tests.browser.web import App, wait_for
+from tests.e2e.helpers import README_DECK, README_GAME, bearer
+
+pytestmark = pytest.mark.browser
+
+
+def archived_game(api: httpx.Client, player_id: str) -> str:
+    """The README's nine-action game, played through the API, once it is in the archive."""
+    created = api.post(
+        "/v1/games",
+        json={"players": [{"name": "Ann", "player_id": player_id}], "deck": README_DECK},
+    )
+    assert created.status_code == 201, created.text
+    game = created.json()
+    token = game["seats"][0]["token"]
+    for action in README_GAME:
+        acted = api.post(f"/v1/games/{game['id']}/actions", json=action, headers=bearer(token))
+        assert acted.status_code == 200, acted.text
+    assert acted.json()["status"] == "finished"
+    wait_for(
+        lambda: api.get(f"/v1/archive/games/{game['id']}").status_code == 200,
+        "the finished game reaching the archive",
+    )
+    return game["id"]
+
+
+def test_every_other_screen_is_reached_and_accessible(app: App, api: httpx.Client) -> None:
+    player_id = f"web-{secrets.token_hex(4)}"
+    game_id = archived_game(api, player_id)
+
+    app.goto("/", "lobby")
+    app.screenshots("lobby")
+    check_axe(app.page, "lobby")
+
+    for nav, screen in (("rules", "rules"), ("leaderboard", "leaderboard"), ("archive", "archive")):
+        app.page.click(f"a[data-nav={nav}]")
+        app.wait_screen(screen)
+        check_axe(app.page, screen)
+    app.screenshots("archive")
+
+    app.goto(f"/replay/{game_id}", "replay")
+    assert "Ann" in app.page.inner_text("main")
+    check_axe(app.page, "replay")
+
+    # an open service ranks nothing: the stats of every finished game (the client's toggle)
+    app.goto(f"/players/{player_id}", "stats")
+    if app.page.is_checked("#ranked-only"):
+        app.page.set_checked("#ranked-only", False)
+    figures = app.page.wait_for_selector("table[data-testid=stats]").inner_text()
+    stats = api.get(f"/v1/players/{player_id}/stats", params={"ranked": "all"}).json()
+    assert stats["games"] == 1, stats
+    assert str(stats["best_score"]) in figures, figures
+    check_axe(app.page, "stats")

@@ -177,7 +177,7 @@ function playerEl(view: View, player: Player, now: number): HTMLElement {
     ),
     clock === null
       ? null
-      : h("p", { class: `clock${acting ? " running" : ""}`, "data-testid": "clock", "data-seat": player.seat }, "⏱ ", clock),
+      : h("p", { class: `clock${acting ? " running" : ""}`, "data-testid": "clock", "data-seat": player.seat }, "◷ ", clock),
     collectionEl(player.cards ?? []),
   );
 }

@@ -189,9 +189,17 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     drawLog();
   };
 
+  // keyboard users keep their place across redraws: the control they were on, else (when it
+  // is their turn again) the first of their controls
+  let focusKey: string | undefined;
+  const onFocus = (event: FocusEvent) => {
+    const el = event.target as HTMLElement;
+    focusKey = el.id || el.dataset.action || focusKey;
+  };
+  root.addEventListener("focusin", onFocus);
   const draw = () => {
-    const focused = document.activeElement as HTMLElement | null;
-    const focusKey = focused?.id || focused?.dataset?.action;
+    const active = document.activeElement;
+    const ours = !active || active === document.body || root.contains(active);
     const now = Date.now() / 1000 + clockOffset;
     const finished = view.status !== "active";
     const seat = mySeat(view);
@@ -220,11 +228,11 @@ function liveTable(root: HTMLElement, first: Game): () => void {
       firstDraw = false;
       performance.mark("ten:interactive");
     }
-    if (focusKey) {
+    if (ours && focusKey) {
       const again = [...root.querySelectorAll<HTMLElement>("[id], [data-action]")].find(
-        (el) => el.id === focusKey || el.dataset.action === focusKey,
+        (el) => (el.id === focusKey || el.dataset.action === focusKey) && !(el as HTMLButtonElement).disabled,
       );
-      (again ?? root.querySelector<HTMLElement>("[data-testid=actions] button"))?.focus({ preventScroll: true });
+      (again ?? root.querySelector<HTMLElement>("[data-testid=actions] button:not([disabled])"))?.focus({ preventScroll: true });
     }
   };
 
@@ -322,7 +330,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     const now = Date.now() / 1000 + clockOffset;
     for (const el of root.querySelectorAll<HTMLElement>("[data-testid=clock]")) {
       const text = clockText(view, Number(el.dataset.seat), now);
-      if (text !== null) el.textContent = `⏱ ${text}`;
+      if (text !== null) el.textContent = `◷ ${text}`;
     }
   }, 500);
 
@@ -330,6 +338,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   void loadLog().then(follow);
   return () => {
     window.clearInterval(tick);
+    root.removeEventListener("focusin", onFocus);
     stream?.close();
   };
 }

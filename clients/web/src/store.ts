@@ -49,11 +49,19 @@ export function saveName(name: string): void {
 }
 
 export function savedLanguage(): string | null {
-  return read<string | null>("ten.lang", null);
+  try {
+    return localStorage.getItem("ten.lang");
+  } catch {
+    return null;
+  }
 }
 
 export function saveLanguage(lang: string): void {
-  write("ten.lang", lang);
+  try {
+    localStorage.setItem("ten.lang", lang);
+  } catch {
+    /* not remembered, still switched */
+  }
 }
 
 /** A player id for this browser (open services take any; it lets stats find your games). */

@@ -173,7 +173,8 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   };
   setView(first);
 
-  const logEl = h("ol", { class: "log", "data-testid": "event-log", "aria-live": "polite" });
+  // focusable: a keyboard can scroll it (axe: scrollable-region-focusable)
+  const logEl = h("ol", { class: "log", "data-testid": "event-log", "aria-live": "polite", tabindex: "0", "aria-label": t("table.log") });
   const drawLog = () => {
     const shown = log.slice(-60);
     logEl.replaceChildren(...shown.map((e) => h("li", { "data-seq": e.seq }, describeEvent(e, (s) => nameOf(view, s)))));

@@ -1,1 +1,0 @@
-import{a as e}from"./chunk-QERRJ4NY.js";var o={...e};export{o as id};

@@ -141,7 +141,7 @@ def test_the_page_never_receives_the_draw_pile_or_the_seed(
     decisions = 0
     while view["status"] != "finished":
         assert decisions < 1000, "the game did not end"
-        app.play_turn(api, rng)
+        app.play_turn(api, rng, view)
         decisions += 1
         view = check_step()
 

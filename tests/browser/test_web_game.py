@@ -42,7 +42,7 @@ def test_a_game_against_three_bots_is_played_through_the_page(app: App, api: htt
     reloaded = False
     while view["status"] != "finished":
         assert len(played) < MAX_TURNS, "the game did not end"
-        played.append(app.play_turn(api, rng)["type"])
+        played.append(app.play_turn(api, rng, view)["type"])
         if len(played) == 6 and not reloaded:
             # a reload in the middle of the game: the same seat, its controls offered again
             app.reload("table")

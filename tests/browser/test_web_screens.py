@@ -64,3 +64,11 @@ def test_every_other_screen_is_reached_and_accessible(app: App, api: httpx.Clien
     assert stats["games"] == 1, stats
     assert str(stats["best_score"]) in figures, figures
     check_axe(app.page, "stats")
+
+
+def test_the_create_form_shows_one_seat_choice_per_other_player(app: App) -> None:
+    app.goto("/", "lobby")
+    for players in (2, 5, 1, 3):
+        app.page.select_option("#create-players", str(players))
+        shown = [app.page.is_visible(f"#create-seat-{i}") for i in range(1, 5)]
+        assert shown == [i < players for i in range(1, 5)], (players, shown)

@@ -94,7 +94,12 @@ class App:
 
     def storage(self, key: str) -> Any:
         raw = self.page.evaluate("(k) => localStorage.getItem(k)", key)
-        return None if raw is None else json.loads(raw) if raw[:1] in "{[" else raw
+        if raw is None:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw  # a plain string
 
     def seat(self, game_id: str) -> dict[str, Any]:
         seats = self.storage("ten.seats") or {}
@@ -201,32 +206,49 @@ class App:
 
     def act(self, action: Mapping[str, Any]) -> None:
         """Sends `action` through the control that carries it (a bid: its option in the bid
-        select, then the submit button; a buy: the card, then the confirmation)."""
+        select, then the submit button; a buy: the card, then the confirmation). Controls
+        are found by locators, found again if the page redraws meanwhile (an event of the
+        stream may redraw the table between two steps)."""
         page = self.page
         want = canonical(action)
-        handles = [
-            h
-            for h in page.query_selector_all("[data-action]")
-            if canonical(json.loads(h.get_attribute("data-action") or "null") or {}) == want
+        raw = [
+            text
+            for text in page.eval_on_selector_all(
+                "[data-action]", "els => els.map(e => e.getAttribute('data-action'))"
+            )
+            if canonical(json.loads(text)) == want
         ]
-        assert handles, f"no control for {action}"
-        control = handles[0]
-        tag = control.evaluate("e => e.tagName.toLowerCase()")
-        if tag == "option":
-            value = control.evaluate("e => e.value")
-            select = control.evaluate_handle("e => e.closest('select')")
-            select.as_element().select_option(value)
-            page.click("#bid-submit")
+        assert raw, f"no control for {action}"
+        escaped = raw[0].replace("\\", "\\\\").replace('"', '\\"')
+        control = page.locator(f'[data-action="{escaped}"]').first
+        if action["type"] == "bid":
+            value = control.get_attribute("value")
+            assert value is not None, f"the bid option of {action} has no value"
+            page.locator("#bid-amount").select_option(value)
+            assert (
+                canonical(
+                    json.loads(
+                        page.eval_on_selector(
+                            "#bid-amount",
+                            "s => s.selectedOptions[0].getAttribute('data-action')",
+                        )
+                    )
+                )
+                == want
+            ), "the bid selected is not the one chosen"
+            page.locator("#bid-submit").click()
         else:
             control.click()
             if action["type"] == "buy":
-                dialog = page.wait_for_selector("[data-testid=confirm-buy]", state="visible")
-                assert dialog is not None
-                page.click("#buy-confirm")
+                page.locator("[data-testid=confirm-buy]").wait_for(state="visible")
+                page.locator("#buy-confirm").click()
 
-    def play_turn(self, api: httpx.Client, rng: random.Random) -> dict[str, Any]:
-        """One decision of this seat, chosen at random among the controls offered."""
-        view = self.synced(api)
+    def play_turn(
+        self, api: httpx.Client, rng: random.Random, view: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """One decision of this seat, chosen at random among the controls offered (`view`:
+        the seat's view the page was last seen in sync with, else waited for)."""
+        view = view or self.synced(api)
         assert view["to_act"] == view["seat"], view
         decisions = self.check_offered(view)
         assert decisions, f"nothing offered on the seat's turn: {view['legal_actions']}"

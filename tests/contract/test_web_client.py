@@ -41,7 +41,9 @@ def web_tools() -> Path:
 def build_command(outdir: Path) -> list[str]:
     """`npm run build` as package.json has it, writing to `outdir` instead."""
     script = json.loads((WEB / "package.json").read_text(encoding="utf-8"))["scripts"]["build"]
-    args = shlex.split(script)
+    clean, _, build = script.partition(" && ")
+    assert clean == "rm -rf ../../service/static/app/js", script  # no stale chunk survives
+    args = shlex.split(build)
     assert args[0] == "esbuild", script
     out = [a for a in args if a.startswith("--outdir=")]
     assert out == ["--outdir=../../service/static/app/js"], script

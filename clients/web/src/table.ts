@@ -149,7 +149,7 @@ export function clockText(view: View & { clock?: Clock | null }, seat: number, n
 function playerEl(view: View, player: Player, now: number): HTMLElement {
   const me = mySeat(view) === player.seat;
   const acting = view.to_act === player.seat && view.status === "active";
-  const clock = clockText(view, player.seat, now);
+  const clock = player.bot && !player.stand_in ? null : clockText(view, player.seat, now); // bots never wait
   return h(
     "article",
     {

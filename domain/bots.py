@@ -8,11 +8,10 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 
-from domain.cards import NUMBER_CARDS, WILDS, deck_for
-from domain.engine import bust_kind, tableau_sums
+from domain.cards import NUMBER_CARDS
+from domain.engine import tableau_sums
 from domain.legal import legal_actions, with_payment
 from domain.model import (
     CURRENCY_CAP,
@@ -25,6 +24,7 @@ from domain.model import (
     Pass,
     Stop,
 )
+from domain.odds import TOKENS_PER_POINT, bust_risk
 from domain.rng import SeededRandom
 from domain.scoring import best_total
 from domain.views import PublicView
@@ -32,7 +32,6 @@ from domain.views import PublicView
 Bot = Callable[[PublicView, int, SeededRandom], Action]
 
 RISK_LIMIT = 0.3  # the basic bot stops when the next draw busts with this chance or more
-TOKENS_PER_POINT = 3  # what a point of score is worth in tokens (cards cost 1-9 to buy)
 
 
 def random_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
@@ -41,33 +40,6 @@ def random_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
     if not actions:
         raise ValueError("it is not this seat's decision")
     return with_payment(view, seat, rng.choice(actions))
-
-
-def unseen_cards(view: PublicView) -> Counter[str]:
-    """Cards of the standard deck not visible anywhere: what the draw pile may hold."""
-    unseen = Counter(deck_for(len(view.players)))
-    unseen.subtract(view.tableau)
-    unseen.subtract(view.market)
-    unseen.subtract(view.discard)
-    if view.auction is not None:
-        unseen[view.auction.card] -= 1
-    for player in view.players:
-        unseen.subtract(player.cards)
-    return +unseen  # drop zero and negative counts (explicit decks can differ from the standard)
-
-
-def bust_risk(view: PublicView) -> float:
-    """The chance that the next card drawn busts the active player."""
-    unseen = unseen_cards(view)
-    total = sum(unseen.values())
-    if total == 0:
-        return 0.0
-    busting = sum(
-        count
-        for code, count in unseen.items()
-        if code not in WILDS and bust_kind((*view.tableau, code)) is not None
-    )
-    return busting / total
 
 
 def basic_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:

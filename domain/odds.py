@@ -79,11 +79,11 @@ class BustOdds(msgspec.Struct, frozen=True, kw_only=True):
 class DrawValue(msgspec.Struct, frozen=True, kw_only=True):
     """`draw_value`'s result (module docstring): in points, exact."""
 
-    stop: Fraction | None
-    draw: Fraction | None
+    stop: Fraction | float | None  # floats only from a valuation that gives floats
+    draw: Fraction | float | None
 
     @property
-    def advantage(self) -> Fraction | None:
+    def advantage(self) -> Fraction | float | None:
         if self.stop is None or self.draw is None:
             return None
         return self.draw - self.stop
@@ -190,18 +190,29 @@ _STOPS = (Stop(take="numbers"), Stop(take="currency"))
 _DRAW = Draw()
 
 
-def stop_value(state: GameState, value: Valuation = net_value) -> Fraction | float:
-    """The best of the two rewards for the active seat of `state` (in the draw phase, with
-    something drawn): the higher `value` of the states right after each stop."""
+def stop_values(state: GameState, value: Valuation = net_value) -> dict[str, Fraction | float]:
+    """The `value` of each of the two rewards for the active seat of `state` (in the draw
+    phase, with something drawn): of the states right after `Stop(numbers)` and
+    `Stop(currency)`, by take."""
     seat = state.active_seat
     bonus = state.rules.perfect_bonus
-    return max(value(state.players, apply(state, seat, s)[0].players, seat, bonus) for s in _STOPS)
+    return {
+        s.take: value(state.players, apply(state, seat, s)[0].players, seat, bonus) for s in _STOPS
+    }
 
 
-def draw_value(view: PublicView, value: Valuation = net_value) -> DrawValue:
+def stop_value(state: GameState, value: Valuation = net_value) -> Fraction | float:
+    """The better of the two rewards (`stop_values`)."""
+    return max(stop_values(state, value).values())
+
+
+def draw_value(
+    view: PublicView, value: Valuation = net_value, unseen: Counter[str] | None = None
+) -> DrawValue:
     """The value of stopping now against the expected value of the best stop after exactly
     one more draw (module docstring), for the seat whose turn it is. `value` prices an
-    outcome (`net_value` unless a bot brings its own)."""
+    outcome (`net_value` unless a bot brings its own); `unseen` is the multiset the next
+    card comes from (`unseen_cards(view)` unless given)."""
     if view.phase != "draw":
         raise ValueError("odds are for the draw phase")
     seat = view.active_seat
@@ -211,11 +222,12 @@ def draw_value(view: PublicView, value: Valuation = net_value) -> DrawValue:
     if not now.drawn:  # what stopping after a wild card's auction would bring
         now = msgspec.structs.replace(now, drawn=True)
     stop_now = stop_value(now, value)
-    unseen = unseen_cards(view)
+    if unseen is None:
+        unseen = unseen_cards(view)
     total = sum(unseen.values())
-    draw: Fraction | None = None
+    draw: Fraction | float | None = None
     if total and view.draw_pile_size:
-        expected = Fraction(0)
+        expected: Fraction | float = Fraction(0)
         for code, count in sorted(unseen.items()):
             if code in WILDS:
                 outcome = stop_now
@@ -225,6 +237,6 @@ def draw_value(view: PublicView, value: Valuation = net_value) -> DrawValue:
                     outcome = stop_value(after, value)
                 else:  # busted: the turn is over
                     outcome = value(view.players, after.players, seat, bonus)
-            expected += count * Fraction(outcome)
+            expected += count * outcome  # exact with `net_value` (Fractions)
         draw = expected / total
-    return DrawValue(stop=Fraction(stop_now) if view.drawn else None, draw=draw)
+    return DrawValue(stop=stop_now if view.drawn else None, draw=draw)

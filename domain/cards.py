@@ -12,7 +12,7 @@ from typing import Final, Literal
 
 import msgspec
 
-from domain.errors import RuleError
+from domain.errors import Joined, RuleError, Text
 
 COLORS: Final = ("R", "B", "O", "G")
 Color = Literal["R", "B", "O", "G"]
@@ -100,5 +100,18 @@ def check_copies(codes: Iterable[str]) -> None:
     counts = Counter(codes)
     over = sorted(code for code, count in counts.items() if count > COPIES[code])
     if over:
-        detail = ", ".join(f"{code} x{counts[code]} (the game has {COPIES[code]})" for code in over)
-        raise RuleError("too_many_copies", f"More copies than the game has: {detail}.")
+        copies = Joined(
+            ", ",
+            (
+                Text(
+                    "{card} x{count} (the game has {limit})",
+                    card=c,
+                    count=counts[c],
+                    limit=COPIES[c],
+                )
+                for c in over
+            ),
+        )
+        raise RuleError(
+            "too_many_copies", "More copies than the game has: {copies}.", copies=copies
+        )

@@ -78,13 +78,13 @@ def new_game(
         raise RuleError("invalid_game", "A game has 1 to 5 players.")
     for _, bot in players:
         if bot is not None and bot not in model.BOT_LEVELS:
-            raise RuleError("invalid_game", f"Unknown bot level {bot!r}.")
+            raise RuleError("invalid_game", "Unknown bot level {bot!r}.", bot=bot)
     rng = SeededRandom(seed)
     pile = tuple(rng.shuffled(C.deck_for(n))) if deck is None else _custom_pile(deck)
     if starting_seat is None:
         starting_seat = rng.randbelow(n)
     elif not 0 <= starting_seat < n:
-        raise RuleError("invalid_game", f"starting_seat must be between 0 and {n - 1}.")
+        raise RuleError("invalid_game", "starting_seat must be between 0 and {last}.", last=n - 1)
     rules = rules or Rules()
     state = GameState(
         rules=rules,
@@ -127,7 +127,7 @@ def _custom_pile(deck: Sequence[str]) -> tuple[str, ...]:
         raise RuleError("invalid_game", "A deck holds at least one card.")
     bad = sorted({code for code in deck if code not in C.ALL_CODES})
     if bad:
-        raise RuleError("unknown_card", f"Not valid card codes: {', '.join(bad[:10])}.")
+        raise RuleError("unknown_card", "Not valid card codes: {cards}.", cards=", ".join(bad[:10]))
     C.check_copies(deck)
     return tuple(deck)
 
@@ -174,7 +174,7 @@ def apply(state: GameState, seat: int, action: Action) -> tuple[GameState, list[
         case model.Decline:
             step.decline()
         case _:
-            raise RuleError("illegal_action", f"Unknown action {action!r}.")
+            raise RuleError("illegal_action", "Unknown action {action!r}.", action=action)
     return step.finish()
 
 
@@ -573,7 +573,7 @@ def _buy_payment(state: GameState, player: Player, action: Buy) -> Payment:
     the one the service chooses. Raises RuleError when the rules refuse the purchase."""
     card = action.card
     if card not in C.ALL_CODES:
-        raise RuleError("unknown_card", f"{card!r} is not a card code.")
+        raise RuleError("unknown_card", "{card!r} is not a card code.", card=card)
     if card not in state.market:
         raise RuleError("card_not_in_market")
     if card in player.cards:
@@ -587,6 +587,6 @@ def _buy_payment(state: GameState, player: Player, action: Buy) -> Payment:
     else:
         for spent in payment.cards:
             if spent not in C.ALL_CODES:
-                raise RuleError("unknown_card", f"{spent!r} is not a card code.")
+                raise RuleError("unknown_card", "{card!r} is not a card code.", card=spent)
         check_payment(payment, price, player.currency, player.bust, player.cards)
     return payment

@@ -1,7 +1,10 @@
-"""The engine's one error type: every refusal carries a stable machine-readable code."""
+"""The engine's one error type: every refusal carries a stable machine-readable code, and a
+message as an English template with named parameters (`Text`), which an outer layer may
+translate (the problem responses: `service.i18n`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Final
 
 # code -> what it means; the HTTP layer maps these to statuses (api.md)
@@ -25,12 +28,70 @@ RULE_ERROR_CODES: Final[dict[str, str]] = {
 }
 
 
-class RuleError(Exception):
-    """An action or setup the rules refuse. The state it was applied to is unchanged."""
+def _same(template: str) -> str:
+    return template
 
-    def __init__(self, code: str, detail: str | None = None) -> None:
+
+class Text:
+    """A message: an English template in `str.format` syntax and its named parameters
+    (`Text("Not valid card codes: {cards}.", cards="X9")`). `str()` is the English; `render`
+    looks each template up through `translate` first. A parameter that is itself a Text (or
+    `Joined` Texts) is rendered the same way; any other value (a card code, a number) is
+    formatted as it is, never translated."""
+
+    __slots__ = ("params", "template")
+
+    def __init__(self, template: str, **params: object) -> None:
+        self.template = template
+        self.params = params
+
+    def render(self, translate: Callable[[str], str] = _same) -> str:
+        values = {name: _rendered(value, translate) for name, value in self.params.items()}
+        return translate(self.template).format_map(values)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def __repr__(self) -> str:
+        return f"Text({self.template!r}, **{self.params!r})"
+
+
+class Joined:
+    """Texts as one parameter of a Text: each rendered, then joined by `separator`."""
+
+    __slots__ = ("separator", "texts")
+
+    def __init__(self, separator: str, texts: Iterable[Text]) -> None:
+        self.separator = separator
+        self.texts = tuple(texts)
+
+    def render(self, translate: Callable[[str], str] = _same) -> str:
+        return self.separator.join(text.render(translate) for text in self.texts)
+
+
+def _rendered(value: object, translate: Callable[[str], str]) -> object:
+    return value.render(translate) if isinstance(value, Text | Joined) else value
+
+
+def message(default: str, detail: str | Text | None, params: dict[str, object]) -> Text:
+    """The Text of an error: `detail` (a template formatted with `params`, or a Text), else
+    the code's `default`."""
+    if isinstance(detail, Text):
+        return detail
+    return Text(detail or default, **params)
+
+
+class RuleError(Exception):
+    """An action or setup the rules refuse. The state it was applied to is unchanged.
+
+    `detail` is an English template formatted with the keyword `params`
+    (`RuleError("unknown_card", "Not valid card codes: {cards}.", cards="X9")`); `text`
+    keeps both for translation, `detail` is the English."""
+
+    def __init__(self, code: str, detail: str | Text | None = None, **params: object) -> None:
         if code not in RULE_ERROR_CODES:
             raise ValueError(f"unknown rule error code {code!r}")
         self.code = code
-        self.detail = detail or RULE_ERROR_CODES[code]
+        self.text = message(RULE_ERROR_CODES[code], detail, params)
+        self.detail = str(self.text)
         super().__init__(f"{code}: {self.detail}")

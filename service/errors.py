@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from domain.errors import Text, message
+
 SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "game_not_found": "No game with this id (it may have expired).",
     "unauthorized": "A valid seat token is needed: Authorization: Bearer <token>.",
@@ -43,9 +45,13 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
 
 
 class ServiceError(Exception):
-    def __init__(self, code: str, detail: str | None = None) -> None:
+    """A use case's refusal: `detail` is an English template formatted with the keyword
+    `params`, as for `domain.errors.RuleError` (`text` keeps both for translation)."""
+
+    def __init__(self, code: str, detail: str | Text | None = None, **params: object) -> None:
         if code not in SERVICE_ERROR_CODES:
             raise ValueError(f"unknown service error code {code!r}")
         self.code = code
-        self.detail = detail or SERVICE_ERROR_CODES[code]
+        self.text = message(SERVICE_ERROR_CODES[code], detail, params)
+        self.detail = str(self.text)
         super().__init__(f"{code}: {self.detail}")

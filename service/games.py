@@ -336,7 +336,9 @@ class GameService:
         if expected is not None and record.version != expected:
             raise ServiceError(
                 "version_mismatch",
-                f"The action was chosen on version {expected}; the game is at {record.version}.",
+                "The action was chosen on version {expected}; the game is at {current}.",
+                expected=expected,
+                current=record.version,
             )
         now = self._clock()
         state, events = play(record.state, seat, request.action, now)

@@ -37,6 +37,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from jwt.exceptions import InvalidSubjectError
 
+from domain.errors import Text
 from service.api.schemas import PlayerId
 from service.callers import ANONYMOUS, Caller
 from service.errors import ServiceError
@@ -69,23 +70,27 @@ OPEN_WARNING = (
     "claim any player_id; configure them before stats or the leaderboard matter"
 )
 # why a JWT was refused, most specific class first (InvalidSignatureError is a DecodeError)
-_REASONS: tuple[tuple[type[Exception], str], ...] = (
-    (jwt.ExpiredSignatureError, "expired (exp)"),
-    (jwt.ImmatureSignatureError, "not yet valid (nbf or iat in the future)"),
-    (jwt.InvalidIssuedAtError, "iat is not a time"),
-    (jwt.InvalidIssuerError, "wrong issuer (iss)"),
-    (jwt.InvalidAudienceError, "wrong audience (aud)"),
-    (jwt.InvalidSignatureError, "bad signature"),
-    (jwt.InvalidAlgorithmError, "algorithm not allowed"),
-    (InvalidSubjectError, "sub is not a string"),
-    (jwt.InvalidKeyError, "the signing key is not accepted"),
-    (jwt.PyJWKClientError, "signed with a key the issuer does not publish (kid)"),
-    (jwt.DecodeError, "malformed"),
+_REASONS: tuple[tuple[type[Exception], Text], ...] = (
+    (jwt.ExpiredSignatureError, Text("expired (exp)")),
+    (jwt.ImmatureSignatureError, Text("not yet valid (nbf or iat in the future)")),
+    (jwt.InvalidIssuedAtError, Text("iat is not a time")),
+    (jwt.InvalidIssuerError, Text("wrong issuer (iss)")),
+    (jwt.InvalidAudienceError, Text("wrong audience (aud)")),
+    (jwt.InvalidSignatureError, Text("bad signature")),
+    (jwt.InvalidAlgorithmError, Text("algorithm not allowed")),
+    (InvalidSubjectError, Text("sub is not a string")),
+    (jwt.InvalidKeyError, Text("the signing key is not accepted")),
+    (jwt.PyJWKClientError, Text("signed with a key the issuer does not publish (kid)")),
+    (jwt.DecodeError, Text("malformed")),
 )
 
 
-def _refused(reason: str) -> ServiceError:
-    return ServiceError("invalid_token", f"The bearer token is not a valid player JWT: {reason}.")
+def _refused(reason: str | Text) -> ServiceError:
+    """`invalid_token` saying why: `reason` is a template without parameters, or a Text."""
+    why = reason if isinstance(reason, Text) else Text(reason)
+    return ServiceError(
+        "invalid_token", "The bearer token is not a valid player JWT: {reason}.", reason=why
+    )
 
 
 def _digest(value: bytes) -> bytes:
@@ -275,13 +280,13 @@ class Identity:
         return about
 
 
-def _reason(exc: Exception) -> str:
+def _reason(exc: Exception) -> Text:
     if isinstance(exc, jwt.MissingRequiredClaimError):
-        return f"no {exc.claim} claim"
+        return Text("no {claim} claim", claim=exc.claim)
     for kind, reason in _REASONS:
         if isinstance(exc, kind):
             return reason
-    return "not accepted"
+    return Text("not accepted")
 
 
 def _bearer(authorization: bytes) -> str:

@@ -160,7 +160,7 @@ class Lobby:
             raise ServiceError("custom_deck_not_allowed")
         if starting_seat is not None and starting_seat >= len(seats):
             raise RuleError(
-                "invalid_game", f"starting_seat must be between 0 and {len(seats) - 1}."
+                "invalid_game", "starting_seat must be between 0 and {last}.", last=len(seats) - 1
             )
         ids = [s.player_id for s in seats if s.player_id is not None]
         if len(ids) != len(set(ids)):
@@ -190,7 +190,9 @@ class Lobby:
         if wanted.name is None and wanted.bot is None:  # reserved: its player joins it
             if wanted.player_id is None:
                 raise ServiceError(
-                    "invalid_table", f"Seat {index}: give a name, a bot, a player_id or open."
+                    "invalid_table",
+                    "Seat {seat}: give a name, a bot, a player_id or open.",
+                    seat=index,
                 )
             return Seat(player_id=wanted.player_id), None
         pid = wanted.player_id
@@ -466,7 +468,7 @@ class Lobby:
 
 def _open_table(record: GameRecord) -> Table:
     if record.status != "open":
-        raise ServiceError("game_not_open", f"The game is {record.status}.")
+        raise ServiceError("game_not_open", "The game is {status}.", status=record.status)
     assert record.table is not None
     return record.table
 
@@ -480,7 +482,9 @@ def _seat_for(table: Table, pid: str | None, wanted: int | None) -> int:
         reserved = [i for i, s in enumerate(table.seats) if not s.taken and s.player_id == pid]
         if reserved:
             if wanted is not None and wanted != reserved[0]:
-                raise ServiceError("seat_unavailable", f"Seat {reserved[0]} is reserved for you.")
+                raise ServiceError(
+                    "seat_unavailable", "Seat {seat} is reserved for you.", seat=reserved[0]
+                )
             return reserved[0]
     free = [i for i, s in enumerate(table.seats) if s.open and not s.taken]
     if wanted is not None:

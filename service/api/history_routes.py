@@ -12,6 +12,7 @@ import msgspec
 from litestar import Controller, Request, get
 from litestar.params import Parameter
 
+from domain.errors import Text
 from domain.views import PublicView
 from service.api.paging import events_handler
 from service.api.problems import get_game_part, problem, problems
@@ -50,7 +51,11 @@ def parse_timestamp(name: str, value: str | None) -> datetime | None:
         return None
     found = _TIMESTAMP.match(value)
     if found is None:
-        raise problem(400, "invalid_request", f"{name}: not an RFC 3339 time: {value!r}")
+        raise problem(
+            400,
+            "invalid_request",
+            Text("{name}: not an RFC 3339 time: {value!r}", name=name, value=value),
+        )
     year, month, day, hour, minute, second, fraction, zone, sign, off_h, off_m = found.groups()
     try:
         local = datetime(
@@ -63,7 +68,9 @@ def parse_timestamp(name: str, value: str | None) -> datetime | None:
             int((fraction or ".")[1:].ljust(6, "0")),
         )
     except ValueError:
-        raise problem(400, "invalid_request", f"{name}: no such date: {value!r}") from None
+        raise problem(
+            400, "invalid_request", Text("{name}: no such date: {value!r}", name=name, value=value)
+        ) from None
     offset = timedelta(0) if zone == "Z" else timedelta(hours=int(off_h), minutes=int(off_m))
     if sign == "-":
         offset = -offset

@@ -117,7 +117,13 @@ def openapi_config() -> OpenAPIConfig:
     return OpenAPIConfig(
         title="TEN game service",
         version=API_VERSION,
-        description="Play TEN, the push-your-luck auction card game, over HTTP.",
+        description="Play TEN, the push-your-luck auction card game, over HTTP.\n\n"
+        "Errors are problem details (RFC 9457) whose `title` and `detail` follow the request's "
+        "`Accept-Language` (RFC 9110 q-values; `es-MX` is `es`): English `en` (also the default "
+        "for any other or unreadable header), Indonesian `id`, Armenian `hy`, Spanish `es`, "
+        "Gujarati `gu`, in the rulebook's terms. `Content-Language` names the language used "
+        "(with `Vary: Accept-Language`); `code`, `type`, `status` and `errors` are the same in "
+        "every language, so a client keys on `code`.",
         path="/schema",
         components=Components(
             security_schemes={

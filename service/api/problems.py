@@ -1,8 +1,15 @@
-"""Every error as RFC 9457 problem details with a stable `code`, mapped in this one place."""
+"""Every error as RFC 9457 problem details with a stable `code`, mapped in this one place.
+
+The `title` and `detail` follow the request's `Accept-Language` (`service.i18n`): a problem
+keeps its message as a `Text` (an English template and its parameters) and renders it when it
+becomes a response, with `Content-Language` and `Vary: Accept-Language`. The `code`, `type`,
+`status` and any `errors` list are the same in every language.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
 from http import HTTPStatus
 from typing import Any
 
@@ -11,10 +18,11 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
 
-from domain.errors import RuleError
+from domain.errors import Joined, RuleError, Text
 from service.api.schemas import Problem
 from service.archive import InvalidCursor
 from service.errors import ServiceError
+from service.i18n import localize, negotiate, title
 from service.ports import StoreUnavailable
 
 log = logging.getLogger("ten.api")
@@ -120,29 +128,110 @@ def get_game_part(path: str, **route: Any) -> Any:
     return get(path, responses=problems(404), **route)
 
 
+class LocalizedProblem(ProblemDetailsException):
+    """A problem whose `title` and `detail` are rendered in the request's language when it
+    becomes a response (`detail` and `title` hold the English until then)."""
+
+    def __init__(self, text: Text, **problem: Any) -> None:
+        super().__init__(detail=str(text), **problem)
+        self.text = text
+
+    def to_response(self, request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
+        language = negotiate(request.headers.get("accept-language"))
+        self.title = title(self.status_code, language)
+        self.detail = localize(self.text, language)
+        headers = dict(self.headers or {})
+        vary = headers.get("Vary")
+        headers["Vary"] = f"{vary}, Accept-Language" if vary else "Accept-Language"
+        headers["Content-Language"] = language
+        self.headers = headers
+        return super().to_response(request)
+
+
 def problem(
-    status: int, code: str, detail: str, headers: dict[str, str] | None = None, **extra
+    status: int, code: str, detail: str | Text, headers: dict[str, str] | None = None, **extra
 ) -> ProblemDetailsException:
+    """The problem to raise or render. `detail` is a template without parameters (looked up in
+    the catalogs as it is) or a Text; a message that is not ours goes through `foreign`."""
     if status == 401:
         headers = {"WWW-Authenticate": CHALLENGES.get(code, CHALLENGE), **(headers or {})}
-    return ProblemDetailsException(
+    return LocalizedProblem(
+        detail if isinstance(detail, Text) else Text(detail),
         status_code=status,
         type_=TYPE_BASE + code,
         title=HTTPStatus(status).phrase,
-        detail=detail,
         headers=headers,
         extra={"code": code, **extra},
     )
 
 
+# messages of the libraries under the API (Litestar's HTTP errors, msgspec's validation), as
+# templates that `foreign` recognizes and the catalogs translate; the values they name (types,
+# fields, paths) are kept as they are. A message matching none is passed on verbatim.
+FOREIGN_TEMPLATES = (
+    "Expected `{expected}` of length >= {bound}",
+    "Expected `{expected}` of length <= {bound}",
+    "Expected `{expected}` matching regex {regex}",
+    "Expected `{expected}`, got `{got}`",
+    "Expected `{expected}` >= {bound}",
+    "Expected `{expected}` <= {bound}",
+    "Expected `{expected}` > {bound}",
+    "Expected `{expected}` < {bound}",
+    "Object contains unknown field `{field}`",
+    "Object missing required field `{field}`",
+    "Invalid enum value {value}",
+    "Invalid value {value}",
+    "JSON is malformed: {reason}",
+    "Input data was truncated",
+    "Validation failed for {method} {path}",
+    "not a cursor of this listing",
+)
+FOREIGN_LONGEST = 2000
+_AT_PATH = re.compile(r"(?P<message>.+) - at `(?P<path>[^`]*)`", re.DOTALL)
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"\{(\w+)\}", template)  # literal, name, literal, name, ..., literal
+    return re.compile(
+        "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)),
+        re.DOTALL,
+    )
+
+
+_FOREIGN = tuple((_pattern(t), t) for t in FOREIGN_TEMPLATES)
+
+
+def foreign(message: str) -> Text:
+    """A library's message as a Text: a known template with the values it names, a status's
+    reason phrase, or else the message itself, verbatim in every language (so too one longer
+    than `FOREIGN_LONGEST`, which may quote much of a hostile body: never matched)."""
+    if len(message) > FOREIGN_LONGEST:
+        return Text("{message}", message=message)
+    at = _AT_PATH.fullmatch(message)
+    if at is not None:
+        return Text("{message} - at `{path}`", message=foreign(at["message"]), path=at["path"])
+    for pattern, template in _FOREIGN:
+        found = pattern.fullmatch(message)
+        if found is not None:
+            return Text(template, **found.groupdict())
+    if message in _PHRASES:
+        return Text(message)
+    return Text("{message}", message=message)
+
+
+# the statuses this API answers with: their reason phrases are the titles the catalogs translate
+STATUSES = frozenset({*HTTP_CODES, *SERVICE_STATUS.values(), *RULE_STATUS.values(), 409})
+_PHRASES = frozenset(HTTPStatus(status).phrase for status in STATUSES)
+
+
 def from_rule_error(exc: RuleError) -> ProblemDetailsException:
-    return problem(RULE_STATUS.get(exc.code, 409), exc.code, exc.detail)
+    return problem(RULE_STATUS.get(exc.code, 409), exc.code, exc.text)
 
 
 def from_service_error(exc: ServiceError) -> ProblemDetailsException:
     status = SERVICE_STATUS[exc.code]
     headers = {"Retry-After": RETRY_AFTER_SECONDS} if status == 503 else None
-    return problem(status, exc.code, exc.detail, headers)
+    return problem(status, exc.code, exc.text, headers)
 
 
 def from_store_unavailable(exc: StoreUnavailable) -> ProblemDetailsException:
@@ -162,17 +251,23 @@ def from_http_exception(exc: HTTPException) -> ProblemDetailsException:
     code = HTTP_CODES.get(status, "http_error")
     if isinstance(exc, ValidationException):
         errors = exc.extra if isinstance(exc.extra, list) else []
-        detail = "; ".join(
-            f"{e.get('message', '')}" + (f" (at {e['key']})" if e.get("key") else "")
-            for e in errors
-            if isinstance(e, dict)
-        )
-        return problem(400, "invalid_request", detail or str(exc.detail), errors=errors)
+        found = [_located(e) for e in errors if isinstance(e, dict)]
+        listed = "; ".join(str(text) for text in found)  # the English, as it always was
+        detail = Joined("; ", found) if listed else foreign(str(exc.detail))
+        return problem(400, "invalid_request", Text("{errors}", errors=detail), errors=errors)
     headers = dict(exc.headers or {})
     if status == 429:
         # the window's reset (RateLimit-Reset, seconds) is when a retry can succeed
         headers.setdefault("Retry-After", str(headers.get("RateLimit-Reset", RETRY_AFTER_SECONDS)))
-    return problem(status, code, str(exc.detail), headers or None)
+    return problem(status, code, foreign(str(exc.detail)), headers or None)
+
+
+def _located(error: dict[str, Any]) -> Text:
+    """One of Litestar's validation errors: its message, and where."""
+    message = foreign(str(error.get("message", "")))
+    if error.get("key"):
+        return Text("{message} (at {key})", message=message, key=error["key"])
+    return message
 
 
 def from_recursion_error(exc: RecursionError) -> ProblemDetailsException:
@@ -191,7 +286,7 @@ def internal_error_handler(request: Request, exc: Exception) -> Response:
 
 
 def from_invalid_cursor(exc: InvalidCursor) -> ProblemDetailsException:
-    return problem(400, "invalid_request", f"cursor: {exc}")
+    return problem(400, "invalid_request", Text("cursor: {reason}", reason=foreign(str(exc))))
 
 
 def problem_details_config() -> ProblemDetailsConfig:

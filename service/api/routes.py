@@ -24,7 +24,7 @@ from domain.scoring import score_collection
 from domain.views import public_view
 from service.api.once import once
 from service.api.paging import After, events_handler
-from service.api.problems import get_game_part, problem, problems
+from service.api.problems import foreign, get_game_part, problem, problems
 from service.api.schemas import (
     ActedOut,
     ClockOut,
@@ -222,7 +222,10 @@ async def strictly(request: Request, body_type: Any) -> Any:
         return msgspec.convert(value, type=body_type, strict=True)
     except msgspec.DecodeError as exc:  # ValidationError included
         raise problem(
-            400, "invalid_request", str(exc), errors=[{"message": str(exc), "source": "body"}]
+            400,
+            "invalid_request",
+            foreign(str(exc)),
+            errors=[{"message": str(exc), "source": "body"}],
         ) from None
 
 

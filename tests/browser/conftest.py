@@ -1,9 +1,9 @@
 """Fixtures of the browser tests: Debian's Chromium driven by Playwright (sync API) against a
 real service process serving the web client at `/`.
 
-- `browser`: one headless Chromium per xdist worker (session scope), `/usr/bin/chromium`
-  (installed by scripts/test with apt; no tool ever downloads a browser). Its absence is a
-  failure, not a skip.
+- `browser`: one headless Chromium for the package's tests, `/usr/bin/chromium` (installed by
+  scripts/test with apt; no tool ever downloads a browser). Its absence is a failure, not a
+  skip.
 - `app_server`: the base URL of a service process serving the client; the shared embedded
   process of tests/conftest.py unless a test asks for Redis with
   `@pytest.mark.parametrize("app_server", ["redis"], indirect=True)`.
@@ -11,8 +11,13 @@ real service process serving the web client at `/`.
   desktop-sized; a JavaScript error the page throws fails the test at teardown.
 - `new_context`: more contexts for tests with several players.
 
-The sync API runs Playwright's own event loop in a greenlet only while a call is made, so
-tests of the same worker that use `asyncio.run` are not disturbed (no pytest-asyncio here).
+Playwright's sync API runs its event loop in a greenlet of the main thread, and while it is
+started that loop counts as the thread's running loop: `asyncio.run` (the store contract
+tests, the archive's, ...) refuses to start beside it. So Playwright and the browser live in
+the *package* scope, stopped as soon as the last browser test of a worker is done, and every
+module of the package is in one xdist group (`browser`): the tier runs on one worker in one
+go, then that worker goes on with other tests, no loop left behind (each module's
+`pytestmark = BROWSER_TIER`; checked by test_no_loop_left_behind.py).
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ PHONE = {"width": 360, "height": 740}
 TIMEOUT_MS = 20_000  # a bound on each wait, never an assertion on speed
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
@@ -49,7 +54,7 @@ def playwright() -> Iterator[object]:
         yield pw
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright) -> Iterator[object]:
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: scripts/test installs Debian's chromium with apt-get")

@@ -29,11 +29,11 @@ import httpx
 import pytest
 import redis
 
-from tests.browser.web import App
+from tests.browser.web import BROWSER_TIER, App
 from tests.e2e.helpers import compact
 from tests.e2e.test_secrets import SECRET_FIELDS, field_names, stored_record
 
-pytestmark = pytest.mark.browser
+pytestmark = BROWSER_TIER
 
 
 def pile_windows(pile: tuple[str, ...]) -> set[bytes]:

@@ -13,12 +13,11 @@ from __future__ import annotations
 import random
 
 import httpx
-import pytest
 
 from tests.browser.axe import check_axe
-from tests.browser.web import App, canonical
+from tests.browser.web import BROWSER_TIER, App, canonical
 
-pytestmark = pytest.mark.browser
+pytestmark = BROWSER_TIER
 
 MAX_TURNS = 400  # a four-player game takes about 50 decisions of one seat
 

@@ -3,11 +3,9 @@ choice survives a reload (localStorage["ten.lang"])."""
 
 from __future__ import annotations
 
-import pytest
+from tests.browser.web import BROWSER_TIER, App
 
-from tests.browser.web import App
-
-pytestmark = pytest.mark.browser
+pytestmark = BROWSER_TIER
 
 LANGUAGES = ("id", "hy", "es", "gu")
 LABELS = [

@@ -8,13 +8,12 @@ from __future__ import annotations
 import secrets
 
 import httpx
-import pytest
 
 from tests.browser.axe import check_axe
-from tests.browser.web import App, wait_for
+from tests.browser.web import BROWSER_TIER, App, wait_for
 from tests.e2e.helpers import README_DECK, README_GAME, bearer
 
-pytestmark = pytest.mark.browser
+pytestmark = BROWSER_TIER
 
 
 def archived_game(api: httpx.Client, player_id: str) -> str:

@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
+# every browser module's marks: the tier, and one xdist group (see conftest.py)
+BROWSER_TIER = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "build" / "screenshots"  # git-ignored (/build/)
 SIZES = {"phone": {"width": 360, "height": 740}, "desktop": {"width": 1280, "height": 800}}

@@ -1,0 +1,120 @@
+"""The odds of the next card: exact, from public information only (`domain.odds`)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from fractions import Fraction
+
+import msgspec
+from litestar import Request, Response
+
+from domain.model import GameState
+from domain.odds import bust_odds, draw_value
+from domain.views import public_view
+from service.api.problems import get_game_part
+from service.api.routes import JSON, GameId, games_of
+
+_OUT = {"frozen": True, "kw_only": True}
+
+
+class BustOut(msgspec.Struct, **_OUT):
+    numbers: float
+    currency: float
+    total: float
+
+
+class DrawValueOut(msgspec.Struct, **_OUT):
+    stop: float | None
+    draw: float | None
+    advantage: float | None
+
+
+class OddsView(msgspec.Struct, **_OUT):
+    """The next draw, for the seat whose turn it is in the draw phase."""
+
+    seat: int
+    unseen: int
+    bust: BustOut
+    wild: float
+    value: DrawValueOut
+
+
+class OddsOut(msgspec.Struct, **_OUT):
+    game_id: str
+    version: int
+    odds: OddsView | None
+
+
+def _float(value: Fraction | float | None) -> float | None:
+    return None if value is None else round(float(value), 6)
+
+
+_CACHE_SIZE = 512
+_cache: dict[tuple[str, int], OddsView | None] = {}  # (game id, version) -> odds, oldest first
+_lock = threading.Lock()  # computed in worker threads
+
+
+def _odds(game_id: str, state: GameState) -> OddsView | None:
+    """The odds of `state`, remembered per game version: every watcher of a game asking
+    after each move costs one computation."""
+    key = (game_id, state.version)
+    with _lock:
+        if key in _cache:
+            return _cache[key]
+    odds = _compute(state)
+    with _lock:
+        while len(_cache) >= _CACHE_SIZE:
+            del _cache[next(iter(_cache))]
+        _cache[key] = odds
+    return odds
+
+
+def _compute(state: GameState) -> OddsView | None:
+    view = public_view(state)
+    if view.status != "active" or view.phase != "draw" or view.to_act is None:
+        return None
+    odds = bust_odds(view)
+    value = draw_value(view)
+    advantage = None if value.draw is None or value.stop is None else value.draw - value.stop
+    return OddsView(
+        seat=view.to_act,
+        unseen=odds.unseen,
+        bust=BustOut(
+            numbers=_float(odds.numbers) or 0.0,
+            currency=_float(odds.currency) or 0.0,
+            total=_float(odds.bust) or 0.0,
+        ),
+        wild=_float(odds.wild) or 0.0,
+        value=DrawValueOut(
+            stop=_float(value.stop), draw=_float(value.draw), advantage=_float(advantage)
+        ),
+    )
+
+
+@get_game_part(
+    "/v1/games/{game_id:str}/odds",
+    operation_id="getOdds",
+    summary="The odds of the next card",
+    description="For the seat whose turn it is in the draw phase: the probability that the "
+    "next card busts it, by numbers and by currency, the chance of a wild card (an auction), "
+    "and the value in points of stopping now against the expected value of drawing exactly "
+    "one more card and then stopping (`advantage` = draw - stop: positive, drawing is worth "
+    "more). Exact, computed from public information only: the standard deck for the player "
+    "count minus every card in view, so two games whose draw piles hold the same cards in "
+    "any order get the same odds. A hand-made deck's game gets the same public computation. "
+    "`odds` is null outside a live game's draw phase.",
+    tags=["games"],
+)
+async def odds(request: Request, game_id: GameId) -> Response[OddsOut]:
+    record = await games_of(request).get(game_id)
+    state = record.state
+    # the search runs off the event loop: tens of milliseconds of CPU at worst
+    view = (
+        None
+        if state is None or record.stopped
+        else await asyncio.to_thread(_odds, record.id, state)
+    )
+    version = record.version if state is None else state.version
+    body = OddsOut(game_id=record.id, version=version, odds=view)
+    return Response(body, media_type=JSON)

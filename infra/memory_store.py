@@ -4,8 +4,8 @@ It keeps the same contract as the Redis store (tests/integration/test_store_cont
 runs against both): compare-and-set saves, an append-only event log per game, idempotent
 responses, expiry, listings (each a list of `(created_at, id)` kept sorted: a page is a
 bisect and a walk back), request claims and the due index (`_DueIndex`). A lock makes each
-operation atomic even if called from several threads, and `wait_events` waiters are woken on
-their own event loop, whichever loop or thread saves.
+operation atomic even if called from several threads, and the subscribers to the logs' growth
+(`log_news`) are told on their own event loop, whichever loop or thread saves.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import bisect
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from infra.store_rules import ARCHIVED, due_moved_earlier, listed, memberships
 from service.ports import (
     DueGame,
     GameRecord,
     GameStore,
+    LogNews,
     Remembered,
     Save,
     StoredEvent,
@@ -96,7 +97,7 @@ class MemoryGameStore(GameStore):
         self._clock = clock
         self._games: dict[str, _Entry] = {}
         self._lock = threading.Lock()
-        self._waiters: dict[str, set[asyncio.Future[None]]] = {}  # game id -> wait_events calls
+        self._news: dict[str, set[_MemoryNews]] = {}  # game id -> its subscribers (log_news)
         self._creates = 0
         self._claimed = 0
         self._unarchived: set[str] = set()  # created, not yet handed to the archive outbox
@@ -160,9 +161,9 @@ class MemoryGameStore(GameStore):
                 self._due.write(record.id, None, record.stamp)
             elif due_moved_earlier(record, previous):
                 self._due.write(record.id, record.due, record.stamp)
-            waiters = self._waiters.pop(record.id, ()) if events else ()
-        for waiter in waiters:
-            _wake(waiter)
+            subscribers = list(self._news.get(record.id, ())) if events else ()
+        for news in subscribers:
+            news.report(record.id)
 
     def _events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         entry = self._live(game_id)
@@ -175,28 +176,23 @@ class MemoryGameStore(GameStore):
         with self._lock:
             return self._events(game_id, after, limit)
 
-    async def wait_events(self, game_id: str, after: int, timeout: float) -> list[StoredEvent]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            waiter: asyncio.Future[None] = loop.create_future()
-            with self._lock:  # register and look under one lock: a save cannot slip between
-                found = self._events(game_id, after, 1000)
-                if found or loop.time() >= deadline:
-                    return found
-                self._waiters.setdefault(game_id, set()).add(waiter)
-            try:
-                async with asyncio.timeout_at(deadline):
-                    await waiter
-            except TimeoutError:
-                return []
-            finally:
-                with self._lock:
-                    waiting = self._waiters.get(game_id)
-                    if waiting is not None:
-                        waiting.discard(waiter)
-                        if not waiting:
-                            del self._waiters[game_id]
+    async def events_of(self, after: Mapping[str, int], limit: int) -> dict[str, list[StoredEvent]]:
+        with self._lock:
+            found = {game_id: self._events(game_id, seq, limit) for game_id, seq in after.items()}
+        return {game_id: events for game_id, events in found.items() if events}
+
+    def log_news(self) -> LogNews:
+        return _MemoryNews(self)
+
+    def _subscribe(self, news: _MemoryNews, game_id: str, on: bool) -> None:
+        with self._lock:
+            subscribers = self._news.setdefault(game_id, set())
+            if on:
+                subscribers.add(news)
+            else:
+                subscribers.discard(news)
+            if not subscribers:
+                del self._news[game_id]
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         with self._lock:
@@ -298,20 +294,52 @@ class MemoryGameStore(GameStore):
         return None
 
 
-def _wake(waiter: asyncio.Future[None]) -> None:
-    """Resolve a waiter on its own loop (a save may run on another loop or thread)."""
-    loop = waiter.get_loop()
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if loop is running:
-        _resolve(waiter)
-    else:
-        with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits any more
-            loop.call_soon_threadsafe(_resolve, waiter)
+class _MemoryNews:
+    """`LogNews` of the embedded store: a save with events reports its game to the
+    subscribers watching it, on the subscriber's own event loop (a save may run on another
+    loop or thread)."""
 
+    def __init__(self, store: MemoryGameStore) -> None:
+        self._store = store
+        self._loop = asyncio.get_running_loop()
+        self._reported: set[str] = set()
+        self._woken = asyncio.Event()
+        self._watched: set[str] = set()
 
-def _resolve(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
+    def watch(self, game_id: str) -> None:
+        self._watched.add(game_id)
+        self._store._subscribe(self, game_id, True)
+        self._add(game_id)  # subscribed at once: the first report
+
+    def unwatch(self, game_id: str) -> None:
+        self._watched.discard(game_id)
+        self._store._subscribe(self, game_id, False)
+
+    def report(self, game_id: str) -> None:
+        """From any thread."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            self._add(game_id)
+        else:
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits any more
+                self._loop.call_soon_threadsafe(self._add, game_id)
+
+    def _add(self, game_id: str) -> None:
+        self._reported.add(game_id)
+        self._woken.set()
+
+    async def next(self, timeout: float) -> set[str]:
+        if not self._reported:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._woken.wait()
+        self._woken.clear()
+        found, self._reported = self._reported, set()
+        return found
+
+    async def close(self) -> None:
+        for game_id in list(self._watched):
+            self.unwatch(game_id)

@@ -31,9 +31,11 @@ after a save that moved a game's due earlier or ended it, never otherwise), `_DU
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import msgspec
 from redis import exceptions as redis_errors
@@ -46,6 +48,7 @@ from service.ports import (
     GameRecord,
     GameStore,
     IdempotentResponse,
+    LogNews,
     Remembered,
     RenderedResponse,
     Save,
@@ -59,13 +62,18 @@ from service.ports import (
 # <length>` per event; ARGV[2] the record; ARGV[3] the events' data, concatenated. redis-py
 # packs each argument in Python (a few microseconds each), so an action's save is 3 keys and
 # 3 arguments (5 with an Idempotency-Key), whatever its number of events.
+# The last seq is published on the log's shard channel (the log key itself: same slot) to
+# wake the processes following the game (`RedisGameStore.log_news`).
 _EVENTS = """
 local pos = 1
+local last = nil
 for seq, len in string.gmatch(events, ' (%d+) (%d+)') do
   local stop = pos + tonumber(len)
   redis.call('XADD', KEYS[2], '0-' .. seq, 'd', string.sub(ARGV[3], pos, stop - 1))
   pos = stop
+  last = seq
 end
+if last then redis.call('SPUBLISH', KEYS[2], last) end
 """
 
 # A new game starts from a clean slate: a log or idempotency hash left by a vanished game
@@ -190,7 +198,6 @@ redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 return 1
 """
 
-_BLOCK_MARGIN = 5.0  # seconds a blocking XREAD may take past its BLOCK time
 _record_encoder = msgspec.msgpack.Encoder()
 _record_decoder = msgspec.msgpack.Decoder(GameRecord)
 _idem_decoder = msgspec.msgpack.Decoder(IdempotentResponse)
@@ -334,15 +341,9 @@ class RedisGameStore(GameStore):
         self._claim_prefix = claim_prefix
         due = f"{{{due_tag}}}"
         self._due_keys = [due, f"{due}:stamp", f"{due}:claims"]
-        # SSE readers block on XREAD for up to TEN_SSE_KEEPALIVE seconds (15 by default):
-        # redis-py's 5 s default socket timeout cut every idle stream after 5 s. Their client
-        # has no read timeout; wait_events bounds each wait itself.
-        no_read_timeout = {"socket_timeout": None, "socket_connect_timeout": 5}
+        # event streams cost no connection of their own: a process's one reader subscribes
+        # to its watched games' logs on one Pub/Sub connection (one per Cluster node)
         self._redis = connect(url, cluster=cluster, max_connections=max_connections)
-        # SSE readers block on XREAD: their own pool, so they never starve actions
-        self._blocking = connect(
-            url, cluster=cluster, max_connections=max_connections * 4, **no_read_timeout
-        )
         self._create = self._redis.register_script(_CREATE)
         self._save = self._redis.register_script(_SAVE)
         self._release = self._redis.register_script(_RELEASE)
@@ -367,7 +368,6 @@ class RedisGameStore(GameStore):
         if self._cluster:
             with unavailable_on_connection_errors():
                 await self._redis.initialize()
-                await self._blocking.initialize()
 
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
         if record.due is not None:  # first: a stored game always has its entry (LT: a
@@ -461,18 +461,21 @@ class RedisGameStore(GameStore):
             )
         return _stream_events(entries)
 
-    async def wait_events(self, game_id: str, after: int, timeout: float) -> list[StoredEvent]:
-        log_key = _keys(game_id)[1]
-        with unavailable_on_connection_errors():  # TimeoutError is an OSError
-            found = await asyncio.wait_for(
-                self._blocking.xread(
-                    {log_key: f"0-{max(after, 0)}"}, count=1000, block=max(int(timeout * 1000), 1)
-                ),
-                timeout + _BLOCK_MARGIN,  # a Redis that stopped answering (frozen, partition)
-            )
-        if not found:
-            return []
-        return _stream_events(found[0][1])
+    async def events_of(self, after: Mapping[str, int], limit: int) -> dict[str, list[StoredEvent]]:
+        if not after or limit <= 0:
+            return {}
+        ids = list(after)
+        pipe = self._pipeline()
+        for game_id in ids:
+            pipe.xrange(_keys(game_id)[1], min=f"(0-{max(after[game_id], 0)}", max="+", count=limit)
+        with unavailable_on_connection_errors():
+            found = await pipe.execute()
+        return {
+            g: _stream_events(entries) for g, entries in zip(ids, found, strict=True) if entries
+        }
+
+    def log_news(self) -> LogNews:
+        return _RedisNews(self._redis, cluster=self._cluster)
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         with unavailable_on_connection_errors():
@@ -616,4 +619,101 @@ class RedisGameStore(GameStore):
 
     async def close(self) -> None:
         await self._redis.aclose()
-        await self._blocking.aclose()
+
+
+_READ_SECONDS = 1.0  # one wait of a Pub/Sub read (a reader task checks for closing between two)
+_LOG_CHANNEL = re.compile(rb"^\{game:(.+)\}:log$")
+
+
+class _RedisNews:
+    """`LogNews` on Redis: sharded Pub/Sub. The save scripts SPUBLISH the last seq on the
+    log key's shard channel; this subscriber SSUBSCRIBEs to the logs of the watched games.
+    Standalone, one connection (redis-py's PubSub); on a Cluster, redis-py's ClusterPubSub
+    keeps one per node holding a watched game's slot, follows slot moves and subscribes again
+    after a reconnection. One reader task per connection turns its messages into reports: a
+    subscription confirmed (the first, and again after a reconnection) or a publish."""
+
+    def __init__(self, client, *, cluster: bool) -> None:
+        self._cluster = cluster
+        self._client = client
+        self._pubsub = client.pubsub()
+        self._changes: dict[str, bool] = {}  # game id -> watch (True) or unwatch, to send
+        self._applying: asyncio.Task | None = None
+        self._readers: dict[str, asyncio.Task] = {}  # connection (node name; "" standalone)
+        self._reported: set[str] = set()
+        self._woken = asyncio.Event()
+        self._failure: StoreUnavailable | None = None
+
+    def watch(self, game_id: str) -> None:
+        self._change(game_id, True)
+
+    def unwatch(self, game_id: str) -> None:
+        self._change(game_id, False)
+
+    def _change(self, game_id: str, on: bool) -> None:
+        self._changes[game_id] = on
+        if self._applying is None or self._applying.done():
+            self._applying = asyncio.create_task(self._guarded(self._apply()))
+
+    async def _apply(self) -> None:
+        """Send the (un)subscriptions asked for (sending only: the confirmations come to the
+        readers), then start a reader for each connection that has none yet."""
+        while self._changes:
+            game_id, on = self._changes.popitem()
+            channel = _keys(game_id)[1]
+            if on:
+                await self._pubsub.ssubscribe(channel)
+            else:
+                await self._pubsub.sunsubscribe(channel)
+            self._start_readers()
+
+    def _start_readers(self) -> None:
+        names = list(self._pubsub.node_pubsub_mapping) if self._cluster else [""]
+        for name in names:
+            if name not in self._readers or self._readers[name].done():
+                reader = self._guarded(self._read(name))
+                self._readers[name] = asyncio.create_task(reader)
+
+    async def _read(self, name: str) -> None:
+        node = self._client.get_node(node_name=name) if self._cluster else None
+        while not self._cluster or name in self._pubsub.node_pubsub_mapping:
+            if self._cluster:
+                message = await self._pubsub.get_sharded_message(
+                    target_node=node, timeout=_READ_SECONDS
+                )
+            else:
+                message = await self._pubsub.get_message(timeout=_READ_SECONDS)
+            if message is None or message["type"] not in ("smessage", "ssubscribe"):
+                continue
+            found = _LOG_CHANNEL.match(message["channel"])
+            if found:
+                self._reported.add(found.group(1).decode())
+                self._woken.set()
+
+    async def _guarded(self, work) -> None:
+        """Run a task of this subscriber; the store unreachable ends the subscriber."""
+        try:
+            with unavailable_on_connection_errors():
+                await work
+        except StoreUnavailable as exc:
+            self._failure = exc
+            self._woken.set()
+
+    async def next(self, timeout: float) -> set[str]:
+        if not self._reported and self._failure is None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._woken.wait()
+        self._woken.clear()
+        if self._failure is not None:
+            raise self._failure
+        found, self._reported = self._reported, set()
+        return found
+
+    async def close(self) -> None:
+        tasks = [*self._readers.values(), *([self._applying] if self._applying else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        with contextlib.suppress(Exception):  # closing what may be broken already
+            await self._pubsub.aclose()

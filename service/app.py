@@ -41,6 +41,7 @@ from service.observability.logs import RequestContext, configure_logging
 from service.ports import ArchiveOutbox, GameStore, StoreUnavailable
 from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
+from service.watchers import Watchers
 from service.webhooks import Webhooks
 
 UNARCHIVED_SWEEP_SECONDS = 30
@@ -181,7 +182,8 @@ class Instruments:
 
 class Background:
     """The tasks every process runs beside the requests: the archiver, the sweep for finished
-    games never handed to the archive, the deadline poller, the metrics flusher."""
+    games never handed to the archive, the deadline poller, the event streams' reader, the
+    metrics flusher."""
 
     def __init__(
         self,
@@ -204,6 +206,14 @@ class Background:
             metrics=obs.metrics,
         )
         service.on_due = self.deadlines.wake
+        # every event stream of the process, served by one reader of the store
+        self.watchers = Watchers(
+            service.store,
+            max_streams=settings.sse_max_streams,
+            max_per_client=settings.sse_max_per_client,
+            buffer=settings.sse_buffer,
+            keepalive=settings.sse_keepalive,
+        )
 
     async def start(self) -> None:
         await self.service.store.open()
@@ -214,6 +224,7 @@ class Background:
         self._run(self.archiver.run_forever(), "ten-archiver")
         self._run(self.hand_over_forever(), "ten-unarchived")
         self._run(self.deadlines.run_forever(), "ten-deadlines")
+        self._run(self.watchers.run_forever(), "ten-watchers")
         if self.webhooks.enabled:
             self._run(self.webhooks.run_forever(), "ten-webhooks")
         if self.obs.metrics is not None:
@@ -311,12 +322,20 @@ def use_cases(
     service: GameService, archive: GameArchive, who: dict[str, Any], background: Background
 ) -> State:
     """What the handlers call, in the app state: the games, the lobby, the history, who is
-    calling (`identity_state`), and the deadline poller (`deadlines`)."""
+    calling (`identity_state`), the deadline poller (`deadlines`) and the event streams
+    (`watchers`)."""
     lobby = Lobby(service, identities_open=who["identity"].open)
     history = History(archive)
-    deadlines = background.deadlines
+    deadlines, watchers = background.deadlines, background.watchers
     return State(
-        {"service": service, "lobby": lobby, "history": history, "deadlines": deadlines, **who}
+        {
+            "service": service,
+            "lobby": lobby,
+            "history": history,
+            "deadlines": deadlines,
+            "watchers": watchers,
+            **who,
+        }
     )
 
 

@@ -41,6 +41,9 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "conflicting_credentials": "Send either an API key (X-API-Key) or a player JWT "
     "(Authorization: Bearer <jwt>), not both.",
     "identity_unavailable": "The keys that verify player JWTs cannot be fetched; retry shortly.",
+    # event streams (service.watchers): refused before they start
+    "too_many_streams": "This server holds as many event streams as it may; retry later.",
+    "too_many_streams_from_client": "This client holds as many event streams as it may; close one or retry later.",
 }
 
 

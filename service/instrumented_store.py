@@ -5,7 +5,7 @@ makes a span per call. The adapters in `infra/` stay unaware of metrics and trac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from time import perf_counter
 from typing import Any
 
@@ -14,6 +14,7 @@ from service.ports import (
     DueGame,
     GameRecord,
     GameStore,
+    LogNews,
     Remembered,
     Save,
     StoredEvent,
@@ -23,7 +24,7 @@ from service.ports import (
 
 # operations as label tuples, made once
 _CREATE, _LOAD, _SAVE, _EVENTS = ("create",), ("load",), ("save",), ("events",)
-_WAIT_EVENTS, _IDEMPOTENT_RESPONSE, _PING = ("wait_events",), ("idempotent_response",), ("ping",)
+_EVENTS_OF, _IDEMPOTENT_RESPONSE, _PING = ("events_of",), ("idempotent_response",), ("ping",)
 _LIST_GAMES, _CLAIM_REQUEST = ("list_games",), ("claim_request",)
 _KEEP_OUTCOME, _RELEASE_REQUEST = ("keep_outcome",), ("release_request",)
 _DUE_GAMES, _CLAIM_DUE, _SETTLE_DUE = ("due_games",), ("claim_due",), ("settle_due",)
@@ -91,10 +92,11 @@ class InstrumentedStore(GameStore):
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         return await self._call(_EVENTS, game_id, self.inner.events, game_id, after, limit)
 
-    async def wait_events(self, game_id: str, after: int, timeout: float) -> list[StoredEvent]:
-        return await self._call(
-            _WAIT_EVENTS, game_id, self.inner.wait_events, game_id, after, timeout
-        )
+    async def events_of(self, after: Mapping[str, int], limit: int) -> dict[str, list[StoredEvent]]:
+        return await self._call(_EVENTS_OF, None, self.inner.events_of, after, limit)
+
+    def log_news(self) -> LogNews:
+        return self.inner.log_news()  # wake-ups, not calls: the reads after them are timed
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         return await self._call(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal, NamedTuple, Protocol
 
 import msgspec
@@ -231,6 +231,27 @@ class Save(NamedTuple):
     previous: GameRecord | None = None  # the game as read (its index memberships)
 
 
+class LogNews(Protocol):
+    """Wake-ups for the event logs of the games one process watches: a hint that a game's log
+    may have grown, never the events themselves (the log stays the source of truth: the
+    reader reads it with `GameStore.events_of` after each hint). A game is reported once its
+    subscription is in place (so a read then misses nothing) and again after every
+    reconnection (wake-ups may have been lost meanwhile)."""
+
+    def watch(self, game_id: str) -> None:
+        """Start reporting this game (its first report: once the subscription holds)."""
+
+    def unwatch(self, game_id: str) -> None:
+        """Stop reporting this game."""
+
+    async def next(self, timeout: float) -> set[str]:
+        """The games reported since the last call, waiting up to `timeout` seconds for one
+        (empty: none came). Raises StoreUnavailable when the store cannot be reached; the
+        subscriber is then done (the caller takes a new one)."""
+
+    async def close(self) -> None: ...
+
+
 class GameStore(Protocol):
     async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
         """Store a new game and its first events (ids are unique: no overwrite), and add it to
@@ -263,8 +284,14 @@ class GameStore(Protocol):
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         """Events with seq > after, oldest first, at most `limit`."""
 
-    async def wait_events(self, game_id: str, after: int, timeout: float) -> list[StoredEvent]:
-        """Like `events`, but waits up to `timeout` seconds for one to arrive."""
+    async def events_of(self, after: Mapping[str, int], limit: int) -> dict[str, list[StoredEvent]]:
+        """`events` of several games in one round trip: game id -> its events with seq >
+        `after[game id]`, oldest first, at most `limit` each (a game without any: absent)."""
+
+    def log_news(self) -> LogNews:
+        """A new subscriber to the growth of games' event logs (the process's one stream
+        reader, `service.watchers`, holds one: one connection, or one per Cluster node,
+        whatever the number of games and streams)."""
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None: ...
 

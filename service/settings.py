@@ -84,6 +84,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     rate_limit: tuple[int, str] | None = None  # TEN_RATE_LIMIT, e.g. "600/minute"; unset: none
     max_body_bytes: int = 64 * 1024  # TEN_MAX_BODY_BYTES: larger bodies get 413
     sse_keepalive: float = 15.0  # TEN_SSE_KEEPALIVE: seconds between keep-alive comments
+    # event streams (service.watchers): past a cap, a stream is refused before it starts
+    sse_max_streams: int = 10_000  # TEN_SSE_MAX_STREAMS: open streams per process (then 503)
+    sse_max_per_client: int = 100  # TEN_SSE_MAX_PER_CLIENT: per client address (429); 0: none
+    sse_buffer: int = 256  # TEN_SSE_BUFFER: events a stream may fall behind before it is dropped
     act_retries: int = 20  # TEN_ACT_RETRIES: optimistic-concurrency retries per action
     database_url: str | None = None  # TEN_DATABASE_URL; unset: a SQLite file (embedded default)
     migrate_on_start: bool | None = None  # TEN_MIGRATE_ON_START; unset: only on the default SQLite
@@ -149,6 +153,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             rate_limit=rate_limit,
             max_body_bytes=number("MAX_BODY_BYTES", defaults.max_body_bytes),
             sse_keepalive=number("SSE_KEEPALIVE", defaults.sse_keepalive, float),
+            sse_max_streams=number("SSE_MAX_STREAMS", defaults.sse_max_streams),
+            sse_max_per_client=count("SSE_MAX_PER_CLIENT", defaults.sse_max_per_client),
+            sse_buffer=number("SSE_BUFFER", defaults.sse_buffer),
             act_retries=number("ACT_RETRIES", defaults.act_retries),
             database_url=get("DATABASE_URL"),
             migrate_on_start=None

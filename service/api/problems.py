@@ -60,6 +60,8 @@ SERVICE_STATUS = {
     "invalid_token": 401,
     "conflicting_credentials": 400,  # both credentials are whole: which one is meant is unclear
     "identity_unavailable": 503,
+    "too_many_streams": 503,  # this process is full: another replica may have room
+    "too_many_streams_from_client": 429,
 }
 # the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
 # has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise

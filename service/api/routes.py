@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import time
-from collections.abc import AsyncIterator
 from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
 from litestar.datastructures import ResponseHeader
+from litestar.middleware.rate_limit import get_remote_address
 from litestar.params import HeaderParameter, JSONBody, Parameter, QueryParameter
-from litestar.response import ServerSentEvent, ServerSentEventMessage
+from litestar.response import Stream
 from litestar.routes import HTTPRoute
 
 from domain.cards import MANIFEST, check_copies, deck_size
@@ -50,6 +49,7 @@ from service.history import History
 from service.identity import PLATFORM_KEY, PLAYER_TOKEN, caller_of
 from service.lobby import Lobby, Page, SeatRequest
 from service.ports import GameRecord, RenderedResponse
+from service.watchers import REFUSAL_RETRY_AFTER, Slot, StreamsRefused, Watchers
 
 JSON = "application/json"
 GameId = Annotated[
@@ -478,53 +478,59 @@ class GamesController(Controller):
                 description="The `id` of the last event received: the stream resumes after it.",
             ),
         ] = None,
-    ) -> ServerSentEvent:
+    ) -> Stream:
         service = games_of(request)
-        await service.get(game_id)
+        watchers: Watchers = request.app.state.watchers
+        slot = admit(watchers, request)  # before anything else: a refusal costs no store read
+        try:
+            async with watchers.starting:
+                await service.get(game_id)
+        except BaseException:
+            slot.release()
+            raise
         start = after
         if last_event_id is not None and last_event_id.strip().isdigit():
             start = int(last_event_id.strip())
-        keepalive = service.settings.sse_keepalive
-        return ServerSentEvent(follow(service, game_id, start, keepalive, request))
+        return follow(watchers, game_id, start, slot)
 
 
-async def follow(
-    service: GameService, game_id: str, after: int, keepalive: float, request: Request
-) -> AsyncIterator[ServerSentEventMessage]:
-    # comments carry no `data:` line, so an EventSource dispatches nothing for them
-    yield ServerSentEventMessage(data=None, comment="ten event stream", retry=2000)
-    idle = False
-    while True:
-        found = await service.store.events(game_id, after, 1000)
-        if not found:
-            record = await service.store.load(game_id)
-            if record is None:
-                return  # expired
-            if record.ended:
-                if record.state is not None and record.state.last_seq > after:
-                    # the final save landed between the two reads: its events are there now
-                    continue
-                # finished with nothing after `after`: a reconnecting client (EventSource
-                # does that) gets an ended stream, not keep-alives for a day
-                return
-            if idle:
-                yield ServerSentEventMessage(data=None, comment="keep-alive")
-            found = await service.store.wait_events(game_id, after, keepalive)
-            idle = not found
-            if not found:
-                continue
-        idle = False
-        for event in found:
-            after = event.seq
-            kind = msgspec.json.decode(event.data, type=_EventType).type
-            yield ServerSentEventMessage(data=event.data.decode(), id=event.seq, event=kind)
-            if kind == "game_finished":
-                return
-        await asyncio.sleep(0)
+def admit(watchers: Watchers, request: Request) -> Slot:
+    """A slot for one more stream, or the refusal (503 or 429 with Retry-After) before the
+    stream starts: the process, or the client (its address, as the rate limit counts
+    clients), holds as many streams as allowed."""
+    try:
+        return watchers.admit(get_remote_address(request))
+    except StreamsRefused as refused:
+        retry = {"Retry-After": str(REFUSAL_RETRY_AFTER)}
+        if refused.per_client:
+            raise problem(
+                429,
+                "too_many_streams_from_client",
+                "This client holds as many event streams as it may; close one or retry later.",
+                retry,
+            ) from None
+        raise problem(
+            503,
+            "too_many_streams",
+            "This server holds as many event streams as it may; retry later.",
+            retry,
+        ) from None
 
 
-class _EventType(msgspec.Struct):
-    type: str
+def follow(watchers: Watchers, game_id: str, after: int, slot: Slot) -> Stream:
+    """The stream, served by the process's one reader (`service.watchers`). Its blocks are
+    encoded once per event for every stream, and sent together when several are due: hence
+    Litestar's `Stream` with the headers of its `ServerSentEvent`, which would encode every
+    message again for each stream and send each alone."""
+    return Stream(
+        watchers.stream(game_id, after, slot),
+        media_type="text/event-stream",
+        headers={
+            "Cache-Control": "no-cache",
+            "Connection": "keep-alive",
+            "X-Accel-Buffering": "no",
+        },
+    )
 
 
 @post(

@@ -86,6 +86,8 @@ MESSAGES: dict[str, str] = {
     "The bearer token is not a valid player JWT.": "Bearer թոքենը խաղացողի վավեր JWT չէ։",
     "Send either an API key (X-API-Key) or a player JWT (Authorization: Bearer <jwt>), not both.": "Ուղարկեք կա՛մ API բանալի (X-API-Key), կա՛մ խաղացողի JWT (Authorization: Bearer <jwt>), ոչ թե երկուսը միասին։",
     "The keys that verify player JWTs cannot be fetched; retry shortly.": "Խաղացողների JWT-ները ստուգող բանալիները հնարավոր չէ ստանալ. կրկին փորձեք մի փոքր ուշ։",
+    "This server holds as many event streams as it may; retry later.": "Այս սերվերն արդեն պահում է թույլատրված առավելագույն թվով իրադարձությունների հոսքեր. կրկին փորձեք ավելի ուշ։",
+    "This client holds as many event streams as it may; close one or retry later.": "Այս հաճախորդն արդեն պահում է թույլատրված առավելագույն թվով իրադարձությունների հոսքեր. փակեք դրանցից մեկը կամ կրկին փորձեք ավելի ուշ։",
     "This is not a seat token.": "Սա տեղի թոքեն չէ։",
     "This seat token belongs to another game.": "Այս տեղի թոքենը պատկանում է այլ խաղի։",
     "The seat token is not valid.": "Տեղի թոքենը վավեր չէ։",

@@ -86,6 +86,8 @@ MESSAGES: dict[str, str] = {
     "The bearer token is not a valid player JWT.": "Token bearer bukan JWT pemain yang valid.",
     "Send either an API key (X-API-Key) or a player JWT (Authorization: Bearer <jwt>), not both.": "Kirim kunci API (X-API-Key) atau JWT pemain (Authorization: Bearer <jwt>), jangan keduanya.",
     "The keys that verify player JWTs cannot be fetched; retry shortly.": "Kunci untuk memverifikasi JWT pemain tidak dapat diambil; coba lagi sebentar lagi.",
+    "This server holds as many event streams as it may; retry later.": "Server ini sudah menahan aliran peristiwa sebanyak yang diizinkan; coba lagi nanti.",
+    "This client holds as many event streams as it may; close one or retry later.": "Klien ini sudah menahan aliran peristiwa sebanyak yang diizinkan; tutup salah satunya atau coba lagi nanti.",
     "This is not a seat token.": "Ini bukan token kursi.",
     "This seat token belongs to another game.": "Token kursi ini milik permainan lain.",
     "The seat token is not valid.": "Token kursi tidak valid.",

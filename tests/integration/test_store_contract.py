@@ -270,108 +270,6 @@ def test_event_bytes_are_kept_exactly(backend):
     backend.run(body)
 
 
-# ------------------------------------------------------------------ wait_events
-
-
-def test_wait_events_returns_at_once_when_events_exist(backend):
-    game_id = backend.new_id()
-    r0, e0 = new_record(game_id)
-
-    async def body(store):
-        await store.create(r0, e0, TTL)
-        start = time.monotonic()
-        found = await store.wait_events(game_id, 1, 10.0)
-        assert time.monotonic() - start < 1.0
-        assert found == e0[1:]
-
-    backend.run(body)
-
-
-def test_wait_events_wakes_up_when_another_task_saves(backend):
-    game_id = backend.new_id()
-    r0, e0 = new_record(game_id)
-    r1, e1 = advance(r0, 2)
-
-    async def body(store):
-        await store.create(r0, e0, TTL)
-        start = time.monotonic()
-        waiter = asyncio.create_task(store.wait_events(game_id, len(e0), 10.0))
-        await asyncio.sleep(0.2)
-        assert not waiter.done()
-
-        async def saver():
-            await store.save(r1, 0, e1, TTL)
-
-        await asyncio.create_task(saver())
-        found = await asyncio.wait_for(waiter, 3.0)
-        assert time.monotonic() - start < 3.0
-        assert found == e1
-
-    backend.run(body)
-
-
-def test_wait_events_is_not_woken_by_a_save_without_events(backend):
-    game_id = backend.new_id()
-    r0, e0 = new_record(game_id)
-    touched = replace(r0, updated_at=NOW + 1)  # same version, nothing happened
-    r1, e1 = advance(touched, 1)
-
-    async def body(store):
-        await store.create(r0, e0, TTL)
-        waiter = asyncio.create_task(store.wait_events(game_id, len(e0), 10.0))
-        await asyncio.sleep(0.2)
-        await store.save(touched, 0, [], TTL)
-        await asyncio.sleep(0.3)
-        assert not waiter.done()
-        await store.save(r1, 0, e1, TTL)
-        assert await asyncio.wait_for(waiter, 3.0) == e1
-
-    backend.run(body)
-
-
-def test_wait_events_returns_nothing_after_the_timeout(backend):
-    game_id = backend.new_id()
-    unknown = backend.new_id()
-    r0, e0 = new_record(game_id)
-
-    async def body(store):
-        await store.create(r0, e0, TTL)
-        for waited_on in (game_id, unknown):
-            start = time.monotonic()
-            assert await store.wait_events(waited_on, len(e0), 0.4) == []
-            assert 0.35 <= time.monotonic() - start < 2.5
-
-    backend.run(body)
-
-
-def test_memory_store_wakes_waiters_from_another_loop_or_thread(memory_backend):
-    """The embedded store is one object for the process: a waiter on one event loop wakes up
-    when another loop (another thread) saves, and a loop that is gone leaves nothing behind."""
-    game_id = memory_backend.new_id()
-    r0, e0 = new_record(game_id)
-    r1, e1 = advance(r0, 1)
-    store = MemoryGameStore()
-    asyncio.run(store.create(r0, e0, TTL))
-    assert asyncio.run(store.wait_events(game_id, len(e0), 0.05)) == []  # a loop that ends
-
-    def save_elsewhere():
-        time.sleep(0.2)
-        asyncio.run(store.save(r1, 0, e1, TTL))
-
-    async def wait():
-        saver = threading.Thread(target=save_elsewhere)
-        start = time.monotonic()
-        saver.start()
-        try:
-            found = await store.wait_events(game_id, len(e0), 10.0)
-        finally:
-            saver.join()
-        assert time.monotonic() - start < 3.0
-        return found
-
-    assert asyncio.run(wait()) == e1
-
-
 # ------------------------------------------------------------------ idempotent responses
 
 
@@ -494,7 +392,7 @@ def test_memory_store_expires_games_after_the_ttl(memory_backend):
         assert await store.load(game_id) is None
         assert await store.events(game_id, 0, 100) == []
         assert await store.idempotent_response(game_id, "key-1") is None
-        assert await store.wait_events(game_id, 0, 0.05) == []
+        assert await store.events_of({game_id: 0}, 100) == {}
         with pytest.raises(VersionConflict):
             await store.save(r2, 1, e2, 60)
         await store.create(again, again_events, 60)  # the id is free again
@@ -635,7 +533,7 @@ def test_redis_store_on_a_closed_port_raises_store_unavailable(redis_backend):
             "create": lambda: store.create(r0, e0, TTL),
             "save": lambda: store.save(r1, 0, e1, TTL, ("key-1", answer(1))),
             "events": lambda: store.events(game_id, 0, 10),
-            "wait_events": lambda: store.wait_events(game_id, 0, 0.2),
+            "events_of": lambda: store.events_of({game_id: 0}, 10),
             "idempotent_response": lambda: store.idempotent_response(game_id, "key-1"),
         }
         try:

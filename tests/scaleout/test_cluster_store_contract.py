@@ -1,5 +1,5 @@
 """The game-store contract suites (tests/integration/test_store_contract.py,
-test_lobby_store_contract.py and test_due_index_contract.py) on a 3-node Redis Cluster:
+test_lobby_store_contract.py, test_due_index_contract.py and test_log_news_contract.py) on a 3-node Redis Cluster:
 every test of those suites that runs on a `backend` or `redis_backend` runs here once more,
 with `RedisGameStore(cluster=True)` (the fixtures in this directory's conftest replace the
 memory and standalone Redis backends by the cluster). Plus what only a cluster shows: a
@@ -18,18 +18,22 @@ from infra.redis_store import RedisGameStore
 from service.ports import StoreUnavailable
 from tests.integration import test_due_index_contract as due_contract
 from tests.integration import test_lobby_store_contract as lobby_contract
+from tests.integration import test_log_news_contract as news_contract
 from tests.integration import test_store_contract as contract
 from tests.integration.conftest import game_keys
 from tests.scaleout.conftest import CLUSTER_GROUP
 
 pytestmark = [pytest.mark.integration, CLUSTER_GROUP]
 
-_STANDALONE_ONLY = {"test_redis_store_on_a_closed_port_raises_store_unavailable"}
+_STANDALONE_ONLY = {
+    "test_redis_store_on_a_closed_port_raises_store_unavailable",
+    "test_redis_news_on_a_closed_port_raises_store_unavailable",
+}
 
 
 def _contract_tests() -> dict[str, object]:
     found = {}
-    for module in (contract, lobby_contract, due_contract):
+    for module in (contract, lobby_contract, due_contract, news_contract):
         for name, function in vars(module).items():
             if not name.startswith("test_") or name in _STANDALONE_ONLY:
                 continue
@@ -88,7 +92,7 @@ def test_an_unreachable_cluster_raises_store_unavailable(backend):
             "create": lambda: store.create(r0, e0, contract.TTL),
             "save": lambda: store.save(r1, 0, e1, contract.TTL),
             "events": lambda: store.events(game_id, 0, 10),
-            "wait_events": lambda: store.wait_events(game_id, 0, 0.2),
+            "events_of": lambda: store.events_of({game_id: 0}, 10),
             "idempotent_response": lambda: store.idempotent_response(game_id, "key-1"),
         }
         try:

@@ -26,6 +26,7 @@ from service.api.history_routes import (
 )
 from service.api.info_routes import info, service_info
 from service.api.lobby_routes import LobbyController
+from service.api.odds_routes import odds
 from service.api.openapi import finish_openapi, openapi_config
 from service.api.problems import internal_error_handler, problem_details_config
 from service.api.routes import GamesController, allow_every_method, health, ready, rules, score
@@ -307,6 +308,7 @@ def routes() -> list:
         player_stats,
         leaderboard,
         score,
+        odds,
         rules,
         info,
         health,

@@ -6,6 +6,7 @@ events) and render them themselves.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import logging
@@ -14,13 +15,13 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import msgspec
 
 from domain.clock import earliest_deadline, play, time_out
 from domain.errors import RuleError
-from domain.model import Action, AnyEvent, Event
+from domain.model import Action, AnyEvent, Event, GameState, Reclaim, Resign
 from service.archive import ARCHIVED_STATUSES
 from service.callers import Caller
 from service.errors import ServiceError
@@ -46,6 +47,28 @@ IDLE_GRACE_MAX = 24 * 3600
 GAME_ID = re.compile(r"^[0-9a-f]{20}$")
 _event_encoder = msgspec.json.Encoder()
 _event_decoder = msgspec.json.Decoder(AnyEvent)
+
+
+T = TypeVar("T")
+
+
+def bots_may_move(state: GameState, action: Action | None = None) -> bool:
+    """Whether a bot may decide in the step that applies `action` to `state`: the game has a
+    bot seat or a seat a bot stands in for, or the action hands a seat to a bot (resign) or
+    takes one back (reclaim: the bots' moves after it are replayed from there)."""
+    return isinstance(action, Resign | Reclaim) or any(
+        p.bot is not None or p.stand_in is not None for p in state.players
+    )
+
+
+async def off_the_loop(bots: bool, step: Callable[..., T], *args: object) -> T:
+    """Run an engine step (an action, a timeout, a deal, each with the bots' moves after it):
+    in a worker thread when bots may move in it, since a searching bot (`expert`) thinks for
+    tens of milliseconds a move and the event loop keeps serving meanwhile; inline otherwise
+    (a human's move alone is far cheaper than the hop to a thread)."""
+    if bots:
+        return await asyncio.to_thread(step, *args)
+    return step(*args)
 
 
 def hash_token(token: str) -> str:
@@ -341,7 +364,14 @@ class GameService:
                 current=record.version,
             )
         now = self._clock()
-        state, events = play(record.state, seat, request.action, now)
+        state, events = await off_the_loop(
+            bots_may_move(record.state, request.action),
+            play,
+            record.state,
+            seat,
+            request.action,
+            now,
+        )
         new = record.successor(state=state, updated_at=now)
         stored = encode_events(events)
         remembered = None
@@ -372,7 +402,8 @@ class GameService:
         late = None
         if clock is not None and clock.deadline is not None and clock.deadline <= now:
             outcome, late = "timeout", now - clock.deadline
-            state, events = time_out(record.state, now)  # type: ignore[arg-type]
+            # the game's bot moves for the seat
+            state, events = await off_the_loop(True, time_out, record.state, now)
             new = record.successor(state=state, updated_at=now)
         elif record.updated_at + self.settings.idle_ttl > now:
             # the due was a bound the running seat's deadline came after: saved at that

@@ -24,7 +24,7 @@ from domain.model import Rules, TimeControl
 from domain.simulation import play_bots
 from service.callers import ANONYMOUS, Caller
 from service.errors import ServiceError
-from service.games import GameService, encode_events, hash_token, token_matches
+from service.games import GameService, encode_events, hash_token, off_the_loop, token_matches
 from service.ports import (
     OPEN_INDEX,
     GameRecord,
@@ -144,7 +144,8 @@ class Lobby:
         )
         events: list[StoredEvent] = []
         if all(s.taken for s in table_seats):  # nobody awaited: the game starts at version 0
-            record, events = self._started(record, fill, version=0)
+            bots = any(s.bot is not None for s in table_seats)
+            record, events = await off_the_loop(bots, self._started, record, fill, 0)
         record = await self.games.store_new(record, events)
         return TableCreated(record=record, tokens=tokens, host_token=host_token, invite_code=invite)
 
@@ -428,7 +429,8 @@ class Lobby:
         race, judge the change again on the game as it is now."""
         record = await self.games.get(game_id)
         for _ in range(max(self.games.settings.act_retries, 3)):
-            new, events = change(record)
+            # a change may start the game, and bots then move first (`_started`)
+            new, events = await off_the_loop(True, change, record)
             try:
                 new = await self.games.store_change(record, new, events)
             except VersionConflict as conflict:

@@ -48,7 +48,7 @@ REFUSAL_RETRY_AFTER = 5  # seconds, on a refused stream (a full process or clien
 OPENING = b": ten event stream\r\nretry: 2000\r\n\r\n"
 KEEPALIVE = b": keep-alive\r\n\r\n"
 RECONNECT_DELAYS = (0.5, 1.0, 2.0, 5.0)  # seconds before the reader subscribes again
-CHECKS_AT_ONCE = 64  # quiet games looked at concurrently
+CHECKS_AT_ONCE = 8  # quiet games looked at concurrently (as many store connections)
 # store reads of streams starting (the game, its backlog) at once: a burst of thousands of
 # streams does not open a connection of the store's pool for each
 STARTING_READS = 8

@@ -1,0 +1,168 @@
+"""Hundreds of event streams on service processes (issue 15), lean versions of
+bench/bench_watchers.py: every stream gets every event of its game in order, once, while the
+process's Redis connections stay a handful (one Pub/Sub connection, one per Cluster node,
+whatever the number of streams); past the caps a stream is refused before it starts with a
+problem and Retry-After, and nothing is logged as a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.test_events_stream import AsyncTable, Stream
+from tests.scaleout.conftest import CLUSTER_GROUP
+from tests.scaleout.helpers import replica_env
+from tests.servers import RedisClusterNodes, RedisServer, ServiceProcess
+
+pytestmark = pytest.mark.e2e
+
+
+def pool(base: str) -> httpx.AsyncClient:
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    return httpx.AsyncClient(base_url=base, timeout=30, limits=limits)
+
+
+async def open_streams(clients: list[httpx.AsyncClient], game_ids: list[str], count: int):
+    """`count` streams, stream i on game i mod len and client i mod len, each past its
+    opening: (game id, response, Stream)."""
+
+    async def one(i: int):
+        http = clients[i % len(clients)]
+        game_id = game_ids[i % len(game_ids)]
+        request = http.build_request("GET", f"/v1/games/{game_id}/events/stream")
+        response = await http.send(request, stream=True)
+        assert response.status_code == 200, await response.aread()
+        stream = Stream(response)
+        assert not (await stream.block()).is_event  # the opening comment
+        return game_id, response, stream
+
+    return await asyncio.gather(*(one(i) for i in range(count)))
+
+
+async def follow_play(
+    bases: list[str], streams_count: int, games: int, moves: int, nodes: list[RedisServer]
+) -> tuple[int, int]:
+    """Create `games` games, open the streams, play `moves` actions per game (requests
+    alternating over `bases`), check what every stream got against the log; the Redis
+    connections (all, Pub/Sub) while the streams are open."""
+    clients = [pool(base) for base in bases]
+    try:
+        tables = [await AsyncTable.create(clients[0], 2, DECK) for _ in range(games)]
+        opened = await open_streams(clients, [t.id for t in tables], streams_count)
+        rng = random.Random("scaleout/watchers")
+        for step in range(moves):
+            for table in tables:
+                table.http = clients[step % len(clients)]
+                await table.step(rng)
+
+        async def check(game_id: str, stream: Stream, log: list) -> None:
+            assert await stream.events(len(log)) == log, game_id
+
+        logs = {t.id: await t.log() for t in tables}
+        await asyncio.gather(*(check(g, s, logs[g]) for g, _, s in opened))
+        return connections(nodes)
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+DECK = [
+    "R1",
+    "$2",
+    "W1",
+    "B3",
+    "R2",
+    "$1",
+    "G5",
+    "O4",
+    "B#",
+    "R6",
+    "G1",
+    "$3",
+    "R3",
+    "B4",
+    "G2",
+    "O1",
+]
+
+
+def connections(nodes: list[RedisServer]) -> tuple[int, int]:
+    total = pubsub = 0
+    for node in nodes:
+        with node.client() as client:
+            total += int(client.info("clients")["connected_clients"]) - 1
+            pubsub += len(client.execute_command("CLIENT LIST TYPE pubsub").splitlines())
+    return total, pubsub
+
+
+def service_on(redis_url: str, tmp_path: Path, **extra: str) -> ServiceProcess:
+    env = replica_env(redis_url, str(tmp_path / "archive.sqlite3"), **extra)
+    return ServiceProcess(env, stdout=tmp_path / "service.log")
+
+
+def test_three_hundred_streams_on_one_process_share_one_pubsub_connection(tmp_path):
+    redis = RedisServer()
+    try:
+        service = service_on(redis.url, tmp_path, TEN_SSE_MAX_PER_CLIENT="0")
+        try:
+            idle, _ = connections([redis])
+            total, pubsub = asyncio.run(follow_play([service.base], 300, 6, 4, [redis]))
+            assert pubsub == 1
+            # one connection per stream would be 300; the pool holds what actions needed
+            assert total - idle <= 12, (idle, total)
+            assert "Traceback" not in service.log()
+        finally:
+            service.stop()
+    finally:
+        redis.close()
+
+
+def test_streams_past_the_caps_are_refused_before_they_start(tmp_path):
+    async def body(base: str, cap: int, status: int, code: str) -> None:
+        async with pool(base) as http:
+            table = await AsyncTable.create(http, 1, DECK)
+            opened = await open_streams([http], [table.id], cap)
+            refused = await http.get(f"/v1/games/{table.id}/events/stream")
+            assert refused.status_code == status
+            assert refused.headers["content-type"].startswith("application/problem+json")
+            assert refused.headers["retry-after"] == "5"
+            assert refused.json()["code"] == code
+            await opened[0][1].aclose()  # a stream ends: its slot is free again
+            for _ in range(50):
+                await asyncio.sleep(0.1)
+                response = await http.send(
+                    http.build_request("GET", f"/v1/games/{table.id}/events/stream"), stream=True
+                )
+                await response.aclose()
+                if response.status_code == 200:
+                    break
+            assert response.status_code == 200
+            for _, response, _ in opened[1:]:
+                await response.aclose()
+
+    cases = [
+        ({"TEN_SSE_MAX_STREAMS": "20", "TEN_SSE_MAX_PER_CLIENT": "0"}, 20, 503, "too_many_streams"),
+        ({"TEN_SSE_MAX_PER_CLIENT": "10"}, 10, 429, "too_many_streams_from_client"),
+    ]
+    for env, cap, status, code in cases:
+        service = ServiceProcess(env, stdout=tmp_path / f"{code}.log", cwd=tmp_path)
+        try:
+            asyncio.run(body(service.base, cap, status, code))
+            assert "Traceback" not in service.log()
+        finally:
+            service.stop()
+
+
+@CLUSTER_GROUP
+def test_streams_on_two_replicas_of_a_cluster_follow_actions_sent_to_either(
+    redis_cluster: RedisClusterNodes, cluster_replicas: list[str]
+):
+    idle, _ = connections(redis_cluster.nodes)
+    nodes = redis_cluster.nodes
+    total, pubsub = asyncio.run(follow_play(cluster_replicas, 180, 6, 4, nodes))  # 90 a replica
+    assert pubsub <= 2 * len(redis_cluster.nodes)  # one per replica and node at most
+    assert total - idle <= 30, (idle, total)

@@ -85,7 +85,7 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
               t("common.seat", { n: seat.seat + 1 }),
               ": ",
               seat.taken ? seat.name ?? "" : h("em", null, t("wait.open")),
-              seat.bot ? ` (${t("common.bot", { level: seat.bot })})` : "",
+              seat.bot ? h("span", { class: "badge" }, t("common.bot", { level: seat.bot })) : null,
               held?.seat === seat.seat ? h("span", { class: "badge" }, t("common.you")) : null,
             ),
           ),

@@ -305,8 +305,12 @@ def delays(streams: list[SSE], player: Player, which: int) -> list[float]:
 async def logs_of(http: httpx.AsyncClient, games: list[dict]) -> dict[str, list[int]]:
     found = {}
     for game in games:
-        page = (await http.get(f"/v1/games/{game['id']}/events", params={"limit": 1000})).json()
-        found[game["id"]] = [e["seq"] for e in page["events"]]
+        for _ in range(40):  # a 503 on a pooled connection Redis dropped: again
+            response = await http.get(f"/v1/games/{game['id']}/events", params={"limit": 1000})
+            if response.status_code == 200:
+                break
+            await asyncio.sleep(0.25)
+        found[game["id"]] = [e["seq"] for e in response.json()["events"]]
     return found
 
 
@@ -327,15 +331,15 @@ async def restart(args, redis: RedisServer, streams: list[SSE]) -> None:
     )
 
 
-async def resume(stream: SSE, port: int, gate: asyncio.Semaphore) -> list[SSE]:
-    """The stream, and each reconnection with Last-Event-ID after it ended (after the
-    `retry` it was told; every second while refused)."""
-    parts = [stream]
+async def resume(parts: list[SSE], port: int, gate: asyncio.Semaphore) -> None:
+    """Reconnect the stream `parts[0]` with Last-Event-ID each time it ends early (after 2-6
+    s, as the `retry` it was told), each reconnection appended to `parts`."""
+    stream = parts[0]
     loop = asyncio.get_running_loop()
     while True:
         await parts[-1].closed
-        if parts[-1].seqs and parts[-1].reconnect is None:
-            return parts  # ended after game_finished
+        if parts[-1].reconnect is None:
+            return  # ended after game_finished
         await asyncio.sleep(random.uniform(2, 6))
         seen = [seq for part in parts for seq in part.seqs]
         again = SSE(stream.game, stream.path, seen[-1] if seen else None)
@@ -426,16 +430,17 @@ async def scenario(args, service: ServiceProcess, nodes, redis) -> None:
         player = Player(http, games)
         if args.restart:
             gate = asyncio.Semaphore(OPEN_AT_ONCE)
-            resumed = [asyncio.create_task(resume(s, port, gate)) for s in opened]
+            clients = [[s] for s in opened]
+            resumed = [asyncio.create_task(resume(parts, port, gate)) for parts in clients]
             await asyncio.gather(player.play(args.rate, args.seconds), restart(args, redis, opened))
             await asyncio.sleep(8)  # the last reconnections (retry 2-6 s) catch up
             logs = await logs_of(http, games)
             ok = reconnected = 0
-            for stream, task in zip(opened, resumed, strict=True):
+            for task in resumed:
                 task.cancel()
-                parts = (await asyncio.gather(task, return_exceptions=True))[0]
-                parts = parts if isinstance(parts, list) else [stream]
-                ok += [q for part in parts for q in part.seqs] == logs[stream.game]
+            await asyncio.gather(*resumed, return_exceptions=True)
+            for parts in clients:
+                ok += [q for part in parts for q in part.seqs] == logs[parts[0].game]
                 reconnected += len(parts) > 1
             print(
                 f"after the restart: {ok} of {len(opened)} clients have every event of their "

@@ -334,6 +334,7 @@ class RedisGameStore(GameStore):
         due_tag: str = DUE_TAG,
     ) -> None:
         self._cluster = cluster
+        self._url = url
         self._live_key = live_key
         self._live_recheck = live_recheck
         self._unarchived_key = unarchived_key
@@ -475,7 +476,12 @@ class RedisGameStore(GameStore):
         }
 
     def log_news(self) -> LogNews:
-        return _RedisNews(self._redis, cluster=self._cluster)
+        if self._cluster:  # ClusterPubSub: a connection of its own per node, from the nodes'
+            return _RedisNews(self._redis, cluster=True)
+        # standalone: a client of its own, so the subscriber never starts on a pooled
+        # connection that a Redis restart left dead (it would fail at once, and every
+        # stream of the process with it); closed with the subscriber
+        return _RedisNews(Redis.from_url(self._url, socket_connect_timeout=5), cluster=False)
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         with unavailable_on_connection_errors():
@@ -717,3 +723,5 @@ class _RedisNews:
         await asyncio.gather(*tasks, return_exceptions=True)
         with contextlib.suppress(Exception):  # closing what may be broken already
             await self._pubsub.aclose()
+            if not self._cluster:
+                await self._client.aclose()

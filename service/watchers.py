@@ -367,8 +367,9 @@ class Watchers:
             for game_id in grown:
                 self._games[game_id].quiet_since = now
             await self._check_quiet([g for g in quiet if g.id not in grown])
-            self._failing = False
-            self._failures = 0
+            if wanted:  # the store answered: a next failure is news again
+                self._failing = False
+                self._failures = 0
 
     async def _read(self, wanted: dict[str, int]) -> set[str]:
         """Read what is new in these logs (pages of PAGE), wake their streams; the games

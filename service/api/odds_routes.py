@@ -7,13 +7,13 @@ import threading
 from fractions import Fraction
 
 import msgspec
-from litestar import Request, Response
+from litestar import Request
 
 from domain.model import GameState
 from domain.odds import bust_odds, draw_value
 from domain.views import public_view
 from service.api.problems import get_game_part
-from service.api.routes import JSON, GameId, games_of
+from service.api.routes import GameId, games_of
 
 _OUT = {"frozen": True, "kw_only": True}
 
@@ -106,7 +106,7 @@ def _compute(state: GameState) -> OddsView | None:
     "`odds` is null outside a live game's draw phase.",
     tags=["games"],
 )
-async def odds(request: Request, game_id: GameId) -> Response[OddsOut]:
+async def odds(request: Request, game_id: GameId) -> OddsOut:
     record = await games_of(request).get(game_id)
     state = record.state
     # the search runs off the event loop: tens of milliseconds of CPU at worst
@@ -116,5 +116,4 @@ async def odds(request: Request, game_id: GameId) -> Response[OddsOut]:
         else await asyncio.to_thread(_odds, record.id, state)
     )
     version = record.version if state is None else state.version
-    body = OddsOut(game_id=record.id, version=version, odds=view)
-    return Response(body, media_type=JSON)
+    return OddsOut(game_id=record.id, version=version, odds=view)

@@ -2,8 +2,8 @@
 
 - `random`: uniform over the legal actions.
 - `basic`: stops when the chance that the next card busts, counted from the cards not
-  yet seen, is too high; bids up to what a wild card is worth to its runs; buys the card
-  that raises its score most.
+  yet seen, is too high; bids what a wild card is worth to its runs (just enough when it
+  bids last); buys the card that raises its score most.
 """
 
 from __future__ import annotations
@@ -42,31 +42,49 @@ def random_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
     return with_payment(view, seat, rng.choice(actions))
 
 
-def basic_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
-    actions = legal_actions(view, seat)
-    if not actions:
-        raise ValueError("it is not this seat's decision")
+def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_PER_POINT) -> Bot:
+    """The basic bot with its two constants (tuned with `python -m service.simulator`)."""
+
+    def basic(view: PublicView, seat: int, rng: SeededRandom) -> Action:
+        actions = legal_actions(view, seat)
+        if not actions:
+            raise ValueError("it is not this seat's decision")
+        me = view.players[seat]
+        bonus = view.rules.perfect_bonus
+        if view.phase == "draw":
+            can_draw = any(isinstance(a, Draw) for a in actions)
+            if can_draw and (not view.drawn or bust_risk(view) < risk_limit):
+                return Draw()
+            numbers = [c for c in view.tableau if c in NUMBER_CARDS]
+            _, money = tableau_sums(view.tableau)
+            gain = best_total([*me.cards, *numbers], bonus) - best_total(me.cards, bonus)
+            room = min(money, CURRENCY_CAP - me.currency)
+            take_numbers = gain * tokens_per_point >= room or gain > 0
+            return Stop(take="numbers" if take_numbers else "currency")
+        if view.phase == "auction":
+            assert view.auction is not None
+            card = view.auction.card
+            worth = best_total([*me.cards, card], bonus) - best_total(me.cards, bonus)
+            # a wild card that adds nothing now can still fill a gap later
+            limit = max(worth, 1) * tokens_per_point - 1
+            bids = [a for a in actions if isinstance(a, Bid) and a.amount <= limit]
+            if not bids:
+                return Pass()
+            # one chance each: the last bidder outbids by the least, the others bid their
+            # limit at once (the least bid invites the next bidder to take it cheaply)
+            return bids[0] if view.auction.bidders[-1] == seat else bids[-1]
+        return _best_buy(view, seat, actions)
+
+    return basic
+
+
+basic_bot = basic_policy()
+
+
+def _best_buy(view: PublicView, seat: int, actions: list[Action]) -> Action:
+    """The basic bot's buy phase: the purchase that raises the score most, if any."""
     me = view.players[seat]
     bonus = view.rules.perfect_bonus
-    if view.phase == "draw":
-        can_draw = any(isinstance(a, Draw) for a in actions)
-        if can_draw and (not view.drawn or bust_risk(view) < RISK_LIMIT):
-            return Draw()
-        numbers = [c for c in view.tableau if c in NUMBER_CARDS]
-        _, money = tableau_sums(view.tableau)
-        gain = best_total([*me.cards, *numbers], bonus) - best_total(me.cards, bonus)
-        room = min(money, CURRENCY_CAP - me.currency)
-        take_numbers = gain * TOKENS_PER_POINT >= room or gain > 0
-        return Stop(take="numbers" if take_numbers else "currency")
-    if view.phase == "auction":
-        assert view.auction is not None
-        card = view.auction.card
-        worth = best_total([*me.cards, card], bonus) - best_total(me.cards, bonus)
-        # a wild card that adds nothing now can still fill a gap later
-        limit = max(worth, 1) * TOKENS_PER_POINT - 1
-        bids = [a for a in actions if isinstance(a, Bid) and a.amount <= limit]
-        return bids[0] if bids else Pass()
-    # buy phase: the purchase that raises the score most, if any
     base = best_total(me.cards, bonus)
     best: tuple[int, Action] = (0, Decline())
     for action in actions:

@@ -183,7 +183,8 @@ def auction() -> GameState:
 
 def test_resign_mid_auction_as_the_bidder_whose_chance_it_is() -> None:
     state, events = resign(auction(), 1)
-    assert strip(events) == [resigned_by(1), BidPlaced(seq=0, version=0, seat=1, amount=1)]
+    # not the last bidder: the basic bot bids its whole limit for W5 at once (3 x 1 point - 1)
+    assert strip(events) == [resigned_by(1), BidPlaced(seq=0, version=0, seat=1, amount=2)]
     assert state.auction is not None
     assert (state.auction.turn, state.auction.high_bidder, to_act(state)) == (1, 1, 2)
 
@@ -197,7 +198,7 @@ def test_resign_mid_auction_as_a_bidder_waiting_for_their_chance() -> None:
     state, events = play(state, 1, PASS, T0)  # Cid's chance comes: his bot takes it at once
     assert strip(events) == [
         BidPassed(seq=0, version=0, seat=1),
-        BidPlaced(seq=0, version=0, seat=2, amount=1),
+        BidPlaced(seq=0, version=0, seat=2, amount=2),  # its whole limit: Ann bids after it
     ]
     assert to_act(state) == 0
 

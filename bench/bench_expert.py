@@ -1,0 +1,72 @@
+"""The `expert` bot's time per decision: `python bench/bench_expert.py [--games N]`.
+
+Plays seeded games (two players: expert against basic; four players: three experts and
+one basic, the heaviest table a server would host), each move's random source from the
+seed and version as the service's, and times every real decision of the expert (the
+bot's call on the public view, the view's construction aside). Prints, per table and per phase, the number of decisions
+and the median, p90, p99 and largest time in milliseconds. No assertions: a report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections import defaultdict
+
+from domain.bots import basic_bot, bot_rng
+from domain.engine import apply, new_game, to_act
+from domain.expert import expert_bot
+from domain.views import public_view
+
+TABLES = {
+    "2 players, expert vs basic": ("expert", "basic"),
+    "4 players, 3 experts + basic": ("expert", "expert", "expert", "basic"),
+}
+
+
+def percentile(sorted_ms: list[float], q: float) -> float:
+    return sorted_ms[min(len(sorted_ms) - 1, int(q * len(sorted_ms)))]
+
+
+def line(name: str, ms: list[float]) -> str:
+    ms = sorted(ms)
+    return (
+        f"  {name:<8} {len(ms):>6} decisions  median {statistics.median(ms):6.2f} ms"
+        f"  p90 {percentile(ms, 0.90):6.2f}  p99 {percentile(ms, 0.99):6.2f}"
+        f"  max {ms[-1]:6.2f}"
+    )
+
+
+def play(lineup: tuple[str, ...], seed: str, times: dict[str, list[float]]) -> None:
+    """One game; every expert decision's time (ms) appended under its phase."""
+    state, _ = new_game([(f"p{i}", None) for i in range(len(lineup))], seed)
+    while (seat := to_act(state)) is not None:
+        view = public_view(state)
+        rng = bot_rng(state.seed, state.version)
+        if lineup[seat] == "expert":
+            started = time.perf_counter()
+            action = expert_bot(view, seat, rng)
+            times[view.phase].append((time.perf_counter() - started) * 1000)
+        else:
+            action = basic_bot(view, seat, rng)
+        state, _ = apply(state, seat, action)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=20, help="games per table (default 20)")
+    args = parser.parse_args()
+    for table, lineup in TABLES.items():
+        times: dict[str, list[float]] = defaultdict(list)
+        for i in range(args.games):
+            play(lineup, f"bench-expert/{i}", times)
+        print(f"{table} ({args.games} games)")
+        print(line("all", [t for phase in times.values() for t in phase]))
+        for phase in ("draw", "auction", "buy", "final_buy"):
+            if times.get(phase):
+                print(line(phase, times[phase]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""The `expert` bot: a search over the cards not yet seen, on the public view only.
+
+It reads the `PublicView` (never the draw pile's order) and prices every outcome with one
+valuation, `expert_value`: the change of the seat's equity minus the mean change of the
+other seats' equities, where a seat's equity is
+
+    points + TOKEN_POINTS * (bidding power + SPARE_CARD * cards outside the scored runs)
+
+(`scoring.best_total` for the points; a token, or a collection card no run uses, is what
+pays for cards and wild cards later). Its decisions:
+
+- draw phase: an expectimax over the unseen cards (`domain.odds`): the value of the best
+  stop now against the expected value of the best stop after one more draw, every
+  possible next card weighted by its count among the cards not yet seen (the exact
+  expectation that determinized Monte Carlo would estimate by sampling piles), with
+  outcomes computed by the engine on states determinized from the view
+  (`odds.determinize`). The budget is fixed: one determinization per distinct unseen
+  card (at most 58), two stops each. It draws while drawing is worth more; then it takes
+  the better reward.
+- auction: what the card is worth to it (its equity's change) plus what it denies the
+  best other seat that could still take it, in tokens; it bids what deters the bidders
+  still to speak (the most each could pay for the card, valued the same way) when it can
+  afford that within its worth, else the least bid within its worth, else passes.
+- buy phase: the purchase (with the payment the service chooses) of the highest value,
+  or declines when none is worth its price.
+
+No randomness and no clock: the same view gives the same move, so a served game replays
+from its seed (the bot's random source is not used).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from msgspec.structs import replace
+
+from domain.engine import apply
+from domain.legal import legal_actions
+from domain.model import Action, Bid, Buy, Decline, Draw, Pass, Player, Stop
+from domain.odds import determinize, draw_value, stop_values
+from domain.rng import SeededRandom
+from domain.scoring import best_total
+from domain.views import PublicView
+
+TOKEN_POINTS = 1 / 3  # a token's worth in points
+SPARE_CARD = 1.0  # a collection card outside the scored runs, in tokens (it pays 1)
+
+_DRAW = Draw()
+_PASS = Pass()
+
+
+def equity(player: Player, perfect_bonus: int) -> float:
+    """A seat's equity in points (module docstring)."""
+    points = best_total(player.cards, perfect_bonus)
+    spare = len(player.cards) - points
+    return points + TOKEN_POINTS * (player.bidding_power + SPARE_CARD * max(spare, 0))
+
+
+def expert_value(
+    before: Sequence[Player], after: Sequence[Player], seat: int, perfect_bonus: int
+) -> float:
+    """The value to `seat` of going from `before` to `after`: its equity's change minus the
+    mean change of the other seats' equities."""
+    mine = others = 0.0
+    for old, new in zip(before, after, strict=True):
+        if old is new:
+            continue
+        change = equity(new, perfect_bonus) - equity(old, perfect_bonus)
+        if new.seat == seat:
+            mine = change
+        else:
+            others += change
+    n = len(before) - 1
+    return mine - others / n if n else mine
+
+
+def expert_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
+    """The expert's move (module docstring); `rng` is not used."""
+    actions = legal_actions(view, seat)
+    if not actions:
+        raise ValueError("it is not this seat's decision")
+    if view.phase == "draw":
+        return _draw_or_stop(view, actions)
+    if view.phase == "auction":
+        return _bid(view, seat, actions)
+    return _buy(view, seat, actions)
+
+
+def _draw_or_stop(view: PublicView, actions: list[Action]) -> Action:
+    if not view.drawn:
+        return _DRAW  # the first action of a turn is a draw
+    odds = draw_value(view, expert_value)
+    if odds.draw is not None and odds.stop is not None and odds.draw > odds.stop:
+        return _DRAW
+    values = stop_values(determinize(view, ()), expert_value)
+    take = max(("numbers", "currency"), key=lambda t: values[t])
+    return Stop(take=take)
+
+
+def _card_worth(player: Player, card: str, perfect_bonus: int) -> float:
+    """What taking `card` into `player`'s collection adds to its equity."""
+    return equity(replace(player, cards=(*player.cards, card)), perfect_bonus) - equity(
+        player, perfect_bonus
+    )
+
+
+def _bid(view: PublicView, seat: int, actions: list[Action]) -> Action:
+    auction = view.auction
+    assert auction is not None
+    bonus = view.rules.perfect_bonus
+    me = view.players[seat]
+    later = auction.bidders[auction.bidders.index(seat) + 1 :]
+    rivals = [s for s in auction.bidders if s != seat]
+    n = max(len(view.players) - 1, 1)
+    worth = {s: _card_worth(view.players[s], auction.card, bonus) for s in auction.bidders}
+    # the card denied: the best other seat that could still take it (the high bidder or a
+    # later bidder), at its share in the mean over the others
+    contenders = [s for s in rivals if s in later or s == auction.high_bidder]
+    denied = max((worth[s] for s in contenders), default=0.0) / n
+    limit = int((worth[seat] + denied) / TOKEN_POINTS)
+    # the most each later bidder could pay for it, valued the same way
+    deter = max(
+        (
+            min(view.players[s].bidding_power, int(max(worth[s], TOKEN_POINTS) / TOKEN_POINTS))
+            for s in later
+        ),
+        default=0,
+    )
+    bids = [a for a in actions if type(a) is Bid and a.amount <= min(limit, me.bidding_power)]
+    if not bids:
+        return _PASS
+    for bid in bids:
+        if bid.amount >= deter:
+            return bid
+    return bids[0]
+
+
+def _buy(view: PublicView, seat: int, actions: list[Action]) -> Action:
+    state = determinize(view, ())
+    bonus = view.rules.perfect_bonus
+    best: tuple[float, Action] = (0.0, Decline())
+    for action in actions:
+        if type(action) is not Buy:
+            continue
+        after, _ = apply(state, seat, action)
+        value = expert_value(state.players, after.players, seat, bonus)
+        if value > best[0]:
+            best = (value, action)
+    return best[1]

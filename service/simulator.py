@@ -30,7 +30,7 @@ from multiprocessing import Pool
 
 import msgspec
 
-from domain.model import Busted, Rules, TurnStarted
+from domain.model import BOT_LEVELS, Busted, Rules, TurnStarted
 from domain.simulation import play_game
 
 
@@ -116,6 +116,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     levels = [level.strip() for level in args.bots.split(",") if level.strip()]
     lineup = tuple(levels[i % len(levels)] for i in range(args.players))
+    unknown = sorted(set(lineup) - set(BOT_LEVELS))
+    if unknown:  # refused here: a worker's RuleError does not cross the process boundary
+        raise SystemExit(
+            f"unknown bot levels: {', '.join(unknown)} (known: {', '.join(BOT_LEVELS)})"
+        )
     per_deal = len(rotations(lineup))
     deals = max(1, -(-args.games // per_deal))
     jobs = [(lineup, f"{args.seed}/{d}", args.perfect_bonus) for d in range(deals)]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from domain.cards import NUMBER_CARDS
 from domain.engine import tableau_sums
+from domain.expert import expert_bot
 from domain.legal import legal_actions, with_payment
 from domain.model import (
     CURRENCY_CAP,
@@ -100,7 +101,7 @@ def _best_buy(view: PublicView, seat: int, actions: list[Action]) -> Action:
     return best[1]
 
 
-BOTS: dict[BotLevel, Bot] = {"random": random_bot, "basic": basic_bot}
+BOTS: dict[BotLevel, Bot] = {"random": random_bot, "basic": basic_bot, "expert": expert_bot}
 
 
 def bot_rng(seed: str, version: int) -> SeededRandom:

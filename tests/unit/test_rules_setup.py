@@ -223,11 +223,11 @@ def test_empty_deck_is_invalid() -> None:
 
 
 def test_unknown_bot_level_is_invalid() -> None:
-    refused_setup("invalid_game", [("Ann", None), ("Bob", "expert")])
+    refused_setup("invalid_game", [("Ann", None), ("Bob", "grandmaster")])
 
 
 def test_every_bot_level_a_seat_may_name_has_a_bot() -> None:
-    assert set(BOTS) == set(BOT_LEVELS) == {"random", "basic"}
+    assert set(BOTS) == set(BOT_LEVELS) == {"random", "basic", "expert"}
     for level in BOT_LEVELS:
         state, _ = new_game([("Ann", None), ("Bot", level)], seed=f"level/{level}")
         assert state.players[1].bot == level

@@ -23,6 +23,8 @@ from service.api.history_routes import (
     ArchiveController,
     leaderboard,
     player_stats,
+    predict_table,
+    rating_history,
 )
 from service.api.info_routes import info, service_info
 from service.api.lobby_routes import LobbyController
@@ -306,7 +308,9 @@ def routes() -> list:
         LobbyController,
         ArchiveController,
         player_stats,
+        rating_history,
         leaderboard,
+        predict_table,
         score,
         odds,
         rules,

@@ -14,10 +14,11 @@ import msgspec
 
 from service.ports import GameRecord, StoredEvent
 from service.ranking import SeatUnrankedReason, UnrankedReason
+from service.ratings import Rating
 
 _RECORD = {"frozen": True, "kw_only": True}
 
-LeaderboardOrder = Literal["wins", "mean_score"]
+LeaderboardOrder = Literal["wins", "mean_score", "rating"]
 # aborted: stopped while live by its host or the platform; abandoned: ended by the service
 # after nobody acted for TEN_IDLE_TTL; both stop mid-game, without results, never ranked
 ArchivedStatus = Literal["finished", "aborted", "abandoned"]
@@ -117,6 +118,25 @@ class PlayerStats(msgspec.Struct, **_RECORD):
     busts: int
     bust_rate: float | None  # busts per game
     perfect_colors: int  # in total
+    # the player's rating (always over ranked games: `service.ratings`); the prior, with
+    # games 0, for a player never rated
+    rating: Rating
+
+
+class RatingChange(msgspec.Struct, **_RECORD):
+    """What one rated game did to a player's rating."""
+
+    seq: int  # the game's place in the rating order (renumbered by a rebuild)
+    game_id: str
+    finished_at: datetime
+    rank: int  # the player's place among the rated seats (1: first; equal ranks: a tie)
+    rated_seats: int  # how many seats of the game were rated
+    mu_before: float
+    sigma_before: float
+    mu: float
+    sigma: float
+    ordinal: float
+    games: int  # rated games so far, this one included
 
 
 class LeaderboardRow(msgspec.Struct, **_RECORD):
@@ -125,6 +145,7 @@ class LeaderboardRow(msgspec.Struct, **_RECORD):
     games: int
     wins: int
     mean_score: float
+    rating: Rating | None = None  # by="rating" only
 
 
 class GameArchive(Protocol):
@@ -138,8 +159,9 @@ class GameArchive(Protocol):
         events: Sequence[StoredEvent],
         player_ids: Sequence[str | None],
     ) -> bool:
-        """Store an ended game once, ranked or not (`service.ranking.ranking`); False when
-        it was already archived."""
+        """Store an ended game once, ranked or not (`service.ranking.ranking`), and rate it
+        in the same transaction when `service.ratings.rated_table` says so; False when it
+        was already archived (nothing changes)."""
 
     async def list_games(
         self,
@@ -172,6 +194,18 @@ class GameArchive(Protocol):
         offset: int = 0,
         limit: int = 50,
     ) -> list[LeaderboardRow]: ...
+
+    async def ratings(self, player_ids: Sequence[str]) -> dict[str, Rating]:
+        """The current rating of each player id that has one."""
+
+    async def rating_history(
+        self, player_id: str, *, before: int | None = None, limit: int = 50
+    ) -> list[RatingChange]:
+        """A player's rating changes, newest first: those with seq < `before` (None: all)."""
+
+    async def rebuild_ratings(self) -> int:
+        """Recompute every rating from the archived games in rating order; the number of
+        games rated."""
 
     async def ping(self) -> None: ...
 

@@ -19,10 +19,26 @@ from service.archive import (
     LeaderboardOrder,
     LeaderboardRow,
     PlayerStats,
+    RatingChange,
 )
 from service.errors import ServiceError
 from service.games import GAME_ID
 from service.ports import StoredEvent
+from service.ratings import PRIOR, Rating, predict
+
+_RECORD = {"frozen": True, "kw_only": True}
+
+
+class SeatForecast(msgspec.Struct, **_RECORD):
+    player_id: str
+    rating: Rating  # the prior (games 0) for a player never rated
+    win: float  # the chance this seat wins the table (the seats' chances sum to 1)
+
+
+class TableForecast(msgspec.Struct, **_RECORD):
+    seats: list[SeatForecast]  # in the order the player ids were given
+    draw: float  # the model's chance that the table ends in a draw
+
 
 _events_decoder = msgspec.json.Decoder(AnyEvent)
 
@@ -86,6 +102,29 @@ class History:
 
     async def player_stats(self, player_id: str, *, ranked_only: bool = True) -> PlayerStats:
         return await self.archive.player_stats(player_id, ranked_only=ranked_only)
+
+    async def rating_history(
+        self, player_id: str, before: int | None, limit: int
+    ) -> tuple[list[RatingChange], int | None]:
+        """A page of a player's rating changes, newest first, and the `before` of the next
+        page (None: the last)."""
+        found = await self.archive.rating_history(player_id, before=before, limit=limit + 1)
+        page = found[:limit]
+        return page, page[-1].seq if len(found) > limit else None
+
+    async def predict(self, player_ids: list[str]) -> TableForecast:
+        """Each seat's chance to win a proposed table of 2 to 5 distinct players, from
+        their current ratings (the prior for a player never rated)."""
+        known = await self.archive.ratings(player_ids)
+        table = [known.get(pid, PRIOR) for pid in player_ids]
+        chances = predict(table)
+        return TableForecast(
+            seats=[
+                SeatForecast(player_id=pid, rating=r, win=w)
+                for pid, r, w in zip(player_ids, table, chances.win, strict=True)
+            ],
+            draw=chances.draw,
+        )
 
     async def leaderboard(
         self,

@@ -13,6 +13,13 @@ join).
 - `results`  the final result per seat, plus derived counts (perfect colours, busts);
              none for an aborted or abandoned game
 - `events`   the complete event log, each event's JSON exactly as it was published
+- `rated_games`    the games that changed ratings, numbered in the order they were rated
+                   (`seq`): the order `service.ratings` replays them in to rebuild
+- `ratings`        each rated player's current rating (`service.ratings`)
+- `rating_history` per rated game and player: the rating before and after it
+
+Unlike the game tables, the ratings change: each rated game updates its players' rows in
+the transaction that archives it.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Double,
     ForeignKey,
     ForeignKeyConstraint,
     Index,
@@ -206,8 +214,54 @@ class EventRow(Base):
     data: Mapped[str] = mapped_column(Text)  # the event's JSON, byte for byte as published
 
 
+class RatedGameRow(Base):
+    __tablename__ = "rated_games"
+
+    # the rating order: drawn once the game's players' rows are locked, so two games with
+    # a player in common are numbered in the order they changed that player's rating
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    game_id: Mapped[str] = mapped_column(
+        identifier(ID_LENGTH), ForeignKey("games.id", ondelete="CASCADE"), unique=True
+    )
+
+
+class RatingRow(Base):
+    __tablename__ = "ratings"
+
+    player_id: Mapped[str] = mapped_column(identifier(PLAYER_ID_LENGTH), primary_key=True)
+    mu: Mapped[float] = mapped_column(Double)
+    sigma: Mapped[float] = mapped_column(Double)
+    ordinal: Mapped[float] = mapped_column(Double)  # mu - 3 sigma: the leaderboard's order
+    games: Mapped[int] = mapped_column(Integer)  # rated games
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())  # the last one's finished_at
+
+    __table_args__ = (Index("ix_ratings_board", "ordinal", "player_id"),)
+
+
+class RatingHistoryRow(Base):
+    __tablename__ = "rating_history"
+
+    player_id: Mapped[str] = mapped_column(identifier(PLAYER_ID_LENGTH), primary_key=True)
+    seq: Mapped[int] = mapped_column(
+        Integer, ForeignKey("rated_games.seq", ondelete="CASCADE"), primary_key=True
+    )
+    game_id: Mapped[str] = mapped_column(identifier(ID_LENGTH))  # rated_games' copy
+    finished_at: Mapped[datetime] = mapped_column(UTCDateTime())  # the game's
+    rank: Mapped[int] = mapped_column(Integer)  # the seat's place (1: first)
+    rated_seats: Mapped[int] = mapped_column(Integer)  # how many seats were rated
+    mu_before: Mapped[float] = mapped_column(Double)
+    sigma_before: Mapped[float] = mapped_column(Double)
+    mu: Mapped[float] = mapped_column(Double)
+    sigma: Mapped[float] = mapped_column(Double)
+    ordinal: Mapped[float] = mapped_column(Double)
+    games: Mapped[int] = mapped_column(Integer)  # rated games, this one included
+
+
 metadata = Base.metadata
 games = GameRow.__table__
 seats = SeatRow.__table__
 results = ResultRow.__table__
 events = EventRow.__table__
+rated_games = RatedGameRow.__table__
+ratings = RatingRow.__table__
+rating_history = RatingHistoryRow.__table__

@@ -5,7 +5,8 @@ Writes: `archive()` inserts a game with its seats, results and events in one tra
 exactly once. The game row goes first with INSERT ... ON CONFLICT DO NOTHING: of several
 callers racing on one game, PostgreSQL makes the others wait on the primary key until the
 first commits and then skip (SQLite: writers queue on BEGIN IMMEDIATE); a caller that
-inserted nothing writes nothing more and answers False.
+inserted nothing writes nothing more and answers False. A rated game updates its players'
+ratings in that same transaction (`ratings.rate_game`), so it is rated exactly once.
 
 Reads: listings are newest first by (finished_at, id) with keyset cursors (an index range
 scan per page, stable while games are added); per-player figures aggregate `results`
@@ -41,13 +42,19 @@ from service.archive import (
     LeaderboardOrder,
     LeaderboardRow,
     PlayerStats,
+    RatingChange,
     SeatSummary,
 )
 from service.ports import GameRecord, StoredEvent, StoreUnavailable
+from service.ratings import PRIOR, Rating
 
 from .database import make_engine
 from .models import events as events_table
 from .models import games, results, seats
+from .models import ratings as ratings_table
+from .ratings import current_ratings, rate_game, table_of_rows
+from .ratings import history as rating_history
+from .ratings import rebuild as rebuild_ratings
 from .rows import archive_rows
 
 MAX_LIMIT = 500
@@ -126,6 +133,9 @@ class SqlArchive:
                     if rows.results:  # none for an aborted or abandoned game
                         await conn.execute(insert(results), rows.results)
                     await self._insert_events(conn, rows.events)
+                    table = table_of_rows(rows.seats, rows.results)
+                    if table:  # a rated game: in this transaction, so exactly once
+                        await rate_game(conn, record.id, rows.game["finished_at"], table)
         return True
 
     async def _insert_events(self, conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
@@ -268,6 +278,7 @@ class SqlArchive:
         with _translate_errors():
             async with self.engine.connect() as conn:
                 row = (await conn.execute(query)).one()
+                rated = await current_ratings(conn, [player_id])
         played = int(row.games)
         return PlayerStats(
             player_id=player_id,
@@ -279,6 +290,7 @@ class SqlArchive:
             busts=int(row.busts),
             bust_rate=int(row.busts) / played if played else None,
             perfect_colors=int(row.perfect_colors),
+            rating=rated.get(player_id, PRIOR),
         )
 
     async def leaderboard(
@@ -294,14 +306,16 @@ class SqlArchive:
         that count, unless `ranked_only` is False: every finished game), best first.
 
         by="wins": most wins, then the higher mean score, then player id;
-        by="mean_score": the higher mean score, then more games, then player id."""
-        if by not in ("wins", "mean_score"):
-            raise ValueError('by must be "wins" or "mean_score"')
+        by="mean_score": the higher mean score, then more games, then player id;
+        by="rating": the higher ordinal, then player id, of the players with at least
+        `min_games` rated games (ranked games only, whatever `ranked_only` says)."""
+        if by not in ("wins", "mean_score", "rating"):
+            raise ValueError('by must be "wins", "mean_score" or "rating"')
         if min_games < 1 or offset < 0 or not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"min_games >= 1, offset >= 0, limit between 1 and {MAX_LIMIT}")
-        played = func.count().label("games")
-        wins = func.sum(case((results.c.winner, 1), else_=0)).label("wins")
-        mean = func.avg(results.c.score).label("mean_score")
+        if by == "rating":
+            return await self._rating_board(min_games, offset, limit)
+        played, wins, mean = _board_columns()
         order = (
             (wins.desc(), mean.desc(), results.c.player_id)
             if by == "wins"
@@ -333,11 +347,88 @@ class SqlArchive:
             for i, row in enumerate(rows, start=1)
         ]
 
+    async def _rating_board(self, min_games: int, offset: int, limit: int) -> list[LeaderboardRow]:
+        """The leaderboard by rating: a page of `ratings` by ordinal, with each player's
+        ranked figures."""
+        page = (
+            select(ratings_table)
+            .where(ratings_table.c.games >= min_games)
+            .order_by(ratings_table.c.ordinal.desc(), ratings_table.c.player_id)
+            .offset(offset)
+            .limit(limit)
+        )
+        with _translate_errors():
+            async with self.engine.connect() as conn:
+                rows = (await conn.execute(page)).all()
+                figures = await _ranked_figures(conn, [row.player_id for row in rows])
+        return [
+            LeaderboardRow(
+                position=offset + i,
+                player_id=row.player_id,
+                **figures[row.player_id],
+                rating=Rating(mu=row.mu, sigma=row.sigma, ordinal=row.ordinal, games=row.games),
+            )
+            for i, row in enumerate(rows, start=1)
+        ]
+
+    async def ratings(self, player_ids: Sequence[str]) -> dict[str, Rating]:
+        """The current rating of each of `player_ids` that has one."""
+        with _translate_errors():
+            async with self.engine.connect() as conn:
+                return await current_ratings(conn, player_ids)
+
+    async def rating_history(
+        self, player_id: str, *, before: int | None = None, limit: int = 50
+    ) -> list[RatingChange]:
+        """A player's rating changes newest first (seq < `before`, when given)."""
+        if not 1 <= limit <= MAX_LIMIT:
+            raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
+        with _translate_errors():
+            async with self.engine.connect() as conn:
+                return await rating_history(conn, player_id, before, limit)
+
+    async def rebuild_ratings(self) -> int:
+        """Recompute every rating from the archive (`ratings.rebuild`), in one transaction
+        that keeps games from being rated meanwhile; the number of games rated."""
+        with _translate_errors():
+            async with self.engine.connect() as conn:
+                if self._dialect == "sqlite":
+                    await conn.execution_options(sqlite_immediate=True)
+                async with conn.begin():
+                    return await rebuild_ratings(conn)
+
     async def ping(self) -> None:
         """Raise StoreUnavailable when the database cannot answer."""
         with _translate_errors():
             async with self.engine.connect() as conn:
                 await conn.execute(text("SELECT 1"))
+
+
+def _board_columns() -> tuple[Any, Any, Any]:
+    """A leaderboard row's figures over grouped `results`: games, wins, mean score."""
+    return (
+        func.count().label("games"),
+        func.sum(case((results.c.winner, 1), else_=0)).label("wins"),
+        func.avg(results.c.score).label("mean_score"),
+    )
+
+
+async def _ranked_figures(conn: AsyncConnection, player_ids: list[str]) -> dict[str, Any]:
+    """Games, wins and mean score of each player over the seats of theirs that count in
+    ranked games (a rated player has one at least)."""
+    rows = await conn.execute(
+        select(results.c.player_id, *_board_columns())
+        .where(results.c.player_id.in_(player_ids), results.c.ranked == true())
+        .group_by(results.c.player_id)
+    )
+    return {
+        row.player_id: {
+            "games": int(row.games),
+            "wins": int(row.wins),
+            "mean_score": float(row.mean_score),
+        }
+        for row in rows
+    }
 
 
 def _from_row(cls: type[_S], row: Any, **computed: Any) -> _S:

@@ -1,6 +1,6 @@
 """Read APIs over the archive: ended games, finished, aborted or abandoned, ranked or not
 (also after the live store expired them), event logs, replays, player stats and the
-leaderboard (of ranked games by default)."""
+leaderboard (of ranked games by default), players' ratings and a table's forecast."""
 
 from __future__ import annotations
 
@@ -16,14 +16,16 @@ from domain.errors import Text
 from domain.views import PublicView
 from service.api.paging import events_handler
 from service.api.problems import get_game_part, problem, problems
-from service.api.schemas import PLAYER_ID_PATTERN
+from service.api.schemas import PLAYER_ID_PATTERN, PlayerId
 from service.archive import (
     ArchivedGame,
     GameSummary,
     LeaderboardRow,
     PlayerStats,
+    RatingChange,
 )
-from service.history import History
+from service.history import History, TableForecast
+from service.ratings import MAX_TABLE, MIN_SEATS
 
 _OUT = {"frozen": True, "kw_only": True}
 # An instant: RFC 3339 with an explicit offset, each field in its range (years 0001-9999,
@@ -84,6 +86,10 @@ def ranked_only(ranked: Ranked) -> bool:
     return ranked == "true"
 
 
+EVERY_SEQ = 2**31  # past every seq (a 32-bit integer)
+PlayerIdParam = Annotated[
+    str, Parameter(pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100)
+]  # a player id in the path
 ArchivedId = Annotated[str, Parameter(description="An archived game's id.", max_length=64)]
 Limit = Annotated[int, Parameter(ge=1, le=200, description="At most this many items.")]
 RankedFilter = Annotated[
@@ -111,11 +117,17 @@ class ReplayOut(msgspec.Struct, **_OUT):
 
 
 class LeaderboardOut(msgspec.Struct, **_OUT):
-    by: Literal["wins", "mean_score"]
+    by: Literal["wins", "mean_score", "rating"]
     ranked_only: bool  # counted ranked games only (`ranked=true`, the default), or all
     min_games: int
     offset: int
     rows: list[LeaderboardRow]
+
+
+class RatingHistoryOut(msgspec.Struct, **_OUT):
+    player_id: str
+    items: list[RatingChange]  # newest first
+    next_before: int | None  # pass as `before` for the next page; null on the last page
 
 
 def history_of(request: Request) -> History:
@@ -229,12 +241,18 @@ class ArchiveController(Controller):
 @get(
     "/v1/players/{player_id:str}/stats",
     operation_id="getPlayerStats",
-    summary="A player's figures over their archived games (ranked ones by default)",
+    summary="A player's figures over their archived games (ranked ones by default), and "
+    "their rating",
+    description="`rating` is the player's Weng-Lin rating (openskill's Bradley-Terry model) "
+    "over their rated games whatever `ranked` says: a ranked game is rated for the seats "
+    "that count and are played by a human with a player id, when two or more remain. "
+    "`ordinal` (mu - 3 sigma) is the conservative estimate the leaderboard orders by; a "
+    "player never rated has the prior (mu 25, sigma 25/3, games 0).",
     tags=["archive"],
 )
 async def player_stats(
     request: Request,
-    player_id: Annotated[str, Parameter(pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100)],
+    player_id: PlayerIdParam,
     ranked: RankedFilter = "true",
 ) -> PlayerStats:
     history = history_of(request)
@@ -249,13 +267,85 @@ async def player_stats(
 )
 async def leaderboard(
     request: Request,
-    by: Annotated[Literal["wins", "mean_score"], Parameter(required=False)] = "wins",
+    by: Annotated[
+        Literal["wins", "mean_score", "rating"],
+        Parameter(
+            required=False,
+            description="`wins`, `mean_score`, or `rating`: the higher ordinal (mu - 3 sigma) "
+            "first, over rated games (always ranked ones: `ranked` is ignored), `min_games` "
+            "counting rated games; each row then carries its `rating`.",
+        ),
+    ] = "wins",
     ranked: RankedFilter = "true",
     min_games: Annotated[int, Parameter(ge=1, le=10**6)] = 1,
     offset: Annotated[int, Parameter(ge=0, le=10**6)] = 0,
     limit: Limit = 50,
 ) -> LeaderboardOut:
     history = history_of(request)
-    only = ranked_only(ranked)
+    only = ranked_only(ranked) or by == "rating"
     rows = await history.leaderboard(by, min_games, offset, limit, ranked_only=only)
     return LeaderboardOut(by=by, ranked_only=only, min_games=min_games, offset=offset, rows=rows)
+
+
+@get(
+    "/v1/players/{player_id:str}/ratings",
+    operation_id="getRatingHistory",
+    summary="A player's rating history: what each rated game did to it, newest first",
+    tags=["archive"],
+)
+async def rating_history(
+    request: Request,
+    player_id: PlayerIdParam,
+    before: Annotated[
+        int,
+        Parameter(
+            required=False,
+            ge=1,
+            le=EVERY_SEQ,
+            description="Only changes before this `seq` (a page's `next_before`; by default "
+            "every change). A rebuild of the ratings renumbers them.",
+        ),
+    ] = EVERY_SEQ,
+    limit: Limit = 50,
+) -> RatingHistoryOut:
+    items, next_before = await history_of(request).rating_history(player_id, before, limit)
+    return RatingHistoryOut(player_id=player_id, items=items, next_before=next_before)
+
+
+@get(
+    "/v1/ratings/predict",
+    operation_id="predictTable",
+    summary="Each seat's chance to win a proposed table, from the players' ratings",
+    description="A table of 2 to 5 distinct player ids (`player_id` repeated, in seat "
+    "order); a player never rated has the prior. `win`: each seat's chance to win (they sum "
+    "to 1); `draw`: the model's chance that the table ends in a draw.",
+    tags=["archive"],
+    responses=problems(),
+)
+async def predict_table(
+    request: Request,
+    player_id: Annotated[
+        list[PlayerId],
+        Parameter(
+            min_items=MIN_SEATS,
+            max_items=MAX_TABLE,
+            # Litestar leaves the items' constraints out of the schema (it checks them)
+            schema_extra={
+                "uniqueItems": True,
+                "items": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "pattern": PLAYER_ID_PATTERN,
+                },
+            },
+        ),
+    ],
+) -> TableForecast:
+    if len(set(player_id)) != len(player_id):
+        # the lobby's words (a 409 there: a body schema cannot say "distinct"; here
+        # `uniqueItems` says it, so a repeated id fails the schema: 400)
+        raise problem(
+            400, "duplicate_player_id", "One player id cannot sit in two seats of a game."
+        )
+    return await history_of(request).predict(player_id)

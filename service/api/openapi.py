@@ -32,8 +32,14 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from domain.cards import COPIES
 from domain.model import Action
-from service.api.history_routes import ArchivedGamesPage, LeaderboardOut, ReplayOut
+from service.api.history_routes import (
+    ArchivedGamesPage,
+    LeaderboardOut,
+    RatingHistoryOut,
+    ReplayOut,
+)
 from service.api.info_routes import API_VERSION, MAX_PLAYERS, InfoOut
+from service.api.odds_routes import OddsOut
 from service.api.problems import COMMON_STATUSES, DESCRIPTIONS, PROBLEM_JSON
 from service.api.routes import SEAT_TOKEN
 from service.api.schemas import (
@@ -55,6 +61,7 @@ from service.api.schemas import (
     TableOut,
 )
 from service.archive import ArchivedGame, PlayerStats
+from service.history import TableForecast
 from service.identity import API_KEY_HEADER, PLATFORM_KEY, PLAYER_TOKEN
 from service.webhooks import WEBHOOK_PAYLOADS
 
@@ -76,6 +83,9 @@ API_TYPES = (
     ReplayOut,
     PlayerStats,
     LeaderboardOut,
+    RatingHistoryOut,
+    TableForecast,
+    OddsOut,
     InfoOut,
     CreatedTableOut,
     TableOut,

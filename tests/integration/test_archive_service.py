@@ -70,6 +70,8 @@ VIEW_ONLY = (
     "clock",
 )  # beyond a view
 PLAYER_POOL = ("ann", "bob", "cy", "dee", "eve", "Zed")  # "Zed" < "ann": ids compare byte-wise
+# a player never rated has the prior (service.ratings): mu 25, sigma 25/3, ordinal mu - 3 sigma
+PRIOR_JSON = {"mu": 25.0, "sigma": 25 / 3, "ordinal": 25 - 3 * (25 / 3), "games": 0}
 
 
 # ---------------------------------------------------------------- servers
@@ -945,6 +947,7 @@ def test_player_stats(world: World) -> None:
             "busts": f.busts,
             "bust_rate": pytest.approx(f.busts / f.games),
             "perfect_colors": f.perfect_colors,
+            "rating": PRIOR_JSON,  # bot games are never ranked, so nobody is rated
         }
         # by default ranked games only: bot games never are (fewer than two humans)
         ranked = world.client.get(f"/v1/players/{player_id}/stats").json()
@@ -959,6 +962,7 @@ def test_player_stats(world: World) -> None:
         "busts": 0,
         "bust_rate": None,
         "perfect_colors": 0,
+        "rating": PRIOR_JSON,
     }
 
 

@@ -247,6 +247,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/{game_id}/odds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The odds of the next card
+         * @description For the seat whose turn it is in the draw phase: the probability that the next card busts it, by numbers and by currency, the chance of a wild card (an auction), and the value in points of stopping now against the expected value of drawing exactly one more card and then stopping (`advantage` = draw - stop: positive, drawing is worth more). Exact, computed from public information only: the standard deck for the player count minus every card in view, so two games whose draw piles hold the same cards in any order get the same odds. A hand-made deck's game gets the same public computation. `odds` is null outside a live game's draw phase.
+         */
+        get: operations["getOdds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/games/{game_id}/seats": {
         parameters: {
             query?: never;
@@ -364,6 +384,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/players/{player_id}/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A player's rating history: what each rated game did to it, newest first */
+        get: operations["getRatingHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/players/{player_id}/stats": {
         parameters: {
             query?: never;
@@ -371,8 +408,31 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A player's figures over their archived games (ranked ones by default) */
+        /**
+         * A player's figures over their archived games (ranked ones by default), and their rating
+         * @description `rating` is the player's Weng-Lin rating (openskill's Bradley-Terry model) over their rated games whatever `ranked` says: a ranked game is rated for the seats that count and are played by a human with a player id, when two or more remain. `ordinal` (mu - 3 sigma) is the conservative estimate the leaderboard orders by; a player never rated has the prior (mu 25, sigma 25/3, games 0).
+         */
         get: operations["getPlayerStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ratings/predict": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Each seat's chance to win a proposed table, from the players' ratings
+         * @description A table of 2 to 5 distinct player ids (`player_id` repeated, in seat order); a player never rated has the prior. `win`: each seat's chance to win (they sum to 1); `draw`: the model's chance that the table ends in a draw.
+         */
+        get: operations["predictTable"];
         put?: never;
         post?: never;
         delete?: never;
@@ -689,6 +749,12 @@ export interface components {
             type: "bid_placed";
             version: number;
         };
+        /** BustOut */
+        BustOut: {
+            currency: number;
+            numbers: number;
+            total: number;
+        };
         /**
          * Busted
          * @description The tableau busted (3.3): number cards to the market, currency cards discarded.
@@ -795,7 +861,7 @@ export interface components {
              * @default basic
              * @enum {unknown}
              */
-            fill_bot?: "basic" | "random";
+            fill_bot?: "basic" | "expert" | "random";
             players: components["schemas"]["PlayerIn"][];
             /** @default false */
             private?: boolean;
@@ -883,6 +949,12 @@ export interface components {
              * @enum {string}
              */
             type: "draw";
+        };
+        /** DrawValueOut */
+        DrawValueOut: {
+            advantage: number | null;
+            draw: number | null;
+            stop: number | null;
         };
         /** EventsOut */
         EventsOut: {
@@ -1095,7 +1167,7 @@ export interface components {
         /** LeaderboardOut */
         LeaderboardOut: {
             /** @enum {unknown} */
-            by: "mean_score" | "wins";
+            by: "mean_score" | "rating" | "wins";
             min_games: number;
             offset: number;
             ranked_only: boolean;
@@ -1107,6 +1179,8 @@ export interface components {
             mean_score: number;
             player_id: string;
             position: number;
+            /** @default null */
+            rating?: components["schemas"]["Rating"] | null;
             wins: number;
         };
         /** Limits */
@@ -1132,6 +1206,23 @@ export interface components {
             kind: "color_wild" | "currency" | "full_wild" | "number" | "number_wild";
             /** @default 1 */
             min_players?: number;
+        };
+        /** OddsOut */
+        OddsOut: {
+            game_id: string;
+            odds: components["schemas"]["OddsView"] | null;
+            version: number;
+        };
+        /**
+         * OddsView
+         * @description The next draw, for the seat whose turn it is in the draw phase.
+         */
+        OddsView: {
+            bust: components["schemas"]["BustOut"];
+            seat: number;
+            unseen: number;
+            value: components["schemas"]["DrawValueOut"];
+            wild: number;
         };
         /** Pass */
         Pass: {
@@ -1183,7 +1274,7 @@ export interface components {
          */
         PlayerIn: {
             /** @default null */
-            bot?: ("basic" | "random") | null;
+            bot?: ("basic" | "expert" | "random") | null;
             /** @default null */
             name?: string | null;
             /** @default false */
@@ -1210,6 +1301,7 @@ export interface components {
             perfect_colors: number;
             player_id: string;
             ranked_only: boolean;
+            rating: components["schemas"]["Rating"];
             wins: number;
         };
         /**
@@ -1250,6 +1342,40 @@ export interface components {
             /** @enum {unknown} */
             per: "day" | "hour" | "minute" | "second";
             requests: number;
+        };
+        /**
+         * Rating
+         * @description A player's rating: `mu` the estimated skill, `sigma` its uncertainty, `ordinal` the
+         *     conservative estimate the leaderboard orders by, `games` the rated games so far.
+         */
+        Rating: {
+            games: number;
+            mu: number;
+            ordinal: number;
+            sigma: number;
+        };
+        /**
+         * RatingChange
+         * @description What one rated game did to a player's rating.
+         */
+        RatingChange: {
+            finished_at: string;
+            game_id: string;
+            games: number;
+            mu: number;
+            mu_before: number;
+            ordinal: number;
+            rank: number;
+            rated_seats: number;
+            seq: number;
+            sigma: number;
+            sigma_before: number;
+        };
+        /** RatingHistoryOut */
+        RatingHistoryOut: {
+            items: components["schemas"]["RatingChange"][];
+            next_before: number | null;
+            player_id: string;
         };
         /**
          * Reclaim
@@ -1335,6 +1461,12 @@ export interface components {
                 [key: string]: components["schemas"]["domain.scoring.ColorScore"];
             };
             total: number;
+        };
+        /** SeatForecast */
+        SeatForecast: {
+            player_id: string;
+            rating: components["schemas"]["Rating"];
+            win: number;
         };
         /** SeatInfo */
         SeatInfo: {
@@ -1459,6 +1591,11 @@ export interface components {
         Supply: {
             bust: number;
             currency: number;
+        };
+        /** TableForecast */
+        TableForecast: {
+            draw: number;
+            seats: components["schemas"]["SeatForecast"][];
         };
         /**
          * TableOut
@@ -2657,13 +2794,83 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Request fulfilled, document follows */
+            /** @description Stream Response */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/event-stream": unknown;
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOdds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The game's id, as returned by createGame. */
+                game_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OddsOut"];
                 };
             };
             /** @description Malformed request or values that fail the schema. */
@@ -3187,7 +3394,8 @@ export interface operations {
     getLeaderboard: {
         parameters: {
             query?: {
-                by?: "wins" | "mean_score";
+                /** @description `wins`, `mean_score`, or `rating`: the higher ordinal (mu - 3 sigma) first, over rated games (always ranked ones: `ranked` is ignored), `min_games` counting rated games; each row then carries its `rating`. */
+                by?: "wins" | "mean_score" | "rating";
                 /** @description Count ranked games only (`true`, the default) or every finished game (`all`). A game is ranked when every human seat's identity was verified, at least two distinct humans played, the deck was the standard shuffled one and it ended normally. In a ranked game, a seat a bot took over after timeouts (its player did not resign) does not count for its player; a resigned seat counts, ranked last. */
                 ranked?: "true" | "all";
                 min_games?: number;
@@ -3208,6 +3416,71 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LeaderboardOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRatingHistory: {
+        parameters: {
+            query?: {
+                /** @description Only changes before this `seq` (a page's `next_before`; by default every change). A rebuild of the ratings renumbers them. */
+                before?: number;
+                /** @description At most this many items. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                player_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RatingHistoryOut"];
                 };
             };
             /** @description Malformed request or values that fail the schema. */
@@ -3271,6 +3544,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlayerStats"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    predictTable: {
+        parameters: {
+            query: {
+                player_id: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableForecast"];
                 };
             };
             /** @description Malformed request or values that fail the schema. */

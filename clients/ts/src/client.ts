@@ -32,6 +32,8 @@ export type ArchivedGame = Schemas["ArchivedGame"];
 export type Replay = Schemas["ReplayOut"];
 export type PlayerStats = Schemas["PlayerStats"];
 export type Leaderboard = Schemas["LeaderboardOut"];
+export type Odds = Schemas["OddsOut"];
+export type RatingHistory = Schemas["RatingHistoryOut"];
 
 /** An error answer of the service: its status and its `application/problem+json` body. */
 export class TenApiError extends Error {
@@ -254,6 +256,13 @@ export function createTenClient(options: TenClientOptions = {}) {
       return after === undefined ? base : `${base}?after=${after}`;
     },
 
+    /** The odds of the next card for the seat to act in the draw phase (`odds` null else). */
+    async getOdds(gameId: string): Promise<Odds> {
+      return unwrap(
+        await raw.GET("/v1/games/{game_id}/odds", { params: { path: { game_id: gameId } } }),
+      );
+    },
+
     /** The rules and their options. */
     async getRules(): Promise<Rules> {
       return unwrap(await raw.GET("/v1/rules"));
@@ -297,6 +306,18 @@ export function createTenClient(options: TenClientOptions = {}) {
     ): Promise<PlayerStats> {
       return unwrap(
         await raw.GET("/v1/players/{player_id}/stats", {
+          params: { path: { player_id: playerId }, query },
+        }),
+      );
+    },
+
+    /** How a player's rating moved, game by game, newest first (`before` pages on). */
+    async ratingHistory(
+      playerId: string,
+      query: operations["getRatingHistory"]["parameters"]["query"] = {},
+    ): Promise<RatingHistory> {
+      return unwrap(
+        await raw.GET("/v1/players/{player_id}/ratings", {
           params: { path: { player_id: playerId }, query },
         }),
       );

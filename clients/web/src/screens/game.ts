@@ -4,11 +4,12 @@
  * Other seats' moves arrive through the event stream (`EventSource`, which reconnects by itself
  * with `Last-Event-ID`); each new event version re-reads this seat's view.
  */
-import type { Action, components, Game, Table } from "../../../ts/src/client";
+import type { Action, components, Game, Odds, Table } from "../../../ts/src/client";
 import { api, describeError, TenApiError } from "../api";
 import { controlsEl } from "../controls";
 import { h, show } from "../dom";
 import { describeEvent, type GameEvent } from "../events";
+import { oddsEl } from "../odds";
 import { t } from "../i18n";
 import { heldSeat, holdSeat, playerId, savedName, saveName } from "../store";
 import { boardEl, clockText, mySeat, nameOf, playersEl, resultsEl, statusLine, type View } from "../table";
@@ -218,11 +219,12 @@ function liveTable(root: HTMLElement, first: Game): () => void {
       h(
         "div",
         { class: "layout" },
-        h("div", { class: "col-main" }, boardEl(view), controlsEl(view, send, busy)),
+        h("div", { class: "col-main" }, boardEl(view), controlsEl(view, send, busy), oddsBox),
         h("div", { class: "col-side" }, playersEl(view, now), h("section", { class: "panel" }, h("h2", null, t("table.log")), logEl)),
       ),
     );
     drawLog();
+    void showOdds();
     document.body.dataset.screen = finished ? "results" : "table";
     document.body.dataset.ready = "1";
     if (firstDraw) {
@@ -234,6 +236,25 @@ function liveTable(root: HTMLElement, first: Game): () => void {
         (el) => (el.id === focusKey || el.dataset.action === focusKey) && !(el as HTMLButtonElement).disabled,
       );
       (again ?? root.querySelector<HTMLElement>("[data-testid=actions] button:not([disabled])"))?.focus({ preventScroll: true });
+    }
+  };
+
+  // the odds of the next card, when it is this seat's turn to draw (asked once per version)
+  const oddsBox = h("div", { "aria-live": "polite" });
+  let oddsVersion = -1;
+  const showOdds = async () => {
+    const mine = view.status === "active" && view.phase === "draw" && view.to_act !== null && view.to_act === mySeat(view);
+    if (!mine) {
+      oddsBox.replaceChildren();
+      return;
+    }
+    if (oddsVersion === view.version) return;
+    oddsVersion = view.version;
+    try {
+      const odds: Odds = await api.getOdds(gameId);
+      if (odds.version === view.version) oddsBox.replaceChildren(oddsEl(odds.odds) ?? "");
+    } catch {
+      oddsBox.replaceChildren(); // the odds are a help: the game goes on without them
     }
   };
 

@@ -21,7 +21,7 @@ async function loadMode(): Promise<void> {
   }
 }
 
-type SeatChoice = "open" | "basic" | "random";
+type SeatChoice = "open" | "basic" | "random" | "expert";
 type ClockChoice = "none" | "bank" | "deadline";
 
 function tableBody(name: string, count: number, seats: SeatChoice[], clock: ClockChoice, isPrivate: boolean): CreateGameIn {
@@ -46,7 +46,7 @@ function createForm(onError: (message: string) => void): HTMLFormElement {
     h(
       "select",
       { id: `create-seat-${i}` },
-      (["basic", "open", "random"] as const).map((v) => h("option", { value: v }, t(`lobby.seat.${v}`))),
+      (["basic", "expert", "open", "random"] as const).map((v) => h("option", { value: v }, t(`lobby.seat.${v}`))),
     ),
   );
   const seatRows = seatSelects.map((select, i) =>

@@ -38,11 +38,15 @@ export async function statsScreen(root: HTMLElement, _params: URLSearchParams, _
     const s = await api.playerStats(id, { ranked: rankedOnly() ? "true" : "all" });
     const row = (label: string, value: string) => h("tr", null, h("th", { scope: "row" }, label), h("td", null, value));
     const dash = (v: number | null | undefined, digits = 0) => (v === null || v === undefined ? "—" : num(v, digits));
+    const rating = s.rating;
     body = s.games
       ? h(
           "table",
           { class: "figures", "data-testid": "stats" },
           h("tbody", null,
+            rating && rating.games
+              ? row(t("stats.rating"), t("stats.ratingValue", { ordinal: num(rating.ordinal, 1), mu: num(rating.mu, 1), sigma: num(rating.sigma, 1) }))
+              : null,
             row(t("stats.games"), num(s.games)),
             row(t("stats.wins"), num(s.wins)),
             row(t("stats.mean"), dash(s.mean_score, 1)),
@@ -56,13 +60,55 @@ export async function statsScreen(root: HTMLElement, _params: URLSearchParams, _
   } catch (error) {
     body = h("p", { role: "alert", class: "error" }, describeError(error));
   }
-  show(root, h("h1", null, t("stats.heading")), form, rankedToggle(() => void statsScreen(root, _params, _route, id)), body);
+  show(
+    root,
+    h("h1", null, t("stats.heading")),
+    form,
+    rankedToggle(() => void statsScreen(root, _params, _route, id)),
+    body,
+    await historyEl(id),
+  );
   document.body.dataset.screen = "stats";
   document.body.dataset.ready = "1";
 }
 
+/** The player's last rated games and what each did to the rating. */
+async function historyEl(id: string): Promise<HTMLElement | null> {
+  try {
+    const history = await api.ratingHistory(id, { limit: 20 });
+    if (!history.items.length) return null;
+    return h(
+      "section",
+      { class: "panel", "data-testid": "rating-history" },
+      h("h2", null, t("stats.history")),
+      h("p", { class: "small muted" }, t("stats.ratingHelp")),
+      h(
+        "ul",
+        { class: "plain" },
+        history.items.map((c) => {
+          const delta = c.mu - c.mu_before;
+          return h(
+            "li",
+            null,
+            h("a", { href: `#/replay/${encodeURIComponent(c.game_id)}` }, t("stats.historyRow", {
+              date: new Date(c.finished_at).toLocaleDateString(),
+              rank: num(c.rank),
+              seats: num(c.rated_seats),
+              ordinal: num(c.ordinal, 1),
+              delta: `${delta >= 0 ? "+" : ""}${num(delta, 2)}`,
+            })),
+          );
+        }),
+      ),
+    );
+  } catch {
+    return null; // the figures above stand without it
+  }
+}
+
 export async function leaderboardScreen(root: HTMLElement, params: URLSearchParams): Promise<void> {
-  const by = params.get("by") === "mean_score" ? "mean_score" : "wins";
+  const wanted = params.get("by");
+  const by = wanted === "mean_score" || wanted === "rating" ? wanted : "wins";
   let body: HTMLElement;
   try {
     const board = await api.leaderboard({ by, ranked: rankedOnly() ? "true" : "all", limit: 50 });
@@ -76,6 +122,7 @@ export async function leaderboardScreen(root: HTMLElement, params: URLSearchPara
             h("th", { scope: "col" }, t("stats.games")),
             h("th", { scope: "col" }, t("stats.wins")),
             h("th", { scope: "col" }, t("stats.mean")),
+            h("th", { scope: "col" }, t("leaderboard.rating")),
           )),
           h("tbody", null, board.rows.map((r) => h("tr", null,
             h("td", null, num(r.position)),
@@ -83,6 +130,7 @@ export async function leaderboardScreen(root: HTMLElement, params: URLSearchPara
             h("td", null, num(r.games)),
             h("td", null, num(r.wins)),
             h("td", null, num(r.mean_score, 1)),
+            h("td", null, r.rating ? num(r.rating.ordinal, 1) : "—"),
           ))),
         )
       : h("p", { class: "muted", "data-testid": "leaderboard" }, t("leaderboard.none"));
@@ -93,7 +141,7 @@ export async function leaderboardScreen(root: HTMLElement, params: URLSearchPara
     "nav",
     { class: "row", "aria-label": t("leaderboard.by") },
     t("leaderboard.by"), ": ",
-    (["wins", "mean_score"] as const).map((key) =>
+    (["wins", "mean_score", "rating"] as const).map((key) =>
       h("a", { href: `#/leaderboard?by=${key}`, "aria-current": key === by ? "page" : undefined }, t(`leaderboard.by.${key}`)),
     ),
   );

@@ -1,0 +1,35 @@
+/** The odds panel: the service's exact odds of the next card, for the seat whose turn it is. */
+import type { Odds } from "../../ts/src/client";
+import { h } from "./dom";
+import { num, t } from "./i18n";
+
+function percent(p: number): string {
+  return `${num(p * 100, 1)}%`;
+}
+
+function points(v: number): string {
+  return `${v >= 0 ? "+" : ""}${num(v, 2)}`;
+}
+
+export function oddsEl(odds: Odds["odds"]): HTMLElement | null {
+  if (!odds) return null;
+  const { stop, draw, advantage } = odds.value;
+  return h(
+    "section",
+    { class: "panel odds", "data-testid": "odds", "aria-label": t("odds.heading") },
+    h("h2", null, t("odds.heading")),
+    h(
+      "p",
+      null,
+      h("strong", null, t("odds.bust", { p: percent(odds.bust.total) })),
+      " (",
+      t("odds.split", { numbers: percent(odds.bust.numbers), currency: percent(odds.bust.currency) }),
+      ")",
+    ),
+    h("p", null, t("odds.wild", { p: percent(odds.wild) })),
+    stop === null ? null : h("p", null, t("odds.stop", { v: points(stop) })),
+    draw === null ? null : h("p", null, t("odds.draw", { v: points(draw) })),
+    advantage === null ? null : h("p", null, h("strong", null, t(advantage > 0 ? "odds.better.draw" : "odds.better.stop"))),
+    h("p", { class: "small muted" }, t("odds.help")),
+  );
+}

@@ -10,10 +10,10 @@ sockets: HTTP/1.1, chunked, SSE parsed by hand), then plays actions at `--rate` 
 - the delay from an action's response (at the player) to its events at the watchers,
   p50/p99/max over every (stream, event) pair;
 - the service's memory per stream (RSS after the streams opened minus before, / streams);
-- the Redis connections (`connected_clients`, every node, minus this script's own) and the
+- the Redis connections (`connected_clients`, every node, minus this call's own) and the
   Pub/Sub ones (`CLIENT LIST TYPE pubsub`);
-- actions and reads per second with `--probe` closed-loop clients, without streams and with
-  them (the ratio is what the streams cost the rest of the API);
+- reads and actions per second of `--probe` closed-loop clients before the streams open and
+  after the play, the streams still open (the ratio: what they cost the rest of the API);
 - tracebacks in the service's log.
 
 `--ask N --cap C`: ask N streams of a process capped at C (TEN_SSE_MAX_STREAMS); `--restart`:
@@ -66,7 +66,7 @@ class SSE(asyncio.Protocol):
         self.arrived: list[float] = []
         self.reconnect: str | None = None
         self.started = asyncio.get_running_loop().create_future()
-        self.closed = asyncio.get_running_loop().create_future()
+        self.closed = asyncio.Event()
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport) -> None:
@@ -126,8 +126,7 @@ class SSE(asyncio.Protocol):
     def connection_lost(self, exc) -> None:
         if not self.started.done():
             self.started.set_result(-1)
-        if not self.closed.done():
-            self.closed.set_result(None)
+        self.closed.set()
 
 
 async def open_streams(port: int, games: list[dict], count: int, after=None) -> list[SSE]:
@@ -320,7 +319,7 @@ async def restart(args, redis: RedisServer, streams: list[SSE]) -> None:
     stopped = time.perf_counter()
     await asyncio.to_thread(redis.shutdown)
     await asyncio.sleep(2)
-    ended = sum(s.closed.done() for s in streams)
+    ended = sum(s.closed.is_set() for s in streams)
     reasons: dict[str, int] = {}
     for s in streams:
         reasons[str(s.reconnect)] = reasons.get(str(s.reconnect), 0) + 1
@@ -337,7 +336,7 @@ async def resume(parts: list[SSE], port: int, gate: asyncio.Semaphore) -> None:
     stream = parts[0]
     loop = asyncio.get_running_loop()
     while True:
-        await parts[-1].closed
+        await parts[-1].closed.wait()
         if parts[-1].reconnect is None:
             return  # ended after game_finished
         await asyncio.sleep(random.uniform(2, 6))
@@ -494,7 +493,19 @@ def main() -> None:
     parser.add_argument("--probe-seconds", type=float, default=3.0)
     parser.add_argument("--cluster", action="store_true")
     parser.add_argument("--restart", action="store_true")
-    asyncio.run(asyncio.wait_for(run(parser.parse_args()), 900))
+    asyncio.run(bounded(run(parser.parse_args()), 840))
+
+
+async def bounded(work, seconds: float) -> None:
+    """The run, stopped after `seconds`; what every task was waiting on is printed then."""
+    task = asyncio.create_task(work)
+    done, _ = await asyncio.wait([task], timeout=seconds)
+    if not done:
+        for other in asyncio.all_tasks():
+            if other is not asyncio.current_task():
+                other.print_stack(limit=4)
+        task.cancel()
+    await asyncio.gather(task, return_exceptions=not done)
 
 
 if __name__ == "__main__":

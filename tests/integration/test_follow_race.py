@@ -1,4 +1,4 @@
-"""The event stream's follower (`service.api.routes.follow`) against a save landing between
+"""The event stream (`service.watchers.Watchers.stream`) against a save landing between
 its two reads: it read the log (nothing new), then the game, which the final save had
 finished meanwhile. It must deliver the final events, not end the stream before them."""
 
@@ -10,10 +10,10 @@ import msgspec
 import pytest
 
 from infra.memory_store import MemoryGameStore
-from service.api.routes import follow
 from service.games import GameService
 from service.lobby import Lobby
 from service.settings import Settings
+from service.watchers import Watchers
 
 pytestmark = pytest.mark.integration
 
@@ -42,10 +42,15 @@ def test_the_stream_delivers_the_final_events_saved_between_its_reads() -> None:
         )  # played to the end
         last_seq = created.record.state.last_seq
         assert created.record.state.phase == "finished"
+        watchers = Watchers(store, keepalive=0.1)
         kinds = []
-        async for message in follow(service, created.record.id, last_seq - 3, 0.1, None):
-            if message.data is not None:
-                kinds.append(msgspec.json.decode(message.data)["type"])
+        body = b""
+        stream = watchers.stream(created.record.id, last_seq - 3, watchers.admit("test"))
+        async for chunk in stream:
+            body += chunk
+        for line in body.decode().splitlines():
+            if line.startswith("data:"):
+                kinds.append(msgspec.json.decode(line.removeprefix("data:").strip())["type"])
         assert store.stale_reads == 0  # the stale read did happen
         return kinds
 

@@ -299,8 +299,11 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     }
   }
 
+  let failures = 0; // reconnections refused in a row
+  let retryTimer = 0;
   const follow = () => {
     if (view.status !== "active") return;
+    stream?.close();
     stream = new EventSource(api.eventStreamUrl(gameId, lastSeq));
     const onEvent = (message: MessageEvent<string>) => {
       const event = JSON.parse(message.data) as GameEvent;
@@ -320,12 +323,27 @@ function liveTable(root: HTMLElement, first: Game): () => void {
       "final_buy_started", "timed_out", "seat_taken_over", "seat_reclaimed", "game_finished",
     ];
     for (const type of types) stream.addEventListener(type, onEvent as EventListener);
+    // the server ends a stream it cannot serve on (its store failed, this page fell too far
+    // behind) with a `reconnect` event: EventSource reconnects by itself after the `retry`
+    // the server set, resuming with Last-Event-ID
+    stream.addEventListener("reconnect", () => {
+      offline = true;
+      draw();
+    });
     stream.onerror = () => {
       if (ended || view.status !== "active") return stream?.close();
       offline = true;
       draw();
+      // a refused reconnection (503/429: the server holds all the streams it may) makes
+      // EventSource give up for good: open a new one later, resuming after the last event
+      if (stream?.readyState === EventSource.CLOSED) {
+        failures += 1;
+        window.clearTimeout(retryTimer);
+        retryTimer = window.setTimeout(follow, Math.min(30_000, 1000 * 2 ** failures));
+      }
     };
     stream.onopen = () => {
+      failures = 0;
       if (offline) {
         offline = false;
         void refresh(); // anything missed while away comes through Last-Event-ID; the view too
@@ -360,6 +378,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   void loadLog().then(follow);
   return () => {
     window.clearInterval(tick);
+    window.clearTimeout(retryTimer);
     root.removeEventListener("focusin", onFocus);
     stream?.close();
   };

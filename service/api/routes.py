@@ -461,7 +461,14 @@ class GamesController(Controller):
         summary="Follow the event log (server-sent events)",
         description="A text/event-stream of the game's events: `id` is the event's seq, `event` "
         "its type, `data` the event JSON. Resume with `Last-Event-ID` (or `after`). Comment lines "
-        "keep the connection alive. The stream ends after `game_finished`.",
+        "keep the connection alive. The stream ends after `game_finished`. A stream the server "
+        "cannot go on serving (its store failed, or the client fell more than `TEN_SSE_BUFFER` "
+        "events behind) ends with `event: reconnect` (`data`: `type`, `reason` "
+        "`store_unavailable` or `too_slow`, `retry_ms`; no `id`, so `Last-Event-ID` stays the "
+        "last event's): reconnect after `retry_ms` and resume. A process holding "
+        "`TEN_SSE_MAX_STREAMS` streams refuses a new one with 503 `too_many_streams`, a client "
+        "address holding `TEN_SSE_MAX_PER_CLIENT` with 429 `too_many_streams_from_client`, both "
+        "before the stream starts and with `Retry-After`.",
         media_type="text/event-stream",
     )
     async def stream_events(

@@ -44,7 +44,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.servers import RedisClusterNodes, RedisServer, ServiceProcess
+from tests.servers import RedisClusterNodes, RedisServer, ServiceProcess, redis_connections
 
 _ID = re.compile(rb"^id: (\d+)\r\n", re.M)
 OPEN_AT_ONCE = 200  # connections being opened concurrently
@@ -261,16 +261,6 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
-def redis_clients(nodes: list[RedisServer]) -> tuple[int, int]:
-    """connected_clients over the nodes (this call's own connections taken off), and pubsub."""
-    total = pubsub = 0
-    for node in nodes:
-        with node.client() as client:
-            total += int(client.info("clients")["connected_clients"]) - 1
-            pubsub += len(client.execute_command("CLIENT LIST TYPE pubsub").splitlines())
-    return total, pubsub
-
-
 def percentiles(values: list[float]) -> str:
     if not values:
         return "none"
@@ -421,7 +411,7 @@ async def scenario(args, service: ServiceProcess, nodes, redis) -> None:
             f"service RSS {before / 1024:.0f} MiB -> {after / 1024:.0f} MiB: "
             f"{(after - before) / max(len(opened), 1):.1f} KiB per stream"
         )
-        total, pubsub = redis_clients(nodes)
+        total, pubsub = redis_connections(nodes)
         print(
             f"Redis connections with the streams open: {total} (pubsub {pubsub}), over "
             f"{len(nodes)} node(s), this script's probes included"
@@ -475,7 +465,7 @@ async def scenario(args, service: ServiceProcess, nodes, redis) -> None:
             f"with streams: {reads:,.0f} reads/s ({reads / base_reads:.0%} of without), "
             f"{acts:,.0f} actions/s ({acts / base_acts:.0%})"
         )
-        total, pubsub = redis_clients(nodes)
+        total, pubsub = redis_connections(nodes)
         print(f"Redis connections after the play: {total} (pubsub {pubsub})")
         for s in opened:
             s.transport.close()

@@ -202,6 +202,17 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def redis_connections(nodes: list[RedisServer]) -> tuple[int, int]:
+    """The clients connected to `nodes` (the connection asking taken off) and, of them, the
+    Pub/Sub ones."""
+    total = pubsub = 0
+    for node in nodes:
+        with node.client() as client:
+            total += int(client.info("clients")["connected_clients"]) - 1
+            pubsub += len(client.execute_command("CLIENT LIST TYPE pubsub").splitlines())
+    return total, pubsub
+
+
 class RedisClusterNodes:
     """Three redis-server nodes in cluster mode on loopback, no replicas, slots split in three.
 

@@ -46,8 +46,12 @@ class OddsOut(msgspec.Struct, **_OUT):
     odds: OddsView | None
 
 
-def _float(value: Fraction | float | None) -> float | None:
-    return None if value is None else round(float(value), 6)
+def _float(value: Fraction | float) -> float:
+    return round(float(value), 6)
+
+
+def _maybe(value: Fraction | float | None) -> float | None:
+    return None if value is None else _float(value)
 
 
 _CACHE_SIZE = 512
@@ -81,13 +85,13 @@ def _compute(state: GameState) -> OddsView | None:
         seat=view.to_act,
         unseen=odds.unseen,
         bust=BustOut(
-            numbers=_float(odds.numbers) or 0.0,
-            currency=_float(odds.currency) or 0.0,
-            total=_float(odds.bust) or 0.0,
+            numbers=_float(odds.numbers),
+            currency=_float(odds.currency),
+            total=_float(odds.bust),
         ),
-        wild=_float(odds.wild) or 0.0,
+        wild=_float(odds.wild),
         value=DrawValueOut(
-            stop=_float(value.stop), draw=_float(value.draw), advantage=_float(advantage)
+            stop=_maybe(value.stop), draw=_maybe(value.draw), advantage=_maybe(advantage)
         ),
     )
 

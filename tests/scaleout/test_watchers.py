@@ -16,7 +16,7 @@ import pytest
 from tests.e2e.test_events_stream import AsyncTable, Stream
 from tests.scaleout.conftest import CLUSTER_GROUP
 from tests.scaleout.helpers import replica_env
-from tests.servers import RedisClusterNodes, RedisServer, ServiceProcess
+from tests.servers import RedisClusterNodes, RedisServer, ServiceProcess, redis_connections
 
 pytestmark = pytest.mark.e2e
 
@@ -64,7 +64,7 @@ async def follow_play(
 
         logs = {t.id: await t.log() for t in tables}
         await asyncio.gather(*(check(g, s, logs[g]) for g, _, s in opened))
-        return connections(nodes)
+        return redis_connections(nodes)
     finally:
         for client in clients:
             await client.aclose()
@@ -90,15 +90,6 @@ DECK = [
 ]
 
 
-def connections(nodes: list[RedisServer]) -> tuple[int, int]:
-    total = pubsub = 0
-    for node in nodes:
-        with node.client() as client:
-            total += int(client.info("clients")["connected_clients"]) - 1
-            pubsub += len(client.execute_command("CLIENT LIST TYPE pubsub").splitlines())
-    return total, pubsub
-
-
 def service_on(redis_url: str, tmp_path: Path, **extra: str) -> ServiceProcess:
     env = replica_env(redis_url, str(tmp_path / "archive.sqlite3"), **extra)
     return ServiceProcess(env, stdout=tmp_path / "service.log")
@@ -109,7 +100,7 @@ def test_three_hundred_streams_on_one_process_share_one_pubsub_connection(tmp_pa
     try:
         service = service_on(redis.url, tmp_path, TEN_SSE_MAX_PER_CLIENT="0")
         try:
-            idle, _ = connections([redis])
+            idle, _ = redis_connections([redis])
             total, pubsub = asyncio.run(follow_play([service.base], 300, 6, 4, [redis]))
             assert pubsub == 1
             # one connection per stream would be 300; the pool holds what actions needed
@@ -161,7 +152,7 @@ def test_streams_past_the_caps_are_refused_before_they_start(tmp_path):
 def test_streams_on_two_replicas_of_a_cluster_follow_actions_sent_to_either(
     redis_cluster: RedisClusterNodes, cluster_replicas: list[str]
 ):
-    idle, _ = connections(redis_cluster.nodes)
+    idle, _ = redis_connections(redis_cluster.nodes)
     nodes = redis_cluster.nodes
     total, pubsub = asyncio.run(follow_play(cluster_replicas, 180, 6, 4, nodes))  # 90 a replica
     assert pubsub <= 2 * len(redis_cluster.nodes)  # one per replica and node at most

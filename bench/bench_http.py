@@ -4,7 +4,7 @@ Run: `.venv/bin/python bench/bench_http.py` (prints figures, asserts nothing; Re
 127.0.0.1:6379, db 15 unless `--redis-url` says otherwise). About 2.5 minutes with the defaults.
 
 Its own Redis database and archive: the service hands every finished game to an archive
-outbox (`ten:archive:outbox`, one hash per Redis database, swept by every replica) and
+queue (`{ten:q:archive}:*`, one per Redis database, served by every replica) and
 archives it (by default into `./ten-archive.sqlite3`). On db 0 other people's service
 processes would sweep the benchmark's games into their archives (and this benchmark's
 workers theirs into its own), so it uses a database of its own and a temporary SQLite
@@ -71,7 +71,9 @@ PY = sys.executable
 CLK = os.sysconf("SC_CLK_TCK")
 CEILING_PREFIX = "{bench:ceil}:"
 IDS_DIR = Path(tempfile.mkdtemp(prefix="bench-http-ids-"))  # game ids the loadgens created
-OUTBOX_KEY = "ten:archive:outbox"  # infra/outbox.py: finished games waiting for the archive
+# infra/queues.py: finished games waiting for the archive
+ARCHIVE_QUEUE = ("{ten:q:archive}:jobs", "{ten:q:archive}:token", "{ten:q:archive}:fails")
+ARCHIVE_DUE = "{ten:q:archive}:due"
 _ids_files = itertools.count()
 _started: list[subprocess.Popen] = []
 
@@ -439,7 +441,9 @@ def clean_up(rclient: redis.Redis, keys_to_delete: list[str]) -> None:
         delete_keys(rclient, sorted(set(keys)))
         ids = sorted(game_ids)
         for i in range(0, len(ids), 500):  # finished games not archived yet
-            rclient.hdel(OUTBOX_KEY, *ids[i : i + 500])
+            for key in ARCHIVE_QUEUE:
+                rclient.hdel(key, *ids[i : i + 500])
+            rclient.zrem(ARCHIVE_DUE, *ids[i : i + 500])
     rclient.close()
 
 

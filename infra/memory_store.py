@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from infra.store_rules import ARCHIVED, due_moved_earlier, listed, memberships
+from infra.store_rules import due_moved_earlier, listed, memberships
 from service.ports import (
     DueGame,
     GameRecord,
@@ -31,13 +31,14 @@ from service.ports import (
 
 
 class _Entry:
-    __slots__ = ("events", "expires_at", "idempotency", "record")
+    __slots__ = ("events", "expires_at", "idempotency", "record", "relayed")
 
     def __init__(self, record: GameRecord, events: list[StoredEvent], expires_at: float) -> None:
         self.record = record
         self.events = events
         self.idempotency: dict[str, Remembered] = {}
         self.expires_at = expires_at
+        self.relayed = 0  # the relay cursor (service.relay): events up to it were relayed
 
 
 class _DueIndex:
@@ -100,7 +101,6 @@ class MemoryGameStore(GameStore):
         self._news: dict[str, set[_MemoryNews]] = {}  # game id -> its subscribers (log_news)
         self._creates = 0
         self._claimed = 0
-        self._unarchived: set[str] = set()  # created, not yet handed to the archive outbox
         self._listings: dict[str, list[tuple[float, str]]] = {}  # index -> (created_at, id)
         self._claims: dict[tuple[str, str], tuple[bytes, float]] = {}  # -> (outcome, expiry)
         self._due = _DueIndex()
@@ -133,7 +133,6 @@ class MemoryGameStore(GameStore):
             if record.due is not None:  # as on Redis: never moves an entry later
                 self._due.write(record.id, record.due, record.stamp, lower=True)
             self._games[record.id] = _Entry(record, list(events), self._clock() + ttl)
-            self._unarchived.add(record.id)
             self._list(record, record.indexes())
 
     async def load(self, game_id: str) -> GameRecord | None:
@@ -155,8 +154,6 @@ class MemoryGameStore(GameStore):
             left, joined = memberships(record, previous)  # as read by the caller, as on Redis
             self._unlist(record, left)
             self._list(record, joined)
-            if record.status == "cancelled":  # never archived
-                self._unarchived.discard(record.id)
             if record.ended:
                 self._due.write(record.id, None, record.stamp)
             elif due_moved_earlier(record, previous):
@@ -204,20 +201,18 @@ class MemoryGameStore(GameStore):
             self._sweep()
             return sum(not e.record.ended for e in self._games.values())
 
-    async def archive_handed_over(self, game_id: str) -> None:
+    async def relay_read(self, game_id: str) -> tuple[GameRecord | None, list[StoredEvent]]:
         with self._lock:
-            self._unarchived.discard(game_id)
+            entry = self._live(game_id)
+            if entry is None:
+                return None, []
+            return entry.record, self._events(game_id, entry.relayed, len(entry.events))
 
-    async def unarchived(self, limit: int) -> list[GameRecord]:
-        found = []
+    async def relayed(self, game_id: str, seq: int) -> None:
         with self._lock:
-            for game_id in list(self._unarchived):
-                entry = self._live(game_id)
-                if entry is None:
-                    self._unarchived.discard(game_id)  # expired: nothing left to archive
-                elif entry.record.status in ARCHIVED and len(found) < limit:
-                    found.append(entry.record)
-        return found
+            entry = self._live(game_id)
+            if entry is not None:
+                entry.relayed = max(entry.relayed, seq)
 
     def _list(self, record: GameRecord, indexes: Iterable[str]) -> None:
         for index in indexes:

@@ -1,7 +1,8 @@
 """The production game store on Redis (standalone, replicated or Cluster).
 
 Keys of one game share the hash tag `{game:<id>}`, so every script touches one slot:
-- `{game:<id>}`       hash: `v` (the record's stamp) and `rec` (the msgpack-encoded GameRecord)
+- `{game:<id>}`       hash: `v` (the record's stamp), `rec` (the msgpack-encoded GameRecord)
+  and `r` (the relay cursor, `service.relay`: the last seq relayed; absent: none)
 - `{game:<id>}:log`   stream: one entry per event, id `0-<seq>`, field `d` (the event JSON)
 - `{game:<id>}:idem`  hash: Idempotency-Key -> the action's outcome (msgpack; entries of older
   releases hold the rendered answer, still read: `RenderedResponse`)
@@ -42,7 +43,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
-from infra.store_rules import ARCHIVED, due_moved_earlier, listed, memberships
+from infra.store_rules import due_moved_earlier, listed, memberships
 from service.ports import (
     DueGame,
     GameRecord,
@@ -198,6 +199,22 @@ redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 return 1
 """
 
+# The relay (service.relay): the game and its log past the relay cursor, field `r` of the
+# game's hash (absent: 0), in one call; the cursor moved forward only, never on a game gone.
+_RELAY_READ = """
+local rec = redis.call('HGET', KEYS[1], 'rec')
+if not rec then return false end
+local cursor = redis.call('HGET', KEYS[1], 'r') or '0'
+return {rec, redis.call('XRANGE', KEYS[2], '(0-' .. cursor, '+')}
+"""
+
+_RELAYED = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local held = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
+if tonumber(ARGV[1]) > held then redis.call('HSET', KEYS[1], 'r', ARGV[1]) end
+return 1
+"""
+
 _record_encoder = msgspec.msgpack.Encoder()
 _record_decoder = msgspec.msgpack.Decoder(GameRecord)
 _idem_decoder = msgspec.msgpack.Decoder(IdempotentResponse)
@@ -221,11 +238,6 @@ def _decode_remembered(blob: bytes) -> Remembered:
 LIVE_KEY = "ten:live-games"
 RECHECK_SECONDS = 60
 RECHECK_BATCH = 500
-# Every game from its creation until a replica confirms it handed the finished game to the
-# archive outbox (`archive_handed_over`), scored by when it was last looked at: what a
-# process dying between a game's final save and that hand-off leaves behind
-# (`unarchived`). Written with the live set's entry, in the same round trip.
-UNARCHIVED_KEY = "ten:unarchived-games"
 INDEX_PREFIX = "ten:index:"
 DUE_TAG = "ten:due"  # the due index's hash tag: `{ten:due}`, `{ten:due}:stamp`, ...
 CLAIM_PREFIX = "ten:request:"
@@ -328,7 +340,6 @@ class RedisGameStore(GameStore):
         max_connections: int = 200,
         live_key: str = LIVE_KEY,
         live_recheck: float = RECHECK_SECONDS,
-        unarchived_key: str = UNARCHIVED_KEY,
         index_prefix: str = INDEX_PREFIX,
         claim_prefix: str = CLAIM_PREFIX,
         due_tag: str = DUE_TAG,
@@ -337,7 +348,6 @@ class RedisGameStore(GameStore):
         self._url = url
         self._live_key = live_key
         self._live_recheck = live_recheck
-        self._unarchived_key = unarchived_key
         self._index_prefix = index_prefix
         self._claim_prefix = claim_prefix
         due = f"{{{due_tag}}}"
@@ -352,6 +362,8 @@ class RedisGameStore(GameStore):
         self._due_claim = self._redis.register_script(_DUE_CLAIM)
         self._due_unclaimed = self._redis.register_script(_DUE_UNCLAIMED)
         self._due_settle = self._redis.register_script(_DUE_SETTLE)
+        self._relay_read = self._redis.register_script(_RELAY_READ)
+        self._relayed = self._redis.register_script(_RELAYED)
 
     def _index_key(self, index: str) -> str:
         """One listing's sorted set: its name is its hash tag (one slot, any node)."""
@@ -388,7 +400,6 @@ class RedisGameStore(GameStore):
             raise VersionConflict(f"game {record.id} exists")
         now = time.time()
         pipe = self._pipeline()
-        pipe.zadd(self._unarchived_key, {record.id: now})
         if not record.ended:
             pipe.zadd(self._live_key, {record.id: now})
         for index in record.indexes():
@@ -439,8 +450,6 @@ class RedisGameStore(GameStore):
             pipe.execute_command("EVALSHA", self._due_write.sha, len(keys), *keys, *due_args)
         if ended:
             pipe.zrem(self._live_key, record.id)
-            if record.status == "cancelled":  # never archived
-                pipe.zrem(self._unarchived_key, record.id)
         for index in left:
             pipe.zrem(self._index_key(index), record.id)
         for index in joined:
@@ -508,31 +517,20 @@ class RedisGameStore(GameStore):
                     await self._redis.zadd(self._live_key, kept, xx=True)
             return await self._redis.zcard(self._live_key)
 
-    async def archive_handed_over(self, game_id: str) -> None:
+    async def relay_read(self, game_id: str) -> tuple[GameRecord | None, list[StoredEvent]]:
         with unavailable_on_connection_errors():
-            await self._redis.zrem(self._unarchived_key, game_id)
+            found = await self._relay_read(keys=list(_keys(game_id)[:2]))
+        if not found:
+            return None, []
+        blob, entries = found
+        events = [
+            StoredEvent(int(entry_id.split(b"-", 1)[1]), fields[1]) for entry_id, fields in entries
+        ]
+        return _record_decoder.decode(blob), events
 
-    async def unarchived(self, limit: int) -> list[GameRecord]:
-        now = time.time()
+    async def relayed(self, game_id: str, seq: int) -> None:
         with unavailable_on_connection_errors():
-            unseen = await self._redis.zrangebyscore(
-                self._unarchived_key, "-inf", now - self._live_recheck, start=0, num=limit
-            )
-            if not unseen:
-                return []
-            ids = [member.decode() for member in unseen]
-            pipe = self._pipeline()
-            for game_id in ids:
-                pipe.hget(_keys(game_id)[0], "rec")
-            blobs = await pipe.execute()
-            gone = [g for g, blob in zip(ids, blobs, strict=True) if blob is None]
-            stored = [_record_decoder.decode(blob) for blob in blobs if blob is not None]
-            if gone:  # expired: nothing left to archive
-                await self._redis.zrem(self._unarchived_key, *gone)
-            if stored:  # looked at again in a minute (a finished one, if still not handed over)
-                seen = {record.id: now for record in stored}
-                await self._redis.zadd(self._unarchived_key, seen, xx=True)
-        return [record for record in stored if record.status in ARCHIVED]
+            await self._relayed(keys=[_keys(game_id)[0]], args=[seq])
 
     async def list_games(
         self, index: str, before: tuple[float, str] | None, limit: int

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from service.archive import ARCHIVED_STATUSES
 from service.ports import GameRecord
-
-# the statuses `unarchived` reports: an aborted game is archived (unranked) like a finished
-# one; a cancelled table never started, so there is nothing to archive
-ARCHIVED = frozenset(ARCHIVED_STATUSES)
 
 
 def listed(record: GameRecord, index: str, created_at: float) -> bool:

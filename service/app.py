@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
@@ -39,15 +40,16 @@ from service.deadlines import DeadlinePoller
 from service.games import GameService
 from service.history import History
 from service.identity import Identity
+from service.jobs import LeasedQueue
 from service.lobby import Lobby
 from service.observability.logs import RequestContext, configure_logging
-from service.ports import ArchiveOutbox, GameStore, StoreUnavailable
+from service.ports import GameStore
+from service.relay import ArchiveReaction, Relay
 from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
 from service.watchers import Watchers
-from service.webhooks import Webhooks
+from service.webhooks import WebhookOutbox, Webhooks
 
-UNARCHIVED_SWEEP_SECONDS = 30
 # what a browser client may send and read across origins (TEN_CORS_ORIGINS)
 CORS_REQUEST_HEADERS = [
     "Authorization",
@@ -78,12 +80,14 @@ class Adapters(NamedTuple):
     `TEN_REDIS_URL` is set, else the embedded ones (one process)."""
 
     store: GameStore
-    outbox: ArchiveOutbox
+    queue: Callable[[str], LeasedQueue]  # the leased queue of that name (service.jobs)
+    webhook_outbox: WebhookOutbox | None  # None: no TEN_WEBHOOK_URLS
     archive: GameArchive
     rate_limit_store: Store | None  # shared by every replica; None: each process counts alone
     store_system: str  # for metrics and traces: "redis" or "memory"
     close: Callable[[], Awaitable[None]]
     redis: Any = None  # the small shared client (outboxes, rate limits); None when embedded
+    open: Callable[[], Awaitable[None]] | None = None  # before the first request
 
 
 def build_adapters(
@@ -96,7 +100,8 @@ def build_adapters(
         archive = SqlArchive.from_url(settings.database_url)
     if settings.redis_url is None:
         from infra.memory_store import MemoryGameStore  # noqa: PLC0415
-        from infra.outbox import MemoryOutbox  # noqa: PLC0415
+        from infra.queues import MemoryQueue  # noqa: PLC0415
+        from infra.webhook_outbox import MemoryWebhookOutbox  # noqa: PLC0415
 
         store = store if store is not None else MemoryGameStore()
 
@@ -104,10 +109,12 @@ def build_adapters(
             await store.close()
             await archive.close()
 
-        return Adapters(store, MemoryOutbox(), archive, None, "memory", close_embedded)
-    from infra.outbox import RedisOutbox  # noqa: PLC0415 - redis-py only when configured
+        hooks = MemoryWebhookOutbox() if settings.webhook_urls else None
+        return Adapters(store, MemoryQueue, hooks, archive, None, "memory", close_embedded)
+    from infra.queues import RedisQueue, adopt_legacy_archive_outbox  # noqa: PLC0415
     from infra.rate_limit_store import RateLimitStore  # noqa: PLC0415
     from infra.redis_store import RedisGameStore, connect  # noqa: PLC0415
+    from infra.webhook_outbox import RedisWebhookOutbox  # noqa: PLC0415
 
     if store is None:
         store = RedisGameStore(settings.redis_url, cluster=settings.redis_cluster)
@@ -120,8 +127,21 @@ def build_adapters(
         await client.aclose()
         await archive.close()
 
+    queues: dict[str, RedisQueue] = {}
+
+    def queue(name: str) -> LeasedQueue:
+        return queues.setdefault(name, RedisQueue(client, name))
+
+    async def open_redis() -> None:
+        moved = await adopt_legacy_archive_outbox(
+            client, queues.setdefault("archive", RedisQueue(client, "archive")), time.time()
+        )
+        if moved:
+            log.info("%d game(s) of an older release's archive outbox queued", moved)
+
+    hooks = RedisWebhookOutbox(client) if settings.webhook_urls else None
     return Adapters(
-        store, RedisOutbox(client), archive, rate_limit_store, "redis", close_redis, client
+        store, queue, hooks, archive, rate_limit_store, "redis", close_redis, client, open_redis
     )
 
 
@@ -154,8 +174,12 @@ class Instruments:
             system=self.store_system,
         )
 
-    def outbox(self, outbox: ArchiveOutbox) -> ArchiveOutbox:
-        return outbox if self.metrics is None else self._m.CountingOutbox(outbox)
+    def count_job(self) -> Callable[[str, str], None] | None:
+        """What the job workers count (`ten_jobs_total{queue,outcome}`), None: metrics off."""
+        return None if self.metrics is None else self.metrics.job
+
+    def count_queued(self) -> Callable[[], None] | None:
+        return None if self.metrics is None else self.metrics.archive_queued.inc
 
     @property
     def service_class(self) -> type[GameService]:
@@ -184,19 +208,23 @@ class Instruments:
 
 
 class Background:
-    """The tasks every process runs beside the requests: the archiver, the sweep for finished
-    games never handed to the archive, the deadline poller, the event streams' reader, the
-    metrics flusher."""
+    """The tasks every process runs beside the requests: the job workers (the archiver, the
+    relay of changes whose process did not relay them, the webhooks' deliveries), the
+    deadline poller, the event streams' reader, the metrics flusher."""
 
     def __init__(
         self,
         settings: Settings,
         archiver: Archiver,
+        relay: Relay,
         service: GameService,
         obs: Instruments,
         webhooks: Webhooks,
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
+        self.relay = relay
+        self.open_adapters: Callable[[], Awaitable[None]] | None = None
+        self.relayer = relay.worker(count=obs.count_job())
         self.webhooks = webhooks
         self.tasks: list[asyncio.Task] = []
         # games whose clock ran out or that were left idle, on whichever replica sees them
@@ -224,8 +252,10 @@ class Background:
             from infra.archive.migrate import upgrade_async  # noqa: PLC0415
 
             await upgrade_async(self.settings.database_url)
+        if self.open_adapters is not None:
+            await self.open_adapters()
         self._run(self.archiver.run_forever(), "ten-archiver")
-        self._run(self.hand_over_forever(), "ten-unarchived")
+        self._run(self.relayer.run_forever(), "ten-relay")
         self._run(self.deadlines.run_forever(), "ten-deadlines")
         self._run(self.watchers.run_forever(), "ten-watchers")
         if self.webhooks.enabled:
@@ -241,22 +271,6 @@ class Background:
             task.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
         await self.webhooks.close()
-
-    async def hand_over_forever(self) -> None:
-        """Finished games a process left without handing them to the archive (it died just
-        after the final save, or the outbox failed): looked for every half minute."""
-        while True:
-            await asyncio.sleep(UNARCHIVED_SWEEP_SECONDS)
-            try:
-                found = await self.service.hand_over_unarchived()
-            except (StoreUnavailable, OSError) as exc:
-                log.warning("looking for unarchived games failed (%s)", exc)
-                continue
-            except Exception:
-                log.exception("looking for unarchived games failed")
-                continue
-            if found:
-                log.warning("%d finished game(s) handed to the archive late", found)
 
 
 def _not_a_preflight(request: Request) -> bool:
@@ -348,20 +362,33 @@ def use_cases(
 def game_service(
     settings: Settings, adapters: Adapters, obs: Instruments
 ) -> tuple[GameService, Background]:
-    """The game use cases on the adapters, and what runs beside them: the archiver, the
-    platform's webhooks (TEN_WEBHOOK_URLS: queued by the use cases, sent in the background)
-    and the deadline poller."""
-    store, outbox = obs.store(adapters.store), obs.outbox(adapters.outbox)
-    archiver = Archiver(outbox, adapters.archive, interval=settings.archive_interval)
-    webhooks = Webhooks.from_settings(settings, adapters.redis, obs.metrics)
-    service = obs.service_class(
-        store,
-        settings,
-        outbox=outbox,
-        on_finished=archiver.wake.set,
-        webhooks=webhooks if webhooks.enabled else None,
+    """The game use cases on the adapters, and what runs beside them: the relay and its
+    reactions (the archive queue, the platform's webhooks: TEN_WEBHOOK_URLS), the workers of
+    their queues and the deadline poller."""
+    store = obs.store(adapters.store)
+    archiver = Archiver(
+        adapters.queue("archive"),
+        adapters.archive,
+        poll=settings.archive_interval,
+        max_backoff=30.0,
+        count=obs.count_job(),
     )
-    return service, Background(settings, archiver, service, obs, webhooks)
+    webhooks = Webhooks(
+        adapters.webhook_outbox,
+        settings.webhook_urls,
+        settings.webhook_secret,
+        metrics=obs.metrics,
+        timeout=settings.webhook_timeout,
+        max_backoff=settings.webhook_max_backoff,
+        retention=settings.webhook_retention,
+    )
+    archive_reaction = ArchiveReaction(
+        store, archiver.queue, wake=archiver.wake, count=obs.count_queued()
+    )
+    # every reaction to a change, in one place: to add one, list it here
+    relay = Relay(store, adapters.queue("relay"), [archive_reaction, webhooks])
+    service = obs.service_class(store, settings, relay=relay)
+    return service, Background(settings, archiver, relay, service, obs, webhooks)
 
 
 def create_app(
@@ -388,6 +415,7 @@ def create_app(
     adapters = build_adapters(settings, store, archive)
     obs = Instruments(settings, adapters.store_system, tracer_provider)
     service, background = game_service(settings, adapters, obs)
+    background.open_adapters = adapters.open
     store = service.store
 
     async def tune_process() -> None:

@@ -22,22 +22,18 @@ import msgspec
 from domain.clock import earliest_deadline, play, time_out
 from domain.errors import RuleError
 from domain.model import Action, AnyEvent, Event, GameState, Reclaim, Resign
-from service.archive import ARCHIVED_STATUSES
 from service.callers import Caller
 from service.errors import ServiceError
 from service.ports import (
-    ArchiveJob,
-    ArchiveOutbox,
     Fired,
-    GameListener,
     GameRecord,
     GameStore,
     IdempotentResponse,
     RenderedResponse,
     StoredEvent,
-    StoreUnavailable,
     VersionConflict,
 )
+from service.relay import Relay
 from service.settings import Settings
 
 log = logging.getLogger("ten.games")
@@ -96,9 +92,7 @@ class GameService:
         store: GameStore,
         settings: Settings,
         *,
-        outbox: ArchiveOutbox | None = None,
-        on_finished: Callable[[], None] | None = None,
-        webhooks: GameListener | None = None,
+        relay: Relay | None = None,
         on_due: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.time,
         random_hex: Callable[[int], str] = secrets.token_hex,
@@ -106,9 +100,9 @@ class GameService:
     ) -> None:
         self.store = store
         self.settings = settings
-        self.outbox = outbox
-        self._on_finished = on_finished
-        self.webhooks = webhooks
+        # the reactions to a change (archive, webhooks): marked before the save, relayed
+        # after it (service.relay); None: none (tests of the rules alone)
+        self.relay = relay
         self.on_due = on_due  # told of every due set (the embedded poller's timer)
         self._clock = clock
         self._random_hex = random_hex
@@ -168,13 +162,12 @@ class GameService:
 
     async def store_new(self, record: GameRecord, events: Sequence[StoredEvent]) -> GameRecord:
         """Store a game just made (a table, or a game dealt at once); the record as stored
-        (its `due` set)."""
+        (its `due` set). Its reactions (a game dealt at once starts) are relayed."""
         record = self._with_due(record)
+        mark = await self._mark(None, record, events)
         await self.store.create(record, events, self._ttl(record))
         self._remember(record)
-        await self._tell(None, record, events)
-        if record.status == "finished":
-            await self._finished(record)
+        await self._settle(record.id, mark)
         return record
 
     async def store_change(
@@ -187,59 +180,32 @@ class GameService:
         exact_due: bool = False,
     ) -> GameRecord:
         """Save `new` in place of `old` (stamp compared: VersionConflict if it moved on),
-        with the idempotent outcome to remember, listings and due index updated; a game
-        that ended here goes to the archive. The record as stored (its `due` set; `exact_due`:
-        see `_with_due`)."""
+        with the idempotent outcome to remember, listings and due index updated; what the
+        change calls for (a game ended goes to the archive, webhooks) is relayed
+        (`service.relay`). The record as stored (its `due` set; `exact_due`: see
+        `_with_due`)."""
         new = self._with_due(new, exact_due)
         if remembered is not None:  # the outcome remembered is the record as stored
             key, outcome = remembered
             remembered = (key, msgspec.structs.replace(outcome, record=new))
+        mark = await self._mark(old, new, events)
         await self.store.save(new, old.stamp, events, self._ttl(new), remembered, old)
         self._remember(new)
-        await self._tell(old, new, events)
-        if new.status in ARCHIVED_STATUSES and not old.ended:
-            await self._finished(new)
+        await self._settle(new.id, mark)
         return new
 
-    async def _tell(
+    async def _mark(
         self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]
-    ) -> None:
-        """The platform's webhooks hear of what this change did (when configured)."""
-        if self.webhooks is not None:  # they decode the few events they look at themselves
-            await self.webhooks.changed(old, new, events)
+    ) -> int | None:
+        """Before a save: the relay's mark of a change its reactions want (None: none)."""
+        if self.relay is None:
+            return None
+        return await self.relay.mark(old, new, events)
 
-    async def _finished(self, record: GameRecord) -> None:
-        """Hand a game that just finished to the archive's outbox. Never fails the action:
-        the action is saved already; a failure here is logged (see README: outbox)."""
-        if self.outbox is None:
-            return
-        try:
-            events = await self.store.events(record.id, 0, 1_000_000)
-            await self.outbox.put(ArchiveJob(record=record, events=events))
-        except (StoreUnavailable, OSError):
-            # `hand_over_unarchived` (every replica, every half minute) tries again
-            log.exception("finished game %s could not be queued for the archive", record.id)
-            return
-        if self._on_finished is not None:
-            self._on_finished()
-        try:
-            await self.store.archive_handed_over(record.id)
-        except (StoreUnavailable, OSError):  # queued: at worst it is queued once more later
-            log.warning("finished game %s queued; its hand-off not recorded", record.id)
-
-    async def hand_over_unarchived(self, limit: int = 100) -> int:
-        """Hand to the archive outbox (and to the platform's webhooks) the ended games whose
-        hand-off was never confirmed (the process that ended them died, or the outbox
-        failed, just after the final save); the number found. Archiving is idempotent, so a
-        game handed over twice (two replicas sweeping at once) is archived once; its
-        webhook message has one id, queued once."""
-        if self.outbox is None:
-            return 0
-        found = await self.store.unarchived(limit)
-        for record in found:
-            await self._tell(None, record, ())  # its end's webhook too (one id per fact)
-            await self._finished(record)
-        return len(found)
+    async def _settle(self, game_id: str, mark: int | None) -> None:
+        """After the save: the reactions, now (a failure leaves them to the relay worker)."""
+        if mark is not None and self.relay is not None:
+            await self.relay.settle(game_id, mark)
 
     async def get(self, game_id: str) -> GameRecord:
         """The game as stored now (never from the recent games)."""

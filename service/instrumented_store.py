@@ -28,6 +28,7 @@ _EVENTS_OF, _IDEMPOTENT_RESPONSE, _PING = ("events_of",), ("idempotent_response"
 _LIST_GAMES, _CLAIM_REQUEST = ("list_games",), ("claim_request",)
 _KEEP_OUTCOME, _RELEASE_REQUEST = ("keep_outcome",), ("release_request",)
 _DUE_GAMES, _CLAIM_DUE, _SETTLE_DUE = ("due_games",), ("claim_due",), ("settle_due",)
+_RELAY_READ, _RELAYED = ("relay_read",), ("relayed",)
 
 
 class InstrumentedStore(GameStore):
@@ -130,11 +131,11 @@ class InstrumentedStore(GameStore):
     async def live_games(self) -> int:
         return await self.inner.live_games()
 
-    async def archive_handed_over(self, game_id: str) -> None:
-        await self.inner.archive_handed_over(game_id)
+    async def relay_read(self, game_id: str) -> tuple[GameRecord | None, list[StoredEvent]]:
+        return await self._call(_RELAY_READ, game_id, self.inner.relay_read, game_id)
 
-    async def unarchived(self, limit: int) -> list[GameRecord]:
-        return await self.inner.unarchived(limit)
+    async def relayed(self, game_id: str, seq: int) -> None:
+        await self._call(_RELAYED, game_id, self.inner.relayed, game_id, seq)
 
     async def ping(self) -> None:
         await self._call(_PING, None, self.inner.ping)

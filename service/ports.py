@@ -323,16 +323,14 @@ class GameStore(Protocol):
         """Games stored, neither finished nor expired, across every replica (for metrics;
         may lag an idle game's expiry by a minute or so)."""
 
-    async def archive_handed_over(self, game_id: str) -> None:
-        """The finished game is in the archive outbox: `unarchived` no longer reports it."""
+    # -- the relay (service.relay): the event log is the outbox of the reactions to a change
 
-    async def unarchived(self, limit: int) -> list[GameRecord]:
-        """Finished games whose hand-off to the archive outbox was never confirmed with
-        `archive_handed_over` (every game is tracked from its creation): the process that
-        finished one died, or the outbox failed, between the final save and the hand-off.
-        Each tracked game is looked at again once it has not been for a while (the Redis
-        store: a minute); expired ones stop being tracked. At most `limit` (the Redis store
-        looks at `limit` tracked games per call, finished or not)."""
+    async def relay_read(self, game_id: str) -> tuple[GameRecord | None, list[StoredEvent]]:
+        """The game as stored (None: gone) and its events past its relay cursor, oldest
+        first, in one round trip."""
+
+    async def relayed(self, game_id: str, seq: int) -> None:
+        """Move the game's relay cursor to `seq` (never back; nothing for a game gone)."""
 
     # -- the due index: when each game not ended must next be looked at (GameRecord.due).
     # `create` adds a game's entry; `save` lowers it when the game's due moved earlier and
@@ -365,26 +363,9 @@ class GameStore(Protocol):
     async def close(self) -> None: ...
 
 
-class GameListener(Protocol):
-    """Told of every change saved (the platform's webhooks): the game before (None for a
-    game just created), after, and the domain events the change produced. Never raises."""
-
-    async def changed(self, old: GameRecord | None, new: GameRecord, events: Sequence) -> None: ...
-
-
 class ArchiveJob(msgspec.Struct, frozen=True, kw_only=True):
     """A finished game waiting to be archived, with its whole event log (so it survives the
     live store expiring the game while the database is down)."""
 
     record: GameRecord
     events: list[StoredEvent]
-
-
-class ArchiveOutbox(Protocol):
-    """Finished games not archived yet. Entries leave only once the archive has them."""
-
-    async def put(self, job: ArchiveJob) -> None: ...
-
-    async def pending(self, limit: int) -> list[ArchiveJob]: ...
-
-    async def done(self, game_id: str) -> None: ...

@@ -19,8 +19,9 @@
   (1 s, 2 s, 4 s ... capped at `TEN_WEBHOOK_MAX_BACKOFF`) until the message is older than
   `TEN_WEBHOOK_RETENTION` (then dropped, counted `expired` and logged). No order between
   messages is promised: a receiver orders by `timestamp`.
-- `Webhooks`: the facade the composition root builds (`Webhooks.from_settings`); the use
-  cases call `changed` after every create and save; it never raises into them.
+- `Webhooks`: the facade the composition root builds; it is one of the relay's reactions
+  (`service.relay`): every change that tells the platform something (`wants`) is queued
+  (`react`) at least once, from the game's event log, whatever process died where.
 """
 
 from __future__ import annotations
@@ -202,18 +203,10 @@ def messages_for(
     created, or an ended game handed over again), `new` as saved, `events` the domain events
     of the change (or the change's `StoredEvent`s). An ended game given again with old None and no events yields its end
     message again (the same id: queued once)."""
-    state = new.state
-    if state is None:  # an open table: nothing to tell yet
+    if new.state is None:  # an open table: nothing to tell yet
         return []
     told = _told(events)
-    ended = None
-    if new.stopped:
-        if old is None or not old.stopped:
-            ended = "aborted" if new.aborted else "abandoned"
-    elif state.phase == "finished" and (
-        old is None or old.state is None or old.state.phase != "finished"
-    ):
-        ended = "finished"
+    ended = _ended(old, new)
     if not told and ended is None:  # most changes: an action in play
         return []
     at = datetime.fromtimestamp(new.updated_at, UTC)
@@ -227,6 +220,22 @@ def messages_for(
         payload = GameAbortedWebhook(timestamp=at, data=data)
         found.append(_message(f"msg_{new.id}_aborted", payload))
     return found
+
+
+def _ended(old: GameRecord | None, new: GameRecord) -> str | None:
+    """How the game ended in this change (finished, aborted, abandoned), None if it did not."""
+    state = new.state
+    if state is None:
+        return None
+    if new.stopped:
+        if old is None or not old.stopped:
+            return "aborted" if new.aborted else "abandoned"
+        return None
+    if state.phase == "finished" and (
+        old is None or old.state is None or old.state.phase != "finished"
+    ):
+        return "finished"
+    return None
 
 
 def _message(message_id: str, payload: WebhookPayload) -> Message:
@@ -534,7 +543,7 @@ class DeliveryWorker:
 
 
 class Webhooks:
-    """What the composition root wires: `changed` after every stored create and save,
+    """What the composition root wires: a reaction of the relay (`wants`, `react`),
     `run_forever` as a background task, `close` at shutdown. With no endpoint configured it
     does nothing (and `run_forever` returns at once)."""
 
@@ -558,54 +567,30 @@ class Webhooks:
                 raise ValueError("webhook endpoints need an outbox and a signing secret")
             self.worker = DeliveryWorker(outbox, secret, clock=clock, metrics=metrics, **worker)
 
-    @classmethod
-    def from_settings(cls, settings: Any, redis: Any = None, metrics: Any = None) -> Webhooks:
-        """From `TEN_WEBHOOK_*`: the outbox on `redis` (a redis-py asyncio client, shared by
-        every replica) or in memory (the embedded store); `metrics` the service's Metrics."""
-        if not settings.webhook_urls:
-            return cls(None)
-        from infra import webhook_outbox  # noqa: PLC0415 - the adapter, chosen here
-
-        outbox: WebhookOutbox = (
-            webhook_outbox.MemoryWebhookOutbox()
-            if redis is None
-            else webhook_outbox.RedisWebhookOutbox(redis)
-        )
-        return cls(
-            outbox,
-            settings.webhook_urls,
-            settings.webhook_secret,
-            metrics=metrics,
-            timeout=settings.webhook_timeout,
-            max_backoff=settings.webhook_max_backoff,
-            retention=settings.webhook_retention,
-        )
-
     @property
     def enabled(self) -> bool:
         return self.worker is not None
 
-    async def changed(
-        self, old: GameRecord | None, new: GameRecord, events: Sequence[object]
-    ) -> None:
-        """Queue the webhooks a stored change calls for (`messages_for`). Never raises: the
-        change is stored already; a failure is logged and counted (`unqueued`)."""
+    # the relay's reaction (service.relay.Reaction): every change that tells the platform
+    # something is queued at least once, whatever process died where
+    name = "webhooks"
+
+    def wants(self, old: GameRecord | None, new: GameRecord, events: Sequence[object]) -> bool:
+        if self.worker is None or new.state is None:
+            return False
+        return _ended(old, new) is not None or bool(_told(events))
+
+    async def react(self, record: GameRecord, events: Sequence[object]) -> None:
+        """Queue the webhooks of the game's events not relayed yet and of its end (the same
+        fact queued again is one message: its id). Raises when the outbox does not answer
+        (the relay tries again)."""
         if self.worker is None:
             return
-        try:
-            messages = messages_for(old, new, events)
-            if not messages:
-                return
-            assert self.outbox is not None
-            await self.outbox.put(messages, self.urls, self.clock())
-        except Exception as exc:
-            if isinstance(exc, StoreUnavailable | OSError):
-                log.warning("webhooks of game %s not queued: %s", new.id, exc)
-            else:
-                log.exception("webhooks of game %s not queued", new.id)
-            if self.metrics is not None:
-                self.metrics.webhook_deliveries.labels("unqueued").inc()
+        messages = messages_for(None, record, events)
+        if not messages:
             return
+        assert self.outbox is not None
+        await self.outbox.put(messages, self.urls, self.clock())
         self.worker.wake()
 
     async def run_forever(self) -> None:

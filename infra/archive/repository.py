@@ -45,6 +45,7 @@ from service.archive import (
     RatingChange,
     SeatSummary,
 )
+from service.jobs import PermanentFailure
 from service.ports import GameRecord, StoredEvent, StoreUnavailable
 from service.ratings import PRIOR, Rating
 
@@ -121,7 +122,7 @@ class SqlArchive:
         already archived (also when another caller won the race). ValueError for a game
         still going or an incomplete log (nothing is written)."""
         rows = archive_rows(record, events, player_ids)
-        with _translate_errors():
+        with _translate_errors(), _refused_data():
             async with self.engine.connect() as conn:
                 if self._dialect == "sqlite":
                     await conn.execution_options(sqlite_immediate=True)
@@ -453,6 +454,20 @@ def _translate_errors() -> Iterator[None]:
         yield
     except (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError, OSError) as exc:
         raise StoreUnavailable(f"the archive database is unavailable: {exc}") from exc
+
+
+@contextmanager
+def _refused_data() -> Iterator[None]:
+    """A value the database refuses (a data exception, SQLSTATE class 22: PostgreSQL refuses
+    a NUL character in a text, a number out of range) will be refused again: the job is
+    poisoned (`service.jobs`)."""
+    try:
+        yield
+    except sa_exc.DBAPIError as exc:
+        code = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
+        if isinstance(exc, sa_exc.DataError) or (code or "").startswith("22"):
+            raise PermanentFailure(f"the archive database refused the game: {exc.orig}") from exc
+        raise
 
 
 def _micros(at: datetime) -> int:

@@ -158,11 +158,16 @@ class Metrics:
         self.store_unavailable = Counter(
             "ten_store_unavailable", "Game store calls that failed: the store was unreachable."
         )
-        self.archive_queued = Counter(
-            "ten_archive_queued", "Finished games put in the archive outbox."
-        )
+        self.archive_queued = Counter("ten_archive_queued", "Ended games put in the archive queue.")
         self.archive_archived = Counter(
-            "ten_archive_archived", "Outbox entries the archiver stored and removed."
+            "ten_archive_archived", "Archive jobs the archiver stored and removed."
+        )
+        self.jobs = Counter(
+            "ten_jobs",
+            "Background jobs (service.jobs), by queue (archive, relay) and outcome: done, "
+            "retried (failed, tried again after a backoff), quarantined (set aside with its "
+            "reason after failing too often or for good: `python -m service.cli jobs list`).",
+            ["queue", "outcome"],
         )
         self.deadlines = Counter(
             "ten_deadlines",
@@ -179,8 +184,7 @@ class Metrics:
         self.webhook_deliveries = Counter(
             "ten_webhook_deliveries",
             "Webhook delivery attempts, by outcome: delivered (2xx), failed (retried later), "
-            "expired (given up after TEN_WEBHOOK_RETENTION); unqueued: messages that could not "
-            "be put in the outbox (the store was unreachable).",
+            "expired (given up after TEN_WEBHOOK_RETENTION).",
             ["outcome"],
         )
         self.webhook_retries = Counter(
@@ -212,6 +216,12 @@ class Metrics:
             return
         self.http_seconds.observe((method, route or "none"), seconds)
         self.http_requests.inc((method, route or "none", _STATUS.get(status) or str(status)))
+
+    def job(self, queue: str, outcome: str) -> None:
+        """One job of a `service.jobs.Worker` settled."""
+        self.jobs.labels(queue, outcome).inc()
+        if queue == "archive" and outcome == "done":
+            self.archive_archived.inc()
 
     def action(self, action: Any) -> None:
         """Count an action (a tagged msgspec Struct: its tag is the action's `type`)."""
@@ -274,25 +284,6 @@ class MeteredGameService(GameService):
         if isinstance(acted, Acted) and not acted.replayed:  # else an older release's answer
             metrics().action(action)
         return acted
-
-
-class CountingOutbox:
-    """The archive outbox, counting games queued and archived."""
-
-    def __init__(self, inner) -> None:
-        self._inner = inner
-        self._metrics = metrics()
-
-    async def put(self, job) -> None:
-        await self._inner.put(job)
-        self._metrics.archive_queued.inc()
-
-    async def pending(self, limit: int):
-        return await self._inner.pending(limit)
-
-    async def done(self, game_id: str) -> None:
-        await self._inner.done(game_id)
-        self._metrics.archive_archived.inc()
 
 
 class ProblemMetricsPlugin(InitPlugin):
@@ -362,7 +353,6 @@ def mark_process_dead() -> None:
 __all__ = [
     "BatchedCounter",
     "BatchedHistogram",
-    "CountingOutbox",
     "MeteredGameService",
     "Metrics",
     "ProblemMetricsPlugin",

@@ -1160,3 +1160,50 @@ def test_archive_refuses_an_inconsistent_abandoned_game(empty: Db) -> None:
 
     empty.run(body)
     assert empty.count(games) == empty.count(seats) == empty.count(events_table) == 0
+
+
+# ---------------------------------------------------------------- a poisoned game
+
+
+def test_a_game_the_database_refuses_is_quarantined_and_the_games_behind_it_are_archived(
+    empty: Db,
+) -> None:
+    """A player's name with U+0000: PostgreSQL refuses the text for good (SQLite stores it).
+    The archiver (service.archiver on the leased queue) sets the refused game aside with the
+    database's reason, at once, and archives the games queued after it; put back once the
+    cause is fixed, it is tried again. Never retried forever, never blocking the queue."""
+    from infra.queues import MemoryQueue
+    from service.archiver import Archiver
+    from service.ports import ArchiveJob
+
+    first, behind, last = dataset()[:3]
+    state = first.record.state
+    poisoned_players = (
+        msgspec.structs.replace(state.players[0], name="Ann\x00"),
+        *state.players[1:],
+    )
+    poisoned = msgspec.structs.replace(
+        first.record, state=msgspec.structs.replace(state, players=poisoned_players)
+    )
+    queue = MemoryQueue("archive")
+    now = [1_000.0]
+
+    async def body(archive: SqlArchive) -> list[tuple[str, str]]:
+        archiver = Archiver(queue, archive, clock=lambda: now[0], jitter=lambda: 0.5)
+        for record, p in ((poisoned, first), (behind.record, behind), (last.record, last)):
+            job = ArchiveJob(record=record, events=p.stored)
+            await queue.put(record.id, msgspec.msgpack.encode(job), now[0])
+        assert await archiver.run_once() == 3
+        aside = [(q.id, q.reason) for q in await queue.quarantined(10)]
+        stored = [await archive.get_game(p.id) is not None for p in (first, behind, last)]
+        return aside, stored
+
+    aside, stored = empty.run(body)
+    if empty.kind == "postgresql":
+        assert [game_id for game_id, _ in aside] == [first.id]
+        assert "refused" in aside[0][1]
+        assert stored == [False, True, True]
+    else:
+        assert aside == []
+        assert stored == [True, True, True]
+    assert empty.count(games) == (2 if empty.kind == "postgresql" else 3)

@@ -6,8 +6,8 @@ by posting legal actions); what the archive then serves is checked against what 
 API said and against the games re-played here with the domain engine from the seed the
 archive reveals. The database is also read directly (SQLAlchemy), not through the service.
 
-Isolation: every server that shares a Redis database shares its outbox
-(`ten:archive:outbox`) whatever archive database it writes to, so a server of another test
+Isolation: every server that shares a Redis database shares its archive queue
+(`{ten:q:archive}:*`) whatever archive database it writes to, so a server of another test
 on the same Redis database (e.g. the e2e servers on db 0, archiving into the default
 SQLite file) would take this test's finished games. Each test therefore claims a Redis
 logical database of its own (`claim_redis_db`) and a throwaway PostgreSQL database.
@@ -58,7 +58,10 @@ pytestmark = pytest.mark.integration
 
 PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 PG_HOST, PG_PORT = "127.0.0.1", make_url(PG_SERVER).port or 5432
-OUTBOX_KEY = "ten:archive:outbox"  # the documented Redis layout (infra/outbox.py)
+# the documented Redis layout (infra/queues.py): the archive queue's jobs, and all its keys
+OUTBOX_KEY = "{ten:q:archive}:jobs"
+QUEUE_KEYS = [f"{{ten:q:{q}}}:{part}" for q in ("archive", "relay")
+              for part in ("jobs", "due", "token", "fails", "quarantine", "why")]  # fmt: skip
 CLAIM_KEY = "ten:test:archive-service:claim"
 VIEW_ONLY = (
     "id",
@@ -114,10 +117,10 @@ def claim_redis_db(redis_url: str) -> Iterator[tuple[str, redis.Redis]]:
     else:
         pytest.fail("no free Redis logical database to isolate the archive outbox in")
     try:
-        client.delete(OUTBOX_KEY)  # left by an interrupted run of this module
+        client.delete(*QUEUE_KEYS)  # left by an interrupted run of this module
         yield parts._replace(path=f"/{db}").geturl(), client
     finally:
-        client.delete(OUTBOX_KEY)
+        client.delete(*QUEUE_KEYS)
         games_left = list(client.scan_iter(match="{game:*", count=1000))  # finished: kept 24 h
         for i in range(0, len(games_left), 500):
             client.delete(*games_left[i : i + 500])

@@ -5,8 +5,8 @@ tests/scaleout/test_cluster_store_contract.py, on a Redis Cluster.
 The invariant: a game not ended has an entry never later than its stored `due`; entry
 writes are gated by the stamp they were read at (an older one is ignored, an equal one
 applied); a due entry is claimed by exactly one poller until its lease lapses or it is
-settled. On Redis each test has its own due index (a hash tag of its own) and live and
-unarchived keys (other tests share the database), deleted afterwards.
+settled. On Redis each test has its own due index (a hash tag of its own) and live
+key (other tests share the database), deleted afterwards.
 """
 
 from __future__ import annotations
@@ -41,10 +41,8 @@ class Due:
             self.kwargs = {
                 "due_tag": self.tag,
                 "live_key": f"ten:test-live:{tag}",
-                "unarchived_key": f"ten:test-unarchived:{tag}",
             }
             backend.other_keys += [*self.keys, self.kwargs["live_key"]]
-            backend.other_keys.append(self.kwargs["unarchived_key"])
 
     @property
     def keys(self) -> list[str]:

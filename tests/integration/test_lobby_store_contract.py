@@ -3,7 +3,7 @@ tests/scaleout/test_cluster_store_contract.py, on a Redis Cluster): games create
 engine state yet), listings (`list_games`, kept in step by create and save) and the claims
 of Idempotency-Keys of creates and joins.
 
-On Redis each test has its own listing, claim, live and unarchived keys (other tests share
+On Redis each test has its own listing, claim and live keys (other tests share
 the database, and may list open games at the same time), deleted afterwards.
 """
 
@@ -40,7 +40,6 @@ class Lobby:
                 "index_prefix": self.index_prefix,
                 "claim_prefix": self.claim_prefix,
                 "live_key": f"ten:test-live:{tag}",
-                "unarchived_key": f"ten:test-unarchived:{tag}",
                 "live_recheck": 0,
             }
         self.indexes = {OPEN_INDEX}
@@ -57,7 +56,7 @@ class Lobby:
     def run(self, body) -> None:
         if self.redis:  # deleted after the test, with its games' keys
             self.backend.other_keys += [self.index_key(index) for index in self.indexes]
-            self.backend.other_keys += [self.kwargs["live_key"], self.kwargs["unarchived_key"]]
+            self.backend.other_keys += [self.kwargs["live_key"]]
         self.backend.run(body, **self.kwargs)
 
 
@@ -288,9 +287,9 @@ def test_redis_saves_that_keep_the_listings_cost_no_other_round_trip(redis_backe
 # ------------------------------------------------------------------ games created open
 
 
-def test_an_open_table_without_engine_state_is_stored_counted_and_never_archived(backend):
+def test_an_open_table_without_engine_state_is_stored_and_counted(backend):
     """A game created open has no state: create, load, save (a join, a cancel); it is live
-    until cancelled; a cancelled table is never reported to the archive."""
+    until cancelled."""
     lobby = Lobby(backend)
     waiting = table(backend.new_id(), NOW)
     one_in = joined(waiting, 0, lobby.player())
@@ -304,21 +303,17 @@ def test_an_open_table_without_engine_state_is_stored_counted_and_never_archived
         assert loaded.state is None
         assert loaded.status == "open"
         assert await store.live_games() == 1
-        assert await store.unarchived(10) == []
         await store.save(one_in, 0, [], TTL, previous=waiting)
         assert await store.load(waiting.id) == one_in
         await store.save(gone, 1, [], TTL, previous=one_in)
         assert (await store.load(waiting.id)).status == "cancelled"
         assert await store.live_games() == 0
-        assert await store.unarchived(10) == []
         assert await store.list_games(OPEN_INDEX, None, 10) == []
 
     lobby.run(body)
-    if lobby.redis:  # no longer tracked for the archive at all
-        assert backend.client.zscore(lobby.kwargs["unarchived_key"], waiting.id) is None
 
 
-def test_aborted_games_are_archived_like_finished_ones(backend):
+def test_an_aborted_game_is_stored_ended_and_no_longer_live(backend):
     lobby = Lobby(backend)
     waiting = table(backend.new_id(), NOW)
     playing, start_events = started(waiting)
@@ -330,11 +325,10 @@ def test_aborted_games_are_archived_like_finished_ones(backend):
         await store.create(live, live_events, TTL)
         await store.save(playing, waiting.version, start_events, TTL, previous=waiting)
         assert await store.live_games() == 2
-        assert await store.unarchived(10) == []
         await store.save(aborted, playing.version, [], TTL, previous=playing)
         assert (await store.load(waiting.id)).status == "aborted"
         assert await store.live_games() == 1
-        assert ids(await store.unarchived(10)) == [waiting.id]
+        assert (await store.load(waiting.id)).ended
 
     lobby.run(body)
 

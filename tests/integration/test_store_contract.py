@@ -611,122 +611,36 @@ def test_live_games_counts_games_in_play_not_finished_or_expired(backend):
             backend.client.delete(kwargs["live_key"])
 
 
-# ------------------------------------------------------------------ unarchived games
+# ------------------------------------------------------------------ the relay's cursor
 
 
-def _unarchived_kwargs(backend) -> dict:
-    """On Redis: this test's own index keys (other tests share the database), every entry
-    looked at again on every call (in service: after a minute)."""
-    if backend.kind == "memory":
-        return {}
-    return {
-        "live_key": f"ten:test-live:{backend.new_id()}",
-        "unarchived_key": f"ten:test-unarchived:{backend.new_id()}",
-        "live_recheck": 0,
-    }
-
-
-def _drop_index_keys(backend, kwargs: dict) -> None:
-    if kwargs:
-        backend.client.delete(kwargs["live_key"], kwargs["unarchived_key"])
-
-
-def test_unarchived_reports_finished_games_until_handed_over(backend):
-    """A finished game whose hand-off to the archive was never confirmed (the process died
-    just after the final save) is reported until `archive_handed_over`; games in play and
-    expired games are not."""
-    from domain.simulation import play_bots
-
-    kwargs = _unarchived_kwargs(backend)
-    playing, playing_events = new_record(backend.new_id())
-    ending_state, ending_events = new_game([("b1", "random"), ("b2", "basic")], "to-finish")
-    ending = replace(playing, id=backend.new_id(), state=ending_state)
-    finished_state, last_events = play_bots(ending_state)
-    short_lived = replace(ending, id=backend.new_id())
+def test_relay_read_hands_the_game_and_its_log_past_the_cursor(backend):
+    """`relay_read` is the game as stored and every event past its relay cursor (all of
+    them at first); `relayed` moves the cursor forward only; a game gone reads as nothing
+    and its cursor cannot be set (no key made on Redis)."""
+    record, events = new_record(backend.new_id())
+    gone = backend.new_id()
 
     async def body(store):
-        assert await store.unarchived(10) == []
-        await store.create(playing, playing_events, TTL)
-        await store.create(ending, encode_events(ending_events), TTL)
-        await store.create(short_lived, encode_events(ending_events), 1)
-        assert await store.unarchived(10) == []  # none finished
-        finished = replace(ending, state=finished_state)
-        await store.save(finished, 0, encode_events(last_events), TTL)
-        await store.save(replace(short_lived, state=finished_state), 0, [], 1)
-        found = await store.unarchived(10)
-        assert sorted(r.id for r in found) == sorted([ending.id, short_lived.id])
-        assert {r.state.phase for r in found} == {"finished"}
-        few = await store.unarchived(1)  # at most 1 (Redis looks at 1 tracked game)
-        assert len(few) <= 1
-        assert {r.id for r in few} <= {ending.id, short_lived.id}
-        await store.archive_handed_over(ending.id)
-        assert [r.id for r in await store.unarchived(10)] == [short_lived.id]
-        await asyncio.sleep(1.2)  # the short-lived game expires: nothing left to archive
-        assert await store.unarchived(10) == []
-        await store.archive_handed_over(playing.id)  # harmless for a game not finished
-        assert await store.unarchived(10) == []
+        assert await store.relay_read(record.id) == (None, [])
+        await store.create(record, events, TTL)
+        found, unrelayed = await store.relay_read(record.id)
+        assert found == record
+        assert unrelayed == events
+        await store.relayed(record.id, events[1].seq)
+        assert (await store.relay_read(record.id))[1] == events[2:]
+        moved, more = advance(record, 2)
+        await store.save(moved, record.stamp, more, TTL)
+        found, unrelayed = await store.relay_read(record.id)
+        assert found == moved
+        assert unrelayed == events[2:] + more
+        await store.relayed(record.id, events[0].seq)  # never back
+        assert (await store.relay_read(record.id))[1] == events[2:] + more
+        await store.relayed(record.id, more[-1].seq)
+        assert await store.relay_read(record.id) == (moved, [])
+        await store.relayed(gone, 5)
+        assert await store.relay_read(gone) == (None, [])
 
-    try:
-        backend.run(body, **kwargs)
-    finally:
-        _drop_index_keys(backend, kwargs)
-
-
-class _FlakyOutbox:
-    """An archive outbox whose first `put` fails as an unreachable store does."""
-
-    def __init__(self) -> None:
-        from infra.outbox import MemoryOutbox
-
-        self.inner = MemoryOutbox()
-        self.failures = 1
-
-    async def put(self, job) -> None:
-        if self.failures:
-            self.failures -= 1
-            raise StoreUnavailable("outbox down")
-        await self.inner.put(job)
-
-    async def pending(self, limit: int):
-        return await self.inner.pending(limit)
-
-    async def done(self, game_id: str) -> None:
-        await self.inner.done(game_id)
-
-
-def test_a_game_the_outbox_missed_is_handed_over_later(backend):
-    """The service's side: a game that finished while the outbox failed is not lost; the
-    sweep (`hand_over_unarchived`, every half minute in service) queues it with its whole
-    log, once."""
-    from service.games import GameService
-    from service.lobby import Lobby
-    from service.settings import Settings
-
-    kwargs = _unarchived_kwargs(backend)
-    outbox = _FlakyOutbox()
-
-    async def body(store):
-        service = GameService(store, Settings(), outbox=outbox)
-        # bots only: played to its end when created; its hand-off fails (logged)
-        created = await Lobby(service).deal([("b1", "random"), ("b2", "random")])
-        backend.ids.append(created.record.id)  # its keys are deleted after the test
-        assert created.record.state.phase == "finished"
-        assert await outbox.pending(10) == []
-        assert await service.hand_over_unarchived() == 1
-        [job] = await outbox.pending(10)
-        assert job.record.id == created.record.id
-        assert [e.seq for e in job.events] == list(range(1, created.record.state.last_seq + 1))
-        assert await service.hand_over_unarchived() == 0  # handed over now
-        # a game whose hand-off worked is never reported
-        other = await Lobby(service).deal([("b1", "basic"), ("b2", "random")])
-        backend.ids.append(other.record.id)
-        assert await service.hand_over_unarchived() == 0
-        assert {j.record.id for j in await outbox.pending(10)} == {
-            created.record.id,
-            other.record.id,
-        }
-
-    try:
-        backend.run(body, **kwargs)
-    finally:
-        _drop_index_keys(backend, kwargs)
+    backend.run(body)
+    if backend.kind != "memory":
+        assert backend.client.exists(*backend.keys(gone)) == 0

@@ -39,6 +39,7 @@ from domain.engine import take_over
 from infra.redis_store import connect
 from infra.webhook_outbox import MemoryWebhookOutbox, RedisWebhookOutbox
 from service.observability.metrics import metrics
+from service.ports import StoreUnavailable
 from service.webhooks import Webhooks, messages_for
 from tests.conftest import ROOT
 from tests.integration.test_archive_service import claim_redis_db
@@ -268,6 +269,13 @@ def sample(name: str, **labels: str) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
+async def tell(hooks: Webhooks, old: Any, new: Any, events: Any) -> None:
+    """What the relay does with a stored change (service.relay): the reaction, if it wants it
+    (the relay hands the game as stored and its events not relayed yet)."""
+    if hooks.wants(old, new, events):
+        await hooks.react(new, events)
+
+
 async def drain(hooks: Webhooks, clock: Clock, step: float, rounds: int) -> int:
     """Run the worker `rounds` times, the clock `step` seconds further each time."""
     tried = 0
@@ -290,7 +298,7 @@ def test_every_message_arrives_once_signed_and_verified(outbox_url, receiver):
         async with opened(outbox_url) as outbox:
             hooks = hooks_for(outbox, receiver.url)
             for change in changes:
-                await hooks.changed(*change)
+                await tell(hooks, *change)
             assert await outbox.backlog() == 9
             assert await hooks.run_once() == 9
             assert await hooks.run_once() == 0
@@ -316,11 +324,11 @@ def test_the_same_fact_queued_again_is_one_delivery(outbox_url, receiver):
             hooks = hooks_for(outbox, receiver.url)
             for _ in range(2):
                 for change in changes:
-                    await hooks.changed(*change)
+                    await tell(hooks, *change)
             assert await outbox.backlog() == 3
             await hooks.run_once()
-            # handed over again after delivery (the unarchived sweep): not sent again
-            await hooks.changed(None, changes[-1][1], [])
+            # relayed again after delivery (a relay worker took the mark over): not sent again
+            await tell(hooks, None, changes[-1][1], [])
             assert await outbox.backlog() == 0
             assert await hooks.run_once() == 0
             await hooks.close()
@@ -364,7 +372,7 @@ def test_a_receiver_down_for_a_while_then_up_gets_everything(outbox_url, down, r
         async with opened(outbox_url) as outbox:
             hooks = hooks_for(outbox, down.url, receiver.url, clock=clock)
             for change in changes:
-                await hooks.changed(*change)
+                await tell(hooks, *change)
             assert await drain(hooks, clock, 8.0, 5) == 2 * 12 + 4 * 12  # the down one: 5 tries
             failing = [r for r in caplog.records if "failed" in r.getMessage()]
             assert len(failing) == 1  # once per failure streak, not once per try
@@ -393,7 +401,7 @@ def test_retries_back_off_exponentially(outbox_url, down):
     async def body() -> None:
         async with opened(outbox_url) as outbox:
             hooks = hooks_for(outbox, down.url, clock=clock, max_backoff=4.0)
-            await hooks.changed(None, record, events)
+            await tell(hooks, None, record, events)
             start = clock.now
             tries = []
             for at in (0.0, 0.99, 1.0, 2.99, 3.0, 6.99, 7.0, 10.99, 11.0):
@@ -414,7 +422,7 @@ def test_a_message_older_than_the_retention_is_given_up(outbox_url, down, caplog
     async def body() -> None:
         async with opened(outbox_url) as outbox:
             hooks = hooks_for(outbox, down.url, clock=clock, retention=20)
-            await hooks.changed(None, record, events)
+            await tell(hooks, None, record, events)
             await drain(hooks, clock, 8.0, 3)  # tried at 0, 8, 16 s
             assert await outbox.backlog() == 1
             await drain(hooks, clock, 8.0, 1)  # at 24 s: older than 20 s
@@ -440,7 +448,7 @@ def test_a_tampered_or_replayed_delivery_is_refused_by_the_verifier(receiver):
         for clock in (Clock(), stale):
             outbox = MemoryWebhookOutbox()
             hooks = hooks_for(outbox, receiver.url, clock=clock)
-            await hooks.changed(None, record, events)
+            await tell(hooks, None, record, events)
             await hooks.run_once()
             await hooks.close()
 
@@ -515,7 +523,7 @@ def test_two_workers_on_one_redis_outbox_deliver_each_message_once(redis_db, rec
             hooks = hooks_for(outbox, receiver.url, client=client, concurrency=8, poll=0.05)
             if name == "a":
                 for change in changes:
-                    await hooks.changed(*change)
+                    await tell(hooks, *change)
             task = asyncio.create_task(hooks.run_forever())
             await stop.wait()
             task.cancel()
@@ -567,7 +575,7 @@ def test_a_worker_killed_holding_claims_is_taken_over_after_the_lease(redis_db):
             async with opened(redis_db) as outbox:
                 hooks = hooks_for(outbox, receiver.url)
                 for change in changes:
-                    await hooks.changed(*change)
+                    await tell(hooks, *change)
                 await hooks.close()
 
         asyncio.run(queue())
@@ -602,9 +610,10 @@ def test_a_worker_killed_holding_claims_is_taken_over_after_the_lease(redis_db):
     assert [r.status for r in receiver.received[3:]] == [204] * 3
 
 
-def test_changes_never_fail_when_the_outbox_is_unreachable(caplog, receiver):
+def test_an_unreachable_outbox_fails_the_reaction_and_the_worker_lives_on(caplog, receiver):
+    """The reaction raises (the relay keeps the game's mark and tries again later: nothing is
+    lost); the delivery worker logs the outbox's failure once and keeps retrying."""
     record, events = started()
-    unqueued = sample("ten_webhook_deliveries_total", outcome="unqueued")
     held = socket.socket()  # bound, not listening: connections refused
     held.bind(("127.0.0.1", 0))
     nowhere = f"redis://127.0.0.1:{held.getsockname()[1]}/0"
@@ -612,7 +621,8 @@ def test_changes_never_fail_when_the_outbox_is_unreachable(caplog, receiver):
     async def body() -> None:
         async with opened(nowhere) as outbox:
             hooks = hooks_for(outbox, receiver.url, poll=0.02)
-            await hooks.changed(None, record, events)  # does not raise
+            with pytest.raises(StoreUnavailable):
+                await tell(hooks, None, record, events)
             task = asyncio.create_task(hooks.run_forever())
             await asyncio.sleep(0.5)
             assert not task.done()  # the worker lives on, retrying
@@ -625,8 +635,6 @@ def test_changes_never_fail_when_the_outbox_is_unreachable(caplog, receiver):
         asyncio.run(body())
     finally:
         held.close()
-    assert sample("ten_webhook_deliveries_total", outcome="unqueued") - unqueued == 1
-    assert "not queued" in caplog.text
     assert len([r for r in caplog.records if "outbox unavailable" in r.getMessage()]) == 1
     assert receiver.received == []
 
@@ -637,7 +645,8 @@ def test_no_endpoint_configured_does_nothing():
     async def body() -> None:
         hooks = Webhooks(None)
         assert not hooks.enabled
-        await hooks.changed(None, record, events)
+        assert not hooks.wants(None, record, events)
+        await hooks.react(record, events)  # nothing to queue, no outbox to queue in
         await asyncio.wait_for(hooks.run_forever(), 1)  # returns at once
         assert await hooks.run_once() == 0
         await hooks.close()

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from infra.outbox import OUTBOX_KEY
 from tests.e2e.helpers import strict_client
 from tests.scaleout.conftest import CLUSTER_GROUP, RATE_LIMIT
 from tests.scaleout.helpers import check_whole_log, create_game, play_game
@@ -58,7 +57,9 @@ def test_a_finished_game_goes_through_the_outbox_into_the_archive(clients, redis
     assert [r["score"] for r in record["results"]] == [r["score"] for r in final["results"]]
     with redis_cluster.client() as client:
         wait_until(
-            lambda: client.hget(OUTBOX_KEY, game["id"]) is None, 10, "the outbox entry removed"
+            lambda: client.hget("{ten:q:archive}:jobs", game["id"]) is None,
+            10,
+            "the archive queue's job removed",
         )
 
 

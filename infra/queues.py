@@ -1,0 +1,284 @@
+"""The leased queues of `service.jobs` (`LeasedQueue`).
+
+- `MemoryQueue`: the embedded default (one process; lost with it, like its games).
+- `RedisQueue`: shared by every replica, durable as the Redis server is. The keys of one
+  queue share the hash tag `{ten:q:<name>}` (one slot: every script runs on a Cluster):
+  - `{ten:q:<name>}:jobs`  hash: job id -> payload
+  - `{ten:q:<name>}:due`   sorted set: job id -> when it is next due (unix seconds); while
+    claimed, when the claim's lease ends
+  - `{ten:q:<name>}:token` hash: job id -> its latest token (bumped by every claim and put)
+  - `{ten:q:<name>}:fails` hash: job id -> failures so far
+  - `{ten:q:<name>}:quarantine` hash: job id -> payload, and `...:why` hash: job id ->
+    msgpack [reason, failures, when] of the jobs set aside
+  Every change is one Lua script (atomic).
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import msgspec
+
+from infra.redis_store import unavailable_on_connection_errors
+from service.jobs import Job, Quarantined
+
+
+class _Why(msgspec.Struct, array_like=True, frozen=True):
+    reason: str
+    failures: int
+    at: float
+
+
+_why_encoder = msgspec.msgpack.Encoder()
+_why_decoder = msgspec.msgpack.Decoder(_Why)
+
+
+class MemoryQueue:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._jobs: dict[str, bytes] = {}
+        self._due: dict[str, float] = {}
+        self._token: dict[str, int] = {}
+        self._fails: dict[str, int] = {}
+        self._quarantine: dict[str, tuple[bytes, _Why]] = {}
+
+    def _bump(self, job_id: str) -> int:
+        token = self._token[job_id] = self._token.get(job_id, 0) + 1
+        return token
+
+    def _drop(self, job_id: str) -> None:
+        self._jobs.pop(job_id, None)
+        self._due.pop(job_id, None)
+        self._token.pop(job_id, None)
+        self._fails.pop(job_id, None)
+
+    async def put(self, job_id: str, payload: bytes, at: float) -> int:
+        if job_id in self._quarantine:
+            return 0
+        self._jobs[job_id] = payload
+        held = self._due.get(job_id)
+        self._due[job_id] = at if held is None else min(held, at)
+        return self._bump(job_id)
+
+    async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
+        due = [(at, job_id) for job_id, at in self._due.items() if at <= now]
+        found = []
+        for _, job_id in heapq.nsmallest(limit, due):
+            self._due[job_id] = now + lease
+            token = self._bump(job_id)
+            found.append(Job(job_id, self._jobs[job_id], token, self._fails.get(job_id, 0)))
+        return found
+
+    async def done(self, job_id: str, token: int) -> bool:
+        if self._token.get(job_id) != token:
+            return False
+        self._drop(job_id)
+        return True
+
+    async def retry(self, job_id: str, token: int, at: float, *, failed: bool) -> int | None:
+        if self._token.get(job_id) != token:
+            return None
+        self._due[job_id] = at
+        if failed:
+            self._fails[job_id] = self._fails.get(job_id, 0) + 1
+        return self._fails.get(job_id, 0)
+
+    async def quarantine(self, job_id: str, token: int, reason: str, now: float) -> bool:
+        if self._token.get(job_id) != token:
+            return False
+        why = _Why(reason, self._fails.get(job_id, 0) + 1, now)
+        self._quarantine[job_id] = (self._jobs[job_id], why)
+        self._drop(job_id)
+        return True
+
+    async def quarantined(self, limit: int) -> list[Quarantined]:
+        return [
+            Quarantined(job_id, payload, why.reason, why.failures, why.at)
+            for job_id, (payload, why) in list(self._quarantine.items())[:limit]
+        ]
+
+    async def requeue(self, job_id: str, now: float) -> bool:
+        held = self._quarantine.pop(job_id, None)
+        if held is None:
+            return False
+        self._jobs[job_id] = held[0]
+        self._due[job_id] = now
+        self._fails.pop(job_id, None)
+        self._bump(job_id)
+        return True
+
+    async def backlog(self) -> int:
+        return len(self._due)
+
+
+# KEYS: jobs, due, token, quarantine. ARGV: id, payload, at. ZADD LT adds a new member, or
+# moves one earlier only.
+_PUT = """
+if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], 'LT', ARGV[3], ARGV[1])
+return redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
+"""
+
+# KEYS: jobs, due, token, fails. ARGV: now, the lease's end, limit. Returns (id, payload,
+# token, failures) per job claimed.
+_CLAIM = """
+local ids = redis.call('ZRANGE', KEYS[2], '-inf', ARGV[1], 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, id in ipairs(ids) do
+  local payload = redis.call('HGET', KEYS[1], id)
+  if payload then
+    redis.call('ZADD', KEYS[2], ARGV[2], id)
+    out[#out + 1] = id
+    out[#out + 1] = payload
+    out[#out + 1] = redis.call('HINCRBY', KEYS[3], id, 1)
+    out[#out + 1] = tonumber(redis.call('HGET', KEYS[4], id) or '0')
+  else
+    redis.call('ZREM', KEYS[2], id)
+    redis.call('HDEL', KEYS[3], id)
+    redis.call('HDEL', KEYS[4], id)
+  end
+end
+return out
+"""
+
+_DROP = """
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+"""
+
+# KEYS: jobs, due, token, fails. ARGV: id, token.
+_DONE = (
+    """
+if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end
+"""
+    + _DROP
+    + "return 1\n"
+)
+
+# KEYS: due, token, fails. ARGV: id, token, at, failed ("1"/"0"). -1: not the latest token.
+_RETRY = """
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return -1 end
+redis.call('ZADD', KEYS[1], 'XX', ARGV[3], ARGV[1])
+if ARGV[4] == '1' then return redis.call('HINCRBY', KEYS[3], ARGV[1], 1) end
+return tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0')
+"""
+
+# KEYS: jobs, due, token, fails, quarantine, why. ARGV: id, token, why (msgpack).
+_QUARANTINE = (
+    """
+if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end
+local payload = redis.call('HGET', KEYS[1], ARGV[1])
+if not payload then return 0 end
+redis.call('HSET', KEYS[5], ARGV[1], payload)
+redis.call('HSET', KEYS[6], ARGV[1], ARGV[3])
+"""
+    + _DROP
+    + "return 1\n"
+)
+
+# KEYS: jobs, due, token, fails, quarantine, why. ARGV: id, now.
+_REQUEUE = """
+local payload = redis.call('HGET', KEYS[5], ARGV[1])
+if not payload then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], payload)
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
+redis.call('HDEL', KEYS[4], ARGV[1])
+redis.call('HDEL', KEYS[5], ARGV[1])
+redis.call('HDEL', KEYS[6], ARGV[1])
+return 1
+"""
+
+
+class RedisQueue:
+    """`client`: a redis-py asyncio client (standalone or Cluster), owned by the caller."""
+
+    def __init__(self, client, name: str, *, prefix: str = "ten:q:") -> None:
+        self.name = name
+        self._redis = client
+        tag = f"{{{prefix}{name}}}"
+        self.keys = {
+            part: f"{tag}:{part}" for part in ("jobs", "due", "token", "fails", "quarantine", "why")
+        }
+        self._put = client.register_script(_PUT)
+        self._claim = client.register_script(_CLAIM)
+        self._done = client.register_script(_DONE)
+        self._retry = client.register_script(_RETRY)
+        self._quarantine = client.register_script(_QUARANTINE)
+        self._requeue = client.register_script(_REQUEUE)
+
+    def _keys(self, *parts: str) -> list[str]:
+        return [self.keys[part] for part in parts]
+
+    async def put(self, job_id: str, payload: bytes, at: float) -> int:
+        keys = self._keys("jobs", "due", "token", "quarantine")
+        with unavailable_on_connection_errors():
+            return int(await self._put(keys=keys, args=[job_id, payload, repr(at)]))
+
+    async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
+        keys = self._keys("jobs", "due", "token", "fails")
+        with unavailable_on_connection_errors():
+            found = await self._claim(keys=keys, args=[repr(now), repr(now + lease), limit])
+        return [
+            Job(found[i].decode(), found[i + 1], int(found[i + 2]), int(found[i + 3]))
+            for i in range(0, len(found), 4)
+        ]
+
+    async def done(self, job_id: str, token: int) -> bool:
+        keys = self._keys("jobs", "due", "token", "fails")
+        with unavailable_on_connection_errors():
+            return bool(await self._done(keys=keys, args=[job_id, token]))
+
+    async def retry(self, job_id: str, token: int, at: float, *, failed: bool) -> int | None:
+        keys = self._keys("due", "token", "fails")
+        args = [job_id, token, repr(at), "1" if failed else "0"]
+        with unavailable_on_connection_errors():
+            failures = int(await self._retry(keys=keys, args=args))
+        return None if failures < 0 else failures
+
+    async def quarantine(self, job_id: str, token: int, reason: str, now: float) -> bool:
+        keys = self._keys("jobs", "due", "token", "fails", "quarantine", "why")
+        with unavailable_on_connection_errors():
+            failures = await self._redis.hget(self.keys["fails"], job_id)
+            why = _why_encoder.encode(_Why(reason, int(failures or 0) + 1, now))
+            return bool(await self._quarantine(keys=keys, args=[job_id, token, why]))
+
+    async def quarantined(self, limit: int) -> list[Quarantined]:
+        with unavailable_on_connection_errors():
+            _, found = await self._redis.hscan(self.keys["quarantine"], 0, count=limit)
+            ids = list(found)[:limit]
+            whys = await self._redis.hmget(self.keys["why"], ids) if ids else []
+        out = []
+        for raw_id, blob in zip(ids, whys, strict=True):
+            why = _why_decoder.decode(blob) if blob else _Why("", 0, 0.0)
+            out.append(
+                Quarantined(raw_id.decode(), found[raw_id], why.reason, why.failures, why.at)
+            )
+        return out
+
+    async def requeue(self, job_id: str, now: float) -> bool:
+        keys = self._keys("jobs", "due", "token", "fails", "quarantine", "why")
+        with unavailable_on_connection_errors():
+            return bool(await self._requeue(keys=keys, args=[job_id, repr(now)]))
+
+    async def backlog(self) -> int:
+        with unavailable_on_connection_errors():
+            return int(await self._redis.zcard(self.keys["due"]))
+
+
+# Where releases before the leased queues kept the games waiting for the archive (a hash:
+# game id -> msgpack ArchiveJob, the same payload): moved into the archive queue at start.
+LEGACY_ARCHIVE_OUTBOX = "ten:archive:outbox"
+
+
+async def adopt_legacy_archive_outbox(client, queue: RedisQueue, now: float) -> int:
+    """Move what an older release left in its archive outbox into `queue`; the number moved."""
+    with unavailable_on_connection_errors():
+        found = await client.hgetall(LEGACY_ARCHIVE_OUTBOX)
+        for game_id, blob in found.items():
+            await queue.put(game_id.decode(), blob, now)
+            await client.hdel(LEGACY_ARCHIVE_OUTBOX, game_id)
+    return len(found)

@@ -1,0 +1,241 @@
+"""One leased queue and one worker for every background job of the service.
+
+The reactions to a game change (`service.relay`) and the archive (`service.archiver`) are
+jobs in a `LeasedQueue` (infra.queues: in memory for the embedded store, on Redis for every
+replica), each handled by a `Worker`:
+
+- **Lease**: a claimed job is due again when its lease ends, so a job whose process died
+  is taken over by another replica; each claim has a token (`Job.token`) and only the
+  latest claim may settle the job. A job put again while claimed gets a new token: the
+  claim holding the old one cannot remove it (what was put meanwhile is handled too).
+- **Backoff**: a failed job is due again after 1 s, 2 s, 4 s ... (capped, with jitter);
+  a dependency that does not answer (`Unavailable`: the store or the database is down)
+  holds the whole worker back instead, and counts against no job.
+- **Poison quarantine**: a job that fails `max_failures` times, or fails with a
+  `PermanentFailure`, is set aside with its reason (`LeasedQueue.quarantine`), counted and
+  logged once, and never blocks the jobs behind it. `python -m service.cli jobs` lists the
+  quarantined jobs of a queue and puts them back (`requeue`) once the cause is fixed.
+- **Log once**: a streak of failures of the worker's dependency is logged when it begins
+  and when it ends, not at every try.
+
+No adapter here: the queue is a port and the handler a callable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import NamedTuple, Protocol
+
+from service.ports import StoreUnavailable
+
+log = logging.getLogger("ten.jobs")
+
+# a dependency that does not answer: the worker backs off, no job is blamed
+Unavailable = (StoreUnavailable, OSError, TimeoutError)
+
+
+class PermanentFailure(Exception):
+    """A job that can never succeed as it is (its data is refused): quarantined at once."""
+
+
+class Job(NamedTuple):
+    """A claimed job: `token` is the claim's (only its holder settles the job), `failures`
+    how many times it failed before this claim."""
+
+    id: str
+    payload: bytes
+    token: int
+    failures: int
+
+
+class Quarantined(NamedTuple):
+    """A job set aside: why (the last failure), after how many failures, when (unix s)."""
+
+    id: str
+    payload: bytes
+    reason: str
+    failures: int
+    at: float
+
+
+class LeasedQueue(Protocol):
+    """Jobs by id, each due at a time; claimed for a lease. Every operation is atomic."""
+
+    name: str
+
+    async def put(self, job_id: str, payload: bytes, at: float) -> int:
+        """Queue the job, due at `at` (a job of that id already queued: its payload is
+        replaced, it is due at the earlier of the two times, and its current claim, if
+        any, can no longer settle it). A job in quarantine stays there (0 returned); else
+        the token a caller may settle the job with (`done`) without claiming it."""
+
+    async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
+        """Up to `limit` jobs due at `now`, earliest first, each claimed until now + lease."""
+
+    async def done(self, job_id: str, token: int) -> bool:
+        """The job succeeded: it leaves the queue, if `token` is still its latest."""
+
+    async def retry(self, job_id: str, token: int, at: float, *, failed: bool) -> int | None:
+        """Due again at `at` (`failed`: one more failure counted); its failures so far, or
+        None when `token` is no longer its latest (nothing changed)."""
+
+    async def quarantine(self, job_id: str, token: int, reason: str, now: float) -> bool:
+        """Set the job aside with `reason`, if `token` is still its latest."""
+
+    async def quarantined(self, limit: int) -> list[Quarantined]: ...
+
+    async def requeue(self, job_id: str, now: float) -> bool:
+        """Put a quarantined job back, due now, its failures forgotten."""
+
+    async def backlog(self) -> int:
+        """Jobs queued (due, claimed or waiting for a retry), quarantined ones apart."""
+
+
+Handler = Callable[[Job], Awaitable[None]]
+Counter = Callable[[str, str], None]  # (queue name, outcome): done, retried, quarantined
+
+
+class Worker:
+    """Claims due jobs of one queue and hands each to `handle` (see the module docstring).
+    Never crashes its task: a bug in a handler is a failure of that job."""
+
+    def __init__(
+        self,
+        queue: LeasedQueue,
+        handle: Handler,
+        *,
+        lease: float = 60.0,
+        batch: int = 16,
+        poll: float = 1.0,
+        max_failures: int = 5,
+        first_backoff: float = 1.0,
+        max_backoff: float = 300.0,
+        unavailable_cap: float = 30.0,
+        clock: Callable[[], float] = time.time,
+        jitter: Callable[[], float] = random.random,
+        count: Counter | None = None,
+    ) -> None:
+        self.queue = queue
+        self.handle = handle
+        self.lease = lease
+        self.batch = batch
+        self.poll = poll
+        self.max_failures = max_failures
+        self.first_backoff = first_backoff
+        self.max_backoff = max_backoff
+        self.unavailable_cap = unavailable_cap
+        self.clock = clock
+        self.jitter = jitter
+        self._count = count
+        self._wake = asyncio.Event()
+        self._down = 0  # failures in a row of the queue or the handler's dependency
+
+    def wake(self) -> None:
+        """A job was queued: look now rather than at the next poll."""
+        self._wake.set()
+
+    def backoff(self, failures: int) -> float:
+        """Seconds before a job that failed `failures` times is tried again: doubling from
+        `first_backoff`, capped at `max_backoff`, each between 75% and 125% of that."""
+        base = min(self.max_backoff, self.first_backoff * 2 ** min(failures - 1, 60))
+        return min(self.max_backoff, base * (0.75 + 0.5 * self.jitter()))
+
+    async def run_once(self) -> int:
+        """Claim what is due (up to `batch`) and handle it; the number handled. Raises
+        what `Unavailable` the queue or a handler raised (the jobs are due again)."""
+        jobs = await self.queue.claim(self.clock(), self.lease, self.batch)
+        for index, job in enumerate(jobs):
+            try:
+                await self._one(job)
+            except Unavailable:
+                # the dependency is down: this job and the rest of the batch are due again
+                # soon, none of them blamed
+                retry_at = self.clock() + self.first_backoff
+                for left in jobs[index:]:
+                    with contextlib.suppress(*Unavailable):
+                        await self.queue.retry(left.id, left.token, retry_at, failed=False)
+                raise
+        return len(jobs)
+
+    async def _one(self, job: Job) -> None:
+        try:
+            await self.handle(job)
+        except Unavailable:
+            raise
+        except PermanentFailure as exc:
+            await self._quarantine(job, job.failures + 1, f"{type(exc).__name__}: {exc}")
+            return
+        except Exception as exc:
+            failures = job.failures + 1
+            reason = f"{type(exc).__name__}: {exc}"
+            if failures >= self.max_failures:
+                await self._quarantine(job, failures, reason)
+                return
+            log.warning(
+                "%s job %s failed (%d of %d tries): %s", self.queue.name, job.id, failures,
+                self.max_failures, reason, exc_info=failures == 1,
+            )  # fmt: skip
+            await self.queue.retry(
+                job.id, job.token, self.clock() + self.backoff(failures), failed=True
+            )
+            self._counted("retried")
+            return
+        await self.queue.done(job.id, job.token)
+        self._counted("done")
+
+    async def _quarantine(self, job: Job, failures: int, reason: str) -> None:
+        if await self.queue.quarantine(job.id, job.token, reason[:1000], self.clock()):
+            log.error(
+                "%s job %s quarantined after %d failure(s): %s (the jobs behind it go on; "
+                "`python -m service.cli jobs list %s` lists it, `... requeue` puts it back)",
+                self.queue.name, job.id, failures, reason, self.queue.name,
+            )  # fmt: skip
+            self._counted("quarantined")
+
+    def _counted(self, outcome: str) -> None:
+        if self._count is not None:
+            self._count(self.queue.name, outcome)
+
+    async def run_forever(self) -> None:
+        """Handle jobs as they come due; a dependency down is logged once, looked at again
+        with a backoff (up to `unavailable_cap`)."""
+        while True:
+            self._wake.clear()  # before the claim: a job queued during it wakes the next
+            try:
+                handled = await self.run_once()
+            except Unavailable as exc:
+                self._down += 1
+                if self._down == 1:
+                    log.warning("%s unavailable (%s); retrying", self.queue.name, exc)
+                await asyncio.sleep(
+                    min(self.unavailable_cap, self.first_backoff * 2 ** min(self._down, 20))
+                )
+                continue
+            except Exception:  # a bug of the queue adapter: never crash the task
+                self._down += 1
+                if self._down == 1:
+                    log.exception("%s jobs: worker failed; retrying", self.queue.name)
+                await asyncio.sleep(
+                    min(self.unavailable_cap, self.first_backoff * 2 ** min(self._down, 20))
+                )
+                continue
+            if self._down:
+                log.info("%s jobs: working again after %d failure(s)", self.queue.name, self._down)
+                self._down = 0
+            if handled >= self.batch:
+                continue  # more may be due
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll)
+
+
+async def requeue_all(queue: LeasedQueue, ids: Sequence[str], now: float) -> int:
+    """Put quarantined jobs back (the CLI's `requeue`); the number put back."""
+    back = 0
+    for job_id in ids:
+        back += await queue.requeue(job_id, now)
+    return back

@@ -1,0 +1,135 @@
+"""The relay (service.relay) with in-memory adapters, a fake clock and no I/O: which changes
+its reactions want, what a reaction that keeps failing does to the others, and that a game
+gone has nothing left to relay."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+from msgspec.structs import replace
+
+from domain.engine import new_game
+from infra.memory_store import MemoryGameStore
+from infra.queues import MemoryQueue
+from service.games import encode_events, hash_token
+from service.ports import GameRecord, StoredEvent
+from service.relay import GRACE, ArchiveReaction, Relay
+
+pytestmark = pytest.mark.unit
+NOW = 1_800_000_000.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def game(game_id: str = "a" * 20) -> tuple[GameRecord, list[StoredEvent]]:
+    state, events = new_game([("ann", None), ("bob", "basic")], "relay-rules")
+    record = GameRecord(
+        id=game_id,
+        state=state,
+        token_hashes=(hash_token("t"), None),
+        created_at=NOW,
+        updated_at=NOW,
+    )
+    return record, encode_events(events)
+
+
+class Recorder:
+    """A reaction that wants every change and records what it got; it fails for the games
+    in `failing`."""
+
+    name = "recorder"
+
+    def __init__(self, failing: Sequence[str] = ()) -> None:
+        self.failing = set(failing)
+        self.got: list[tuple[str, list[int]]] = []
+
+    def wants(self, old, new, events) -> bool:
+        return True
+
+    async def react(self, record, events) -> None:
+        if record.id in self.failing:
+            raise RuntimeError("the platform's receiver refuses this one")
+        self.got.append((record.id, [e.seq for e in events]))
+
+
+def test_the_archive_wants_a_game_that_ends_and_nothing_else():
+    record, events = game()
+    reaction = ArchiveReaction(MemoryGameStore(), MemoryQueue("archive"))
+    playing = record
+    finished = replace(record, state=replace(record.state, phase="finished"))
+    aborted = replace(record, aborted=True)
+    abandoned = replace(record, abandoned=True)
+    assert not reaction.wants(None, playing, events)  # a game dealt: nothing to archive
+    assert not reaction.wants(playing, playing, events)  # a move in play
+    assert reaction.wants(playing, finished, events)
+    assert reaction.wants(None, finished, events)  # dealt and played to its end at once
+    assert reaction.wants(playing, aborted, [])
+    assert reaction.wants(playing, abandoned, [])
+    assert not reaction.wants(finished, finished, [])  # ended already: archived then
+    table = GameRecord(
+        id="b" * 20, state=None, token_hashes=(), created_at=NOW, updated_at=NOW, table=None
+    )
+    assert not reaction.wants(None, table, [])
+
+
+def test_each_event_is_relayed_once_in_order_and_a_game_gone_has_nothing_left():
+    async def body() -> None:
+        clock, store, queue = Clock(), MemoryGameStore(clock=lambda: 0.0), MemoryQueue("relay")
+        recorder = Recorder()
+        relay = Relay(store, queue, [recorder], clock=clock)
+        record, events = game()
+        token = await relay.mark(None, record, events)
+        assert token is not None
+        await store.create(record, events, 3600)
+        await relay.settle(record.id, token)
+        assert recorder.got == [(record.id, [e.seq for e in events])]
+        assert await queue.backlog() == 0
+        await relay.relay(record.id)  # relayed again (a duplicate mark): nothing new
+        assert recorder.got[-1] == (record.id, [])
+        await relay.relay("c" * 20)  # no such game: nothing to hand anyone
+        assert recorder.got[-1] == (record.id, [])
+
+    asyncio.run(body())
+
+
+def test_a_reaction_that_keeps_failing_for_one_game_is_quarantined_and_the_others_go_on():
+    async def body() -> None:
+        clock, store, queue = Clock(), MemoryGameStore(clock=lambda: 0.0), MemoryQueue("relay")
+        bad, good = game("d" * 20), game("e" * 20)
+        recorder = Recorder(failing=[bad[0].id])
+        relay = Relay(store, queue, [recorder], clock=clock)
+        for record, events in (bad, good):
+            token = await relay.mark(None, record, events)
+            await store.create(record, events, 3600)
+            await relay.settle(record.id, token)  # fails for `bad`: its mark stays
+        assert [g for g, _ in recorder.got] == [good[0].id]
+        assert await queue.backlog() == 1
+        worker = relay.worker(clock=clock, max_failures=3, jitter=lambda: 0.5)
+        for _ in range(10):
+            clock.now += GRACE + 60
+            await worker.run_once()
+        [aside] = await queue.quarantined(10)
+        assert (aside.id, aside.failures) == (bad[0].id, 3)
+        assert "refuses this one" in aside.reason
+        assert await queue.backlog() == 0
+
+    asyncio.run(body())
+
+
+def test_a_relay_without_reactions_marks_nothing():
+    async def body() -> None:
+        queue = MemoryQueue("relay")
+        relay = Relay(MemoryGameStore(), queue, [])
+        record, events = game()
+        assert await relay.mark(None, record, events) is None
+        assert await queue.backlog() == 0
+
+    asyncio.run(body())

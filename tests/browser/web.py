@@ -292,3 +292,28 @@ class App:
             if original:
                 page.set_viewport_size(original)
         return paths
+
+
+def deck_game(api: httpx.Client, names: Iterable[str], deck: Iterable[str]) -> dict[str, Any]:
+    """A game created through the API with a stacked deck (`deck`: the draw pile, top first);
+    `names` are the seats, all people. Returns the created game's body (its seats' tokens)."""
+    created = api.post(
+        "/v1/games",
+        json={"players": [{"name": name} for name in names], "deck": list(deck)},
+    )
+    assert created.status_code == 201, created.text
+    return created.json()
+
+
+def hold_seat(app: App, game: Mapping[str, Any], seat: int = 0) -> None:
+    """Gives this browser the seat `seat` of `game` (a `deck_game`), as the lobby would
+    (localStorage["ten.seats"]), without loading any screen."""
+    app.page.goto(f"{app.base}/health")  # any page of the origin: its localStorage
+    app.page.evaluate(
+        """([id, seat, token]) => {
+            const seats = JSON.parse(localStorage.getItem("ten.seats") || "{}");
+            seats[id] = { seat, token };
+            localStorage.setItem("ten.seats", JSON.stringify(seats));
+        }""",
+        [game["id"], seat, game["seats"][seat]["token"]],
+    )

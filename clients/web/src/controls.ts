@@ -6,16 +6,16 @@
 import type { Action } from "../../ts/src/client";
 import { cardEl, cardName, tableauTotals } from "./cards";
 import { h } from "./dom";
-import { t } from "./i18n";
+import { t, tn } from "./i18n";
 import type { View } from "./table";
 
 type Send = (action: Action) => void;
 
 function paymentText(payment: { currency?: number; bust?: number; cards?: readonly string[] } | null | undefined): string {
   const parts: string[] = [];
-  if (payment?.currency) parts.push(t("pay.currency", { n: payment.currency }));
-  if (payment?.bust) parts.push(t("pay.bust", { n: payment.bust }));
-  if (payment?.cards?.length) parts.push(t("pay.cards", { cards: payment.cards.join(", ") }));
+  if (payment?.currency) parts.push(tn("n.currency", payment.currency));
+  if (payment?.bust) parts.push(tn("n.bustToken", payment.bust));
+  if (payment?.cards?.length) parts.push(tn("pay.cards", payment.cards.length, { cards: payment.cards.join(", ") }));
   return parts.length ? parts.join(" + ") : t("pay.nothing");
 }
 

@@ -6,7 +6,7 @@
 import type { components } from "../../ts/src/client";
 import { cardEl, cardName, cardRow, COLORS, parseCard, runNumbers, tableauTotals, type Color } from "./cards";
 import { h } from "./dom";
-import { num, t } from "./i18n";
+import { list, num, t, tn } from "./i18n";
 
 type Schemas = components["schemas"];
 export type View = Schemas["GameOut"] | Schemas["PublicView"];
@@ -32,6 +32,11 @@ export function statusLine(view: View): string {
   return `${t("table.status.waiting", { name: nameOf(view, view.to_act) })} · ${phase}`;
 }
 
+/** A seat's or the supply's tokens: "2 currency tokens, 1 bust token". */
+export function tokensText(currency: number, bust: number): string {
+  return list([tn("n.currencyToken", currency), tn("n.bustToken", bust)]);
+}
+
 function meter(label: string, value: number): HTMLElement {
   const shown = Math.max(0, value);
   return h(
@@ -51,7 +56,7 @@ export function boardEl(view: View): HTMLElement {
       "div",
       { class: "pile", "data-testid": "draw-pile" },
       h("span", { class: "pile-back", "aria-hidden": "true" }, "TEN"),
-      h("span", null, t("table.drawPile"), ": ", h("strong", null, t("table.drawPile.count", { n: view.draw_pile_size }))),
+      h("span", null, t("table.drawPile"), ": ", h("strong", null, tn("n.card", view.draw_pile_size))),
     ),
     h(
       "div",
@@ -71,9 +76,9 @@ export function boardEl(view: View): HTMLElement {
     h(
       "p",
       { class: "muted small" },
-      t("table.discard", { n: view.discard.length }),
+      t("table.discard", { cards: tn("n.card", view.discard.length) }),
       " · ",
-      t("table.supply", { currency: view.supply.currency, bust: view.supply.bust }),
+      t("table.supply", { tokens: tokensText(view.supply.currency, view.supply.bust) }),
     ),
     view.last_turn && view.status === "active" ? h("p", { class: "notice" }, t("table.lastTurn")) : null,
   );
@@ -173,7 +178,7 @@ function playerEl(view: View, player: Player, now: number): HTMLElement {
       { class: "tokens" },
       h("span", { class: "token cur", "aria-hidden": "true" }, "¤"),
       " ",
-      t("table.tokens", { currency: player.currency ?? 0, bust: player.bust ?? 0 }),
+      tokensText(player.currency ?? 0, player.bust ?? 0),
     ),
     clock === null
       ? null
@@ -195,7 +200,7 @@ function runEl(color: Color, run: readonly string[], points: number): HTMLElemen
   return h(
     "div",
     { class: "run" },
-    h("span", { class: `run-color k-${color}` }, t(`color.${color}`), ": ", t("results.colorPoints", { points })),
+    h("span", { class: `run-color k-${color}` }, t(`color.${color}`), ": ", tn("n.point", points)),
     h(
       "span",
       { class: "cards" },
@@ -233,7 +238,7 @@ export function resultsEl(view: View, results: readonly Result[]): HTMLElement {
           (rankCount.get(r.rank) ?? 0) > 1 ? h("span", { class: "badge" }, t("results.tie")) : null,
           r.resigned ? h("span", { class: "badge" }, t("table.resigned")) : null,
         ),
-        h("p", { class: "small muted" }, t("results.tiebreak", { currency: r.currency, cards: r.cards })),
+        h("p", { class: "small muted" }, list([tn("n.currency", r.currency), tn("n.card", r.cards)])),
         h(
           "div",
           { class: "runs", "aria-label": t("results.runs") },

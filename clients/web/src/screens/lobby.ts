@@ -2,7 +2,7 @@
 import type { components, CreateGameIn } from "../../../ts/src/client";
 import { api, describeError } from "../api";
 import { h, show } from "../dom";
-import { t } from "../i18n";
+import { t, tn } from "../i18n";
 import { heldSeats, holdSeat, playerId, savedName, saveName } from "../store";
 
 let mode: "open" | "verified" | "unknown" = "unknown";
@@ -123,7 +123,7 @@ function openTablesEl(page: components["schemas"]["GamesPage"] | null): HTMLElem
               { "data-testid": "open-table", "data-game-id": g.id },
               g.seats.filter((s) => s.taken && s.name).map((s) => s.name).join(", ") || g.id,
               " · ",
-              t("lobby.open.seats", { taken, total: g.seats.length }),
+              tn("lobby.open.seats", g.seats.length, { taken, total: g.seats.length }),
               " ",
               h("a", { href: `#/join/${encodeURIComponent(g.id)}`, class: "button" }, t("lobby.join")),
             );

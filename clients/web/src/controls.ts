@@ -6,7 +6,7 @@
 import type { Action } from "../../ts/src/client";
 import { cardEl, cardName, tableauTotals } from "./cards";
 import { h } from "./dom";
-import { t, tn } from "./i18n";
+import { list, t, tn } from "./i18n";
 import type { View } from "./table";
 
 type Send = (action: Action) => void;
@@ -15,7 +15,7 @@ function paymentText(payment: { currency?: number; bust?: number; cards?: readon
   const parts: string[] = [];
   if (payment?.currency) parts.push(tn("n.currency", payment.currency));
   if (payment?.bust) parts.push(tn("n.bustToken", payment.bust));
-  if (payment?.cards?.length) parts.push(tn("pay.cards", payment.cards.length, { cards: payment.cards.join(", ") }));
+  if (payment?.cards?.length) parts.push(tn("pay.cards", payment.cards.length, { cards: list(payment.cards.map(cardName)) }));
   return parts.length ? parts.join(" + ") : t("pay.nothing");
 }
 

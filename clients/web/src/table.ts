@@ -14,8 +14,25 @@ type Player = Schemas["Player"];
 type Result = Schemas["Result"];
 type Clock = Schemas["ClockOut"];
 
+const BOT_LEVELS = ["basic", "random", "expert"] as const;
+const DEFAULT_BOT_NAME = /^Bot (\d+)$/; // the lobby's and the service's name for a bot seat
+
+/** A seat's name as shown: a bot's default name ("Bot 3") in the page's language. */
+export function seatName(seat: { name?: string | null; bot?: string | null }): string {
+  const name = seat.name ?? "";
+  const number = seat.bot ? DEFAULT_BOT_NAME.exec(name)?.[1] : undefined;
+  return number ? t("common.botName", { n: num(Number(number)) }) : name;
+}
+
+/** A bot's badge: "bot (expert)", its level in the page's language. */
+export function botBadge(level: string): string {
+  const known = BOT_LEVELS.find((l) => l === level);
+  return t("common.bot", { level: known ? t(`bot.level.${known}`) : level });
+}
+
 export function nameOf(view: View, seat: number): string {
-  return view.players[seat]?.name ?? t("common.seat", { n: seat + 1 });
+  const player = view.players[seat];
+  return player ? seatName(player) : t("common.seat", { n: seat + 1 });
 }
 
 export function mySeat(view: View): number | null {
@@ -161,14 +178,14 @@ function playerEl(view: View, player: Player, now: number): HTMLElement {
       class: `player${acting ? " acting" : ""}${me ? " me" : ""}`,
       "data-testid": "player",
       "data-seat": player.seat,
-      "aria-label": player.name,
+      "aria-label": seatName(player),
     },
     h(
       "h3",
       null,
-      player.name,
+      seatName(player),
       me ? h("span", { class: "badge" }, t("common.you")) : null,
-      player.bot && !player.stand_in ? h("span", { class: "badge" }, t("common.bot", { level: player.bot })) : null,
+      player.bot && !player.stand_in ? h("span", { class: "badge" }, botBadge(player.bot)) : null,
       player.taken_over ? h("span", { class: "badge" }, t("table.takenOver")) : null,
       player.resigned ? h("span", { class: "badge" }, t("table.resigned")) : null,
       acting ? h("span", { class: "badge acting-badge" }, "▶ ", t("table.toAct")) : null,

@@ -12,7 +12,7 @@ import { describeEvent, type GameEvent } from "../events";
 import { oddsEl } from "../odds";
 import { t } from "../i18n";
 import { heldSeat, holdSeat, playerId, savedName, saveName } from "../store";
-import { boardEl, clockText, mySeat, nameOf, playersEl, resultsEl, statusLine, type View } from "../table";
+import { boardEl, botBadge, clockText, mySeat, nameOf, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
 import { authMode } from "./lobby";
 
 type ActedOut = components["schemas"]["ActedOut"];
@@ -85,8 +85,8 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
               { "data-seat": seat.seat },
               t("common.seat", { n: seat.seat + 1 }),
               ": ",
-              seat.taken ? seat.name ?? "" : h("em", null, t("wait.open")),
-              seat.bot ? h("span", { class: "badge" }, t("common.bot", { level: seat.bot })) : null,
+              seat.taken ? seatName(seat) : h("em", null, t("wait.open")),
+              seat.bot ? h("span", { class: "badge" }, botBadge(seat.bot)) : null,
               held?.seat === seat.seat ? h("span", { class: "badge" }, t("common.you")) : null,
             ),
           ),

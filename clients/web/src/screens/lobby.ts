@@ -2,7 +2,8 @@
 import type { components, CreateGameIn } from "../../../ts/src/client";
 import { api, describeError } from "../api";
 import { h, show } from "../dom";
-import { t, tn } from "../i18n";
+import { list, t, tn } from "../i18n";
+import { seatName } from "../table";
 import { heldSeats, holdSeat, playerId, savedName, saveName } from "../store";
 
 let mode: "open" | "verified" | "unknown" = "unknown";
@@ -121,7 +122,7 @@ function openTablesEl(page: components["schemas"]["GamesPage"] | null): HTMLElem
             return h(
               "li",
               { "data-testid": "open-table", "data-game-id": g.id },
-              g.seats.filter((s) => s.taken && s.name).map((s) => s.name).join(", ") || g.id,
+              list(g.seats.filter((s) => s.taken && s.name).map(seatName)) || g.id,
               " · ",
               tn("lobby.open.seats", g.seats.length, { taken, total: g.seats.length }),
               " ",

@@ -2,8 +2,8 @@
 import type { components } from "../../../ts/src/client";
 import { api, describeError } from "../api";
 import { h, show } from "../dom";
-import { num, t } from "../i18n";
-import { boardEl, playersEl, resultsEl, statusLine, type View } from "../table";
+import { list, num, t } from "../i18n";
+import { boardEl, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
 
 type ArchivedGame = components["schemas"]["GameSummary"];
 
@@ -26,7 +26,7 @@ export async function archiveScreen(root: HTMLElement, params: URLSearchParams):
       { "data-testid": "archived-game", "data-game-id": g.id },
       h("a", { href: `#/replay/${encodeURIComponent(g.id)}` }, t("archive.replay")),
       " · ",
-      g.seats.map((s) => s.name).join(", "),
+      list(g.seats.map(seatName)),
       " · ",
       t(`archive.status.${g.status}` as Parameters<typeof t>[0]),
       g.ranked ? ` · ${t("archive.ranked")}` : "",

@@ -76,6 +76,21 @@ function confirmBuy(action: Action & { type: "buy" }, send: Send): void {
   dialog.showModal();
 }
 
+/**
+ * What a stop does with the tableau (rules 3.2): numbers: its number cards go to the seat's
+ * collection and every other player gains its currency; currency: the seat gains the currency
+ * and its number cards go to the market.
+ */
+function stopText(view: View, take: "numbers" | "currency"): string {
+  const totals = tableauTotals(view.tableau);
+  const currency = tn("n.currency", totals.currency);
+  if (take === "numbers") {
+    const stop = tn("action.stop.numbers", totals.numberCards);
+    return totals.currency > 0 && view.players.length > 1 ? t("action.stop.others", { stop, currency }) : stop;
+  }
+  return totals.numberCards > 0 ? tn("action.stop.market", totals.numberCards, { currency }) : t("action.stop.currency", { currency });
+}
+
 function turnControls(view: View, legal: Action[], send: Send): HTMLElement[] {
   const out: HTMLElement[] = [];
   const bids = legal.filter((a) => a.type === "bid");
@@ -83,10 +98,8 @@ function turnControls(view: View, legal: Action[], send: Send): HTMLElement[] {
   const simple = h("div", { class: "row" });
   for (const action of legal) {
     if (action.type === "draw") simple.append(button(action, t("action.draw"), send, { class: "primary" }));
-    else if (action.type === "stop" && action.take === "numbers") simple.append(button(action, t("action.stop.numbers"), send));
-    else if (action.type === "stop") {
-      simple.append(button(action, t("action.stop.currency", { n: tableauTotals(view.tableau).currency }), send));
-    } else if (action.type === "pass") simple.append(button(action, t("action.pass"), send));
+    else if (action.type === "stop") simple.append(button(action, stopText(view, action.take), send));
+    else if (action.type === "pass") simple.append(button(action, t("action.pass"), send));
   }
   if (bids.length) out.push(bidControls(bids, send));
   if (simple.childElementCount) out.push(simple);

@@ -238,7 +238,7 @@ export function resultsEl(view: View, results: readonly Result[]): HTMLElement {
   const sorted = [...results].sort((a, b) => a.rank - b.rank || a.seat - b.seat);
   return h(
     "section",
-    { class: "results", "data-testid": "results", "aria-label": t("results.heading") },
+    { class: "results", id: "results", "data-testid": "results", "aria-label": t("results.heading"), tabindex: "-1" },
     h("h2", null, t("results.heading")),
     sorted.map((r) =>
       h(

@@ -17,6 +17,9 @@ import { authMode } from "./lobby";
 
 type ActedOut = components["schemas"]["ActedOut"];
 
+/** The table's layout has one column below this width (app.css: `.layout`). */
+const ONE_COLUMN = window.matchMedia("(max-width: 899px)");
+
 export async function gameScreen(root: HTMLElement, params: URLSearchParams, _route: string, gameId = ""): Promise<() => void> {
   let stopped = false;
   let cleanup: () => void = () => undefined;
@@ -167,6 +170,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   let refreshing: Promise<void> | null = null;
   let wanted = 0;
   let firstDraw = true;
+  let shownEnd = first.status !== "active"; // the end of the game was brought into view
 
   const setView = (next: View) => {
     view = next;
@@ -230,6 +234,14 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     if (firstDraw) {
       firstDraw = false;
       performance.mark("ten:interactive");
+    }
+    if (finished && !shownEnd) {
+      // the game just ended: the results (above the table) come into view, focused
+      shownEnd = true;
+      const results = root.querySelector<HTMLElement>("[data-testid=results]");
+      results?.scrollIntoView({ block: "start" });
+      results?.focus({ preventScroll: true });
+      return;
     }
     if (ours && focusKey) {
       const again = [...root.querySelectorAll<HTMLElement>("[id], [data-action]")].find(
@@ -296,6 +308,10 @@ function liveTable(root: HTMLElement, first: Game): () => void {
       busy = false;
       draw();
       if (view.status !== "active") stream?.close();
+      else if (ONE_COLUMN.matches) {
+        // on a one-column (phone) layout the move's outcome shows in the tableau, above the controls
+        root.querySelector<HTMLElement>("[data-testid=tableau]")?.scrollIntoView({ block: "nearest" });
+      }
     }
   }
 

@@ -8,25 +8,12 @@ import re
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, deck_game, hold_seat, wait_for
+from tests.browser.web import BROWSER_TIER, App, at_a_buy, hold_seat, wait_for
 
 pytestmark = BROWSER_TIER
 
 LANGUAGES = ("id", "hy", "es", "gu")
 CODE = re.compile(r"\b[RBOGW][1-9#]\b|\$\d")  # a card's API code in a text
-# one seat: R1 R2 stopped (collection), B9 G5 bust into the market (a bust token), O1
-# stopped: the buy phase, where B9 costs more than the seat's tokens: a card pays the rest
-BUY_DECK = ["R1", "R2", "B9", "G5", "O1", "O2", "O3"]
-TO_THE_BUY = [
-    {"type": "draw"},
-    {"type": "draw"},
-    {"type": "stop", "take": "numbers"},
-    {"type": "decline"},
-    {"type": "draw"},
-    {"type": "draw"},
-    {"type": "draw"},
-    {"type": "stop", "take": "numbers"},
-]
 NAMES = {"R1": "Red 1", "R2": "Red 2", "O1": "Orange 1"}
 
 
@@ -66,16 +53,7 @@ def test_skip_link_bot_names_and_levels_are_translated(app: App) -> None:
 
 
 def test_a_payment_names_its_cards_in_words(app: App, api: httpx.Client) -> None:
-    game = deck_game(api, ["Ann"], BUY_DECK)
-    token = game["seats"][0]["token"]
-    for action in TO_THE_BUY:
-        acted = api.post(
-            f"/v1/games/{game['id']}/actions",
-            json=action,
-            headers={"Authorization": f"Bearer {token}"},
-        )
-        assert acted.status_code == 200, (action, acted.text)
-    view = acted.json()
+    game, view = at_a_buy(api)
     buys = [a for a in view["legal_actions"] if a["type"] == "buy" and a["payment"]["cards"]]
     assert [b["card"] for b in buys] == ["B9"], view["legal_actions"]
     spent = buys[0]["payment"]["cards"]

@@ -4,7 +4,7 @@
  * Other seats' moves arrive through the event stream (`EventSource`, which reconnects by itself
  * with `Last-Event-ID`); each new event version re-reads this seat's view.
  */
-import type { Action, components, Game, Odds, Table } from "../../../ts/src/client";
+import { bearer, type Action, type components, type Game, type Odds, type Problem, type Table } from "../../../ts/src/client";
 import { api, describeError, TenApiError } from "../api";
 import { controlsEl } from "../controls";
 import { h, show } from "../dom";
@@ -54,9 +54,13 @@ function inviteLink(gameId: string, invite: string | null | undefined): string {
   return invite ? `${base}?invite=${encodeURIComponent(invite)}` : base;
 }
 
+/** How long the waiting room goes without re-reading its seats (who joined, or left). */
+const SEATS_REFRESH_MS = 10_000;
+
 function waitingRoom(root: HTMLElement, table: Table, invite: string | null, started: () => void): () => void {
   let timer = 0;
   let current = table;
+  let stream: EventSource | null = null;
   const draw = (message = "") => {
     const held = heldSeat(current.id);
     const link = inviteLink(current.id, held?.invite ?? invite);
@@ -96,7 +100,12 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
         ),
         held ? h("p", null, t("wait.seated", { n: held.seat + 1 })) : null,
         held?.host && current.status === "open"
-          ? h("button", { type: "button", id: "start-now", class: "primary", onclick: startNow }, t("wait.start"))
+          ? h(
+              "div",
+              { class: "row" },
+              h("button", { type: "button", id: "start-now", class: "primary", onclick: startNow }, t("wait.start")),
+              h("button", { type: "button", id: "cancel-table", class: "danger", onclick: cancel }, t("wait.cancel")),
+            )
           : null,
       ),
       !held && current.status === "open" ? joinForm() : null,
@@ -137,7 +146,20 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
       draw(describeError(error));
     }
   };
-  const poll = async () => {
+  const cancel = async () => {
+    const host = heldSeat(current.id)?.host;
+    if (!confirm(t("wait.cancel.confirm"))) return;
+    const { data, error, response } = await api.raw.POST("/v1/games/{game_id}/cancel", {
+      params: { path: { game_id: current.id } },
+      headers: host ? { Authorization: bearer(host) } : {},
+    });
+    if (data) {
+      current = data;
+      stop();
+      draw();
+    } else draw(describeError(new TenApiError(response, error as Problem | undefined)));
+  };
+  const refresh = async () => {
     try {
       const { game } = await api.getGame(current.id, heldSeat(current.id) ? { token: heldSeat(current.id)?.token ?? "" } : {});
       if ("players" in game) return started();
@@ -148,11 +170,30 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
     } catch {
       /* try again on the next tick */
     }
-    if (current.status === "open") timer = window.setTimeout(poll, 1500);
+    if (current.status === "open") timer = window.setTimeout(refresh, SEATS_REFRESH_MS);
+    else stop();
+  };
+  // the game's first event (game_started) says the table has started: no polling for it; the
+  // seats (joins make no event) are re-read now and then, and whenever the stream (re)opens
+  const follow = () => {
+    stream = new EventSource(api.eventStreamUrl(current.id, 0));
+    stream.addEventListener("game_started", () => {
+      stop();
+      started();
+    });
+    stream.onopen = () => void refresh();
+  };
+  const stop = () => {
+    window.clearTimeout(timer);
+    stream?.close();
+    stream = null;
   };
   draw();
-  timer = window.setTimeout(poll, 1500);
-  return () => window.clearTimeout(timer);
+  if (current.status === "open") {
+    follow();
+    timer = window.setTimeout(refresh, SEATS_REFRESH_MS);
+  }
+  return stop;
 }
 
 /** The live table: draw it, follow the stream, send this seat's moves. */

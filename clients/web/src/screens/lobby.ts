@@ -134,17 +134,57 @@ function openTablesEl(page: components["schemas"]["GamesPage"] | null): HTMLElem
   );
 }
 
-function myGamesEl(): HTMLElement | null {
-  const ids = Object.keys(heldSeats()).reverse().slice(0, 8);
-  if (!ids.length) return null;
+type Held = Awaited<ReturnType<typeof api.getGame>>["game"];
+const MY_GAMES = 8;
+
+/** This browser's newest seats, each game read with its seat's token (null: it is gone). */
+async function loadMyGames(): Promise<[string, Held | null][]> {
+  const seats = heldSeats();
+  const ids = Object.keys(seats).reverse().slice(0, MY_GAMES);
+  return Promise.all(
+    ids.map(async (id): Promise<[string, Held | null]> => {
+      try {
+        return [id, (await api.getGame(id, { token: seats[id]?.token ?? "" })).game];
+      } catch {
+        return [id, null];
+      }
+    }),
+  );
+}
+
+function myGameStatus(game: Held): string {
+  if (game.status === "open") return t("lobby.mine.open");
+  if (game.status === "cancelled") return t("lobby.mine.cancelled");
+  if (game.status === "active") return t("lobby.mine.active");
+  return t(`archive.status.${game.status}`);
+}
+
+function myGamesEl(games: [string, Held | null][]): HTMLElement | null {
+  if (!games.length) return null;
   return h(
     "section",
     { class: "panel" },
     h("h2", null, t("lobby.mine")),
     h(
       "ul",
-      { class: "plain" },
-      ids.map((id) => h("li", null, h("a", { href: `#/game/${encodeURIComponent(id)}` }, t("lobby.resume"), " ", h("code", null, id)))),
+      { class: "plain", "data-testid": "my-games" },
+      games.map(([id, game]) => {
+        const link = h("a", { href: `#/game/${encodeURIComponent(id)}` }, t("lobby.resume"));
+        if (!game) return h("li", { "data-game-id": id }, link, " ", h("code", null, id), " · ", t("lobby.mine.gone"));
+        const seats: { name?: string | null; bot?: string | null; taken?: boolean }[] = "players" in game ? game.players : game.seats;
+        const names = seats.filter((s) => s.taken !== false && s.name).map(seatName);
+        return h(
+          "li",
+          { "data-game-id": id, "data-status": game.status },
+          link,
+          " ",
+          h("strong", null, list(names)),
+          " · ",
+          tn("n.player", seats.length),
+          " · ",
+          myGameStatus(game),
+        );
+      }),
     ),
   );
 }
@@ -152,6 +192,7 @@ function myGamesEl(): HTMLElement | null {
 export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
   await loadMode();
   let page: components["schemas"]["GamesPage"] | null = null;
+  let mine: [string, Held | null][] = [];
   const errorEl = h("p", { role: "alert", class: "error" });
   const draw = () => {
     show(
@@ -160,7 +201,7 @@ export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
       h("p", { class: "muted" }, t("app.tagline")),
       mode === "verified" ? h("p", { class: "notice" }, t("lobby.verified")) : null,
       errorEl,
-      h("div", { class: "layout" }, h("div", { class: "col-main" }, createForm((m) => (errorEl.textContent = m))), h("div", { class: "col-side" }, openTablesEl(page), myGamesEl())),
+      h("div", { class: "layout" }, h("div", { class: "col-main" }, createForm((m) => (errorEl.textContent = m))), h("div", { class: "col-side" }, openTablesEl(page), myGamesEl(mine))),
     );
     document.body.dataset.screen = "lobby";
     document.body.dataset.ready = "1";
@@ -172,7 +213,7 @@ export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
       errorEl.textContent = describeError(error);
     }
   };
-  await load();
+  [mine] = await Promise.all([loadMyGames(), load()]);
   draw();
   const timer = window.setInterval(async () => {
     await load();

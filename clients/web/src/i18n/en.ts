@@ -194,6 +194,7 @@ export const en = {
   "results.score": "Score",
   "results.tie": "tie",
   "results.winner": "winner",
+  "results.again": "Play again with the same seats",
   "results.runs": "Scored runs",
   "results.wildAt": "wild card used as {n}",
 

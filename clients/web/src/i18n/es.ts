@@ -186,6 +186,7 @@ export const es: Messages = {
   "results.score": "Puntuación",
   "results.tie": "empate",
   "results.winner": "ganador",
+  "results.again": "Jugar otra vez con los mismos asientos",
   "results.runs": "Secuencias puntuadas",
   "results.wildAt": "comodín usado como {n}",
   "color.R": "Rojo",

@@ -186,6 +186,7 @@ export const gu: Messages = {
   "results.score": "સ્કોર",
   "results.tie": "ટાઈ",
   "results.winner": "વિજેતા",
+  "results.again": "એ જ બેઠકો સાથે ફરી રમો",
   "results.runs": "સ્કોર થયેલા ક્રમ",
   "results.wildAt": "{n} તરીકે વપરાયેલું વાઇલ્ડકાર્ડ",
   "color.R": "લાલ",

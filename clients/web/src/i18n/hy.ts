@@ -186,6 +186,7 @@ export const hy: Messages = {
   "results.score": "Միավորներ",
   "results.tie": "ոչ-ոքի",
   "results.winner": "հաղթող",
+  "results.again": "Կրկին խաղալ նույն տեղերով",
   "results.runs": "Միավոր բերած հաջորդականություններ",
   "results.wildAt": "վայրի քարտ՝ որպես {n}",
   "color.R": "Կարմիր",

@@ -186,6 +186,7 @@ export const id: Messages = {
   "results.score": "Skor",
   "results.tie": "seri",
   "results.winner": "pemenang",
+  "results.again": "Main lagi dengan kursi yang sama",
   "results.runs": "Urutan yang dinilai",
   "results.wildAt": "kartu liar dipakai sebagai {n}",
   "color.R": "Merah",

@@ -13,7 +13,7 @@ import { oddsEl } from "../odds";
 import { t } from "../i18n";
 import { heldSeat, holdSeat, playerId, savedName, saveName } from "../store";
 import { boardEl, botBadge, clockText, mySeat, nameOf, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
-import { authMode } from "./lobby";
+import { againBody, authMode, createTable } from "./lobby";
 
 type ActedOut = components["schemas"]["ActedOut"];
 
@@ -261,6 +261,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
         message ? h("p", { class: "error", role: "alert" }, message) : null,
       ),
       finished && view.results ? resultsEl(view, view.results) : null,
+      finished && seat !== null ? h("div", { class: "row" }, h("button", { type: "button", id: "play-again", class: "primary", onclick: playAgain }, t("results.again"))) : null,
       h(
         "div",
         { class: "layout" },
@@ -312,6 +313,16 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   };
 
   const held = () => heldSeat(gameId);
+  const playAgain = async () => {
+    const seat = mySeat(view);
+    if (seat === null) return;
+    try {
+      await createTable(againBody(view.players, seat));
+    } catch (error) {
+      message = describeError(error);
+      draw();
+    }
+  };
   const refresh = async (): Promise<void> => {
     if (refreshing) return refreshing;
     refreshing = (async () => {

@@ -36,6 +36,39 @@ function tableBody(name: string, count: number, seats: SeatChoice[], clock: Cloc
   return body;
 }
 
+/** Creates a game or table whose seat 0 is this browser's, holds that seat and opens it. */
+export async function createTable(body: CreateGameIn): Promise<void> {
+  const created = await api.createGame(body, { idempotencyKey: crypto.randomUUID() });
+  const token = "tokens" in created ? created.tokens[0]?.token : created.seats[0]?.token;
+  if (token) {
+    holdSeat(created.id, {
+      seat: 0,
+      token,
+      host: "host_token" in created ? created.host_token ?? undefined : undefined,
+      invite: "invite_code" in created ? created.invite_code : null,
+    });
+  }
+  location.hash = `#/game/${encodeURIComponent(created.id)}`;
+}
+
+/**
+ * A new table with the seats of a finished game: this browser's player in seat 0, the bots
+ * again (same level, same name), an open seat for each other person (who joins by the invite).
+ */
+export function againBody(players: readonly { seat: number; name: string; bot?: string | null; stand_in?: string | null }[], mine: number): CreateGameIn {
+  const me = players.find((p) => p.seat === mine);
+  const seat = (p: (typeof players)[number]): components["schemas"]["PlayerIn"] => {
+    const level = p.bot && !p.stand_in ? (["basic", "random", "expert"] as const).find((l) => l === p.bot) : undefined;
+    return level ? { name: p.name, bot: level } : { open: true };
+  };
+  return {
+    players: [
+      { name: me?.name ?? savedName(), ...(mode === "open" ? { player_id: playerId() } : {}) },
+      ...players.filter((p) => p.seat !== mine).map(seat),
+    ],
+  };
+}
+
 function createForm(onError: (message: string) => void): HTMLFormElement {
   const name = h("input", { id: "create-name", required: true, maxlength: 40, autocomplete: "nickname", value: savedName() });
   const players = h(
@@ -79,17 +112,7 @@ function createForm(onError: (message: string) => void): HTMLFormElement {
           isPrivate.checked,
         );
         try {
-          const created = await api.createGame(body, { idempotencyKey: crypto.randomUUID() });
-          const token = "tokens" in created ? created.tokens[0]?.token : created.seats[0]?.token;
-          if (token) {
-            holdSeat(created.id, {
-              seat: 0,
-              token,
-              host: "host_token" in created ? created.host_token ?? undefined : undefined,
-              invite: "invite_code" in created ? created.invite_code : null,
-            });
-          }
-          location.hash = `#/game/${encodeURIComponent(created.id)}`;
+          await createTable(body);
         } catch (error) {
           onError(describeError(error));
         }

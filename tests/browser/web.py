@@ -292,3 +292,58 @@ class App:
             if original:
                 page.set_viewport_size(original)
         return paths
+
+
+def deck_game(api: httpx.Client, names: Iterable[str], deck: Iterable[str]) -> dict[str, Any]:
+    """A game created through the API with a stacked deck (`deck`: the draw pile, top first);
+    `names` are the seats, all people. Returns the created game's body (its seats' tokens)."""
+    created = api.post(
+        "/v1/games",
+        json={"players": [{"name": name} for name in names], "deck": list(deck)},
+    )
+    assert created.status_code == 201, created.text
+    return created.json()
+
+
+def hold_seat(app: App, game: Mapping[str, Any], seat: int = 0) -> None:
+    """Gives this browser the seat `seat` of `game` (a `deck_game`), as the lobby would
+    (localStorage["ten.seats"]), without loading any screen."""
+    app.page.goto(f"{app.base}/health")  # any page of the origin: its localStorage
+    app.page.evaluate(
+        """([id, seat, token]) => {
+            const seats = JSON.parse(localStorage.getItem("ten.seats") || "{}");
+            seats[id] = { seat, token };
+            localStorage.setItem("ten.seats", JSON.stringify(seats));
+        }""",
+        [game["id"], seat, game["seats"][seat]["token"]],
+    )
+
+
+# one seat: R1 R2 stopped (collection), B9 G5 bust into the market (a bust token), O1
+# stopped: the buy phase, where B9 costs more than the seat's tokens: a card pays the rest
+BUY_DECK = ["R1", "R2", "B9", "G5", "O1", "O2", "O3"]
+TO_THE_BUY = [
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "stop", "take": "numbers"},
+    {"type": "decline"},
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "draw"},
+    {"type": "stop", "take": "numbers"},
+]
+
+
+def at_a_buy(api: httpx.Client) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A one-seat `deck_game` played through the API to a buy phase (`BUY_DECK`): the game
+    created and the seat's view there."""
+    game = deck_game(api, ["Ann"], BUY_DECK)
+    token = game["seats"][0]["token"]
+    for action in TO_THE_BUY:
+        acted = api.post(
+            f"/v1/games/{game['id']}/actions",
+            json=action,
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert acted.status_code == 200, (action, acted.text)
+    return game, acted.json()

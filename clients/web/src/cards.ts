@@ -62,16 +62,23 @@ export function cardRow(codes: readonly string[], empty: string): HTMLElement {
   return h("span", { class: "cards" }, codes.length ? codes.map((c) => cardEl(c)) : h("span", { class: "muted" }, empty));
 }
 
-/** The tableau's two running totals (rules 3.1): numbers minus currency, and currency. */
-export function tableauTotals(codes: readonly string[]): { numbers: number; currency: number } {
-  let numbers = 0;
+/**
+ * The tableau's two running totals (rules 3.1): `numbers` (the number cards' sum minus the
+ * currency) and `currency`; with the number cards' own sum and how many they are.
+ */
+export function tableauTotals(codes: readonly string[]): { numbers: number; currency: number; numberSum: number; numberCards: number } {
+  let numberSum = 0;
+  let numberCards = 0;
   let currency = 0;
   for (const code of codes) {
     const c = parseCard(code);
     if (c.currency !== null) currency += c.currency;
-    else if (c.number !== null) numbers += c.number;
+    else if (c.number !== null) {
+      numberSum += c.number;
+      numberCards += 1;
+    }
   }
-  return { numbers: numbers - currency, currency };
+  return { numbers: numberSum - currency, currency, numberSum, numberCards };
 }
 
 /**

@@ -6,16 +6,16 @@
 import type { Action } from "../../ts/src/client";
 import { cardEl, cardName, tableauTotals } from "./cards";
 import { h } from "./dom";
-import { t } from "./i18n";
-import type { View } from "./table";
+import { list, t, tn } from "./i18n";
+import { mySeat, type View } from "./table";
 
 type Send = (action: Action) => void;
 
 function paymentText(payment: { currency?: number; bust?: number; cards?: readonly string[] } | null | undefined): string {
   const parts: string[] = [];
-  if (payment?.currency) parts.push(t("pay.currency", { n: payment.currency }));
-  if (payment?.bust) parts.push(t("pay.bust", { n: payment.bust }));
-  if (payment?.cards?.length) parts.push(t("pay.cards", { cards: payment.cards.join(", ") }));
+  if (payment?.currency) parts.push(tn("n.currency", payment.currency));
+  if (payment?.bust) parts.push(tn("n.bustToken", payment.bust));
+  if (payment?.cards?.length) parts.push(tn("pay.cards", payment.cards.length, { cards: list(payment.cards.map(cardName)) }));
   return parts.length ? parts.join(" + ") : t("pay.nothing");
 }
 
@@ -56,24 +56,96 @@ function bidControls(bids: Action[], send: Send): HTMLElement {
   );
 }
 
+type Payment = Required<NonNullable<(Action & { type: "buy" })["payment"]>>;
+type CardCode = Payment["cards"][number];
+
+/**
+ * How to pay for a purchase: the service's payment preselected (the one its legal action
+ * names), any other mix of the seat's tokens and collection cards choosable; the service
+ * checks the payment named (rules 3.4: enough, and minimal) and says why when it refuses.
+ */
+function paymentChoice(view: View, offered: Payment, changed: (payment: Payment) => void): HTMLElement {
+  const me = view.players[mySeat(view) ?? -1];
+  const chosen: Payment = { currency: offered.currency, bust: offered.bust, cards: [...offered.cards] };
+  const tokens = (id: string, label: string, held: number, value: number, set: (n: number) => void) =>
+    h(
+      "div",
+      { class: "field" },
+      h("label", { for: id }, label),
+      h("input", { id, type: "number", min: 0, max: held, step: 1, value: String(value), oninput: (event: Event) => {
+        set(Math.max(0, Math.trunc(Number((event.target as HTMLInputElement).value) || 0)));
+        changed(chosen);
+      } }),
+    );
+  const cards = (me?.cards ?? []).map((code, i) => {
+    const id = `pay-card-${i}`;
+    const box = h("input", { id, type: "checkbox", "data-card": code, checked: false, onchange: () => {
+      chosen.cards = [...root.querySelectorAll<HTMLInputElement>("input[data-card]:checked")].map((b) => b.dataset.card as CardCode);
+      changed(chosen);
+    } });
+    return { code, box, row: h("div", { class: "field check" }, box, h("label", { for: id }, cardEl(code), " ", cardName(code))) };
+  });
+  // preselect the offered cards (a card held twice: as many boxes as the payment names)
+  const left: string[] = [...offered.cards];
+  for (const card of cards) {
+    const at = left.indexOf(card.code);
+    if (at >= 0) {
+      card.box.checked = true;
+      left.splice(at, 1);
+    }
+  }
+  const root = h(
+    "fieldset",
+    { class: "payment", "data-testid": "payment" },
+    h("legend", null, t("confirm.buy.choose")),
+    tokens("pay-currency", t("confirm.buy.currency"), me?.currency ?? 0, offered.currency, (n) => (chosen.currency = n)),
+    tokens("pay-bust", t("confirm.buy.bust"), me?.bust ?? 0, offered.bust, (n) => (chosen.bust = n)),
+    cards.length ? h("div", { class: "pay-cards" }, cards.map((c) => c.row)) : null,
+  );
+  return root;
+}
+
 /** The buy confirmation: the card and exactly what it costs, before anything is sent. */
-function confirmBuy(action: Action & { type: "buy" }, send: Send): void {
+function confirmBuy(view: View, action: Action & { type: "buy" }, send: Send): void {
+  const offered: Payment = { currency: action.payment?.currency ?? 0, bust: action.payment?.bust ?? 0, cards: [...(action.payment?.cards ?? [])] };
+  let chosen: Payment = offered;
+  const summary = h("p", { "data-testid": "payment-summary" }, t("confirm.buy.pay", { payment: paymentText(offered) }));
+  const choice = paymentChoice(view, offered, (payment) => {
+    chosen = { ...payment, cards: [...payment.cards] };
+    summary.textContent = t("confirm.buy.pay", { payment: paymentText(chosen) });
+  });
   const dialog = h(
     "dialog",
     { "data-testid": "confirm-buy", "aria-labelledby": "confirm-buy-title" },
     h("h2", { id: "confirm-buy-title" }, t("confirm.buy.heading", { card: cardName(action.card) })),
     h("p", null, cardEl(action.card)),
-    h("p", null, t("confirm.buy.pay", { payment: paymentText(action.payment) })),
+    choice,
+    summary,
     h(
       "div",
       { class: "row" },
-      h("button", { type: "button", id: "buy-confirm", class: "primary", onclick: () => { dialog.close(); dialog.remove(); send(action); } }, t("confirm.buy.ok")),
+      h("button", { type: "button", id: "buy-confirm", class: "primary", onclick: () => { dialog.close(); dialog.remove(); send({ ...action, payment: chosen }); } }, t("confirm.buy.ok")),
       h("button", { type: "button", id: "buy-cancel", onclick: () => { dialog.close(); dialog.remove(); } }, t("confirm.buy.cancel")),
     ),
   );
   dialog.addEventListener("close", () => dialog.remove());
   document.body.appendChild(dialog);
   dialog.showModal();
+}
+
+/**
+ * What a stop does with the tableau (rules 3.2): numbers: its number cards go to the seat's
+ * collection and every other player gains its currency; currency: the seat gains the currency
+ * and its number cards go to the market.
+ */
+function stopText(view: View, take: "numbers" | "currency"): string {
+  const totals = tableauTotals(view.tableau);
+  const currency = tn("n.currency", totals.currency);
+  if (take === "numbers") {
+    const stop = tn("action.stop.numbers", totals.numberCards);
+    return totals.currency > 0 && view.players.length > 1 ? t("action.stop.others", { stop, currency }) : stop;
+  }
+  return totals.numberCards > 0 ? tn("action.stop.market", totals.numberCards, { currency }) : t("action.stop.currency", { currency });
 }
 
 function turnControls(view: View, legal: Action[], send: Send): HTMLElement[] {
@@ -83,10 +155,8 @@ function turnControls(view: View, legal: Action[], send: Send): HTMLElement[] {
   const simple = h("div", { class: "row" });
   for (const action of legal) {
     if (action.type === "draw") simple.append(button(action, t("action.draw"), send, { class: "primary" }));
-    else if (action.type === "stop" && action.take === "numbers") simple.append(button(action, t("action.stop.numbers"), send));
-    else if (action.type === "stop") {
-      simple.append(button(action, t("action.stop.currency", { n: tableauTotals(view.tableau).currency }), send));
-    } else if (action.type === "pass") simple.append(button(action, t("action.pass"), send));
+    else if (action.type === "stop") simple.append(button(action, stopText(view, action.take), send));
+    else if (action.type === "pass") simple.append(button(action, t("action.pass"), send));
   }
   if (bids.length) out.push(bidControls(bids, send));
   if (simple.childElementCount) out.push(simple);
@@ -105,7 +175,7 @@ function turnControls(view: View, legal: Action[], send: Send): HTMLElement[] {
               null,
               h(
                 "button",
-                { type: "button", "data-action": JSON.stringify(buy), onclick: () => confirmBuy(buy, send) },
+                { type: "button", "data-action": JSON.stringify(buy), onclick: () => confirmBuy(view, buy, send) },
                 cardEl(buy.card),
                 " ",
                 t("action.buy", { card: cardName(buy.card) }),

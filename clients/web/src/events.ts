@@ -1,14 +1,14 @@
 /** One event of the log as a sentence in the page's language. */
 import type { components } from "../../ts/src/client";
 import { cardName } from "./cards";
-import { t } from "./i18n";
+import { t, tn } from "./i18n";
 
 export type GameEvent = components["schemas"]["EventsOut"]["events"][number];
 
 export function describeEvent(event: GameEvent, nameOf: (seat: number) => string): string {
   switch (event.type) {
     case "game_started":
-      return t("event.game_started", { n: event.players.length });
+      return t("event.game_started", { players: tn("n.player", event.players.length) });
     case "turn_started":
       return t("event.turn_started", { name: nameOf(event.seat) });
     case "card_drawn":

@@ -93,6 +93,8 @@ function header(): HTMLElement {
 /** Draw the whole page in the current language (on start and on a language switch). */
 function render(): void {
   document.title = `${t("app.title")} · ${t("app.tagline")}`;
+  const skip = document.querySelector<HTMLAnchorElement>("a.skip");
+  if (skip) skip.textContent = t("nav.skip");
   const app = byId("app");
   if (!app) return;
   show(app, header(), h("main", { id: "main", tabindex: "-1" }));

@@ -1,7 +1,7 @@
 /** The odds panel: the service's exact odds of the next card, for the seat whose turn it is. */
 import type { Odds } from "../../ts/src/client";
 import { h } from "./dom";
-import { num, t } from "./i18n";
+import { num, t, tn } from "./i18n";
 
 function percent(p: number): string {
   return `${num(p * 100, 1)}%`;
@@ -27,8 +27,8 @@ export function oddsEl(odds: Odds["odds"]): HTMLElement | null {
       ")",
     ),
     h("p", null, t("odds.wild", { p: percent(odds.wild) })),
-    stop === null ? null : h("p", null, t("odds.stop", { v: points(stop) })),
-    draw === null ? null : h("p", null, t("odds.draw", { v: points(draw) })),
+    stop === null ? null : h("p", null, tn("odds.stop", stop, { v: points(stop) }, 2)),
+    draw === null ? null : h("p", null, tn("odds.draw", draw, { v: points(draw) }, 2)),
     advantage === null ? null : h("p", null, h("strong", null, t(advantage > 0 ? "odds.better.draw" : "odds.better.stop"))),
     h("p", { class: "small muted" }, t("odds.help")),
   );

@@ -6,7 +6,7 @@
 import type { components } from "../../ts/src/client";
 import { cardEl, cardName, cardRow, COLORS, parseCard, runNumbers, tableauTotals, type Color } from "./cards";
 import { h } from "./dom";
-import { num, t } from "./i18n";
+import { list, num, t, tn } from "./i18n";
 
 type Schemas = components["schemas"];
 export type View = Schemas["GameOut"] | Schemas["PublicView"];
@@ -14,8 +14,25 @@ type Player = Schemas["Player"];
 type Result = Schemas["Result"];
 type Clock = Schemas["ClockOut"];
 
+const BOT_LEVELS = ["basic", "random", "expert"] as const;
+const DEFAULT_BOT_NAME = /^Bot (\d+)$/; // the lobby's and the service's name for a bot seat
+
+/** A seat's name as shown: a bot's default name ("Bot 3") in the page's language. */
+export function seatName(seat: { name?: string | null; bot?: string | null }): string {
+  const name = seat.name ?? "";
+  const number = seat.bot ? DEFAULT_BOT_NAME.exec(name)?.[1] : undefined;
+  return number ? t("common.botName", { n: num(Number(number)) }) : name;
+}
+
+/** A bot's badge: "bot (expert)", its level in the page's language. */
+export function botBadge(level: string): string {
+  const known = BOT_LEVELS.find((l) => l === level);
+  return t("common.bot", { level: known ? t(`bot.level.${known}`) : level });
+}
+
 export function nameOf(view: View, seat: number): string {
-  return view.players[seat]?.name ?? t("common.seat", { n: seat + 1 });
+  const player = view.players[seat];
+  return player ? seatName(player) : t("common.seat", { n: seat + 1 });
 }
 
 export function mySeat(view: View): number | null {
@@ -30,6 +47,11 @@ export function statusLine(view: View): string {
   if (view.to_act === null) return phase;
   if (view.to_act === mySeat(view)) return `${t("table.status.yourTurn")} · ${phase}`;
   return `${t("table.status.waiting", { name: nameOf(view, view.to_act) })} · ${phase}`;
+}
+
+/** A seat's or the supply's tokens: "2 currency tokens, 1 bust token". */
+export function tokensText(currency: number, bust: number): string {
+  return list([tn("n.currencyToken", currency), tn("n.bustToken", bust)]);
 }
 
 function meter(label: string, value: number): HTMLElement {
@@ -51,7 +73,7 @@ export function boardEl(view: View): HTMLElement {
       "div",
       { class: "pile", "data-testid": "draw-pile" },
       h("span", { class: "pile-back", "aria-hidden": "true" }, "TEN"),
-      h("span", null, t("table.drawPile"), ": ", h("strong", null, t("table.drawPile.count", { n: view.draw_pile_size }))),
+      h("span", null, t("table.drawPile"), ": ", h("strong", null, tn("n.card", view.draw_pile_size))),
     ),
     h(
       "div",
@@ -63,17 +85,17 @@ export function boardEl(view: View): HTMLElement {
         { class: "totals" },
         meter(t("table.numbers", { sum: totals.numbers }), totals.numbers),
         meter(t("table.currency", { sum: totals.currency }), totals.currency),
-        h("span", { class: "muted" }, t("table.bustIn")),
       ),
+      h("p", { class: "small muted", "data-testid": "meters-help" }, t("table.meters.help", { numbers: totals.numberSum, currency: totals.currency })),
     ),
     view.auction ? auctionEl(view, view.auction) : null,
     h("div", { class: "market", "data-testid": "market" }, h("h3", null, t("table.market")), cardRow(view.market, t("table.market.empty"))),
     h(
       "p",
       { class: "muted small" },
-      t("table.discard", { n: view.discard.length }),
+      t("table.discard", { cards: tn("n.card", view.discard.length) }),
       " · ",
-      t("table.supply", { currency: view.supply.currency, bust: view.supply.bust }),
+      t("table.supply", { tokens: tokensText(view.supply.currency, view.supply.bust) }),
     ),
     view.last_turn && view.status === "active" ? h("p", { class: "notice" }, t("table.lastTurn")) : null,
   );
@@ -156,14 +178,14 @@ function playerEl(view: View, player: Player, now: number): HTMLElement {
       class: `player${acting ? " acting" : ""}${me ? " me" : ""}`,
       "data-testid": "player",
       "data-seat": player.seat,
-      "aria-label": player.name,
+      "aria-label": seatName(player),
     },
     h(
       "h3",
       null,
-      player.name,
+      seatName(player),
       me ? h("span", { class: "badge" }, t("common.you")) : null,
-      player.bot && !player.stand_in ? h("span", { class: "badge" }, t("common.bot", { level: player.bot })) : null,
+      player.bot && !player.stand_in ? h("span", { class: "badge" }, botBadge(player.bot)) : null,
       player.taken_over ? h("span", { class: "badge" }, t("table.takenOver")) : null,
       player.resigned ? h("span", { class: "badge" }, t("table.resigned")) : null,
       acting ? h("span", { class: "badge acting-badge" }, "▶ ", t("table.toAct")) : null,
@@ -173,7 +195,7 @@ function playerEl(view: View, player: Player, now: number): HTMLElement {
       { class: "tokens" },
       h("span", { class: "token cur", "aria-hidden": "true" }, "¤"),
       " ",
-      t("table.tokens", { currency: player.currency ?? 0, bust: player.bust ?? 0 }),
+      tokensText(player.currency ?? 0, player.bust ?? 0),
     ),
     clock === null
       ? null
@@ -195,7 +217,7 @@ function runEl(color: Color, run: readonly string[], points: number): HTMLElemen
   return h(
     "div",
     { class: "run" },
-    h("span", { class: `run-color k-${color}` }, t(`color.${color}`), ": ", t("results.colorPoints", { points })),
+    h("span", { class: `run-color k-${color}` }, t(`color.${color}`), ": ", tn("n.point", points)),
     h(
       "span",
       { class: "cards" },
@@ -216,7 +238,7 @@ export function resultsEl(view: View, results: readonly Result[]): HTMLElement {
   const sorted = [...results].sort((a, b) => a.rank - b.rank || a.seat - b.seat);
   return h(
     "section",
-    { class: "results", "data-testid": "results", "aria-label": t("results.heading") },
+    { class: "results", id: "results", "data-testid": "results", "aria-label": t("results.heading"), tabindex: "-1" },
     h("h2", null, t("results.heading")),
     sorted.map((r) =>
       h(
@@ -233,7 +255,7 @@ export function resultsEl(view: View, results: readonly Result[]): HTMLElement {
           (rankCount.get(r.rank) ?? 0) > 1 ? h("span", { class: "badge" }, t("results.tie")) : null,
           r.resigned ? h("span", { class: "badge" }, t("table.resigned")) : null,
         ),
-        h("p", { class: "small muted" }, t("results.tiebreak", { currency: r.currency, cards: r.cards })),
+        h("p", { class: "small muted" }, list([tn("n.currency", r.currency), tn("n.card", r.cards)])),
         h(
           "div",
           { class: "runs", "aria-label": t("results.runs") },

@@ -56,3 +56,23 @@ export function t(key: MessageKey, params: Record<string, string | number> = {})
 export function num(n: number, digits = 0): string {
   return n.toLocaleString(current, { maximumFractionDigits: digits });
 }
+
+/** The keys that come in plural forms: `{key}.one`, `{key}.other` (and any other category a language needs). */
+export type PluralKey = { [K in MessageKey]: K extends `${infer Base}.other` ? Base : never }[MessageKey];
+
+/**
+ * The form of `key` for `count` in the current language (its `Intl.PluralRules` category,
+ * `other` when the language has no text for that category), `{n}` the count in the language's
+ * digits; `digits`: the count's shown fraction digits, which decide the form too ("1.5 points").
+ */
+export function tn(key: PluralKey, count: number, params: Record<string, string | number> = {}, digits = 0): string {
+  const category = new Intl.PluralRules(current, { maximumFractionDigits: digits }).select(count);
+  const form = `${key}.${category}`;
+  const chosen = (form in messages ? form : `${key}.other`) as MessageKey;
+  return t(chosen, { n: num(count, digits), ...params });
+}
+
+/** Items joined as the current language lists them ("2 currency tokens, 1 bust token"). */
+export function list(items: readonly string[]): string {
+  return new Intl.ListFormat(current, { type: "unit", style: "short" }).format(items);
+}

@@ -4,7 +4,7 @@
  * Other seats' moves arrive through the event stream (`EventSource`, which reconnects by itself
  * with `Last-Event-ID`); each new event version re-reads this seat's view.
  */
-import type { Action, components, Game, Odds, Table } from "../../../ts/src/client";
+import { bearer, type Action, type components, type Game, type Odds, type Problem, type Table } from "../../../ts/src/client";
 import { api, describeError, TenApiError } from "../api";
 import { controlsEl } from "../controls";
 import { h, show } from "../dom";
@@ -12,10 +12,13 @@ import { describeEvent, type GameEvent } from "../events";
 import { oddsEl } from "../odds";
 import { t } from "../i18n";
 import { heldSeat, holdSeat, playerId, savedName, saveName } from "../store";
-import { boardEl, clockText, mySeat, nameOf, playersEl, resultsEl, statusLine, type View } from "../table";
-import { authMode } from "./lobby";
+import { boardEl, botBadge, clockText, mySeat, nameOf, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
+import { againBody, authMode, createTable } from "./lobby";
 
 type ActedOut = components["schemas"]["ActedOut"];
+
+/** The table's layout has one column below this width (app.css: `.layout`). */
+const ONE_COLUMN = window.matchMedia("(max-width: 899px)");
 
 export async function gameScreen(root: HTMLElement, params: URLSearchParams, _route: string, gameId = ""): Promise<() => void> {
   let stopped = false;
@@ -51,9 +54,13 @@ function inviteLink(gameId: string, invite: string | null | undefined): string {
   return invite ? `${base}?invite=${encodeURIComponent(invite)}` : base;
 }
 
+/** How long the waiting room goes without re-reading its seats (who joined, or left). */
+const SEATS_REFRESH_MS = 10_000;
+
 function waitingRoom(root: HTMLElement, table: Table, invite: string | null, started: () => void): () => void {
   let timer = 0;
   let current = table;
+  let stream: EventSource | null = null;
   const draw = (message = "") => {
     const held = heldSeat(current.id);
     const link = inviteLink(current.id, held?.invite ?? invite);
@@ -85,15 +92,20 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
               { "data-seat": seat.seat },
               t("common.seat", { n: seat.seat + 1 }),
               ": ",
-              seat.taken ? seat.name ?? "" : h("em", null, t("wait.open")),
-              seat.bot ? h("span", { class: "badge" }, t("common.bot", { level: seat.bot })) : null,
+              seat.taken ? seatName(seat) : h("em", null, t("wait.open")),
+              seat.bot ? h("span", { class: "badge" }, botBadge(seat.bot)) : null,
               held?.seat === seat.seat ? h("span", { class: "badge" }, t("common.you")) : null,
             ),
           ),
         ),
         held ? h("p", null, t("wait.seated", { n: held.seat + 1 })) : null,
         held?.host && current.status === "open"
-          ? h("button", { type: "button", id: "start-now", class: "primary", onclick: startNow }, t("wait.start"))
+          ? h(
+              "div",
+              { class: "row" },
+              h("button", { type: "button", id: "start-now", class: "primary", onclick: startNow }, t("wait.start")),
+              h("button", { type: "button", id: "cancel-table", class: "danger", onclick: cancel }, t("wait.cancel")),
+            )
           : null,
       ),
       !held && current.status === "open" ? joinForm() : null,
@@ -134,7 +146,20 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
       draw(describeError(error));
     }
   };
-  const poll = async () => {
+  const cancel = async () => {
+    const host = heldSeat(current.id)?.host;
+    if (!confirm(t("wait.cancel.confirm"))) return;
+    const { data, error, response } = await api.raw.POST("/v1/games/{game_id}/cancel", {
+      params: { path: { game_id: current.id } },
+      headers: host ? { Authorization: bearer(host) } : {},
+    });
+    if (data) {
+      current = data;
+      stop();
+      draw();
+    } else draw(describeError(new TenApiError(response, error as Problem | undefined)));
+  };
+  const refresh = async () => {
     try {
       const { game } = await api.getGame(current.id, heldSeat(current.id) ? { token: heldSeat(current.id)?.token ?? "" } : {});
       if ("players" in game) return started();
@@ -145,11 +170,30 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
     } catch {
       /* try again on the next tick */
     }
-    if (current.status === "open") timer = window.setTimeout(poll, 1500);
+    if (current.status === "open") timer = window.setTimeout(refresh, SEATS_REFRESH_MS);
+    else stop();
+  };
+  // the game's first event (game_started) says the table has started: no polling for it; the
+  // seats (joins make no event) are re-read now and then, and whenever the stream (re)opens
+  const follow = () => {
+    stream = new EventSource(api.eventStreamUrl(current.id, 0));
+    stream.addEventListener("game_started", () => {
+      stop();
+      started();
+    });
+    stream.onopen = () => void refresh();
+  };
+  const stop = () => {
+    window.clearTimeout(timer);
+    stream?.close();
+    stream = null;
   };
   draw();
-  timer = window.setTimeout(poll, 1500);
-  return () => window.clearTimeout(timer);
+  if (current.status === "open") {
+    follow();
+    timer = window.setTimeout(refresh, SEATS_REFRESH_MS);
+  }
+  return stop;
 }
 
 /** The live table: draw it, follow the stream, send this seat's moves. */
@@ -167,6 +211,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   let refreshing: Promise<void> | null = null;
   let wanted = 0;
   let firstDraw = true;
+  let shownEnd = first.status !== "active"; // the end of the game was brought into view
 
   const setView = (next: View) => {
     view = next;
@@ -216,6 +261,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
         message ? h("p", { class: "error", role: "alert" }, message) : null,
       ),
       finished && view.results ? resultsEl(view, view.results) : null,
+      finished && seat !== null ? h("div", { class: "row" }, h("button", { type: "button", id: "play-again", class: "primary", onclick: playAgain }, t("results.again"))) : null,
       h(
         "div",
         { class: "layout" },
@@ -230,6 +276,14 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     if (firstDraw) {
       firstDraw = false;
       performance.mark("ten:interactive");
+    }
+    if (finished && !shownEnd) {
+      // the game just ended: the results (above the table) come into view, focused
+      shownEnd = true;
+      const results = root.querySelector<HTMLElement>("[data-testid=results]");
+      results?.scrollIntoView({ block: "start" });
+      results?.focus({ preventScroll: true });
+      return;
     }
     if (ours && focusKey) {
       const again = [...root.querySelectorAll<HTMLElement>("[id], [data-action]")].find(
@@ -259,6 +313,16 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   };
 
   const held = () => heldSeat(gameId);
+  const playAgain = async () => {
+    const seat = mySeat(view);
+    if (seat === null) return;
+    try {
+      await createTable(againBody(view.players, seat));
+    } catch (error) {
+      message = describeError(error);
+      draw();
+    }
+  };
   const refresh = async (): Promise<void> => {
     if (refreshing) return refreshing;
     refreshing = (async () => {
@@ -296,6 +360,10 @@ function liveTable(root: HTMLElement, first: Game): () => void {
       busy = false;
       draw();
       if (view.status !== "active") stream?.close();
+      else if (ONE_COLUMN.matches) {
+        // on a one-column (phone) layout the move's outcome shows in the tableau, above the controls
+        root.querySelector<HTMLElement>("[data-testid=tableau]")?.scrollIntoView({ block: "nearest" });
+      }
     }
   }
 

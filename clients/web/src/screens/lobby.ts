@@ -2,7 +2,8 @@
 import type { components, CreateGameIn } from "../../../ts/src/client";
 import { api, describeError } from "../api";
 import { h, show } from "../dom";
-import { t } from "../i18n";
+import { list, t, tn } from "../i18n";
+import { seatName } from "../table";
 import { heldSeats, holdSeat, playerId, savedName, saveName } from "../store";
 
 let mode: "open" | "verified" | "unknown" = "unknown";
@@ -33,6 +34,39 @@ function tableBody(name: string, count: number, seats: SeatChoice[], clock: Cloc
   if (clock === "bank") body.clock = { type: "bank", initial_seconds: 300, increment_seconds: 10 };
   if (clock === "deadline") body.clock = { type: "deadline", hours: 24 };
   return body;
+}
+
+/** Creates a game or table whose seat 0 is this browser's, holds that seat and opens it. */
+export async function createTable(body: CreateGameIn): Promise<void> {
+  const created = await api.createGame(body, { idempotencyKey: crypto.randomUUID() });
+  const token = "tokens" in created ? created.tokens[0]?.token : created.seats[0]?.token;
+  if (token) {
+    holdSeat(created.id, {
+      seat: 0,
+      token,
+      host: "host_token" in created ? created.host_token ?? undefined : undefined,
+      invite: "invite_code" in created ? created.invite_code : null,
+    });
+  }
+  location.hash = `#/game/${encodeURIComponent(created.id)}`;
+}
+
+/**
+ * A new table with the seats of a finished game: this browser's player in seat 0, the bots
+ * again (same level, same name), an open seat for each other person (who joins by the invite).
+ */
+export function againBody(players: readonly { seat: number; name: string; bot?: string | null; stand_in?: string | null }[], mine: number): CreateGameIn {
+  const me = players.find((p) => p.seat === mine);
+  const seat = (p: (typeof players)[number]): components["schemas"]["PlayerIn"] => {
+    const level = p.bot && !p.stand_in ? (["basic", "random", "expert"] as const).find((l) => l === p.bot) : undefined;
+    return level ? { name: p.name, bot: level } : { open: true };
+  };
+  return {
+    players: [
+      { name: me?.name ?? savedName(), ...(mode === "open" ? { player_id: playerId() } : {}) },
+      ...players.filter((p) => p.seat !== mine).map(seat),
+    ],
+  };
 }
 
 function createForm(onError: (message: string) => void): HTMLFormElement {
@@ -78,17 +112,7 @@ function createForm(onError: (message: string) => void): HTMLFormElement {
           isPrivate.checked,
         );
         try {
-          const created = await api.createGame(body, { idempotencyKey: crypto.randomUUID() });
-          const token = "tokens" in created ? created.tokens[0]?.token : created.seats[0]?.token;
-          if (token) {
-            holdSeat(created.id, {
-              seat: 0,
-              token,
-              host: "host_token" in created ? created.host_token ?? undefined : undefined,
-              invite: "invite_code" in created ? created.invite_code : null,
-            });
-          }
-          location.hash = `#/game/${encodeURIComponent(created.id)}`;
+          await createTable(body);
         } catch (error) {
           onError(describeError(error));
         }
@@ -121,9 +145,9 @@ function openTablesEl(page: components["schemas"]["GamesPage"] | null): HTMLElem
             return h(
               "li",
               { "data-testid": "open-table", "data-game-id": g.id },
-              g.seats.filter((s) => s.taken && s.name).map((s) => s.name).join(", ") || g.id,
+              list(g.seats.filter((s) => s.taken && s.name).map(seatName)) || g.id,
               " · ",
-              t("lobby.open.seats", { taken, total: g.seats.length }),
+              tn("lobby.open.seats", g.seats.length, { taken, total: g.seats.length }),
               " ",
               h("a", { href: `#/join/${encodeURIComponent(g.id)}`, class: "button" }, t("lobby.join")),
             );
@@ -133,17 +157,57 @@ function openTablesEl(page: components["schemas"]["GamesPage"] | null): HTMLElem
   );
 }
 
-function myGamesEl(): HTMLElement | null {
-  const ids = Object.keys(heldSeats()).reverse().slice(0, 8);
-  if (!ids.length) return null;
+type Held = Awaited<ReturnType<typeof api.getGame>>["game"];
+const MY_GAMES = 8;
+
+/** This browser's newest seats, each game read with its seat's token (null: it is gone). */
+async function loadMyGames(): Promise<[string, Held | null][]> {
+  const seats = heldSeats();
+  const ids = Object.keys(seats).reverse().slice(0, MY_GAMES);
+  return Promise.all(
+    ids.map(async (id): Promise<[string, Held | null]> => {
+      try {
+        return [id, (await api.getGame(id, { token: seats[id]?.token ?? "" })).game];
+      } catch {
+        return [id, null];
+      }
+    }),
+  );
+}
+
+function myGameStatus(game: Held): string {
+  if (game.status === "open") return t("lobby.mine.open");
+  if (game.status === "cancelled") return t("lobby.mine.cancelled");
+  if (game.status === "active") return t("lobby.mine.active");
+  return t(`archive.status.${game.status}`);
+}
+
+function myGamesEl(games: [string, Held | null][]): HTMLElement | null {
+  if (!games.length) return null;
   return h(
     "section",
     { class: "panel" },
     h("h2", null, t("lobby.mine")),
     h(
       "ul",
-      { class: "plain" },
-      ids.map((id) => h("li", null, h("a", { href: `#/game/${encodeURIComponent(id)}` }, t("lobby.resume"), " ", h("code", null, id)))),
+      { class: "plain", "data-testid": "my-games" },
+      games.map(([id, game]) => {
+        const link = h("a", { href: `#/game/${encodeURIComponent(id)}` }, t("lobby.resume"));
+        if (!game) return h("li", { "data-game-id": id }, link, " ", h("code", null, id), " · ", t("lobby.mine.gone"));
+        const seats: { name?: string | null; bot?: string | null; taken?: boolean }[] = "players" in game ? game.players : game.seats;
+        const names = seats.filter((s) => s.taken !== false && s.name).map(seatName);
+        return h(
+          "li",
+          { "data-game-id": id, "data-status": game.status },
+          link,
+          " ",
+          h("strong", null, list(names)),
+          " · ",
+          tn("n.player", seats.length),
+          " · ",
+          myGameStatus(game),
+        );
+      }),
     ),
   );
 }
@@ -151,6 +215,7 @@ function myGamesEl(): HTMLElement | null {
 export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
   await loadMode();
   let page: components["schemas"]["GamesPage"] | null = null;
+  let mine: [string, Held | null][] = [];
   const errorEl = h("p", { role: "alert", class: "error" });
   const draw = () => {
     show(
@@ -159,7 +224,7 @@ export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
       h("p", { class: "muted" }, t("app.tagline")),
       mode === "verified" ? h("p", { class: "notice" }, t("lobby.verified")) : null,
       errorEl,
-      h("div", { class: "layout" }, h("div", { class: "col-main" }, createForm((m) => (errorEl.textContent = m))), h("div", { class: "col-side" }, openTablesEl(page), myGamesEl())),
+      h("div", { class: "layout" }, h("div", { class: "col-main" }, createForm((m) => (errorEl.textContent = m))), h("div", { class: "col-side" }, openTablesEl(page), myGamesEl(mine))),
     );
     document.body.dataset.screen = "lobby";
     document.body.dataset.ready = "1";
@@ -171,7 +236,7 @@ export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
       errorEl.textContent = describeError(error);
     }
   };
-  await load();
+  [mine] = await Promise.all([loadMyGames(), load()]);
   draw();
   const timer = window.setInterval(async () => {
     await load();

@@ -2,8 +2,8 @@
 import type { components } from "../../../ts/src/client";
 import { api, describeError } from "../api";
 import { h, show } from "../dom";
-import { num, t } from "../i18n";
-import { boardEl, playersEl, resultsEl, statusLine, type View } from "../table";
+import { list, num, t } from "../i18n";
+import { boardEl, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
 
 type ArchivedGame = components["schemas"]["GameSummary"];
 
@@ -26,7 +26,7 @@ export async function archiveScreen(root: HTMLElement, params: URLSearchParams):
       { "data-testid": "archived-game", "data-game-id": g.id },
       h("a", { href: `#/replay/${encodeURIComponent(g.id)}` }, t("archive.replay")),
       " · ",
-      g.seats.map((s) => s.name).join(", "),
+      list(g.seats.map(seatName)),
       " · ",
       t(`archive.status.${g.status}` as Parameters<typeof t>[0]),
       g.ranked ? ` · ${t("archive.ranked")}` : "",
@@ -62,7 +62,7 @@ export async function replayScreen(root: HTMLElement, _params: URLSearchParams, 
   } catch (error) {
     return failed(root, error, "replay");
   }
-  let step = states.length - 1;
+  let step = 0; // a replay tells the game from its start
   const stage = h("div", { class: "replay-stage" });
   const label = h("p", { "data-testid": "replay-step", "aria-live": "polite" });
   const slider = h("input", { type: "range", id: "replay-slider", min: 0, max: Math.max(0, states.length - 1), value: String(step), "aria-label": t("replay.slider") });
@@ -71,21 +71,28 @@ export async function replayScreen(root: HTMLElement, _params: URLSearchParams, 
     slider.value = String(step);
     const view = states[step];
     label.textContent = t("replay.step", { n: num(step + 1), total: num(states.length) });
+    // nothing before the first step, nothing after the last
+    for (const b of [first, prev]) b.disabled = step === 0;
+    for (const b of [next, last]) b.disabled = step >= states.length - 1;
     if (!view) return;
     show(stage, h("h2", null, statusLine(view)), view.results ? resultsEl(view, view.results) : null, boardEl(view), playersEl(view, 0));
   };
   slider.addEventListener("input", () => go(Number(slider.value)));
   const button = (id: string, text: string, to: () => number) => h("button", { type: "button", id, onclick: () => go(to()) }, text);
+  const first = button("replay-first", t("replay.first"), () => 0);
+  const prev = button("replay-prev", t("replay.prev"), () => step - 1);
+  const next = button("replay-next", t("replay.next"), () => step + 1);
+  const last = button("replay-last", t("replay.last"), () => states.length - 1);
   show(
     root,
     h("h1", null, t("replay.heading")),
     h(
       "div",
       { class: "row replay-controls" },
-      button("replay-first", t("replay.first"), () => 0),
-      button("replay-prev", t("replay.prev"), () => step - 1),
-      button("replay-next", t("replay.next"), () => step + 1),
-      button("replay-last", t("replay.last"), () => states.length - 1),
+      first,
+      prev,
+      next,
+      last,
       slider,
     ),
     label,

@@ -2,7 +2,7 @@
 import { api, describeError } from "../api";
 import { cardEl } from "../cards";
 import { h, show } from "../dom";
-import { t } from "../i18n";
+import { t, tn } from "../i18n";
 
 const POINTS = ["rules.goal", "rules.turn", "rules.bust", "rules.stop", "rules.auction", "rules.buy", "rules.end", "rules.tie"] as const;
 
@@ -10,7 +10,7 @@ export async function rulesScreen(root: HTMLElement): Promise<void> {
   let deck: HTMLElement;
   try {
     const rules = await api.getRules();
-    const sizes = Object.entries(rules.deck_sizes).map(([players, size]) => h("li", null, t("rules.deckSizes", { players, size: String(size) })));
+    const sizes = Object.entries(rules.deck_sizes).map(([players, size]) => h("li", null, t("rules.deckSizes", { players: tn("n.player", Number(players)), cards: tn("n.card", size) })));
     const kinds = rules.manifest.map((m) => m.code).filter((c, i, all) => all.indexOf(c) === i);
     deck = h("section", { class: "panel" }, h("h2", null, t("rules.deck")), h("ul", { class: "plain" }, sizes), h("div", { class: "cards wrap" }, kinds.map((c) => cardEl(c))));
   } catch (error) {

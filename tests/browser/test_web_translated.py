@@ -1,0 +1,72 @@
+"""Every visible text follows the language: the skip link, the bots' levels and default names
+("Bot 2", "bot (expert)"), and cards named in words where a sentence speaks of them (a
+purchase's payment says "Red 1", never "R1")."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+
+from tests.browser.web import BROWSER_TIER, App, at_a_buy, hold_seat, wait_for
+
+pytestmark = BROWSER_TIER
+
+LANGUAGES = ("id", "hy", "es", "gu")
+CODE = re.compile(r"\b[RBOGW][1-9#]\b|\$\d")  # a card's API code in a text
+NAMES = {"R1": "Red 1", "R2": "Red 2", "O1": "Orange 1"}
+
+
+def choose_language(app: App, lang: str, screen: str) -> None:
+    app.page.select_option("#language", lang)
+    app.page.wait_for_selector(f'html[lang="{lang}"]', state="attached")
+    app.wait_screen(screen)
+
+
+def bot_texts(app: App) -> list[str]:
+    """The bot seats' headings (name and badges) on the table."""
+    return app.page.eval_on_selector_all(
+        "[data-testid=player]:not([data-seat='0']) h3", "els => els.map(e => e.textContent)"
+    )
+
+
+def test_skip_link_bot_names_and_levels_are_translated(app: App) -> None:
+    app.goto("/", "lobby")
+    app.create_table("Ann", ["expert", "basic"])
+    page = app.page
+    skip = "a.skip"
+    english = {"skip": page.text_content(skip), "bots": bot_texts(app)}
+    assert english["skip"] == "Skip to content"
+    assert english["bots"][0].startswith("Bot 2")
+    assert "bot (expert)" in english["bots"][0]
+    assert english["bots"][1].startswith("Bot 3")
+    assert "bot (basic)" in english["bots"][1]
+    for lang in LANGUAGES:
+        choose_language(app, lang, app.screen())
+        shown = {"skip": page.text_content(skip), "bots": bot_texts(app)}
+        assert shown["skip"], lang
+        assert shown["skip"] != english["skip"], lang
+        for text in shown["bots"]:
+            assert not re.search(r"\b(expert|basic)\b", text), (lang, text)
+        if lang not in {"es", "id"}:  # "Bot 2" is Spanish and Indonesian too
+            assert not any(text.startswith("Bot ") for text in shown["bots"]), (lang, shown)
+
+
+def test_a_payment_names_its_cards_in_words(app: App, api: httpx.Client) -> None:
+    game, view = at_a_buy(api)
+    buys = [a for a in view["legal_actions"] if a["type"] == "buy" and a["payment"]["cards"]]
+    assert [b["card"] for b in buys] == ["B9"], view["legal_actions"]
+    spent = buys[0]["payment"]["cards"]
+    hold_seat(app, game)
+    app.goto(f"/game/{game['id']}", "table")
+    control = app.page.locator(""".buys button[data-action*='"card":"B9"']""")
+    text = control.text_content() or ""
+    for card in spent:
+        assert NAMES[card] in text, (card, text)
+    assert not CODE.search(text), text
+    english = text
+    for lang in LANGUAGES:
+        choose_language(app, lang, "table")
+        shown = wait_for(control.text_content, "the buy control")
+        assert not CODE.search(shown), (lang, shown)
+        assert shown != english, lang

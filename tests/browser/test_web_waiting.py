@@ -1,0 +1,70 @@
+"""The waiting room follows the table on its event stream (no polling every 1.5 s): the host's
+page sees the table start when the last open seat is taken; the host can cancel the table;
+"Your games" in the lobby names each held game's players, their number and its status."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from tests.browser.web import BROWSER_TIER, App, wait_for
+
+pytestmark = BROWSER_TIER
+
+QUIET = 4.0  # seconds watched for the old poll's requests (every 1.5 s)
+
+
+def game_reads(app: App, game_id: str) -> list[str]:
+    """Records the page's reads of the game (its JSON, not its stream) from now on."""
+    reads: list[str] = []
+    path = f"/v1/games/{game_id}"
+    app.page.on(
+        "request",
+        lambda r: reads.append(r.url) if r.url.split("?")[0].endswith(path) else None,
+    )
+    return reads
+
+
+def test_the_waiting_room_sees_the_start_on_the_stream(app: App, api: httpx.Client) -> None:
+    streams: list[str] = []
+    app.page.on(
+        "request",
+        lambda r: streams.append(r.url) if r.resource_type == "eventsource" else None,
+    )
+    app.goto("/", "lobby")
+    game_id = app.create_table("Ann", ["open"])
+    assert app.screen() == "waiting"
+    wait_for(lambda: any(f"/v1/games/{game_id}/events/stream" in u for u in streams), "stream")
+    reads = game_reads(app, game_id)
+    time.sleep(QUIET)  # not a speed check: a window in which the old page polled twice
+    assert len(reads) <= 1, reads  # at most the read when the stream opened
+
+    joined = api.post(f"/v1/games/{game_id}/seats", json={"name": "Bob"})
+    assert joined.status_code in (200, 201), joined.text
+    app.wait_screen("table")
+    assert app.view(api)["status"] == "active"
+
+
+def test_the_host_cancels_the_table(app: App, api: httpx.Client) -> None:
+    app.goto("/", "lobby")
+    game_id = app.create_table("Ann", ["open", "basic"])
+    app.page.on("dialog", lambda dialog: dialog.accept())
+    app.page.click("#cancel-table")
+    app.page.locator(".notice").wait_for()
+    assert api.get(f"/v1/games/{game_id}").json()["status"] == "cancelled"
+    assert app.page.locator("#start-now, #cancel-table").count() == 0
+
+
+def test_your_games_name_players_and_status(app: App, api: httpx.Client) -> None:
+    app.goto("/", "lobby")
+    waiting = app.create_table("Ann", ["open"])
+    app.goto("/", "lobby")
+    playing = app.create_table("Ann", ["basic", "expert"])
+    app.goto("/", "lobby")
+    rows = {
+        row.get_attribute("data-game-id"): row.text_content()
+        for row in app.page.query_selector_all("[data-testid=my-games] li")
+    }
+    assert rows[waiting] == "Resume Ann · 2 players · waiting for players", rows
+    assert rows[playing] == "Resume Ann, Bot 2, Bot 3 · 3 players · in play", rows

@@ -10,6 +10,8 @@
   - `{ten:q:<name>}:fails` hash: job id -> failures so far
   - `{ten:q:<name>}:quarantine` hash: job id -> payload, and `...:why` hash: job id ->
     msgpack [reason, failures, when] of the jobs set aside
+  - `{ten:q:<name>}:done`  sorted set: job id -> until when it is remembered done (a
+    `put(..., keep=True)` of it is ignored meanwhile; the webhooks: an hour)
   Every change is one Lua script (atomic).
 """
 
@@ -41,6 +43,7 @@ class MemoryQueue:
         self._token: dict[str, int] = {}
         self._fails: dict[str, int] = {}
         self._quarantine: dict[str, tuple[bytes, _Why]] = {}
+        self._done: dict[str, float] = {}  # job id -> until when it is remembered done
 
     def _bump(self, job_id: str) -> int:
         token = self._token[job_id] = self._token.get(job_id, 0) + 1
@@ -52,8 +55,10 @@ class MemoryQueue:
         self._token.pop(job_id, None)
         self._fails.pop(job_id, None)
 
-    async def put(self, job_id: str, payload: bytes, at: float) -> int:
+    async def put(self, job_id: str, payload: bytes, at: float, *, keep: bool = False) -> int:
         if job_id in self._quarantine:
+            return 0
+        if keep and (job_id in self._jobs or self._done.get(job_id, float("-inf")) > at):
             return 0
         self._jobs[job_id] = payload
         held = self._due.get(job_id)
@@ -69,10 +74,18 @@ class MemoryQueue:
             found.append(Job(job_id, self._jobs[job_id], token, self._fails.get(job_id, 0)))
         return found
 
-    async def done(self, job_id: str, token: int) -> bool:
+    async def done(
+        self, job_id: str, token: int, *, now: float = 0.0, remember: float = 0.0
+    ) -> bool:
         if self._token.get(job_id) != token:
             return False
         self._drop(job_id)
+        if remember > 0:
+            done = self._done
+            done.pop(job_id, None)
+            done[job_id] = now + remember  # in the order they were done: the oldest first
+            while done and next(iter(done.values())) <= now:
+                del done[next(iter(done))]
         return True
 
     async def retry(self, job_id: str, token: int, at: float, *, failed: bool) -> int | None:
@@ -111,10 +124,15 @@ class MemoryQueue:
         return len(self._due)
 
 
-# KEYS: jobs, due, token, quarantine. ARGV: id, payload, at. ZADD LT adds a new member, or
-# moves one earlier only.
+# KEYS: jobs, due, token, quarantine, done. ARGV: id, payload, at, keep ("1"/"0"). ZADD LT
+# adds a new member, or moves one earlier only.
 _PUT = """
 if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then return 0 end
+if ARGV[4] == '1' then
+  if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+  local kept = redis.call('ZSCORE', KEYS[5], ARGV[1])
+  if kept and tonumber(kept) > tonumber(ARGV[3]) then return 0 end
+end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], 'LT', ARGV[3], ARGV[1])
 return redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
@@ -149,10 +167,14 @@ redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
 """
 
-# KEYS: jobs, due, token, fails. ARGV: id, token.
+# KEYS: jobs, due, token, fails, done. ARGV: id, token, now, remembered until ("": not).
 _DONE = (
     """
 if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[4] ~= '' then
+  redis.call('ZADD', KEYS[5], ARGV[4], ARGV[1])
+  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', ARGV[3])
+end
 """
     + _DROP
     + "return 1\n"
@@ -201,7 +223,8 @@ class RedisQueue:
         self._redis = client
         tag = f"{{{prefix}{name}}}"
         self.keys = {
-            part: f"{tag}:{part}" for part in ("jobs", "due", "token", "fails", "quarantine", "why")
+            part: f"{tag}:{part}"
+            for part in ("jobs", "due", "token", "fails", "quarantine", "why", "done")
         }
         self._put = client.register_script(_PUT)
         self._claim = client.register_script(_CLAIM)
@@ -213,10 +236,11 @@ class RedisQueue:
     def _keys(self, *parts: str) -> list[str]:
         return [self.keys[part] for part in parts]
 
-    async def put(self, job_id: str, payload: bytes, at: float) -> int:
-        keys = self._keys("jobs", "due", "token", "quarantine")
+    async def put(self, job_id: str, payload: bytes, at: float, *, keep: bool = False) -> int:
+        keys = self._keys("jobs", "due", "token", "quarantine", "done")
+        args = [job_id, payload, repr(at), "1" if keep else "0"]
         with unavailable_on_connection_errors():
-            return int(await self._put(keys=keys, args=[job_id, payload, repr(at)]))
+            return int(await self._put(keys=keys, args=args))
 
     async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
         keys = self._keys("jobs", "due", "token", "fails")
@@ -227,10 +251,13 @@ class RedisQueue:
             for i in range(0, len(found), 4)
         ]
 
-    async def done(self, job_id: str, token: int) -> bool:
-        keys = self._keys("jobs", "due", "token", "fails")
+    async def done(
+        self, job_id: str, token: int, *, now: float = 0.0, remember: float = 0.0
+    ) -> bool:
+        keys = self._keys("jobs", "due", "token", "fails", "done")
+        until = repr(now + remember) if remember > 0 else ""
         with unavailable_on_connection_errors():
-            return bool(await self._done(keys=keys, args=[job_id, token]))
+            return bool(await self._done(keys=keys, args=[job_id, token, repr(now), until]))
 
     async def retry(self, job_id: str, token: int, at: float, *, failed: bool) -> int | None:
         keys = self._keys("due", "token", "fails")
@@ -269,16 +296,17 @@ class RedisQueue:
             return int(await self._redis.zcard(self.keys["due"]))
 
 
-# Where releases before the leased queues kept the games waiting for the archive (a hash:
-# game id -> msgpack ArchiveJob, the same payload): moved into the archive queue at start.
-LEGACY_ARCHIVE_OUTBOX = "ten:archive:outbox"
+# Where releases before the leased queues kept their jobs (hashes: id -> the same payload
+# as the queue's): moved into the queues at start, so a rolling upgrade loses none.
+LEGACY_ARCHIVE_OUTBOX = "ten:archive:outbox"  # game id -> msgpack ArchiveJob
+LEGACY_WEBHOOK_DELIVERIES = "{ten:webhooks}:deliveries"  # delivery id -> msgpack delivery
 
 
-async def adopt_legacy_archive_outbox(client, queue: RedisQueue, now: float) -> int:
-    """Move what an older release left in its archive outbox into `queue`; the number moved."""
+async def adopt_legacy(client, key: str, queue: RedisQueue, now: float) -> int:
+    """Move what an older release left in the hash `key` into `queue`; the number moved."""
     with unavailable_on_connection_errors():
-        found = await client.hgetall(LEGACY_ARCHIVE_OUTBOX)
-        for game_id, blob in found.items():
-            await queue.put(game_id.decode(), blob, now)
-            await client.hdel(LEGACY_ARCHIVE_OUTBOX, game_id)
+        found = await client.hgetall(key)
+        for job_id, blob in found.items():
+            await queue.put(job_id.decode(), blob, now, keep=True)
+            await client.hdel(key, job_id)
     return len(found)

@@ -81,7 +81,6 @@ class Adapters(NamedTuple):
 
     store: GameStore
     queue: Callable[[str], LeasedQueue]  # the leased queue of that name (service.jobs)
-    webhook_outbox: WebhookOutbox | None  # None: no TEN_WEBHOOK_URLS
     archive: GameArchive
     rate_limit_store: Store | None  # shared by every replica; None: each process counts alone
     store_system: str  # for metrics and traces: "redis" or "memory"
@@ -101,7 +100,6 @@ def build_adapters(
     if settings.redis_url is None:
         from infra.memory_store import MemoryGameStore  # noqa: PLC0415
         from infra.queues import MemoryQueue  # noqa: PLC0415
-        from infra.webhook_outbox import MemoryWebhookOutbox  # noqa: PLC0415
 
         store = store if store is not None else MemoryGameStore()
 
@@ -109,12 +107,15 @@ def build_adapters(
             await store.close()
             await archive.close()
 
-        hooks = MemoryWebhookOutbox() if settings.webhook_urls else None
-        return Adapters(store, MemoryQueue, hooks, archive, None, "memory", close_embedded)
-    from infra.queues import RedisQueue, adopt_legacy_archive_outbox  # noqa: PLC0415
+        queues: dict[str, LeasedQueue] = {}
+
+        def memory_queue(name: str) -> LeasedQueue:
+            return queues.setdefault(name, MemoryQueue(name))
+
+        return Adapters(store, memory_queue, archive, None, "memory", close_embedded)
+    from infra import queues as redis_queues  # noqa: PLC0415 - redis-py only when configured
     from infra.rate_limit_store import RateLimitStore  # noqa: PLC0415
     from infra.redis_store import RedisGameStore, connect  # noqa: PLC0415
-    from infra.webhook_outbox import RedisWebhookOutbox  # noqa: PLC0415
 
     if store is None:
         store = RedisGameStore(settings.redis_url, cluster=settings.redis_cluster)
@@ -127,21 +128,27 @@ def build_adapters(
         await client.aclose()
         await archive.close()
 
-    queues: dict[str, RedisQueue] = {}
+    made: dict[str, Any] = {}
 
     def queue(name: str) -> LeasedQueue:
-        return queues.setdefault(name, RedisQueue(client, name))
+        if name not in made:
+            made[name] = redis_queues.RedisQueue(client, name)
+        return made[name]
 
     async def open_redis() -> None:
-        moved = await adopt_legacy_archive_outbox(
-            client, queues.setdefault("archive", RedisQueue(client, "archive")), time.time()
-        )
-        if moved:
-            log.info("%d game(s) of an older release's archive outbox queued", moved)
+        """Jobs an older release left in its own layout go to the queues (rolling upgrade)."""
+        for key, name in (
+            (redis_queues.LEGACY_ARCHIVE_OUTBOX, "archive"),
+            (redis_queues.LEGACY_WEBHOOK_DELIVERIES, "webhooks"),
+        ):
+            moved = await redis_queues.adopt_legacy(client, key, queue(name), time.time())
+            if moved:
+                log.info(
+                    "%d job(s) of an older release's %s moved to the %s queue", moved, key, name
+                )
 
-    hooks = RedisWebhookOutbox(client) if settings.webhook_urls else None
     return Adapters(
-        store, queue, hooks, archive, rate_limit_store, "redis", close_redis, client, open_redis
+        store, queue, archive, rate_limit_store, "redis", close_redis, client, open_redis
     )
 
 
@@ -374,7 +381,7 @@ def game_service(
         count=obs.count_job(),
     )
     webhooks = Webhooks(
-        adapters.webhook_outbox,
+        WebhookOutbox(adapters.queue("webhooks")) if settings.webhook_urls else None,
         settings.webhook_urls,
         settings.webhook_secret,
         metrics=obs.metrics,

@@ -68,17 +68,22 @@ class LeasedQueue(Protocol):
 
     name: str
 
-    async def put(self, job_id: str, payload: bytes, at: float) -> int:
+    async def put(self, job_id: str, payload: bytes, at: float, *, keep: bool = False) -> int:
         """Queue the job, due at `at` (a job of that id already queued: its payload is
         replaced, it is due at the earlier of the two times, and its current claim, if
-        any, can no longer settle it). A job in quarantine stays there (0 returned); else
-        the token a caller may settle the job with (`done`) without claiming it."""
+        any, can no longer settle it; with `keep`, it is left as it is instead, and so is
+        one done within its `remember` time: 0 returned). A job in quarantine stays there
+        (0 returned); else the token a caller may settle the job with (`done`) without
+        claiming it."""
 
     async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
         """Up to `limit` jobs due at `now`, earliest first, each claimed until now + lease."""
 
-    async def done(self, job_id: str, token: int) -> bool:
-        """The job succeeded: it leaves the queue, if `token` is still its latest."""
+    async def done(
+        self, job_id: str, token: int, *, now: float = 0.0, remember: float = 0.0
+    ) -> bool:
+        """The job succeeded: it leaves the queue, if `token` is still its latest. With
+        `remember`, a `put(..., keep=True)` of its id is ignored for that many seconds."""
 
     async def retry(self, job_id: str, token: int, at: float, *, failed: bool) -> int | None:
         """Due again at `at` (`failed`: one more failure counted); its failures so far, or
@@ -101,8 +106,9 @@ Counter = Callable[[str, str], None]  # (queue name, outcome): done, retried, qu
 
 
 class Worker:
-    """Claims due jobs of one queue and hands each to `handle` (see the module docstring).
-    Never crashes its task: a bug in a handler is a failure of that job."""
+    """Claims due jobs of one queue and hands each to `handle`, up to `concurrency` at once
+    (a slow job holds one slot, not the others; see the module docstring). Never crashes
+    its task: a bug in a handler is a failure of that job."""
 
     def __init__(
         self,
@@ -111,11 +117,14 @@ class Worker:
         *,
         lease: float = 60.0,
         batch: int = 16,
+        concurrency: int = 1,
         poll: float = 1.0,
-        max_failures: int = 5,
+        max_failures: int | None = 5,
         first_backoff: float = 1.0,
         max_backoff: float = 300.0,
         unavailable_cap: float = 30.0,
+        remember_done: float = 0.0,
+        log_failures: bool = True,
         clock: Callable[[], float] = time.time,
         jitter: Callable[[], float] = random.random,
         count: Counter | None = None,
@@ -124,16 +133,20 @@ class Worker:
         self.handle = handle
         self.lease = lease
         self.batch = batch
+        self.concurrency = concurrency
         self.poll = poll
-        self.max_failures = max_failures
+        self.max_failures = max_failures  # None: no limit (the handler decides, e.g. by age)
         self.first_backoff = first_backoff
         self.max_backoff = max_backoff
         self.unavailable_cap = unavailable_cap
+        self.remember_done = remember_done  # seconds a job done is not queued again (`keep`)
+        self.log_failures = log_failures  # False: the handler logs its failures itself
         self.clock = clock
         self.jitter = jitter
         self._count = count
         self._wake = asyncio.Event()
         self._down = 0  # failures in a row of the queue or the handler's dependency
+        self._paused_until = 0.0  # a dependency did not answer: no claim before then
 
     def wake(self) -> None:
         """A job was queued: look now rather than at the next poll."""
@@ -145,48 +158,67 @@ class Worker:
         base = min(self.max_backoff, self.first_backoff * 2 ** min(failures - 1, 60))
         return min(self.max_backoff, base * (0.75 + 0.5 * self.jitter()))
 
+    def _pause(self) -> float:
+        return min(self.unavailable_cap, self.first_backoff * 2 ** min(self._down, 20))
+
     async def run_once(self) -> int:
-        """Claim what is due (up to `batch`) and handle it; the number handled. Raises
-        what `Unavailable` the queue or a handler raised (the jobs are due again)."""
+        """Claim what is due (up to `batch`) and handle it; the number handled. When the
+        dependency does not answer, the jobs not handled yet are due again soon (none
+        blamed) and its error is raised."""
         jobs = await self.queue.claim(self.clock(), self.lease, self.batch)
-        for index, job in enumerate(jobs):
-            try:
-                await self._one(job)
-            except Unavailable:
-                # the dependency is down: this job and the rest of the batch are due again
-                # soon, none of them blamed
+        for start in range(0, len(jobs), self.concurrency):
+            chunk = jobs[start : start + self.concurrency]
+            down = await asyncio.gather(*(self._one(job) for job in chunk))
+            failure = next((exc for exc in down if exc is not None), None)
+            if failure is not None:
                 retry_at = self.clock() + self.first_backoff
-                for left in jobs[index:]:
+                for left in jobs[start + len(chunk) :]:
                     with contextlib.suppress(*Unavailable):
                         await self.queue.retry(left.id, left.token, retry_at, failed=False)
-                raise
+                raise failure
         return len(jobs)
 
-    async def _one(self, job: Job) -> None:
+    async def _one(self, job: Job) -> BaseException | None:
+        """Handle one claimed job and settle it; never raises. The dependency's error when
+        it did not answer (the job is due again soon, not blamed), else None."""
         try:
-            await self.handle(job)
-        except Unavailable:
-            raise
-        except PermanentFailure as exc:
-            await self._quarantine(job, job.failures + 1, f"{type(exc).__name__}: {exc}")
+            try:
+                await self.handle(job)
+            except Unavailable as exc:
+                at = self.clock() + self.first_backoff
+                await self.queue.retry(job.id, job.token, at, failed=False)
+                self._unavailable(exc)
+                return exc
+            except PermanentFailure as exc:
+                await self._quarantine(job, job.failures + 1, f"{type(exc).__name__}: {exc}")
+                return None
+            except Exception as exc:
+                await self._failed(job, exc)
+                return None
+            await self.queue.done(job.id, job.token, now=self.clock(), remember=self.remember_done)
+            self._counted("done")
+            if self._down:
+                log.info("%s working again after %d failure(s)", self.queue.name, self._down)
+                self._down = 0
+        except Exception as exc:  # the queue did not answer: the claim lapses, tried again
+            self._unavailable(exc)
+            return exc
+        return None
+
+    async def _failed(self, job: Job, exc: Exception) -> None:
+        failures = job.failures + 1
+        reason = f"{type(exc).__name__}: {exc}"
+        if self.max_failures is not None and failures >= self.max_failures:
+            await self._quarantine(job, failures, reason)
             return
-        except Exception as exc:
-            failures = job.failures + 1
-            reason = f"{type(exc).__name__}: {exc}"
-            if failures >= self.max_failures:
-                await self._quarantine(job, failures, reason)
-                return
+        if self.log_failures:
             log.warning(
-                "%s job %s failed (%d of %d tries): %s", self.queue.name, job.id, failures,
-                self.max_failures, reason, exc_info=failures == 1,
+                "%s job %s failed (%d time(s)): %s", self.queue.name, job.id, failures, reason,
+                exc_info=failures == 1,
             )  # fmt: skip
-            await self.queue.retry(
-                job.id, job.token, self.clock() + self.backoff(failures), failed=True
-            )
+        at = self.clock() + self.backoff(failures)
+        if await self.queue.retry(job.id, job.token, at, failed=True) is not None:
             self._counted("retried")
-            return
-        await self.queue.done(job.id, job.token)
-        self._counted("done")
 
     async def _quarantine(self, job: Job, failures: int, reason: str) -> None:
         if await self.queue.quarantine(job.id, job.token, reason[:1000], self.clock()):
@@ -197,40 +229,56 @@ class Worker:
             )  # fmt: skip
             self._counted("quarantined")
 
+    def _unavailable(self, exc: BaseException) -> None:
+        """The queue or the handler's dependency did not answer: logged once a streak, and
+        no claim until a backoff has passed."""
+        self._down += 1
+        self._paused_until = self.clock() + self._pause()
+        if self._down == 1:
+            if isinstance(exc, Unavailable):
+                log.warning("%s unavailable (%s); retrying", self.queue.name, exc)
+            else:
+                log.error("%s jobs: the queue failed; retrying", self.queue.name, exc_info=exc)
+
     def _counted(self, outcome: str) -> None:
         if self._count is not None:
             self._count(self.queue.name, outcome)
 
     async def run_forever(self) -> None:
-        """Handle jobs as they come due; a dependency down is logged once, looked at again
-        with a backoff (up to `unavailable_cap`)."""
-        while True:
-            self._wake.clear()  # before the claim: a job queued during it wakes the next
-            try:
-                handled = await self.run_once()
-            except Unavailable as exc:
-                self._down += 1
-                if self._down == 1:
-                    log.warning("%s unavailable (%s); retrying", self.queue.name, exc)
-                await asyncio.sleep(
-                    min(self.unavailable_cap, self.first_backoff * 2 ** min(self._down, 20))
-                )
-                continue
-            except Exception:  # a bug of the queue adapter: never crash the task
-                self._down += 1
-                if self._down == 1:
-                    log.exception("%s jobs: worker failed; retrying", self.queue.name)
-                await asyncio.sleep(
-                    min(self.unavailable_cap, self.first_backoff * 2 ** min(self._down, 20))
-                )
-                continue
-            if self._down:
-                log.info("%s jobs: working again after %d failure(s)", self.queue.name, self._down)
-                self._down = 0
-            if handled >= self.batch:
-                continue  # more may be due
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll)
+        """Keep up to `concurrency` jobs in flight while any is due; a dependency down is
+        logged once and looked at again with a backoff (up to `unavailable_cap`)."""
+        inflight: set[asyncio.Task] = set()
+
+        def finished(task: asyncio.Task) -> None:
+            inflight.discard(task)
+            self._wake.set()
+
+        try:
+            while True:
+                self._wake.clear()  # before the claim: a job queued during it wakes the next
+                wait = self.poll
+                free = min(self.concurrency - len(inflight), self.batch)
+                paused = self._paused_until - self.clock()
+                if paused > 0:
+                    wait = paused
+                elif free > 0:
+                    try:
+                        jobs = await self.queue.claim(self.clock(), self.lease, free)
+                    except Exception as exc:
+                        self._unavailable(exc)
+                        continue
+                    for job in jobs:
+                        task = asyncio.create_task(self._one(job))
+                        inflight.add(task)
+                        task.add_done_callback(finished)
+                    if len(jobs) == free:
+                        continue  # more may be due
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), wait)
+        finally:
+            for task in inflight:
+                task.cancel()
+            await asyncio.gather(*inflight, return_exceptions=True)
 
 
 async def requeue_all(queue: LeasedQueue, ids: Sequence[str], now: float) -> int:

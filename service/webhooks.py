@@ -8,16 +8,20 @@
   same fact queued twice is one message, and a receiver de-duplicates on `webhook-id`.
 - The body is `{"type", "timestamp", "data"}` (the payload Structs below; the OpenAPI
   document shows them: `WEBHOOK_PAYLOADS`); `data.game_id` always.
-- Durable outbox (`WebhookOutbox`; infra.webhook_outbox: Redis for every replica, memory
-  for the embedded store), one delivery per (message, endpoint). The endpoints are the
-  configured `TEN_WEBHOOK_URLS` only, never a URL a request names.
-- `DeliveryWorker`, in every replica: claims due deliveries for a lease (another replica
-  takes a delivery over once its lease ends: the one holding it died), POSTs each one
-  signed for this attempt (`webhook-id`, `webhook-timestamp`, `webhook-signature`: a
-  receiver refuses a timestamp more than 5 minutes off, so a replayed request is
-  detectable), done on a 2xx, else tried again after an exponential backoff with jitter
-  (1 s, 2 s, 4 s ... capped at `TEN_WEBHOOK_MAX_BACKOFF`) until the message is older than
-  `TEN_WEBHOOK_RETENTION` (then dropped, counted `expired` and logged). No order between
+- Durable outbox (`WebhookOutbox`: the `webhooks` leased queue of `service.jobs`, on Redis
+  for every replica, in memory for the embedded store), one delivery per (message,
+  endpoint). The endpoints are the configured `TEN_WEBHOOK_URLS` only, never a URL a
+  request names.
+- `DeliveryWorker`, in every replica, is the handler of a `service.jobs.Worker`: it claims
+  due deliveries for a lease (another replica takes a delivery over once its lease ends:
+  the one holding it died), POSTs each one signed for this attempt (`webhook-id`,
+  `webhook-timestamp`, `webhook-signature`: a receiver refuses a timestamp more than 5
+  minutes off, so a replayed request is detectable), done on a 2xx, else tried again after
+  an exponential backoff with jitter (1 s, 2 s, 4 s ... capped at
+  `TEN_WEBHOOK_MAX_BACKOFF`) until the message is older than `TEN_WEBHOOK_RETENTION`. Then,
+  or at once when the endpoint refuses it for good (a 4xx other than 408, 409, 425, 429),
+  the delivery is quarantined (counted `expired` or `rejected`, logged once; `python -m
+  service.cli jobs list webhooks`), and the deliveries behind it go on. No order between
   messages is promised: a receiver orders by `timestamp`.
 - `Webhooks`: the facade the composition root builds; it is one of the relay's reactions
   (`service.relay`): every change that tells the platform something (`wants`) is queued
@@ -27,14 +31,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import random
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple
 from urllib.parse import urlsplit
 
 import httpx
@@ -42,7 +45,8 @@ import msgspec
 from standardwebhooks import Webhook
 
 from domain.model import AnyEvent, TimeControl
-from service.ports import GameRecord, StoreUnavailable
+from service.jobs import Job, LeasedQueue, PermanentFailure, Worker
+from service.ports import GameRecord
 from service.ranking import UnrankedReason, ranking
 
 log = logging.getLogger("ten.webhooks")
@@ -293,7 +297,13 @@ def _finished(record: GameRecord, at: datetime) -> Message:
     return _message(f"msg_{record.id}_finished", GameFinishedWebhook(timestamp=at, data=data))
 
 
-# ---------------------------------------------------------------- the outbox (port)
+# ---------------------------------------------------------------- the outbox
+
+
+SENT_WINDOW = 3600.0  # seconds a delivery that succeeded is remembered (not queued again)
+# answers that say the request itself will never be accepted: the delivery is set aside at
+# once (every other failure is tried again with a backoff until TEN_WEBHOOK_RETENTION)
+_TRANSIENT_4XX = frozenset((408, 409, 425, 429))
 
 
 def delivery_id(message_id: str, url: str) -> str:
@@ -302,8 +312,8 @@ def delivery_id(message_id: str, url: str) -> str:
 
 
 class Delivery(NamedTuple):
-    """A claimed delivery: `attempt` counts its claims so far, this one included (the
-    claim's token: only the holder of the latest claim may reschedule it)."""
+    """A claimed delivery: `attempt` counts its tries so far, this one included; `token`
+    the claim's (only its holder settles it)."""
 
     id: str
     message_id: str
@@ -312,6 +322,7 @@ class Delivery(NamedTuple):
     body: bytes
     created_at: float  # when the message was queued (unix seconds)
     attempt: int
+    token: int = 0
 
 
 class Claimed(NamedTuple):
@@ -319,24 +330,59 @@ class Claimed(NamedTuple):
     backlog: int  # deliveries pending in the outbox (claimed ones included)
 
 
-class WebhookOutbox(Protocol):
-    """Deliveries waiting to succeed, shared by every replica (infra.webhook_outbox)."""
+class _Stored(msgspec.Struct, frozen=True, array_like=True):
+    message_id: str
+    type: str
+    url: str
+    body: bytes
+    queued_at: float
+
+
+_stored_encoder = msgspec.msgpack.Encoder()
+_stored_decoder = msgspec.msgpack.Decoder(_Stored)
+
+
+class WebhookOutbox:
+    """Deliveries waiting to succeed: one job per (message, endpoint) in a leased queue
+    (`service.jobs`; on Redis shared by every replica: infra.webhook_outbox), kept until it
+    succeeds or is quarantined. The same delivery queued again while queued, or within an
+    hour after it succeeded, is left as it is."""
+
+    def __init__(self, queue: LeasedQueue, *, sent_window: float = SENT_WINDOW) -> None:
+        self.queue = queue
+        self.sent_window = sent_window
 
     async def put(self, messages: Sequence[Message], urls: Sequence[str], now: float) -> int:
-        """Queue each message for each URL, due at `now`; a delivery queued already (or done
-        within the last hour) is left as it is. The number of deliveries added."""
+        """Queue each message for each URL, due at `now`; the number of deliveries added."""
+        added = 0
+        for message in messages:
+            for url in urls:
+                stored = _Stored(message.id, message.type, url, message.body, now)
+                key = delivery_id(message.id, url)
+                added += bool(
+                    await self.queue.put(key, _stored_encoder.encode(stored), now, keep=True)
+                )
+        return added
+
+    @staticmethod
+    def delivery(job: Job) -> Delivery:
+        stored = _stored_decoder.decode(job.payload)
+        return Delivery(
+            job.id, stored.message_id, stored.type, stored.url, stored.body,
+            stored.queued_at, job.failures + 1, job.token,
+        )  # fmt: skip
 
     async def claim(self, now: float, lease: float, limit: int) -> Claimed:
-        """Up to `limit` deliveries due at `now`, earliest first, each claimed for `lease`
-        seconds atomically (no other caller gets it until the lease ends)."""
+        """Up to `limit` deliveries due at `now`, each claimed for `lease` seconds."""
+        jobs = await self.queue.claim(now, lease, limit)
+        return Claimed([self.delivery(job) for job in jobs], await self.queue.backlog())
 
-    async def retry(self, delivery_id: str, attempt: int, at: float) -> bool:
-        """Make a claimed delivery due at `at`, if `attempt` is still its latest claim."""
+    async def done(self, delivery_id: str, token: int, now: float) -> bool:
+        """The delivery succeeded: it leaves the outbox (remembered for `sent_window`)."""
+        return await self.queue.done(delivery_id, token, now=now, remember=self.sent_window)
 
-    async def done(self, delivery_id: str, now: float) -> None:
-        """The delivery succeeded or is given up: it leaves the outbox (whoever holds it)."""
-
-    async def backlog(self) -> int: ...
+    async def backlog(self) -> int:
+        return await self.queue.backlog()
 
 
 # ---------------------------------------------------------------- delivery
@@ -368,11 +414,11 @@ class _Streaks:
     def __init__(self) -> None:
         self._failing: dict[str, int] = {}
 
-    def failed(self, key: str, message: str, *args: object, trace: bool = False) -> None:
+    def failed(self, key: str, message: str, *args: object) -> None:
         count = self._failing.get(key, 0)
         self._failing[key] = count + 1
         if count == 0:
-            (log.exception if trace else log.warning)(message, *args)
+            log.warning(message, *args)
 
     def ok(self, key: str, message: str) -> None:
         count = self._failing.pop(key, 0)
@@ -380,8 +426,15 @@ class _Streaks:
             log.info(message, count)
 
 
+class DeliveryFailed(Exception):
+    """An attempt failed in a way that may pass (the endpoint down, a 5xx, a timeout)."""
+
+
 class DeliveryWorker:
-    """Delivers what the outbox holds (see the module docstring); never crashes its task."""
+    """Delivers what the outbox holds: the handler of a `service.jobs.Worker` over the
+    outbox's queue (see the module docstring). An endpoint failing is a failure of that
+    delivery (tried again after a backoff); a delivery older than `retention`, or refused
+    for good (a 4xx other than 408, 409, 425 and 429), is quarantined."""
 
     def __init__(
         self,
@@ -403,101 +456,57 @@ class DeliveryWorker:
         self.outbox = outbox
         self.signer = Webhook(secret)
         self.timeout = timeout
-        self.max_backoff = max_backoff
         self.retention = retention
-        # an attempt takes `timeout` at most: a claim outlives it with room to spare
-        self.lease = lease if lease is not None else 2 * timeout + 10
-        self.first_backoff = first_backoff
-        self.poll = poll
-        self.concurrency = concurrency
         self.clock = clock
-        self.jitter = jitter
         self.metrics = metrics
         self.client = client or httpx.AsyncClient(timeout=timeout, follow_redirects=False)
         self._streaks = _Streaks()
-        self._wake = asyncio.Event()
+        self.worker = Worker(
+            outbox.queue,
+            self.handle,
+            # an attempt takes `timeout` at most: a claim outlives it with room to spare
+            lease=lease if lease is not None else 2 * timeout + 10,
+            batch=concurrency,
+            concurrency=concurrency,
+            poll=poll,
+            max_failures=None,  # the retention decides
+            first_backoff=first_backoff,
+            max_backoff=max_backoff,
+            unavailable_cap=STORE_BACKOFF_CAP,
+            remember_done=outbox.sent_window,
+            log_failures=False,  # logged per endpoint here, once a streak
+            clock=clock,
+            jitter=jitter,
+            count=self._settled,
+        )
 
     def wake(self) -> None:
         """Something was queued: look at the outbox now rather than at the next poll."""
-        self._wake.set()
+        self.worker.wake()
 
     def backoff(self, attempt: int) -> float:
-        """Seconds before the next try after `attempt` failed: 1, 2, 4 ... (doubling from
-        `first_backoff`), capped at `max_backoff`; each between 75% and 125% of that (no
-        cap exceeded) so that deliveries failing together do not come back together."""
-        base = min(self.max_backoff, self.first_backoff * 2 ** min(attempt - 1, 60))
-        return min(self.max_backoff, base * (0.75 + 0.5 * self.jitter()))
-
-    async def _claim(self, limit: int) -> list[Delivery]:
-        claimed = await self.outbox.claim(self.clock(), self.lease, limit)
-        if self.metrics is not None:
-            self.metrics.webhook_backlog.set(claimed.backlog)
-        return claimed.deliveries
+        """Seconds before the next try after `attempt` failed (`Worker.backoff`)."""
+        return self.worker.backoff(attempt)
 
     async def run_once(self) -> int:
         """Claim what is due (up to `concurrency`) and try each; the number tried."""
-        deliveries = await self._claim(self.concurrency)
-        await asyncio.gather(*(self.attempt(d) for d in deliveries))
-        return len(deliveries)
+        deliveries = await self.worker.run_once()
+        if self.metrics is not None:
+            self.metrics.webhook_backlog.set(await self.outbox.backlog())
+        return deliveries
 
     async def run_forever(self) -> None:
-        """Keep `concurrency` deliveries in flight while any is due; a slow endpoint holds
-        one slot, not the others. An outbox that does not answer: logged once, looked at
-        again with a backoff (up to 5 s)."""
-        inflight: set[asyncio.Task] = set()
+        await self.worker.run_forever()
 
-        def finished(task: asyncio.Task) -> None:
-            inflight.discard(task)
-            self._wake.set()
-
-        delay = self.poll
-        try:
-            while True:
-                self._wake.clear()
-                free = self.concurrency - len(inflight)
-                if free > 0:
-                    try:
-                        deliveries = await self._claim(free)
-                    except Exception as exc:  # never crash: a bug is logged, the task lives
-                        self._store_failed(exc)
-                        await asyncio.sleep(delay)
-                        delay = min(delay * 2, STORE_BACKOFF_CAP)
-                        continue
-                    delay = self.poll
-                    self._streaks.ok("outbox", "webhook outbox answering again (%d failures)")
-                    for delivery in deliveries:
-                        task = asyncio.create_task(self.attempt(delivery))
-                        inflight.add(task)
-                        task.add_done_callback(finished)
-                    if len(deliveries) == free:
-                        continue  # more may be due
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll)
-        finally:
-            for task in inflight:
-                task.cancel()
-            await asyncio.gather(*inflight, return_exceptions=True)
-
-    def _store_failed(self, exc: Exception) -> None:
-        if isinstance(exc, StoreUnavailable | OSError):
-            self._streaks.failed("outbox", "webhook outbox unavailable (%s); retrying", exc)
-        else:
-            self._streaks.failed("outbox", "webhook outbox failed; retrying", trace=True)
-
-    async def attempt(self, delivery: Delivery) -> None:
-        """Try one claimed delivery; never raises (a failure to record the outcome leaves
-        the claim to lapse: the delivery is tried again, with the same id)."""
-        try:
-            await self._attempt(delivery)
-        except Exception as exc:
-            self._store_failed(exc)
-
-    async def _attempt(self, delivery: Delivery) -> None:
+    async def handle(self, job: Job) -> None:
+        """One attempt of a claimed delivery; raises when it failed (the worker settles)."""
+        if self.metrics is not None:  # the outbox is shared: every replica sees one figure
+            self.metrics.webhook_backlog.set(await self.outbox.backlog())
+        delivery = self.outbox.delivery(job)
         headers = signed_headers(self.signer, delivery.message_id, delivery.body, self.clock())
-        failure = await self._post(delivery.url, delivery.body, headers)
+        failure, lasting = await self._post(delivery.url, delivery.body, headers)
         where = origin(delivery.url)
         if failure is None:
-            await self.outbox.done(delivery.id, self.clock())
             self._count("delivered")
             self._streaks.ok(where, f"webhook endpoint {where} answering again (%d failures)")
             return
@@ -505,31 +514,35 @@ class DeliveryWorker:
         self._streaks.failed(
             where, "webhook endpoint %s failed (%s); retrying with backoff", where, failure
         )
-        now = self.clock()
-        if now - delivery.created_at >= self.retention:
-            await self.outbox.done(delivery.id, now)
+        if lasting:
+            self._count("rejected")
+            raise PermanentFailure(f"{where} refused it: {failure}")
+        if self.clock() - delivery.created_at >= self.retention:
             self._count("expired")
-            log.warning(
-                "webhook %s to %s given up after %d attempts (older than %d s)",
-                delivery.message_id, where, delivery.attempt, self.retention,
-            )  # fmt: skip
-            return
-        at = now + self.backoff(delivery.attempt)
-        retried = await self.outbox.retry(delivery.id, delivery.attempt, at)
-        if retried and self.metrics is not None:
-            self.metrics.webhook_retries.inc()
+            raise PermanentFailure(
+                f"given up after {delivery.attempt} attempts (older than "
+                f"{self.retention:g} s): {failure}"
+            )
+        raise DeliveryFailed(failure)
 
-    async def _post(self, url: str, body: bytes, headers: dict[str, str]) -> str | None:
-        """POST one attempt: None on a 2xx, else what went wrong (redirects are not
-        followed: a failure)."""
+    async def _post(
+        self, url: str, body: bytes, headers: dict[str, str]
+    ) -> tuple[str | None, bool]:
+        """POST one attempt: (None, False) on a 2xx, else what went wrong and whether it is
+        for good (redirects are not followed: a failure that may pass)."""
         try:
             async with asyncio.timeout(self.timeout):
                 response = await self.client.post(url, content=body, headers=headers)
         except (httpx.HTTPError, TimeoutError, OSError) as exc:
-            return type(exc).__name__
-        if 200 <= response.status_code < 300:
-            return None
-        return f"HTTP {response.status_code}"
+            return type(exc).__name__, False
+        status = response.status_code
+        if 200 <= status < 300:
+            return None, False
+        return f"HTTP {status}", 400 <= status < 500 and status not in _TRANSIENT_4XX
+
+    def _settled(self, queue: str, outcome: str) -> None:
+        if self.metrics is not None and outcome == "retried":
+            self.metrics.webhook_retries.inc()
 
     def _count(self, outcome: str) -> None:
         if self.metrics is not None:

@@ -183,8 +183,9 @@ class Metrics:
         )
         self.webhook_deliveries = Counter(
             "ten_webhook_deliveries",
-            "Webhook delivery attempts, by outcome: delivered (2xx), failed (retried later), "
-            "expired (given up after TEN_WEBHOOK_RETENTION).",
+            "Webhook delivery attempts, by outcome: delivered (2xx), failed; of the failed, "
+            "expired (older than TEN_WEBHOOK_RETENTION) and rejected (a 4xx that will not "
+            "pass): quarantined, not tried again until put back.",
             ["outcome"],
         )
         self.webhook_retries = Counter(

@@ -61,7 +61,7 @@ PG_HOST, PG_PORT = "127.0.0.1", make_url(PG_SERVER).port or 5432
 # the documented Redis layout (infra/queues.py): the archive queue's jobs, and all its keys
 OUTBOX_KEY = "{ten:q:archive}:jobs"
 QUEUE_KEYS = [f"{{ten:q:{q}}}:{part}" for q in ("archive", "relay")
-              for part in ("jobs", "due", "token", "fails", "quarantine", "why")]  # fmt: skip
+              for part in ("jobs", "due", "token", "fails", "quarantine", "why", "done")]  # fmt: skip
 CLAIM_KEY = "ten:test:archive-service:claim"
 VIEW_ONLY = (
     "id",

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 from redis.crc import key_slot
 
-from infra.queues import MemoryQueue, RedisQueue, adopt_legacy_archive_outbox
+from infra.queues import LEGACY_ARCHIVE_OUTBOX, MemoryQueue, RedisQueue, adopt_legacy
 from infra.redis_store import connect
 
 pytestmark = pytest.mark.integration
@@ -125,6 +125,24 @@ def test_of_many_concurrent_claims_each_job_goes_to_one(backend):
     run(backend, body)
 
 
+def test_a_kept_put_leaves_a_queued_job_and_one_done_within_its_remember_time(backend):
+    async def body(queue) -> None:
+        assert await queue.put("d", b"first", NOW, keep=True) > 0
+        assert await queue.put("d", b"second", NOW - 5, keep=True) == 0  # queued: left as is
+        [job] = await queue.claim(NOW, 30.0, 10)
+        assert (job.payload, job.token) == (b"first", job.token)
+        assert await queue.done("d", job.token, now=NOW, remember=3600.0)
+        assert await queue.put("d", b"again", NOW + 3599, keep=True) == 0  # remembered done
+        assert await queue.put("d", b"again", NOW + 3601, keep=True) > 0  # forgotten since
+        assert await queue.backlog() == 1
+        [again] = await queue.claim(NOW + 3601, 30.0, 10)
+        assert again.payload == b"again"
+        assert await queue.done("d", again.token)  # not remembered this time
+        assert await queue.put("d", b"third", NOW + 3602, keep=True) > 0
+
+    run(backend, body)
+
+
 def test_redis_keys_of_a_queue_share_one_slot(redis_backend):
     async def body(queue) -> None:
         await queue.put("a", b"", NOW)
@@ -138,16 +156,17 @@ def test_redis_keys_of_a_queue_share_one_slot(redis_backend):
     run(redis_backend, body)
 
 
-def test_an_older_releases_archive_outbox_is_adopted(redis_backend):
-    legacy = "ten:archive:outbox"
-    if redis_backend.client.exists(legacy):
-        pytest.skip("another test's server uses the legacy outbox key of this database")
+def test_an_older_releases_jobs_are_adopted(redis_backend):
+    # the service adopts LEGACY_ARCHIVE_OUTBOX; servers of other tests share that key
+    assert LEGACY_ARCHIVE_OUTBOX == "ten:archive:outbox"
+    legacy = f"test-legacy-outbox:{secrets.token_hex(6)}"
+    redis_backend.other_keys.append(legacy)
 
     async def body(queue) -> None:
         client = connect(redis_backend.url)
         try:
             await client.hset(legacy, mapping={"g1": b"job one", "g2": b"job two"})
-            assert await adopt_legacy_archive_outbox(client, queue, NOW) == 2
+            assert await adopt_legacy(client, legacy, queue, NOW) == 2
             assert not await client.exists(legacy)
             jobs = await queue.claim(NOW, 30.0, 10)
             assert sorted((j.id, j.payload) for j in jobs) == [

@@ -21,7 +21,6 @@ from domain.model import Resign
 from domain.views import public_view
 from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
-from infra.webhook_outbox import MemoryWebhookOutbox, RedisWebhookOutbox
 from service.callers import Caller
 from service.games import GameService
 from service.jobs import Worker
@@ -29,7 +28,7 @@ from service.lobby import Lobby
 from service.ports import VersionConflict
 from service.relay import GRACE, ArchiveReaction, Relay
 from service.settings import Settings
-from service.webhooks import Webhooks
+from service.webhooks import WebhookOutbox, Webhooks
 
 pytestmark = pytest.mark.integration
 URL = "http://127.0.0.1:9/hooks"
@@ -61,12 +60,8 @@ class Shared:
         self.backend.other_keys.extend(queue.keys.values())
         return queue
 
-    def webhook_outbox(self):
-        if self.client is None:
-            return self.memory.setdefault("hooks", MemoryWebhookOutbox())
-        outbox = RedisWebhookOutbox(self.client, tag=f"{{test-hooks:{self.tag}}}")
-        self.backend.other_keys.extend(outbox.keys.values())
-        return outbox
+    def webhook_outbox(self) -> WebhookOutbox:
+        return WebhookOutbox(self.queue("webhooks"))
 
     async def close(self) -> None:
         if self.client is not None:

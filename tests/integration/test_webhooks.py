@@ -36,11 +36,11 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from domain.engine import take_over
+from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
-from infra.webhook_outbox import MemoryWebhookOutbox, RedisWebhookOutbox
 from service.observability.metrics import metrics
 from service.ports import StoreUnavailable
-from service.webhooks import Webhooks, messages_for
+from service.webhooks import WebhookOutbox, Webhooks, messages_for
 from tests.conftest import ROOT
 from tests.integration.test_archive_service import claim_redis_db
 from tests.servers import wait_until
@@ -50,7 +50,10 @@ pytestmark = pytest.mark.integration
 
 SECRET = "whsec_" + base64.b64encode(b"integration-webhook-secret-32b!!").decode()
 # the documented Redis layout (infra/webhook_outbox.py)
-KEYS = [f"{{ten:webhooks}}:{name}" for name in ("deliveries", "due", "attempts", "sent")]
+KEYS = [
+    f"{{ten:q:webhooks}}:{name}"
+    for name in ("jobs", "due", "token", "fails", "quarantine", "why", "done")
+]
 
 
 # ---------------------------------------------------------------- the receiver
@@ -208,11 +211,11 @@ def redis_db(redis_url: str) -> Iterator[str]:
 @contextlib.asynccontextmanager
 async def opened(url: str | None) -> AsyncIterator[Any]:
     if url is None:
-        yield MemoryWebhookOutbox()
+        yield WebhookOutbox(MemoryQueue("webhooks"))
         return
     client = connect(url)
     try:
-        yield RedisWebhookOutbox(client)
+        yield WebhookOutbox(RedisQueue(client, "webhooks"))
     finally:
         await client.aclose()
 
@@ -347,11 +350,13 @@ def test_a_delivery_that_left_is_remembered_for_an_hour(outbox_url, receiver):
         async with opened(outbox_url) as outbox:
             assert await outbox.put(messages, [receiver.url], now) == 1
             [claimed] = (await outbox.claim(now, 30.0, 10)).deliveries
-            await outbox.done(claimed.id, now)
+            await outbox.done(claimed.id, claimed.token, now)
             assert await outbox.put(messages, [receiver.url], now + 3599) == 0
             assert await outbox.put(messages, [receiver.url, "http://127.0.0.1:9/"], now) == 1
             [other] = (await outbox.claim(now, 30.0, 10)).deliveries
-            await outbox.done(other.id, now + 3601)  # trims what left over an hour before
+            await outbox.done(
+                other.id, other.token, now + 3601
+            )  # trims what left over an hour before
             assert await outbox.put(messages, [receiver.url], now + 3601) == 1
             assert await outbox.backlog() == 1
 
@@ -446,7 +451,7 @@ def test_a_tampered_or_replayed_delivery_is_refused_by_the_verifier(receiver):
 
     async def body() -> None:
         for clock in (Clock(), stale):
-            outbox = MemoryWebhookOutbox()
+            outbox = WebhookOutbox(MemoryQueue("webhooks"))
             hooks = hooks_for(outbox, receiver.url, clock=clock)
             await tell(hooks, None, record, events)
             await hooks.run_once()
@@ -502,12 +507,14 @@ def test_concurrent_claims_take_each_delivery_once(outbox_url, receiver):
             assert (await second.claim(now + 29.9, 30.0, 100)).deliveries == []
             again = await first.claim(now + 30.0, 30.0, 100)
             assert {d.id for d in again.deliveries} == set(ids)
-            assert {d.attempt for d in again.deliveries} == {2}
+            assert {d.attempt for d in again.deliveries} == {1}  # a lapsed claim failed nothing
             assert again.backlog == 60
-            # a claim that lapsed cannot be rescheduled by its old holder any more
+            # a claim that lapsed cannot settle the delivery any more; the new one can
             stale = next(c for c in claims if c.deliveries).deliveries[0]
-            assert not await first.retry(stale.id, stale.attempt, now + 1000)
-            assert await first.retry(stale.id, 2, now + 1000)
+            new = next(d for d in again.deliveries if d.id == stale.id)
+            assert new.token != stale.token
+            assert not await first.done(stale.id, stale.token, now)
+            assert await first.done(new.id, new.token, now)
 
     asyncio.run(body())
 
@@ -549,12 +556,12 @@ def test_two_workers_on_one_redis_outbox_deliver_each_message_once(redis_db, rec
 WORKER = """
 import asyncio, sys
 from infra.redis_store import connect
-from infra.webhook_outbox import RedisWebhookOutbox
-from service.webhooks import Webhooks
+from infra.queues import RedisQueue
+from service.webhooks import WebhookOutbox, Webhooks
 
 async def main():
     url, endpoint, secret = sys.argv[1:4]
-    outbox = RedisWebhookOutbox(connect(url))
+    outbox = WebhookOutbox(RedisQueue(connect(url), "webhooks"))
     await Webhooks(outbox, [endpoint], secret, timeout=60.0, lease=30.0).run_forever()
 
 asyncio.run(main())
@@ -635,7 +642,7 @@ def test_an_unreachable_outbox_fails_the_reaction_and_the_worker_lives_on(caplog
         asyncio.run(body())
     finally:
         held.close()
-    assert len([r for r in caplog.records if "outbox unavailable" in r.getMessage()]) == 1
+    assert len([r for r in caplog.records if "webhooks unavailable" in r.getMessage()]) == 1
     assert receiver.received == []
 
 

@@ -18,7 +18,7 @@ from domain.bots import BOTS, bot_rng
 from domain.engine import apply, new_game, take_over, to_act
 from domain.model import Event, GameStarted
 from domain.views import public_view
-from infra.webhook_outbox import MemoryWebhookOutbox
+from infra.queues import MemoryQueue
 from service.games import encode_events
 from service.ports import GameRecord, Table
 from service.webhooks import (
@@ -28,6 +28,7 @@ from service.webhooks import (
     GameFinishedWebhook,
     GameStartedWebhook,
     SeatTakenOverWebhook,
+    WebhookOutbox,
     messages_for,
     signed_headers,
 )
@@ -240,7 +241,9 @@ def test_every_payload_type_is_listed_and_decodes_its_bodies():
 
 
 def worker(jitter: float) -> DeliveryWorker:
-    return DeliveryWorker(MemoryWebhookOutbox(), SECRET, max_backoff=60.0, jitter=lambda: jitter)
+    return DeliveryWorker(
+        WebhookOutbox(MemoryQueue("webhooks")), SECRET, max_backoff=60.0, jitter=lambda: jitter
+    )
 
 
 def test_backoff_doubles_from_one_second_to_the_cap_with_jitter():

@@ -1,0 +1,73 @@
+"""Operations on a running deployment, from the same settings as the service (TEN_* variables).
+
+    python -m service.cli jobs list archive          # the quarantined jobs of a queue
+    python -m service.cli jobs requeue archive ID..  # put them back once the cause is fixed
+    python -m service.cli jobs requeue archive --all
+
+Queues: `archive` (ended games waiting for the SQL archive), `relay` (games whose reactions
+are to be relayed), `webhooks` (deliveries to the platform). On the embedded store the
+queues live in the service's process, so there is nothing for this command to reach: it
+says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from datetime import UTC, datetime
+
+from service.app import build_adapters
+from service.jobs import requeue_all
+from service.settings import Settings
+
+QUEUES = ("archive", "relay", "webhooks")
+
+
+async def _jobs(settings: Settings, args: argparse.Namespace) -> int:
+    if settings.redis_url is None:
+        print(
+            "the embedded store keeps its queues in the service's own process: nothing to "
+            "reach from here (set TEN_REDIS_URL to the service's Redis)",
+            file=sys.stderr,
+        )
+        return 2
+    adapters = build_adapters(settings)
+    try:
+        queue = adapters.queue(args.queue)
+        aside = await queue.quarantined(10_000)
+        if args.action == "list":
+            for job in aside:
+                at = datetime.fromtimestamp(job.at, UTC).isoformat(timespec="seconds")
+                print(f"{job.id}\t{at}\t{job.failures} failure(s)\t{job.reason}")
+            print(f"{len(aside)} quarantined job(s) in {args.queue}", file=sys.stderr)
+            return 0
+        ids = [job.id for job in aside] if args.all else args.ids
+        if not ids:
+            print("name the jobs to put back, or --all", file=sys.stderr)
+            return 2
+        back = await requeue_all(queue, ids, time.time())
+        print(f"{back} of {len(ids)} job(s) put back in {args.queue}", file=sys.stderr)
+        return 0 if back == len(ids) else 1
+    finally:
+        await adapters.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m service.cli", description=__doc__.split("\n")[0]
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    jobs = commands.add_parser("jobs", help="the quarantined jobs of a queue")
+    jobs.add_argument("action", choices=("list", "requeue"))
+    jobs.add_argument("queue", choices=QUEUES)
+    jobs.add_argument("ids", nargs="*", help="the jobs to put back (requeue)")
+    jobs.add_argument("--all", action="store_true", help="requeue every quarantined job")
+    args = parser.parse_args(argv)
+    settings = Settings.from_env()
+    return asyncio.run(_jobs(settings, args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -113,6 +113,13 @@ def build_adapters(
             return queues.setdefault(name, MemoryQueue(name))
 
         return Adapters(store, memory_queue, archive, None, "memory", close_embedded)
+    return _redis_adapters(settings, store, archive)
+
+
+def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameArchive) -> Adapters:
+    """The adapters on Redis (TEN_REDIS_URL): the game store, the queues and the rate-limit
+    counts, shared by every replica."""
+    assert settings.redis_url is not None
     from infra import queues as redis_queues  # noqa: PLC0415 - redis-py only when configured
     from infra.rate_limit_store import RateLimitStore  # noqa: PLC0415
     from infra.redis_store import RedisGameStore, connect  # noqa: PLC0415
@@ -380,10 +387,16 @@ def game_service(
         max_backoff=30.0,
         count=obs.count_job(),
     )
+    outbox = sender = None
+    if settings.webhook_urls:
+        from infra.webhook_sender import HttpSender  # noqa: PLC0415 - httpx only when on
+
+        outbox = WebhookOutbox(adapters.queue("webhooks"))
+        sender = HttpSender(settings.webhook_secret or "", timeout=settings.webhook_timeout)
     webhooks = Webhooks(
-        WebhookOutbox(adapters.queue("webhooks")) if settings.webhook_urls else None,
+        outbox,
         settings.webhook_urls,
-        settings.webhook_secret,
+        sender,
         metrics=obs.metrics,
         timeout=settings.webhook_timeout,
         max_backoff=settings.webhook_max_backoff,

@@ -3,6 +3,7 @@
     python -m service.cli jobs list archive          # the quarantined jobs of a queue
     python -m service.cli jobs requeue archive ID..  # put them back once the cause is fixed
     python -m service.cli jobs requeue archive --all
+    python -m service.cli ratings rebuild [--url URL]  # every rating again, from the archive
 
 Queues: `archive` (ended games waiting for the SQL archive), `relay` (games whose reactions
 are to be relayed), `webhooks` (deliveries to the platform). On the embedded store the
@@ -54,6 +55,18 @@ async def _jobs(settings: Settings, args: argparse.Namespace) -> int:
         await adapters.close()
 
 
+async def _rebuild_ratings(url: str | None) -> int:
+    """Recompute every rating from the archive at `url` (as for TEN_DATABASE_URL); the
+    number of games rated."""
+    from infra.archive import SqlArchive  # noqa: PLC0415 - SQLAlchemy only for this command
+
+    archive = SqlArchive.from_url(url)
+    try:
+        return await archive.rebuild_ratings()
+    finally:
+        await archive.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m service.cli", description=__doc__.split("\n")[0]
@@ -64,9 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     jobs.add_argument("queue", choices=QUEUES)
     jobs.add_argument("ids", nargs="*", help="the jobs to put back (requeue)")
     jobs.add_argument("--all", action="store_true", help="requeue every quarantined job")
+    ratings = commands.add_parser("ratings", help="the players' ratings")
+    ratings.add_argument("action", choices=("rebuild",), help="recompute every rating")
+    ratings.add_argument("--url", help="database URL (default: TEN_DATABASE_URL, else SQLite)")
     args = parser.parse_args(argv)
-    settings = Settings.from_env()
-    return asyncio.run(_jobs(settings, args))
+    if args.command == "ratings":
+        rated = asyncio.run(_rebuild_ratings(args.url))
+        print(f"ok: {rated} rated games replayed")
+        return 0
+    return asyncio.run(_jobs(Settings.from_env(), args))
 
 
 if __name__ == "__main__":

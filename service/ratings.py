@@ -1,6 +1,6 @@
 """Player ratings: one rule, here only. Weng-Lin Bayesian ratings (the `openskill` package)
 of the players of ranked games, updated once per rated game in the order the archive
-rated them; and the command that rebuilds every rating from the archive.
+rated them.
 
 The model is openskill's `BradleyTerryFull` (every pair of seats compared, logistic), its
 parameters pinned here so that a new default of the package cannot change the numbers.
@@ -18,16 +18,13 @@ such seats remain; they are placed by their results' ranks (equal ranks: a tie).
 A player's `ordinal` (mu - 3 sigma, openskill's conservative estimate) orders the
 leaderboard by rating; a player never rated has the prior (mu 25, sigma 25/3).
 
-    python -m service.ratings rebuild [--url URL]
-
-recomputes every rating from the archive (`GameArchive.rebuild_ratings`): the same numbers
-as the ratings updated game by game, to the last bit.
+`python -m service.cli ratings rebuild [--url URL]` recomputes every rating from the archive
+(`GameArchive.rebuild_ratings`): the same numbers as the ratings updated game by game, to
+the last bit.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
@@ -146,30 +143,3 @@ def predict(table: Sequence[Rating]) -> Prediction:
         raise ValueError(f"a table has {MIN_SEATS} to {MAX_TABLE} players")
     teams = [[_model_rating(r.mu, r.sigma)] for r in table]
     return Prediction(win=list(MODEL.predict_win(teams)), draw=MODEL.predict_draw(teams))
-
-
-async def rebuild(url: str | None = None) -> int:
-    """Recompute every rating from the archive at `url` (as for TEN_DATABASE_URL); the
-    number of games rated."""
-    from infra.archive import SqlArchive  # noqa: PLC0415 - the adapter only for the command
-
-    archive = SqlArchive.from_url(url)
-    try:
-        return await archive.rebuild_ratings()
-    finally:
-        await archive.close()
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m service.ratings", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    command = sub.add_parser("rebuild", help="recompute every rating from the archive")
-    command.add_argument("--url", help="database URL (default: TEN_DATABASE_URL, else SQLite)")
-    args = parser.parse_args(argv)
-    rated = asyncio.run(rebuild(args.url))
-    print(f"ok: {rated} rated games replayed")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

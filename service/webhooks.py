@@ -30,19 +30,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import random
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
-import httpx
 import msgspec
-from standardwebhooks import Webhook
 
 from domain.model import AnyEvent, TimeControl
 from service.jobs import Job, LeasedQueue, PermanentFailure, Worker
@@ -301,9 +298,6 @@ def _finished(record: GameRecord, at: datetime) -> Message:
 
 
 SENT_WINDOW = 3600.0  # seconds a delivery that succeeded is remembered (not queued again)
-# answers that say the request itself will never be accepted: the delivery is set aside at
-# once (every other failure is tried again with a backoff until TEN_WEBHOOK_RETENTION)
-_TRANSIENT_4XX = frozenset((408, 409, 425, 429))
 
 
 def delivery_id(message_id: str, url: str) -> str:
@@ -388,19 +382,6 @@ class WebhookOutbox:
 # ---------------------------------------------------------------- delivery
 
 
-def signed_headers(signer: Webhook, message_id: str, body: bytes, now: float) -> dict[str, str]:
-    """The Standard Webhooks headers of one attempt, signed for its time `now`."""
-    stamp = int(now)
-    signature = signer.sign(message_id, datetime.fromtimestamp(stamp, UTC), body.decode())
-    return {
-        "webhook-id": message_id,
-        "webhook-timestamp": str(stamp),
-        "webhook-signature": signature,
-        "content-type": "application/json",
-        "user-agent": "ten-webhooks",
-    }
-
-
 def origin(url: str) -> str:
     """What the logs say of an endpoint: scheme, host and port (never a path or query,
     which may carry a token)."""
@@ -426,6 +407,19 @@ class _Streaks:
             log.info(message, count)
 
 
+class Sender(Protocol):
+    """Sends one attempt of a delivery (infra.webhook_sender: signed per Standard Webhooks,
+    over HTTP)."""
+
+    async def send(
+        self, url: str, message_id: str, body: bytes, now: float
+    ) -> tuple[str | None, bool]:
+        """(None, False) when the endpoint took it (a 2xx); else what went wrong and whether
+        it is for good (the endpoint will never take this request)."""
+
+    async def close(self) -> None: ...
+
+
 class DeliveryFailed(Exception):
     """An attempt failed in a way that may pass (the endpoint down, a 5xx, a timeout)."""
 
@@ -439,7 +433,7 @@ class DeliveryWorker:
     def __init__(
         self,
         outbox: WebhookOutbox,
-        secret: str,
+        sender: Sender,
         *,
         timeout: float = 10.0,
         max_backoff: float = 600.0,
@@ -451,15 +445,12 @@ class DeliveryWorker:
         clock: Callable[[], float] = time.time,
         jitter: Callable[[], float] = random.random,
         metrics: Any = None,
-        client: httpx.AsyncClient | None = None,
     ) -> None:
         self.outbox = outbox
-        self.signer = Webhook(secret)
-        self.timeout = timeout
+        self.sender = sender
         self.retention = retention
         self.clock = clock
         self.metrics = metrics
-        self.client = client or httpx.AsyncClient(timeout=timeout, follow_redirects=False)
         self._streaks = _Streaks()
         self.worker = Worker(
             outbox.queue,
@@ -503,8 +494,9 @@ class DeliveryWorker:
         if self.metrics is not None:  # the outbox is shared: every replica sees one figure
             self.metrics.webhook_backlog.set(await self.outbox.backlog())
         delivery = self.outbox.delivery(job)
-        headers = signed_headers(self.signer, delivery.message_id, delivery.body, self.clock())
-        failure, lasting = await self._post(delivery.url, delivery.body, headers)
+        failure, lasting = await self.sender.send(
+            delivery.url, delivery.message_id, delivery.body, self.clock()
+        )
         where = origin(delivery.url)
         if failure is None:
             self._count("delivered")
@@ -525,21 +517,6 @@ class DeliveryWorker:
             )
         raise DeliveryFailed(failure)
 
-    async def _post(
-        self, url: str, body: bytes, headers: dict[str, str]
-    ) -> tuple[str | None, bool]:
-        """POST one attempt: (None, False) on a 2xx, else what went wrong and whether it is
-        for good (redirects are not followed: a failure that may pass)."""
-        try:
-            async with asyncio.timeout(self.timeout):
-                response = await self.client.post(url, content=body, headers=headers)
-        except (httpx.HTTPError, TimeoutError, OSError) as exc:
-            return type(exc).__name__, False
-        status = response.status_code
-        if 200 <= status < 300:
-            return None, False
-        return f"HTTP {status}", 400 <= status < 500 and status not in _TRANSIENT_4XX
-
     def _settled(self, queue: str, outcome: str) -> None:
         if self.metrics is not None and outcome == "retried":
             self.metrics.webhook_retries.inc()
@@ -549,7 +526,7 @@ class DeliveryWorker:
             self.metrics.webhook_deliveries.labels(outcome).inc()
 
     async def close(self) -> None:
-        await self.client.aclose()
+        await self.sender.close()
 
 
 # ---------------------------------------------------------------- the facade
@@ -564,7 +541,7 @@ class Webhooks:
         self,
         outbox: WebhookOutbox | None,
         urls: Sequence[str] = (),
-        secret: str | None = None,
+        sender: Sender | None = None,
         *,
         clock: Callable[[], float] = time.time,
         metrics: Any = None,
@@ -576,9 +553,9 @@ class Webhooks:
         self.metrics = metrics
         self.worker: DeliveryWorker | None = None
         if self.urls:
-            if outbox is None or not secret:
-                raise ValueError("webhook endpoints need an outbox and a signing secret")
-            self.worker = DeliveryWorker(outbox, secret, clock=clock, metrics=metrics, **worker)
+            if outbox is None or sender is None:
+                raise ValueError("webhook endpoints need an outbox and a sender")
+            self.worker = DeliveryWorker(outbox, sender, clock=clock, metrics=metrics, **worker)
 
     @property
     def enabled(self) -> bool:

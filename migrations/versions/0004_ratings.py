@@ -14,7 +14,7 @@ Create Date: 2026-12-20
   after, games rated so far), cascading from rated_games.
 
 The tables start empty: games archived before this revision are rated by
-`python -m service.ratings rebuild` (run once after upgrading; it replays the ranked games
+`python -m service.cli ratings rebuild` (run once after upgrading; it replays the ranked games
 archived before this revision first, by their end, then the others in the order they were
 rated). Downgrade drops the three tables.
 

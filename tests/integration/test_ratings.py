@@ -250,7 +250,7 @@ def test_the_rebuild_command(empty: Db) -> None:
     empty.run(wipe)
     assert snapshot(empty) != incremental
     done = subprocess.run(
-        [sys.executable, "-m", "service.ratings", "rebuild", "--url", empty.url],
+        [sys.executable, "-m", "service.cli", "ratings", "rebuild", "--url", empty.url],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -21,6 +21,7 @@ from domain.model import Resign
 from domain.views import public_view
 from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
+from infra.webhook_sender import HttpSender
 from service.callers import Caller
 from service.games import GameService
 from service.jobs import Worker
@@ -73,7 +74,7 @@ class Replica:
 
     def __init__(self, shared: Shared, clock: Clock) -> None:
         self.archive_queue = shared.queue("archive")
-        self.hooks = Webhooks(shared.webhook_outbox(), [URL], SECRET, clock=clock)
+        self.hooks = Webhooks(shared.webhook_outbox(), [URL], HttpSender(SECRET), clock=clock)
         archive = ArchiveReaction(shared.store, self.archive_queue, clock=clock)
         self.relay = Relay(shared.store, shared.queue("relay"), [archive, self.hooks], clock=clock)
         self.games = GameService(shared.store, Settings(), relay=self.relay, clock=clock)

@@ -38,6 +38,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from domain.engine import take_over
 from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
+from infra.webhook_sender import HttpSender
 from service.observability.metrics import metrics
 from service.ports import StoreUnavailable
 from service.webhooks import WebhookOutbox, Webhooks, messages_for
@@ -233,7 +234,9 @@ class Clock:
         self.now += seconds
 
 
-def hooks_for(outbox: Any, *urls: str, clock: Any = None, **options: Any) -> Webhooks:
+def hooks_for(
+    outbox: Any, *urls: str, clock: Any = None, client: Any = None, **options: Any
+) -> Webhooks:
     options = {
         "timeout": 3.0,
         "max_backoff": 8.0,
@@ -241,7 +244,8 @@ def hooks_for(outbox: Any, *urls: str, clock: Any = None, **options: Any) -> Web
         "concurrency": 100,
         **options,
     }
-    return Webhooks(outbox, urls, SECRET, clock=clock or Clock(), metrics=metrics(), **options)
+    sender = HttpSender(SECRET, timeout=options["timeout"], client=client)
+    return Webhooks(outbox, urls, sender, clock=clock or Clock(), metrics=metrics(), **options)
 
 
 def facts(games: int) -> list[tuple[Any, Any, list]]:
@@ -557,12 +561,14 @@ WORKER = """
 import asyncio, sys
 from infra.redis_store import connect
 from infra.queues import RedisQueue
+from infra.webhook_sender import HttpSender
 from service.webhooks import WebhookOutbox, Webhooks
 
 async def main():
     url, endpoint, secret = sys.argv[1:4]
     outbox = WebhookOutbox(RedisQueue(connect(url), "webhooks"))
-    await Webhooks(outbox, [endpoint], secret, timeout=60.0, lease=30.0).run_forever()
+    sender = HttpSender(secret, timeout=60.0)
+    await Webhooks(outbox, [endpoint], sender, timeout=60.0, lease=30.0).run_forever()
 
 asyncio.run(main())
 """

@@ -19,6 +19,7 @@ from domain.engine import apply, new_game, take_over, to_act
 from domain.model import Event, GameStarted
 from domain.views import public_view
 from infra.queues import MemoryQueue
+from infra.webhook_sender import HttpSender, signed_headers
 from service.games import encode_events
 from service.ports import GameRecord, Table
 from service.webhooks import (
@@ -30,7 +31,6 @@ from service.webhooks import (
     SeatTakenOverWebhook,
     WebhookOutbox,
     messages_for,
-    signed_headers,
 )
 
 pytestmark = pytest.mark.unit
@@ -241,9 +241,8 @@ def test_every_payload_type_is_listed_and_decodes_its_bodies():
 
 
 def worker(jitter: float) -> DeliveryWorker:
-    return DeliveryWorker(
-        WebhookOutbox(MemoryQueue("webhooks")), SECRET, max_backoff=60.0, jitter=lambda: jitter
-    )
+    outbox, sender = WebhookOutbox(MemoryQueue("webhooks")), HttpSender(SECRET)
+    return DeliveryWorker(outbox, sender, max_backoff=60.0, jitter=lambda: jitter)
 
 
 def test_backoff_doubles_from_one_second_to_the_cap_with_jitter():

@@ -1,0 +1,80 @@
+"""The import-linter contracts of pyproject.toml hold on this tree, and refuse a tree where the
+application core imports an adapter (or where the layers are crossed upwards): each run on a
+copy of the packages in a temporary directory, the same `lint-imports` CI runs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT = Path(sys.executable).with_name("lint-imports")
+
+
+def lint(tree: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(LINT), "--no-cache"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tree)},
+    )
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    for package in ("domain", "service", "infra"):
+        shutil.copytree(
+            ROOT / package,
+            tmp_path / package,
+            ignore=shutil.ignore_patterns("static", "__pycache__"),
+        )
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def add_import(path: Path, line: str) -> None:
+    text = path.read_text()
+    head, _, rest = text.partition("from __future__ import annotations\n")
+    path.write_text(f"{head}from __future__ import annotations\n{line}\n{rest}")
+
+
+def test_the_tree_keeps_every_contract(tree: Path) -> None:
+    result = lint(tree)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "BROKEN" not in result.stdout
+    assert result.stdout.count("KEPT") == 3
+
+
+@pytest.mark.parametrize(
+    ("module", "line"),
+    [
+        ("service/games.py", "import redis.asyncio"),
+        ("service/relay.py", "from infra.queues import MemoryQueue"),
+        ("service/lobby.py", "import litestar"),
+        ("service/jobs.py", "import sqlalchemy"),
+        ("service/webhooks.py", "import httpx"),
+    ],
+)
+def test_an_adapter_imported_by_the_core_is_refused(tree: Path, module: str, line: str) -> None:
+    add_import(tree / module, line)
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "the application core imports no adapter and no framework BROKEN" in result.stdout
+
+
+def test_a_layer_that_imports_a_higher_one_is_refused(tree: Path) -> None:
+    add_import(tree / "infra/queues.py", "import service.api.problems")
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "layers: entrypoints and composition > adapters > application core > domain BROKEN" in (
+        result.stdout
+    )

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import hashlib
 import os
 import random
 import shutil
@@ -47,6 +46,7 @@ os.environ.setdefault("TEN_DATABASE_URL", f"sqlite+aiosqlite:///{_TMP}/archive.s
 OUTBOX_KEY = "ten:archive:outbox"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `bench.ceiling_app`
 
+import domain.clock as clock_mod  # noqa: E402 - after the environment is set
 import service.games as games_mod  # noqa: E402 - after the environment is set
 from bench.loadgen import next_move  # noqa: E402 - the load generator's own move choice
 from domain.model import Action  # noqa: E402 - after the environment is set
@@ -54,6 +54,7 @@ from infra.redis_store import _record_decoder, _record_encoder, connect  # noqa:
 from service.api.routes import etag, render_acted, view_fields  # noqa: E402 - after the environment is set
 from service.api.schemas import GameOut  # noqa: E402 - after the environment is set
 from service.app import create_app  # noqa: E402 - after the environment is set
+from service.callers import Caller  # noqa: E402 - after the environment is set
 from service.games import Acted, GameService  # noqa: E402 - after the environment is set
 from service.lobby import Lobby  # noqa: E402 - after the environment is set
 from service.settings import Settings  # noqa: E402 - after the environment is set
@@ -165,7 +166,7 @@ async def play_direct(service: GameService, actions: int, rng, ids, render=rende
         while legal and count < actions:
             action = msgspec.convert(rng.choice(legal), type=Action)
             t = time.process_time()
-            acted = await service.act(created.record.id, auths[seat], action)
+            acted = await service.act(created.record.id, Caller(seat_token=auths[seat]), action)
             body = render(acted)
             total += time.process_time() - t
             count += 1
@@ -258,12 +259,19 @@ async def interleaved(cases: dict, rounds: int = 12, per_round: int = 150) -> di
 async def stage_breakdown(service: GameService, rng, ids, humans: int = 1) -> float:
     store = service.store
     timers = Timers()
+    # the engine runs through `domain.clock.play` (apply, then the bots' moves)
     wrapped = {
-        "apply": timers.wrap_sync("engine: apply (the human's action)", games_mod.apply),
-        "play_bots": timers.wrap_sync("engine: play_bots (the bots' moves)", games_mod.play_bots),
-        "encode_events": timers.wrap_sync("encode events (JSON)", games_mod.encode_events),
+        (clock_mod, "apply"): timers.wrap_sync(
+            "engine: apply (the human's action)", clock_mod.apply
+        ),
+        (clock_mod, "play_bots"): timers.wrap_sync(
+            "engine: play_bots (the bots' moves)", clock_mod.play_bots
+        ),
+        (games_mod, "encode_events"): timers.wrap_sync(
+            "encode events (JSON)", games_mod.encode_events
+        ),
     }
-    originals = {name: getattr(games_mod, name) for name in wrapped}
+    originals = {where: getattr(*where) for where in wrapped}
     load, save, seat_of, create = store.load, store.save, service.seat_of, Lobby.deal
     store.load = timers.wrap_async("load: HGET + msgpack decode", load)
     store.save = timers.wrap_async("save: msgpack encode + EVALSHA (Lua CAS)", save)
@@ -280,13 +288,13 @@ async def stage_breakdown(service: GameService, rng, ids, humans: int = 1) -> fl
                 create_cpu[k] += v - before.get(k, 0.0)
 
     Lobby.deal = create_apart
-    for name, fn in wrapped.items():
-        setattr(games_mod, name, fn)
+    for (module, name), fn in wrapped.items():
+        setattr(module, name, fn)
     try:
         total, count, games = await play_direct(service, ACTIONS, rng, ids, render, humans)
     finally:
-        for name, fn in originals.items():
-            setattr(games_mod, name, fn)
+        for (module, name), fn in originals.items():
+            setattr(module, name, fn)
         store.load, store.save = load, save
         service.seat_of, Lobby.deal = seat_of, create
     act_us = total / count * 1e6
@@ -399,8 +407,8 @@ async def framework(service: GameService) -> list[str]:
         async def get(self, _game_id):
             return rec
 
-        async def act(self, game_id, token, action, **_kw):
-            seat = await self.seat_of(await self.get(game_id), token)
+        async def act(self, game_id, caller, action, **_kw):
+            seat = await self.seat_of_caller(await self.get(game_id), caller)
             assert seat == 0
             return canned
 
@@ -413,9 +421,7 @@ async def framework(service: GameService) -> list[str]:
     async def lean_act(request: Request, game_id: str) -> Response[bytes]:
         body = await request.body()
         token = request.headers.get("authorization", "").partition(" ")[2]
-        acted = await stub.act(
-            game_id, token, decoder.decode(body), fingerprint=hashlib.sha256(body).hexdigest(),
-        )  # fmt: skip
+        acted = await stub.act(game_id, Caller(seat_token=token), decoder.decode(body))
         return Response(
             render_acted(acted),
             media_type="application/json",

@@ -2,8 +2,9 @@
 
 It keeps the same contract as the Redis store (tests/integration/test_store_contract.py
 runs against both): compare-and-set saves, an append-only event log per game, idempotent
-responses, expiry, listings (each a list of `(created_at, id)` kept sorted: a page is a
-bisect and a walk back), request claims and the due index (`_DueIndex`). A lock makes each
+responses (kept with their game: written by its create or save, gone with it), expiry,
+listings (each a list of `(created_at, id)` kept sorted: a page is a bisect and a walk
+back) and the due index (`_DueIndex`). A lock makes each
 operation atomic even if called from several threads, and the subscribers to the logs' growth
 (`log_news`) are told on their own event loop, whichever loop or thread saves.
 """
@@ -20,8 +21,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from infra.store_rules import due_moved_earlier, listed, memberships
 from service.ports import (
     DueGame,
+    GameExists,
     GameRecord,
     GameStore,
+    IdempotentResponse,
     LogNews,
     Remembered,
     Save,
@@ -100,9 +103,7 @@ class MemoryGameStore(GameStore):
         self._lock = threading.Lock()
         self._news: dict[str, set[_MemoryNews]] = {}  # game id -> its subscribers (log_news)
         self._creates = 0
-        self._claimed = 0
         self._listings: dict[str, list[tuple[float, str]]] = {}  # index -> (created_at, id)
-        self._claims: dict[tuple[str, str], tuple[bytes, float]] = {}  # -> (outcome, expiry)
         self._due = _DueIndex()
 
     def _live(self, game_id: str) -> _Entry | None:
@@ -120,19 +121,27 @@ class MemoryGameStore(GameStore):
         now = self._clock()
         for game_id in [g for g, e in self._games.items() if e.expires_at <= now]:
             self._expire(game_id)
-        for claim in [c for c, (_, expires_at) in self._claims.items() if expires_at <= now]:
-            del self._claims[claim]
 
-    async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
+    async def create(
+        self,
+        record: GameRecord,
+        events: Sequence[StoredEvent],
+        ttl: int,
+        idempotency: tuple[str, IdempotentResponse] | None = None,
+    ) -> None:
         with self._lock:
             self._creates += 1
             if self._creates % 1000 == 0:
                 self._sweep()
-            if self._live(record.id) is not None:
-                raise VersionConflict(f"game {record.id} exists")
+            taken = self._live(record.id)
+            if taken is not None:
+                found = None if idempotency is None else taken.idempotency.get(idempotency[0])
+                raise GameExists(record.id, remembered=found)
             if record.due is not None:  # as on Redis: never moves an entry later
                 self._due.write(record.id, record.due, record.stamp, lower=True)
-            self._games[record.id] = _Entry(record, list(events), self._clock() + ttl)
+            entry = self._games[record.id] = _Entry(record, list(events), self._clock() + ttl)
+            if idempotency is not None:
+                entry.idempotency[idempotency[0]] = idempotency[1]
             self._list(record, record.indexes())
 
     async def load(self, game_id: str) -> GameRecord | None:
@@ -243,28 +252,6 @@ class MemoryGameStore(GameStore):
                 elif listing[at : at + 1] == [(created_at, game_id)]:  # not dropped by _expire
                     del listing[at]  # the game left this listing unseen (a save without previous)
         return found
-
-    async def claim_request(self, scope: str, key: str, ttl: int) -> bytes | None:
-        with self._lock:
-            self._claimed += 1
-            if self._claimed % 1000 == 0:
-                self._sweep()
-            now = self._clock()
-            held = self._claims.get((scope, key))
-            if held is not None and held[1] > now:
-                return held[0]
-            self._claims[(scope, key)] = (b"", now + ttl)
-            return None
-
-    async def keep_outcome(self, scope: str, key: str, outcome: bytes, ttl: int) -> None:
-        with self._lock:
-            self._claims[(scope, key)] = (outcome, self._clock() + ttl)
-
-    async def release_request(self, scope: str, key: str) -> None:
-        with self._lock:
-            held = self._claims.get((scope, key))
-            if held is not None and held[0] == b"":  # pending: an outcome stays
-                del self._claims[(scope, key)]
 
     async def due_games(self, now: float, limit: int) -> list[DueGame]:
         with self._lock:

@@ -4,10 +4,12 @@ Keys of one game share the hash tag `{game:<id>}`, so every script touches one s
 - `{game:<id>}`       hash: `v` (the record's stamp), `rec` (the msgpack-encoded GameRecord)
   and `r` (the relay cursor, `service.relay`: the last seq relayed; absent: none)
 - `{game:<id>}:log`   stream: one entry per event, id `0-<seq>`, field `d` (the event JSON)
-- `{game:<id>}:idem`  hash: Idempotency-Key -> the action's outcome (msgpack; entries of older
-  releases hold the rendered answer, still read: `RenderedResponse`)
-A save checks the version and writes state, events and idempotent response in one Lua
-call (one round trip); every key expires together after the configured time. A save that
+- `{game:<id>}:idem`  hash: idempotency entry (`service.idempotency.entry_key`) -> the outcome
+  of the act, join or create that wrote it (msgpack; action entries of older releases hold
+  the rendered answer, still read: `RenderedResponse`)
+A create writes the game, its first events and its idempotent response, a save checks the
+version and writes state, events and idempotent response, each in one Lua call (one round
+trip); every key expires together after the configured time. A save that
 loses the race gets the stored record back from the same call, so the caller can retry on
 it without another round trip.
 
@@ -16,8 +18,6 @@ Outside the games' slots (each key in its own slot, written in pipelines, never 
   "player:<id>"): member the game id, score its created_at. Kept in step by create and by
   the saves that change a game's listings (one more round trip, only then); entries of
   games that expired are dropped by `list_games` when it meets them.
-- `ten:request:<sha256>` string per claimed Idempotency-Key of a create or join (the hash
-  of scope and key: bounded length, scopes apart): "" while pending, then the outcome.
 
 The due index (`GameStore.due_games`), three keys under one hash tag (one slot: its
 scripts run on a Cluster too):
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -46,6 +45,7 @@ from redis.asyncio.cluster import RedisCluster
 from infra.store_rules import due_moved_earlier, listed, memberships
 from service.ports import (
     DueGame,
+    GameExists,
     GameRecord,
     GameStore,
     IdempotentResponse,
@@ -79,15 +79,24 @@ if last then redis.call('SPUBLISH', KEYS[2], last) end
 
 # A new game starts from a clean slate: a log or idempotency hash left by a vanished game
 # of the same id (deleted or evicted state) would make XADD fail half-way or replay answers.
+# 1 when created; a game of that id stored: 0, or with ARGV[4] (an idempotency entry's key;
+# ARGV[5] the response to remember under it) what that game remembers under it, if anything.
 _CREATE = (
     """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if ARGV[4] then return redis.call('HGET', KEYS[3], ARGV[4]) or 0 end
+  return 0
+end
 local version, ttl, events = string.match(ARGV[1], '^(%d+) (%d+)(.*)$')
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('HSET', KEYS[1], 'v', version, 'rec', ARGV[2])
 """
     + _EVENTS
     + """
+if ARGV[4] then
+  redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
+  redis.call('PEXPIRE', KEYS[3], ttl)
+end
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('PEXPIRE', KEYS[2], ttl)
 return 1
@@ -115,12 +124,6 @@ redis.call('PEXPIRE', KEYS[3], ttl)
 return 1
 """
 )
-
-# Releases a claim only while it is pending: an outcome already kept stays.
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == '' then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 # The due index. KEYS: the entries, their stamps, the claims. ARGV[1] the game id, ARGV[2]
 # the stamp written from, ARGV[3] when it is due ("": remove the entry and its claim). An
@@ -240,7 +243,6 @@ RECHECK_SECONDS = 60
 RECHECK_BATCH = 500
 INDEX_PREFIX = "ten:index:"
 DUE_TAG = "ten:due"  # the due index's hash tag: `{ten:due}`, `{ten:due}:stamp`, ...
-CLAIM_PREFIX = "ten:request:"
 # list_games: entries read per ZRANGE at most, and ZRANGE calls per page at most (each
 # round drops the stale entries it met, so a later page does not meet them again)
 _LIST_BATCH = 500
@@ -341,7 +343,6 @@ class RedisGameStore(GameStore):
         live_key: str = LIVE_KEY,
         live_recheck: float = RECHECK_SECONDS,
         index_prefix: str = INDEX_PREFIX,
-        claim_prefix: str = CLAIM_PREFIX,
         due_tag: str = DUE_TAG,
     ) -> None:
         self._cluster = cluster
@@ -349,7 +350,6 @@ class RedisGameStore(GameStore):
         self._live_key = live_key
         self._live_recheck = live_recheck
         self._index_prefix = index_prefix
-        self._claim_prefix = claim_prefix
         due = f"{{{due_tag}}}"
         self._due_keys = [due, f"{due}:stamp", f"{due}:claims"]
         # event streams cost no connection of their own: a process's one reader subscribes
@@ -357,7 +357,6 @@ class RedisGameStore(GameStore):
         self._redis = connect(url, cluster=cluster, max_connections=max_connections)
         self._create = self._redis.register_script(_CREATE)
         self._save = self._redis.register_script(_SAVE)
-        self._release = self._redis.register_script(_RELEASE)
         self._due_write = self._redis.register_script(_DUE_WRITE)
         self._due_claim = self._redis.register_script(_DUE_CLAIM)
         self._due_unclaimed = self._redis.register_script(_DUE_UNCLAIMED)
@@ -369,10 +368,6 @@ class RedisGameStore(GameStore):
         """One listing's sorted set: its name is its hash tag (one slot, any node)."""
         return f"{self._index_prefix}{{{index}}}"
 
-    def _claim_key(self, scope: str, key: str) -> str:
-        digest = hashlib.sha256(f"{len(scope)}:{scope}{key}".encode()).hexdigest()
-        return self._claim_prefix + digest
-
     async def open(self) -> None:
         """On a Cluster, learn its nodes and slots now. redis-py 8.1 discovers them on the
         first command; many first commands at once can make it rediscover them and close the
@@ -382,7 +377,13 @@ class RedisGameStore(GameStore):
             with unavailable_on_connection_errors():
                 await self._redis.initialize()
 
-    async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
+    async def create(
+        self,
+        record: GameRecord,
+        events: Sequence[StoredEvent],
+        ttl: int,
+        idempotency: tuple[str, IdempotentResponse] | None = None,
+    ) -> None:
         if record.due is not None:  # first: a stored game always has its entry (LT: a
             # create over a game of the same id, refused below, never delays that one's)
             with unavailable_on_connection_errors():
@@ -394,10 +395,13 @@ class RedisGameStore(GameStore):
             _record_encoder.encode(record),
             b"".join(e.data for e in events),
         ]
+        if idempotency is not None:
+            args += (idempotency[0], _record_encoder.encode(idempotency[1]))
         with unavailable_on_connection_errors():
             created = await self._create(keys=list(_keys(record.id)), args=args)
-        if not created:
-            raise VersionConflict(f"game {record.id} exists")
+        if created != 1:  # taken: 0, or what that game remembers under the entry's key
+            remembered = _decode_remembered(created) if isinstance(created, bytes) else None
+            raise GameExists(record.id, remembered=remembered)
         now = time.time()
         pipe = self._pipeline()
         if not record.ended:
@@ -582,22 +586,6 @@ class RedisGameStore(GameStore):
             else:
                 stale.append(game_id)
         return kept, stale
-
-    async def claim_request(self, scope: str, key: str, ttl: int) -> bytes | None:
-        """SET NX PX GET (Redis 7.0+): claims and reads in one atomic command; a key per
-        claim, so each has its own expiry and claims spread over a Cluster's slots."""
-        with unavailable_on_connection_errors():
-            return await self._redis.set(
-                self._claim_key(scope, key), b"", nx=True, px=ttl * 1000, get=True
-            )
-
-    async def keep_outcome(self, scope: str, key: str, outcome: bytes, ttl: int) -> None:
-        with unavailable_on_connection_errors():
-            await self._redis.set(self._claim_key(scope, key), outcome, px=ttl * 1000)
-
-    async def release_request(self, scope: str, key: str) -> None:
-        with unavailable_on_connection_errors():
-            await self._release(keys=[self._claim_key(scope, key)])
 
     async def due_games(self, now: float, limit: int) -> list[DueGame]:
         if limit <= 0:

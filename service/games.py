@@ -22,6 +22,7 @@ import msgspec
 from domain.clock import earliest_deadline, play, time_out
 from domain.errors import RuleError
 from domain.model import Action, AnyEvent, Event, GameState, Reclaim, Resign
+from service import idempotency
 from service.callers import Caller
 from service.errors import ServiceError
 from service.ports import (
@@ -160,12 +161,21 @@ class GameService:
     def now(self) -> float:
         return self._clock()
 
-    async def store_new(self, record: GameRecord, events: Sequence[StoredEvent]) -> GameRecord:
-        """Store a game just made (a table, or a game dealt at once); the record as stored
-        (its `due` set). Its reactions (a game dealt at once starts) are relayed."""
+    async def store_new(
+        self,
+        record: GameRecord,
+        events: Sequence[StoredEvent],
+        remembered: tuple[str, IdempotentResponse] | None = None,
+    ) -> GameRecord:
+        """Store a game just made (a table, or a game dealt at once) with the idempotent
+        outcome to remember (GameExists if its id is taken); the record as stored (its `due`
+        set). Its reactions (a game dealt at once starts) are relayed."""
         record = self._with_due(record)
+        if remembered is not None:  # the outcome remembered is the record as stored
+            key, outcome = remembered
+            remembered = (key, msgspec.structs.replace(outcome, record=record))
         mark = await self._mark(None, record, events)
-        await self.store.create(record, events, self._ttl(record))
+        await self.store.create(record, events, self._ttl(record), remembered)
         self._remember(record)
         await self._settle(record.id, mark)
         return record
@@ -264,16 +274,15 @@ class GameService:
         *,
         expected_version: int | None = None,
         idempotency_key: str | None = None,
-        fingerprint: str = "",
     ) -> Acted | RenderedResponse:
         """Apply one action of the caller's seat (its seat token or its player JWT), and the
         bot moves it hands the turn to; save with a version check.
 
         Without `expected_version` a lost race is retried on the fresh state; with it, a
-        changed game is `version_mismatch`. An `idempotency_key` seen before (with the same
-        seat and `fingerprint`, what else identifies the request) hands back the first
-        outcome and changes nothing; a key an older release remembered hands back its first
-        answer as that release rendered it (RenderedResponse).
+        changed game is `version_mismatch`. An `idempotency_key` seen before with the same
+        seat and action (`service.idempotency`) hands back the first outcome and changes
+        nothing; a key an older release remembered hands back its first answer as that
+        release rendered it (RenderedResponse).
 
         The first try may start from this process's copy of the game (`_recent`) instead of
         reading it: the save's version check refuses it if the game moved on since, and hands
@@ -284,7 +293,7 @@ class GameService:
         fresh = record is None
         if fresh:
             record = await self.get(game_id)
-        request = _Request(caller, action, expected_version, idempotency_key, fingerprint)
+        request = _Request(caller, action, expected_version, idempotency_key)
         tries = 0
         while True:
             try:
@@ -310,16 +319,17 @@ class GameService:
             raise ServiceError("unauthorized")
         if record.state is None or record.stopped:
             raise ServiceError("game_not_started" if record.state is None else "game_over")
-        fingerprint = f"{seat}:{request.fingerprint}"
         key = request.idempotency_key
         if key is not None:
+            fingerprint = idempotency.fingerprint("act", seat, request.action)
+            key = idempotency.entry_key("act", request.caller.scope, key)
             prior = await self.store.idempotent_response(record.id, key)
             if prior is not None:
-                if not hmac.compare_digest(prior.fingerprint, fingerprint):
-                    raise ServiceError("idempotency_key_reused")
+                idempotency.check_same(prior, fingerprint, seat)
                 if isinstance(prior, RenderedResponse):
                     return prior
                 events = [_event_decoder.decode(e.data) for e in prior.events]
+                assert prior.seat is not None  # an action's
                 return Acted(record=prior.record, seat=prior.seat, events=events, replayed=True)
         expected = request.expected_version
         if expected is not None and record.version != expected:
@@ -407,7 +417,6 @@ class _Request(NamedTuple):
     action: Action
     expected_version: int | None
     idempotency_key: str | None
-    fingerprint: str
 
 
 def token_matches(expected_hash: str | None, token: str | None) -> bool:

@@ -14,6 +14,7 @@ from service.ports import (
     DueGame,
     GameRecord,
     GameStore,
+    IdempotentResponse,
     LogNews,
     Remembered,
     Save,
@@ -25,8 +26,7 @@ from service.ports import (
 # operations as label tuples, made once
 _CREATE, _LOAD, _SAVE, _EVENTS = ("create",), ("load",), ("save",), ("events",)
 _EVENTS_OF, _IDEMPOTENT_RESPONSE, _PING = ("events_of",), ("idempotent_response",), ("ping",)
-_LIST_GAMES, _CLAIM_REQUEST = ("list_games",), ("claim_request",)
-_KEEP_OUTCOME, _RELEASE_REQUEST = ("keep_outcome",), ("release_request",)
+_LIST_GAMES = ("list_games",)
 _DUE_GAMES, _CLAIM_DUE, _SETTLE_DUE = ("due_games",), ("claim_due",), ("settle_due",)
 _RELAY_READ, _RELAYED = ("relay_read",), ("relayed",)
 
@@ -78,8 +78,14 @@ class InstrumentedStore(GameStore):
             if finished:
                 self._metrics.games_finished.inc(())
 
-    async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
-        await self._call(_CREATE, record.id, self.inner.create, record, events, ttl)
+    async def create(
+        self,
+        record: GameRecord,
+        events: Sequence[StoredEvent],
+        ttl: int,
+        idempotency: tuple[str, IdempotentResponse] | None = None,
+    ) -> None:
+        await self._call(_CREATE, record.id, self.inner.create, record, events, ttl, idempotency)
         self._saved(record, created=True)
 
     async def load(self, game_id: str) -> GameRecord | None:
@@ -108,15 +114,6 @@ class InstrumentedStore(GameStore):
         self, index: str, before: tuple[float, str] | None, limit: int
     ) -> list[GameRecord]:
         return await self._call(_LIST_GAMES, None, self.inner.list_games, index, before, limit)
-
-    async def claim_request(self, scope: str, key: str, ttl: int) -> bytes | None:
-        return await self._call(_CLAIM_REQUEST, None, self.inner.claim_request, scope, key, ttl)
-
-    async def keep_outcome(self, scope: str, key: str, outcome: bytes, ttl: int) -> None:
-        await self._call(_KEEP_OUTCOME, None, self.inner.keep_outcome, scope, key, outcome, ttl)
-
-    async def release_request(self, scope: str, key: str) -> None:
-        await self._call(_RELEASE_REQUEST, None, self.inner.release_request, scope, key)
 
     async def due_games(self, now: float, limit: int) -> list[DueGame]:
         # timed, never traced: every replica polls it a few times a second

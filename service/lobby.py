@@ -13,7 +13,7 @@ import base64
 import math
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -22,12 +22,15 @@ from domain.engine import new_game
 from domain.errors import RuleError
 from domain.model import Rules, TimeControl
 from domain.simulation import play_bots
+from service import idempotency
 from service.callers import ANONYMOUS, Caller
 from service.errors import ServiceError
 from service.games import GameService, encode_events, hash_token, off_the_loop, token_matches
 from service.ports import (
     OPEN_INDEX,
+    GameExists,
     GameRecord,
+    IdempotentResponse,
     Seat,
     StoredEvent,
     Table,
@@ -56,13 +59,41 @@ class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
     tokens: list[tuple[int, str]]
     host_token: str | None
     invite_code: str | None
+    replayed: bool = False  # the first outcome of this Idempotency-Key, handed back
 
 
 class Joined(msgspec.Struct, frozen=True, kw_only=True):
     record: GameRecord  # started when this join filled the table
     seat: int
     token: str
-    events: list[StoredEvent]  # the game's first events when it started
+    events: list[StoredEvent]  # the game's first events when it started (none: replayed)
+    replayed: bool = False  # the first outcome of this Idempotency-Key, handed back
+
+
+class _Keyed:
+    """A change sent with an Idempotency-Key (`service.idempotency`): where its outcome is
+    remembered, what identifies it, and the first outcome once found."""
+
+    def __init__(self, operation: str, caller: Caller, key: str, *command: object) -> None:
+        self.entry = idempotency.entry_key(operation, caller.scope, key)
+        self.fingerprint = idempotency.fingerprint(operation, *command)
+        self.prior: IdempotentResponse | None = None
+
+    def outcome(
+        self, record: GameRecord, seat: int | None, **credentials: Any
+    ) -> IdempotentResponse:
+        """What a copy of this change is answered: the game, the seat, the credentials."""
+        return IdempotentResponse(
+            fingerprint=self.fingerprint, seat=seat, record=record, events=[], **credentials
+        )
+
+    def first(self, prior: object) -> IdempotentResponse:
+        """The remembered outcome, if it answers this request (else idempotency_key_reused)."""
+        if not isinstance(prior, IdempotentResponse):  # an action's rendered answer: not this
+            raise ServiceError("idempotency_key_reused")
+        idempotency.check_same(prior, self.fingerprint)
+        self.prior = prior
+        return prior
 
 
 class Page(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,13 +136,15 @@ class Lobby:
         deck: Sequence[str] | None = None,
         rules: Rules | None = None,
         clock: TimeControl | None = None,
+        idempotency_key: str | None = None,
     ) -> TableCreated:
         """A table waiting for players, or a game started at once when every seat is taken
         (a bot, or a human the creator seats: their tokens are in `tokens`). `clock`: the
         game's time control (none: no clock); `fill_bot` is also the bot that plays a seat
-        taken over after timeouts or resigned."""
+        taken over after timeouts or resigned. With an `idempotency_key`: `_store_created`."""
         self._check_create(caller, seats, starting_seat, deck)
-        game_id = self.games.new_game_id()
+        command = (list(seats), private, fill, fill_bot, starting_seat, deck, rules, clock)
+        game_id, keyed = self._new_id(caller, idempotency_key, command)
         made = [self._seat_at_creation(caller, game_id, i, s) for i, s in enumerate(seats)]
         table_seats = [seat for seat, _ in made]
         hashes = [None if token is None else hash_token(token) for _, token in made]
@@ -146,8 +179,41 @@ class Lobby:
         if all(s.taken for s in table_seats):  # nobody awaited: the game starts at version 0
             bots = any(s.bot is not None for s in table_seats)
             record, events = await off_the_loop(bots, self._started, record, fill, 0)
-        record = await self.games.store_new(record, events)
-        return TableCreated(record=record, tokens=tokens, host_token=host_token, invite_code=invite)
+        made = TableCreated(record=record, tokens=tokens, host_token=host_token, invite_code=invite)
+        return await self._store_created(made, events, keyed)
+
+    def _new_id(self, caller: Caller, key: str | None, command: tuple) -> tuple[str, _Keyed | None]:
+        """A new game's id: random, or with an Idempotency-Key derived from it (a keyed
+        create, with its fingerprint)."""
+        if key is None:
+            return self.games.new_game_id(), None
+        return idempotency.created_game_id(caller.scope, key), _Keyed(
+            "create", caller, key, *command
+        )
+
+    async def _store_created(
+        self, made: TableCreated, events: list[StoredEvent], keyed: _Keyed | None
+    ) -> TableCreated:
+        """Store a created game. A keyed one's id is derived from the caller's scope and the
+        key (`idempotency.created_game_id`), and its outcome is stored with it: a copy of the
+        create, after the first or beside it, finds the id taken and gets the first outcome
+        (`replayed`)."""
+        remembered = None
+        if keyed is not None:
+            credentials = {"host_token": made.host_token, "invite_code": made.invite_code}
+            outcome = keyed.outcome(made.record, None, tokens=made.tokens, **credentials)
+            remembered = (keyed.entry, outcome)
+        try:
+            record = await self.games.store_new(made.record, events, remembered)
+        except GameExists as taken:
+            if keyed is None:
+                raise
+            first = keyed.first(taken.remembered)
+            return TableCreated(
+                record=first.record, tokens=first.tokens, host_token=first.host_token,
+                invite_code=first.invite_code, replayed=True,
+            )  # fmt: skip
+        return msgspec.structs.replace(made, record=record)
 
     def _check_create(
         self,
@@ -217,10 +283,20 @@ class Lobby:
         seat: int | None = None,
         invite: str | None = None,
         player_id: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Joined:
-        """Take a seat; the table starts when this fills it."""
+        """Take a seat; the table starts when this fills it. With an `idempotency_key` the
+        outcome is saved with the join (`_update`): a copy of it gets the first outcome."""
         pid, verified = self._joiner(caller, player_id)
-        issued: dict[str, object] = {}
+        issued: dict[str, Any] = {}
+        keyed = None
+        if idempotency_key is not None:
+            keyed = _Keyed("join", caller, idempotency_key, name, seat, invite, player_id)
+
+        def outcome(record: GameRecord) -> IdempotentResponse:  # keyed: see `_update`
+            index = issued["seat"]
+            assert keyed is not None
+            return keyed.outcome(record, index, tokens=[(index, issued["token"])])
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             table = _open_table(record)
@@ -251,13 +327,10 @@ class Lobby:
                 return self._started(new, new_table.fill)
             return new, []
 
-        record, events = await self._update(game_id, change)
-        return Joined(
-            record=record,
-            seat=issued["seat"],  # type: ignore[arg-type]
-            token=issued["token"],  # type: ignore[arg-type]
-            events=events,
-        )
+        record, events = await self._update(game_id, change, keyed, outcome)
+        if keyed is not None and keyed.prior is not None:
+            return _joined_again(keyed.prior)
+        return Joined(record=record, seat=issued["seat"], token=issued["token"], events=events)
 
     def _joiner(self, caller: Caller, player_id: str | None) -> tuple[str | None, bool]:
         """The player_id a join seats, and whether it is proven."""
@@ -424,15 +497,28 @@ class Lobby:
         self,
         game_id: str,
         change: Callable[[GameRecord], tuple[GameRecord, list[StoredEvent]]],
+        keyed: _Keyed | None = None,
+        outcome: Callable[[GameRecord], IdempotentResponse] | None = None,
     ) -> tuple[GameRecord, list[StoredEvent]]:
         """Apply `change` to the stored game and save it with its stamp compared; on a lost
-        race, judge the change again on the game as it is now."""
+        race, judge the change again on the game as it is now. `keyed`: a change sent with
+        an Idempotency-Key, its `outcome` saved with it; when the game remembers one for
+        that key already (before each try: the race may have been lost to a copy), nothing
+        is changed and `keyed.prior` holds it."""
         record = await self.games.get(game_id)
         for _ in range(max(self.games.settings.act_retries, 3)):
+            if keyed is not None:
+                prior = await self.store.idempotent_response(game_id, keyed.entry)
+                if prior is not None:
+                    first = keyed.first(prior)
+                    return first.record, first.events
             # a change may start the game, and bots then move first (`_started`)
             new, events = await off_the_loop(True, change, record)
+            remembered = None
+            if keyed is not None and outcome is not None:
+                remembered = (keyed.entry, outcome(new))
             try:
-                new = await self.games.store_change(record, new, events)
+                new = await self.games.store_change(record, new, events, remembered)
             except VersionConflict as conflict:
                 if conflict.current is None:
                     raise ServiceError("game_not_found") from None
@@ -466,6 +552,13 @@ class Lobby:
             games=games,
             next_cursor=None if last is None else _encode_cursor(last.created_at, last.id),
         )
+
+
+def _joined_again(first: IdempotentResponse) -> Joined:
+    """A join's first outcome, handed back to its copy."""
+    assert first.seat is not None
+    seat, token = first.tokens[0]
+    return Joined(record=first.record, seat=seat, token=token, events=[], replayed=True)
 
 
 def _open_table(record: GameRecord) -> Table:

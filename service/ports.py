@@ -178,14 +178,19 @@ class StoredEvent(msgspec.Struct, frozen=True, array_like=True):
 
 
 class IdempotentResponse(msgspec.Struct, frozen=True, kw_only=True):
-    """The outcome of an action sent with an `Idempotency-Key`, handed back on retries: the
-    game as that action left it, the acting seat and the events it produced (the API renders
-    it as it rendered the first answer, so a retry gets the same bytes)."""
+    """The outcome of a command sent with an `Idempotency-Key` (`service.idempotency`),
+    stored with its effect and handed back on retries: the game as the command left it, the
+    acting or joining seat (None for a create), the events it produced, and the credentials
+    the first answer handed out (a join's seat token, a create's seat and host tokens and
+    invite code), for the API to render it as it rendered the first answer."""
 
-    fingerprint: str  # seat + request body, hashed: the same key with another body is refused
-    seat: int
+    fingerprint: str  # the operation and the decoded command, hashed
+    seat: int | None
     record: GameRecord
     events: list[StoredEvent]
+    tokens: list[tuple[int, str]] = []  # (seat, seat token) handed out
+    host_token: str | None = None
+    invite_code: str | None = None
 
 
 class RenderedResponse(msgspec.Struct, frozen=True, kw_only=True):
@@ -213,6 +218,15 @@ class VersionConflict(Exception):
     def __init__(self, message: str = "", *, current: GameRecord | None = None) -> None:
         super().__init__(message)
         self.current = current
+
+
+class GameExists(VersionConflict):
+    """`GameStore.create` refused: a game of that id is stored. `remembered`: what that game
+    remembers under the entry's key the create was given (None: nothing)."""
+
+    def __init__(self, game_id: str, *, remembered: Remembered | None = None) -> None:
+        super().__init__(f"game {game_id} exists")
+        self.remembered = remembered
 
 
 class StoreUnavailable(Exception):
@@ -253,9 +267,17 @@ class LogNews(Protocol):
 
 
 class GameStore(Protocol):
-    async def create(self, record: GameRecord, events: Sequence[StoredEvent], ttl: int) -> None:
-        """Store a new game and its first events (ids are unique: no overwrite), and add it to
-        its listings (`GameRecord.indexes`)."""
+    async def create(
+        self,
+        record: GameRecord,
+        events: Sequence[StoredEvent],
+        ttl: int,
+        idempotency: tuple[str, IdempotentResponse] | None = None,
+    ) -> None:
+        """Store a new game, its first events and the idempotent response to remember (its
+        entry's key), atomically, and add it to its listings (`GameRecord.indexes`). Ids
+        are unique: no overwrite; a game of that id raises GameExists, with the response
+        remembered under the entry's key when one is asked for and stored."""
 
     async def load(self, game_id: str) -> GameRecord | None: ...
 
@@ -294,18 +316,6 @@ class GameStore(Protocol):
         whatever the number of games and streams)."""
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None: ...
-
-    async def claim_request(self, scope: str, key: str, ttl: int) -> bytes | None:
-        """Claim an `Idempotency-Key` of a request that is not an action (create, join) for
-        `ttl` seconds: None when it was free (it is claimed now, pending), else what it holds:
-        the outcome `keep_outcome` stored, or b"" while the first request is still pending.
-        `scope` names the caller (keys of different callers never meet)."""
-
-    async def keep_outcome(self, scope: str, key: str, outcome: bytes, ttl: int) -> None:
-        """Store the outcome of a claimed request, handed back to its retries."""
-
-    async def release_request(self, scope: str, key: str) -> None:
-        """Forget a claim whose request failed (a retry may try again)."""
 
     async def list_games(
         self, index: str, before: tuple[float, str] | None, limit: int

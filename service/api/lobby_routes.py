@@ -9,18 +9,17 @@ import msgspec
 from litestar import Controller, Request, Response, delete, post
 from litestar.params import JSONBody, Parameter
 
-from service.api.once import once
 from service.api.problems import problems
 from service.api.routes import (
     ETAG,
     JSON,
     LOCATION,
+    REPLAYED,
     SEAT_TOKEN,
     GameId,
     IdempotencyKey,
     etag,
     game_or_table,
-    games_of,
     lobby_of,
     strictly,
 )
@@ -62,7 +61,7 @@ class LobbyController(Controller):
         "one. The seat token comes back once. A private table needs its `invite` code. The "
         "game starts when this fills the table.",
         security=[{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}],
-        response_headers=[ETAG, LOCATION],
+        response_headers=[ETAG, LOCATION, REPLAYED],
         responses=problems(401, 403, 404, 409),
     )
     async def join(
@@ -72,37 +71,28 @@ class LobbyController(Controller):
         data: JSONBody[JoinIn],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[JoinedOut]:
-        caller = await caller_of(request)
+        caller = await caller_of(request)  # before the body: a bad credential is 401 first
         data = await strictly(request, JoinIn)
-
-        async def answer() -> Response[bytes]:
-            joined = await lobby_of(request).join(
-                caller,
-                game_id,
-                name=data.name,
-                seat=data.seat,
-                invite=data.invite,
-                player_id=data.player_id,
-            )
-            shown = game_or_table(joined.record, joined.seat)
-            body = JoinedOut(
-                seat=joined.seat,
-                token=joined.token,
-                table=shown if isinstance(shown, TableOut) else None,
-                game=shown if isinstance(shown, GameOut) else None,
-            )
-            return Response(
-                _encoder.encode(body),
-                status_code=201,
-                media_type=JSON,
-                headers={
-                    "Location": f"/v1/games/{game_id}",
-                    "ETag": etag(joined.record.version),
-                },
-            )
-
-        service = games_of(request)
-        return await once(request, service, caller, f"join:{game_id}", idempotency_key, answer)
+        joined = await lobby_of(request).join(
+            caller,
+            game_id,
+            name=data.name,
+            seat=data.seat,
+            invite=data.invite,
+            player_id=data.player_id,
+            idempotency_key=idempotency_key,
+        )
+        shown = game_or_table(joined.record, joined.seat)
+        body = JoinedOut(
+            seat=joined.seat,
+            token=joined.token,
+            table=shown if isinstance(shown, TableOut) else None,
+            game=shown if isinstance(shown, GameOut) else None,
+        )
+        headers = {"Location": f"/v1/games/{game_id}", "ETag": etag(joined.record.version)}
+        if joined.replayed:
+            headers["Idempotent-Replayed"] = "true"
+        return Response(_encoder.encode(body), status_code=201, media_type=JSON, headers=headers)
 
     @delete(
         "/seats/{seat:int}",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from typing import Annotated, Any, ClassVar
 
@@ -21,7 +20,6 @@ from domain.legal import legal_actions, seat_actions
 from domain.model import BOT_LEVELS, Action, Clock, Rules
 from domain.scoring import score_collection
 from domain.views import public_view
-from service.api.once import once
 from service.api.paging import After, events_handler
 from service.api.problems import foreign, get_game_part, problem, problems
 from service.api.schemas import (
@@ -73,7 +71,11 @@ IdempotencyKey = Annotated[
         required=False,
         min_length=1,
         max_length=200,
-        description="A retry with the same key and body returns the first response.",
+        description="A retry with the same key and the same request (its decoded body) returns "
+        "the first response with `Idempotent-Replayed: true`, at once, even after a store "
+        "failure or a crash cut the first one off (its effect was stored with its answer, or "
+        "nothing was: a retry is never told the first is still in progress, a defect fixed); "
+        "the same key with another request is 409 `idempotency_key_reused`.",
     ),
 ]
 
@@ -90,7 +92,7 @@ LOCATION = sent_header("Location", "The new game's URL.")
 REPLAYED = sent_header(
     "Idempotent-Replayed",
     "`true` when this is the first response to an earlier request with the same "
-    "`Idempotency-Key`, sent again (the action was not applied again).",
+    "`Idempotency-Key`, sent again (nothing was done again).",
     always=False,
 )
 SEAT_TOKEN = "seatToken"  # the security scheme of the seat tokens (service.api.openapi)
@@ -295,7 +297,7 @@ class GamesController(Controller):
         status_code=201,
         description="Creates a game. The seat tokens of the human seats are in `seats`, shown "
         "only here. Bot seats move by themselves; a game of bots only is played to its end.",
-        response_headers=[ETAG, LOCATION],
+        response_headers=[ETAG, LOCATION, REPLAYED],
         responses=problems(409, 413),
     )
     async def create_game(
@@ -304,44 +306,39 @@ class GamesController(Controller):
         data: JSONBody[CreateGameIn],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[CreatedGameOut | CreatedTableOut]:
-        caller = await caller_of(request)
+        caller = await caller_of(request)  # before the body: a bad credential is 401 first
         data = await strictly(request, CreateGameIn)
-
-        async def answer() -> Response[bytes]:
-            created = await lobby_of(request).create(
-                caller,
-                [
-                    SeatRequest(name=p.name, bot=p.bot, player_id=p.player_id, open=p.open)
-                    for p in data.players
-                ],
-                private=data.private,
-                fill=data.fill,
-                fill_bot=data.fill_bot,
-                starting_seat=data.starting_seat,
-                deck=data.deck,
-                rules=data.rules,
-                clock=data.clock,
+        created = await lobby_of(request).create(
+            caller,
+            [
+                SeatRequest(name=p.name, bot=p.bot, player_id=p.player_id, open=p.open)
+                for p in data.players
+            ],
+            private=data.private,
+            fill=data.fill,
+            fill_bot=data.fill_bot,
+            starting_seat=data.starting_seat,
+            deck=data.deck,
+            rules=data.rules,
+            clock=data.clock,
+            idempotency_key=idempotency_key,
+        )
+        record = created.record
+        tokens = [SeatToken(seat=seat, token=token) for seat, token in created.tokens]
+        body: CreatedGameOut | CreatedTableOut
+        if record.state is None:
+            body = CreatedTableOut(
+                tokens=tokens,
+                host_token=created.host_token,
+                invite_code=created.invite_code,
+                **table_fields(record),
             )
-            record = created.record
-            tokens = [SeatToken(seat=seat, token=token) for seat, token in created.tokens]
-            body: CreatedGameOut | CreatedTableOut
-            if record.state is None:
-                body = CreatedTableOut(
-                    tokens=tokens,
-                    host_token=created.host_token,
-                    invite_code=created.invite_code,
-                    **table_fields(record),
-                )
-            else:
-                body = CreatedGameOut(seats=tokens, **view_fields(record, None))
-            return Response(
-                _encoder.encode(body),
-                status_code=201,
-                media_type=JSON,
-                headers={"Location": f"/v1/games/{record.id}", "ETag": etag(record.version)},
-            )
-
-        return await once(request, games_of(request), caller, "create", idempotency_key, answer)
+        else:
+            body = CreatedGameOut(seats=tokens, **view_fields(record, None))
+        headers = {"Location": f"/v1/games/{record.id}", "ETag": etag(record.version)}
+        if created.replayed:
+            headers["Idempotent-Replayed"] = "true"
+        return Response(_encoder.encode(body), status_code=201, media_type=JSON, headers=headers)
 
     @get(
         "/",
@@ -424,16 +421,12 @@ class GamesController(Controller):
     ) -> Response[ActedOut]:
         service = games_of(request)
         data = await strictly(request, Action)
-        fingerprint = ""
-        if idempotency_key is not None:  # a retry must send the same body
-            fingerprint = hashlib.sha256(await request.body()).hexdigest()
         acted = await service.act(
             game_id,
             await caller_of(request),
             data,
             expected_version=parse_if_match(if_match),
             idempotency_key=idempotency_key,
-            fingerprint=fingerprint,
         )
         if isinstance(acted, RenderedResponse):  # remembered by an older release, as it answered
             return Response(

@@ -121,7 +121,6 @@ MESSAGES: dict[str, str] = {
     "not accepted": "no aceptado",
     # the HTTP layer
     "The game store cannot be reached; retry shortly. An action cut off this way may or may not have been applied: send it again with the same Idempotency-Key (it is applied at most once) or read the game first.": "No se puede acceder al almacén de partidas; reinténtalo en breve. Una acción interrumpida así puede haberse aplicado o no: envíala de nuevo con la misma Idempotency-Key (se aplica como mucho una vez) o lee antes la partida.",
-    "The first request with this Idempotency-Key is still being answered; retry shortly.": "La primera solicitud con esta Idempotency-Key aún se está respondiendo; reinténtalo en breve.",
     "The JSON body is nested too deeply.": "El cuerpo JSON está anidado a demasiada profundidad.",
     "An unexpected error occurred.": "Se produjo un error inesperado.",
     "{name}: not an RFC 3339 time: {value!r}": "{name}: no es una fecha y hora RFC 3339: {value!r}",

@@ -121,7 +121,6 @@ MESSAGES: dict[str, str] = {
     "not accepted": "સ્વીકાર્ય નથી",
     # the HTTP layer
     "The game store cannot be reached; retry shortly. An action cut off this way may or may not have been applied: send it again with the same Idempotency-Key (it is applied at most once) or read the game first.": "રમતોના સ્ટોર સુધી પહોંચી શકાતું નથી; થોડી વારમાં ફરી પ્રયાસ કરો. આ રીતે અટકેલી ચાલ લાગુ થઈ હોય કે ન પણ થઈ હોય: તેને એ જ Idempotency-Key સાથે ફરી મોકલો (તે વધુમાં વધુ એક વાર લાગુ થાય છે) અથવા પહેલાં રમત વાંચો.",
-    "The first request with this Idempotency-Key is still being answered; retry shortly.": "આ Idempotency-Key વાળી પહેલી વિનંતીનો જવાબ હજી અપાઈ રહ્યો છે; થોડી વારમાં ફરી પ્રયાસ કરો.",
     "The JSON body is nested too deeply.": "JSON બોડી ખૂબ ઊંડે સુધી નેસ્ટ થયેલી છે.",
     "An unexpected error occurred.": "અણધારી ભૂલ આવી.",
     "{name}: not an RFC 3339 time: {value!r}": "{name}: RFC 3339 સમય નથી: {value!r}",

@@ -121,7 +121,6 @@ MESSAGES: dict[str, str] = {
     "not accepted": "չի ընդունվում",
     # the HTTP layer
     "The game store cannot be reached; retry shortly. An action cut off this way may or may not have been applied: send it again with the same Idempotency-Key (it is applied at most once) or read the game first.": "Խաղերի պահոցը հասանելի չէ. կրկին փորձեք մի փոքր ուշ։ Այսպես ընդհատված գործողությունը կարող է կիրառված լինել կամ ոչ. ուղարկեք այն նորից նույն Idempotency-Key-ով (այն կիրառվում է առավելագույնը մեկ անգամ) կամ նախ կարդացեք խաղը։",
-    "The first request with this Idempotency-Key is still being answered; retry shortly.": "Այս Idempotency-Key-ով առաջին հարցումը դեռ մշակվում է. կրկին փորձեք մի փոքր ուշ։",
     "The JSON body is nested too deeply.": "JSON մարմինը չափազանց խորն է ներդրված։",
     "An unexpected error occurred.": "Տեղի ունեցավ անսպասելի սխալ։",
     "{name}: not an RFC 3339 time: {value!r}": "{name}. RFC 3339 ժամանակ չէ՝ {value!r}",

@@ -121,7 +121,6 @@ MESSAGES: dict[str, str] = {
     "not accepted": "tidak diterima",
     # the HTTP layer
     "The game store cannot be reached; retry shortly. An action cut off this way may or may not have been applied: send it again with the same Idempotency-Key (it is applied at most once) or read the game first.": "Penyimpanan permainan tidak dapat dijangkau; coba lagi sebentar lagi. Aksi yang terputus dengan cara ini mungkin sudah atau belum diterapkan: kirim lagi dengan Idempotency-Key yang sama (diterapkan paling banyak sekali) atau baca permainannya terlebih dahulu.",
-    "The first request with this Idempotency-Key is still being answered; retry shortly.": "Permintaan pertama dengan Idempotency-Key ini masih diproses; coba lagi sebentar lagi.",
     "The JSON body is nested too deeply.": "Isi JSON bersarang terlalu dalam.",
     "An unexpected error occurred.": "Terjadi kesalahan yang tidak terduga.",
     "{name}: not an RFC 3339 time: {value!r}": "{name}: bukan waktu RFC 3339: {value!r}",

@@ -1,16 +1,14 @@
 """The lobby's part of the GameStore contract, run against both adapters (and, through
 tests/scaleout/test_cluster_store_contract.py, on a Redis Cluster): games created open (no
-engine state yet), listings (`list_games`, kept in step by create and save) and the claims
-of Idempotency-Keys of creates and joins.
+engine state yet) and listings (`list_games`, kept in step by create and save).
 
-On Redis each test has its own listing, claim and live keys (other tests share
+On Redis each test has its own listing and live keys (other tests share
 the database, and may list open games at the same time), deleted afterwards.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from typing import Any
 
 import pytest
@@ -19,7 +17,15 @@ from msgspec.structs import replace
 from domain.engine import new_game
 from service.games import encode_events
 from service.instrumented_store import InstrumentedStore
-from service.ports import OPEN_INDEX, GameRecord, Seat, Table, player_index
+from service.ports import (
+    OPEN_INDEX,
+    GameExists,
+    GameRecord,
+    IdempotentResponse,
+    Seat,
+    Table,
+    player_index,
+)
 from tests.integration.test_store_contract import NOW, PLAYERS, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration
@@ -33,17 +39,14 @@ class Lobby:
         self.redis = backend.kind != "memory"
         tag = backend.new_id()
         self.index_prefix = f"ten:test-index:{tag}:"
-        self.claim_prefix = f"ten:test-request:{tag}:"
         self.kwargs: dict[str, Any] = {}
         if self.redis:
             self.kwargs = {
                 "index_prefix": self.index_prefix,
-                "claim_prefix": self.claim_prefix,
                 "live_key": f"ten:test-live:{tag}",
                 "live_recheck": 0,
             }
         self.indexes = {OPEN_INDEX}
-        self.claims: list[tuple[str, str]] = []
 
     def player(self) -> str:
         pid = f"player-{self.backend.new_id()}"
@@ -333,92 +336,20 @@ def test_an_aborted_game_is_stored_ended_and_no_longer_live(backend):
     lobby.run(body)
 
 
-# ------------------------------------------------------------------ request claims
-
-CLAIM_TTL = 30  # the claims these tests leave on Redis go soon by themselves
-
-
-def test_a_claim_is_pending_then_holds_its_outcome(backend):
-    lobby = Lobby(backend)
-
-    async def body(store):
-        assert await store.claim_request("platform", "key-1", CLAIM_TTL) is None
-        assert await store.claim_request("platform", "key-1", CLAIM_TTL) == b""  # pending
-        await store.keep_outcome("platform", "key-1", b'{"id":"g1"}', CLAIM_TTL)
-        assert await store.claim_request("platform", "key-1", CLAIM_TTL) == b'{"id":"g1"}'
-        await store.release_request("platform", "key-1")  # an outcome stays
-        assert await store.claim_request("platform", "key-1", CLAIM_TTL) == b'{"id":"g1"}'
-        assert await store.claim_request("platform", "key-2", CLAIM_TTL) is None
-        await store.release_request("platform", "key-2")  # failed: free again
-        assert await store.claim_request("platform", "key-2", CLAIM_TTL) is None
-        await store.release_request("platform", "never-claimed")
-
-    lobby.run(body)
-
-
-def test_claims_of_different_scopes_never_meet(backend):
-    lobby = Lobby(backend)
-    long_key = "k" * 10_000
-
-    async def body(store):
-        assert await store.claim_request("player:a", "key", CLAIM_TTL) is None
-        assert await store.claim_request("player:b", "key", CLAIM_TTL) is None
-        assert await store.claim_request("ab", "c", CLAIM_TTL) is None
-        assert await store.claim_request("a", "bc", CLAIM_TTL) is None
-        assert await store.claim_request("a", long_key, CLAIM_TTL) is None
-        assert await store.claim_request("a", long_key[:-1] + "j", CLAIM_TTL) is None
-        await store.keep_outcome("player:a", "key", b"a's", CLAIM_TTL)
-        assert await store.claim_request("player:b", "key", CLAIM_TTL) == b""
-        assert await store.claim_request("player:a", "key", CLAIM_TTL) == b"a's"
-        assert await store.claim_request("a", long_key, CLAIM_TTL) == b""
-
-    lobby.run(body)
-    if lobby.redis:  # each key's length is bounded: the prefix and a sha256
-        scope, key = "a", long_key
-        digest = hashlib.sha256(f"{len(scope)}:{scope}{key}".encode()).hexdigest()
-        assert backend.client.get(lobby.claim_prefix + digest) == b""
-
-
-def test_of_many_concurrent_claims_of_one_key_exactly_one_wins(backend):
-    lobby = Lobby(backend)
-
-    async def body(store):
-        claims = [store.claim_request("platform", "one-key", CLAIM_TTL) for _ in range(50)]
-        held = await asyncio.gather(*claims)
-        assert held.count(None) == 1
-        assert held.count(b"") == 49
-
-    lobby.run(body)
-
-
-def test_claims_and_outcomes_expire(backend):
-    lobby = Lobby(backend)
-
-    async def body(store):
-        assert await store.claim_request("s", "pending", 1) is None
-        assert await store.claim_request("s", "done", 1) is None
-        await store.keep_outcome("s", "done", b"outcome", 1)
-        assert await store.claim_request("s", "kept", CLAIM_TTL) is None
-        await asyncio.sleep(1.2)
-        assert await store.claim_request("s", "pending", CLAIM_TTL) is None
-        assert await store.claim_request("s", "done", 1) is None
-        assert await store.claim_request("s", "kept", CLAIM_TTL) == b""
-
-    lobby.run(body)
-
-
 def test_the_instrumented_store_hands_lobby_calls_through(memory_backend):
     waiting = table(memory_backend.new_id(), NOW)
+    outcome = IdempotentResponse(fingerprint="c1:create:x", seat=None, record=waiting, events=[])
 
     async def body(store):
         instrumented = InstrumentedStore(store, None)
         await instrumented.create(waiting, [], TTL)
         assert ids(await instrumented.list_games(OPEN_INDEX, None, 5)) == [waiting.id]
-        assert await instrumented.claim_request("s", "k", TTL) is None
-        await instrumented.release_request("s", "k")
-        assert await instrumented.claim_request("s", "k", TTL) is None
-        await instrumented.keep_outcome("s", "k", b"x", TTL)
-        assert await instrumented.claim_request("s", "k", TTL) == b"x"
-        assert await instrumented.live_games() == 1
+        other = replace(waiting, id=memory_backend.new_id())
+        await instrumented.create(other, [], TTL, ("create:k", outcome))  # handed through
+        assert await instrumented.idempotent_response(other.id, "create:k") == outcome
+        with pytest.raises(GameExists) as taken:
+            await instrumented.create(other, [], TTL, ("create:k", outcome))
+        assert taken.value.remembered == outcome
+        assert await instrumented.live_games() == 2
 
     memory_backend.run(body)

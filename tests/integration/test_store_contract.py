@@ -23,6 +23,7 @@ from infra.memory_store import MemoryGameStore
 from infra.redis_store import RedisGameStore
 from service.games import encode_events, hash_token
 from service.ports import (
+    GameExists,
     GameRecord,
     IdempotentResponse,
     StoredEvent,
@@ -293,6 +294,93 @@ def test_idempotent_responses_are_stored_with_the_save(backend):
         assert await store.idempotent_response(game_id, "key-1") == answer(1)
         assert await store.idempotent_response(game_id, "") == answer(3, "empty key")
         assert await store.load(game_id) == r3
+
+    backend.run(body)
+
+
+def created(record: GameRecord, text: str = "create") -> IdempotentResponse:
+    """A create's outcome: no seat, the credentials its answer handed out."""
+    return IdempotentResponse(
+        fingerprint=f"c1:create:{text}", seat=None, record=record, events=[],
+        tokens=[(0, f"{record.id}.0.secret")], host_token=f"{record.id}.host.x",
+        invite_code="inv",
+    )  # fmt: skip
+
+
+def test_a_create_stores_its_outcome_and_a_copy_of_it_is_handed_that_outcome(backend):
+    """No overwrite: a create of a taken id (a copy of an idempotent create: its id is
+    derived from the key) raises GameExists with what the game remembers under the entry's
+    key the copy names, and changes nothing."""
+    game_id = backend.new_id()
+    first, first_events = new_record(game_id)
+    copy, copy_events = advance(replace(first, created_at=NOW + 9), 1)
+    outcome = created(first)
+
+    async def body(store):
+        await store.create(first, first_events, TTL, ("create:k1", outcome))
+        assert await store.idempotent_response(game_id, "create:k1") == outcome
+        with pytest.raises(GameExists) as same:
+            await store.create(copy, copy_events, TTL, ("create:k1", created(copy, "copy")))
+        assert same.value.remembered == outcome
+        with pytest.raises(GameExists) as other:  # another entry's key: nothing remembered
+            await store.create(copy, copy_events, TTL, ("create:k2", created(copy, "copy")))
+        assert other.value.remembered is None
+        with pytest.raises(GameExists) as unkeyed:
+            await store.create(copy, copy_events, TTL)
+        assert unkeyed.value.remembered is None
+        assert isinstance(unkeyed.value, VersionConflict)  # as every refused create
+        assert await store.load(game_id) == first
+        assert await store.events(game_id, 0, 100) == first_events
+        assert await store.idempotent_response(game_id, "create:k1") == outcome
+        assert await store.idempotent_response(game_id, "create:k2") is None
+
+    backend.run(body)
+
+
+def test_a_created_outcome_lives_with_its_game(backend):
+    """Later saves keep it (and their own entries beside it); it expires with the game, and
+    a create of that id afterwards starts afresh."""
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 1)
+    outcome = created(r0)
+
+    async def body(store):
+        await store.create(r0, e0, 1, ("create:k", outcome))
+        await store.save(r1, 0, e1, 1, ("key-1", answer(1)))
+        assert await store.idempotent_response(game_id, "create:k") == outcome
+        assert await store.idempotent_response(game_id, "key-1") == answer(1)
+        await asyncio.sleep(1.3)
+        assert await store.idempotent_response(game_id, "create:k") is None
+        again = created(r0, "again")
+        await store.create(r0, e0, TTL, ("create:k", again))
+        assert await store.idempotent_response(game_id, "create:k") == again
+        assert await store.idempotent_response(game_id, "key-1") is None
+
+    backend.run(body)
+
+
+def test_concurrent_copies_of_one_create_make_one_game_and_share_its_outcome(backend):
+    game_id = backend.new_id()
+    copies = []
+    for i in range(20):
+        record, events = new_record(game_id, seed=f"copy-{i}")
+        copies.append((record, events, created(record, f"copy-{i}")))
+
+    async def body(store):
+        async def one(record, events, outcome):
+            try:
+                await store.create(record, events, TTL, ("create:k", outcome))
+            except GameExists as taken:
+                return taken.remembered
+            return "created"
+
+        found = await asyncio.gather(*(one(*copy) for copy in copies))
+        assert found.count("created") == 1
+        winner = copies[found.index("created")]
+        assert all(f == winner[2] for f in found if f != "created")
+        assert await store.load(game_id) == winner[0]
+        assert await store.events(game_id, 0, 1000) == winner[1]
 
     backend.run(body)
 

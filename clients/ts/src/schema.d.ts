@@ -2193,7 +2193,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry with the same key and body returns the first response. */
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2210,6 +2210,8 @@ export interface operations {
                 headers: {
                     /** @description The game version, quoted: `"7"`. */
                     ETag: string;
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
                     /** @description The new game's URL. */
                     Location: string;
                     [name: string]: unknown;
@@ -2476,7 +2478,7 @@ export interface operations {
             header: {
                 /** @description The version the action was chosen on, as the ETag gave it (`"7"`; a bare `7` is accepted too); 412 if the game moved on. `*` matches any version. */
                 "If-Match"?: string;
-                /** @description A retry with the same key and body returns the first response. */
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: string;
                 /** @description `Bearer <seat token>` (as createGame or joinGame returned it) or `Bearer <player JWT>`. */
                 Authorization: string;
@@ -2498,7 +2500,7 @@ export interface operations {
                 headers: {
                     /** @description The game version, quoted: `"7"`. */
                     ETag: string;
-                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (the action was not applied again). */
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
                     "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
@@ -2926,7 +2928,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry with the same key and body returns the first response. */
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2946,6 +2948,8 @@ export interface operations {
                 headers: {
                     /** @description The game version, quoted: `"7"`. */
                     ETag: string;
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
                     /** @description The new game's URL. */
                     Location: string;
                     [name: string]: unknown;

@@ -1,17 +1,15 @@
-"""Shared fixtures: the real Redis (CI starts it; tests never mock it) and service processes."""
+"""Shared fixtures: the real Redis (CI starts it; tests never mock it), service processes and a
+Redis Cluster."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
-from tests.servers import ServiceProcess, free_port  # noqa: F401 - tests import free_port here
+from tests.servers import RedisClusterNodes, run_server
 
-ROOT = Path(__file__).resolve().parents[1]
 REDIS_URL = os.environ.get("TEN_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
@@ -30,16 +28,6 @@ def redis_url() -> str:
     return REDIS_URL
 
 
-@contextmanager
-def run_server(env: dict[str, str] | None = None, workers: int = 1) -> Iterator[str]:
-    """A real service process (uvicorn) on a free loopback port; yields its base URL."""
-    server = ServiceProcess(env, workers)
-    try:
-        yield server.base
-    finally:
-        server.stop()
-
-
 @pytest.fixture(scope="session")
 def redis_server_url(redis_url: str) -> Iterator[str]:
     """One service process on the real Redis, shared by the e2e tests of a worker."""
@@ -52,3 +40,14 @@ def embedded_server_url() -> Iterator[str]:
     """One service process on the embedded default (no configuration at all)."""
     with run_server({}) as base:
         yield base
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisClusterNodes]:
+    """A 3-node Redis Cluster of this session's worker (its users are in the xdist group
+    `redis-cluster`, so one worker starts it)."""
+    cluster = RedisClusterNodes()
+    try:
+        yield cluster
+    finally:
+        cluster.close()

@@ -1,7 +1,7 @@
 """Servers the scale-out and fault tests start and break themselves, on free loopback ports.
 
-- `ServiceProcess`: one uvicorn process of the service (`run_server` in tests/conftest.py
-  wraps it); it can be stopped gracefully or SIGKILLed.
+- `ServiceProcess`: one uvicorn process of the service (`run_server` wraps it); it can be
+  stopped gracefully or SIGKILLed.
 - `RedisServer`: a private `redis-server` in a temporary directory (never the shared Redis
   on 6379) that can be shut down, SIGKILLed and started again on the same port and data.
 - `RedisClusterNodes`: three such servers in cluster mode, their 16384 slots split in three.
@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -124,6 +124,16 @@ class ServiceProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
         self.proc.wait()
+
+
+@contextlib.contextmanager
+def run_server(env: dict[str, str] | None = None, workers: int = 1) -> Iterator[str]:
+    """A real service process (uvicorn) on a free loopback port; yields its base URL."""
+    server = ServiceProcess(env, workers)
+    try:
+        yield server.base
+    finally:
+        server.stop()
 
 
 class RedisServer:

@@ -11,7 +11,7 @@ import httpx
 
 from tests.browser.axe import check_axe
 from tests.browser.web import BROWSER_TIER, App, wait_for
-from tests.e2e.helpers import README_DECK, README_GAME, bearer
+from tests.support.api import README_DECK, README_GAME, bearer
 
 pytestmark = BROWSER_TIER
 

@@ -19,7 +19,7 @@ import msgspec
 import pytest
 import redis
 
-from tests.e2e.helpers import Table, bearer, check_etag, check_problem
+from tests.support.api import Table, bearer, check_etag, check_problem
 
 pytestmark = pytest.mark.e2e
 

@@ -20,7 +20,7 @@ from domain.engine import new_game
 from service.games import encode_events
 from service.instrumented_store import InstrumentedStore
 from service.ports import OPEN_INDEX, GameRecord, Seat, Table, player_index
-from tests.integration.test_store_contract import NOW, PLAYERS, TTL, advance, new_record
+from tests.support.records import NOW, PLAYERS, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration
 

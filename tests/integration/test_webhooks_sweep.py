@@ -16,7 +16,7 @@ from service.games import GameService
 from service.lobby import Lobby
 from service.settings import Settings
 from service.webhooks import Webhooks
-from tests.integration.test_webhooks import SECRET
+from tests.support.webhooks import SECRET
 
 pytestmark = pytest.mark.integration
 URL = "http://127.0.0.1:9/hooks"

@@ -306,3 +306,13 @@ def no_server_errors(response: httpx.Response) -> None:
 def strict_client(base: str) -> httpx.Client:
     """A client that fails the test on any 5xx answer."""
     return httpx.Client(base_url=base, timeout=10, event_hooks={"response": [no_server_errors]})
+
+
+def check_serves_client(base: str) -> str:
+    index = httpx.get(f"{base}/", timeout=10)
+    assert index.status_code == 200, (
+        f"GET / answered {index.status_code}: the service does not serve the web client "
+        "(service/static/app/index.html)"
+    )
+    assert "text/html" in index.headers.get("content-type", ""), index.headers
+    return base

@@ -1,16 +1,66 @@
-"""Shared fixtures: the real Redis (CI starts it; tests never mock it), service processes and a
-Redis Cluster."""
+"""Shared fixtures: the real Redis (CI starts it; tests never mock it) and service processes.
+
+Nothing a run writes lands in the checkout: service processes run in temporary directories
+of their own (tests/servers.py); apps built in the test process (`Settings()`, no
+`database_url`) archive into a SQLite file in a temporary directory of that process
+(`TEN_DATABASE_URL`, which service processes never inherit), not `./ten-archive.sqlite3`;
+Hypothesis keeps its examples and caches outside the checkout (its home directory);
+pytest's cache is off (pyproject); and the session fails if the checkout shows anything new
+or changed at its end (tests/support/checkout.py says what is left out).
+"""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 
-from tests.servers import RedisClusterNodes, run_server
+from tests.servers import ROOT, RedisClusterNodes, run_server
+from tests.support.checkout import changes, outside, snapshot
 
 REDIS_URL = os.environ.get("TEN_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+_OWN = "TEN_TEST_OWN_ARCHIVE_URL"  # what this conftest set TEN_DATABASE_URL to
+
+set_hypothesis_home_dir(outside("hypothesis"))  # its example database and caches
+# unset, or inherited from the xdist controller (`_OWN`): an archive of this process's own
+if os.environ.get("TEN_DATABASE_URL", "") in ("", os.environ.get(_OWN)):
+    _ARCHIVE_DIR = Path(tempfile.mkdtemp(prefix="ten-test-archive-"))
+    atexit.register(shutil.rmtree, _ARCHIVE_DIR, ignore_errors=True)
+    _archive = f"sqlite+aiosqlite:///{_ARCHIVE_DIR / 'archive.sqlite3'}"
+    os.environ["TEN_DATABASE_URL"] = os.environ[_OWN] = _archive
+
+_CHECKOUT = pytest.StashKey[dict]()
+
+
+def _controller(session: pytest.Session) -> bool:
+    return not hasattr(session.config, "workerinput")  # xdist workers share the controller's run
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _controller(session):
+        session.stash[_CHECKOUT] = snapshot(ROOT, tracked=False)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if not _controller(session) or _CHECKOUT not in session.stash:
+        return
+    written = changes(session.stash[_CHECKOUT], snapshot(ROOT, tracked=False))
+    if written:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = "the test run wrote into the checkout:\n  " + "\n  ".join(written)
+        if reporter is not None:
+            reporter.write_sep("=", "checkout changed", red=True)
+            reporter.write_line(message)
+        else:
+            print(message)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

@@ -18,10 +18,12 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.checkout import outside
+
 # every browser module's marks: the tier, and one xdist group (see conftest.py)
 BROWSER_TIER = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "build" / "screenshots"  # git-ignored (/build/)
+SCREENSHOTS = outside("screenshots")  # kept between runs, outside the checkout
 SIZES = {"phone": {"width": 360, "height": 740}, "desktop": {"width": 1280, "height": 800}}
 TIMEOUT = 20.0
 SEAT_ACTIONS = frozenset({"resign", "reclaim"})  # sent whoever's turn it is
@@ -277,7 +279,7 @@ class App:
     # ------------------------------------------------------------ evidence
 
     def screenshots(self, name: str) -> list[Path]:
-        """The current screen at phone and desktop sizes (full page), under build/."""
+        """The current screen at phone and desktop sizes (full page), in `SCREENSHOTS`."""
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page = self.page
         original = page.viewport_size

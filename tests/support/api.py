@@ -1,4 +1,5 @@
-"""What the end-to-end tests share: a table over HTTP and the checks every state must pass.
+"""What the HTTP tests share (e2e, browser, scale-out, faults): a table over HTTP and the checks
+every state must pass.
 
 Everything here talks to the service through its public HTTP API only; the domain package is
 used for what a client library would do with the events (decode them, rebuild the game).

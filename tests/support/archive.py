@@ -20,7 +20,7 @@ from sqlalchemy import func, pool, select
 from infra.archive import make_engine, upgrade
 from infra.archive.models import events as events_table
 from infra.archive.models import games, results, seats
-from tests.servers import ROOT, ServiceProcess
+from tests.servers import ServiceProcess
 from tests.support.scratch import scratch_database
 
 PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -34,7 +34,7 @@ CLAIM_KEY = "ten:test:archive-service:claim"
 
 @contextlib.contextmanager
 def servers(
-    tmp_path: Path, *envs: dict[str, str], cwd: Path = ROOT
+    tmp_path: Path, *envs: dict[str, str], cwd: Path | None = None
 ) -> Iterator[list[ServiceProcess]]:
     """Start one process per env at once (they start, and migrate, concurrently); each one's
     output goes to a log file (`server.log()`, read when a check fails)."""

@@ -43,7 +43,7 @@ from domain.simulation import play_game
 from infra.archive import SqlArchive, make_engine, upgrade_async
 from service.games import encode_events
 from service.ports import GameRecord, StoredEvent
-from tests.integration.scratch import scratch_database
+from tests.support.scratch import scratch_database
 
 PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 SQLITE_SERVER = "sqlite+aiosqlite:///bench.sqlite3"

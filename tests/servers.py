@@ -1,7 +1,8 @@
 """Servers the scale-out and fault tests start and break themselves, on free loopback ports.
 
-- `ServiceProcess`: one uvicorn process of the service (`run_server` in tests/conftest.py
-  wraps it); it can be stopped gracefully or SIGKILLed.
+- `ServiceProcess`: one uvicorn process of the service (`run_server` wraps it); it can be
+  stopped gracefully or SIGKILLed. It runs in a temporary directory of its own (removed when
+  it stops), so the embedded default's `./ten-archive.sqlite3` never lands in the checkout.
 - `RedisServer`: a private `redis-server` in a temporary directory (never the shared Redis
   on 6379) that can be shut down, SIGKILLed and started again on the same port and data.
 - `RedisClusterNodes`: three such servers in cluster mode, their 16384 slots split in three.
@@ -20,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -56,13 +57,16 @@ class ServiceProcess:
         log_level: str = "warning",
         stdout: Path | None = None,
         uvicorn_access_log: bool = False,
-        cwd: Path = ROOT,
+        cwd: Path | None = None,
         wait: bool = True,
     ) -> None:
         """`stdout`: a file for everything the process writes (else the test's own output);
         `uvicorn_access_log`: without uvicorn's `--no-access-log`; `cwd`: where the embedded
-        default's SQLite file lands; `wait=False`: return at once (then `wait_healthy`), so
-        that several processes start, and migrate, concurrently."""
+        default's SQLite file lands (default: a temporary directory of this process alone,
+        removed by `stop`/`kill`; never the checkout); `wait=False`: return at once (then
+        `wait_healthy`), so that several processes start, and migrate, concurrently."""
+        self.own_dir = None if cwd is not None else Path(tempfile.mkdtemp(prefix="ten-service-"))
+        self.cwd = cwd if cwd is not None else self.own_dir
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.stdout = stdout
@@ -78,7 +82,7 @@ class ServiceProcess:
         # keeps its own copy of the log file's descriptor)
         with stdout.open("wb") if stdout else contextlib.nullcontext() as out:
             self.proc = subprocess.Popen(
-                cmd, cwd=cwd, env=proc_env, start_new_session=True,
+                cmd, cwd=self.cwd, env=proc_env, start_new_session=True,
                 stdout=out, stderr=subprocess.STDOUT if out else None,
             )  # fmt: skip
         if wait:
@@ -114,6 +118,7 @@ class ServiceProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
+        self._remove_own_dir()
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -124,6 +129,21 @@ class ServiceProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
         self.proc.wait()
+        self._remove_own_dir()
+
+    def _remove_own_dir(self) -> None:
+        if self.own_dir is not None:
+            shutil.rmtree(self.own_dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def run_server(env: dict[str, str] | None = None, workers: int = 1) -> Iterator[str]:
+    """A real service process (uvicorn) on a free loopback port; yields its base URL."""
+    server = ServiceProcess(env, workers)
+    try:
+        yield server.base
+    finally:
+        server.stop()
 
 
 class RedisServer:

@@ -30,6 +30,7 @@ import httpx
 import pytest
 
 from tests.browser.web import App, PageErrors
+from tests.support.api import check_serves_client
 
 os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
 
@@ -42,7 +43,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 360, "height": 740}
 TIMEOUT_MS = 20_000  # a bound on each wait, never an assertion on speed
 
 
@@ -65,16 +65,6 @@ def browser(playwright) -> Iterator[object]:
         yield browser
     finally:
         browser.close()
-
-
-def check_serves_client(base: str) -> str:
-    index = httpx.get(f"{base}/", timeout=10)
-    assert index.status_code == 200, (
-        f"GET / answered {index.status_code}: the service does not serve the web client "
-        "(service/static/app/index.html)"
-    )
-    assert "text/html" in index.headers.get("content-type", ""), index.headers
-    return base
 
 
 @pytest.fixture
@@ -117,7 +107,7 @@ def app(new_context: Callable[..., App]) -> App:
 
 @pytest.fixture
 def api(app_server: str) -> Iterator[httpx.Client]:
-    from tests.e2e.helpers import strict_client
+    from tests.support.api import strict_client
 
     with strict_client(app_server) as client:
         yield client

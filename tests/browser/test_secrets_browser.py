@@ -30,8 +30,8 @@ import pytest
 import redis
 
 from tests.browser.web import BROWSER_TIER, App
-from tests.e2e.helpers import compact
-from tests.e2e.test_secrets import SECRET_FIELDS, field_names, stored_record
+from tests.support.api import compact
+from tests.support.secrets import SECRET_FIELDS, field_names, stored_record
 
 pytestmark = BROWSER_TIER
 

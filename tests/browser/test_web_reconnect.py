@@ -10,10 +10,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.browser.conftest import check_serves_client
 from tests.browser.web import BROWSER_TIER, App, wait_for
-from tests.conftest import run_server
-from tests.e2e.helpers import bearer
+from tests.servers import run_server
+from tests.support.api import bearer, check_serves_client
 
 pytestmark = BROWSER_TIER
 

@@ -7,8 +7,7 @@ import secrets
 
 import httpx
 
-from tests.browser.test_web_screens import archived_game
-from tests.browser.web import BROWSER_TIER, App
+from tests.browser.web import BROWSER_TIER, App, archived_game
 
 pytestmark = BROWSER_TIER
 

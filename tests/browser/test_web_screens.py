@@ -10,30 +10,9 @@ import secrets
 import httpx
 
 from tests.browser.axe import check_axe
-from tests.browser.web import BROWSER_TIER, App, wait_for
-from tests.e2e.helpers import README_DECK, README_GAME, bearer
+from tests.browser.web import BROWSER_TIER, App, archived_game
 
 pytestmark = BROWSER_TIER
-
-
-def archived_game(api: httpx.Client, player_id: str) -> str:
-    """The README's nine-action game, played through the API, once it is in the archive."""
-    created = api.post(
-        "/v1/games",
-        json={"players": [{"name": "Ann", "player_id": player_id}], "deck": README_DECK},
-    )
-    assert created.status_code == 201, created.text
-    game = created.json()
-    token = game["seats"][0]["token"]
-    for action in README_GAME:
-        acted = api.post(f"/v1/games/{game['id']}/actions", json=action, headers=bearer(token))
-        assert acted.status_code == 200, acted.text
-    assert acted.json()["status"] == "finished"
-    wait_for(
-        lambda: api.get(f"/v1/archive/games/{game['id']}").status_code == 200,
-        "the finished game reaching the archive",
-    )
-    return game["id"]
 
 
 def test_every_other_screen_is_reached_and_accessible(app: App, api: httpx.Client) -> None:

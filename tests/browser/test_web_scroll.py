@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.browser.conftest import PHONE
-from tests.browser.web import BROWSER_TIER, App, deck_game, hold_seat, wait_for
-from tests.e2e.helpers import README_DECK, README_GAME, bearer
+from tests.browser.web import BROWSER_TIER, PHONE, App, deck_game, hold_seat, wait_for
+from tests.support.api import README_DECK, README_GAME, bearer
 
 pytestmark = BROWSER_TIER
 

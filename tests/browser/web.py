@@ -18,10 +18,13 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.api import README_DECK, README_GAME, bearer
+from tests.support.checkout import outside
+
 # every browser module's marks: the tier, and one xdist group (see conftest.py)
 BROWSER_TIER = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "build" / "screenshots"  # git-ignored (/build/)
+SCREENSHOTS = outside("screenshots")  # kept between runs, outside the checkout
 SIZES = {"phone": {"width": 360, "height": 740}, "desktop": {"width": 1280, "height": 800}}
 TIMEOUT = 20.0
 SEAT_ACTIONS = frozenset({"resign", "reclaim"})  # sent whoever's turn it is
@@ -277,7 +280,7 @@ class App:
     # ------------------------------------------------------------ evidence
 
     def screenshots(self, name: str) -> list[Path]:
-        """The current screen at phone and desktop sizes (full page), under build/."""
+        """The current screen at phone and desktop sizes (full page), in `SCREENSHOTS`."""
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page = self.page
         original = page.viewport_size
@@ -347,3 +350,26 @@ def at_a_buy(api: httpx.Client) -> tuple[dict[str, Any], dict[str, Any]]:
         )
         assert acted.status_code == 200, (action, acted.text)
     return game, acted.json()
+
+
+def archived_game(api: httpx.Client, player_id: str) -> str:
+    """The README's nine-action game, played through the API, once it is in the archive."""
+    created = api.post(
+        "/v1/games",
+        json={"players": [{"name": "Ann", "player_id": player_id}], "deck": README_DECK},
+    )
+    assert created.status_code == 201, created.text
+    game = created.json()
+    token = game["seats"][0]["token"]
+    for action in README_GAME:
+        acted = api.post(f"/v1/games/{game['id']}/actions", json=action, headers=bearer(token))
+        assert acted.status_code == 200, acted.text
+    assert acted.json()["status"] == "finished"
+    wait_for(
+        lambda: api.get(f"/v1/archive/games/{game['id']}").status_code == 200,
+        "the finished game reaching the archive",
+    )
+    return game["id"]
+
+
+PHONE = {"width": 360, "height": 740}  # a phone's viewport (CSS pixels)

@@ -60,7 +60,7 @@ from service.games import GameService
 from service.lobby import Lobby
 from service.ports import GameStore
 from service.settings import Settings
-from tests.integration.test_archive_service import CLAIM_KEY, claim_redis_db
+from tests.support.archive import CLAIM_KEY, claim_redis_db
 
 pytestmark = pytest.mark.contract
 

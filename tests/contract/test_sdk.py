@@ -7,24 +7,17 @@ Uses the build tools `bash scripts/setup` installs into `clients/ts/node_modules
 from __future__ import annotations
 
 import json
-import os
-import re
-import shlex
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.servers import ROOT
+from tests.support.typescript import BIN, CLIENT, ERROR, OPENAPI, generate_command, run
+
 pytestmark = pytest.mark.contract
 
-ROOT = Path(__file__).resolve().parents[2]
-CLIENT = ROOT / "clients" / "ts"
-BIN = CLIENT / "node_modules" / ".bin"
 SCHEMA = CLIENT / "src" / "schema.d.ts"
-OPENAPI = ROOT / "openapi" / "openapi.json"
-TIMEOUT = 60
-ERROR = re.compile(r"^(?P<file>[^\s(]+)\(\d+,\d+\): error (?P<code>TS\d+):", re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
@@ -36,22 +29,6 @@ def tools() -> Path:
         if not (BIN / tool).exists():
             pytest.fail(f"{BIN / tool} is missing: run `bash scripts/setup` (it runs npm ci)")
     return BIN
-
-
-def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "npm_config_update_notifier": "false"}
-    return subprocess.run(
-        args, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
-    )
-
-
-def generate_command(output: Path) -> list[str]:
-    """`npm run generate` as package.json has it, writing to `output` instead."""
-    script = json.loads((CLIENT / "package.json").read_text(encoding="utf-8"))["scripts"]
-    args = shlex.split(script["generate"])
-    assert args[0] == "openapi-typescript", script["generate"]
-    assert args[-2:] == ["--output", "src/schema.d.ts"], script["generate"]
-    return [str(BIN / args[0]), *args[1:-1], str(output)]
 
 
 def tsc_errors(project: Path) -> tuple[set[tuple[str, str]], str]:

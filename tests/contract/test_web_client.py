@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from litestar.testing import TestClient
 
-from tests.contract.test_sdk import ERROR, OPENAPI, generate_command, run
+from tests.support.typescript import ERROR, OPENAPI, generate_command, run
 
 pytestmark = pytest.mark.contract
 

@@ -29,8 +29,8 @@ import dockerfile
 import httpx
 import pytest
 
-from tests.conftest import free_port
-from tests.e2e.helpers import README_DECK, README_GAME
+from tests.servers import free_port
+from tests.support.api import README_DECK, README_GAME
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"

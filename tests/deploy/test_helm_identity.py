@@ -13,7 +13,7 @@ import pytest
 
 from service.identity import Identity
 from service.settings import Settings
-from tests.deploy.test_helm_chart import (
+from tests.support.helm import (
     configmap_env,
     env_of,
     one,

@@ -15,8 +15,8 @@ import httpx
 import pytest
 import redis
 
-from tests.conftest import run_server
-from tests.e2e.helpers import strict_client
+from tests.servers import run_server
+from tests.support.api import strict_client
 
 
 @pytest.fixture(scope="session")

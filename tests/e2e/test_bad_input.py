@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from domain.cards import deck_for
-from tests.e2e.helpers import Table, bearer, check_problem
+from tests.support.api import Table, bearer, check_problem
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.helpers import bearer, check_log, check_problem, check_results
+from tests.support.api import bearer, check_log, check_problem, check_results
 
 pytestmark = pytest.mark.e2e
 

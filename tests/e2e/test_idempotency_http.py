@@ -31,9 +31,9 @@ import msgspec
 import pytest
 import redis
 
-from tests.e2e.helpers import Table, bearer, check_etag, check_problem
-from tests.scaleout.helpers import create_game, replica_env
 from tests.servers import RedisServer, ServiceProcess, wait_until
+from tests.support.api import Table, bearer, check_etag, check_problem
+from tests.support.replicas import create_game, replica_env
 
 pytestmark = pytest.mark.e2e
 

@@ -14,8 +14,7 @@ import httpx
 import jwt
 import pytest
 
-from tests.conftest import free_port
-from tests.servers import ServiceProcess
+from tests.servers import ServiceProcess, free_port
 
 pytestmark = pytest.mark.e2e
 

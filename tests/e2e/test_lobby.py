@@ -20,7 +20,7 @@ import httpx
 import jwt
 import pytest
 
-from tests.integration.test_archive_service import claim_redis_db, pg_database, servers
+from tests.support.archive import claim_redis_db, pg_database, servers
 
 pytestmark = pytest.mark.e2e
 

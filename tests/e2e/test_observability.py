@@ -15,9 +15,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import free_port
-from tests.e2e.helpers import README_DECK, README_GAME
-from tests.servers import ServiceProcess
+from tests.servers import ServiceProcess, free_port
+from tests.support.api import README_DECK, README_GAME
 
 pytestmark = pytest.mark.e2e
 

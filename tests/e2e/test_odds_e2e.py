@@ -12,7 +12,7 @@ import pytest
 
 from domain.cards import WILDS, deck_for
 from domain.engine import bust_kind
-from tests.e2e.helpers import bearer, check_problem
+from tests.support.api import bearer, check_problem
 
 pytestmark = pytest.mark.e2e
 

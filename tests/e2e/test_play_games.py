@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.helpers import (
+from tests.support.api import (
     DECK_SIZES,
     Table,
     check_etag,

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from service.i18n import CATALOGS
-from tests.e2e.helpers import Table, check_problem
+from tests.support.api import Table, check_problem
 
 pytestmark = pytest.mark.e2e
 

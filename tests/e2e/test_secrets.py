@@ -19,36 +19,16 @@ import json
 import random
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import msgspec
 import pytest
 import redis
 
-from service.ports import GameRecord
-from tests.e2e.helpers import DECK_SIZES, Table, check_problem, compact, public_cards
+from tests.support.api import DECK_SIZES, Table, check_problem, compact, public_cards
+from tests.support.secrets import SECRET_FIELDS, field_names, stored_record
 
 pytestmark = pytest.mark.e2e
-
-SECRET_FIELDS = {"draw_pile", "seed"}
-
-
-def stored_record(redis_client: redis.Redis, game_id: str) -> GameRecord:
-    blob = redis_client.hget(f"{{game:{game_id}}}", "rec")
-    assert blob is not None, "the game's record is not where the Redis layout says"
-    return msgspec.msgpack.decode(blob, type=GameRecord)
-
-
-def field_names(value: Any) -> Iterator[str]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from field_names(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from field_names(item)
 
 
 def pile_patterns(pile: tuple[str, ...]) -> list[bytes]:

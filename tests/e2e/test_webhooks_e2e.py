@@ -11,9 +11,9 @@ import time
 import httpx
 import pytest
 
-from tests.e2e.helpers import bearer, check_results
-from tests.integration.test_archive_service import claim_redis_db
-from tests.integration.test_webhooks import SECRET, Receiver
+from tests.support.api import bearer, check_results
+from tests.support.archive import claim_redis_db
+from tests.support.webhooks import SECRET, Receiver
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, free_port
+from tests.servers import ROOT, free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.helpers import bearer
+from tests.support.api import bearer
 
 RETRY_PAUSE = 0.05  # seconds between two attempts (the service says Retry-After: 1)
 ACTION_DEADLINE = 20.0  # seconds one action may take, retries included

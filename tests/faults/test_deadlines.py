@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.helpers import strict_client
-from tests.scaleout.helpers import replica_env, start_replicas
 from tests.servers import RedisServer, ServiceProcess, wait_until
+from tests.support.api import strict_client
+from tests.support.replicas import replica_env, start_replicas
 
 pytestmark = [pytest.mark.e2e]
 

@@ -12,9 +12,9 @@ import signal
 import httpx
 import pytest
 
-from tests.e2e.helpers import bearer, check_problem
-from tests.scaleout.helpers import create_game, replica_env
 from tests.servers import RedisServer, ServiceProcess, wait_until
+from tests.support.api import bearer, check_problem
+from tests.support.replicas import create_game, replica_env
 
 pytestmark = [pytest.mark.e2e]
 

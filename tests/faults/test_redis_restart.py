@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from tests.e2e.helpers import strict_client
 from tests.faults.player import Player
-from tests.scaleout.helpers import check_whole_log, replica_env
 from tests.servers import RedisServer, ServiceProcess
+from tests.support.api import strict_client
+from tests.support.replicas import check_whole_log, replica_env
 
 pytestmark = [pytest.mark.e2e]
 

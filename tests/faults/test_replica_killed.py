@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from tests.e2e.helpers import strict_client
 from tests.faults.player import Player
-from tests.scaleout.helpers import check_whole_log, replica_env, start_replicas
 from tests.servers import wait_until
+from tests.support.api import strict_client
+from tests.support.replicas import check_whole_log, replica_env, start_replicas
 
 pytestmark = [pytest.mark.e2e]
 

@@ -14,10 +14,9 @@ import random
 import httpx
 import pytest
 
-from tests.e2e.test_events_stream import AsyncTable, Stream
-from tests.scaleout.helpers import replica_env
-from tests.scaleout.test_watchers import DECK, open_streams, pool
 from tests.servers import RedisServer, ServiceProcess, wait_until
+from tests.support.replicas import replica_env
+from tests.support.streams import DECK, AsyncTable, Stream, open_streams, pool
 
 pytestmark = pytest.mark.e2e
 STREAMS, GAMES = 200, 4

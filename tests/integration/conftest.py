@@ -1,4 +1,5 @@
-"""Fixtures of the store contract tests: one `backend` per adapter (embedded and real Redis).
+"""Fixtures of the store contract tests: one `backend` per adapter (embedded, real Redis, and
+real Redis on the 3-node Redis Cluster of tests/conftest.py, in its xdist group).
 
 A test writes `backend.run(body)` with `async def body(store)`: the store is built inside the
 event loop that uses it (a Redis client belongs to one loop) and closed at the end. Game ids
@@ -7,93 +8,78 @@ come from `backend.new_id()` and their Redis keys are deleted after the test.
 
 from __future__ import annotations
 
-import asyncio
-import secrets
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-import redis
 
-from infra.memory_store import MemoryGameStore
-from infra.redis_store import RedisGameStore
+from tests.support.replicas import CLUSTER_GROUP
+from tests.support.stores import Backend, ClusterBackend
+
+# the suites that run on the cluster too (the contract of every store adapter), and the tests
+# of theirs a cluster cannot run: a standalone Redis on a closed port (the cluster's own is in
+# tests/scaleout/test_cluster_store_contract.py)
+CLUSTER_SUITES = frozenset(
+    {
+        "test_store_contract.py",
+        "test_lobby_store_contract.py",
+        "test_due_index_contract.py",
+        "test_log_news_contract.py",
+    }
+)
+STANDALONE_ONLY = frozenset(
+    {
+        "test_redis_store_on_a_closed_port_raises_store_unavailable",
+        "test_redis_news_on_a_closed_port_raises_store_unavailable",
+    }
+)
+CLUSTER = pytest.param("cluster", marks=CLUSTER_GROUP)
 
 
-def game_keys(game_id: str) -> tuple[str, str, str]:
-    """The Redis keys of a game, as the layout documents them (not taken from the adapter)."""
-    tag = f"{{game:{game_id}}}"
-    return tag, f"{tag}:log", f"{tag}:idem"
+def on_cluster_too(item: pytest.Item) -> bool:
+    """Whether the cluster variant of a test of this directory runs."""
+    return item.path.name in CLUSTER_SUITES and item.originalname not in STANDALONE_ONLY
 
 
-class Backend:
-    def __init__(self, kind: str, url: str | None) -> None:
-        self.kind = kind
-        self.url = url
-        self.ids: list[str] = []
-        self.other_keys: list[str] = []  # more Redis keys to delete after the test
-        self._client: redis.Redis | None = None
-
-    @staticmethod
-    def keys(game_id: str) -> tuple[str, str, str]:
-        return game_keys(game_id)
-
-    def new_id(self) -> str:
-        game_id = secrets.token_hex(10)
-        self.ids.append(game_id)
-        return game_id
-
-    def store(self, **kwargs: Any) -> Any:
-        if self.kind == "memory":
-            return MemoryGameStore(**kwargs)
-        assert self.url is not None
-        return RedisGameStore(self.url, **kwargs)
-
-    def run(self, body: Callable[[Any], Awaitable[None]], **kwargs: Any) -> None:
-        async def main() -> None:
-            store = self.store(**kwargs)
-            try:
-                await store.open()
-                await body(store)
-            finally:
-                await store.close()
-
-        asyncio.run(main())
-
-    @property
-    def client(self) -> redis.Redis:
-        """A plain synchronous client on the same Redis, to look at the raw keys."""
-        assert self.url is not None, "the embedded store has no Redis"
-        if self._client is None:
-            self._client = redis.Redis.from_url(self.url)
-        return self._client
-
-    def cleanup(self) -> None:
-        keys = [key for game_id in self.ids for key in game_keys(game_id)] + self.other_keys
-        if self.url is not None and keys:
-            self.client.delete(*keys)
-        if self._client is not None:
-            self._client.close()
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Only the contract suites run on the cluster (`on_cluster_too`): the cluster variants
+    of every other test of this directory are deselected."""
+    here = Path(__file__).parent
+    kept, dropped = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        cluster = item.path.parent == here and "cluster" in (
+            params.get("backend"),
+            params.get("redis_backend"),
+        )
+        (dropped if cluster and not on_cluster_too(item) else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def _backend(kind: str, request: pytest.FixtureRequest) -> Iterator[Backend]:
-    url = request.getfixturevalue("redis_url") if kind == "redis" else None
-    backend = Backend(kind, url)
+    if kind == "cluster":
+        backend: Backend = ClusterBackend(request.getfixturevalue("redis_cluster"))
+    else:
+        url = request.getfixturevalue("redis_url") if kind == "redis" else None
+        backend = Backend(kind, url)
     try:
         yield backend
     finally:
         backend.cleanup()
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", CLUSTER])
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
-    """Each adapter in turn: the contract tests run against both."""
+    """Each adapter in turn: the contract tests run against all three."""
     yield from _backend(request.param, request)
 
 
-@pytest.fixture
+@pytest.fixture(params=["redis", CLUSTER])
 def redis_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
-    """The Redis adapter alone, for its layout and expiry."""
-    yield from _backend("redis", request)
+    """The Redis adapter alone (standalone and cluster), for its layout and expiry."""
+    yield from _backend(request.param, request)
 
 
 @pytest.fixture

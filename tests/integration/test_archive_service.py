@@ -19,10 +19,8 @@ import asyncio
 import base64
 import contextlib
 import json
-import os
 import random
 import re
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,13 +30,11 @@ from datetime import UTC, datetime, timedelta, timezone
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import msgspec
 import pytest
 import redis
-from sqlalchemy import func, pool, select
 from sqlalchemy.engine import make_url
 
 from domain.bots import BOTS, bot_rng
@@ -46,23 +42,20 @@ from domain.cards import deck_for
 from domain.engine import apply, new_game, to_act
 from domain.model import Action, Rules
 from domain.views import public_view
-from infra.archive import make_engine, upgrade
-from infra.archive.models import events as events_table
-from infra.archive.models import games, results, seats
 from service.ports import ArchiveJob
-from tests.conftest import ROOT, free_port
-from tests.integration.scratch import scratch_database
-from tests.servers import ServiceProcess
+from tests.servers import free_port
+from tests.support.archive import (
+    OUTBOX_KEY,
+    PG_SERVER,
+    ArchiveDb,
+    claim_redis_db,
+    pg_database,
+    servers,
+)
 
 pytestmark = pytest.mark.integration
 
-PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 PG_HOST, PG_PORT = "127.0.0.1", make_url(PG_SERVER).port or 5432
-# the documented Redis layout (infra/queues.py): the archive queue's jobs, and all its keys
-OUTBOX_KEY = "{ten:q:archive}:jobs"
-QUEUE_KEYS = [f"{{ten:q:{q}}}:{part}" for q in ("archive", "relay")
-              for part in ("jobs", "due", "token", "fails", "quarantine", "why", "done")]  # fmt: skip
-CLAIM_KEY = "ten:test:archive-service:claim"
 VIEW_ONLY = (
     "id",
     "seat",
@@ -80,55 +73,6 @@ PRIOR_JSON = {"mu": 25.0, "sigma": 25 / 3, "ordinal": 25 - 3 * (25 / 3), "games"
 # ---------------------------------------------------------------- servers
 
 
-@contextlib.contextmanager
-def servers(
-    tmp_path: Path, *envs: dict[str, str], cwd: Path = ROOT
-) -> Iterator[list[ServiceProcess]]:
-    """Start one process per env at once (they start, and migrate, concurrently); each one's
-    output goes to a log file (`server.log()`, read when a check fails)."""
-    started: list[ServiceProcess] = []
-    try:
-        for i, env in enumerate(envs):
-            log = tmp_path / f"server-{i}-{secrets.token_hex(3)}.log"
-            started.append(ServiceProcess(env, stdout=log, cwd=cwd, wait=False))
-        deadline = time.monotonic() + 30
-        for server in started:
-            server.wait_healthy(deadline)
-        yield started
-    finally:
-        for server in started:
-            server.stop()
-
-
-@contextlib.contextmanager
-def claim_redis_db(redis_url: str) -> Iterator[tuple[str, redis.Redis]]:
-    """A Redis logical database no other test of this module uses meanwhile (a claim key
-    with an expiry); its outbox starts empty. Yields its URL and a client."""
-    parts = urlsplit(redis_url)
-    taken = parts.path.strip("/") or "0"
-    token = secrets.token_hex(8)
-    for db in range(15, 0, -1):
-        if str(db) == taken:
-            continue
-        client = redis.Redis.from_url(parts._replace(path=f"/{db}").geturl())
-        if client.set(CLAIM_KEY, token, nx=True, ex=600):
-            break
-        client.close()
-    else:
-        pytest.fail("no free Redis logical database to isolate the archive outbox in")
-    try:
-        client.delete(*QUEUE_KEYS)  # left by an interrupted run of this module
-        yield parts._replace(path=f"/{db}").geturl(), client
-    finally:
-        client.delete(*QUEUE_KEYS)
-        games_left = list(client.scan_iter(match="{game:*", count=1000))  # finished: kept 24 h
-        for i in range(0, len(games_left), 500):
-            client.delete(*games_left[i : i + 500])
-        if client.get(CLAIM_KEY) == token.encode():
-            client.delete(CLAIM_KEY)
-        client.close()
-
-
 @pytest.fixture
 def private_redis(redis_url: str) -> Iterator[tuple[str, redis.Redis]]:
     with claim_redis_db(redis_url) as claimed:
@@ -140,71 +84,6 @@ def outbox_ids(client: redis.Redis) -> set[str]:
 
 
 # ---------------------------------------------------------------- archive databases
-
-
-class ArchiveDb:
-    """A throwaway archive database, read directly (never through the service)."""
-
-    def __init__(self, url: str, runner: asyncio.Runner) -> None:
-        self.url = url
-        self.runner = runner
-        self.engine = make_engine(url, poolclass=pool.NullPool)
-
-    def counts(self, ids: list[str]) -> dict[str, tuple[int, int, int, int]]:
-        """Per game id: rows in games, seats, results, events."""
-
-        async def body() -> dict[str, tuple[int, int, int, int]]:
-            found: dict[str, list[int]] = {game_id: [0, 0, 0, 0] for game_id in ids}
-            async with self.engine.connect() as conn:
-                for i, (table, column) in enumerate(
-                    (
-                        (games, games.c.id),
-                        (seats, seats.c.game_id),
-                        (results, results.c.game_id),
-                        (events_table, events_table.c.game_id),
-                    )
-                ):
-                    rows = await conn.execute(
-                        select(column, func.count())
-                        .select_from(table)
-                        .where(column.in_(ids))
-                        .group_by(column)
-                    )
-                    for game_id, count in rows:
-                        found[game_id][i] = count
-            return {game_id: tuple(c) for game_id, c in found.items()}  # type: ignore[misc]
-
-        return self.runner.run(body())
-
-    def total_games(self) -> int:
-        async def body() -> int:
-            async with self.engine.connect() as conn:
-                return (await conn.execute(select(func.count()).select_from(games))).scalar_one()
-
-        return self.runner.run(body())
-
-
-@contextlib.contextmanager
-def pg_database(*, migrate: bool = True) -> Iterator[ArchiveDb]:
-    """A throwaway PostgreSQL database (dropped afterwards), migrated unless told not to."""
-    runner = asyncio.Runner()
-    scratch = scratch_database(PG_SERVER, prefix="ten_svc_test")
-    try:
-        url = runner.run(scratch.__aenter__())
-    except OSError as exc:
-        runner.close()
-        pytest.fail(f"PostgreSQL is not reachable ({exc}); start it (see scripts/services)")
-    try:
-        if migrate:
-            upgrade(url)
-        db = ArchiveDb(url, runner)
-        try:
-            yield db
-        finally:
-            runner.run(db.engine.dispose())
-    finally:
-        runner.run(scratch.__aexit__(None, None, None))
-        runner.close()
 
 
 @contextlib.contextmanager

@@ -23,7 +23,7 @@ import pytest
 from domain.cards import deck_size
 from domain.model import AnyEvent
 from domain.replay import rebuild
-from tests.conftest import run_server
+from tests.servers import run_server
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ from msgspec.structs import replace
 from redis.crc import key_slot
 
 from service.ports import DueGame, GameRecord
-from tests.integration.test_store_contract import NOW, TTL, advance, new_record
+from tests.support.records import NOW, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from service.callers import Caller
 from service.errors import ServiceError
 from service.identity import Identity
 from service.settings import Settings
-from tests.conftest import free_port
+from tests.servers import free_port
 
 pytestmark = pytest.mark.integration
 

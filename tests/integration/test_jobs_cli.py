@@ -12,7 +12,7 @@ import pytest
 
 from infra.queues import RedisQueue
 from infra.redis_store import connect
-from tests.conftest import ROOT
+from tests.servers import ROOT
 
 pytestmark = pytest.mark.integration
 

@@ -26,7 +26,7 @@ from service.ports import (
     Table,
     player_index,
 )
-from tests.integration.test_store_contract import NOW, PLAYERS, TTL, advance, new_record
+from tests.support.records import NOW, PLAYERS, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ from msgspec.structs import replace
 from infra.memory_store import MemoryGameStore
 from infra.redis_store import RedisGameStore
 from service.ports import StoreUnavailable
-from tests.integration.test_store_contract import NOW, TTL, advance, new_record
+from tests.support.records import NOW, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration
 

@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from infra.archive import DEFAULT_URL, database_url, downgrade, make_engine, upgrade
 from infra.archive.migrate import alembic_config, current, head, upgrade_async
 from infra.archive.models import metadata
-from tests.integration.scratch import scratch_database
+from tests.support.scratch import scratch_database
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from infra.redis_store import RedisGameStore
 from service.app import create_app
 from service.settings import Settings
-from tests.conftest import ROOT
+from tests.servers import ROOT
 
 pytestmark = pytest.mark.integration
 

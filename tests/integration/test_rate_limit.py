@@ -8,7 +8,7 @@ import uuid
 import httpx
 import pytest
 
-from tests.conftest import run_server
+from tests.servers import run_server
 
 pytestmark = pytest.mark.integration
 

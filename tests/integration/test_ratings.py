@@ -28,8 +28,8 @@ from infra.archive import SqlArchive, downgrade, make_engine, upgrade
 from infra.archive.models import rated_games, rating_history, ratings
 from service.games import encode_events
 from service.ratings import PRIOR, RatedSeat, Rating, predict, replay
-from tests.conftest import ROOT
-from tests.integration.test_archive import (
+from tests.servers import ROOT, ServiceProcess
+from tests.support.archived_games import (
     DIALECTS,
     PLAYERS,
     Db,
@@ -40,7 +40,6 @@ from tests.integration.test_archive import (
     migrated_database,
     scenario_games,
 )
-from tests.servers import ServiceProcess
 
 pytestmark = pytest.mark.integration
 

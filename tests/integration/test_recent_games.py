@@ -30,7 +30,7 @@ from service.errors import ServiceError
 from service.games import GameService as _GameService
 from service.lobby import Lobby
 from service.settings import Settings
-from tests.conftest import run_server
+from tests.servers import run_server
 
 
 class GameService(_GameService):

@@ -17,7 +17,7 @@ import pytest
 
 from service import runtime
 from service.settings import Settings
-from tests.conftest import ROOT
+from tests.servers import ROOT
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,7 @@ import pytest
 from infra.memory_store import MemoryGameStore
 from service.ports import StoreUnavailable
 from service.watchers import OPENING, StreamsRefused, Watchers
-from tests.integration.test_store_contract import TTL, advance, new_record
+from tests.support.records import TTL, advance, new_record
 
 pytestmark = pytest.mark.integration
 

@@ -1,50 +1,16 @@
-"""Fixtures of the scale-out tests: a 3-node Redis Cluster started once per test session
-(every test using it is in the xdist group `redis-cluster`, so one pytest-xdist worker
-starts it), the contract suite's `backend` on that cluster, and service processes on it."""
+"""Fixtures of the scale-out tests: the 3-node Redis Cluster of tests/conftest.py (every test
+using it is in the xdist group `redis-cluster`, so one pytest-xdist worker starts it), a
+`backend` on that cluster, and service processes on it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
-import redis
 
-from infra.redis_store import RedisGameStore
-from tests.integration.conftest import Backend
-from tests.scaleout.helpers import replica_env, start_replicas
 from tests.servers import RedisClusterNodes
-
-CLUSTER_GROUP = pytest.mark.xdist_group("redis-cluster")
-RATE_LIMIT = 100_000  # per client and minute: on, but never reached by the tests
-SSE_IDLE = "6"  # keep-alive seconds: longer than redis-py's 5 s default socket timeout
-
-
-@pytest.fixture(scope="session")
-def redis_cluster() -> Iterator[RedisClusterNodes]:
-    cluster = RedisClusterNodes()
-    try:
-        yield cluster
-    finally:
-        cluster.close()
-
-
-class ClusterBackend(Backend):
-    """The contract suite's Redis backend, on the cluster: `RedisGameStore(cluster=True)` and a
-    RedisCluster client to look at the raw keys (multi-key calls are split by slot)."""
-
-    def __init__(self, cluster: RedisClusterNodes) -> None:
-        super().__init__("cluster", cluster.url)
-        self.cluster = cluster
-
-    def store(self, **kwargs: Any) -> Any:
-        return RedisGameStore(self.cluster.url, cluster=True, **kwargs)
-
-    @property
-    def client(self) -> redis.RedisCluster:  # type: ignore[override]
-        if self._client is None:
-            self._client = self.cluster.client()
-        return self._client
+from tests.support.replicas import RATE_LIMIT, SSE_IDLE, replica_env, start_replicas
+from tests.support.stores import Backend, ClusterBackend
 
 
 @pytest.fixture

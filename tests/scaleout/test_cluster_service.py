@@ -13,10 +13,15 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.e2e.helpers import strict_client
-from tests.scaleout.conftest import CLUSTER_GROUP, RATE_LIMIT
-from tests.scaleout.helpers import check_whole_log, create_game, play_game
 from tests.servers import RedisClusterNodes, wait_until
+from tests.support.api import strict_client
+from tests.support.replicas import (
+    CLUSTER_GROUP,
+    RATE_LIMIT,
+    check_whole_log,
+    create_game,
+    play_game,
+)
 
 pytestmark = [pytest.mark.e2e, CLUSTER_GROUP]
 

@@ -1,59 +1,55 @@
 """The game-store contract suites (tests/integration/test_store_contract.py,
 test_lobby_store_contract.py, test_due_index_contract.py and test_log_news_contract.py) on a 3-node Redis Cluster:
-every test of those suites that runs on a `backend` or `redis_backend` runs here once more,
-with `RedisGameStore(cluster=True)` (the fixtures in this directory's conftest replace the
-memory and standalone Redis backends by the cluster). Plus what only a cluster shows: a
+every test of those suites that runs on a `backend` or `redis_backend` runs once more,
+with `RedisGameStore(cluster=True)` (the `cluster` parameter of those fixtures in
+tests/integration/conftest.py). Checked here: that they do. Plus what only a cluster shows: a
 game's keys share one slot owned by one node, games spread over the nodes, and a cluster
 that cannot be reached is StoreUnavailable (a 503), like a standalone Redis."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
+import subprocess
+import sys
 
 import pytest
 from redis.crc import key_slot
 
 from infra.redis_store import RedisGameStore
 from service.ports import StoreUnavailable
-from tests.integration import test_due_index_contract as due_contract
-from tests.integration import test_lobby_store_contract as lobby_contract
-from tests.integration import test_log_news_contract as news_contract
-from tests.integration import test_store_contract as contract
-from tests.integration.conftest import game_keys
-from tests.scaleout.conftest import CLUSTER_GROUP
+from tests.servers import ROOT
+from tests.support.records import TTL, advance, new_record
+from tests.support.replicas import CLUSTER_GROUP
+from tests.support.stores import game_keys
 
 pytestmark = [pytest.mark.integration, CLUSTER_GROUP]
 
-_STANDALONE_ONLY = {
-    "test_redis_store_on_a_closed_port_raises_store_unavailable",
-    "test_redis_news_on_a_closed_port_raises_store_unavailable",
-}
-
-
-def _contract_tests() -> dict[str, object]:
-    found = {}
-    for module in (contract, lobby_contract, due_contract, news_contract):
-        for name, function in vars(module).items():
-            if not name.startswith("test_") or name in _STANDALONE_ONLY:
-                continue
-            if {"backend", "redis_backend"} & set(inspect.signature(function).parameters):
-                assert name not in found, name
-                found[name] = function
-    return found
-
-
-CONTRACT_TESTS = _contract_tests()
-globals().update(CONTRACT_TESTS)  # collected here, so they take this directory's fixtures
+SUITES = [
+    "tests/integration/test_store_contract.py",
+    "tests/integration/test_lobby_store_contract.py",
+    "tests/integration/test_due_index_contract.py",
+    "tests/integration/test_log_news_contract.py",
+]
 
 
 def test_the_cluster_runs_the_whole_shared_contract_suite():
-    assert len(CONTRACT_TESTS) >= 20, sorted(CONTRACT_TESTS)
-    assert "test_concurrent_saves_at_the_same_version_have_exactly_one_winner" in CONTRACT_TESTS
-    assert "test_redis_layout_one_slot_msgpack_state_and_a_stream_log" in CONTRACT_TESTS
-    assert "test_saves_move_a_game_between_listings_as_its_indexes_change" in CONTRACT_TESTS
-    assert "test_concurrent_claims_of_a_due_entry_have_exactly_one_winner" in CONTRACT_TESTS
-    assert "test_redis_layout_three_keys_in_one_slot" in CONTRACT_TESTS
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", *SUITES],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-2000:]
+    ids = [line for line in collected.stdout.splitlines() if "::" in line]
+    on_cluster = {node.split("::")[1].split("[")[0] for node in ids if "[cluster" in node}
+    assert len(on_cluster) >= 20, sorted(on_cluster)
+    assert "test_concurrent_saves_at_the_same_version_have_exactly_one_winner" in on_cluster
+    assert "test_redis_layout_one_slot_msgpack_state_and_a_stream_log" in on_cluster
+    assert "test_saves_move_a_game_between_listings_as_its_indexes_change" in on_cluster
+    assert "test_concurrent_claims_of_a_due_entry_have_exactly_one_winner" in on_cluster
+    assert "test_redis_layout_three_keys_in_one_slot" in on_cluster
+    standalone = {node.split("::")[1].split("[")[0] for node in ids if "[redis" in node}
+    assert "test_redis_store_on_a_closed_port_raises_store_unavailable" in standalone
+    assert "test_redis_store_on_a_closed_port_raises_store_unavailable" not in on_cluster
+    assert "test_redis_news_on_a_closed_port_raises_store_unavailable" not in on_cluster
 
 
 def test_games_spread_over_the_nodes_each_game_on_one_node(backend):
@@ -63,10 +59,10 @@ def test_games_spread_over_the_nodes_each_game_on_one_node(backend):
     owners: dict[str, str] = {}
     for _ in range(60):
         game_id = backend.new_id()
-        record, events = contract.new_record(game_id)
+        record, events = new_record(game_id)
 
         async def body(store, record=record, events=events):
-            await store.create(record, events, contract.TTL)
+            await store.create(record, events, TTL)
 
         backend.run(body)
         slots = {key_slot(key.encode()) for key in game_keys(game_id)[:2]}
@@ -81,16 +77,16 @@ def test_games_spread_over_the_nodes_each_game_on_one_node(backend):
 
 def test_an_unreachable_cluster_raises_store_unavailable(backend):
     game_id = backend.new_id()
-    r0, e0 = contract.new_record(game_id)
-    r1, e1 = contract.advance(r0, 1)
+    r0, e0 = new_record(game_id)
+    r1, e1 = advance(r0, 1)
 
     async def body():
         store = RedisGameStore("redis://127.0.0.1:1", cluster=True)
         calls = {
             "ping": store.ping,
             "load": lambda: store.load(game_id),
-            "create": lambda: store.create(r0, e0, contract.TTL),
-            "save": lambda: store.save(r1, 0, e1, contract.TTL),
+            "create": lambda: store.create(r0, e0, TTL),
+            "save": lambda: store.save(r1, 0, e1, TTL),
             "events": lambda: store.events(game_id, 0, 10),
             "events_of": lambda: store.events_of({game_id: 0}, 10),
             "idempotent_response": lambda: store.idempotent_response(game_id, "key-1"),

@@ -16,16 +16,17 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.e2e.helpers import bearer, check_problem, public_part, strict_client
-from tests.e2e.test_events_stream import AsyncTable, http_client, open_stream
-from tests.scaleout.conftest import CLUSTER_GROUP, SSE_IDLE
-from tests.scaleout.helpers import (
+from tests.support.api import bearer, check_problem, public_part, strict_client
+from tests.support.replicas import (
+    CLUSTER_GROUP,
+    SSE_IDLE,
     check_whole_log,
     create_game,
     play_game,
     replica_env,
     start_replicas,
 )
+from tests.support.streams import AsyncTable, http_client, open_stream
 
 pytestmark = [pytest.mark.e2e]
 

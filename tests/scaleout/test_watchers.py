@@ -10,37 +10,13 @@ import asyncio
 import random
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.e2e.test_events_stream import AsyncTable, Stream
-from tests.scaleout.conftest import CLUSTER_GROUP
-from tests.scaleout.helpers import replica_env
 from tests.servers import RedisClusterNodes, RedisServer, ServiceProcess, redis_connections
+from tests.support.replicas import CLUSTER_GROUP, replica_env
+from tests.support.streams import DECK, AsyncTable, Stream, open_streams, pool
 
 pytestmark = pytest.mark.e2e
-
-
-def pool(base: str) -> httpx.AsyncClient:
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
-    return httpx.AsyncClient(base_url=base, timeout=30, limits=limits)
-
-
-async def open_streams(clients: list[httpx.AsyncClient], game_ids: list[str], count: int):
-    """`count` streams, stream i on game i mod len and client i mod len, each past its
-    opening: (game id, response, Stream)."""
-
-    async def one(i: int):
-        http = clients[i % len(clients)]
-        game_id = game_ids[i % len(game_ids)]
-        request = http.build_request("GET", f"/v1/games/{game_id}/events/stream")
-        response = await http.send(request, stream=True)
-        assert response.status_code == 200, await response.aread()
-        stream = Stream(response)
-        assert not (await stream.block()).is_event  # the opening comment
-        return game_id, response, stream
-
-    return await asyncio.gather(*(one(i) for i in range(count)))
 
 
 async def follow_play(
@@ -68,26 +44,6 @@ async def follow_play(
     finally:
         for client in clients:
             await client.aclose()
-
-
-DECK = [
-    "R1",
-    "$2",
-    "W1",
-    "B3",
-    "R2",
-    "$1",
-    "G5",
-    "O4",
-    "B#",
-    "R6",
-    "G1",
-    "$3",
-    "R3",
-    "B4",
-    "G2",
-    "O1",
-]
 
 
 def service_on(redis_url: str, tmp_path: Path, **extra: str) -> ServiceProcess:

@@ -14,14 +14,12 @@ from msgspec.structs import replace
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from domain.bots import BOTS, bot_rng
-from domain.engine import apply, new_game, take_over, to_act
+from domain.engine import take_over
 from domain.model import Event, GameStarted
-from domain.views import public_view
 from infra.queues import MemoryQueue
 from infra.webhook_sender import HttpSender, signed_headers
 from service.games import encode_events
-from service.ports import GameRecord, Table
+from service.ports import Table
 from service.webhooks import (
     WEBHOOK_PAYLOADS,
     DeliveryWorker,
@@ -32,45 +30,11 @@ from service.webhooks import (
     WebhookOutbox,
     messages_for,
 )
+from tests.support.games import NOW, play_to_end, started, step
 
 pytestmark = pytest.mark.unit
 
-PLAYERS = [("ann", None), ("bob", None), ("cy", "basic")]
-NOW = 1_760_000_000.5
 SECRET = "whsec_" + base64.b64encode(b"k" * 32).decode()
-
-
-def started(game_id: str = "0123456789abcdef0123") -> tuple[GameRecord, list[Event]]:
-    state, events = new_game(PLAYERS, "webhook-seed")
-    record = GameRecord(
-        id=game_id,
-        state=state,
-        token_hashes=("a", "b", None),
-        created_at=NOW,
-        updated_at=NOW,
-        player_ids=("p-ann", "p-bob", None),
-        verified=(True, True, False),
-    )
-    return record, events
-
-
-def step(record: GameRecord, at: float = 1.0) -> tuple[GameRecord, list[Event]]:
-    """One move of the seat to act (a basic bot's choice), saved `at` seconds later."""
-    state = record.state
-    seat = to_act(state)
-    assert seat is not None
-    action = BOTS["basic"](public_view(state), seat, bot_rng(state.seed, state.version))
-    state, events = apply(state, seat, action)
-    return replace(record, state=state, updated_at=record.updated_at + at), events
-
-
-def play_to_end(record: GameRecord) -> tuple[GameRecord, GameRecord, list[Event]]:
-    """(the game before its last move, after it, that move's events)."""
-    while True:
-        new, events = step(record)
-        if new.state.phase == "finished":
-            return record, new, events
-        record = new
 
 
 def decoded(body: bytes) -> dict:

@@ -1,4 +1,5 @@
-"""What the end-to-end tests share: a table over HTTP and the checks every state must pass.
+"""What the HTTP tests share (e2e, browser, scale-out, faults): a table over HTTP and the checks
+every state must pass.
 
 Everything here talks to the service through its public HTTP API only; the domain package is
 used for what a client library would do with the events (decode them, rebuild the game).
@@ -306,3 +307,13 @@ def no_server_errors(response: httpx.Response) -> None:
 def strict_client(base: str) -> httpx.Client:
     """A client that fails the test on any 5xx answer."""
     return httpx.Client(base_url=base, timeout=10, event_hooks={"response": [no_server_errors]})
+
+
+def check_serves_client(base: str) -> str:
+    index = httpx.get(f"{base}/", timeout=10)
+    assert index.status_code == 200, (
+        f"GET / answered {index.status_code}: the service does not serve the web client "
+        "(service/static/app/index.html)"
+    )
+    assert "text/html" in index.headers.get("content-type", ""), index.headers
+    return base

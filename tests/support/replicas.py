@@ -7,10 +7,16 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import httpx
+import pytest
 
-from tests.e2e.helpers import bearer, check_log, public_part, rebuilt
 from tests.servers import ServiceProcess
+from tests.support.api import bearer, check_log, public_part, rebuilt
 
+# the scale-out tier's settings: every test on the cluster is in one xdist group, so one
+# worker starts it
+CLUSTER_GROUP = pytest.mark.xdist_group("redis-cluster")
+RATE_LIMIT = 100_000  # per client and minute: on, but never reached by the tests
+SSE_IDLE = "6"  # keep-alive seconds: longer than redis-py's 5 s default socket timeout
 MAX_ACTIONS = 2000  # far more than any game takes: a game that does not end fails
 
 

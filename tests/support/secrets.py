@@ -1,0 +1,30 @@
+"""What must never leave the server (the draw pile order, the shuffle seed), and how the tests
+look for it: every field name of an answer, the record as Redis stores it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+import redis
+
+from service.ports import GameRecord
+
+SECRET_FIELDS = {"draw_pile", "seed"}
+
+
+def stored_record(redis_client: redis.Redis, game_id: str) -> GameRecord:
+    blob = redis_client.hget(f"{{game:{game_id}}}", "rec")
+    assert blob is not None, "the game's record is not where the Redis layout says"
+    return msgspec.msgpack.decode(blob, type=GameRecord)
+
+
+def field_names(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from field_names(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from field_names(item)

@@ -91,7 +91,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     act_retries: int = 20  # TEN_ACT_RETRIES: optimistic-concurrency retries per action
     database_url: str | None = None  # TEN_DATABASE_URL; unset: a SQLite file (embedded default)
     migrate_on_start: bool | None = None  # TEN_MIGRATE_ON_START; unset: only on the default SQLite
-    archive_interval: float = 1.0  # TEN_ARCHIVE_INTERVAL: seconds between outbox sweeps
+    archive_interval: float = (
+        1.0  # TEN_ARCHIVE_INTERVAL: seconds between two looks at the archive queue
+    )
     metrics: bool = True  # TEN_METRICS: Prometheus metrics at GET /metrics
     log_format: str = "auto"  # TEN_LOG_FORMAT: json | text | auto (text on a terminal, else JSON)
     log_level: str = "INFO"  # TEN_LOG_LEVEL

@@ -132,6 +132,8 @@ def schema_examples_of_the_schema_alone() -> Iterator[None]:
     finally:
         hypothesis_providers._get_local_constants = original
         hypothesis_providers.CONSTANTS_CACHE.cache.clear()
+
+
 FUZZ_SETTINGS = settings(COMMON, max_examples=FUZZ_EXAMPLES)
 REDIS_FUZZ_SETTINGS = settings(COMMON, max_examples=REDIS_FUZZ_EXAMPLES)
 STATEFUL_SETTINGS = settings(

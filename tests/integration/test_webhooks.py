@@ -340,6 +340,42 @@ def test_a_message_older_than_the_retention_is_given_up(outbox_url, down, caplog
     assert "given up" in caplog.text
 
 
+def test_a_message_refused_for_good_is_quarantined_and_the_others_go_through(
+    outbox_url, receiver, caplog
+):
+    """A 4xx that will not pass (422 here) sets that delivery aside at once, with its reason,
+    logged once and counted `rejected`; every other message is delivered, and the refused
+    one is never tried again until it is put back, then it goes through."""
+    changes = facts(3)
+    want = expected(changes)
+    poisoned = sorted(want)[0]
+    receiver.refuse.add(poisoned)
+    rejected = sample("ten_webhook_deliveries_total", outcome="rejected")
+    clock = Clock()
+
+    async def body() -> None:
+        async with opened(outbox_url) as outbox:
+            hooks = hooks_for(outbox, receiver.url, clock=clock)
+            for change in changes:
+                await tell(hooks, *change)
+            await drain(hooks, clock, 10.0, 5)
+            assert await outbox.backlog() == 0
+            [aside] = await outbox.queue.quarantined(10)
+            assert aside.id.startswith(f"{poisoned}.")
+            assert "HTTP 422" in aside.reason
+            assert receiver.ids() == Counter(want.keys())  # the refused one tried once
+            receiver.refuse.clear()  # the platform fixed its side
+            assert await outbox.queue.requeue(aside.id, clock.now)
+            await drain(hooks, clock, 10.0, 1)
+            assert await outbox.queue.quarantined(10) == []
+            await hooks.close()
+
+    asyncio.run(body())
+    assert sample("ten_webhook_deliveries_total", outcome="rejected") - rejected == 1
+    assert receiver.ids()[poisoned] == 2
+    assert len([r for r in caplog.records if "quarantined" in r.getMessage()]) == 1
+
+
 def test_a_tampered_or_replayed_delivery_is_refused_by_the_verifier(receiver):
     """A captured delivery with its body changed, or replayed later than five minutes with
     its signature (or with its timestamp freshened), fails the receiver's verification."""

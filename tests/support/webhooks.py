@@ -36,7 +36,8 @@ class Receiver:
     """A webhook endpoint on 127.0.0.1: 204 for a delivery its verifier accepts, 400 for
     one it refuses; `mode` "fail" answers 503 to everything, "hang" holds every request
     until `release` is set. An id in `lose_ack` is accepted (recorded) the first time and
-    answered 500 all the same: the acknowledgement the sender never saw."""
+    answered 500 all the same: the acknowledgement the sender never saw. An id in `refuse` is
+    answered 422 every time: a message the platform will never take."""
 
     def __init__(self) -> None:
         # the port held, bound but not listening (connections refused), until `start`
@@ -48,6 +49,7 @@ class Receiver:
         self.mode = "ok"
         self.delay = 0.0  # seconds it takes to answer
         self.lose_ack: set[str] = set()
+        self.refuse: set[str] = set()
         self.release = threading.Event()
         self.received: list[Received] = []
         self.lock = threading.Lock()
@@ -103,6 +105,8 @@ class Receiver:
             status = 503
         elif verified and first and headers["webhook-id"] in self.lose_ack:
             status = 500
+        elif verified and headers["webhook-id"] in self.refuse:
+            status = 422
         with self.lock:
             self.received.append(Received(headers, body, verified, error, status))
         time.sleep(self.delay)

@@ -261,7 +261,7 @@ export const en = {
   "rules.tie": "Ties: most currency tokens, then fewest cards; still tied, the win is shared.",
   "rules.deck": "The deck",
   "rules.deckSizes": "{players}: {cards}",
-  "rules.full": "The complete rules this service implements are in rules.md.",
+  "rules.full": "The complete rules this service implements (in English)",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -249,5 +249,5 @@ export const es: Messages = {
   "rules.tie": "Empates: más fichas de moneda, luego menos cartas; si sigue el empate, la victoria se comparte.",
   "rules.deck": "La baraja",
   "rules.deckSizes": "{players}: {cards}",
-  "rules.full": "Las reglas completas que aplica este servicio están en rules.md.",
+  "rules.full": "Las reglas completas que aplica este servicio (en inglés)",
 };

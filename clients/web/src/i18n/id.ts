@@ -249,5 +249,5 @@ export const id: Messages = {
   "rules.tie": "Seri: token mata uang terbanyak, lalu kartu paling sedikit; jika masih seri, kemenangan dibagi.",
   "rules.deck": "Dek kartu",
   "rules.deckSizes": "{players}: {cards}",
-  "rules.full": "Aturan lengkap yang diterapkan layanan ini ada di rules.md.",
+  "rules.full": "Aturan lengkap yang diterapkan layanan ini (dalam bahasa Inggris)",
 };

@@ -4,6 +4,8 @@ import { cardEl } from "../cards";
 import { h, show } from "../dom";
 import { t, tn } from "../i18n";
 
+// docs/rules.md as a page of its own, served beside the client (clients/web/docs/render.py)
+const FULL_RULES = "/static/docs/rules.html";
 const POINTS = ["rules.goal", "rules.turn", "rules.bust", "rules.stop", "rules.auction", "rules.buy", "rules.end", "rules.tie"] as const;
 
 export async function rulesScreen(root: HTMLElement): Promise<void> {
@@ -21,7 +23,7 @@ export async function rulesScreen(root: HTMLElement): Promise<void> {
     h("h1", null, t("rules.heading")),
     h("ol", { class: "rules" }, POINTS.map((key) => h("li", null, t(key)))),
     deck,
-    h("p", { class: "small muted" }, t("rules.full")),
+    h("p", { class: "small" }, h("a", { href: FULL_RULES, hreflang: "en", "data-testid": "full-rules" }, t("rules.full"))),
   );
   document.body.dataset.screen = "rules";
   document.body.dataset.ready = "1";

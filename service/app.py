@@ -7,6 +7,7 @@ tests build their own with `create_app(settings, store=...)`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -107,12 +108,10 @@ def build_adapters(
             await store.close()
             await archive.close()
 
-        queues: dict[str, LeasedQueue] = {}
-
-        def memory_queue(name: str) -> LeasedQueue:
-            return queues.setdefault(name, MemoryQueue(name))
-
-        return Adapters(store, memory_queue, archive, None, "memory", close_embedded)
+        # one queue per name for the process (functools.cache: made once, on first use)
+        return Adapters(
+            store, functools.cache(MemoryQueue), archive, None, "memory", close_embedded
+        )
     return _redis_adapters(settings, store, archive)
 
 
@@ -135,12 +134,9 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
         await client.aclose()
         await archive.close()
 
-    made: dict[str, Any] = {}
-
+    @functools.cache
     def queue(name: str) -> LeasedQueue:
-        if name not in made:
-            made[name] = redis_queues.RedisQueue(client, name)
-        return made[name]
+        return redis_queues.RedisQueue(client, name)
 
     async def open_redis() -> None:
         """Jobs an older release left in its own layout go to the queues (rolling upgrade)."""

@@ -28,6 +28,7 @@ import contextlib
 import logging
 import random
 import time
+import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from typing import NamedTuple, Protocol
 
@@ -101,6 +102,7 @@ class LeasedQueue(Protocol):
         """Jobs queued (due, claimed or waiting for a retry), quarantined ones apart."""
 
 
+_UNPRINTABLE = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))  # controls, bidi and format marks
 Handler = Callable[[Job], Awaitable[None]]
 Counter = Callable[[str, str], None]  # (queue name, outcome): done, retried, quarantined
 
@@ -221,7 +223,13 @@ class Worker:
             self._counted("retried")
 
     async def _quarantine(self, job: Job, failures: int, reason: str) -> None:
-        if await self.queue.quarantine(job.id, job.token, reason[:1000], self.clock()):
+        # the reason may quote the job's data (a player's name): stored, listed and logged
+        # with control characters escaped, so it cannot forge a line of a log or a terminal
+        reason = "".join(
+            f"\\u{ord(c):04x}" if unicodedata.category(c) in _UNPRINTABLE else c
+            for c in reason[:1000]
+        )
+        if await self.queue.quarantine(job.id, job.token, reason, self.clock()):
             log.error(
                 "%s job %s quarantined after %d failure(s): %s (the jobs behind it go on; "
                 "`python -m service.cli jobs list %s` lists it, `... requeue` puts it back)",

@@ -186,3 +186,17 @@ def test_backoff_doubles_to_the_cap_within_a_quarter_either_way():
     low = Worker(MemoryQueue("x"), Handler(), max_backoff=8.0, jitter=lambda: 0.0)
     high = Worker(MemoryQueue("x"), Handler(), max_backoff=8.0, jitter=lambda: 1.0)
     assert (low.backoff(2), high.backoff(2), high.backoff(4)) == (1.5, 2.5, 8.0)
+
+
+def test_a_quarantine_reason_keeps_its_text_and_escapes_what_could_forge_a_line():
+    async def body() -> None:
+        clock, queue = Clock(), MemoryQueue("archive")
+        bad = PermanentFailure("name 'Zoë\x00\u202egnp.exe'\nFAKE LOG LINE")
+        await queue.put("bad", b"", clock.now)
+        await worker(queue, Handler({"bad": bad}), clock).run_once()
+        [aside] = await queue.quarantined(10)
+        assert aside.reason == (
+            "PermanentFailure: name 'Zoë\\u0000\\u202egnp.exe'\\u000aFAKE LOG LINE"
+        )
+
+    run(body())

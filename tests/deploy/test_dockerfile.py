@@ -238,14 +238,18 @@ def image_command(
     cmd = list(only(final_stage(), "CMD").value)
     tini = shutil.which("tini")
     argv = ([tini, *entrypoint[1:]] if tini else []) + cmd
-    proc = subprocess.Popen(  # the logs go to stdout (JSON), the launcher to stderr: both read
-        argv, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    # the logs go to stdout (JSON), the launcher to stderr: both into a file, never a pipe
+    # nobody drains while the server runs (a full pipe blocks the server's next log line, and
+    # then its exit)
+    log = (tmp_path / "server.log").open("w")
+    proc = subprocess.Popen(argv, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    proc.log_path = tmp_path / "server.log"  # type: ignore[attr-defined]
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
         while True:
-            assert proc.poll() is None, f"exited with {proc.returncode}: {proc.stdout.read()}"
+            assert proc.poll() is None, f"exited with {proc.returncode}: {output(proc)}"
             try:
                 if httpx.get(f"{base}/health", timeout=1).status_code == 200:
                     break
@@ -258,14 +262,27 @@ def image_command(
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-        proc.stdout.close()
+
+
+def exit_code(proc: subprocess.Popen, timeout: float) -> int:
+    """The server's exit code once it has stopped; if it has not in `timeout` seconds, a
+    failure that shows what it wrote last."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"still running {timeout} s on; it wrote:\n{output(proc)[-6000:]}")
+
+
+def output(proc: subprocess.Popen) -> str:
+    """Everything the server has written so far (stdout and stderr)."""
+    return proc.log_path.read_text()  # type: ignore[attr-defined]
 
 
 def stop(proc: subprocess.Popen, timeout: float = 30) -> str:
     """SIGTERM, as the kubelet sends it; everything the server wrote (stdout and stderr)."""
     proc.send_signal(signal.SIGTERM)
-    code = proc.wait(timeout=timeout)
-    stderr = proc.stdout.read()
+    code = exit_code(proc, timeout)
+    stderr = output(proc)
     check_clean_exit(code, stderr)
     return stderr
 
@@ -334,8 +351,8 @@ def test_sigterm_lets_an_open_event_stream_finish(
                 response = replica.post(f"/v1/games/{game}/actions", json=action, headers=auth)
                 assert response.status_code == 200, response.text
             events = [json.loads(line[5:]) for line in lines if line.startswith("data:")]
-        code = proc.wait(timeout=30)
-        stderr = proc.stdout.read()
+        code = exit_code(proc, 30)
+        stderr = output(proc)
         log = replica.get(f"/v1/games/{game}/events", params={"after": 0}).json()
     check_clean_exit(code, stderr)
     assert stderr.count("Application shutdown complete") == 2  # both workers

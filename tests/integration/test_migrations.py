@@ -403,7 +403,10 @@ def test_concurrent_upgrades(fresh: str) -> None:
         subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         for _ in range(3)
     ]
-    outcomes = [(proc.wait(timeout=60), proc.communicate()[1]) for proc in procs]
+    outcomes = []
+    for proc in procs:  # communicate drains both pipes as it waits: a full one blocks no child
+        _, err = proc.communicate(timeout=60)
+        outcomes.append((proc.returncode, err))
     assert [rc for rc, _ in outcomes] == [0, 0, 0], outcomes
     assert current(fresh) == head()
     assert differences(fresh) == []

@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.integrati
 from domain.simulation import play_game
 from infra.archive import SqlArchive, make_engine, upgrade_async
 from service.games import encode_events
-from service.ports import GameRecord, StoredEvent
+from service.model import GameRecord
+from service.ports import StoredEvent
 from tests.support.scratch import scratch_database
 
 PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")

@@ -32,7 +32,7 @@ from msgspec.structs import replace
 from redis.asyncio import BlockingConnectionPool, Redis
 
 from domain.model import GameState
-from service.ports import GameRecord
+from service.model import GameRecord
 from service.runtime import tune_gc
 from service.settings import Settings
 

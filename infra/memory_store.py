@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from infra.store_rules import due_moved_earlier, listed, memberships
+from service.model import GameRecord
 from service.ports import (
     DueGame,
     GameExists,
-    GameRecord,
     GameStore,
     IdempotentResponse,
     LogNews,

@@ -43,10 +43,10 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
 from infra.store_rules import due_moved_earlier, listed, memberships
+from service.model import GameRecord
 from service.ports import (
     DueGame,
     GameExists,
-    GameRecord,
     GameStore,
     IdempotentResponse,
     LogNews,

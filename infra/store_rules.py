@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.ports import GameRecord
+from service.model import GameRecord
 
 
 def listed(record: GameRecord, index: str, created_at: float) -> bool:

@@ -12,7 +12,8 @@ from typing import Any, Literal, Protocol, get_args
 
 import msgspec
 
-from service.ports import GameRecord, StoredEvent
+from service.model import GameRecord
+from service.ports import StoredEvent
 from service.ranking import SeatUnrankedReason, UnrankedReason
 from service.ratings import Rating
 

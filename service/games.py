@@ -25,9 +25,9 @@ from domain.model import Action, AnyEvent, Event, GameState, Reclaim, Resign
 from service import idempotency
 from service.callers import Caller
 from service.errors import ServiceError
+from service.model import GameRecord
 from service.ports import (
     Fired,
-    GameRecord,
     GameStore,
     IdempotentResponse,
     RenderedResponse,

@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 from time import perf_counter
 from typing import Any
 
+from service.model import GameRecord
 from service.observability.metrics import Metrics
 from service.ports import (
     DueGame,
-    GameRecord,
     GameStore,
     IdempotentResponse,
     LogNews,

@@ -26,17 +26,8 @@ from service import idempotency
 from service.callers import ANONYMOUS, Caller
 from service.errors import ServiceError
 from service.games import GameService, encode_events, hash_token, off_the_loop, token_matches
-from service.ports import (
-    OPEN_INDEX,
-    GameExists,
-    GameRecord,
-    IdempotentResponse,
-    Seat,
-    StoredEvent,
-    Table,
-    VersionConflict,
-    player_index,
-)
+from service.model import OPEN_INDEX, GameRecord, Seat, Table, player_index
+from service.ports import GameExists, IdempotentResponse, StoredEvent, VersionConflict
 
 Fill = Literal["bots", "drop"]
 

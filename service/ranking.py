@@ -28,7 +28,7 @@ from typing import Literal, TypeVar
 import msgspec
 
 from domain.model import Player
-from service.ports import GameRecord
+from service.model import GameRecord
 
 UnrankedReason = Literal[
     "aborted",

@@ -34,7 +34,8 @@ import msgspec
 
 from service.archive import ARCHIVED_STATUSES
 from service.jobs import Job, LeasedQueue, Worker
-from service.ports import ArchiveJob, GameRecord, GameStore, StoredEvent
+from service.model import GameRecord
+from service.ports import ArchiveJob, GameStore, StoredEvent
 
 log = logging.getLogger("ten.relay")
 

@@ -43,7 +43,7 @@ import msgspec
 
 from domain.model import AnyEvent, TimeControl
 from service.jobs import Job, LeasedQueue, PermanentFailure, Worker
-from service.ports import GameRecord
+from service.model import GameRecord
 from service.ranking import UnrankedReason, ranking
 
 log = logging.getLogger("ten.webhooks")

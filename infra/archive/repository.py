@@ -46,7 +46,8 @@ from service.archive import (
     SeatSummary,
 )
 from service.jobs import PermanentFailure
-from service.ports import GameRecord, StoredEvent, StoreUnavailable
+from service.model import GameRecord
+from service.ports import StoredEvent, StoreUnavailable
 from service.ratings import PRIOR, Rating
 
 from .database import make_engine

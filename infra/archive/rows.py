@@ -21,7 +21,8 @@ from typing import Any
 import msgspec
 
 from domain.model import AnyEvent, Busted, CardDrawn, GameFinished, GameStarted
-from service.ports import GameRecord, StoredEvent
+from service.model import GameRecord
+from service.ports import StoredEvent
 from service.ranking import Ranking, ranking
 
 from .models import ID_LENGTH, PLAYER_ID_LENGTH

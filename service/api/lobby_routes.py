@@ -31,7 +31,7 @@ from service.api.schemas import (
     TableOut,
 )
 from service.identity import PLATFORM_KEY, PLAYER_TOKEN, caller_of
-from service.ports import GameRecord
+from service.model import GameRecord
 
 _encoder = msgspec.json.Encoder()
 SeatNumber = Annotated[int, Parameter(ge=0, le=4, description="The seat, 0-based.")]

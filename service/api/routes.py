@@ -46,7 +46,8 @@ from service.games import Acted, GameService
 from service.history import History
 from service.identity import PLATFORM_KEY, PLAYER_TOKEN, caller_of
 from service.lobby import Lobby, Page, SeatRequest
-from service.ports import GameRecord, RenderedResponse
+from service.model import GameRecord
+from service.ports import RenderedResponse
 from service.watchers import REFUSAL_RETRY_AFTER, Slot, StreamsRefused, Watchers
 
 JSON = "application/json"

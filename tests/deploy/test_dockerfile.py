@@ -270,7 +270,9 @@ def exit_code(proc: subprocess.Popen, timeout: float) -> int:
     try:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise AssertionError(f"still running {timeout} s on; it wrote:\n{output(proc)[-6000:]}")
+        raise AssertionError(
+            f"still running {timeout} s on; it wrote:\n{output(proc)[-6000:]}"
+        ) from None
 
 
 def output(proc: subprocess.Popen) -> str:

@@ -38,7 +38,8 @@ from domain.views import public_view
 from infra.archive import InvalidCursor, SqlArchive, make_engine
 from infra.archive.models import events as events_table
 from infra.archive.models import games, results, seats
-from service.ports import GameRecord, StoredEvent, StoreUnavailable
+from service.model import GameRecord
+from service.ports import StoredEvent, StoreUnavailable
 from tests.support.archived_games import (
     BASE,
     DIALECTS,

@@ -17,15 +17,8 @@ from msgspec.structs import replace
 from domain.engine import new_game
 from service.games import encode_events
 from service.instrumented_store import InstrumentedStore
-from service.ports import (
-    OPEN_INDEX,
-    GameExists,
-    GameRecord,
-    IdempotentResponse,
-    Seat,
-    Table,
-    player_index,
-)
+from service.model import OPEN_INDEX, GameRecord, Seat, Table, player_index
+from service.ports import GameExists, IdempotentResponse
 from tests.support.records import NOW, PLAYERS, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration

@@ -20,9 +20,9 @@ from domain.engine import new_game
 from infra.memory_store import MemoryGameStore
 from infra.redis_store import RedisGameStore
 from service.games import encode_events
+from service.model import GameRecord
 from service.ports import (
     GameExists,
-    GameRecord,
     IdempotentResponse,
     StoredEvent,
     StoreUnavailable,

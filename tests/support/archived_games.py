@@ -32,7 +32,8 @@ from domain.simulation import SimulatedGame, play_bots, play_game
 from domain.views import public_view
 from infra.archive import SqlArchive, make_engine, upgrade
 from service.games import encode_events
-from service.ports import GameRecord, StoredEvent
+from service.model import GameRecord
+from service.ports import StoredEvent
 from tests.support.archive import PG_SERVER
 from tests.support.scratch import scratch_database
 

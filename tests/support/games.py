@@ -9,7 +9,7 @@ from domain.bots import BOTS, bot_rng
 from domain.engine import apply, new_game, to_act
 from domain.model import Event
 from domain.views import public_view
-from service.ports import GameRecord
+from service.model import GameRecord
 
 PLAYERS = [("ann", None), ("bob", None), ("cy", "basic")]
 

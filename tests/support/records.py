@@ -9,10 +9,8 @@ from domain.bots import BOTS, bot_rng
 from domain.engine import apply, new_game, to_act
 from domain.views import public_view
 from service.games import encode_events, hash_token
-from service.ports import (
-    GameRecord,
-    StoredEvent,
-)
+from service.model import GameRecord
+from service.ports import StoredEvent
 
 PLAYERS = [("Zoë ✓", None), ("bob", "basic"), ("cy", "random"), ("dee", "basic")]
 

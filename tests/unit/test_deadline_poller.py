@@ -19,7 +19,8 @@ import pytest
 from domain.engine import new_game
 from infra.memory_store import MemoryGameStore
 from service.deadlines import MAX_BACKOFF, DeadlinePoller
-from service.ports import DueGame, Fired, GameRecord, StoreUnavailable
+from service.model import GameRecord
+from service.ports import DueGame, Fired, StoreUnavailable
 
 pytestmark = pytest.mark.unit
 

@@ -14,7 +14,7 @@ import pytest
 from domain.engine import new_game, take_over
 from domain.model import GameState
 from domain.simulation import play_bots, play_game
-from service.ports import GameRecord
+from service.model import GameRecord
 from service.ranking import SEAT_UNRANKED_REASONS, UNRANKED_REASONS, Ranking, ranking
 
 pytestmark = pytest.mark.unit

@@ -14,7 +14,8 @@ from domain.engine import new_game
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from service.games import encode_events, hash_token
-from service.ports import GameRecord, StoredEvent
+from service.model import GameRecord
+from service.ports import StoredEvent
 from service.relay import GRACE, ArchiveReaction, Relay
 
 pytestmark = pytest.mark.unit

@@ -19,7 +19,7 @@ from domain.model import Event, GameStarted
 from infra.queues import MemoryQueue
 from infra.webhook_sender import HttpSender, signed_headers
 from service.games import encode_events
-from service.ports import Table
+from service.model import Table
 from service.webhooks import (
     WEBHOOK_PAYLOADS,
     DeliveryWorker,

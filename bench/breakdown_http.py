@@ -55,6 +55,7 @@ from service.api.routes import etag, render_acted, view_fields  # noqa: E402 - a
 from service.api.schemas import GameOut  # noqa: E402 - after the environment is set
 from service.app import create_app  # noqa: E402 - after the environment is set
 from service.callers import Caller  # noqa: E402 - after the environment is set
+from service.commands import Act  # noqa: E402 - after the environment is set
 from service.games import Acted, GameService  # noqa: E402 - after the environment is set
 from service.lobby import Lobby  # noqa: E402 - after the environment is set
 from service.settings import Settings  # noqa: E402 - after the environment is set
@@ -166,7 +167,9 @@ async def play_direct(service: GameService, actions: int, rng, ids, render=rende
         while legal and count < actions:
             action = msgspec.convert(rng.choice(legal), type=Action)
             t = time.process_time()
-            acted = await service.act(created.record.id, Caller(seat_token=auths[seat]), action)
+            acted = await service.act(
+                Act(caller=Caller(seat_token=auths[seat]), game_id=created.record.id, action=action)
+            )
             body = render(acted)
             total += time.process_time() - t
             count += 1
@@ -421,7 +424,9 @@ async def framework(service: GameService) -> list[str]:
     async def lean_act(request: Request, game_id: str) -> Response[bytes]:
         body = await request.body()
         token = request.headers.get("authorization", "").partition(" ")[2]
-        acted = await stub.act(game_id, Caller(seat_token=token), decoder.decode(body))
+        acted = await stub.act(
+            Act(caller=Caller(seat_token=token), game_id=game_id, action=decoder.decode(body))
+        )
         return Response(
             render_acted(acted),
             media_type="application/json",

@@ -15,7 +15,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 
 import msgspec
 
@@ -24,6 +24,7 @@ from domain.errors import RuleError
 from domain.model import Action, AnyEvent, Event, GameState, Reclaim, Resign
 from service import idempotency
 from service.callers import Caller
+from service.commands import Act
 from service.errors import ServiceError
 from service.model import GameRecord
 from service.ports import (
@@ -266,15 +267,7 @@ class GameService:
             raise ServiceError("forbidden", "This player has no seat in this game.")
         return seat
 
-    async def act(
-        self,
-        game_id: str,
-        caller: Caller,
-        action: Action,
-        *,
-        expected_version: int | None = None,
-        idempotency_key: str | None = None,
-    ) -> Acted | RenderedResponse:
+    async def act(self, command: Act) -> Acted | RenderedResponse:
         """Apply one action of the caller's seat (its seat token or its player JWT), and the
         bot moves it hands the turn to; save with a version check.
 
@@ -289,15 +282,15 @@ class GameService:
         back the stored game to retry on. Every outcome other than a saved action (a refused
         token, an unknown game, a version mismatch, a rule error) is given only on the game
         as read from the store, so a stale copy costs a retry, never a wrong answer."""
+        game_id = command.game_id
         record = self._recent.get(game_id)
         fresh = record is None
         if fresh:
             record = await self.get(game_id)
-        request = _Request(caller, action, expected_version, idempotency_key)
         tries = 0
         while True:
             try:
-                return await self._act_on(record, request)
+                return await self._act_on(record, command)
             except VersionConflict as conflict:
                 tries += 1
                 if tries >= self.settings.act_retries:
@@ -312,7 +305,7 @@ class GameService:
                     raise
                 record, fresh = await self.get(game_id), True  # judge it on the stored game
 
-    async def _act_on(self, record: GameRecord, request: _Request) -> Acted | RenderedResponse:
+    async def _act_on(self, record: GameRecord, request: Act) -> Acted | RenderedResponse:
         """One try of `act` on `record`; raises VersionConflict if the game moved on."""
         seat = await self.seat_of_caller(record, request.caller)
         if seat is None:
@@ -408,15 +401,6 @@ class GameService:
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         await self.get(game_id)
         return await self.store.events(game_id, after, limit)
-
-
-class _Request(NamedTuple):
-    """One action request, as `act` was given it."""
-
-    caller: Caller
-    action: Action
-    expected_version: int | None
-    idempotency_key: str | None
 
 
 def token_matches(expected_hash: str | None, token: str | None) -> bool:

@@ -13,7 +13,7 @@ import base64
 import math
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -24,22 +24,21 @@ from domain.model import Rules, TimeControl
 from domain.simulation import play_bots
 from service import idempotency
 from service.callers import ANONYMOUS, Caller
+from service.commands import (
+    AbortGame,
+    CancelTable,
+    CreateTable,
+    Fill,
+    JoinSeat,
+    LeaveSeat,
+    ReissueToken,
+    SeatRequest,
+    StartTable,
+)
 from service.errors import ServiceError
 from service.games import GameService, encode_events, hash_token, off_the_loop, token_matches
 from service.model import OPEN_INDEX, GameRecord, Seat, Table, player_index
 from service.ports import GameExists, IdempotentResponse, StoredEvent, VersionConflict
-
-Fill = Literal["bots", "drop"]
-
-
-class SeatRequest(msgspec.Struct, frozen=True, kw_only=True):
-    """A seat as the creator asks for it: a bot, a human the creator seats now (`name`), a
-    seat reserved for `player_id`, or one open to anyone."""
-
-    name: str | None = None
-    bot: str | None = None
-    player_id: str | None = None
-    open: bool = False
 
 
 class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
@@ -65,9 +64,9 @@ class _Keyed:
     """A change sent with an Idempotency-Key (`service.idempotency`): where its outcome is
     remembered, what identifies it, and the first outcome once found."""
 
-    def __init__(self, operation: str, caller: Caller, key: str, *command: object) -> None:
-        self.entry = idempotency.entry_key(operation, caller.scope, key)
-        self.fingerprint = idempotency.fingerprint(operation, *command)
+    def __init__(self, operation: str, command: CreateTable | JoinSeat, key: str) -> None:
+        self.entry = idempotency.entry_key(operation, command.caller.scope, key)
+        self.fingerprint = idempotency.fingerprint(operation, *command.fingerprint_fields())
         self.prior: IdempotentResponse | None = None
 
     def outcome(
@@ -115,27 +114,15 @@ class Lobby:
 
     # ------------------------------------------------------------ creating
 
-    async def create(
-        self,
-        caller: Caller,
-        seats: Sequence[SeatRequest],
-        *,
-        private: bool = False,
-        fill: Fill = "bots",
-        fill_bot: str = "basic",
-        starting_seat: int | None = None,
-        deck: Sequence[str] | None = None,
-        rules: Rules | None = None,
-        clock: TimeControl | None = None,
-        idempotency_key: str | None = None,
-    ) -> TableCreated:
+    async def create(self, command: CreateTable) -> TableCreated:
         """A table waiting for players, or a game started at once when every seat is taken
         (a bot, or a human the creator seats: their tokens are in `tokens`). `clock`: the
         game's time control (none: no clock); `fill_bot` is also the bot that plays a seat
         taken over after timeouts or resigned. With an `idempotency_key`: `_store_created`."""
-        self._check_create(caller, seats, starting_seat, deck)
-        command = (list(seats), private, fill, fill_bot, starting_seat, deck, rules, clock)
-        game_id, keyed = self._new_id(caller, idempotency_key, command)
+        caller, seats = command.caller, tuple(command.seats)
+        deck = None if command.deck is None else tuple(command.deck)
+        self._check_create(caller, seats, command.starting_seat, deck)
+        game_id, keyed = self._new_id(command)
         made = [self._seat_at_creation(caller, game_id, i, s) for i, s in enumerate(seats)]
         table_seats = [seat for seat, _ in made]
         hashes = [None if token is None else hash_token(token) for _, token in made]
@@ -143,7 +130,7 @@ class Lobby:
         host_token = host_hash = invite = None
         if caller.kind == "anonymous":
             host_token, host_hash = _new_token(game_id, "host")
-        if private:
+        if command.private:
             invite = secrets.token_urlsafe(12)
         now = self.games.now()
         record = GameRecord(
@@ -156,12 +143,12 @@ class Lobby:
             table=Table(
                 seats=tuple(table_seats),
                 invite_hash=None if invite is None else hash_token(invite),
-                fill=fill,
-                fill_bot=fill_bot,
-                starting_seat=starting_seat,
-                deck=None if deck is None else tuple(deck),
-                rules=rules,
-                clock=clock,
+                fill=command.fill,
+                fill_bot=command.fill_bot,
+                starting_seat=command.starting_seat,
+                deck=deck,
+                rules=command.rules,
+                clock=command.clock,
             ),
             host_id=caller.player_id if caller.kind == "player" else None,
             host_token_hash=host_hash,
@@ -169,18 +156,18 @@ class Lobby:
         events: list[StoredEvent] = []
         if all(s.taken for s in table_seats):  # nobody awaited: the game starts at version 0
             bots = any(s.bot is not None for s in table_seats)
-            record, events = await off_the_loop(bots, self._started, record, fill, 0)
+            record, events = await off_the_loop(bots, self._started, record, command.fill, 0)
         made = TableCreated(record=record, tokens=tokens, host_token=host_token, invite_code=invite)
         return await self._store_created(made, events, keyed)
 
-    def _new_id(self, caller: Caller, key: str | None, command: tuple) -> tuple[str, _Keyed | None]:
+    def _new_id(self, command: CreateTable) -> tuple[str, _Keyed | None]:
         """A new game's id: random, or with an Idempotency-Key derived from it (a keyed
         create, with its fingerprint)."""
+        key = command.idempotency_key
         if key is None:
             return self.games.new_game_id(), None
-        return idempotency.created_game_id(caller.scope, key), _Keyed(
-            "create", caller, key, *command
-        )
+        game_id = idempotency.created_game_id(command.caller.scope, key)
+        return game_id, _Keyed("create", command, key)
 
     async def _store_created(
         self, made: TableCreated, events: list[StoredEvent], keyed: _Keyed | None
@@ -235,9 +222,16 @@ class Lobby:
     ) -> TableCreated:
         """A game dealt at once for (name, bot level or None) seats, as an anonymous caller
         creates it (tools, benchmarks, tests)."""
-        seats = [SeatRequest(name=name, bot=bot) for name, bot in players]
+        seats = tuple(SeatRequest(name=name, bot=bot) for name, bot in players)
         return await self.create(
-            ANONYMOUS, seats, starting_seat=starting_seat, deck=deck, rules=rules, clock=clock
+            CreateTable(
+                caller=ANONYMOUS,
+                seats=seats,
+                starting_seat=starting_seat,
+                deck=None if deck is None else tuple(deck),
+                rules=rules,
+                clock=clock,
+            )
         )
 
     def _seat_at_creation(
@@ -265,24 +259,15 @@ class Lobby:
 
     # ------------------------------------------------------------ joining and leaving
 
-    async def join(
-        self,
-        caller: Caller,
-        game_id: str,
-        *,
-        name: str | None = None,
-        seat: int | None = None,
-        invite: str | None = None,
-        player_id: str | None = None,
-        idempotency_key: str | None = None,
-    ) -> Joined:
+    async def join(self, command: JoinSeat) -> Joined:
         """Take a seat; the table starts when this fills it. With an `idempotency_key` the
         outcome is saved with the join (`_update`): a copy of it gets the first outcome."""
-        pid, verified = self._joiner(caller, player_id)
+        caller, pid, wanted = command.caller, command.player_id, command.seat
+        pid, verified = self._joiner(caller, pid)
         issued: dict[str, Any] = {}
         keyed = None
-        if idempotency_key is not None:
-            keyed = _Keyed("join", caller, idempotency_key, name, seat, invite, player_id)
+        if command.idempotency_key is not None:
+            keyed = _Keyed("join", command, command.idempotency_key)
 
         def outcome(record: GameRecord) -> IdempotentResponse:  # keyed: see `_update`
             index = issued["seat"]
@@ -293,12 +278,12 @@ class Lobby:
             table = _open_table(record)
             if table.private and not caller.platform:
                 reserved = pid is not None and any(s.player_id == pid for s in table.seats)
-                if not reserved and not token_matches(table.invite_hash, invite):
+                if not reserved and not token_matches(table.invite_hash, command.invite):
                     raise ServiceError("invite_required")
-            index = _seat_for(table, pid, seat)
+            index = _seat_for(table, pid, wanted)
             token, token_hash = _new_token(record.id, index)
             taken = Seat(
-                name=name or pid or f"Player {index + 1}",
+                name=command.name or pid or f"Player {index + 1}",
                 player_id=pid,
                 verified=verified,
                 open=table.seats[index].open,
@@ -318,7 +303,7 @@ class Lobby:
                 return self._started(new, new_table.fill)
             return new, []
 
-        record, events = await self._update(game_id, change, keyed, outcome)
+        record, events = await self._update(command.game_id, change, keyed, outcome)
         if keyed is not None and keyed.prior is not None:
             return _joined_again(keyed.prior)
         return Joined(record=record, seat=issued["seat"], token=issued["token"], events=events)
@@ -334,8 +319,9 @@ class Lobby:
         self.require_credentials(caller)
         return player_id, False
 
-    async def leave(self, caller: Caller, game_id: str, seat: int) -> GameRecord:
+    async def leave(self, command: LeaveSeat) -> GameRecord:
         """Give a seat back before the start: it is open (or reserved) again."""
+        caller, seat = command.caller, command.seat
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             self._check_seat_holder(caller, record, seat)  # who, before what (401 first)
@@ -354,11 +340,12 @@ class Lobby:
             )
             return new, []
 
-        record, _ = await self._update(game_id, change)
+        record, _ = await self._update(command.game_id, change)
         return record
 
-    async def reissue(self, caller: Caller, game_id: str, seat: int) -> tuple[GameRecord, str]:
+    async def reissue(self, command: ReissueToken) -> tuple[GameRecord, str]:
         """A fresh seat token for a taken seat; the old one stops working at once."""
+        caller, seat = command.caller, command.seat
         issued: list[str] = []
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
@@ -373,7 +360,7 @@ class Lobby:
             )
             return new, []
 
-        record, _ = await self._update(game_id, change)
+        record, _ = await self._update(command.game_id, change)
         return record, issued[0]
 
     def _check_seat_holder(self, caller: Caller, record: GameRecord, seat: int) -> None:
@@ -392,8 +379,9 @@ class Lobby:
 
     # ------------------------------------------------------------ the host's decisions
 
-    async def start(self, caller: Caller, game_id: str) -> tuple[GameRecord, list[StoredEvent]]:
+    async def start(self, command: StartTable) -> tuple[GameRecord, list[StoredEvent]]:
         """Start now: empty seats become bots or are dropped, as chosen at creation."""
+        caller = command.caller
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             self._check_host(caller, record)
@@ -402,10 +390,11 @@ class Lobby:
                 raise ServiceError("no_players")
             return self._started(record, table.fill)
 
-        return await self._update(game_id, change)
+        return await self._update(command.game_id, change)
 
-    async def cancel(self, caller: Caller, game_id: str) -> GameRecord:
+    async def cancel(self, command: CancelTable) -> GameRecord:
         """Call off a table that has not started."""
+        caller = command.caller
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             self._check_host(caller, record)
@@ -413,11 +402,12 @@ class Lobby:
             new_table = msgspec.structs.replace(table, cancelled=True, version=table.version + 1)
             return record.successor(table=new_table, updated_at=self.games.now()), []
 
-        record, _ = await self._update(game_id, change)
+        record, _ = await self._update(command.game_id, change)
         return record
 
-    async def abort(self, caller: Caller, game_id: str) -> GameRecord:
+    async def abort(self, command: AbortGame) -> GameRecord:
         """Stop a live game: it is archived as aborted (never ranked)."""
+        caller = command.caller
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             self._check_host(caller, record)
@@ -427,7 +417,7 @@ class Lobby:
                 raise ServiceError("game_over")
             return record.successor(aborted=True, updated_at=self.games.now()), []
 
-        record, _ = await self._update(game_id, change)
+        record, _ = await self._update(command.game_id, change)
         return record
 
     def _check_host(self, caller: Caller, record: GameRecord) -> None:

@@ -30,6 +30,14 @@ from service.api.schemas import (
     SeatToken,
     TableOut,
 )
+from service.commands import (
+    AbortGame,
+    CancelTable,
+    JoinSeat,
+    LeaveSeat,
+    ReissueToken,
+    StartTable,
+)
 from service.identity import PLATFORM_KEY, PLAYER_TOKEN, caller_of
 from service.model import GameRecord
 
@@ -73,15 +81,16 @@ class LobbyController(Controller):
     ) -> Response[JoinedOut]:
         caller = await caller_of(request)  # before the body: a bad credential is 401 first
         data = await strictly(request, JoinIn)
-        joined = await lobby_of(request).join(
-            caller,
-            game_id,
+        command = JoinSeat(
+            caller=caller,
+            game_id=game_id,
             name=data.name,
             seat=data.seat,
             invite=data.invite,
             player_id=data.player_id,
             idempotency_key=idempotency_key,
         )
+        joined = await lobby_of(request).join(command)
         shown = game_or_table(joined.record, joined.seat)
         body = JoinedOut(
             seat=joined.seat,
@@ -108,7 +117,8 @@ class LobbyController(Controller):
     async def leave(
         self, request: Request, game_id: GameId, seat: SeatNumber
     ) -> Response[TableOut]:
-        record = await lobby_of(request).leave(await caller_of(request), game_id, seat)
+        command = LeaveSeat(caller=await caller_of(request), game_id=game_id, seat=seat)
+        record = await lobby_of(request).leave(command)
         return _view(record)
 
     @post(
@@ -123,7 +133,8 @@ class LobbyController(Controller):
         responses=problems(401, 403, 404, 409),
     )
     async def start(self, request: Request, game_id: GameId) -> Response[GameOut]:
-        record, _ = await lobby_of(request).start(await caller_of(request), game_id)
+        command = StartTable(caller=await caller_of(request), game_id=game_id)
+        record, _ = await lobby_of(request).start(command)
         return _view(record)
 
     @post(
@@ -136,7 +147,8 @@ class LobbyController(Controller):
         responses=problems(401, 403, 404, 409),
     )
     async def cancel(self, request: Request, game_id: GameId) -> Response[TableOut]:
-        return _view(await lobby_of(request).cancel(await caller_of(request), game_id))
+        command = CancelTable(caller=await caller_of(request), game_id=game_id)
+        return _view(await lobby_of(request).cancel(command))
 
     @post(
         "/abort",
@@ -150,7 +162,8 @@ class LobbyController(Controller):
         responses=problems(401, 403, 404, 409),
     )
     async def abort(self, request: Request, game_id: GameId) -> Response[GameOut]:
-        return _view(await lobby_of(request).abort(await caller_of(request), game_id))
+        command = AbortGame(caller=await caller_of(request), game_id=game_id)
+        return _view(await lobby_of(request).abort(command))
 
     @post(
         "/seats/{seat:int}/token",
@@ -163,5 +176,6 @@ class LobbyController(Controller):
         responses=problems(401, 403, 404, 409),
     )
     async def reissue(self, request: Request, game_id: GameId, seat: SeatNumber) -> SeatToken:
-        _, token = await lobby_of(request).reissue(await caller_of(request), game_id, seat)
+        command = ReissueToken(caller=await caller_of(request), game_id=game_id, seat=seat)
+        _, token = await lobby_of(request).reissue(command)
         return SeatToken(seat=seat, token=token)

@@ -41,11 +41,12 @@ from service.api.schemas import (
     TableOut,
     TableSeatOut,
 )
+from service.commands import Act, CreateTable, SeatRequest
 from service.errors import SERVICE_ERROR_CODES, ServiceError
 from service.games import Acted, GameService
 from service.history import History
 from service.identity import PLATFORM_KEY, PLAYER_TOKEN, caller_of
-from service.lobby import Lobby, Page, SeatRequest
+from service.lobby import Lobby, Page
 from service.model import GameRecord
 from service.ports import RenderedResponse
 from service.watchers import REFUSAL_RETRY_AFTER, Slot, StreamsRefused, Watchers
@@ -309,21 +310,22 @@ class GamesController(Controller):
     ) -> Response[CreatedGameOut | CreatedTableOut]:
         caller = await caller_of(request)  # before the body: a bad credential is 401 first
         data = await strictly(request, CreateGameIn)
-        created = await lobby_of(request).create(
-            caller,
-            [
+        command = CreateTable(
+            caller=caller,
+            seats=tuple(
                 SeatRequest(name=p.name, bot=p.bot, player_id=p.player_id, open=p.open)
                 for p in data.players
-            ],
+            ),
             private=data.private,
             fill=data.fill,
             fill_bot=data.fill_bot,
             starting_seat=data.starting_seat,
-            deck=data.deck,
+            deck=None if data.deck is None else tuple(data.deck),
             rules=data.rules,
             clock=data.clock,
             idempotency_key=idempotency_key,
         )
+        created = await lobby_of(request).create(command)
         record = created.record
         tokens = [SeatToken(seat=seat, token=token) for seat, token in created.tokens]
         body: CreatedGameOut | CreatedTableOut
@@ -422,13 +424,14 @@ class GamesController(Controller):
     ) -> Response[ActedOut]:
         service = games_of(request)
         data = await strictly(request, Action)
-        acted = await service.act(
-            game_id,
-            await caller_of(request),
-            data,
+        command = Act(
+            caller=await caller_of(request),
+            game_id=game_id,
+            action=data,
             expected_version=parse_if_match(if_match),
             idempotency_key=idempotency_key,
         )
+        acted = await service.act(command)
         if isinstance(acted, RenderedResponse):  # remembered by an older release, as it answered
             return Response(
                 acted.body,

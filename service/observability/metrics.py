@@ -280,10 +280,10 @@ class _LiveGamesCollector:
 class MeteredGameService(GameService):
     """The game use cases, counting the actions they accept by type."""
 
-    async def act(self, game_id, token, action, **kwargs):
-        acted = await super().act(game_id, token, action, **kwargs)
+    async def act(self, command):
+        acted = await super().act(command)
         if isinstance(acted, Acted) and not acted.replayed:  # else an older release's answer
-            metrics().action(action)
+            metrics().action(command.action)
         return acted
 
 

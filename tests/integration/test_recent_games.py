@@ -26,6 +26,7 @@ from domain.model import Draw, Stop
 from domain.views import public_view
 from service.api.routes import render_acted
 from service.callers import Caller
+from service.commands import Act
 from service.errors import ServiceError
 from service.games import GameService as _GameService
 from service.lobby import Lobby
@@ -37,7 +38,8 @@ class GameService(_GameService):
     """The use cases, called here with seat tokens as the API's callers carry them."""
 
     async def act(self, game_id, token, action, **kwargs):
-        return await super().act(game_id, Caller(seat_token=token), action, **kwargs)
+        command = Act(caller=Caller(seat_token=token), game_id=game_id, action=action, **kwargs)
+        return await super().act(command)
 
     async def create(self, players, **kwargs):
         return await Lobby(self).deal(players, **kwargs)

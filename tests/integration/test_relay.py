@@ -23,6 +23,7 @@ from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
 from infra.webhook_sender import HttpSender
 from service.callers import Caller
+from service.commands import AbortGame, Act
 from service.games import GameService
 from service.jobs import Worker
 from service.lobby import Lobby
@@ -124,11 +125,13 @@ async def play(replica: Replica) -> tuple[set[str], set[str]]:
     then aborted by the platform. The message ids and archived game ids they call for."""
     first = await replica.lobby.deal([("ann", None), ("bob", "basic")])
     [(_, token)] = first.tokens
-    acted = await replica.games.act(first.record.id, Caller(seat_token=token), Resign())
+    acted = await replica.games.act(
+        Act(caller=Caller(seat_token=token), game_id=first.record.id, action=Resign())
+    )
     assert acted.record.status == "finished"
     taken = next(e for e in acted.events if type(e).__struct_config__.tag == "seat_taken_over")
     second = await replica.lobby.deal([("cy", None), ("dee", None)])
-    aborted = await replica.lobby.abort(PLATFORM, second.record.id)
+    aborted = await replica.lobby.abort(AbortGame(caller=PLATFORM, game_id=second.record.id))
     assert aborted.status == "aborted"
     a, b = first.record.id, second.record.id
     messages = {
@@ -236,7 +239,9 @@ def test_moves_in_play_mark_nothing_and_cost_the_relay_nothing(backend):
             actions = legal_actions(public_view(record.state), seat)
             moves = [a for a in actions if not isinstance(a, Resign)]
             move = next((a for a in moves if type(a).__struct_config__.tag == "draw"), moves[0])
-            acted = await replica.games.act(record.id, Caller(seat_token=tokens[seat]), move)
+            acted = await replica.games.act(
+                Act(caller=Caller(seat_token=tokens[seat]), game_id=record.id, action=move)
+            )
             record = acted.record
             assert record.status == "active"
         assert relayed == []

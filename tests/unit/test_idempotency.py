@@ -21,9 +21,10 @@ from domain.model import Draw, Stop
 from infra.memory_store import MemoryGameStore
 from service import idempotency
 from service.callers import ANONYMOUS, Caller
+from service.commands import Act, CreateTable, JoinSeat, SeatRequest
 from service.errors import ServiceError
 from service.games import GAME_ID, GameService
-from service.lobby import Lobby, SeatRequest
+from service.lobby import Lobby
 from service.ports import Save, StoreUnavailable
 from service.settings import Settings
 
@@ -85,7 +86,9 @@ def run(coroutine):
 
 
 async def create_table(lobby: Lobby, caller: Caller = PLATFORM, key: str | None = "k1", **kw):
-    return await lobby.create(caller, OPEN_TABLE, private=True, idempotency_key=key, **kw)
+    return await lobby.create(
+        CreateTable(caller=caller, seats=OPEN_TABLE, private=True, idempotency_key=key, **kw)
+    )
 
 
 # ------------------------------------------------------------------ create
@@ -139,7 +142,7 @@ def test_the_same_key_with_another_create_is_refused_and_changes_nothing() -> No
             await create_table(lobby, fill="drop")
         assert reused.value.code == "idempotency_key_reused"
         with pytest.raises(ServiceError) as seats:
-            await lobby.create(PLATFORM, DEALT, idempotency_key="k1")
+            await lobby.create(CreateTable(caller=PLATFORM, seats=DEALT, idempotency_key="k1"))
         assert seats.value.code == "idempotency_key_reused"
         assert await store.load(first.record.id) == first.record
 
@@ -150,9 +153,13 @@ def test_keys_of_different_callers_never_meet() -> None:
     _, _, _, lobby = setup()
 
     async def body() -> None:
-        anns = await lobby.create(ANN, OPEN_TABLE, idempotency_key="same")
-        bobs = await lobby.create(BOB, [SeatRequest(open=True)] * 2, idempotency_key="same")
-        anonymous = await lobby.create(ANONYMOUS, DEALT, idempotency_key="same")
+        anns = await lobby.create(CreateTable(caller=ANN, seats=OPEN_TABLE, idempotency_key="same"))
+        bobs = await lobby.create(
+            CreateTable(caller=BOB, seats=[SeatRequest(open=True)] * 2, idempotency_key="same")
+        )
+        anonymous = await lobby.create(
+            CreateTable(caller=ANONYMOUS, seats=DEALT, idempotency_key="same")
+        )
         ids = {anns.record.id, bobs.record.id, anonymous.record.id}
         assert len(ids) == 3
         assert not (anns.replayed)
@@ -197,7 +204,10 @@ def test_concurrent_copies_of_a_create_make_one_game_and_answer_alike() -> None:
     async def body() -> None:
         # a dealt game with a bot: its deal runs in a worker thread, so the copies overlap
         seats = [SeatRequest(name="Ann"), SeatRequest(bot="random")]
-        copies = [lobby.create(ANN, seats, deck=DECK, idempotency_key="k") for _ in range(8)]
+        copies = [
+            lobby.create(CreateTable(caller=ANN, seats=seats, deck=DECK, idempotency_key="k"))
+            for _ in range(8)
+        ]
         outcomes = await asyncio.gather(*copies)
         assert sum(not o.replayed for o in outcomes) == 1
         assert len({o.record.id for o in outcomes}) == 1
@@ -213,13 +223,15 @@ def test_a_created_outcome_lives_as_long_as_its_game() -> None:
     store, clock, service, lobby = setup()
 
     async def body() -> None:
-        first = await lobby.create(ANN, DEALT, idempotency_key="k")
+        first = await lobby.create(CreateTable(caller=ANN, seats=DEALT, idempotency_key="k"))
         game_id = first.record.id
         clock.now += service.settings.idle_ttl  # idle, but within its grace: still stored
-        assert (await lobby.create(ANN, DEALT, idempotency_key="k")).replayed
+        assert (
+            await lobby.create(CreateTable(caller=ANN, seats=DEALT, idempotency_key="k"))
+        ).replayed
         clock.now += service.settings.idle_ttl + 1  # past its expiry
         assert await store.load(game_id) is None
-        fresh = await lobby.create(ANN, DEALT, idempotency_key="k")
+        fresh = await lobby.create(CreateTable(caller=ANN, seats=DEALT, idempotency_key="k"))
         assert not fresh.replayed
         assert fresh.record.id == game_id
         assert fresh.tokens != first.tokens
@@ -234,18 +246,26 @@ def test_a_copy_of_a_join_gets_the_first_seat_and_token_and_takes_no_other_seat(
     store, _, _, lobby = setup()
 
     async def body() -> None:
-        table = await lobby.create(ANN, [SeatRequest(name="Ann"), *[SeatRequest(open=True)] * 2])
+        table = await lobby.create(
+            CreateTable(caller=ANN, seats=[SeatRequest(name="Ann"), *[SeatRequest(open=True)] * 2])
+        )
         game_id = table.record.id
-        first = await lobby.join(BOB, game_id, name="Bob", idempotency_key="j1")
+        first = await lobby.join(
+            JoinSeat(caller=BOB, game_id=game_id, name="Bob", idempotency_key="j1")
+        )
         assert not first.replayed
-        again = await lobby.join(BOB, game_id, name="Bob", idempotency_key="j1")
+        again = await lobby.join(
+            JoinSeat(caller=BOB, game_id=game_id, name="Bob", idempotency_key="j1")
+        )
         assert again.replayed
         assert (again.seat, again.token, again.record) == (first.seat, first.token, first.record)
         stored = await store.load(game_id)
         assert [s.taken for s in stored.table.seats] == [True, True, False]
         assert stored.version == first.record.version
         with pytest.raises(ServiceError) as reused:
-            await lobby.join(BOB, game_id, name="Robert", idempotency_key="j1")
+            await lobby.join(
+                JoinSeat(caller=BOB, game_id=game_id, name="Robert", idempotency_key="j1")
+            )
         assert reused.value.code == "idempotency_key_reused"
         assert await store.load(game_id) == stored
 
@@ -257,14 +277,16 @@ def test_a_copy_of_the_join_that_started_the_game_gets_its_first_answer() -> Non
     _, _, _, lobby = setup()
 
     async def body() -> None:
-        table = await lobby.create(ANN, [SeatRequest(name="Ann"), SeatRequest(open=True)])
-        first = await lobby.join(BOB, table.record.id, idempotency_key="j")
+        table = await lobby.create(
+            CreateTable(caller=ANN, seats=[SeatRequest(name="Ann"), SeatRequest(open=True)])
+        )
+        first = await lobby.join(JoinSeat(caller=BOB, game_id=table.record.id, idempotency_key="j"))
         assert first.record.status == "active"
-        again = await lobby.join(BOB, table.record.id, idempotency_key="j")
+        again = await lobby.join(JoinSeat(caller=BOB, game_id=table.record.id, idempotency_key="j"))
         assert again.replayed
         assert (again.seat, again.token, again.record) == (first.seat, first.token, first.record)
         with pytest.raises(ServiceError) as later:  # a join without the key: a new one
-            await lobby.join(BOB, table.record.id)
+            await lobby.join(JoinSeat(caller=BOB, game_id=table.record.id))
         assert later.value.code == "game_not_open"
 
     run(body())
@@ -275,12 +297,14 @@ def test_a_join_cut_by_the_store_succeeds_when_retried(cut: str) -> None:
     store, _, _, lobby = setup()
 
     async def body() -> None:
-        table = await lobby.create(ANN, [SeatRequest(name="Ann"), *[SeatRequest(open=True)] * 2])
+        table = await lobby.create(
+            CreateTable(caller=ANN, seats=[SeatRequest(name="Ann"), *[SeatRequest(open=True)] * 2])
+        )
         game_id = table.record.id
         store.fail = cut
         with pytest.raises(StoreUnavailable):
-            await lobby.join(BOB, game_id, idempotency_key="j")
-        retried = await lobby.join(BOB, game_id, idempotency_key="j")
+            await lobby.join(JoinSeat(caller=BOB, game_id=game_id, idempotency_key="j"))
+        retried = await lobby.join(JoinSeat(caller=BOB, game_id=game_id, idempotency_key="j"))
         assert retried.replayed == (cut == "after")
         stored = await store.load(game_id)
         assert [s.taken for s in stored.table.seats] == [True, True, False]
@@ -293,9 +317,13 @@ def test_concurrent_copies_of_a_join_take_one_seat() -> None:
     store, _, _, lobby = setup()
 
     async def body() -> None:
-        table = await lobby.create(ANN, [SeatRequest(name="Ann"), *[SeatRequest(open=True)] * 3])
+        table = await lobby.create(
+            CreateTable(caller=ANN, seats=[SeatRequest(name="Ann"), *[SeatRequest(open=True)] * 3])
+        )
         game_id = table.record.id
-        copies = [lobby.join(BOB, game_id, idempotency_key="j") for _ in range(8)]
+        copies = [
+            lobby.join(JoinSeat(caller=BOB, game_id=game_id, idempotency_key="j")) for _ in range(8)
+        ]
         joined = await asyncio.gather(*copies)
         assert sum(not j.replayed for j in joined) == 1
         assert len({(j.seat, j.token) for j in joined}) == 1
@@ -310,15 +338,16 @@ def test_join_keys_are_per_caller_and_never_meet_an_actions() -> None:
 
     async def body() -> None:
         seats = [SeatRequest(name="Ann", player_id="p-ann"), *[SeatRequest(open=True)] * 2]
-        table = await lobby.create(ANN, seats, deck=DECK, starting_seat=0)
+        table = await lobby.create(CreateTable(caller=ANN, seats=seats, deck=DECK, starting_seat=0))
         game_id = table.record.id
-        bob = await lobby.join(BOB, game_id, idempotency_key="same")
-        cid = await lobby.join(Caller(kind="player", player_id="p-cid"), game_id,
-                               idempotency_key="same")  # fmt: skip
+        bob = await lobby.join(JoinSeat(caller=BOB, game_id=game_id, idempotency_key="same"))
+        cid = await lobby.join(JoinSeat(caller=Caller(kind="player", player_id="p-cid"), game_id=game_id, idempotency_key="same"))  # fmt: skip
         assert not bob.replayed
         assert not cid.replayed
         assert bob.seat != cid.seat  # started now: every seat taken
-        acted = await lobby.games.act(game_id, ANN, Draw(), idempotency_key="same")
+        acted = await lobby.games.act(
+            Act(game_id=game_id, caller=ANN, action=Draw(), idempotency_key="same")
+        )
         assert not acted.replayed
 
     run(body())
@@ -331,16 +360,24 @@ def test_a_copy_of_an_action_is_replayed_and_another_action_is_refused() -> None
     store, _, service, lobby = setup()
 
     async def body() -> None:
-        created = await lobby.create(ANONYMOUS, DEALT, deck=DECK, starting_seat=0)
+        created = await lobby.create(
+            CreateTable(caller=ANONYMOUS, seats=DEALT, deck=DECK, starting_seat=0)
+        )
         game_id, token = created.record.id, created.tokens[0][1]
         ann = Caller(seat_token=token)
-        first = await service.act(game_id, ann, Draw(), idempotency_key="a")
-        again = await service.act(game_id, ann, Draw(), idempotency_key="a")
+        first = await service.act(
+            Act(game_id=game_id, caller=ann, action=Draw(), idempotency_key="a")
+        )
+        again = await service.act(
+            Act(game_id=game_id, caller=ann, action=Draw(), idempotency_key="a")
+        )
         assert again.replayed
         assert not first.replayed
         assert (again.record, again.events) == (first.record, first.events)
         with pytest.raises(ServiceError) as reused:
-            await service.act(game_id, ann, Stop(take="numbers"), idempotency_key="a")
+            await service.act(
+                Act(game_id=game_id, caller=ann, action=Stop(take="numbers"), idempotency_key="a")
+            )
         assert reused.value.code == "idempotency_key_reused"
         assert (await store.load(game_id)).version == first.record.version == 1
 
@@ -352,13 +389,17 @@ def test_an_action_cut_by_the_store_succeeds_when_retried(cut: str) -> None:
     store, _, service, lobby = setup()
 
     async def body() -> None:
-        created = await lobby.create(ANONYMOUS, DEALT, deck=DECK, starting_seat=0)
+        created = await lobby.create(
+            CreateTable(caller=ANONYMOUS, seats=DEALT, deck=DECK, starting_seat=0)
+        )
         game_id = created.record.id
         ann = Caller(seat_token=created.tokens[0][1])
         store.fail = cut
         with pytest.raises(StoreUnavailable):
-            await service.act(game_id, ann, Draw(), idempotency_key="a")
-        retried = await service.act(game_id, ann, Draw(), idempotency_key="a")
+            await service.act(Act(game_id=game_id, caller=ann, action=Draw(), idempotency_key="a"))
+        retried = await service.act(
+            Act(game_id=game_id, caller=ann, action=Draw(), idempotency_key="a")
+        )
         assert retried.replayed == (cut == "after")
         assert (await store.load(game_id)).version == retried.record.version == 1
 

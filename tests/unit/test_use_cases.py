@@ -16,9 +16,21 @@ from domain.model import BankClock, Bid, Draw
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from service.callers import ANONYMOUS, Caller
+from service.commands import (
+    AbortGame,
+    Act,
+    CancelTable,
+    CreateTable,
+    JoinSeat,
+    LeaveSeat,
+    ReissueToken,
+    SeatRequest,
+    StartTable,
+)
 from service.errors import ServiceError
 from service.games import GameService
-from service.lobby import Lobby, SeatRequest
+from service.lobby import Lobby
+from service.model import Seat
 from service.relay import Relay
 from service.settings import Settings
 
@@ -80,18 +92,23 @@ async def refused(code: str, call: Awaitable[object]) -> None:
 
 def test_a_table_starts_when_its_last_seat_is_taken_and_the_start_is_relayed_once():
     async def body(w: World) -> None:
-        made = await w.lobby.create(ANONYMOUS, [SeatRequest(name="Ann"), SeatRequest(open=True)])
+        made = await w.lobby.create(
+            CreateTable(caller=ANONYMOUS, seats=[SeatRequest(name="Ann"), SeatRequest(open=True)])
+        )
         assert made.record.status == "open"
         assert [seat for seat, _ in made.tokens] == [0]
         assert made.host_token is not None
         assert w.told.seen == []  # an open table tells nobody
-        joined = await w.lobby.join(ANONYMOUS, made.record.id, name="Bob")
+        joined = await w.lobby.join(JoinSeat(caller=ANONYMOUS, game_id=made.record.id, name="Bob"))
         assert (joined.seat, joined.record.status) == (1, "active")
         assert [p.name for p in joined.record.state.players] == ["Ann", "Bob"]
         kinds = [type(e).__struct_config__.tag for e in _decoded(joined)]
         assert w.told.seen == [(made.record.id, "active", kinds)]
         assert "game_started" in w.told.seen[0][2]
-        await refused("game_not_open", w.lobby.join(ANONYMOUS, made.record.id, name="Cy"))
+        await refused(
+            "game_not_open",
+            w.lobby.join(JoinSeat(caller=ANONYMOUS, game_id=made.record.id, name="Cy")),
+        )
         assert (await w.store.load(made.record.id)).version == joined.record.version
 
     run(body)
@@ -108,16 +125,29 @@ def _decoded(joined) -> list:
 def test_a_private_table_needs_its_invite():
     async def body(w: World) -> None:
         made = await w.lobby.create(
-            ANONYMOUS, [SeatRequest(name="Ann"), SeatRequest(open=True)], private=True
+            CreateTable(
+                caller=ANONYMOUS,
+                seats=[SeatRequest(name="Ann"), SeatRequest(open=True)],
+                private=True,
+            )
         )
         assert made.invite_code
-        await refused("invite_required", w.lobby.join(ANONYMOUS, made.record.id, name="Bob"))
         await refused(
             "invite_required",
-            w.lobby.join(ANONYMOUS, made.record.id, name="Bob", invite="not-the-code"),
+            w.lobby.join(JoinSeat(caller=ANONYMOUS, game_id=made.record.id, name="Bob")),
+        )
+        await refused(
+            "invite_required",
+            w.lobby.join(
+                JoinSeat(
+                    caller=ANONYMOUS, game_id=made.record.id, name="Bob", invite="not-the-code"
+                )
+            ),
         )
         assert (await w.store.load(made.record.id)).status == "open"
-        joined = await w.lobby.join(ANONYMOUS, made.record.id, name="Bob", invite=made.invite_code)
+        joined = await w.lobby.join(
+            JoinSeat(caller=ANONYMOUS, game_id=made.record.id, name="Bob", invite=made.invite_code)
+        )
         assert joined.record.status == "active"
 
     run(body)
@@ -125,13 +155,22 @@ def test_a_private_table_needs_its_invite():
 
 def test_only_the_host_cancels_a_table():
     async def body(w: World) -> None:
-        made = await w.lobby.create(ANONYMOUS, [SeatRequest(name="Ann"), SeatRequest(open=True)])
+        made = await w.lobby.create(
+            CreateTable(caller=ANONYMOUS, seats=[SeatRequest(name="Ann"), SeatRequest(open=True)])
+        )
         [(_, seat_token)] = made.tokens
         game_id = made.record.id
-        await refused("unauthorized", w.lobby.cancel(ANONYMOUS, game_id))
-        await refused("not_host", w.lobby.cancel(Caller(seat_token=seat_token), game_id))
+        await refused(
+            "unauthorized", w.lobby.cancel(CancelTable(caller=ANONYMOUS, game_id=game_id))
+        )
+        await refused(
+            "not_host",
+            w.lobby.cancel(CancelTable(caller=Caller(seat_token=seat_token), game_id=game_id)),
+        )
         assert (await w.store.load(game_id)).status == "open"
-        cancelled = await w.lobby.cancel(Caller(seat_token=made.host_token), game_id)
+        cancelled = await w.lobby.cancel(
+            CancelTable(caller=Caller(seat_token=made.host_token), game_id=game_id)
+        )
         assert cancelled.status == "cancelled"
         assert w.told.seen == [(game_id, "cancelled", [])]
 
@@ -143,11 +182,21 @@ def test_an_action_needs_a_seat_of_this_game():
         one = await w.lobby.deal([("ann", None), ("bob", None)])
         other = await w.lobby.deal([("cy", None), ("dee", None)])
         game_id = one.record.id
-        await refused("unauthorized", w.games.act(game_id, ANONYMOUS, Draw()))
+        await refused(
+            "unauthorized", w.games.act(Act(game_id=game_id, caller=ANONYMOUS, action=Draw()))
+        )
         [(_, foreign), *_] = other.tokens
-        await refused("forbidden", w.games.act(game_id, Caller(seat_token=foreign), Draw()))
-        await refused("unauthorized", w.games.act(game_id, Caller(seat_token="x.0.y"), Draw()))
-        await refused("game_not_found", w.games.act("f" * 20, PLATFORM, Draw()))
+        await refused(
+            "forbidden",
+            w.games.act(Act(game_id=game_id, caller=Caller(seat_token=foreign), action=Draw())),
+        )
+        await refused(
+            "unauthorized",
+            w.games.act(Act(game_id=game_id, caller=Caller(seat_token="x.0.y"), action=Draw())),
+        )
+        await refused(
+            "game_not_found", w.games.act(Act(game_id="f" * 20, caller=PLATFORM, action=Draw()))
+        )
         assert (await w.store.load(game_id)).version == 0
 
     run(body)
@@ -159,15 +208,24 @@ def test_a_refused_action_changes_nothing():
         game_id = dealt.record.id
         tokens = dict(dealt.tokens)
         seat0 = Caller(seat_token=tokens[0])
-        await refused("version_mismatch", w.games.act(game_id, seat0, Draw(), expected_version=5))
+        await refused(
+            "version_mismatch",
+            w.games.act(Act(game_id=game_id, caller=seat0, action=Draw(), expected_version=5)),
+        )
         with pytest.raises(RuleError):
-            await w.games.act(game_id, seat0, Bid(amount=1))  # no auction now
+            await w.games.act(
+                Act(game_id=game_id, caller=seat0, action=Bid(amount=1))
+            )  # no auction now
         with pytest.raises(RuleError):
-            await w.games.act(game_id, Caller(seat_token=tokens[1]), Draw())  # not its turn
+            await w.games.act(
+                Act(game_id=game_id, caller=Caller(seat_token=tokens[1]), action=Draw())
+            )  # not its turn
         stored = await w.store.load(game_id)
         assert stored.version == 0
         assert len(await w.store.events(game_id, 0, 100)) == dealt.record.state.last_seq
-        acted = await w.games.act(game_id, seat0, Draw(), expected_version=0)
+        acted = await w.games.act(
+            Act(game_id=game_id, caller=seat0, action=Draw(), expected_version=0)
+        )
         assert acted.record.version == 1
         assert [e.seq for e in acted.events] == [
             e.seq for e in await w.store.events(game_id, dealt.record.state.last_seq, 100)
@@ -197,7 +255,9 @@ def test_a_seat_whose_clock_ran_out_is_played_by_its_bot_once_due():
 
 def test_an_idle_table_is_cancelled_and_an_idle_game_abandoned_and_told():
     async def body(w: World) -> None:
-        table = await w.lobby.create(ANONYMOUS, [SeatRequest(name="Ann"), SeatRequest(open=True)])
+        table = await w.lobby.create(
+            CreateTable(caller=ANONYMOUS, seats=[SeatRequest(name="Ann"), SeatRequest(open=True)])
+        )
         game = await w.lobby.deal([("ann", None), ("bob", None)])
         w.clock.now += 3600 + 1
         assert (await w.games.fire_due(table.record.id)).outcome == "cancelled"
@@ -209,3 +269,190 @@ def test_an_idle_table_is_cancelled_and_an_idle_game_abandoned_and_told():
         ]
 
     run(body, idle_ttl=3600)
+
+
+def _table(w: World, *seats: SeatRequest, caller: Caller = ANONYMOUS, **options: object):
+    return w.lobby.create(CreateTable(caller=caller, seats=seats, **options))
+
+
+def test_a_seat_left_is_open_again_and_only_its_holder_leaves_it():
+    async def body(w: World) -> None:
+        made = await _table(
+            w, SeatRequest(name="Ann"), SeatRequest(open=True), SeatRequest(open=True)
+        )
+        game_id = made.record.id
+        bob = await w.lobby.join(JoinSeat(caller=ANONYMOUS, game_id=game_id, name="Bob"))
+        ann = Caller(seat_token=made.tokens[0][1])
+        leave = LeaveSeat(caller=ann, game_id=game_id, seat=bob.seat)
+        await refused("not_your_seat", w.lobby.leave(leave))
+        await refused(
+            "unauthorized", w.lobby.leave(LeaveSeat(caller=ANONYMOUS, game_id=game_id, seat=1))
+        )
+        await refused(
+            "seat_not_found", w.lobby.leave(LeaveSeat(caller=ann, game_id=game_id, seat=7))
+        )
+        assert (await w.store.load(game_id)).version == bob.record.version  # nothing changed
+        left = await w.lobby.leave(
+            LeaveSeat(caller=Caller(seat_token=bob.token), game_id=game_id, seat=bob.seat)
+        )
+        assert left.table.seats[bob.seat] == Seat(open=True)
+        assert left.token_hashes[bob.seat] is None
+        assert left.version == bob.record.version + 1
+        # the old token is worth nothing now; the seat can be taken again
+        await refused(
+            "not_your_seat",
+            w.lobby.leave(LeaveSeat(caller=Caller(seat_token=bob.token), game_id=game_id, seat=1)),
+        )
+        again = await w.lobby.join(JoinSeat(caller=ANONYMOUS, game_id=game_id, name="Cy", seat=1))
+        assert again.seat == 1
+
+    run(body)
+
+
+def test_a_reissued_token_replaces_the_old_one_at_once():
+    async def body(w: World) -> None:
+        dealt = await w.lobby.deal([("ann", None), ("bob", None)], starting_seat=0)
+        game_id = dealt.record.id
+        old = Caller(seat_token=dict(dealt.tokens)[0])
+        await refused(
+            "not_your_seat",
+            w.lobby.reissue(ReissueToken(caller=old, game_id=game_id, seat=1)),
+        )
+        record, token = await w.lobby.reissue(ReissueToken(caller=old, game_id=game_id, seat=0))
+        assert token != old.seat_token
+        assert token.startswith(f"{game_id}.0.")
+        assert record.version == dealt.record.version  # a token is no move of the game
+        assert record.stamp > dealt.record.stamp  # but a save all the same
+        await refused("unauthorized", w.games.act(Act(caller=old, game_id=game_id, action=Draw())))
+        acted = await w.games.act(
+            Act(caller=Caller(seat_token=token), game_id=game_id, action=Draw())
+        )
+        assert acted.seat == 0
+        # the platform may reissue any seat's token, a stranger none
+        _, platform_made = await w.lobby.reissue(
+            ReissueToken(caller=PLATFORM, game_id=game_id, seat=1)
+        )
+        assert platform_made.startswith(f"{game_id}.1.")
+        await refused(
+            "unauthorized", w.lobby.reissue(ReissueToken(caller=ANONYMOUS, game_id=game_id, seat=1))
+        )
+
+    run(body)
+
+
+@pytest.mark.parametrize(("fill", "players"), [("bots", 3), ("drop", 2)])
+def test_the_host_starts_early_and_empty_seats_become_bots_or_go(fill: str, players: int):
+    async def body(w: World) -> None:
+        made = await _table(
+            w, SeatRequest(name="Ann"), SeatRequest(open=True), SeatRequest(open=True), fill=fill
+        )
+        game_id = made.record.id
+        bob = await w.lobby.join(JoinSeat(caller=ANONYMOUS, game_id=game_id, name="Bob"))
+        await refused(
+            "not_host",
+            w.lobby.start(StartTable(caller=Caller(seat_token=bob.token), game_id=game_id)),
+        )
+        await refused("unauthorized", w.lobby.start(StartTable(caller=ANONYMOUS, game_id=game_id)))
+        assert (await w.store.load(game_id)).status == "open"
+        record, events = await w.lobby.start(
+            StartTable(caller=Caller(seat_token=made.host_token), game_id=game_id)
+        )
+        assert record.status == "active"
+        assert [p.name for p in record.state.players][:2] == ["Ann", "Bob"]
+        assert len(record.state.players) == players
+        assert [p.bot for p in record.state.players][2:] == ["basic"] * (players - 2)
+        assert events
+        assert w.told.seen[-1][:2] == (game_id, "active")
+        await refused("game_not_open", w.lobby.start(StartTable(caller=PLATFORM, game_id=game_id)))
+
+    run(body)
+
+
+def test_a_table_of_bots_alone_cannot_be_started():
+    async def body(w: World) -> None:
+        made = await _table(w, SeatRequest(bot="basic"), SeatRequest(open=True), caller=PLATFORM)
+        await refused(
+            "no_players", w.lobby.start(StartTable(caller=PLATFORM, game_id=made.record.id))
+        )
+        assert (await w.store.load(made.record.id)).status == "open"
+
+    run(body)
+
+
+def test_the_host_aborts_a_live_game_once_and_it_is_told():
+    async def body(w: World) -> None:
+        ann = Caller(kind="player", player_id="p-ann")
+        made = await _table(
+            w, SeatRequest(name="Ann", player_id="p-ann"), SeatRequest(open=True), caller=ann
+        )
+        game_id = made.record.id
+        await refused("game_not_started", w.lobby.abort(AbortGame(caller=ann, game_id=game_id)))
+        bob = await w.lobby.join(JoinSeat(caller=ANONYMOUS, game_id=game_id, name="Bob"))
+        assert bob.record.status == "active"
+        await refused(
+            "not_host",
+            w.lobby.abort(AbortGame(caller=Caller(seat_token=bob.token), game_id=game_id)),
+        )
+        await refused(
+            "not_host",
+            w.lobby.abort(
+                AbortGame(caller=Caller(kind="player", player_id="p-eve"), game_id=game_id)
+            ),
+        )
+        aborted = await w.lobby.abort(AbortGame(caller=ann, game_id=game_id))
+        assert aborted.status == "aborted"
+        assert w.told.seen[-1][:2] == (game_id, "aborted")
+        await refused("game_over", w.lobby.abort(AbortGame(caller=PLATFORM, game_id=game_id)))
+        await refused(
+            "game_over",
+            w.games.act(Act(caller=Caller(seat_token=bob.token), game_id=game_id, action=Draw())),
+        )
+
+    run(body)
+
+
+def test_listings_show_public_open_tables_and_a_players_games_to_that_player():
+    async def body(w: World) -> None:
+        ann = Caller(kind="player", player_id="p-ann")
+        public = [
+            await _table(w, SeatRequest(name="Ann"), SeatRequest(open=True)) for _ in range(3)
+        ]
+        w.clock.now += 1
+        private = await _table(
+            w,
+            SeatRequest(name="Ann", player_id="p-ann"),
+            SeatRequest(open=True),
+            caller=ann,
+            private=True,
+        )
+        first = await w.lobby.list_open(None, 2)
+        assert [g.id for g in first.games] == [public[2].record.id, public[1].record.id]
+        rest = await w.lobby.list_open(first.next_cursor, 2)
+        assert [g.id for g in rest.games] == [public[0].record.id]
+        assert rest.next_cursor is None
+        await refused("invalid_cursor", w.lobby.list_open("not a cursor", 2))
+        mine = await w.lobby.list_player(ann, "p-ann", None, 10)
+        assert [g.id for g in mine.games] == [private.record.id]
+        # identities verified: only that player or the platform lists them
+        w.lobby.identities_open = False
+        await refused("player_id_not_yours", w.lobby.list_player(ANONYMOUS, "p-ann", None, 10))
+        assert (await w.lobby.list_player(PLATFORM, "p-ann", None, 10)).games == mine.games
+
+    run(body)
+
+
+def test_the_event_log_of_a_game_and_nothing_for_a_game_unknown():
+    async def body(w: World) -> None:
+        dealt = await w.lobby.deal([("ann", None), ("bob", None)], starting_seat=0)
+        game_id = dealt.record.id
+        acted = await w.games.act(
+            Act(caller=Caller(seat_token=dict(dealt.tokens)[0]), game_id=game_id, action=Draw())
+        )
+        log = await w.games.events(game_id, 0, 1000)
+        assert [e.seq for e in log] == list(range(1, acted.record.state.last_seq + 1))
+        tail = await w.games.events(game_id, dealt.record.state.last_seq, 1000)
+        assert [e.seq for e in tail] == [e.seq for e in acted.events]
+        await refused("game_not_found", w.games.events("0" * 20, 0, 10))
+        await refused("game_not_found", w.games.events("../etc", 0, 10))
+
+    run(body)

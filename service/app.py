@@ -34,6 +34,7 @@ from service.api.odds_routes import odds
 from service.api.openapi import finish_openapi, openapi_config
 from service.api.problems import internal_error_handler, problem_details_config
 from service.api.routes import GamesController, allow_every_method, health, ready, rules, score
+from service.api.static_files import LocalFiles
 from service.api.web_routes import REVALIDATE, STATIC, web_client
 from service.archive import GameArchive
 from service.archiver import Archiver
@@ -343,7 +344,11 @@ def routes() -> list:
         ready,
         web_client,
         create_static_files_router(
-            path="/static", directories=[STATIC], include_in_schema=False, cache_control=REVALIDATE
+            path="/static",
+            directories=[STATIC],
+            file_system=LocalFiles(),  # a path no file can have is a 404, not a 500
+            include_in_schema=False,
+            cache_control=REVALIDATE,
         ),
     ]
 

@@ -33,6 +33,9 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "or by the platform.",
     "no_players": "Nobody sits at the table: it cannot start.",
     "invalid_cursor": "This cursor was not handed out by this listing.",
+    # text a client sends (service.text)
+    "invalid_text": "This text cannot be used: it must be visible, without control or "
+    "formatting characters, and short enough.",
     # who is calling (service.identity)
     "authentication_required": "This needs the platform's API key (X-API-Key) or a player's "
     "JWT (Authorization: Bearer <jwt>).",

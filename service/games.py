@@ -42,7 +42,7 @@ log = logging.getLogger("ten.games")
 # a live game's Redis key outlives its idle expiry by this much (at most a day), so the
 # deadline poller ends it (archived as abandoned) before the key expires
 IDLE_GRACE_MAX = 24 * 3600
-GAME_ID = re.compile(r"^[0-9a-f]{20}$")
+GAME_ID = re.compile(r"[0-9a-f]{20}")  # matched whole (fullmatch): no "...\n"
 _event_encoder = msgspec.json.Encoder()
 _event_decoder = msgspec.json.Decoder(AnyEvent)
 
@@ -220,7 +220,7 @@ class GameService:
 
     async def get(self, game_id: str) -> GameRecord:
         """The game as stored now (never from the recent games)."""
-        record = await self.store.load(game_id) if GAME_ID.match(game_id) else None
+        record = await self.store.load(game_id) if GAME_ID.fullmatch(game_id) else None
         if record is None:
             self._recent.pop(game_id, None)
             raise ServiceError("game_not_found")
@@ -242,7 +242,7 @@ class GameService:
             raise ServiceError("unauthorized", "This is not a seat token.")
         seat = int(seat_text)
         if game_id != record.id:
-            other = await self.store.load(game_id) if GAME_ID.match(game_id) else None
+            other = await self.store.load(game_id) if GAME_ID.fullmatch(game_id) else None
             if other is not None and _token_matches(other, seat, token):
                 raise ServiceError("forbidden", "This seat token belongs to another game.")
             raise ServiceError("unauthorized", "The seat token is not valid.")
@@ -359,7 +359,7 @@ class GameService:
         TEN_IDLE_TTL is ended as abandoned (archived so), a table as cancelled. Each is an
         ordinary save against the version read: a game that moved on meanwhile is left
         alone (`conflict`), and one not due yet only has its entry moved (`moved_on`)."""
-        record = await self.store.load(game_id) if GAME_ID.match(game_id) else None
+        record = await self.store.load(game_id) if GAME_ID.fullmatch(game_id) else None
         if record is None:
             return Fired("gone", None, None)
         if record.ended:

@@ -69,7 +69,7 @@ class History:
         )
 
     async def game(self, game_id: str) -> ArchivedGame:
-        found = await self.archive.get_game(game_id) if GAME_ID.match(game_id) else None
+        found = await self.archive.get_game(game_id) if GAME_ID.fullmatch(game_id) else None
         if found is None:
             raise ServiceError("archived_game_not_found")
         return found
@@ -92,7 +92,7 @@ class History:
 
     async def final_view(self, game_id: str) -> PublicView | None:
         """The last public state of an archived game (None when not archived)."""
-        if not GAME_ID.match(game_id) or await self.archive.get_game(game_id) is None:
+        if not GAME_ID.fullmatch(game_id) or await self.archive.get_game(game_id) is None:
             return None
         stored = await self.archive.events(game_id, 0, None)
         last = None

@@ -86,7 +86,7 @@ def ranked_only(ranked: Ranked) -> bool:
     return ranked == "true"
 
 
-EVERY_SEQ = 2**31  # past every seq (a 32-bit integer)
+MAX_SEQ = 2**31 - 1  # a rating change's seq is a 32-bit INTEGER: PostgreSQL refuses more
 PlayerIdParam = Annotated[
     str, Parameter(pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100)
 ]  # a player id in the path
@@ -301,11 +301,11 @@ async def rating_history(
         Parameter(
             required=False,
             ge=1,
-            le=EVERY_SEQ,
+            le=MAX_SEQ,
             description="Only changes before this `seq` (a page's `next_before`; by default "
             "every change). A rebuild of the ratings renumbers them.",
         ),
-    ] = EVERY_SEQ,
+    ] = MAX_SEQ,  # past every seq; 2**31 was a 500 on PostgreSQL (an INTEGER column)
     limit: Limit = 50,
 ) -> RatingHistoryOut:
     items, next_before = await history_of(request).rating_history(player_id, before, limit)

@@ -55,6 +55,7 @@ SERVICE_STATUS = {
     "player_id_not_yours": 403,
     "no_players": 409,
     "invalid_cursor": 400,
+    "invalid_text": 400,
     "authentication_required": 401,
     "invalid_api_key": 401,
     "invalid_token": 401,

@@ -20,6 +20,8 @@ from domain.model import (
 )
 from domain.scoring import ColorScore
 from domain.views import AuctionView, Supply
+from service import text
+from service.commands import NAME_LIMIT
 from service.ports import StoredEvent
 
 _IN = {"frozen": True, "kw_only": True, "forbid_unknown_fields": True}
@@ -29,7 +31,9 @@ _OUT = {"frozen": True, "kw_only": True}
 # it (else `too_many_copies`): no longer deck can be valid
 MAX_DECK = deck_size(5)
 
-PLAYER_ID_PATTERN = r"^[A-Za-z0-9._:@-]+$"
+# the whole string: `(?!\n)` keeps Python's `$` (msgspec and Litestar match with re.search)
+# from matching before a final line feed, and means nothing to an ECMA-262 client
+PLAYER_ID_PATTERN = r"^[A-Za-z0-9._:@-]+(?!\n)$"
 PlayerId = Annotated[
     str,
     msgspec.Meta(
@@ -41,7 +45,19 @@ PlayerId = Annotated[
 ]
 
 
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
+Name = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=NAME_LIMIT,
+        # stated, not checked here: the command applies the policy (`service.text`), whose
+        # refusal names the character (`invalid_text`)
+        extra_json_schema={"pattern": text.PATTERN},
+        description="Shown to the other players: at most 40 characters, no control, bidi or "
+        "invisible formatting character, something visible; stored NFC-normalized and "
+        "trimmed (else 400 `invalid_text`).",
+    ),
+]
 InviteCode = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 
 

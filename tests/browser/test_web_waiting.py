@@ -66,5 +66,6 @@ def test_your_games_name_players_and_status(app: App, api: httpx.Client) -> None
         row.get_attribute("data-game-id"): row.text_content()
         for row in app.page.query_selector_all("[data-testid=my-games] li")
     }
-    assert rows[waiting] == "Resume Ann · 2 players · waiting for players", rows
-    assert rows[playing] == "Resume Ann, Bot 2, Bot 3 · 3 players · in play", rows
+    ann = "\u2068Ann\u2069"  # a player's name, bidi-isolated (a bot's default name is ours)
+    assert rows[waiting] == f"Resume {ann} · 2 players · waiting for players", rows
+    assert rows[playing] == f"Resume {ann}, Bot 2, Bot 3 · 3 players · in play", rows

@@ -113,7 +113,9 @@ STATEFUL_STEPS = 12
 # the stateful run must play games, not only knock on the door. Since the lobby most generated
 # creations are open tables (a seat `open` or reserved by `player_id` waits for a player) and
 # only games dealt at once get a seat token from the `Act` link: 5-9 accepted actions per run
-# were seen (20+ before the lobby); the lobby's own flows are played in tests/e2e/test_lobby.py
+# were seen (20+ before the lobby), 3 once the service's own constants left the examples; an
+# action on a game the run dealt is now sent as the seat to act (`_as_the_seat_to_act`): 10.
+# The lobby's own flows are played in tests/e2e/test_lobby.py
 MIN_ACT_OK = 3
 REDIS_FUZZ_EXAMPLES = 25
 
@@ -211,6 +213,10 @@ def workflow_for(loaded: schemathesis.schemas.BaseSchema) -> Any:
     class Workflow(stateful.as_state_machine()):  # type: ignore[misc]
         calls: ClassVar[Counter[tuple[str, int]]] = Counter()
         issued: ClassVar[set[str]] = set()  # `Bearer <token>` of every seat createGame returned
+        # what a player at the table knows: each dealt game's seat tokens, and whose turn
+        # its last answer said it is
+        seats: ClassVar[dict[str, dict[int, str]]] = {}
+        to_act: ClassVar[dict[str, int]] = {}
 
         def before_call(self, case: schemathesis.Case) -> None:
             # a create's Idempotency-Key is remembered for a day (by caller, not by game): a
@@ -218,8 +224,26 @@ def workflow_for(loaded: schemathesis.schemas.BaseSchema) -> Any:
             # generated key, moved on since, and Hypothesis stops ("inconsistent data
             # generation"). Idempotent creates are fuzzed apart and played in the e2e tests.
             super().before_call(case)
-            if operation_id(case) == "createGame" and case.headers:
+            op = operation_id(case)
+            if op == "createGame" and case.headers:
                 case.headers.pop("Idempotency-Key", None)
+            if op == "act":
+                self._as_the_seat_to_act(case)
+
+        def _as_the_seat_to_act(self, case: schemathesis.Case) -> None:
+            """An action on a game this run dealt, sent with a generated credential, is
+            sent as the seat whose turn it is would send it (its token), as a client
+            playing the game does: most generated tokens are refused (401), and the
+            stateful phase must play games. A credential a link passed stays; refusals of
+            bad tokens are fuzzed by test_api_conforms and the `ignored_auth` check."""
+            game_id = (case.path_parameters or {}).get("game_id")
+            seat = self.to_act.get(game_id)
+            token = self.seats.get(game_id, {}).get(seat) if seat is not None else None
+            headers = CaseInsensitiveDict(case.headers or {})
+            if token is None or headers.get("Authorization") in self.issued:
+                return
+            headers["Authorization"] = f"Bearer {token}"
+            case.headers = dict(headers)
 
         def after_call(self, response: Any, case: schemathesis.Case) -> None:
             super().after_call(response, case)
@@ -227,6 +251,13 @@ def workflow_for(loaded: schemathesis.schemas.BaseSchema) -> Any:
             self.calls[(op, response.status_code)] += 1
             if op in ("createGame", "joinGame") and response.status_code == 201:
                 self.issued.update(f"Bearer {token}" for token in issued_tokens(response.json()))
+            if op in ("createGame", "getGame", "act") and response.status_code in (200, 201):
+                body = response.json()
+                if isinstance(body.get("id"), str) and "to_act" in body:
+                    self.to_act[body["id"]] = body["to_act"]
+                    if op == "createGame":
+                        tokens = {s["seat"]: s["token"] for s in body.get("seats", [])}
+                        self.seats[body["id"]] = tokens
 
         def validate_response(
             self,

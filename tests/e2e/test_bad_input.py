@@ -542,3 +542,26 @@ def test_scoring_more_copies_of_a_card_than_the_game_has_is_400(
 ) -> None:
     body = check_problem(client.post("/v1/scores", json={"cards": cards}), 400, "too_many_copies")
     assert cards[0] in body["detail"]
+
+
+# ------------------------------------------------------------------ paths under /static
+
+STATIC_PATHS_NO_FILE_HAS = {
+    "nul": "/static/app/%00",
+    "nul in a name": "/static/app/js/main%00.js",
+    "nul at the root": "/static/%00",
+    "a name too long": "/static/app/" + "a" * 300,
+    "a path too long": "/static/app/" + "/".join(["d" * 200] * 30),
+    "below a file": "/static/app/index.html/x",
+}
+
+
+@pytest.mark.parametrize("path", STATIC_PATHS_NO_FILE_HAS.values(), ids=STATIC_PATHS_NO_FILE_HAS)
+def test_a_static_path_no_file_can_have_is_not_found(client: httpx.Client, path: str) -> None:
+    """A 404 problem, as for any missing file (a 500 with a traceback before); the files
+    themselves are still served."""
+    got = client.get(path)
+    check_problem(got, 404, "not_found")
+    served = client.get("/static/app/index.html")
+    assert served.status_code == 200
+    assert served.headers["content-type"].startswith("text/html")

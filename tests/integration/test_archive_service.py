@@ -527,29 +527,33 @@ def play_mix(clients: list[httpx.Client], rng: random.Random) -> list[Live]:
     ]
 
 
+def served_on(
+    setup: str, stack: contextlib.ExitStack, tmp_path: Path, request: pytest.FixtureRequest
+) -> tuple[httpx.Client, ArchiveDb]:
+    """A service process as `setup` says, with a client on it and its archive database:
+    "redis+postgresql" (a Redis database of its own, a throwaway PostgreSQL database the
+    service migrates at start) or "embedded+sqlite" (the embedded default, configured with
+    nothing at all: the in-process store and ./ten-archive.sqlite3 in its working
+    directory, migrated at start)."""
+    if setup == "redis+postgresql":
+        url, _ = stack.enter_context(claim_redis_db(request.getfixturevalue("redis_url")))
+        db = stack.enter_context(pg_database(migrate=False))
+        env = {"TEN_REDIS_URL": url, "TEN_DATABASE_URL": db.url, "TEN_MIGRATE_ON_START": "true"}
+        (server,) = stack.enter_context(servers(tmp_path, env))
+    else:
+        workdir = tmp_path / "embedded"
+        workdir.mkdir()
+        (server,) = stack.enter_context(servers(tmp_path, {}, cwd=workdir))
+        db = stack.enter_context(sqlite_database(workdir / "ten-archive.sqlite3"))
+    return stack.enter_context(httpx.Client(base_url=server.base, timeout=10)), db
+
+
 @pytest.mark.parametrize("setup", ["redis+postgresql", "embedded+sqlite"])
 def test_finished_games_are_archived(
     setup: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     with contextlib.ExitStack() as stack:
-        if setup == "redis+postgresql":
-            url, _ = stack.enter_context(claim_redis_db(request.getfixturevalue("redis_url")))
-            db = stack.enter_context(pg_database(migrate=False))
-            env = {
-                "TEN_REDIS_URL": url,
-                "TEN_DATABASE_URL": db.url,
-                "TEN_MIGRATE_ON_START": "true",
-            }
-            (server,) = stack.enter_context(servers(tmp_path, env))
-        else:
-            # the embedded default, configured with nothing at all: the in-process store and
-            # ./ten-archive.sqlite3 in its working directory, migrated at start
-            workdir = tmp_path / "embedded"
-            workdir.mkdir()
-            (server,) = stack.enter_context(servers(tmp_path, {}, cwd=workdir))
-            db = stack.enter_context(sqlite_database(workdir / "ten-archive.sqlite3"))
-        client = stack.enter_context(httpx.Client(base_url=server.base, timeout=10))
-
+        client, db = served_on(setup, stack, tmp_path, request)
         lives = play_mix([client], random.Random(f"archive-service/{setup}"))
         archived = wait_archived(client, lives)
         for live in lives:
@@ -1105,3 +1109,66 @@ def test_the_schema_and_the_handler_agree_on_times(world: World) -> None:
         assert not pattern.search("0")
         assert not pattern.search("")
         assert pattern.search("2026-11-29T18:00:00Z")
+
+
+# ---------------------------------------------------------------- hostile text, both dialects
+
+# names a client may send that the text policy keeps (NFC-normalized, trimmed), with what is
+# stored; and names it refuses (400 invalid_text, nothing created)
+KEPT_NAMES = {
+    " Zoe\u0301 ": "Zo\u00e9",  # decomposed, trailing space: composed, trimmed
+    "\u05d0\u05d1\u05d2 12": "\u05d0\u05d1\u05d2 12",  # right to left, then digits
+    "\u0aae\u0ac7\u0ab9\u0ac1\u0ab2": "\u0aae\u0ac7\u0ab9\u0ac1\u0ab2",  # Gujarati
+    "\U0001f469\u200d\U0001f4bb": "\U0001f469\u200d\U0001f4bb",  # an emoji sequence (a joiner)
+    "\u0645\u06cc\u200c\u062e\u0648\u0627\u0645": "\u0645\u06cc\u200c\u062e\u0648\u0627\u0645",
+}
+REFUSED_NAMES = [
+    "Ann\x00",
+    "Ann\x07",
+    "a\u2028b",
+    "x \u202egnp.exe",
+    "\u200b\u200b",
+    "   ",
+    "\u200d",
+]
+
+
+@pytest.mark.parametrize("setup", ["redis+postgresql", "embedded+sqlite"])
+def test_hostile_text_is_refused_or_archived_as_normalized_on_both_dialects(
+    setup: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Names through create and join: the ones the policy refuses never reach a game (nor the
+    archive: before the policy, a U+0000 stopped PostgreSQL's archive for good); the ones it
+    keeps are archived as normalized, on PostgreSQL as on SQLite, and the ratings of their
+    players read without a `before` (a 500 on PostgreSQL before: a default past INTEGER)."""
+    with contextlib.ExitStack() as stack:
+        client, db = served_on(setup, stack, tmp_path, request)
+        for name in REFUSED_NAMES:
+            made = client.post("/v1/games", json={"players": [{"name": name, "bot": "basic"}]})
+            assert problem(made, 400, "invalid_text")["detail"]
+        table = client.post("/v1/games", json={"players": [{"name": "Host"}, {"open": True}]})
+        assert table.status_code == 201, table.text
+        game_id = table.json()["id"]
+        for name in REFUSED_NAMES:
+            joined = client.post(f"/v1/games/{game_id}/seats", json={"name": name})
+            problem(joined, 400, "invalid_text")
+        for bad_id in ("p-bob\n", "p-bob\r\n", "p bob"):
+            joined = client.post(f"/v1/games/{game_id}/seats", json={"player_id": bad_id})
+            problem(joined, 400, "invalid_request")
+        assert client.get(f"/v1/games/{game_id}").json()["seats"][1]["taken"] is False
+
+        players = [
+            {"name": sent, "bot": "basic", "player_id": f"p-{i}"}
+            for i, sent in enumerate(KEPT_NAMES)
+        ]
+        live = play_bot_game(client, players)
+        [archived] = wait_archived(client, [live]).values()
+        assert [s["name"] for s in archived["seats"]] == list(KEPT_NAMES.values())
+        assert db.total_games() == 1  # the refused never made a game
+        for i in range(len(players)):
+            ratings = client.get(f"/v1/players/p-{i}/ratings")
+            assert ratings.status_code == 200, ratings.text
+            assert ratings.json()["player_id"] == f"p-{i}"
+        problem(
+            client.get("/v1/players/p-0/ratings", params={"before": 2**31}), 400, "invalid_request"
+        )

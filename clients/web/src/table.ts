@@ -17,11 +17,21 @@ type Clock = Schemas["ClockOut"];
 const BOT_LEVELS = ["basic", "random", "expert"] as const;
 const DEFAULT_BOT_NAME = /^Bot (\d+)$/; // the lobby's and the service's name for a bot seat
 
-/** A seat's name as shown: a bot's default name ("Bot 3") in the page's language. */
+/**
+ * A seat's name as shown: a bot's default name ("Bot 3") in the page's language; a player's
+ * name bidi-isolated (FSI ... PDI, the plain-text form of `<bdi>`), so that a name written
+ * right to left, or one that starts with digits, never reorders the text around it (the event
+ * log's line, a list of names). Every place that shows a name takes it from here.
+ */
 export function seatName(seat: { name?: string | null; bot?: string | null }): string {
   const name = seat.name ?? "";
   const number = seat.bot ? DEFAULT_BOT_NAME.exec(name)?.[1] : undefined;
-  return number ? t("common.botName", { n: num(Number(number)) }) : name;
+  return number ? t("common.botName", { n: num(Number(number)) }) : isolated(name);
+}
+
+/** Text of someone else's making, isolated from what surrounds it (Unicode bidi, UAX #9). */
+export function isolated(text: string): string {
+  return text ? `\u2068${text}\u2069` : text;
 }
 
 /** A bot's badge: "bot (expert)", its level in the page's language. */

@@ -1,7 +1,7 @@
 """The deadline poller: every replica looks at the games whose `due` has come (a seat's clock
 ran out, a game idle for too long) and has each dealt with once.
 
-Each poll reads the store's due index (`GameStore.due_games`), claims each due game for a
+Each poll reads the store's due index (`DueIndex.due_games`), claims each due game for a
 lease (`claim_due`: exactly one replica wins it), has it dealt with (`fire`, that is
 `GameService.fire_due`, which reads the game and decides: a timeout, an idle game
 abandoned, or nothing because it moved on) and settles its entry at the game's due as it
@@ -25,7 +25,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from service.ports import DueGame, Fired, GameStore, StoreUnavailable
+from service.ports import DueGame, DueIndex, Fired, StoreUnavailable
 
 log = logging.getLogger("ten.deadlines")
 
@@ -39,7 +39,7 @@ Fire = Callable[[str], Awaitable[Fired]]
 class DeadlinePoller:
     def __init__(
         self,
-        store: GameStore,
+        store: DueIndex,
         fire: Fire,
         *,
         poll: float,

@@ -100,6 +100,9 @@ class GameService:
         random_hex: Callable[[int], str] = secrets.token_hex,
         recent_games: int = 1024,  # about 9 KB each (a 4-player game at its start)
     ) -> None:
+        # the whole store: the use cases here use `Games` and `EventLog.events`; the lobby
+        # (`Listings`), the readiness check (`Lifecycle.ping`) and the composition root (the
+        # deadline poller's `DueIndex`, the stream reader, `open`) reach it as `service.store`
         self.store = store
         self.settings = settings
         # the reactions to a change (archive, webhooks): marked before the save, relayed

@@ -1,6 +1,10 @@
 """A GameStore decorator: times every call (`ten_store_seconds{op}`), counts version
 conflicts and unreachable-store failures, games created and finished, and, with tracing on,
 makes a span per call. The adapters in `infra/` stay unaware of metrics and tracing.
+
+The pass-through is written out per method, grouped by port (`service.ports`): a generated
+one (`getattr(self.inner, name)` and `*args`) cost about 1,700 more instructions per store
+call under callgrind, about an eighth of what a timed call costs here, on every request.
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ class InstrumentedStore(GameStore):
             if finished:
                 self._metrics.games_finished.inc(())
 
+    # -- Games
     async def create(
         self,
         record: GameRecord,
@@ -96,6 +101,12 @@ class InstrumentedStore(GameStore):
         await self._call(_SAVE, record.id, self.inner.write, save)
         self._saved(record, created=False)
 
+    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
+        return await self._call(
+            _IDEMPOTENT_RESPONSE, game_id, self.inner.idempotent_response, game_id, key
+        )
+
+    # -- EventLog
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         return await self._call(_EVENTS, game_id, self.inner.events, game_id, after, limit)
 
@@ -105,16 +116,23 @@ class InstrumentedStore(GameStore):
     def log_news(self) -> LogNews:
         return self.inner.log_news()  # wake-ups, not calls: the reads after them are timed
 
-    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
-        return await self._call(
-            _IDEMPOTENT_RESPONSE, game_id, self.inner.idempotent_response, game_id, key
-        )
-
+    # -- Listings
     async def list_games(
         self, index: str, before: tuple[float, str] | None, limit: int
     ) -> list[GameRecord]:
         return await self._call(_LIST_GAMES, None, self.inner.list_games, index, before, limit)
 
+    async def live_games(self) -> int:
+        return await self.inner.live_games()
+
+    # -- RelayLog
+    async def relay_read(self, game_id: str) -> tuple[GameRecord | None, list[StoredEvent]]:
+        return await self._call(_RELAY_READ, game_id, self.inner.relay_read, game_id)
+
+    async def relayed(self, game_id: str, seq: int) -> None:
+        await self._call(_RELAYED, game_id, self.inner.relayed, game_id, seq)
+
+    # -- DueIndex
     async def due_games(self, now: float, limit: int) -> list[DueGame]:
         # timed, never traced: every replica polls it a few times a second
         return await self._measured(_DUE_GAMES, self.inner.due_games, now, limit)
@@ -125,15 +143,7 @@ class InstrumentedStore(GameStore):
     async def settle_due(self, game_id: str, due: float | None, stamp: int | None) -> None:
         await self._call(_SETTLE_DUE, game_id, self.inner.settle_due, game_id, due, stamp)
 
-    async def live_games(self) -> int:
-        return await self.inner.live_games()
-
-    async def relay_read(self, game_id: str) -> tuple[GameRecord | None, list[StoredEvent]]:
-        return await self._call(_RELAY_READ, game_id, self.inner.relay_read, game_id)
-
-    async def relayed(self, game_id: str, seq: int) -> None:
-        await self._call(_RELAYED, game_id, self.inner.relayed, game_id, seq)
-
+    # -- Lifecycle
     async def ping(self) -> None:
         await self._call(_PING, None, self.inner.ping)
 

@@ -3,7 +3,7 @@ seat tokens reissued; games listed. Free of HTTP, like `service.games`.
 
 A table is a `GameRecord` without engine state (`state` None) and with a `Table`: its seats,
 who may take them, how it starts. Every change is one save with the record's stamp
-compared (`GameStore.save`), retried on the game as stored when another request won the
+compared (`Games.save`), retried on the game as stored when another request won the
 race, so 50 players joining the last seat at once leave exactly one seated.
 """
 
@@ -13,7 +13,7 @@ import base64
 import math
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -38,7 +38,14 @@ from service.commands import (
 from service.errors import ServiceError
 from service.games import GameService, encode_events, hash_token, off_the_loop, token_matches
 from service.model import OPEN_INDEX, GameRecord, Seat, Table, player_index
-from service.ports import GameExists, IdempotentResponse, StoredEvent, VersionConflict
+from service.ports import (
+    GameExists,
+    Games,
+    IdempotentResponse,
+    Listings,
+    StoredEvent,
+    VersionConflict,
+)
 
 
 class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
@@ -100,12 +107,17 @@ def _replace_at(items: tuple, index: int, value: object) -> tuple:
     return (*items[:index], value, *items[index + 1 :])
 
 
+class LobbyStore(Games, Listings, Protocol):
+    """What the lobby reads of the game service's store itself: the responses remembered
+    under an idempotency key, the listings (every write goes through the game service)."""
+
+
 class Lobby:
     """Tables for real people, on the game service's store, clock and archive hand-off."""
 
     def __init__(self, games: GameService, *, identities_open: bool = True) -> None:
         self.games = games
-        self.store = games.store
+        self.store: LobbyStore = games.store
         self.identities_open = identities_open  # nothing configured: ids are unverified
 
     def require_credentials(self, caller: Caller) -> None:

@@ -19,7 +19,7 @@ class DueGame(NamedTuple):
 
 class Fired(NamedTuple):
     """What looking at a due game did (`GameService.fire_due`), for the poller to settle its
-    entry (`GameStore.settle_due`) and count: `outcome` is timeout | abandoned | cancelled |
+    entry (`DueIndex.settle_due`) and count: `outcome` is timeout | abandoned | cancelled |
     moved_on | gone | conflict; `due` and `stamp` of the game as it was left (`stamp` None:
     the game is gone, its entry goes whatever it holds); `late` seconds past the deadline
     for a timeout."""
@@ -79,7 +79,7 @@ class VersionConflict(Exception):
 
 
 class GameExists(VersionConflict):
-    """`GameStore.create` refused: a game of that id is stored. `remembered`: what that game
+    """`Games.create` refused: a game of that id is stored. `remembered`: what that game
     remembers under the entry's key the create was given (None: nothing)."""
 
     def __init__(self, game_id: str, *, remembered: Remembered | None = None) -> None:
@@ -92,7 +92,7 @@ class StoreUnavailable(Exception):
 
 
 class Save(NamedTuple):
-    """One `GameStore.save`: the game as it is now, the stamp (GameRecord.stamp) it must still be at in the
+    """One `Games.save`: the game as it is now, the stamp (GameRecord.stamp) it must still be at in the
     store, its new events, its expiry and the idempotent response to remember (its key)."""
 
     record: GameRecord
@@ -106,7 +106,7 @@ class Save(NamedTuple):
 class LogNews(Protocol):
     """Wake-ups for the event logs of the games one process watches: a hint that a game's log
     may have grown, never the events themselves (the log stays the source of truth: the
-    reader reads it with `GameStore.events_of` after each hint). A game is reported once its
+    reader reads it with `EventLog.events_of` after each hint). A game is reported once its
     subscription is in place (so a read then misses nothing) and again after every
     reconnection (wake-ups may have been lost meanwhile)."""
 
@@ -124,7 +124,15 @@ class LogNews(Protocol):
     async def close(self) -> None: ...
 
 
-class GameStore(Protocol):
+# -- the store, split by consumer: each use case depends on the narrow ports it uses; the
+# adapters (infra/memory_store.py, infra/redis_store.py) and the instrumented decorator
+# implement all of them, as `GameStore`.
+
+
+class Games(Protocol):
+    """The stored games, each written with a compare-and-set on its stamp together with its
+    new events and the idempotent response to remember (the game service, the lobby)."""
+
     async def create(
         self,
         record: GameRecord,
@@ -161,6 +169,13 @@ class GameStore(Protocol):
         """Do a `save` (what each store implements)."""
         raise NotImplementedError
 
+    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None: ...
+
+
+class EventLog(Protocol):
+    """The games' event logs and the news of their growth (the game service's event pages,
+    the archive reaction, the stream reader `service.watchers`)."""
+
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         """Events with seq > after, oldest first, at most `limit`."""
 
@@ -173,7 +188,10 @@ class GameStore(Protocol):
         reader, `service.watchers`, holds one: one connection, or one per Cluster node,
         whatever the number of games and streams)."""
 
-    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None: ...
+
+class Listings(Protocol):
+    """The listings of games (the lobby's pages) and the count of games in play (`GET
+    /metrics`)."""
 
     async def list_games(
         self, index: str, before: tuple[float, str] | None, limit: int
@@ -184,14 +202,14 @@ class GameStore(Protocol):
         the listing now are returned (entries left by expired or changed games are dropped
         on the way). Cost: O(log n + limit), never a scan of the keyspace."""
 
-    async def ping(self) -> None:
-        """Raise StoreUnavailable when the store cannot serve."""
-
     async def live_games(self) -> int:
         """Games stored, neither finished nor expired, across every replica (for metrics;
         may lag an idle game's expiry by a minute or so)."""
 
-    # -- the relay (service.relay): the event log is the outbox of the reactions to a change
+
+class RelayLog(Protocol):
+    """The relay's cursor in each game's event log (`service.relay`): the event log is the
+    outbox of the reactions to a change."""
 
     async def relay_read(self, game_id: str) -> tuple[GameRecord | None, list[StoredEvent]]:
         """The game as stored (None: gone) and its events past its relay cursor, oldest
@@ -200,14 +218,18 @@ class GameStore(Protocol):
     async def relayed(self, game_id: str, seq: int) -> None:
         """Move the game's relay cursor to `seq` (never back; nothing for a game gone)."""
 
-    # -- the due index: when each game not ended must next be looked at (GameRecord.due).
-    # `create` adds a game's entry; `save` lowers it when the game's due moved earlier and
-    # removes it when the game ended. The entry is never later than the stored game's due
-    # (it may be earlier: the poller then finds the game not due and settles it at its
-    # due); every write of an entry carries the stamp of the record it was read from, and
-    # an entry written from an older stamp than the one it holds is ignored, so a slow
-    # writer never moves a newer game's entry. A save that died between the game and its
-    # entry leaves the entry at the game's previous due: fired late, never lost.
+
+class DueIndex(Protocol):
+    """The due index (the deadline poller, `service.deadlines`): when each game not ended
+    must next be looked at (GameRecord.due).
+
+    `create` adds a game's entry; `save` lowers it when the game's due moved earlier and
+    removes it when the game ended. The entry is never later than the stored game's due
+    (it may be earlier: the poller then finds the game not due and settles it at its
+    due); every write of an entry carries the stamp of the record it was read from, and
+    an entry written from an older stamp than the one it holds is ignored, so a slow
+    writer never moves a newer game's entry. A save that died between the game and its
+    entry leaves the entry at the game's previous due: fired late, never lost."""
 
     async def due_games(self, now: float, limit: int) -> list[DueGame]:
         """Entries due at `now` or before and not under a live claim (another poller is
@@ -224,11 +246,25 @@ class GameStore(Protocol):
         it holds a newer stamp than `stamp` already (`stamp` None: the game is gone, remove
         the entry whatever it holds); release the claim either way."""
 
+
+class Lifecycle(Protocol):
+    """The store's connection: opened at start, checked by `GET /ready`, closed at the end
+    (the composition root, the API's readiness check)."""
+
+    async def ping(self) -> None:
+        """Raise StoreUnavailable when the store cannot serve."""
+
     async def open(self) -> None:
         """Get ready before the first request (the Redis Cluster store learns the cluster's
         nodes and slots here). Nothing to do for most stores."""
 
     async def close(self) -> None: ...
+
+
+class GameStore(Games, EventLog, Listings, RelayLog, DueIndex, Lifecycle, Protocol):
+    """Every port of the store at once: what the adapters in `infra/` and the instrumented
+    decorator (`service.instrumented_store`) implement, and what the composition root hands
+    around."""
 
 
 class ArchiveJob(msgspec.Struct, frozen=True, kw_only=True):

@@ -35,7 +35,7 @@ import msgspec
 from service.archive import ARCHIVED_STATUSES
 from service.jobs import Job, LeasedQueue, Worker
 from service.model import GameRecord
-from service.ports import ArchiveJob, GameStore, StoredEvent
+from service.ports import ArchiveJob, EventLog, RelayLog, StoredEvent
 
 log = logging.getLogger("ten.relay")
 
@@ -61,7 +61,7 @@ class Reaction(Protocol):
 class Relay:
     def __init__(
         self,
-        store: GameStore,
+        store: RelayLog,
         queue: LeasedQueue,
         reactions: Sequence[Reaction] = (),
         *,
@@ -128,7 +128,7 @@ class ArchiveReaction:
 
     def __init__(
         self,
-        store: GameStore,
+        store: EventLog,
         queue: LeasedQueue,
         *,
         wake: Callable[[], None] | None = None,

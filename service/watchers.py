@@ -1,9 +1,9 @@
 """The event streams of one process (`GET /v1/games/{id}/events/stream`), served by one reader.
 
 A stream costs memory, not a store connection. One reader per process (`Watchers.run_forever`)
-subscribes to the logs of the games its streams follow (`GameStore.log_news`: on Redis,
+subscribes to the logs of the games its streams follow (`EventLog.log_news`: on Redis,
 sharded Pub/Sub, one connection, one per Cluster node) and, at every wake-up, reads what is
-new in those logs in one round trip (`GameStore.events_of`). Each event is encoded once as
+new in those logs in one round trip (`EventLog.events_of`). Each event is encoded once as
 an SSE block into its game's ring of the last `TEN_SSE_BUFFER` blocks; a stream is a cursor
 (the seq it sent last) and a wake-up flag, and sends every block after its cursor in one
 write. The log stays the source of truth: a wake-up only says "read"; a subscription, a
@@ -33,11 +33,11 @@ import logging
 import random
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import msgspec
 
-from service.ports import GameStore, LogNews, StoredEvent, StoreUnavailable
+from service.ports import EventLog, Games, LogNews, StoredEvent, StoreUnavailable
 
 log = logging.getLogger("ten.streams")
 
@@ -52,6 +52,11 @@ CHECKS_AT_ONCE = 8  # quiet games looked at concurrently (as many store connecti
 # store reads of streams starting (the game, its backlog) at once: a burst of thousands of
 # streams does not open a connection of the store's pool for each
 STARTING_READS = 8
+
+
+class FollowedGames(Games, EventLog, Protocol):
+    """What the reader and the streams starting read: the games' event logs and their news,
+    and the games themselves (`load`: whether a game went quiet because it ended)."""
 
 
 class StreamsRefused(Exception):
@@ -172,7 +177,7 @@ class Watchers:
 
     def __init__(
         self,
-        store: GameStore,
+        store: FollowedGames,
         *,
         max_streams: int = 10_000,
         max_per_client: int = 100,

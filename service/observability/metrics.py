@@ -35,7 +35,7 @@ from prometheus_client.core import GaugeMetricFamily
 
 from domain.errors import RuleError
 from service.games import Acted, GameService
-from service.ports import GameStore, StoreUnavailable
+from service.ports import Listings, StoreUnavailable
 
 # no `*_created` timestamp series beside every counter: half the scrape for no use here
 disable_created_metrics()
@@ -316,7 +316,7 @@ class ProblemMetricsPlugin(InitPlugin):
         return counted
 
 
-def metrics_route(store: GameStore):
+def metrics_route(store: Listings):
     """`GET /metrics` in the Prometheus text format; not in the OpenAPI document."""
     local = CollectorRegistry(auto_describe=True)
     live = _LiveGamesCollector()

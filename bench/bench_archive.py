@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.integrati
 
 from domain.simulation import play_game
 from infra.archive import SqlArchive, make_engine, upgrade_async
+from service.archiving import archive_game
 from service.games import encode_events
 from service.model import GameRecord
 from service.ports import StoredEvent
@@ -89,7 +90,7 @@ async def archive_run(server: str, jobs: list[Job], concurrency: int) -> tuple[f
                 while queue:
                     record, events, players = queue.pop()
                     start = time.perf_counter()
-                    inserted = await archive.archive(record, events, players)
+                    inserted = await archive_game(archive, record, events, players)
                     latencies.append(time.perf_counter() - start)
                     assert inserted
 

@@ -1,21 +1,23 @@
-"""What the archive returns, and the port the service programs against.
+"""What the archive keeps and returns, and the port the service programs against.
 
 Plain msgspec Structs (no SQLAlchemy rows, no domain types), ready to encode as JSON.
-`GameArchive` is the port; `infra.archive.SqlArchive` implements it.
+`GameArchive` is the port; `infra.archive.SqlArchive` implements it. Its writes go through
+a unit of work (`ArchiveUnit`, from `GameArchive.unit()`): one transaction, kept only when
+committed; the use cases that write (`service.archiving`) decide what is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Literal, Protocol, get_args
 
 import msgspec
 
-from service.model import GameRecord
 from service.ports import StoredEvent
 from service.ranking import SeatUnrankedReason, UnrankedReason
-from service.ratings import Rating
+from service.ratings import RatedSeat, Rating, SeatFacts, SeatOutcome
 
 _RECORD = {"frozen": True, "kw_only": True}
 
@@ -24,6 +26,8 @@ LeaderboardOrder = Literal["wins", "mean_score", "rating"]
 # after nobody acted for TEN_IDLE_TTL; both stop mid-game, without results, never ranked
 ArchivedStatus = Literal["finished", "aborted", "abandoned"]
 ARCHIVED_STATUSES: tuple[ArchivedStatus, ...] = get_args(ArchivedStatus)
+ID_LENGTH = 64  # characters of an archived game's id at most
+PLAYER_ID_LENGTH = 200  # characters of an archived player id at most
 
 
 class InvalidCursor(ValueError):
@@ -149,20 +153,85 @@ class LeaderboardRow(msgspec.Struct, **_RECORD):
     rating: Rating | None = None  # by="rating" only
 
 
-class GameArchive(Protocol):
+class ArchivedEvent(msgspec.Struct, **_RECORD):
+    """One event of an archived log: its JSON exactly as it was published."""
+
+    seq: int
+    type: str  # the event's tag
+    data: str
+
+
+class Archival(msgspec.Struct, **_RECORD):
+    """What the archive keeps of one ended game (`service.archiving.archival`): the game
+    with its seats and results as `GameArchive.get_game` returns it, its whole log, and
+    the seats its ratings are updated from (empty: the game is not rated)."""
+
+    game: ArchivedGame
+    events: tuple[ArchivedEvent, ...]
+    rated: tuple[RatedSeat, ...]
+
+
+class GameRating(msgspec.Struct, **_RECORD):
+    """What one rated game did to its players' ratings (`service.ratings.rate`)."""
+
+    game_id: str
+    finished_at: datetime
+    outcomes: tuple[SeatOutcome, ...]
+
+
+class RankedGame(msgspec.Struct, **_RECORD):
+    """An archived ranked game as a rebuild of the ratings reads it: its seats in seat
+    order, each with its result's rank (None: no result)."""
+
+    game_id: str
+    finished_at: datetime
+    seats: tuple[SeatFacts, ...]
+
+
+class ArchiveUnit(Protocol):
+    """One transaction on the archive (a unit of work): what it wrote is kept when
+    `commit()` is called, and dropped when the unit ends without it. Two units that write
+    the same game, or rate a player in common, are serialized: the second one sees what
+    the first committed."""
+
+    async def add_game(self, archival: Archival) -> bool:
+        """Write the game, its seats, results and log; False (nothing written) when it is
+        archived already."""
+
+    async def ratings_of(self, player_ids: Sequence[str]) -> dict[str, Rating]:
+        """The current rating of each of `player_ids` that has one, held until the unit
+        ends so that no other unit rates them meanwhile."""
+
+    async def save_ratings(self, rated: GameRating) -> None:
+        """Store a rated game's new ratings and history; the game takes the next place in
+        the rating order."""
+
+    async def ranked_games(self) -> list[RankedGame]:
+        """Every archived ranked game in rating order: those rated so far in the order they
+        were, after those archived before ratings existed (by their end, then id). Holds
+        the ratings until the unit ends (nothing is rated meanwhile)."""
+
+    async def replace_ratings(
+        self, rated: Sequence[GameRating], ratings: Mapping[str, Rating]
+    ) -> None:
+        """Replace every rating, the whole history and the rating order by `rated` (their
+        order renumbered from 1) and `ratings` (each player's after the last of them)."""
+
+    async def commit(self) -> None: ...
+
+
+class ArchiveUnits(Protocol):
+    """Where the archive's writers (`service.archiving`) get their units of work."""
+
+    def unit(self) -> AbstractAsyncContextManager[ArchiveUnit]:
+        """A new unit of work (a transaction) on the archive."""
+
+
+class GameArchive(ArchiveUnits, Protocol):
     """The port: ended games (finished, aborted or abandoned) kept for good, their logs,
     and per-player figures (of the seats that count in ranked games unless told
-    otherwise)."""
-
-    async def archive(
-        self,
-        record: GameRecord,
-        events: Sequence[StoredEvent],
-        player_ids: Sequence[str | None],
-    ) -> bool:
-        """Store an ended game once, ranked or not (`service.ranking.ranking`), and rate it
-        in the same transaction when `service.ratings.rated_table` says so; False when it
-        was already archived (nothing changes)."""
+    otherwise). Written through units of work (`service.archiving.archive_game`,
+    `rebuild_ratings`)."""
 
     async def list_games(
         self,
@@ -203,10 +272,6 @@ class GameArchive(Protocol):
         self, player_id: str, *, before: int | None = None, limit: int = 50
     ) -> list[RatingChange]:
         """A player's rating changes, newest first: those with seq < `before` (None: all)."""
-
-    async def rebuild_ratings(self) -> int:
-        """Recompute every rating from the archived games in rating order; the number of
-        games rated."""
 
     async def ping(self) -> None: ...
 

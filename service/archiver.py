@@ -3,8 +3,8 @@
 Archiving never blocks or fails an action: the relay's archive reaction
 (`service.relay.ArchiveReaction`) puts the ended game, with its whole log, in the archive
 queue; this job's worker (`service.jobs.Worker`, in every replica) archives each one and
-removes it once the archive has it (exactly once in the archive even when two replicas take
-the same game: `archive()` is idempotent). While the database is down
+removes it once the archive has it (`service.archiving.archive_game`: exactly once in the
+archive, and rated once, even when two replicas take the same game). While the database is down
 (`StoreUnavailable`) nothing leaves the queue and no job is blamed; a game the archive
 refuses (a `ValueError` of the archive's checks, a value the database refuses:
 `PermanentFailure`), or one failing `max_failures` times, is quarantined with its reason
@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from service.archive import GameArchive
+from service.archiving import archive_game
 from service.jobs import Job, LeasedQueue, PermanentFailure, Worker
 from service.ports import ArchiveJob
 
@@ -39,10 +40,10 @@ class Archiver:
         record = archived.record
         seats = len(record.state.players) if record.state is not None else 0
         try:
-            # finished, aborted or abandoned: `archive` decides whether it is ranked and
-            # which seats count
-            await self.archive.archive(
-                record, archived.events, record.player_ids or (None,) * seats
+            # finished, aborted or abandoned: `archive_game` decides whether it is ranked,
+            # which seats count and whether it is rated
+            await archive_game(
+                self.archive, record, archived.events, record.player_ids or (None,) * seats
             )
         except ValueError as exc:  # a log the archive refuses: it never will take it
             raise PermanentFailure(str(exc)) from exc

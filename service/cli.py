@@ -20,6 +20,7 @@ import time
 from datetime import UTC, datetime
 
 from service.app import build_adapters
+from service.archiving import rebuild_ratings
 from service.jobs import requeue_all
 from service.settings import Settings
 
@@ -62,7 +63,7 @@ async def _rebuild_ratings(url: str | None) -> int:
 
     archive = SqlArchive.from_url(url)
     try:
-        return await archive.rebuild_ratings()
+        return await rebuild_ratings(archive)
     finally:
         await archive.close()
 

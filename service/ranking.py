@@ -23,6 +23,7 @@ void the others' results nor let a losing player do so.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, TypeVar
 
 import msgspec
@@ -107,6 +108,14 @@ def ranking(record: GameRecord) -> Ranking:
         reasons=tuple(r for r in UNRANKED_REASONS if r in found),
         seats=tuple(_seat_reason(p) for p in record.state.players),
     )
+
+
+def archived_ranking(record: GameRecord, player_ids: Sequence[str | None]) -> Ranking:
+    """`ranking` of the game as it is archived with `player_ids`: player ids given apart
+    from the record's own were never verified (they are ranked as unverified)."""
+    if tuple(player_ids) != tuple(record.player_ids):
+        record = msgspec.structs.replace(record, player_ids=tuple(player_ids), verified=())
+    return ranking(record)
 
 
 def _seat_reason(player: Player) -> SeatUnrankedReason | None:

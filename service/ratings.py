@@ -19,7 +19,7 @@ A player's `ordinal` (mu - 3 sigma, openskill's conservative estimate) orders th
 leaderboard by rating; a player never rated has the prior (mu 25, sigma 25/3).
 
 `python -m service.cli ratings rebuild [--url URL]` recomputes every rating from the archive
-(`GameArchive.rebuild_ratings`): the same numbers as the ratings updated game by game, to
+(`service.archiving.rebuild_ratings`): the same numbers as the ratings updated game by game, to
 the last bit.
 """
 

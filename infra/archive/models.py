@@ -49,6 +49,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
+from service.archive import ID_LENGTH, PLAYER_ID_LENGTH
+
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -57,8 +59,6 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-ID_LENGTH = 64
-PLAYER_ID_LENGTH = 200
 REASON_LENGTH = 32  # an unranked reason's code (`service.ranking`)
 
 

@@ -1,12 +1,14 @@
 """`SqlArchive`: ended games (finished, aborted or abandoned) in SQL (PostgreSQL or
 SQLite), the `GameArchive` port.
 
-Writes: `archive()` inserts a game with its seats, results and events in one transaction,
-exactly once. The game row goes first with INSERT ... ON CONFLICT DO NOTHING: of several
-callers racing on one game, PostgreSQL makes the others wait on the primary key until the
-first commits and then skip (SQLite: writers queue on BEGIN IMMEDIATE); a caller that
-inserted nothing writes nothing more and answers False. A rated game updates its players'
-ratings in that same transaction (`ratings.rate_game`), so it is rated exactly once.
+Writes: `unit()` is the unit of work (`service.archive.ArchiveUnit`), one transaction
+(SQLite: BEGIN IMMEDIATE, so writers queue up front) committed by `commit()` and rolled
+back otherwise; what is written, and when a game is rated, is `service.archiving`'s. Its
+`add_game` inserts a game with its seats, results and events (`rows.archive_rows`), the
+game row first with INSERT ... ON CONFLICT DO NOTHING: of several units racing on one game,
+PostgreSQL makes the others wait on the primary key until the first commits and then skip;
+a unit that inserted nothing writes nothing more and answers False. The ratings' part is
+`ratings` (held, saved, read in rating order and replaced).
 
 Reads: listings are newest first by (finished_at, id) with keyset cursors (an index range
 scan per page, stable while games are added); per-player figures aggregate `results`
@@ -19,8 +21,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -33,20 +35,22 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from domain.cards import COLORS
 from service.archive import (
     ARCHIVED_STATUSES,
+    Archival,
     ArchivedGame,
     ArchivedResult,
     ArchivedSeat,
     ColorScore,
+    GameRating,
     GameSummary,
     InvalidCursor,
     LeaderboardOrder,
     LeaderboardRow,
     PlayerStats,
+    RankedGame,
     RatingChange,
     SeatSummary,
 )
 from service.jobs import PermanentFailure
-from service.model import GameRecord
 from service.ports import StoredEvent, StoreUnavailable
 from service.ratings import PRIOR, Rating
 
@@ -54,9 +58,11 @@ from .database import make_engine
 from .models import events as events_table
 from .models import games, results, seats
 from .models import ratings as ratings_table
-from .ratings import current_ratings, rate_game, table_of_rows
+from .ratings import current_ratings, ranked_games
 from .ratings import history as rating_history
-from .ratings import rebuild as rebuild_ratings
+from .ratings import hold as hold_ratings
+from .ratings import replace as replace_ratings
+from .ratings import save as save_ratings
 from .rows import archive_rows
 
 MAX_LIMIT = 500
@@ -111,49 +117,21 @@ class SqlArchive:
 
     # ------------------------------------------------------------------ writes
 
-    async def archive(
-        self,
-        record: GameRecord,
-        events: Sequence[StoredEvent],
-        player_ids: Sequence[str | None],
-    ) -> bool:
-        """Insert an ended game (finished, or aborted or abandoned: no results), its seats,
-        results and whole event log in one transaction, ranked or not and which seats
-        count (`rows.decide_ranking`). True when this call inserted it, False when it was
-        already archived (also when another caller won the race). ValueError for a game
-        still going or an incomplete log (nothing is written)."""
-        rows = archive_rows(record, events, player_ids)
+    @asynccontextmanager
+    async def unit(self) -> AsyncIterator[SqlUnit]:
+        """A unit of work: one transaction, kept when the unit commits, rolled back when it
+        ends otherwise. A connection failure is StoreUnavailable; a value the database
+        refuses, PermanentFailure (`_refused_data`)."""
         with _translate_errors(), _refused_data():
             async with self.engine.connect() as conn:
                 if self._dialect == "sqlite":
                     await conn.execution_options(sqlite_immediate=True)
-                async with conn.begin():
-                    inserted = await conn.execute(self._insert_game, rows.game)
-                    if inserted.rowcount != 1:
-                        return False  # already archived: nothing else is written
-                    await conn.execute(insert(seats), rows.seats)
-                    if rows.results:  # none for an aborted or abandoned game
-                        await conn.execute(insert(results), rows.results)
-                    await self._insert_events(conn, rows.events)
-                    table = table_of_rows(rows.seats, rows.results)
-                    if table:  # a rated game: in this transaction, so exactly once
-                        await rate_game(conn, record.id, rows.game["finished_at"], table)
-        return True
-
-    async def _insert_events(self, conn: AsyncConnection, rows: list[dict[str, Any]]) -> None:
-        if self._dialect != "postgresql":
-            await conn.execute(insert(events_table), rows)
-            return
-        # one statement with three arrays instead of a row per event: ~1.5x the games/s
-        await conn.execute(
-            _PG_INSERT_EVENTS,
-            {
-                "game_id": rows[0]["game_id"],
-                "seqs": [r["seq"] for r in rows],
-                "types": [r["type"] for r in rows],
-                "datas": [r["data"] for r in rows],
-            },
-        )
+                transaction = await conn.begin()
+                try:
+                    yield SqlUnit(conn, self._insert_game)
+                finally:
+                    if transaction.is_active:
+                        await transaction.rollback()
 
     # ------------------------------------------------------------------ reads
 
@@ -389,21 +367,64 @@ class SqlArchive:
             async with self.engine.connect() as conn:
                 return await rating_history(conn, player_id, before, limit)
 
-    async def rebuild_ratings(self) -> int:
-        """Recompute every rating from the archive (`ratings.rebuild`), in one transaction
-        that keeps games from being rated meanwhile; the number of games rated."""
-        with _translate_errors():
-            async with self.engine.connect() as conn:
-                if self._dialect == "sqlite":
-                    await conn.execution_options(sqlite_immediate=True)
-                async with conn.begin():
-                    return await rebuild_ratings(conn)
-
     async def ping(self) -> None:
         """Raise StoreUnavailable when the database cannot answer."""
         with _translate_errors():
             async with self.engine.connect() as conn:
                 await conn.execute(text("SELECT 1"))
+
+
+class SqlUnit:
+    """`service.archive.ArchiveUnit` on one connection in a transaction (`SqlArchive.unit`)."""
+
+    def __init__(self, conn: AsyncConnection, insert_game: Any) -> None:
+        self._conn = conn
+        self._insert_game = insert_game
+
+    async def add_game(self, archival: Archival) -> bool:
+        """Insert the game, its seats, results and log; False when it is there already
+        (nothing is written)."""
+        rows = archive_rows(archival)
+        inserted = await self._conn.execute(self._insert_game, rows.game)
+        if inserted.rowcount != 1:
+            return False  # already archived: nothing else is written
+        await self._conn.execute(insert(seats), rows.seats)
+        if rows.results:  # none for an aborted or abandoned game
+            await self._conn.execute(insert(results), rows.results)
+        await self._insert_events(rows.events)
+        return True
+
+    async def _insert_events(self, rows: list[dict[str, Any]]) -> None:
+        if self._conn.dialect.name != "postgresql":
+            await self._conn.execute(insert(events_table), rows)
+            return
+        # one statement with three arrays instead of a row per event: ~1.5x the games/s
+        await self._conn.execute(
+            _PG_INSERT_EVENTS,
+            {
+                "game_id": rows[0]["game_id"],
+                "seqs": [r["seq"] for r in rows],
+                "types": [r["type"] for r in rows],
+                "datas": [r["data"] for r in rows],
+            },
+        )
+
+    async def ratings_of(self, player_ids: Sequence[str]) -> dict[str, Rating]:
+        return await hold_ratings(self._conn, player_ids)
+
+    async def save_ratings(self, rated: GameRating) -> None:
+        await save_ratings(self._conn, rated)
+
+    async def ranked_games(self) -> list[RankedGame]:
+        return await ranked_games(self._conn)
+
+    async def replace_ratings(
+        self, rated: Sequence[GameRating], ratings: Mapping[str, Rating]
+    ) -> None:
+        await replace_ratings(self._conn, rated, ratings)
+
+    async def commit(self) -> None:
+        await self._conn.commit()
 
 
 def _board_columns() -> tuple[Any, Any, Any]:

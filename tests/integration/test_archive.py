@@ -38,20 +38,19 @@ from domain.views import public_view
 from infra.archive import InvalidCursor, SqlArchive, make_engine
 from infra.archive.models import events as events_table
 from infra.archive.models import games, results, seats
+from service.archiving import archival, archive_game
 from service.model import GameRecord
 from service.ports import StoredEvent, StoreUnavailable
-from tests.support.archived_games import (
+from tests.support.archived_games import DIALECTS, Db, migrated_database
+from tests.support.ended_games import (
     BASE,
-    DIALECTS,
     GAMES,
     PLAYERS,
-    Db,
     Played,
     aborted_game,
     clocked,
     dataset,
     make_game,
-    migrated_database,
     scenario_games,
 )
 
@@ -82,7 +81,9 @@ def filled(request: pytest.FixtureRequest) -> Iterator[Db]:
     with migrated_database(request.param) as db:
 
         async def fill(archive: SqlArchive) -> list[bool]:
-            return [await archive.archive(p.record, p.stored, p.player_ids) for p in dataset()]
+            return [
+                await archive_game(archive, p.record, p.stored, p.player_ids) for p in dataset()
+            ]
 
         assert db.run(fill) == [True] * GAMES
         yield db
@@ -137,6 +138,8 @@ def test_get_game_round_trip(filled: Db) -> None:
                 "busts": busts_of(p, want.seat),
             }
             assert list(have.colors) == list(want.colors)  # the rules' colour order
+        # the SQL archive gives back exactly what the core decided to keep
+        assert got == archival(p.record, p.stored, p.player_ids).game
 
 
 def test_the_data_set_exercises_the_figures() -> None:
@@ -278,9 +281,9 @@ def test_cursor_is_stable_while_games_arrive(empty: Db) -> None:
 
     async def body(archive: SqlArchive) -> list[str]:
         for p in played:
-            await archive.archive(p.record, p.stored, p.player_ids)
+            await archive_game(archive, p.record, p.stored, p.player_ids)
         first, cursor = await archive.list_games(limit=5)
-        await archive.archive(late.record, late.stored, late.player_ids)
+        await archive_game(archive, late.record, late.stored, late.player_ids)
         rest: list[str] = []
         while cursor is not None:
             page, cursor = await archive.list_games(limit=5, cursor=cursor)
@@ -422,7 +425,7 @@ def test_leaderboard_ties_are_broken_by_player_id(empty: Db) -> None:
         for turn in range(3):
             record = msgspec.structs.replace(p.record, id=f"{p.id[:-1]}{turn}")
             rotated = names[turn:] + names[:turn]
-            assert await archive.archive(record, p.stored, rotated)
+            assert await archive_game(archive, record, p.stored, rotated)
         stats = [await archive.player_stats(name, ranked_only=False) for name in names]
         return (
             await archive.leaderboard("wins", ranked_only=False),
@@ -456,13 +459,13 @@ def test_concurrent_archiving_stores_one_copy(empty: Db) -> None:
 
     async def body(archive: SqlArchive) -> tuple[list[bool], list[bool], bool]:
         same = await asyncio.gather(
-            *[archive.archive(one.record, one.stored, one.player_ids) for _ in range(10)]
+            *[archive_game(archive, one.record, one.stored, one.player_ids) for _ in range(10)]
         )
         jobs = [p for _ in range(10) for p in three]
         mixed = await asyncio.gather(
-            *[archive.archive(p.record, p.stored, p.player_ids) for p in jobs]
+            *[archive_game(archive, p.record, p.stored, p.player_ids) for p in jobs]
         )
-        again = await archive.archive(one.record, one.stored, one.player_ids)
+        again = await archive_game(archive, one.record, one.stored, one.player_ids)
         return list(same), list(mixed), again
 
     same, mixed, again = empty.run(body)
@@ -497,7 +500,7 @@ def test_archive_rejects_what_is_not_a_whole_finished_game(empty: Db) -> None:
     async def body(archive: SqlArchive) -> None:
         for record, stored, player_ids in bad:
             with pytest.raises(ValueError, match=r"."):
-                await archive.archive(record, stored, player_ids)
+                await archive_game(archive, record, stored, player_ids)
 
     empty.run(body)
     assert empty.count(games) == empty.count(seats) == empty.count(events_table) == 0
@@ -517,7 +520,7 @@ def test_archive_is_one_transaction(empty: Db, monkeypatch: pytest.MonkeyPatch) 
         return rows
 
     async def body(archive: SqlArchive) -> bool:
-        return await archive.archive(p.record, p.stored, p.player_ids)
+        return await archive_game(archive, p.record, p.stored, p.player_ids)
 
     monkeypatch.setattr(repository, "archive_rows", broken_rows)
     with pytest.raises(IntegrityError):
@@ -617,9 +620,9 @@ def test_an_aborted_game_is_archived_unranked_without_results(empty: Db) -> None
     stopped = aborted_game(1)
 
     async def body(archive: SqlArchive) -> tuple[Any, ...]:
-        assert await archive.archive(done.record, done.stored, done.player_ids)
-        assert await archive.archive(stopped.record, stopped.stored, stopped.player_ids)
-        assert not await archive.archive(stopped.record, stopped.stored, stopped.player_ids)
+        assert await archive_game(archive, done.record, done.stored, done.player_ids)
+        assert await archive_game(archive, stopped.record, stopped.stored, stopped.player_ids)
+        assert not await archive_game(archive, stopped.record, stopped.stored, stopped.player_ids)
         return (
             await archive.get_game(stopped.id),
             await archive.events(stopped.id),
@@ -672,7 +675,7 @@ def test_archive_refuses_an_inconsistent_aborted_game(empty: Db) -> None:
             (stopped.record, stopped.stored[1:], stopped.player_ids),  # log without its start
         ]:
             with pytest.raises(ValueError, match=r"."):
-                await archive.archive(record, stored, ids)
+                await archive_game(archive, record, stored, ids)
 
     empty.run(body)
     assert empty.count(games) == empty.count(seats) == empty.count(events_table) == 0
@@ -685,7 +688,7 @@ def test_player_ids_given_apart_from_the_record_are_unverified(empty: Db) -> Non
     assert swapped != p.player_ids
 
     async def body(archive: SqlArchive) -> Any:
-        await archive.archive(p.record, p.stored, swapped)
+        await archive_game(archive, p.record, p.stored, swapped)
         return await archive.get_game(p.id)
 
     got = empty.run(body)
@@ -708,7 +711,9 @@ def clocked_db(request: pytest.FixtureRequest) -> Iterator[Db]:
     with migrated_database(request.param) as db:
 
         async def fill(archive: SqlArchive) -> list[bool]:
-            return [await archive.archive(p.record, p.stored, p.player_ids) for p in clocked()]
+            return [
+                await archive_game(archive, p.record, p.stored, p.player_ids) for p in clocked()
+            ]
 
         assert db.run(fill) == [True] * len(clocked())
         yield db
@@ -758,6 +763,7 @@ def test_clocked_games_round_trip(clocked_db: Db) -> None:
         ]
         assert got.version == p.sim.state.version
         assert got.event_count == len(p.stored)
+        assert got == archival(p.record, p.stored, p.player_ids).game  # as the core decided
         if abandoned:
             assert got.results == ()
             continue
@@ -879,7 +885,7 @@ def test_archive_refuses_an_inconsistent_abandoned_game(empty: Db) -> None:
             (idle.record, [*idle.stored, *done.stored[-1:]]),  # a game_finished after all
         ]:
             with pytest.raises(ValueError, match=r"."):
-                await archive.archive(record, stored, idle.player_ids)
+                await archive_game(archive, record, stored, idle.player_ids)
 
     empty.run(body)
     assert empty.count(games) == empty.count(seats) == empty.count(events_table) == 0

@@ -26,38 +26,22 @@ from sqlalchemy import select
 from domain.model import GameFinished
 from infra.archive import SqlArchive, downgrade, make_engine, upgrade
 from infra.archive.models import rated_games, rating_history, ratings
+from service.archiving import archive_game, rebuild_ratings
 from service.games import encode_events
-from service.ratings import PRIOR, RatedSeat, Rating, predict, replay
+from service.ratings import PRIOR, Rating, predict, replay
 from tests.servers import ROOT, ServiceProcess
-from tests.support.archived_games import (
-    DIALECTS,
+from tests.support.archived_games import DIALECTS, Db, migrated_database
+from tests.support.ended_games import (
     PLAYERS,
-    Db,
     Played,
     aborted_game,
     clocked,
     dataset,
-    migrated_database,
+    rated_seats,
     scenario_games,
 )
 
 pytestmark = pytest.mark.integration
-
-
-def rated_seats(p: Played) -> list[RatedSeat]:
-    """The rule restated: in a ranked game, the seats that count (not taken over) played by
-    a human with a player id, placed by rank; two or more, else the game is not rated."""
-    if not p.ranked:
-        return []
-    state = p.record.state
-    assert state is not None
-    assert state.results is not None
-    table = [
-        RatedSeat(player_id=pid, rank=state.results[seat].rank)
-        for seat, pid in enumerate(p.player_ids)
-        if pid is not None and state.players[seat].bot is None and seat not in p.excluded
-    ]
-    return table if len(table) >= 2 else []
 
 
 def shared(results: tuple[Any, ...], places: int) -> tuple[Any, ...]:
@@ -137,7 +121,7 @@ def test_the_games_exercise_the_ratings() -> None:
 def archive_all(db: Db, played: list[Played], archive: SqlArchive | None = None) -> list[bool]:
     async def body(default: SqlArchive) -> list[bool]:
         use = archive or default
-        return [await use.archive(p.record, p.stored, p.player_ids) for p in played]
+        return [await archive_game(use, p.record, p.stored, p.player_ids) for p in played]
 
     return db.run(body)
 
@@ -182,7 +166,7 @@ def stored_ratings(db: Db) -> dict[str, Rating]:
 
 def rebuild(db: Db) -> int:
     async def body(archive: SqlArchive) -> int:
-        return await archive.rebuild_ratings()
+        return await rebuild_ratings(archive)
 
     return db.run(body)
 
@@ -287,7 +271,9 @@ def test_a_game_is_rated_once_when_two_replicas_race(empty: Db) -> None:
 
     async def race(archive: SqlArchive) -> list[bool]:
         jobs = [(a, p) for p in games for a in (archive, other, archive, other, archive, other)]
-        return await asyncio.gather(*(a.archive(p.record, p.stored, p.player_ids) for a, p in jobs))
+        return await asyncio.gather(
+            *(archive_game(a, p.record, p.stored, p.player_ids) for a, p in jobs)
+        )
 
     try:
         won = empty.run(race)
@@ -311,7 +297,9 @@ def test_concurrent_games_with_common_players_lose_no_update(empty: Db) -> None:
 
     async def race(archive: SqlArchive) -> list[bool]:
         jobs = [(archive if i % 2 else other, p) for i, p in enumerate(everything())]
-        return await asyncio.gather(*(a.archive(p.record, p.stored, p.player_ids) for a, p in jobs))
+        return await asyncio.gather(
+            *(archive_game(a, p.record, p.stored, p.player_ids) for a, p in jobs)
+        )
 
     try:
         assert empty.run(race) == [True] * len(everything())

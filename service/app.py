@@ -44,7 +44,7 @@ from service.identity import Identity
 from service.jobs import LeasedQueue
 from service.lobby import Lobby
 from service.observability.logs import RequestContext, configure_logging
-from service.ports import GameStore
+from service.ports import Fired, GameStore
 from service.relay import ArchiveReaction, Relay
 from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
@@ -230,23 +230,15 @@ class Background:
         service: GameService,
         obs: Instruments,
         webhooks: Webhooks,
+        deadlines: DeadlinePoller,
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
         self.relay = relay
         self.open_adapters: Callable[[], Awaitable[None]] | None = None
         self.relayer = relay.worker(count=obs.count_job())
         self.webhooks = webhooks
+        self.deadlines = deadlines
         self.tasks: list[asyncio.Task] = []
-        # games whose clock ran out or that were left idle, on whichever replica sees them
-        # first; the service tells it of every due it sets (the embedded store's timer)
-        self.deadlines = DeadlinePoller(
-            service.store,
-            service.fire_due,
-            poll=settings.deadline_poll,
-            lease=settings.deadline_lease,
-            metrics=obs.metrics,
-        )
-        service.on_due = self.deadlines.wake
         # every event stream of the process, served by one reader of the store
         self.watchers = Watchers(
             service.store,
@@ -401,10 +393,29 @@ def game_service(
     archive_reaction = ArchiveReaction(
         store, archiver.queue, wake=archiver.wake, count=obs.count_queued()
     )
-    # every reaction to a change, in one place: to add one, list it here
-    relay = Relay(store, adapters.queue("relay"), [archive_reaction, webhooks])
+
+    async def fire(game_id: str) -> Fired:
+        # the poller and the service need each other (the service's saves tell the poller
+        # of their dues): the service, made below, is looked up when a game is due
+        return await service.fire_due(game_id)
+
+    # games whose clock ran out or that were left idle, on whichever replica sees them
+    # first; told of every due this process's saves set (a local reaction: the embedded
+    # store's timer)
+    deadlines = DeadlinePoller(
+        store,
+        fire,
+        poll=settings.deadline_poll,
+        lease=settings.deadline_lease,
+        metrics=obs.metrics,
+    )
+    # every reaction to a change, in one place: to add one, list it here. Durable (marked,
+    # at least once): the archive, the webhooks; local (this process's): the deadline
+    # poller's wake
+    reactions = [archive_reaction, webhooks, deadlines]
+    relay = Relay(store, adapters.queue("relay"), reactions)
     service = obs.service_class(store, settings, relay=relay)
-    return service, Background(settings, archiver, relay, service, obs, webhooks)
+    return service, Background(settings, archiver, relay, service, obs, webhooks, deadlines)
 
 
 def create_app(

@@ -45,7 +45,7 @@ from service.jobs import LeasedQueue
 from service.lobby import Lobby
 from service.observability.logs import RequestContext, configure_logging
 from service.ports import Fired, GameStore
-from service.relay import ArchiveReaction, Relay
+from service.relay import ArchiveReaction, LocalReaction, Relay
 from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
 from service.watchers import Watchers
@@ -156,7 +156,8 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
 
 
 class Instruments:
-    """Metrics and tracing as the settings ask, each off costing nothing per request."""
+    """Metrics and tracing as the settings ask, each off costing nothing per request. The
+    app's one `Metrics` (`metrics`, None: off) is made here and handed to whatever counts."""
 
     def __init__(self, settings: Settings, store_system: str, tracer_provider: Any) -> None:
         self.metrics = None
@@ -166,7 +167,7 @@ class Instruments:
             from service.observability import metrics as m  # noqa: PLC0415 - only when on
 
             self._m = m
-            self.metrics = m.metrics()
+            self.metrics = m.Metrics()
         if settings.tracing:
             from service.observability.tracing import Tracing  # noqa: PLC0415 - optional
 
@@ -191,17 +192,17 @@ class Instruments:
     def count_queued(self) -> Callable[[], None] | None:
         return None if self.metrics is None else self.metrics.archive_queued.inc
 
-    @property
-    def service_class(self) -> type[GameService]:
-        return GameService if self.metrics is None else self._m.MeteredGameService
+    def reactions(self) -> list[LocalReaction]:
+        """The metrics' reaction to every save (actions, games created and finished)."""
+        return [] if self.metrics is None else [self._m.GameMetrics(self.metrics)]
 
     def route_handlers(self, store: GameStore) -> list:
-        return [] if self.metrics is None else [self._m.metrics_route(store)]
+        return [] if self.metrics is None else [self._m.metrics_route(store, self.metrics)]
 
     def plugins(self) -> list:
         plugins: list = []
         if self.metrics is not None:
-            plugins.append(self._m.ProblemMetricsPlugin())  # after ProblemDetailsPlugin
+            plugins.append(self._m.ProblemMetricsPlugin(self.metrics))  # after ProblemDetails
         if self.tracing is not None:
             plugins.append(self.tracing.plugin)
         return plugins
@@ -411,10 +412,10 @@ def game_service(
     )
     # every reaction to a change, in one place: to add one, list it here. Durable (marked,
     # at least once): the archive, the webhooks; local (this process's): the deadline
-    # poller's wake
-    reactions = [archive_reaction, webhooks, deadlines]
+    # poller's wake, the metrics
+    reactions = [archive_reaction, webhooks, deadlines, *obs.reactions()]
     relay = Relay(store, adapters.queue("relay"), reactions)
-    service = obs.service_class(store, settings, relay=relay)
+    service = GameService(store, settings, relay=relay)
     return service, Background(settings, archiver, relay, service, obs, webhooks, deadlines)
 
 

@@ -23,7 +23,7 @@ which (`durable`):
   whose save never happened finds nothing new and goes. A mark that keeps failing is
   quarantined like any job.
 
-- *Local* (`LocalReaction`: the deadline poller's wake): a hint or a counter of
+- *Local* (`LocalReaction`: the metrics, the deadline poller's wake): a hint or a counter of
   this process, which dies with the process. It is told of every save the process made,
   right after it, from the change itself (the old record, the new one, the events): no mark,
   no queue, no store round trip, nothing on the hot path but a call.

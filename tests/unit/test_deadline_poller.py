@@ -232,14 +232,14 @@ def test_a_whole_batch_calls_for_another_poll_at_once():
 
 
 def test_outcomes_and_lateness_are_counted():
-    from prometheus_client import REGISTRY
+    from service.observability.metrics import Metrics
 
-    from service.observability.metrics import metrics
+    metrics = Metrics()
 
     def sample(name: str, **labels: str) -> float:
-        return REGISTRY.get_sample_value(name, labels) or 0.0
+        return metrics.registry.get_sample_value(name, labels) or 0.0
 
-    store, clock, _game, deadlines = setup(NOW + 10, NOW + 20, metrics=metrics())
+    store, clock, _game, deadlines = setup(NOW + 10, NOW + 20, metrics=metrics)
     g1 = run(store.load("g1"))
     run(store.save(g1.successor(due=NOW + 90), 0, [], TTL, previous=g1))  # entry kept: earlier
     before = (

@@ -153,9 +153,9 @@ def wrapper_costs() -> None:
     requests, whose CPU varies with the (random) games each app plays."""
     from service.instrumented_store import InstrumentedStore
     from service.observability.logs import RequestContext
-    from service.observability.metrics import metrics
+    from service.observability.metrics import Metrics
 
-    m = metrics()
+    m = Metrics()
     rows = {
         "endpoint alone": _endpoint,
         "+ request id": RequestContext(_endpoint, access_log=False),

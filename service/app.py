@@ -45,8 +45,8 @@ from service.identity import Identity
 from service.jobs import LeasedQueue
 from service.lobby import Lobby
 from service.observability.logs import RequestContext, configure_logging
-from service.ports import GameStore
-from service.relay import ArchiveReaction, Relay
+from service.ports import Fired, GameStore
+from service.relay import ArchiveReaction, LocalReaction, Relay
 from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
 from service.watchers import Watchers
@@ -157,7 +157,8 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
 
 
 class Instruments:
-    """Metrics and tracing as the settings ask, each off costing nothing per request."""
+    """Metrics and tracing as the settings ask, each off costing nothing per request. The
+    app's one `Metrics` (`metrics`, None: off) is made here and handed to whatever counts."""
 
     def __init__(self, settings: Settings, store_system: str, tracer_provider: Any) -> None:
         self.metrics = None
@@ -167,7 +168,7 @@ class Instruments:
             from service.observability import metrics as m  # noqa: PLC0415 - only when on
 
             self._m = m
-            self.metrics = m.metrics()
+            self.metrics = m.Metrics()
         if settings.tracing:
             from service.observability.tracing import Tracing  # noqa: PLC0415 - optional
 
@@ -192,17 +193,17 @@ class Instruments:
     def count_queued(self) -> Callable[[], None] | None:
         return None if self.metrics is None else self.metrics.archive_queued.inc
 
-    @property
-    def service_class(self) -> type[GameService]:
-        return GameService if self.metrics is None else self._m.MeteredGameService
+    def reactions(self) -> list[LocalReaction]:
+        """The metrics' reaction to every save (actions, games created and finished)."""
+        return [] if self.metrics is None else [self._m.GameMetrics(self.metrics)]
 
     def route_handlers(self, store: GameStore) -> list:
-        return [] if self.metrics is None else [self._m.metrics_route(store)]
+        return [] if self.metrics is None else [self._m.metrics_route(store, self.metrics)]
 
     def plugins(self) -> list:
         plugins: list = []
         if self.metrics is not None:
-            plugins.append(self._m.ProblemMetricsPlugin())  # after ProblemDetailsPlugin
+            plugins.append(self._m.ProblemMetricsPlugin(self.metrics))  # after ProblemDetails
         if self.tracing is not None:
             plugins.append(self.tracing.plugin)
         return plugins
@@ -231,23 +232,15 @@ class Background:
         service: GameService,
         obs: Instruments,
         webhooks: Webhooks,
+        deadlines: DeadlinePoller,
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
         self.relay = relay
         self.open_adapters: Callable[[], Awaitable[None]] | None = None
         self.relayer = relay.worker(count=obs.count_job())
         self.webhooks = webhooks
+        self.deadlines = deadlines
         self.tasks: list[asyncio.Task] = []
-        # games whose clock ran out or that were left idle, on whichever replica sees them
-        # first; the service tells it of every due it sets (the embedded store's timer)
-        self.deadlines = DeadlinePoller(
-            service.store,
-            service.fire_due,
-            poll=settings.deadline_poll,
-            lease=settings.deadline_lease,
-            metrics=obs.metrics,
-        )
-        service.on_due = self.deadlines.wake
         # every event stream of the process, served by one reader of the store
         self.watchers = Watchers(
             service.store,
@@ -406,10 +399,29 @@ def game_service(
     archive_reaction = ArchiveReaction(
         store, archiver.queue, wake=archiver.wake, count=obs.count_queued()
     )
-    # every reaction to a change, in one place: to add one, list it here
-    relay = Relay(store, adapters.queue("relay"), [archive_reaction, webhooks])
-    service = obs.service_class(store, settings, relay=relay)
-    return service, Background(settings, archiver, relay, service, obs, webhooks)
+
+    async def fire(game_id: str) -> Fired:
+        # the poller and the service need each other (the service's saves tell the poller
+        # of their dues): the service, made below, is looked up when a game is due
+        return await service.fire_due(game_id)
+
+    # games whose clock ran out or that were left idle, on whichever replica sees them
+    # first; told of every due this process's saves set (a local reaction: the embedded
+    # store's timer)
+    deadlines = DeadlinePoller(
+        store,
+        fire,
+        poll=settings.deadline_poll,
+        lease=settings.deadline_lease,
+        metrics=obs.metrics,
+    )
+    # every reaction to a change, in one place: to add one, list it here. Durable (marked,
+    # at least once): the archive, the webhooks; local (this process's): the deadline
+    # poller's wake, the metrics
+    reactions = [archive_reaction, webhooks, deadlines, *obs.reactions()]
+    relay = Relay(store, adapters.queue("relay"), reactions)
+    service = GameService(store, settings, relay=relay)
+    return service, Background(settings, archiver, relay, service, obs, webhooks, deadlines)
 
 
 def create_app(

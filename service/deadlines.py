@@ -13,7 +13,8 @@ of the task.
 
 On the embedded store the poller is the process's timer: it sleeps until the next poll or
 the earliest due it knows of (`wake(at)`, and the dues it settles), whichever comes first,
-and `wake()` makes it look at once.
+and `wake()` makes it look at once. It learns of the dues this process's saves set as a
+local reaction of the relay (`saved`, see `service.relay.LocalReaction`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal
 
-from service.ports import DueGame, DueIndex, Fired, StoreUnavailable
+from service.model import GameRecord
+from service.ports import DueGame, DueIndex, Fired, StoredEvent, StoreUnavailable
 
 log = logging.getLogger("ten.deadlines")
 
@@ -37,6 +39,9 @@ Fire = Callable[[str], Awaitable[Fired]]
 
 
 class DeadlinePoller:
+    name = "deadlines"
+    durable: Literal[False] = False  # its wake is a local reaction to every save (`saved`)
+
     def __init__(
         self,
         store: DueIndex,
@@ -189,8 +194,16 @@ class DeadlinePoller:
         finally:
             self._resting_until = None
 
+    def saved(self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]) -> None:
+        """The relay's local reaction: a save that set a game's due (a game made with one,
+        or its due moved) wakes the poller by then. A hint to this process's timer, nothing
+        more: if it is lost (the process died), the poll of the due index finds the game."""
+        due = new.due
+        if due is not None and (old is None or due != old.due):
+            self.wake(due)
+
     def wake(self, at: float | None = None) -> None:
-        """A game's due was set (`at`, unix seconds: `GameService.on_due`), or something is
+        """A game's due was set (`at`, unix seconds: `saved`), or something is
         due now (None): the poller looks by then rather than at its next poll (resting
         until before `at` anyway, it is not disturbed). Callable from any thread."""
         at = self._clock() if at is None else at

@@ -35,7 +35,7 @@ from service.ports import (
     StoredEvent,
     VersionConflict,
 )
-from service.relay import Relay
+from service.relay import Mark, Relay
 from service.settings import Settings
 
 log = logging.getLogger("ten.games")
@@ -95,7 +95,6 @@ class GameService:
         settings: Settings,
         *,
         relay: Relay | None = None,
-        on_due: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.time,
         random_hex: Callable[[int], str] = secrets.token_hex,
         recent_games: int = 1024,  # about 9 KB each (a 4-player game at its start)
@@ -105,10 +104,9 @@ class GameService:
         # deadline poller's `DueIndex`, the stream reader, `open`) reach it as `service.store`
         self.store = store
         self.settings = settings
-        # the reactions to a change (archive, webhooks): marked before the save, relayed
-        # after it (service.relay); None: none (tests of the rules alone)
+        # the reactions to a change (archive, webhooks, metrics, the deadline poller's
+        # wake): told of every save (service.relay); None: none (tests of the rules alone)
         self.relay = relay
-        self.on_due = on_due  # told of every due set (the embedded poller's timer)
         self._clock = clock
         self._random_hex = random_hex
         # The games this process saved or read last, as it saw them: an action starts from
@@ -152,8 +150,6 @@ class GameService:
                     due = min(due, deadline)
         if due != record.due:
             record = msgspec.structs.replace(record, due=due)
-            if due is not None and self.on_due is not None:
-                self.on_due(due)
         return record
 
     def new_game_id(self) -> str:
@@ -210,13 +206,13 @@ class GameService:
 
     async def _mark(
         self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]
-    ) -> int | None:
-        """Before a save: the relay's mark of a change its reactions want (None: none)."""
+    ) -> Mark | None:
+        """Before a save: the relay's mark of the change (None: nothing to tell)."""
         if self.relay is None:
             return None
         return await self.relay.mark(old, new, events)
 
-    async def _settle(self, game_id: str, mark: int | None) -> None:
+    async def _settle(self, game_id: str, mark: Mark | None) -> None:
         """After the save: the reactions, now (a failure leaves them to the relay worker)."""
         if mark is not None and self.relay is not None:
             await self.relay.settle(game_id, mark)

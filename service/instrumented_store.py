@@ -1,6 +1,7 @@
 """A GameStore decorator: times every call (`ten_store_seconds{op}`), counts version
-conflicts and unreachable-store failures, games created and finished, and, with tracing on,
-makes a span per call. The adapters in `infra/` stay unaware of metrics and tracing.
+conflicts and unreachable-store failures and, with tracing on, makes a span per call. The
+adapters in `infra/` stay unaware of metrics and tracing. (What a save changed, the games
+created and finished, is counted by the relay's `observability.metrics.GameMetrics`.)
 
 The pass-through is written out per method, grouped by port (`service.ports`): a generated
 one (`getattr(self.inner, name)` and `*args`) cost about 1,700 more instructions per store
@@ -74,14 +75,6 @@ class InstrumentedStore(GameStore):
         finally:
             metrics.store_seconds.observe(op, perf_counter() - start)
 
-    def _saved(self, record: GameRecord, created: bool) -> None:
-        finished = record.status == "finished"
-        if self._metrics is not None:
-            if created:
-                self._metrics.games_created.inc(())
-            if finished:
-                self._metrics.games_finished.inc(())
-
     # -- Games
     async def create(
         self,
@@ -91,15 +84,12 @@ class InstrumentedStore(GameStore):
         idempotency: tuple[str, IdempotentResponse] | None = None,
     ) -> None:
         await self._call(_CREATE, record.id, self.inner.create, record, events, ttl, idempotency)
-        self._saved(record, created=True)
 
     async def load(self, game_id: str) -> GameRecord | None:
         return await self._call(_LOAD, game_id, self.inner.load, game_id)
 
     async def write(self, save: Save) -> None:
-        record = save.record
-        await self._call(_SAVE, record.id, self.inner.write, save)
-        self._saved(record, created=False)
+        await self._call(_SAVE, save.record.id, self.inner.write, save)
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         return await self._call(

@@ -1,11 +1,14 @@
 """Prometheus metrics (prometheus_client): HTTP requests and latency per route, games,
 actions, problems, the game store and the archive outbox, exposed at `GET /metrics`.
 
-One set per process (prometheus_client's registry is process-wide). With several worker
-processes (`uvicorn --workers N`) set `PROMETHEUS_MULTIPROC_DIR` to an empty directory
-writable by the service: every process then writes its values there and a scrape of any
-worker reads them all (prometheus_client's multiprocess mode); the directory must be emptied
-before the service starts (a Kubernetes emptyDir is).
+One `Metrics` per app, with a registry of its own (no process-wide instance): made by the
+composition root (`service.app`) and handed to whatever counts (the HTTP middleware, the
+problem handlers, the store wrapper, the relay's `GameMetrics` reaction, the job workers,
+the deadline poller, the webhooks). With several worker processes (`uvicorn --workers N`)
+set `PROMETHEUS_MULTIPROC_DIR` to an empty directory writable by the service: every process
+then writes its values there and a scrape of any worker reads them all (prometheus_client's
+multiprocess mode; its files are per process, so one app per process then: the served
+one); the directory must be emptied before the service starts (a Kubernetes emptyDir is).
 
 No label carries a secret or a per-game value: labels are action types, problem codes, HTTP
 statuses, store operations and route templates (`/v1/games/{game_id:str}`), all bounded sets.
@@ -14,15 +17,20 @@ statuses, store operations and route templates (`/v1/games/{game_id:str}`), all 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from bisect import bisect_left
-from typing import Any
+from collections.abc import Sequence
+from typing import Literal
 
+import msgspec
 from litestar import Request, Response, get
 from litestar.plugins import InitPlugin
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
-    REGISTRY,
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
     CollectorRegistry,
     Counter,
     Gauge,
@@ -33,9 +41,10 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily
 
+from domain import model
 from domain.errors import RuleError
-from service.games import Acted, GameService
-from service.ports import Listings, StoreUnavailable
+from service.model import GameRecord
+from service.ports import Listings, StoredEvent, StoreUnavailable
 
 # no `*_created` timestamp series beside every counter: half the scrape for no use here
 disable_created_metrics()
@@ -101,7 +110,8 @@ class BatchedHistogram:
 
 
 class Metrics:
-    """The service's metrics; `metrics()` gives the one instance of the process.
+    """The service's metrics, in a registry of their own (`registry`: with the process's
+    own collectors, CPU, memory, GC, as prometheus_client's default registry has them).
 
     Per-request observations are batched (`BatchedCounter`, `BatchedHistogram`) and reach
     prometheus_client on `flush()`: before every scrape, and every second from a background
@@ -110,14 +120,24 @@ class Metrics:
 
     def __init__(self) -> None:
         """Every metric of the service, one declaration each: long because it is that list."""
+        directory = os.environ.get(MULTIPROC_ENV)
+        if directory:  # prometheus_client writes its files there as the metrics are made
+            os.makedirs(directory, exist_ok=True)
+        self.registry = registry = CollectorRegistry(auto_describe=True)
+        for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+            registry.register(collector)
+        # every metric in this registry, not prometheus_client's process-wide default
+        counter, histogram, gauge = (
+            functools.partial(kind, registry=registry) for kind in (Counter, Histogram, Gauge)
+        )
         self.http_requests = BatchedCounter(
-            Counter(
+            counter(
                 "ten_http_requests", "HTTP requests, by method, route and status.",
                 ["method", "route", "status"],
             )
         )  # fmt: skip
         self.http_seconds = BatchedHistogram(
-            Histogram(
+            histogram(
                 "ten_http_request_duration_seconds",
                 "HTTP request latency (until the last byte is sent), by method and route.",
                 ["method", "route"],
@@ -125,74 +145,74 @@ class Metrics:
             )
         )
         self.actions = BatchedCounter(
-            Counter(
+            counter(
                 "ten_actions", "Actions accepted from seats through the API, by type.", ["type"]
             )
         )
-        self.rule_rejections = Counter(
+        self.rule_rejections = counter(
             "ten_rule_rejections", "Actions and setups the rules refused, by code.", ["code"]
         )
-        self.problems = Counter(
+        self.problems = counter(
             "ten_problems",
             "Error responses (problem+json), by code and HTTP status.",
             ["code", "status"],
         )
         self.games_created = BatchedCounter(
-            Counter("ten_games_created", "Games created by this process.", [])
+            counter("ten_games_created", "Games created by this process.", [])
         )
         self.games_finished = BatchedCounter(
-            Counter("ten_games_finished", "Games that finished in a request served here.", [])
+            counter("ten_games_finished", "Games that finished in a request served here.", [])
         )
         self.store_seconds = BatchedHistogram(
-            Histogram(
+            histogram(
                 "ten_store_seconds",
                 "Game store calls, by operation, in seconds (failures included).",
                 ["op"],
                 buckets=STORE_BUCKETS,
             )
         )
-        self.store_conflicts = Counter(
+        self.store_conflicts = counter(
             "ten_store_conflicts",
             "Saves refused by the store's version check (another request won the race).",
         )
-        self.store_unavailable = Counter(
+        self.store_unavailable = counter(
             "ten_store_unavailable", "Game store calls that failed: the store was unreachable."
         )
-        self.archive_queued = Counter("ten_archive_queued", "Ended games put in the archive queue.")
-        self.archive_archived = Counter(
+        self.archive_queued = counter("ten_archive_queued", "Ended games put in the archive queue.")
+        self.archive_archived = counter(
             "ten_archive_archived", "Archive jobs the archiver stored and removed."
         )
-        self.jobs = Counter(
+        self.jobs = counter(
             "ten_jobs",
             "Background jobs (service.jobs), by queue (archive, relay) and outcome: done, "
             "retried (failed, tried again after a backoff), quarantined (set aside with its "
             "reason after failing too often or for good: `python -m service.cli jobs list`).",
             ["queue", "outcome"],
         )
-        self.deadlines = Counter(
+        self.deadlines = counter(
             "ten_deadlines",
             "Due games dealt with by this replica's poller, by outcome: timeout (a seat's move "
             "made for it), abandoned (idle expiry), moved_on (the game had moved on: "
             "rescheduled), gone (expired or ended: entry removed), conflict (lost a race).",
             ["outcome"],
         )
-        self.deadline_lateness = Histogram(
+        self.deadline_lateness = histogram(
             "ten_deadline_lateness_seconds",
             "How long after its deadline a timeout was applied.",
             buckets=[0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 15.0, 60.0, 300.0],
         )
-        self.webhook_deliveries = Counter(
+        self.webhook_deliveries = counter(
             "ten_webhook_deliveries",
             "Webhook delivery attempts, by outcome: delivered (2xx), failed; of the failed, "
             "expired (older than TEN_WEBHOOK_RETENTION) and rejected (a 4xx that will not "
             "pass): quarantined, not tried again until put back.",
             ["outcome"],
         )
-        self.webhook_retries = Counter(
+        self.webhook_retries = counter(
             "ten_webhook_retries", "Webhook deliveries scheduled again after a failed attempt."
         )
         # the outbox is shared: every replica's worker reads the same figure at each look
-        self.webhook_backlog = Gauge(
+        self.webhook_backlog = gauge(
             "ten_webhook_backlog",
             "Webhook deliveries waiting in the outbox (due, retrying or in flight), as this "
             "replica's delivery worker last saw it.",
@@ -206,8 +226,6 @@ class Metrics:
             self.games_finished,
             self.store_seconds,
         ]
-        self._routes: dict[str | None, tuple[str, ...]] = {}
-        self._action_labels: dict[type, tuple[str, ...]] = {}
 
     def request(self, method: str, route: str | None, status: int, seconds: float) -> None:
         """One HTTP request. Routes are templates (`/v1/games/{game_id:str}`): one series per
@@ -223,14 +241,6 @@ class Metrics:
         self.jobs.labels(queue, outcome).inc()
         if queue == "archive" and outcome == "done":
             self.archive_archived.inc()
-
-    def action(self, action: Any) -> None:
-        """Count an action (a tagged msgspec Struct: its tag is the action's `type`)."""
-        labels = self._action_labels.get(type(action))
-        if labels is None:
-            tag = str(type(action).__struct_config__.tag)
-            labels = self._action_labels[type(action)] = (tag,)
-        self.actions.inc(labels)
 
     def rule_rejection(self, code: str) -> None:
         self.rule_rejections.labels(code).inc()
@@ -249,17 +259,6 @@ class Metrics:
 
 
 _STATUS = {code: str(code) for code in range(100, 600)}
-_metrics: Metrics | None = None
-
-
-def metrics() -> Metrics:
-    global _metrics  # noqa: PLW0603 - one registry per process, whatever the number of apps
-    if _metrics is None:
-        directory = os.environ.get(MULTIPROC_ENV)
-        if directory:  # prometheus_client writes its files there as the metrics are made
-            os.makedirs(directory, exist_ok=True)
-        _metrics = Metrics()
-    return _metrics
 
 
 class _LiveGamesCollector:
@@ -277,14 +276,61 @@ class _LiveGamesCollector:
             )
 
 
-class MeteredGameService(GameService):
-    """The game use cases, counting the actions they accept by type."""
+class _Head(msgspec.Struct):
+    """The one field of an event read to tell which action made it."""
 
-    async def act(self, command):
-        acted = await super().act(command)
-        if isinstance(acted, Acted) and not acted.replayed:  # else an older release's answer
-            metrics().action(command.action)
-        return acted
+    type: str
+
+
+_head = msgspec.json.Decoder(_Head)
+
+
+def _tag(kind: type) -> str:
+    return str(kind.__struct_config__.tag)  # type: ignore[attr-defined]
+
+
+# The action whose save starts with this event (`domain.engine.apply`: an action's events
+# start with its own, the bots' moves after it follow); a save that starts otherwise (a
+# game's start, a timeout's `timed_out`, a lobby change) is no action of a seat.
+_ACTION_OF_FIRST_EVENT: dict[str, tuple[str]] = {
+    _tag(event): (_tag(action),)
+    for event, action in (
+        (model.CardDrawn, model.Draw),
+        (model.Stopped, model.Stop),
+        (model.BidPlaced, model.Bid),
+        (model.BidPassed, model.Pass),
+        (model.CardBought, model.Buy),
+        (model.BuyDeclined, model.Decline),
+        (model.SeatTakenOver, model.Resign),  # after timeouts, it follows a `timed_out`
+        (model.SeatReclaimed, model.Reclaim),
+    )
+}
+
+
+class GameMetrics:
+    """The metrics' reaction to every save (`service.relay.LocalReaction`): the actions
+    accepted from seats by type (`ten_actions_total{type}`: one per action saved, not the
+    bots' moves after it, nor a timeout's, nor an Idempotency-Key's replay, which saves
+    nothing), the games created (`ten_games_created_total`) and finished
+    (`ten_games_finished_total`) by this process's saves. Counters of this process, which die
+    with it: nothing to mark, nothing to read."""
+
+    name = "metrics"
+    durable: Literal[False] = False
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    def saved(self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]) -> None:
+        metrics = self._metrics
+        if old is None:
+            metrics.games_created.inc(())
+        elif events and old.state is not None:
+            action = _ACTION_OF_FIRST_EVENT.get(_head.decode(events[0].data).type)
+            if action is not None:
+                metrics.actions.inc(action)
+        if new.status == "finished" and (old is None or old.status != "finished"):
+            metrics.games_finished.inc(())
 
 
 class ProblemMetricsPlugin(InitPlugin):
@@ -292,8 +338,8 @@ class ProblemMetricsPlugin(InitPlugin):
     by wrapping the exception handlers the ProblemDetailsPlugin registered: list it after
     that plugin. Costs nothing on successful requests."""
 
-    def __init__(self) -> None:
-        self._metrics = metrics()
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
 
     def on_app_init(self, app_config):
         app_config.exception_handlers = {
@@ -316,7 +362,7 @@ class ProblemMetricsPlugin(InitPlugin):
         return counted
 
 
-def metrics_route(store: Listings):
+def metrics_route(store: Listings, metrics: Metrics):
     """`GET /metrics` in the Prometheus text format; not in the OpenAPI document."""
     local = CollectorRegistry(auto_describe=True)
     live = _LiveGamesCollector()
@@ -332,12 +378,12 @@ def metrics_route(store: Listings):
             live.value = await store.live_games()
         except StoreUnavailable:
             live.value = None
-        metrics().flush()
+        metrics.flush()
         if multiprocess_mode():
             registry = CollectorRegistry()
             multiprocess.MultiProcessCollector(registry)
         else:
-            registry = REGISTRY
+            registry = metrics.registry
         body = generate_latest(registry) + generate_latest(local)
         # Litestar adds the charset itself
         return Response(body, media_type=CONTENT_TYPE_LATEST.replace("; charset=utf-8", ""))
@@ -354,10 +400,9 @@ def mark_process_dead() -> None:
 __all__ = [
     "BatchedCounter",
     "BatchedHistogram",
-    "MeteredGameService",
+    "GameMetrics",
     "Metrics",
     "ProblemMetricsPlugin",
     "mark_process_dead",
-    "metrics",
     "metrics_route",
 ]

@@ -27,13 +27,12 @@ from typing import Any
 import httpx
 import pytest
 from msgspec.structs import replace
-from prometheus_client import REGISTRY
 
 from domain.engine import take_over
 from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
 from infra.webhook_sender import HttpSender
-from service.observability.metrics import metrics
+from service.observability.metrics import Metrics
 from service.ports import StoreUnavailable
 from service.webhooks import WebhookOutbox, Webhooks, messages_for
 from tests.servers import ROOT, wait_until
@@ -127,6 +126,10 @@ class Clock:
         self.now += seconds
 
 
+# the counters these tests read (deltas: every test adds to them)
+METRICS = Metrics()
+
+
 def hooks_for(
     outbox: Any, *urls: str, clock: Any = None, client: Any = None, **options: Any
 ) -> Webhooks:
@@ -138,7 +141,7 @@ def hooks_for(
         **options,
     }
     sender = HttpSender(SECRET, timeout=options["timeout"], client=client)
-    return Webhooks(outbox, urls, sender, clock=clock or Clock(), metrics=metrics(), **options)
+    return Webhooks(outbox, urls, sender, clock=clock or Clock(), metrics=METRICS, **options)
 
 
 def facts(games: int) -> list[tuple[Any, Any, list]]:
@@ -165,8 +168,8 @@ def expected(changes: list[tuple[Any, Any, list]]) -> dict[str, bytes]:
 
 
 def sample(name: str, **labels: str) -> float:
-    metrics().flush()
-    return REGISTRY.get_sample_value(name, labels) or 0.0
+    METRICS.flush()
+    return METRICS.registry.get_sample_value(name, labels) or 0.0
 
 
 async def tell(hooks: Webhooks, old: Any, new: Any, events: Any) -> None:

@@ -18,9 +18,11 @@ import pytest
 
 from domain.engine import new_game
 from infra.memory_store import MemoryGameStore
+from infra.queues import MemoryQueue
 from service.deadlines import MAX_BACKOFF, DeadlinePoller
 from service.model import GameRecord
 from service.ports import DueGame, Fired, StoreUnavailable
+from service.relay import Relay
 
 pytestmark = pytest.mark.unit
 
@@ -230,14 +232,14 @@ def test_a_whole_batch_calls_for_another_poll_at_once():
 
 
 def test_outcomes_and_lateness_are_counted():
-    from prometheus_client import REGISTRY
+    from service.observability.metrics import Metrics
 
-    from service.observability.metrics import metrics
+    metrics = Metrics()
 
     def sample(name: str, **labels: str) -> float:
-        return REGISTRY.get_sample_value(name, labels) or 0.0
+        return metrics.registry.get_sample_value(name, labels) or 0.0
 
-    store, clock, _game, deadlines = setup(NOW + 10, NOW + 20, metrics=metrics())
+    store, clock, _game, deadlines = setup(NOW + 10, NOW + 20, metrics=metrics)
     g1 = run(store.load("g1"))
     run(store.save(g1.successor(due=NOW + 90), 0, [], TTL, previous=g1))  # entry kept: earlier
     before = (
@@ -360,6 +362,59 @@ def test_wake_makes_the_running_poller_look_at_once():
 
     run(body())
     assert game.timeouts == ["g0", "g1", "g2"]
+
+
+def test_a_save_that_sets_a_due_wakes_the_running_poller_through_the_relay():
+    """The poller is a local reaction of the relay (`DeadlinePoller.saved`): a save whose due
+    is new (a game made with one, or its due moved) wakes it by then; a save that leaves the
+    due as it was does not disturb it."""
+    inner, clock, game, _ = setup()
+    store = FlakyStore(inner)
+    deadlines = poller(store, clock, game, poll=3600.0)
+    relay = Relay(inner, MemoryQueue("relay"), [deadlines])
+
+    async def save(old: GameRecord | None, new: GameRecord) -> None:
+        mark = await relay.mark(old, new, [])
+        if old is None:
+            await inner.create(new, [], TTL)
+        else:
+            await inner.save(new, old.stamp, [], TTL, previous=old)
+        await relay.settle(new.id, mark)
+
+    async def until_fired(count: int) -> None:
+        while len(game.timeouts) < count:
+            await asyncio.sleep(0.001)
+
+    async def settle_down(polls: int) -> None:
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert store.polls == polls
+
+    async def body() -> None:
+        task = asyncio.create_task(deadlines.run_forever())
+        try:
+            while store.polls < 1:  # the first poll finds nothing: it rests for an hour
+                await asyncio.sleep(0)
+            clock.now = NOW + 10
+            await save(None, record("g0", NOW + 10))  # a game made due now: woken
+            await asyncio.wait_for(until_fired(1), 5)
+            assert store.polls == 2
+            timed_out = await inner.load("g0")
+            assert timed_out.due == NOW + 10 + TURN
+            await save(timed_out, timed_out.successor())  # its due as it was: not woken
+            await settle_down(2)
+            clock.now = NOW + 20
+            moved = await inner.load("g0")
+            await save(moved, moved.successor(due=NOW + 20))  # moved earlier, due now: woken
+            await asyncio.wait_for(until_fired(2), 5)
+            assert store.polls == 3
+        finally:
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    run(body())
+    assert game.timeouts == ["g0", "g0"]
 
 
 def test_run_forever_survives_a_store_that_is_down():

@@ -134,3 +134,85 @@ def test_a_relay_without_reactions_marks_nothing():
         assert await queue.backlog() == 0
 
     asyncio.run(body())
+
+
+class Local:
+    """A local reaction: records every change it is told of; raises if `failing`."""
+
+    name = "local"
+    durable = False
+
+    def __init__(self, failing: bool = False) -> None:
+        self.failing = failing
+        self.told: list[tuple[GameRecord | None, GameRecord, list[int]]] = []
+
+    def saved(self, old, new, events) -> None:
+        self.told.append((old, new, [e.seq for e in events]))
+        if self.failing:
+            raise RuntimeError("a counter that breaks")
+
+
+class CountingStore(MemoryGameStore):
+    """The embedded store, counting the relay's reads."""
+
+    def __init__(self) -> None:
+        super().__init__(clock=lambda: 0.0)
+        self.relay_reads = 0
+
+    async def relay_read(self, game_id: str):
+        self.relay_reads += 1
+        return await super().relay_read(game_id)
+
+
+def test_a_local_reaction_is_told_of_every_save_and_only_a_durable_one_is_marked():
+    async def body() -> None:
+        clock, store, queue = Clock(), CountingStore(), MemoryQueue("relay")
+        durable = ArchiveReaction(store, MemoryQueue("archive"), clock=clock)
+        broken, local = Local(failing=True), Local()
+        relay = Relay(store, queue, [durable, broken, local], clock=clock)
+        assert (relay.reactions, relay.local) == ((durable,), (broken, local))
+        record, events = game()
+        # a game dealt: no durable reaction wants it (nothing marked, nothing read)
+        mark = await relay.mark(None, record, events)
+        assert mark is not None
+        assert mark.token is None
+        assert local.told == []  # before the save: nobody is told
+        await store.create(record, events, 3600)
+        await relay.settle(record.id, mark)
+        assert local.told == [(None, record, [e.seq for e in events])]
+        assert broken.told == local.told  # it raised: logged, the others told all the same
+        assert await queue.backlog() == 0
+        assert store.relay_reads == 0
+        # the game ends: the durable reaction wants it, so it is marked before the save
+        ended = replace(record, aborted=True, updated_at=NOW + 1)
+        mark = await relay.mark(record, ended, [])
+        assert mark is not None
+        assert mark.token is not None
+        assert await queue.backlog() == 1
+        await store.save(ended, record.stamp, [], 3600, previous=record)
+        await relay.settle(ended.id, mark)
+        assert local.told[-1] == (record, ended, [])
+        assert await queue.backlog() == 0  # relayed and settled
+        assert store.relay_reads == 1
+        [job] = await durable.queue.claim(clock(), 60, 10)
+        assert job.id == record.id  # the archive reaction did react
+        # a save that did not happen (marked, never settled) is told to nobody
+        await relay.mark(ended, replace(ended, updated_at=NOW + 2), [])
+        assert len(local.told) == 2
+
+    asyncio.run(body())
+
+
+def test_a_relay_with_local_reactions_only_never_touches_the_queue_or_the_store():
+    async def body() -> None:
+        store, queue, local = CountingStore(), MemoryQueue("relay"), Local()
+        relay = Relay(store, queue, [local])
+        record, events = game()
+        finished = replace(record, state=replace(record.state, phase="finished"))
+        for old, new in ((None, record), (record, finished)):
+            mark = await relay.mark(old, new, events)
+            await relay.settle(new.id, mark)
+        assert [(old, new) for old, new, _ in local.told] == [(None, record), (record, finished)]
+        assert (await queue.backlog(), store.relay_reads) == (0, 0)
+
+    asyncio.run(body())

@@ -280,6 +280,39 @@ def test_a_malformed_token_is_refused(token: str) -> None:
     assert "malformed" in token_refusal(verified(), token)
 
 
+class FakeVerifier:
+    """Any `TokenVerifier`: the identity's rules do not depend on PyJWT."""
+
+    issuer, audience = "https://fake.example", "fake"
+
+    def __init__(self, claims: dict[str, Any] | ServiceError) -> None:
+        self.answer, self.tokens = claims, []
+
+    async def claims(self, token: str) -> dict[str, Any]:
+        self.tokens.append(token)
+        if isinstance(self.answer, ServiceError):
+            raise self.answer
+        return self.answer
+
+
+def test_the_rules_of_a_caller_use_the_verifier_port() -> None:
+    verifier = FakeVerifier({"sub": "dee"})
+    identity = Identity((KEY_A,), verifier)
+    assert caller(identity, "opaque-jwt") == Caller(kind="player", player_id="dee")
+    assert verifier.tokens == ["opaque-jwt"]
+    # a seat token never reaches the verifier; an API key with a JWT is refused before it
+    assert caller(identity, SEAT_TOKEN) == Caller(seat_token=SEAT_TOKEN)
+    assert refused(identity, "opaque-jwt", KEY_A).code == "conflicting_credentials"
+    assert verifier.tokens == ["opaque-jwt"]
+    assert identity.describe()["issuer"] == "https://fake.example"
+    # the verifier's refusal is the caller's; a `sub` that is no player_id is refused here
+    unavailable = Identity((), FakeVerifier(ServiceError("identity_unavailable")))
+    assert refused(unavailable, "opaque-jwt").code == "identity_unavailable"
+    assert "not a valid player_id" in token_refusal(
+        Identity((), FakeVerifier({"sub": "a b"})), "opaque-jwt"
+    )
+
+
 def test_a_seat_token_is_handed_on_not_verified() -> None:
     assert caller(verified(), SEAT_TOKEN) == Caller(seat_token=SEAT_TOKEN)
     # with the platform's key: the platform holding a seat's token

@@ -1,6 +1,7 @@
 """Who is calling: a request's credentials made into a `service.callers.Caller`. The one
-place that says what a caller is (`caller_of` asks it per request); `infra.jwt_keys`
-verifies JWTs behind the `service.callers.TokenVerifier` port.
+place that says what a caller is; `service.api.auth` hands it a request's headers (once, for
+the handlers that need the caller), `infra.jwt_keys` verifies JWTs behind the
+`service.callers.TokenVerifier` port.
 
 - The platform, server to server: header `X-API-Key` holding one of `TEN_API_KEYS` (several
   at once, so that keys can be rotated). Compared in constant time: the SHA-256 of the sent
@@ -35,8 +36,6 @@ from service.callers import ANONYMOUS, PLATFORM, Caller, TokenVerifier, token_re
 from service.errors import ServiceError
 
 if TYPE_CHECKING:
-    from litestar import Request
-
     from service.settings import Settings
 
 log = logging.getLogger("ten.identity")
@@ -160,17 +159,3 @@ def _bearer(authorization: bytes) -> str:
             "unauthorized", "Use the header Authorization: Bearer <seat token or player JWT>."
         )
     return token
-
-
-async def caller_of(request: Request) -> Caller:
-    """Who is calling, from the request's `Authorization` and `X-API-Key` headers and the
-    app's `Identity` (`app.state.identity`). Read from the ASGI scope (the first of each
-    header): no dependency injection on the hot path. Raises ServiceError (401/400/503)."""
-    authorization = api_key = None
-    for name, value in request.scope["headers"]:
-        if name == b"authorization":
-            authorization = value if authorization is None else authorization
-        elif name == b"x-api-key":
-            api_key = value if api_key is None else api_key
-    identity: Identity = request.app.state.identity
-    return await identity.caller(authorization, api_key)

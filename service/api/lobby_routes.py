@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Annotated, ClassVar
 
 import msgspec
-from litestar import Controller, Request, Response, delete, post
+from litestar import Controller, Response, delete, post
 from litestar.params import JSONBody, Parameter
 
+from service.api.auth import AUTHENTICATED, AuthenticatedRequest
 from service.api.problems import problems
 from service.api.routes import (
     ETAG,
@@ -30,7 +31,7 @@ from service.api.schemas import (
     SeatToken,
     TableOut,
 )
-from service.identity import PLATFORM_KEY, PLAYER_TOKEN, caller_of
+from service.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.model import GameRecord
 
 _encoder = msgspec.json.Encoder()
@@ -63,18 +64,18 @@ class LobbyController(Controller):
         security=[{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}],
         response_headers=[ETAG, LOCATION, REPLAYED],
         responses=problems(401, 403, 404, 409),
+        middleware=AUTHENTICATED,
     )
     async def join(
         self,
-        request: Request,
+        request: AuthenticatedRequest,
         game_id: GameId,
         data: JSONBody[JoinIn],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[JoinedOut]:
-        caller = await caller_of(request)  # before the body: a bad credential is 401 first
         data = await strictly(request, JoinIn)
         joined = await lobby_of(request).join(
-            caller,
+            request.user,
             game_id,
             name=data.name,
             seat=data.seat,
@@ -104,11 +105,12 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
+        middleware=AUTHENTICATED,
     )
     async def leave(
-        self, request: Request, game_id: GameId, seat: SeatNumber
+        self, request: AuthenticatedRequest, game_id: GameId, seat: SeatNumber
     ) -> Response[TableOut]:
-        record = await lobby_of(request).leave(await caller_of(request), game_id, seat)
+        record = await lobby_of(request).leave(request.user, game_id, seat)
         return _view(record)
 
     @post(
@@ -121,9 +123,10 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
+        middleware=AUTHENTICATED,
     )
-    async def start(self, request: Request, game_id: GameId) -> Response[GameOut]:
-        record, _ = await lobby_of(request).start(await caller_of(request), game_id)
+    async def start(self, request: AuthenticatedRequest, game_id: GameId) -> Response[GameOut]:
+        record, _ = await lobby_of(request).start(request.user, game_id)
         return _view(record)
 
     @post(
@@ -134,9 +137,10 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
+        middleware=AUTHENTICATED,
     )
-    async def cancel(self, request: Request, game_id: GameId) -> Response[TableOut]:
-        return _view(await lobby_of(request).cancel(await caller_of(request), game_id))
+    async def cancel(self, request: AuthenticatedRequest, game_id: GameId) -> Response[TableOut]:
+        return _view(await lobby_of(request).cancel(request.user, game_id))
 
     @post(
         "/abort",
@@ -148,9 +152,10 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
+        middleware=AUTHENTICATED,
     )
-    async def abort(self, request: Request, game_id: GameId) -> Response[GameOut]:
-        return _view(await lobby_of(request).abort(await caller_of(request), game_id))
+    async def abort(self, request: AuthenticatedRequest, game_id: GameId) -> Response[GameOut]:
+        return _view(await lobby_of(request).abort(request.user, game_id))
 
     @post(
         "/seats/{seat:int}/token",
@@ -161,7 +166,10 @@ class LobbyController(Controller):
         "seat token; the old one stops working at once. Shown only here.",
         security=ANY_CREDENTIAL,
         responses=problems(401, 403, 404, 409),
+        middleware=AUTHENTICATED,
     )
-    async def reissue(self, request: Request, game_id: GameId, seat: SeatNumber) -> SeatToken:
-        _, token = await lobby_of(request).reissue(await caller_of(request), game_id, seat)
+    async def reissue(
+        self, request: AuthenticatedRequest, game_id: GameId, seat: SeatNumber
+    ) -> SeatToken:
+        _, token = await lobby_of(request).reissue(request.user, game_id, seat)
         return SeatToken(seat=seat, token=token)

@@ -10,7 +10,9 @@ the handlers that need the caller), `infra.jwt_keys` verifies JWTs behind the
   platform, see `infra.jwt_keys`); its `sub` is the player_id (the schema's `PlayerId`).
 - A seat or host token (`<20 hex>.<seat or host>.<secret>`) also travels as the bearer
   credential: it is no JWT, and is handed on in `Caller.seat_token` for the use cases to
-  check per game. So is any bearer credential when no JWT key is configured.
+  check per game. Any other bearer credential is a JWT to verify, and where no JWT key is
+  configured it is refused at once (401 `unauthorized`): a credential the service cannot
+  verify is never taken for one that merely does not allow the operation (403).
 - An API key and a player JWT together: 400 `conflicting_credentials` (one request, one
   caller). An API key with a seat token is the platform holding a seat's token.
 
@@ -120,8 +122,10 @@ class Identity:
             platform = True
         if token is None:
             return PLATFORM if platform else ANONYMOUS
-        if self.verifier is None or SEAT_TOKEN_SHAPE.match(token):
+        if SEAT_TOKEN_SHAPE.match(token):
             return Caller(kind="platform" if platform else "anonymous", seat_token=token)
+        if self.verifier is None:
+            raise ServiceError("unauthorized", "This is not a seat token.")
         if platform:
             raise ServiceError("conflicting_credentials")
         return Caller(kind="player", player_id=await self.player_id(token))

@@ -300,7 +300,7 @@ class GamesController(Controller):
         description="Creates a game. The seat tokens of the human seats are in `seats`, shown "
         "only here. Bot seats move by themselves; a game of bots only is played to its end.",
         response_headers=[ETAG, LOCATION, REPLAYED],
-        responses=problems(409, 413),
+        responses=problems(401, 409, 413),
         middleware=AUTHENTICATED,  # before the body: a bad credential is 401 first
     )
     async def create_game(

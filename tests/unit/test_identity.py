@@ -121,11 +121,27 @@ def test_nothing_configured_is_open_and_everyone_anonymous() -> None:
     assert identity.open
     assert identity.describe() == {"mode": "open", "api_keys": False, "jwt": False}
     assert caller(identity) == Caller()
-    # without a JWT key every bearer credential is a seat token for the use cases to check
+    # a seat (or host) token is handed on for the use cases to check per game
     assert caller(identity, SEAT_TOKEN) == Caller(seat_token=SEAT_TOKEN)
-    assert caller(identity, hs256()).seat_token is not None
+    host_token = "0123456789abcdef0123.host.s3cr3t"
+    assert caller(identity, host_token) == Caller(seat_token=host_token)
     # an API key where none is configured is a mistake the caller should hear of
     assert refused(identity, api_key=KEY_A).code == "invalid_api_key"
+
+
+@pytest.mark.parametrize("fields", [{}, {"api_keys": (KEY_A,)}], ids=["open", "keys only"])
+@pytest.mark.parametrize("token", ["garbage", hs256(), "0123456789abcdef0123.x.s3cr3t"])
+def test_without_a_jwt_key_a_bearer_that_is_no_seat_token_is_401(
+    fields: dict[str, Any], token: str
+) -> None:
+    """A credential the service cannot verify is refused as such (401), everywhere and before
+    any use case: never handed on as a seat token that the lobby took for another seat's
+    (403). Defect fixed (issue 22)."""
+    identity = Identity.from_settings(settings(**fields))
+    for api_key in (None, *fields.get("api_keys", ())):
+        error = refused(identity, token, api_key)
+        assert (error.code, error.detail) == ("unauthorized", "This is not a seat token.")
+        assert token not in error.detail
 
 
 def test_the_open_mode_says_so_at_start(caplog: pytest.LogCaptureFixture) -> None:

@@ -9,7 +9,7 @@ import msgspec
 from litestar import Controller, Response, delete, post
 from litestar.params import JSONBody, Parameter
 
-from service.api.auth import AUTHENTICATED, AuthenticatedRequest
+from service.api.auth import AuthenticatedRequest, authenticate
 from service.api.problems import problems
 from service.api.routes import (
     ETAG,
@@ -64,7 +64,7 @@ class LobbyController(Controller):
         security=[{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}],
         response_headers=[ETAG, LOCATION, REPLAYED],
         responses=problems(401, 403, 404, 409),
-        middleware=AUTHENTICATED,
+        before_request=authenticate,
     )
     async def join(
         self,
@@ -105,7 +105,7 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
-        middleware=AUTHENTICATED,
+        before_request=authenticate,
     )
     async def leave(
         self, request: AuthenticatedRequest, game_id: GameId, seat: SeatNumber
@@ -123,7 +123,7 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
-        middleware=AUTHENTICATED,
+        before_request=authenticate,
     )
     async def start(self, request: AuthenticatedRequest, game_id: GameId) -> Response[GameOut]:
         record, _ = await lobby_of(request).start(request.user, game_id)
@@ -137,7 +137,7 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
-        middleware=AUTHENTICATED,
+        before_request=authenticate,
     )
     async def cancel(self, request: AuthenticatedRequest, game_id: GameId) -> Response[TableOut]:
         return _view(await lobby_of(request).cancel(request.user, game_id))
@@ -152,7 +152,7 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
-        middleware=AUTHENTICATED,
+        before_request=authenticate,
     )
     async def abort(self, request: AuthenticatedRequest, game_id: GameId) -> Response[GameOut]:
         return _view(await lobby_of(request).abort(request.user, game_id))
@@ -166,7 +166,7 @@ class LobbyController(Controller):
         "seat token; the old one stops working at once. Shown only here.",
         security=ANY_CREDENTIAL,
         responses=problems(401, 403, 404, 409),
-        middleware=AUTHENTICATED,
+        before_request=authenticate,
     )
     async def reissue(
         self, request: AuthenticatedRequest, game_id: GameId, seat: SeatNumber

@@ -20,7 +20,7 @@ from domain.legal import legal_actions, seat_actions
 from domain.model import BOT_LEVELS, Action, Clock, Rules
 from domain.scoring import score_collection
 from domain.views import public_view
-from service.api.auth import AUTHENTICATED, AuthenticatedRequest
+from service.api.auth import AuthenticatedRequest, authenticate
 from service.api.paging import After, events_handler
 from service.api.problems import foreign, get_game_part, problem, problems
 from service.api.schemas import (
@@ -301,7 +301,7 @@ class GamesController(Controller):
         "only here. Bot seats move by themselves; a game of bots only is played to its end.",
         response_headers=[ETAG, LOCATION, REPLAYED],
         responses=problems(401, 409, 413),
-        middleware=AUTHENTICATED,  # before the body: a bad credential is 401 first
+        before_request=authenticate,  # before the body: a bad credential is 401 first
     )
     async def create_game(
         self,
@@ -351,7 +351,7 @@ class GamesController(Controller):
         "while the service runs open). Newest first; `next_cursor` fetches the next page.",
         security=[{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}],
         responses=problems(400, 401, 403),
-        middleware=AUTHENTICATED,
+        before_request=authenticate,
     )
     async def list_games(
         self,
@@ -377,7 +377,7 @@ class GamesController(Controller):
         security=[{}, {SEAT_TOKEN: []}, {PLAYER_TOKEN: []}],
         response_headers=[ETAG],
         responses=problems(401, 403, 404),
-        middleware=AUTHENTICATED,
+        before_request=authenticate,
     )
     async def get_game(
         self, request: AuthenticatedRequest, game_id: GameId
@@ -415,7 +415,7 @@ class GamesController(Controller):
         security=[{SEAT_TOKEN: []}, {PLAYER_TOKEN: []}],
         response_headers=[ETAG, REPLAYED],
         responses=problems(401, 403, 404, 409, 412, 413),
-        middleware=AUTHENTICATED,
+        before_request=authenticate,
     )
     async def act(
         self,

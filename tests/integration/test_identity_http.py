@@ -1,6 +1,6 @@
 """Identity over HTTP, in-process: GET /v1/info in the open and the verified mode, the
 security schemes in the OpenAPI document, CORS (preflight and simple requests) as
-TEN_CORS_ORIGINS asks, and the caller (service.api.auth's middleware): its errors as
+TEN_CORS_ORIGINS asks, and the caller (service.api.auth's hook): its errors as
 problem+json 401/400 with a `WWW-Authenticate` challenge, none asked for by a handler without
 it, and no trace of it in the OpenAPI document."""
 
@@ -20,7 +20,7 @@ from litestar.datastructures import State
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.testing import TestClient
 
-from service.api.auth import AUTHENTICATED, AuthenticatedRequest
+from service.api.auth import AuthenticatedRequest, authenticate
 from service.api.problems import problem_details_config
 from service.app import CORS_REQUEST_HEADERS, CORS_RESPONSE_HEADERS, create_app
 from service.identity import PLATFORM_KEY, PLAYER_TOKEN, Identity
@@ -188,7 +188,7 @@ def test_cors_for_every_origin(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the caller over HTTP
 
 
-@get("/whoami", middleware=AUTHENTICATED)
+@get("/whoami", before_request=authenticate)
 async def whoami(request: AuthenticatedRequest) -> dict[str, Any]:
     return msgspec.structs.asdict(request.user)
 
@@ -218,7 +218,7 @@ def test_the_caller_reads_both_headers(tmp_path: Path) -> None:
 
 
 def test_a_handler_without_a_caller_never_asks_who_calls(tmp_path: Path) -> None:
-    """The identity is not consulted for a handler without the middleware: bad credentials
+    """The identity is not consulted for a handler without the hook: bad credentials
     do not matter to it; and the caller is no parameter of the document."""
     with whoami_client(verified_settings(tmp_path)) as client:
         bad = {"Authorization": "Bearer not.a.jwt", "X-API-Key": "wrong-key-0123456789"}

@@ -313,8 +313,8 @@ def cors(settings: Settings) -> CORSConfig | None:
 
 
 def identity_state(settings: Settings) -> dict[str, Any]:
-    """Who is calling (`service.identity.caller_of` reads `identity`) and what /v1/info says;
-    the start's one line on the identity mode (a WARNING when open)."""
+    """Who is calling (`service.api.auth.authenticated` asks `identity`) and what
+    /v1/info says; the start's one line on the identity mode (a WARNING when open)."""
     identity = Identity.from_settings(settings)
     identity.announce()
     return {"identity": identity, "info": service_info(settings, identity)}

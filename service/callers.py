@@ -1,11 +1,15 @@
 """Who is calling: what `service.identity` makes of a request's credentials, and what the
-use cases check. No HTTP and no crypto here."""
+use cases check; the port that verifies a player's JWT (`TokenVerifier`, the adapter is
+`infra.jwt_keys`). No HTTP and no crypto here."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 import msgspec
+
+from domain.errors import Text
+from service.errors import ServiceError
 
 CallerKind = Literal["platform", "player", "anonymous"]
 
@@ -39,3 +43,24 @@ class Caller(msgspec.Struct, frozen=True, kw_only=True):
 
 
 ANONYMOUS = Caller()
+PLATFORM = Caller(kind="platform")
+
+
+class TokenVerifier(Protocol):
+    """Verifies a player's bearer JWT (signature, issuer, audience, times)."""
+
+    issuer: str | None
+    audience: str | None
+
+    async def claims(self, token: str) -> dict[str, Any]:
+        """The claims of a valid token, `sub` a string. Raises ServiceError: `invalid_token`
+        (`token_refused`, saying why) or `identity_unavailable` (its keys cannot be had)."""
+        ...
+
+
+def token_refused(reason: str | Text) -> ServiceError:
+    """`invalid_token` saying why: `reason` is a template without parameters, or a Text."""
+    why = reason if isinstance(reason, Text) else Text(reason)
+    return ServiceError(
+        "invalid_token", "The bearer token is not a valid player JWT: {reason}.", reason=why
+    )

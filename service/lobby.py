@@ -387,7 +387,7 @@ class Lobby:
             return
         if token_matches(record.token_hashes[seat], caller.seat_token):
             return
-        raise ServiceError("not_your_seat")
+        raise _refusal(caller, record, "not_your_seat")
 
     # ------------------------------------------------------------ the host's decisions
 
@@ -442,7 +442,7 @@ class Lobby:
             return
         if caller.kind == "anonymous" and caller.seat_token is None:
             raise ServiceError("unauthorized", "The host's credential is needed.")
-        raise ServiceError("not_host")
+        raise _refusal(caller, record, "not_host")
 
     # ------------------------------------------------------------ starting
 
@@ -545,6 +545,18 @@ class Lobby:
             games=games,
             next_cursor=None if last is None else _encode_cursor(last.created_at, last.id),
         )
+
+
+def _refusal(caller: Caller, record: GameRecord, code: str) -> ServiceError:
+    """403 `code` for a credential of this game that does not allow this; 401 `unauthorized`
+    for a token that is none of this game's (forged, replaced by a reissue, or another
+    game's): a bad credential, not a good one refused."""
+    token = caller.seat_token
+    if caller.kind == "anonymous" and token is not None:
+        hashes = (record.host_token_hash, *record.token_hashes)
+        if not any(token_matches(expected, token) for expected in hashes):
+            return ServiceError("unauthorized")
+    return ServiceError(code)
 
 
 def _joined_again(first: IdempotentResponse) -> Joined:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Annotated, ClassVar
 
 import msgspec
-from litestar import Controller, Request, Response, delete, post
+from litestar import Controller, Response, delete, post
 from litestar.params import JSONBody, Parameter
 
+from service.api.auth import AuthenticatedRequest, authenticate
 from service.api.problems import problems
 from service.api.routes import (
     ETAG,
@@ -38,7 +39,7 @@ from service.commands import (
     ReissueToken,
     StartTable,
 )
-from service.identity import PLATFORM_KEY, PLAYER_TOKEN, caller_of
+from service.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.model import GameRecord
 
 _encoder = msgspec.json.Encoder()
@@ -71,18 +72,18 @@ class LobbyController(Controller):
         security=[{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}],
         response_headers=[ETAG, LOCATION, REPLAYED],
         responses=problems(401, 403, 404, 409),
+        before_request=authenticate,
     )
     async def join(
         self,
-        request: Request,
+        request: AuthenticatedRequest,
         game_id: GameId,
         data: JSONBody[JoinIn],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[JoinedOut]:
-        caller = await caller_of(request)  # before the body: a bad credential is 401 first
         data = await strictly(request, JoinIn)
         command = JoinSeat(
-            caller=caller,
+            caller=request.user,
             game_id=game_id,
             name=data.name,
             seat=data.seat,
@@ -113,11 +114,12 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
+        before_request=authenticate,
     )
     async def leave(
-        self, request: Request, game_id: GameId, seat: SeatNumber
+        self, request: AuthenticatedRequest, game_id: GameId, seat: SeatNumber
     ) -> Response[TableOut]:
-        command = LeaveSeat(caller=await caller_of(request), game_id=game_id, seat=seat)
+        command = LeaveSeat(caller=request.user, game_id=game_id, seat=seat)
         record = await lobby_of(request).leave(command)
         return _view(record)
 
@@ -131,9 +133,10 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
+        before_request=authenticate,
     )
-    async def start(self, request: Request, game_id: GameId) -> Response[GameOut]:
-        command = StartTable(caller=await caller_of(request), game_id=game_id)
+    async def start(self, request: AuthenticatedRequest, game_id: GameId) -> Response[GameOut]:
+        command = StartTable(caller=request.user, game_id=game_id)
         record, _ = await lobby_of(request).start(command)
         return _view(record)
 
@@ -145,9 +148,10 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
+        before_request=authenticate,
     )
-    async def cancel(self, request: Request, game_id: GameId) -> Response[TableOut]:
-        command = CancelTable(caller=await caller_of(request), game_id=game_id)
+    async def cancel(self, request: AuthenticatedRequest, game_id: GameId) -> Response[TableOut]:
+        command = CancelTable(caller=request.user, game_id=game_id)
         return _view(await lobby_of(request).cancel(command))
 
     @post(
@@ -160,9 +164,10 @@ class LobbyController(Controller):
         security=ANY_CREDENTIAL,
         response_headers=[ETAG],
         responses=problems(401, 403, 404, 409),
+        before_request=authenticate,
     )
-    async def abort(self, request: Request, game_id: GameId) -> Response[GameOut]:
-        command = AbortGame(caller=await caller_of(request), game_id=game_id)
+    async def abort(self, request: AuthenticatedRequest, game_id: GameId) -> Response[GameOut]:
+        command = AbortGame(caller=request.user, game_id=game_id)
         return _view(await lobby_of(request).abort(command))
 
     @post(
@@ -174,8 +179,11 @@ class LobbyController(Controller):
         "seat token; the old one stops working at once. Shown only here.",
         security=ANY_CREDENTIAL,
         responses=problems(401, 403, 404, 409),
+        before_request=authenticate,
     )
-    async def reissue(self, request: Request, game_id: GameId, seat: SeatNumber) -> SeatToken:
-        command = ReissueToken(caller=await caller_of(request), game_id=game_id, seat=seat)
+    async def reissue(
+        self, request: AuthenticatedRequest, game_id: GameId, seat: SeatNumber
+    ) -> SeatToken:
+        command = ReissueToken(caller=request.user, game_id=game_id, seat=seat)
         _, token = await lobby_of(request).reissue(command)
         return SeatToken(seat=seat, token=token)

@@ -111,7 +111,7 @@ WHOLE_BODY = {"x-schemathesis": {"merge_body": False}}
 GAME_ID = {"game_id": "$response.body#/id"}
 SEAT0_TOKEN = {"header.Authorization": "Bearer {$response.body#/seats/0/token}"}
 SAME_TOKEN = {"header.Authorization": "{$request.header.Authorization}"}
-# the operations whose handlers read `Authorization` themselves (service.identity.caller_of):
+# operations whose caller (service.api.auth, from `Authorization`) decides what they answer:
 # documented here as a header parameter too (besides the security schemes), so that links can
 # pass a seat token on (`$request.header.Authorization`); True where it is required
 READS_AUTHORIZATION = {"getGame": False, "act": True}

@@ -20,6 +20,7 @@ from domain.legal import legal_actions, seat_actions
 from domain.model import BOT_LEVELS, Action, Clock, Rules
 from domain.scoring import score_collection
 from domain.views import public_view
+from service.api.auth import AuthenticatedRequest, authenticate
 from service.api.paging import After, events_handler
 from service.api.problems import foreign, get_game_part, problem, problems
 from service.api.schemas import (
@@ -45,7 +46,7 @@ from service.commands import Act, CreateTable, SeatRequest
 from service.errors import SERVICE_ERROR_CODES, ServiceError
 from service.games import Acted, GameService
 from service.history import History
-from service.identity import PLATFORM_KEY, PLAYER_TOKEN, caller_of
+from service.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.lobby import Lobby, Page
 from service.model import GameRecord
 from service.ports import RenderedResponse
@@ -300,18 +301,18 @@ class GamesController(Controller):
         description="Creates a game. The seat tokens of the human seats are in `seats`, shown "
         "only here. Bot seats move by themselves; a game of bots only is played to its end.",
         response_headers=[ETAG, LOCATION, REPLAYED],
-        responses=problems(409, 413),
+        responses=problems(401, 409, 413),
+        before_request=authenticate,  # before the body: a bad credential is 401 first
     )
     async def create_game(
         self,
-        request: Request,
+        request: AuthenticatedRequest,
         data: JSONBody[CreateGameIn],
         idempotency_key: IdempotencyKey = None,
     ) -> Response[CreatedGameOut | CreatedTableOut]:
-        caller = await caller_of(request)  # before the body: a bad credential is 401 first
         data = await strictly(request, CreateGameIn)
         command = CreateTable(
-            caller=caller,
+            caller=request.user,
             seats=tuple(
                 SeatRequest(name=p.name, bot=p.bot, player_id=p.player_id, open=p.open)
                 for p in data.players
@@ -352,10 +353,11 @@ class GamesController(Controller):
         "while the service runs open). Newest first; `next_cursor` fetches the next page.",
         security=[{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}],
         responses=problems(400, 401, 403),
+        before_request=authenticate,
     )
     async def list_games(
         self,
-        request: Request,
+        request: AuthenticatedRequest,
         player_id: Annotated[
             PlayerId | None,
             QueryParameter(description="Whose games: that player's open tables and live games."),
@@ -366,8 +368,7 @@ class GamesController(Controller):
         lobby = lobby_of(request)
         if player_id is None:
             return _page(await lobby.list_open(cursor, limit))
-        caller = await caller_of(request)
-        return _page(await lobby.list_player(caller, player_id, cursor, limit))
+        return _page(await lobby.list_player(request.user, player_id, cursor, limit))
 
     @get(
         "/{game_id:str}",
@@ -378,8 +379,11 @@ class GamesController(Controller):
         security=[{}, {SEAT_TOKEN: []}, {PLAYER_TOKEN: []}],
         response_headers=[ETAG],
         responses=problems(401, 403, 404),
+        before_request=authenticate,
     )
-    async def get_game(self, request: Request, game_id: GameId) -> Response[GameOut | TableOut]:
+    async def get_game(
+        self, request: AuthenticatedRequest, game_id: GameId
+    ) -> Response[GameOut | TableOut]:
         service = games_of(request)
         try:
             record = await service.get(game_id)
@@ -393,7 +397,7 @@ class GamesController(Controller):
                 id=game_id, seat=None, legal_actions=None, **msgspec.structs.asdict(view)
             )
             return Response(body, headers={"ETag": etag(view.version)})
-        seat = await service.seat_or_none(record, await caller_of(request))
+        seat = await service.seat_or_none(record, request.user)
         return Response(  # encoded here: Litestar's serializer path costs more
             _encoder.encode(game_or_table(record, seat)),
             media_type=JSON,
@@ -413,10 +417,11 @@ class GamesController(Controller):
         security=[{SEAT_TOKEN: []}, {PLAYER_TOKEN: []}],
         response_headers=[ETAG, REPLAYED],
         responses=problems(401, 403, 404, 409, 412, 413),
+        before_request=authenticate,
     )
     async def act(
         self,
-        request: Request,
+        request: AuthenticatedRequest,
         game_id: GameId,
         data: JSONBody[Action],
         if_match: IfMatch = None,
@@ -425,7 +430,7 @@ class GamesController(Controller):
         service = games_of(request)
         data = await strictly(request, Action)
         command = Act(
-            caller=await caller_of(request),
+            caller=request.user,
             game_id=game_id,
             action=data,
             expected_version=parse_if_match(if_match),

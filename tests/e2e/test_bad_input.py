@@ -201,6 +201,27 @@ def test_malformed_authorization_is_401(table: Table, name: str, method: str) ->
         assert response.headers["www-authenticate"].lower().startswith("bearer")
 
 
+@pytest.mark.parametrize("name", ["bearer_garbage", "bearer_dots", "bearer_bad_seat"])
+def test_malformed_authorization_is_401_on_every_games_route(
+    client: httpx.Client, table: Table, name: str
+) -> None:
+    """Wherever a caller counts (create, a player's listing, read, act), and before the game
+    or the body is looked at: an unknown game or an invalid body is 401 with it too. (A
+    create or listing with garbage credentials went through on an open service; a defect.)"""
+    header = {"Authorization": MALFORMED_AUTH[name].format(id=table.id)}
+    with unchanged(table):
+        for response in (
+            client.post("/v1/games", json={"players": [{"name": "Ann"}]}, headers=header),
+            client.post("/v1/games", json={"players": []}, headers=header),
+            client.get("/v1/games", params={"player_id": "p-ann"}, headers=header),
+            client.get(f"/v1/games/{UNKNOWN_GAME}", headers=header),
+            client.post(f"/v1/games/{UNKNOWN_GAME}/actions", json={"type": "draw"}, headers=header),
+            client.post(f"{table.path}/actions", json={"type": "no such"}, headers=header),
+        ):
+            check_problem(response, 401, "unauthorized")
+            assert response.headers["www-authenticate"].lower().startswith("bearer")
+
+
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_wrong_token_for_this_game_is_401(table: Table, method: str) -> None:
     token = table.tokens[0]

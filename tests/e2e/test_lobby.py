@@ -163,8 +163,9 @@ def test_cancel_reissue_and_refusals_change_nothing(client: httpx.Client) -> Non
 
     fresh = client.post(f"/v1/games/{game_id}/seats/0/token", headers=bearer(ann))
     assert fresh.status_code == 200
-    refused(client.post(f"/v1/games/{game_id}/seats/0/token", headers=bearer(ann)), 403,
-            "not_your_seat")  # the old token stopped working  # fmt: skip
+    # the old token stopped working: it is no credential of this game any more (401)
+    refused(client.post(f"/v1/games/{game_id}/seats/0/token", headers=bearer(ann)), 401,
+            "unauthorized")  # fmt: skip
     cancelled = client.post(f"/v1/games/{game_id}/cancel", headers=bearer(host))
     assert cancelled.status_code == 200
     assert cancelled.json()["status"] == "cancelled"
@@ -190,7 +191,64 @@ def test_reissued_token_in_a_live_game_replaces_the_old_one(client: httpx.Client
     assert acted.json()["version"] == version + 1
     # the reissue survives the action (the action did not save a stale copy over it)
     refused(client.post(f"/v1/games/{game['id']}/seats/{seat}/token",
-                        headers=bearer(tokens[seat])), 403, "not_your_seat")  # fmt: skip
+                        headers=bearer(tokens[seat])), 401, "unauthorized")  # fmt: skip
+
+
+def lobby_requests(table: dict, game: dict) -> dict[str, tuple[str, str, dict | None]]:
+    """Every lobby route (and the listing of a player's games), on this table or live game."""
+    t, g = f"/v1/games/{table['id']}", f"/v1/games/{game['id']}"
+    return {
+        "join": ("POST", f"{t}/seats", {"name": "Zed"}),
+        "leave": ("DELETE", f"{t}/seats/0", None),
+        "start": ("POST", f"{t}/start", None),
+        "cancel": ("POST", f"{t}/cancel", None),
+        "abort": ("POST", f"{g}/abort", None),
+        "reissue": ("POST", f"{t}/seats/0/token", None),
+        "reissue_live": ("POST", f"{g}/seats/0/token", None),
+        "list_player": ("GET", "/v1/games?player_id=p-ann", None),
+    }
+
+
+def test_a_credential_the_service_cannot_verify_is_401_on_every_lobby_route(
+    client: httpx.Client,
+) -> None:
+    """Garbage, a JWT where no JWT key is configured, a forged or replaced seat or host token,
+    another game's token: 401 `unauthorized` (the lobby answered 403 not_host / not_your_seat
+    to most of them, a defect: 403 is for a valid credential that does not allow this). A
+    valid token of this game that is not the one needed stays 403."""
+    table = open_table(client)
+    game = client.post("/v1/games", json={"players": [{"name": "Ann"}, {"name": "Bob"}]}).json()
+    other = open_table(client)
+    tid, host, ann = table["id"], table["host_token"], table["tokens"][0]["token"]
+    replaced = client.post(f"/v1/games/{tid}/seats/0/token", headers=bearer(ann))
+    assert replaced.status_code == 200
+    ann = replaced.json()["token"]
+    bad = {
+        "garbage": "garbage",
+        "a JWT": player_jwt("p-ann"),
+        "forged seat token": f"{tid}.0.{'f' * 32}",
+        "forged host token": f"{tid}.host.{'f' * 32}",
+        "replaced seat token": replaced.request.headers["authorization"].removeprefix("Bearer "),
+        "another game's host token": other["host_token"],
+    }
+    before = (client.get(f"/v1/games/{tid}").json(), client.get(f"/v1/games/{game['id']}").json())
+    for route, (method, path, body) in lobby_requests(table, game).items():
+        for what, token in bad.items():
+            if route in ("join", "list_player") and what not in ("garbage", "a JWT"):
+                continue  # a seat token is no credential of these: handed on, not checked
+            response = client.request(method, path, json=body, headers=bearer(token))
+            assert response.status_code == 401, (route, what, response.text)
+            assert response.json()["code"] == "unauthorized", (route, what)
+            assert response.headers["www-authenticate"].lower().startswith("bearer")
+            assert token not in response.text
+    after = (client.get(f"/v1/games/{tid}").json(), client.get(f"/v1/games/{game['id']}").json())
+    assert after == before  # nothing changed
+    # valid credentials of this game that do not allow the operation: 403
+    refused(client.post(f"/v1/games/{tid}/start", headers=bearer(ann)), 403, "not_host")
+    refused(client.post(f"/v1/games/{tid}/cancel", headers=bearer(ann)), 403, "not_host")
+    refused(client.delete(f"/v1/games/{tid}/seats/1", headers=bearer(ann)), 403, "not_your_seat")
+    refused(client.post(f"/v1/games/{tid}/seats/1/token", headers=bearer(host)), 403,
+            "not_your_seat")  # fmt: skip
 
 
 def test_create_and_join_are_idempotent(client: httpx.Client) -> None:

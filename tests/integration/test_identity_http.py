@@ -1,7 +1,8 @@
 """Identity over HTTP, in-process: GET /v1/info in the open and the verified mode, the
 security schemes in the OpenAPI document, CORS (preflight and simple requests) as
-TEN_CORS_ORIGINS asks, and `caller_of` errors as problem+json 401/400 with a
-`WWW-Authenticate` challenge."""
+TEN_CORS_ORIGINS asks, and the caller (service.api.auth's hook): its errors as
+problem+json 401/400 with a `WWW-Authenticate` challenge, none asked for by a handler without
+it, and no trace of it in the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -14,14 +15,15 @@ from typing import Any
 import jwt
 import msgspec
 import pytest
-from litestar import Litestar, Request, get
+from litestar import Litestar, get
 from litestar.datastructures import State
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.testing import TestClient
 
+from service.api.auth import AuthenticatedRequest, authenticate
 from service.api.problems import problem_details_config
 from service.app import CORS_REQUEST_HEADERS, CORS_RESPONSE_HEADERS, create_app
-from service.identity import PLATFORM_KEY, PLAYER_TOKEN, Identity, caller_of
+from service.identity import PLATFORM_KEY, PLAYER_TOKEN, Identity
 from service.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -183,24 +185,29 @@ def test_cors_for_every_origin(tmp_path: Path) -> None:
     assert created.headers["access-control-allow-origin"] == "*"
 
 
-# ---------------------------------------------------------------- caller_of over HTTP
+# ---------------------------------------------------------------- the caller over HTTP
 
 
-@get("/whoami")
-async def whoami(request: Request) -> dict[str, Any]:
-    return msgspec.structs.asdict(await caller_of(request))
+@get("/whoami", before_request=authenticate)
+async def whoami(request: AuthenticatedRequest) -> dict[str, Any]:
+    return msgspec.structs.asdict(request.user)
+
+
+@get("/nobody")
+async def nobody() -> dict[str, Any]:
+    return {}
 
 
 def whoami_client(settings: Settings) -> TestClient:
     app = Litestar(
-        route_handlers=[whoami],
+        route_handlers=[whoami, nobody],
         plugins=[ProblemDetailsPlugin(problem_details_config())],
         state=State({"identity": Identity.from_settings(settings)}),
     )
     return TestClient(app)
 
 
-def test_caller_of_reads_both_headers(tmp_path: Path) -> None:
+def test_the_caller_reads_both_headers(tmp_path: Path) -> None:
     with whoami_client(verified_settings(tmp_path)) as client:
         player = client.get("/whoami", headers={"Authorization": f"Bearer {player_jwt('bo')}"})
         platform = client.get("/whoami", headers={"X-API-Key": API_KEY})
@@ -208,6 +215,32 @@ def test_caller_of_reads_both_headers(tmp_path: Path) -> None:
     assert player.json() == {"kind": "player", "player_id": "bo", "seat_token": None}
     assert platform.json()["kind"] == "platform"
     assert anyone.json()["kind"] == "anonymous"
+
+
+def test_a_handler_without_a_caller_never_asks_who_calls(tmp_path: Path) -> None:
+    """The identity is not consulted for a handler without the hook: bad credentials
+    do not matter to it; and the caller is no parameter of the document."""
+    with whoami_client(verified_settings(tmp_path)) as client:
+        bad = {"Authorization": "Bearer not.a.jwt", "X-API-Key": "wrong-key-0123456789"}
+        assert client.get("/nobody", headers=bad).status_code == 200
+        assert client.get("/whoami", headers=bad).status_code == 401
+        document = client.get("/schema/openapi.json").json()
+    assert "parameters" not in document["paths"]["/whoami"]["get"]
+
+
+def test_the_service_documents_no_caller_parameter(tmp_path: Path) -> None:
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/a.sqlite3")
+    with client_for(settings) as client:
+        document = client.get("/schema/openapi.json").json()
+    names = {
+        parameter["name"].lower()
+        for item in document["paths"].values()
+        for operation in item.values()
+        if isinstance(operation, dict)
+        for parameter in operation.get("parameters", [])
+    }
+    assert "caller" not in names
+    assert "request" not in names
 
 
 @pytest.mark.parametrize(
@@ -230,7 +263,7 @@ def test_caller_of_reads_both_headers(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_caller_of_errors_are_problems(
+def test_caller_errors_are_problems(
     tmp_path: Path, headers: dict[str, str], status: int, code: str, challenge: str | None
 ) -> None:
     with whoami_client(verified_settings(tmp_path)) as client:

@@ -144,7 +144,7 @@ def test_tokens_of_the_published_keys_are_verified_and_the_set_is_cached(
 
 def test_the_fetch_runs_off_the_event_loop(jwks: Jwks, rsa_key: rsa.RSAPrivateKey) -> None:
     identity = identity_for(jwks.url)
-    client = identity._jwt_key.client  # type: ignore[union-attr]
+    client = identity.verifier.key.client  # type: ignore[union-attr]
     fetching_threads: list[int] = []
     fetch = client.fetch_data
 

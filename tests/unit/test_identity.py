@@ -121,11 +121,27 @@ def test_nothing_configured_is_open_and_everyone_anonymous() -> None:
     assert identity.open
     assert identity.describe() == {"mode": "open", "api_keys": False, "jwt": False}
     assert caller(identity) == Caller()
-    # without a JWT key every bearer credential is a seat token for the use cases to check
+    # a seat (or host) token is handed on for the use cases to check per game
     assert caller(identity, SEAT_TOKEN) == Caller(seat_token=SEAT_TOKEN)
-    assert caller(identity, hs256()).seat_token is not None
+    host_token = "0123456789abcdef0123.host.s3cr3t"
+    assert caller(identity, host_token) == Caller(seat_token=host_token)
     # an API key where none is configured is a mistake the caller should hear of
     assert refused(identity, api_key=KEY_A).code == "invalid_api_key"
+
+
+@pytest.mark.parametrize("fields", [{}, {"api_keys": (KEY_A,)}], ids=["open", "keys only"])
+@pytest.mark.parametrize("token", ["garbage", hs256(), "0123456789abcdef0123.x.s3cr3t"])
+def test_without_a_jwt_key_a_bearer_that_is_no_seat_token_is_401(
+    fields: dict[str, Any], token: str
+) -> None:
+    """A credential the service cannot verify is refused as such (401), everywhere and before
+    any use case: never handed on as a seat token that the lobby took for another seat's
+    (403). Defect fixed (issue 22)."""
+    identity = Identity.from_settings(settings(**fields))
+    for api_key in (None, *fields.get("api_keys", ())):
+        error = refused(identity, token, api_key)
+        assert (error.code, error.detail) == ("unauthorized", "This is not a seat token.")
+        assert token not in error.detail
 
 
 def test_the_open_mode_says_so_at_start(caplog: pytest.LogCaptureFixture) -> None:
@@ -278,6 +294,39 @@ def test_a_tampered_payload_is_refused() -> None:
 @pytest.mark.parametrize("token", ["not-a-jwt", "a.b.c", "x" * 9000, "a.b", "a.b.c.d", "Bearer"])
 def test_a_malformed_token_is_refused(token: str) -> None:
     assert "malformed" in token_refusal(verified(), token)
+
+
+class FakeVerifier:
+    """Any `TokenVerifier`: the identity's rules do not depend on PyJWT."""
+
+    issuer, audience = "https://fake.example", "fake"
+
+    def __init__(self, claims: dict[str, Any] | ServiceError) -> None:
+        self.answer, self.tokens = claims, []
+
+    async def claims(self, token: str) -> dict[str, Any]:
+        self.tokens.append(token)
+        if isinstance(self.answer, ServiceError):
+            raise self.answer
+        return self.answer
+
+
+def test_the_rules_of_a_caller_use_the_verifier_port() -> None:
+    verifier = FakeVerifier({"sub": "dee"})
+    identity = Identity((KEY_A,), verifier)
+    assert caller(identity, "opaque-jwt") == Caller(kind="player", player_id="dee")
+    assert verifier.tokens == ["opaque-jwt"]
+    # a seat token never reaches the verifier; an API key with a JWT is refused before it
+    assert caller(identity, SEAT_TOKEN) == Caller(seat_token=SEAT_TOKEN)
+    assert refused(identity, "opaque-jwt", KEY_A).code == "conflicting_credentials"
+    assert verifier.tokens == ["opaque-jwt"]
+    assert identity.describe()["issuer"] == "https://fake.example"
+    # the verifier's refusal is the caller's; a `sub` that is no player_id is refused here
+    unavailable = Identity((), FakeVerifier(ServiceError("identity_unavailable")))
+    assert refused(unavailable, "opaque-jwt").code == "identity_unavailable"
+    assert "not a valid player_id" in token_refusal(
+        Identity((), FakeVerifier({"sub": "a b"})), "opaque-jwt"
+    )
 
 
 def test_a_seat_token_is_handed_on_not_verified() -> None:

@@ -1,7 +1,7 @@
 """Problem responses in the client's language: `Accept-Language` negotiation, the catalogs,
 and a scan of the sources that makes an untranslated message impossible to add.
 
-The scan reads every call in domain/ and service/ that carries a message (RuleError,
+The scan reads every call in domain/, service/ and infra/ that carries a message (RuleError,
 ServiceError, problem, Text and the two helpers that pass a message on) and collects its
 English template; each language's catalog must hold each template, with the same
 placeholders. A message written as an f-string, or passed as a value the scan cannot see, is a
@@ -26,7 +26,7 @@ from service.i18n import CATALOGS, DEFAULT, LANGUAGES, localize, negotiate, titl
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = [ROOT / "domain", ROOT / "service"]
+SOURCES = [ROOT / "domain", ROOT / "service", ROOT / "infra"]
 # call name -> index of its message argument (and the keyword that may name it)
 MESSAGE_ARGUMENT = {
     "RuleError": 1,
@@ -34,16 +34,16 @@ MESSAGE_ARGUMENT = {
     "problem": 2,
     "Text": 0,
     "_auction": 0,  # domain/engine.py: the refusal when no auction is on
-    "_refused": 0,  # service/identity.py: why a JWT is refused
+    "token_refused": 0,  # service/callers.py: why a JWT is refused
 }
 # calls that make a message the scan checks elsewhere: Text (a call scanned itself), foreign
-# (FOREIGN_TEMPLATES), identity's _reason (Texts)
+# (FOREIGN_TEMPLATES), infra.jwt_keys' _reason (Texts)
 MADE = ("Text", "foreign", "_reason")
 # (file, function) where a message argument is a variable, and why that is covered
 FORWARDERS = {
     ("domain/errors.py", "message"): "a RuleError's or ServiceError's template, or its default",
     ("domain/engine.py", "_auction"): "its callers' literals are scanned (`_auction`)",
-    ("service/identity.py", "_refused"): "its callers' literals and Texts are scanned",
+    ("service/callers.py", "token_refused"): "its callers' literals and Texts are scanned",
     ("service/api/problems.py", "from_rule_error"): "exc.text: a RuleError's Text",
     ("service/api/problems.py", "from_service_error"): "exc.text: a ServiceError's Text",
     ("service/api/problems.py", "from_http_exception"): "Texts built of scanned templates",

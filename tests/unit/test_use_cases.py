@@ -298,9 +298,9 @@ def test_a_seat_left_is_open_again_and_only_its_holder_leaves_it():
         assert left.table.seats[bob.seat] == Seat(open=True)
         assert left.token_hashes[bob.seat] is None
         assert left.version == bob.record.version + 1
-        # the old token is worth nothing now; the seat can be taken again
+        # the old token is worth nothing now (a bad credential: 401); the seat can be taken again
         await refused(
-            "not_your_seat",
+            "unauthorized",
             w.lobby.leave(LeaveSeat(caller=Caller(seat_token=bob.token), game_id=game_id, seat=1)),
         )
         again = await w.lobby.join(JoinSeat(caller=ANONYMOUS, game_id=game_id, name="Cy", seat=1))

@@ -2229,6 +2229,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
             409: {
                 headers: {

@@ -1,28 +1,64 @@
-"""The rate limit count in Redis, shared by every replica (standalone or Cluster).
+"""The rate limit's counts: one fixed window per client, counted in one atomic step.
 
-Litestar's rate-limit middleware keeps one key per client in a `Store` and only GETs and SETs
-that key, so its `RedisStore` works as well on a RedisCluster client (one key, one slot).
-Unlike the game store, Litestar's store lets redis-py's errors through, and the middleware
-runs before any route: with Redis down every request was a 500. Here they are
-StoreUnavailable, the 503 with Retry-After of every other request while Redis is down.
+`RedisRateCounter` shares the count of every replica (standalone or Cluster: one key, one
+slot) with a Lua script run by redis-py (`register_script`: EVALSHA, loaded again if the
+server lost it): the increment, the window's expiry on the first hit and the time left
+come back in one round trip, so two replicas never both read 59 and both let the 60th and
+61st through (Litestar's store-backed middleware did a GET then a SET: two replicas let
+87-116 of 400 requests through a 60/minute limit). Redis errors are StoreUnavailable, the
+503 with Retry-After of every other request while Redis is down.
+
+`MemoryRateCounter` is the embedded default's: one process, so one count.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from litestar.stores.redis import RedisStore
+import time
+from typing import Any
 
 from infra.redis_store import unavailable_on_connection_errors
 
+# KEYS[1] the client's window; ARGV[1] the window in milliseconds -> {count, ms left}
+_HIT = """
+local n = redis.call('INCR', KEYS[1])
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  left = tonumber(ARGV[1])
+end
+return {n, left}
+"""
 
-class RateLimitStore(RedisStore):
-    async def get(self, key: str, renew_for: int | timedelta | None = None) -> bytes | None:
-        with unavailable_on_connection_errors():
-            return await super().get(key, renew_for)
 
-    async def set(
-        self, key: str, value: str | bytes, expires_in: int | timedelta | None = None
-    ) -> None:
+class RedisRateCounter:
+    def __init__(self, client: Any, namespace: str = "ten-rate") -> None:
+        self._hit = client.register_script(_HIT)
+        self._namespace = namespace
+
+    async def hit(self, key: str, window: float) -> tuple[int, float]:
+        """Count one request of `key` in its window of `window` seconds: the count so far
+        (this one included) and the seconds until the window resets."""
         with unavailable_on_connection_errors():
-            await super().set(key, value, expires_in)
+            count, left = await self._hit(
+                keys=[f"{self._namespace}:{key}"], args=[max(1, round(window * 1000))]
+            )
+        return int(count), int(left) / 1000
+
+
+class MemoryRateCounter:
+    """The counts of one process (the embedded default): no await between read and write."""
+
+    def __init__(self, clock: Any = time.monotonic, max_keys: int = 100_000) -> None:
+        self._clock = clock
+        self._windows: dict[str, tuple[int, float]] = {}
+        self._max_keys = max_keys
+
+    async def hit(self, key: str, window: float) -> tuple[int, float]:
+        now = self._clock()
+        count, ends = self._windows.get(key, (0, 0.0))
+        if ends <= now:
+            if len(self._windows) >= self._max_keys:  # many clients: drop the ended windows
+                self._windows = {k: w for k, w in self._windows.items() if w[1] > now}
+            count, ends = 0, now + window
+        self._windows[key] = (count + 1, ends)
+        return count + 1, ends - now

@@ -16,10 +16,8 @@ from typing import Any, NamedTuple
 from litestar import Litestar, Request
 from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
-from litestar.middleware.rate_limit import RateLimitConfig
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.static_files import create_static_files_router
-from litestar.stores.base import Store
 
 from service.api.history_routes import (
     ArchiveController,
@@ -33,6 +31,7 @@ from service.api.lobby_routes import LobbyController
 from service.api.odds_routes import odds
 from service.api.openapi import finish_openapi, openapi_config
 from service.api.problems import internal_error_handler, problem_details_config
+from service.api.rate_limit import EXEMPT, AtomicRateLimitConfig
 from service.api.routes import GamesController, allow_every_method, health, ready, rules, score
 from service.api.static_files import LocalFiles
 from service.api.web_routes import REVALIDATE, STATIC, web_client
@@ -84,7 +83,7 @@ class Adapters(NamedTuple):
     store: GameStore
     queue: Callable[[str], LeasedQueue]  # the leased queue of that name (service.jobs)
     archive: GameArchive
-    rate_limit_store: Store | None  # shared by every replica; None: each process counts alone
+    rate_counter: Any  # the rate limit's counts (service.api.rate_limit.RateCounter)
     store_system: str  # for metrics and traces: "redis" or "memory"
     close: Callable[[], Awaitable[None]]
     redis: Any = None  # the small shared client (outboxes, rate limits); None when embedded
@@ -102,6 +101,7 @@ def build_adapters(
     if settings.redis_url is None:
         from infra.memory_store import MemoryGameStore  # noqa: PLC0415
         from infra.queues import MemoryQueue  # noqa: PLC0415
+        from infra.rate_limit_store import MemoryRateCounter  # noqa: PLC0415
 
         store = store if store is not None else MemoryGameStore()
 
@@ -111,7 +111,12 @@ def build_adapters(
 
         # one queue per name for the process (functools.cache: made once, on first use)
         return Adapters(
-            store, functools.cache(MemoryQueue), archive, None, "memory", close_embedded
+            store,
+            functools.cache(MemoryQueue),
+            archive,
+            MemoryRateCounter(),  # one process, one count
+            "memory",
+            close_embedded,
         )
     return _redis_adapters(settings, store, archive)
 
@@ -121,14 +126,14 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
     counts, shared by every replica."""
     assert settings.redis_url is not None
     from infra import queues as redis_queues  # noqa: PLC0415 - redis-py only when configured
-    from infra.rate_limit_store import RateLimitStore  # noqa: PLC0415
+    from infra.rate_limit_store import RedisRateCounter  # noqa: PLC0415
     from infra.redis_store import RedisGameStore, connect  # noqa: PLC0415
 
     if store is None:
         store = RedisGameStore(settings.redis_url, cluster=settings.redis_cluster)
     # the outbox (shared by every replica) and the rate-limit counts: a small pool of their own
     client = connect(settings.redis_url, cluster=settings.redis_cluster, max_connections=50)
-    rate_limit_store = RateLimitStore(client, namespace="ten-rate")
+    rate_counter = RedisRateCounter(client, namespace="ten-rate")  # shared by every replica
 
     async def close_redis() -> None:
         await store.close()
@@ -151,9 +156,7 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
                     "%d job(s) of an older release's %s moved to the %s queue", moved, key, name
                 )
 
-    return Adapters(
-        store, queue, archive, rate_limit_store, "redis", close_redis, client, open_redis
-    )
+    return Adapters(store, queue, archive, rate_counter, "redis", close_redis, client, open_redis)
 
 
 class Instruments:
@@ -281,20 +284,19 @@ def _not_a_preflight(request: Request) -> bool:
     return request.method != "OPTIONS"
 
 
-def rate_limiting(settings: Settings, adapters: Adapters) -> tuple[list, dict[str, Store]]:
-    """The rate-limit middleware and its store as `TEN_RATE_LIMIT` asks (none unset)."""
+def rate_limiting(settings: Settings, adapters: Adapters) -> list:
+    """The rate-limit middleware as `TEN_RATE_LIMIT` asks (none unset), counting on the
+    adapters' counter (Redis: shared by every replica; embedded: this process)."""
     if settings.rate_limit is None:
-        return [], {}
+        return []
     limit, unit = settings.rate_limit
-    config = RateLimitConfig(
+    config = AtomicRateLimitConfig(
         rate_limit=(unit, limit),  # type: ignore[arg-type]
-        exclude=["/health", "/ready", "/schema", "/static", "/metrics"],
+        exclude=EXEMPT,
         check_throttle_handler=_not_a_preflight,  # a browser's CORS preflight is no call
+        counter=adapters.rate_counter,
     )
-    stores = {}
-    if adapters.rate_limit_store is not None:  # one count per client for every replica
-        stores[config.store] = adapters.rate_limit_store
-    return [config.middleware], stores
+    return [config.middleware]
 
 
 def cors(settings: Settings) -> CORSConfig | None:
@@ -459,7 +461,7 @@ def create_app(
         await adapters.close()
         obs.shutdown()
 
-    middleware, stores = rate_limiting(settings, adapters)
+    middleware = rate_limiting(settings, adapters)
     app = Litestar(
         route_handlers=[*routes(), *obs.route_handlers(store)],
         state=use_cases(service, adapters.archive, who, background),
@@ -469,7 +471,6 @@ def create_app(
         exception_handlers={Exception: internal_error_handler},
         middleware=middleware,
         cors_config=cors(settings),
-        stores=stores,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=openapi_config(),
         on_startup=[background.start, *([tune_process] if serving else [])],

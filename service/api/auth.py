@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 # a handler's request, whose `user` is the caller (`before_request=authenticate`)
 AuthenticatedRequest = Request[Caller, None, Any]
+# where the rate limit (`service.api.rate_limit`), which learns the caller first when it is
+# on, leaves it for `authenticate`
+CALLER = "ten.caller"
 
 
 async def scope_caller(scope: Scope) -> Caller:
@@ -50,4 +53,6 @@ async def scope_caller(scope: Scope) -> Caller:
 
 async def authenticate(request: Request) -> None:
     """A handler's `before_request=`: the caller in `scope["user"]` (`request.user`)."""
-    request.scope["user"] = await scope_caller(request.scope)
+    scope = request.scope
+    known = scope.get(CALLER)  # type: ignore[call-overload]
+    scope["user"] = known if known is not None else await scope_caller(scope)

@@ -13,6 +13,7 @@ come back in one round trip, so two replicas never both read 59 and both let the
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -31,17 +32,23 @@ return {n, left}
 
 
 class RedisRateCounter:
-    def __init__(self, client: Any, namespace: str = "ten-rate") -> None:
+    def __init__(self, client: Any, namespace: str = "ten-rate", concurrency: int = 2) -> None:
         self._hit = client.register_script(_HIT)
         self._namespace = namespace
+        # a few counts in flight (one EVALSHA each, a fraction of a millisecond: 2 carry
+        # more requests than a process serves), not one connection per request: a Cluster
+        # client's pool fails past its size rather than waiting, and 180 event streams
+        # opened at once had taken it past (503)
+        self._slots = asyncio.Semaphore(concurrency)
 
     async def hit(self, key: str, window: float) -> tuple[int, float]:
         """Count one request of `key` in its window of `window` seconds: the count so far
         (this one included) and the seconds until the window resets."""
-        with unavailable_on_connection_errors():
-            count, left = await self._hit(
-                keys=[f"{self._namespace}:{key}"], args=[max(1, round(window * 1000))]
-            )
+        async with self._slots:
+            with unavailable_on_connection_errors():
+                count, left = await self._hit(
+                    keys=[f"{self._namespace}:{key}"], args=[max(1, round(window * 1000))]
+                )
         return int(count), int(left) / 1000
 
 

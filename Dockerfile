@@ -54,7 +54,10 @@ COPY --from=build /src/app /app
 # the server's launcher: WEB_CONCURRENCY uvicorn workers (default 2), but one on the embedded
 # store (no TEN_REDIS_URL), whose games live in one process's memory. `exec`, so the server
 # gets the signals. Other uvicorn options come from UVICORN_* variables (e.g.
-# UVICORN_TIMEOUT_GRACEFUL_SHUTDOWN, UVICORN_LOG_LEVEL) or arguments after `ten-serve`.
+# UVICORN_TIMEOUT_GRACEFUL_SHUTDOWN, UVICORN_LOG_LEVEL) or arguments after `ten-serve`;
+# UVICORN_HTTP is uvicorn's httptools protocol with a header timeout and size limits
+# (service/http_protocol.py, TEN_HEADER_TIMEOUT...), UVICORN_LIMIT_CONCURRENCY answers 503
+# past 512 connections or requests per worker (the README's "Bounded connections").
 COPY --chmod=0555 <<'EOF' /usr/local/bin/ten-serve
 #!/bin/sh
 set -eu
@@ -83,6 +86,8 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     WEB_CONCURRENCY=2 \
     UVICORN_TIMEOUT_GRACEFUL_SHUTDOWN=25 \
+    UVICORN_HTTP=service.http_protocol:BoundedHttpToolsProtocol \
+    UVICORN_LIMIT_CONCURRENCY=512 \
     UVICORN_ACCESS_LOG=false \
     TEN_LOG_FORMAT=json \
     PROMETHEUS_MULTIPROC_DIR=/tmp/prometheus

@@ -75,6 +75,26 @@ class _Env:
         return value
 
 
+class HttpLimits(msgspec.Struct, frozen=True, kw_only=True):
+    """Bounds on a request's head (request line and headers), kept by the serving process's
+    HTTP protocol (service/http_protocol.py) before the app sees the request."""
+
+    header_timeout: float = 10.0  # TEN_HEADER_TIMEOUT: seconds from connecting (or a request's
+    # first byte on a kept-alive connection) to the end of its headers
+    max_header_bytes: int = 32 * 1024  # TEN_MAX_HEADER_BYTES: request line + headers
+    max_headers: int = 100  # TEN_MAX_HEADERS: header lines in one request
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> HttpLimits:
+        env = _Env(os.environ if environ is None else environ)
+        defaults = cls()
+        return cls(
+            header_timeout=env.number("HEADER_TIMEOUT", defaults.header_timeout, float),
+            max_header_bytes=env.number("MAX_HEADER_BYTES", defaults.max_header_bytes),
+            max_headers=env.number("MAX_HEADERS", defaults.max_headers),
+        )
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     redis_url: str | None = None  # TEN_REDIS_URL; unset: the embedded in-process store
     redis_cluster: bool = False  # TEN_REDIS_CLUSTER: the URL names a Redis Cluster node

@@ -12,11 +12,13 @@ binary is installed on the machine).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -361,3 +363,171 @@ def test_sigterm_lets_an_open_event_stream_finish(
     assert events, "no event reached the stream after SIGTERM"
     assert events[-1]["type"] == "game_finished"
     assert [e["seq"] for e in events] == [e["seq"] for e in log["events"]]
+
+
+# ---------------------------------------------------------------- bounded connections
+
+
+def descendants_rss(pid: int) -> int:
+    """Resident bytes of `pid` and every process under it (tini, the server, its workers)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        todo.extend(children.get(current, []))
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+        except OSError:
+            continue
+        total += next(
+            (
+                int(line.split()[1]) * 1024
+                for line in status.splitlines()
+                if line.startswith("VmRSS:")
+            ),
+            0,
+        )
+    return total
+
+
+def raw_request(base: str, data: bytes, timeout: float = 10) -> bytes:
+    """`data` sent on a fresh connection; what the server answered until it closed."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer
+
+
+def status_of(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1])
+
+
+def connect(base: str) -> socket.socket:
+    host, port = base.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+@pytest.mark.e2e
+def test_the_image_refuses_oversized_headers_and_holds_no_memory_for_them(tmp_path: Path) -> None:
+    """Past 32 KiB of request line and headers (or 100 header lines): 431 and closed, before
+    the app; a head under the limits, and a body beyond 32 KiB sent with its headers, are
+    served. Eight connections each sending 4 MB of an unfinished header (then holding on) do
+    not grow the server: it stopped reading each at the limit (httptools alone buffered all)."""
+    head = b"GET /health HTTP/1.1\r\nHost: t\r\n"
+    with image_command(tmp_path, {}) as (proc, base):
+        assert status_of(raw_request(base, head + b"X-Big: " + b"a" * 40_000 + b"\r\n\r\n")) == 431
+        many = b"".join(b"X-%d: v\r\n" % i for i in range(101))
+        assert status_of(raw_request(base, head + many + b"\r\n")) == 431
+        ninety = b"".join(b"X-%d: v\r\n" % i for i in range(90))
+        fine = head + b"X-Ok: " + b"a" * 8000 + b"\r\n" + ninety + b"Connection: close\r\n\r\n"
+        assert status_of(raw_request(base, fine)) == 200
+        body = json.dumps({"players": 4, "padding": "x" * 50_000}).encode()
+        post = b"POST /v1/games HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+        post += b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+        assert status_of(raw_request(base, post + body)) != 431  # the app's answer to it
+
+        before = descendants_rss(proc.pid)
+        held = []
+        for _ in range(8):
+            sock = connect(base)
+            held.append(sock)
+            with contextlib.suppress(OSError):  # refused: the server closed it mid-send
+                sock.sendall(head + b"X-Big: " + b"a" * 4_000_000)
+        try:
+            time.sleep(0.5)
+            grown = descendants_rss(proc.pid) - before
+            assert grown < 12_000_000, f"the server grew by {grown / 1e6:.1f} MB"
+            # a 1 MB header: never served (431, or reset while the client was still sending)
+            try:
+                answer = raw_request(base, head + b"X-Big: " + b"a" * 1_000_000 + b"\r\n\r\n")
+            except ConnectionResetError:
+                answer = b"HTTP/1.1 431 reset"
+            assert status_of(answer) == 431
+        finally:
+            for sock in held:
+                sock.close()
+        assert httpx.get(f"{base}/health").status_code == 200
+        stop(proc)
+
+
+@pytest.mark.e2e
+def test_the_image_closes_a_connection_that_trickles_its_headers(tmp_path: Path) -> None:
+    """TEN_HEADER_TIMEOUT from connecting to the end of the headers: a header line every
+    0.2 s gets a 408 and is closed at the timeout, as is a connection that sends nothing; a
+    kept-alive connection has the timeout again for its next request, from its first byte."""
+    timeout = 1.0
+    with image_command(tmp_path, {"TEN_HEADER_TIMEOUT": str(timeout)}) as (proc, base):
+        with connect(base) as idle, connect(base) as trickling:
+            started = time.monotonic()
+            trickling.sendall(b"GET /health HTTP/1.1\r\nHost: t\r\n")
+            trickling.settimeout(0.2)
+            answer = b""
+            while time.monotonic() - started < timeout + 4:
+                try:
+                    chunk = trickling.recv(4096)
+                except TimeoutError:
+                    with contextlib.suppress(OSError):
+                        trickling.sendall(b"X-Slow: 1\r\n")
+                    continue
+                except ConnectionResetError:
+                    break
+                if not chunk:
+                    break
+                answer += chunk
+            closed_after = time.monotonic() - started
+            assert timeout - 0.1 < closed_after < timeout + 2, closed_after
+            assert not answer or status_of(answer) == 408
+            idle.settimeout(timeout + 4)
+            assert idle.recv(100) == b""  # closed, without an answer
+            assert time.monotonic() - started < timeout + 3
+
+        # kept alive: a request, a pause under the keep-alive timeout, then a slow head
+        with connect(base) as sock:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+            first = b""
+            while not first.endswith(b'"ok"}'):  # the whole answer: head, then body
+                first += sock.recv(4096)
+            assert first.startswith(b"HTTP/1.1 200")
+            time.sleep(timeout + 0.5)  # idle between requests: the keep-alive timeout's (5 s)
+            sock.sendall(b"GET /health HTTP/1.1\r\n")
+            sock.settimeout(timeout + 4)
+            again = time.monotonic()
+            assert status_of(sock.recv(4096)) == 408
+            assert timeout - 0.1 < time.monotonic() - again < timeout + 2
+        assert httpx.get(f"{base}/health").status_code == 200
+        stop(proc)
+
+
+@pytest.mark.e2e
+def test_past_the_concurrency_limit_requests_get_503_but_the_liveness_probe(
+    tmp_path: Path,
+) -> None:
+    """UVICORN_LIMIT_CONCURRENCY counts open connections: with that many held open, every
+    request is answered 503 at once (readiness included: the pod leaves the endpoints while
+    saturated), except /health, so that a busy pod is not restarted; closed again, served."""
+    with image_command(tmp_path, {"UVICORN_LIMIT_CONCURRENCY": "4"}) as (proc, base):
+        held = [connect(base) for _ in range(5)]
+        try:
+            time.sleep(0.2)
+            with httpx.Client(base_url=base, timeout=5) as http:
+                assert http.get("/ready").status_code == 503
+                assert http.get("/v1/games/nope").status_code == 503
+                assert http.get("/health").status_code == 200
+                assert http.get("/health?probe=1").status_code == 200
+        finally:
+            for sock in held:
+                sock.close()
+        time.sleep(0.2)
+        with httpx.Client(base_url=base, timeout=5) as http:
+            assert http.get("/ready").status_code == 200
+            assert http.get("/v1/games/nope").status_code == 404
+        stop(proc)

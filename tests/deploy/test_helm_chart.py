@@ -18,7 +18,7 @@ import helm_python as helm
 import pytest
 import yaml
 
-from service.settings import Settings
+from service.settings import HttpLimits, Settings
 from tests.servers import ROOT
 from tests.support.helm import (
     CHART,
@@ -185,6 +185,46 @@ def test_production_values_render_valid_manifests() -> None:
     assert all(labels[k] == v for k, v in monitor["spec"]["selector"]["matchLabels"].items())
     assert monitor["spec"]["endpoints"][0]["port"] == "http"
     assert monitor["spec"]["endpoints"][0]["path"] == "/metrics"
+
+
+def test_connection_bounds_reach_the_server() -> None:
+    """The header limits parse with the service's own HttpLimits; uvicorn's limits are set."""
+    env = configmap_env(render())
+    assert HttpLimits.from_env(env) == HttpLimits()  # the chart's defaults are the service's
+    assert int(env["UVICORN_LIMIT_CONCURRENCY"]) == 512
+    assert int(env["UVICORN_TIMEOUT_KEEP_ALIVE"]) == 5
+    values = {
+        "connections": {
+            "headerTimeout": 2.5, "maxHeaderBytes": 8192, "maxHeaders": 40,
+            "limitConcurrency": 64, "keepAliveTimeout": 30,
+        }
+    }  # fmt: skip
+    env = configmap_env(render(values))
+    assert HttpLimits.from_env(env) == HttpLimits(
+        header_timeout=2.5, max_header_bytes=8192, max_headers=40
+    )
+    assert (env["UVICORN_LIMIT_CONCURRENCY"], env["UVICORN_TIMEOUT_KEEP_ALIVE"]) == ("64", "30")
+
+
+def ingress_annotations(values: dict[str, Any]) -> dict[str, str]:
+    objects = render(values)
+    validate_all(objects)
+    return one(objects, "Ingress")["metadata"].get("annotations", {})
+
+
+def test_the_ingress_carries_the_services_limits() -> None:
+    """ingress-nginx refuses a body over settings.maxBodyBytes itself; limit-connections only
+    when asked; the operator's own annotations win."""
+    production = ingress_annotations(production_values())
+    assert production["nginx.ingress.kubernetes.io/proxy-body-size"] == "65536"
+    assert production["nginx.ingress.kubernetes.io/proxy-buffering"] == "off"
+    assert "nginx.ingress.kubernetes.io/limit-connections" not in production
+    ingress = {"enabled": True, "nginxLimitConnections": 50}
+    ingress["annotations"] = {"nginx.ingress.kubernetes.io/proxy-body-size": "1m"}
+    annotations = ingress_annotations({"ingress": ingress, "settings": {"maxBodyBytes": 4096}})
+    assert annotations["nginx.ingress.kubernetes.io/limit-connections"] == "50"
+    assert annotations["nginx.ingress.kubernetes.io/proxy-body-size"] == "1m"
+    assert ingress_annotations({"ingress": {"enabled": True, "nginxLimits": False}}) == {}
 
 
 def test_the_migration_is_a_pre_install_pre_upgrade_hook_job() -> None:

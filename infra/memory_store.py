@@ -18,8 +18,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from infra.store_rules import due_moved_earlier, listed, memberships
-from service.model import GameRecord
+from infra.store_rules import due_moved_earlier, listed, memberships, still_held
+from service.model import GameRecord, host_index
 from service.ports import (
     DueGame,
     GameExists,
@@ -224,17 +224,44 @@ class MemoryGameStore(GameStore):
                 entry.relayed = max(entry.relayed, seq)
 
     def _list(self, record: GameRecord, indexes: Iterable[str]) -> None:
+        entry = (record.created_at, record.id)
         for index in indexes:
-            bisect.insort(self._listings.setdefault(index, []), (record.created_at, record.id))
+            listing = self._listings.setdefault(index, [])
+            at = bisect.bisect_left(listing, entry)
+            if listing[at : at + 1] != [entry]:  # held already (`hold_open_table`)
+                listing.insert(at, entry)
+
+    async def hold_open_table(self, record: GameRecord, limit: int) -> float | None:
+        assert record.host is not None
+        index = host_index(record.host)
+        with self._lock:
+            listing = self._listings.get(index, [])
+            if any(game_id == record.id for _, game_id in listing):
+                return None
+            if len(listing) >= limit:
+                now = record.created_at  # the lobby's clock, as the entries' scores
+                for created_at, game_id in list(listing):
+                    entry = self._live(game_id)
+                    found = None if entry is None else entry.record
+                    if not still_held(found, index, created_at, now):
+                        self._unlist_entry(index, (created_at, game_id))
+                listing = self._listings.get(index, [])
+                if len(listing) >= limit:
+                    return listing[0][0]
+            self._list(record, [index])
+            return None
 
     def _unlist(self, record: GameRecord, indexes: Iterable[str]) -> None:
         for index in indexes:
-            listing = self._listings.get(index, [])
-            at = bisect.bisect_left(listing, (record.created_at, record.id))
-            if at < len(listing) and listing[at] == (record.created_at, record.id):
-                del listing[at]
-                if not listing:  # a player's listing goes with their last game
-                    del self._listings[index]
+            self._unlist_entry(index, (record.created_at, record.id))
+
+    def _unlist_entry(self, index: str, entry: tuple[float, str]) -> None:
+        listing = self._listings.get(index, [])
+        at = bisect.bisect_left(listing, entry)
+        if at < len(listing) and listing[at] == entry:
+            del listing[at]
+            if not listing:  # a player's listing goes with their last game
+                del self._listings[index]
 
     async def list_games(
         self, index: str, before: tuple[float, str] | None, limit: int

@@ -17,7 +17,9 @@ Outside the games' slots (each key in its own slot, written in pipelines, never 
 - `ten:index:{<name>}` sorted set per listing (`GameRecord.indexes`: "open",
   "player:<id>"): member the game id, score its created_at. Kept in step by create and by
   the saves that change a game's listings (one more round trip, only then); entries of
-  games that expired are dropped by `list_games` when it meets them.
+  games that expired are dropped by `list_games` when it meets them. A host's listing
+  ("host:<caller>", never listed over the API) is also its quota of open tables: a create
+  is counted there by `_HOLD` before the game is written (`hold_open_table`).
 
 The due index (`GameStore.due_games`), three keys under one hash tag (one slot: its
 scripts run on a Cluster too):
@@ -42,8 +44,8 @@ from redis import exceptions as redis_errors
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 
-from infra.store_rules import due_moved_earlier, listed, memberships
-from service.model import GameRecord
+from infra.store_rules import due_moved_earlier, listed, memberships, still_held
+from service.model import GameRecord, host_index
 from service.ports import (
     DueGame,
     GameExists,
@@ -218,6 +220,30 @@ if tonumber(ARGV[1]) > held then redis.call('HSET', KEYS[1], 'r', ARGV[1]) end
 return 1
 """
 
+# A host's quota of open tables (`hold_open_table`), on their listing's sorted set (KEYS[1]):
+# ARGV the game id, its created_at, the limit. 1: counted (or it was already); else the
+# score (created_at) of the oldest entry, the listing holding `limit` entries or more.
+_HOLD = """
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 1 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  return redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return 1
+"""
+
+# Drop entries (ARGV: id, score, id, score, ...) still at the score they were read at (an
+# expired game's id taken again by a new table is not dropped with the old entry).
+_UNHOLD = """
+for i = 1, #ARGV, 2 do
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if score and tonumber(score) == tonumber(ARGV[i + 1]) then
+    redis.call('ZREM', KEYS[1], ARGV[i])
+  end
+end
+return 1
+"""
+
 _record_encoder = msgspec.msgpack.Encoder()
 _record_decoder = msgspec.msgpack.Decoder(GameRecord)
 _idem_decoder = msgspec.msgpack.Decoder(IdempotentResponse)
@@ -363,6 +389,8 @@ class RedisGameStore(GameStore):
         self._due_settle = self._redis.register_script(_DUE_SETTLE)
         self._relay_read = self._redis.register_script(_RELAY_READ)
         self._relayed = self._redis.register_script(_RELAYED)
+        self._hold = self._redis.register_script(_HOLD)
+        self._unhold = self._redis.register_script(_UNHOLD)
 
     def _index_key(self, index: str) -> str:
         """One listing's sorted set: its name is its hash tag (one slot, any node)."""
@@ -567,6 +595,33 @@ class RedisGameStore(GameStore):
             if dropped:  # once read through: the offsets of the scan stay right
                 await self._redis.zrem(key, *dropped)
         return found
+
+    async def hold_open_table(self, record: GameRecord, limit: int) -> float | None:
+        """`_HOLD`; when full, the entries whose game left the listing (`still_held`) are
+        dropped (`_UNHOLD`) and `_HOLD` is tried once more."""
+        assert record.host is not None
+        index = host_index(record.host)
+        key = self._index_key(index)
+        args = [record.id, record.created_at, limit]
+        with unavailable_on_connection_errors():
+            held = await self._hold(keys=[key], args=args)
+            if held == 1:
+                return None
+            entries = await self._redis.zrange(key, 0, -1, withscores=True)
+            pipe = self._pipeline()
+            for member, _ in entries:
+                pipe.hget(_keys(member.decode())[0], "rec")
+            blobs = await pipe.execute()
+            now, stale = record.created_at, []  # the lobby's clock, as the scores
+            for (member, score), blob in zip(entries, blobs, strict=True):
+                found = None if blob is None else _record_decoder.decode(blob)
+                if not still_held(found, index, score, now):
+                    stale += (member, score)
+            if not stale:
+                return float(held)
+            await self._unhold(keys=[key], args=stale)
+            held = await self._hold(keys=[key], args=args)
+        return None if held == 1 else float(held)
 
     async def _listed(
         self, index: str, entries: list[tuple[str, float]]

@@ -65,6 +65,9 @@ class CreateTable(Command, frozen=True, kw_only=True):
     rules: Rules | None = None
     clock: TimeControl | None = None
     idempotency_key: str | None = None
+    # the client's network address as the entrypoint saw it: an anonymous host's quota of
+    # open tables is counted by it (`Lobby.create`); None (tools, tests): no quota
+    origin: str | None = None
 
     def fingerprint_fields(self) -> tuple:
         return (

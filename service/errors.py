@@ -33,6 +33,8 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "or by the platform.",
     "no_players": "Nobody sits at the table: it cannot start.",
     "invalid_cursor": "This cursor was not handed out by this listing.",
+    "too_many_open_tables": "This caller hosts as many open tables as it may; start or "
+    "cancel one, or retry later.",
     # text a client sends (service.text)
     "invalid_text": "This text cannot be used: it must be visible, without control or "
     "formatting characters, and short enough.",
@@ -53,6 +55,8 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
 class ServiceError(Exception):
     """A use case's refusal: `detail` is an English template formatted with the keyword
     `params`, as for `domain.errors.RuleError` (`text` keeps both for translation)."""
+
+    retry_after: int | None = None  # seconds: when a retry may succeed (the Retry-After header)
 
     def __init__(self, code: str, detail: str | Text | None = None, **params: object) -> None:
         if code not in SERVICE_ERROR_CODES:

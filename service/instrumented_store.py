@@ -31,7 +31,7 @@ from service.ports import (
 # operations as label tuples, made once
 _CREATE, _LOAD, _SAVE, _EVENTS = ("create",), ("load",), ("save",), ("events",)
 _EVENTS_OF, _IDEMPOTENT_RESPONSE, _PING = ("events_of",), ("idempotent_response",), ("ping",)
-_LIST_GAMES = ("list_games",)
+_LIST_GAMES, _HOLD_OPEN_TABLE = ("list_games",), ("hold_open_table",)
 _DUE_GAMES, _CLAIM_DUE, _SETTLE_DUE = ("due_games",), ("claim_due",), ("settle_due",)
 _RELAY_READ, _RELAYED = ("relay_read",), ("relayed",)
 
@@ -111,6 +111,10 @@ class InstrumentedStore(GameStore):
         self, index: str, before: tuple[float, str] | None, limit: int
     ) -> list[GameRecord]:
         return await self._call(_LIST_GAMES, None, self.inner.list_games, index, before, limit)
+
+    async def hold_open_table(self, record: GameRecord, limit: int) -> float | None:
+        call = self.inner.hold_open_table
+        return await self._call(_HOLD_OPEN_TABLE, record.id, call, record, limit)
 
     async def live_games(self) -> int:
         return await self.inner.live_games()

@@ -164,13 +164,36 @@ class Lobby:
             ),
             host_id=caller.player_id if caller.kind == "player" else None,
             host_token_hash=host_hash,
+            host=_quota_host(caller, command.origin),
         )
         events: list[StoredEvent] = []
         if all(s.taken for s in table_seats):  # nobody awaited: the game starts at version 0
             bots = any(s.bot is not None for s in table_seats)
             record, events = await off_the_loop(bots, self._started, record, command.fill, 0)
+        else:
+            await self._hold_open_table(record, keyed)
         made = TableCreated(record=record, tokens=tokens, host_token=host_token, invite_code=invite)
         return await self._store_created(made, events, keyed)
+
+    async def _hold_open_table(self, record: GameRecord, keyed: _Keyed | None) -> None:
+        """Count a table about to be created open in its host's quota
+        (`Listings.hold_open_table`, atomically: concurrent creates never overshoot), or
+        refuse it: 429 `too_many_open_tables`, with Retry-After the seconds until the
+        host's oldest open table would expire idle (`TEN_IDLE_TTL` after its creation at
+        the earliest; starting or cancelling one frees a slot at once). A copy of a keyed
+        create whose table is stored is let through: `_store_created` answers it."""
+        limit = self.games.settings.max_open_tables
+        if record.host is None or limit == 0:
+            return
+        oldest = await self.store.hold_open_table(record, limit)
+        if oldest is None:
+            return
+        if keyed is not None and await self.store.load(record.id) is not None:
+            return
+        error = ServiceError("too_many_open_tables")
+        idle_end = oldest + self.games.settings.idle_ttl - record.created_at
+        error.retry_after = max(1, math.ceil(idle_end))
+        raise error
 
     def _new_id(self, command: CreateTable) -> tuple[str, _Keyed | None]:
         """A new game's id: random, or with an Idempotency-Key derived from it (a keyed
@@ -545,6 +568,18 @@ class Lobby:
             games=games,
             next_cursor=None if last is None else _encode_cursor(last.created_at, last.id),
         )
+
+
+def _quota_host(caller: Caller, origin: str | None) -> str | None:
+    """Whose quota of open tables a table counts in (`GameRecord.host`): a player's by their
+    JWT's `sub`; an anonymous client's by a digest of its address (never stored as such);
+    None for the platform (trusted: its own rate limit bounds it) and for an anonymous
+    caller without an address (the tools, in process)."""
+    if caller.kind == "player":
+        return caller.scope
+    if caller.kind == "anonymous" and origin is not None:
+        return f"address:{hash_token(origin)[:32]}"
+    return None
 
 
 def _refusal(caller: Caller, record: GameRecord, code: str) -> ServiceError:

@@ -19,6 +19,12 @@ def player_index(player_id: str) -> str:
     return f"player:{player_id}"
 
 
+def host_index(host: str) -> str:
+    """The index of the open tables one caller hosts (`GameRecord.host`): what their quota
+    counts (`Lobby.create`, `GameStore.hold_open_table`); never listed over the API."""
+    return f"host:{host}"
+
+
 class Seat(msgspec.Struct, frozen=True, kw_only=True):
     """A seat of a table created open, as the lobby sees it."""
 
@@ -67,6 +73,9 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     table: Table | None = None  # the lobby: present for games created open
     host_id: str | None = None  # the host's player_id (a JWT), or None
     host_token_hash: str | None = None  # sha256 of the host credential of an anonymous host
+    # whose quota of open tables this table counts in (`Lobby.create`): `player:<sub>`, or
+    # `address:<digest of the client's address>` for an anonymous host; None: no quota
+    host: str | None = None
     aborted: bool = False  # stopped by the host or the platform while live (never ranked)
     abandoned: bool = False  # ended by its idle expiry: nobody acted for TEN_IDLE_TTL
     # When something must next happen to it with nobody calling (unix seconds): its clock's
@@ -137,7 +146,8 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
 
     def indexes(self) -> frozenset[str]:
         """The listings this game belongs in now (`GameStore.list_games`): a public open
-        table in the lobby's; an open or live game in each of its players'."""
+        table in the lobby's; an open or live game in each of its players'; an open table,
+        public or private, in its host's (`host_index`)."""
         status = self.status
         if status not in ("open", "active"):
             return frozenset()
@@ -147,6 +157,8 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
             if not self.table.private:
                 found.add(OPEN_INDEX)
             ids = [s.player_id for s in self.table.seats]
+            if self.host is not None:
+                found.add(host_index(self.host))
         else:
             ids = list(self.player_ids)
         found.update(player_index(p) for p in ids if p is not None)

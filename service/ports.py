@@ -103,6 +103,11 @@ class Save(NamedTuple):
     previous: GameRecord | None = None  # the game as read (its index memberships)
 
 
+# seconds a held entry (`Listings.hold_open_table`) whose game is not stored still counts:
+# the create that follows the hold is in flight (or died)
+HOLD_GRACE = 60.0
+
+
 class LogNews(Protocol):
     """Wake-ups for the event logs of the games one process watches: a hint that a game's log
     may have grown, never the events themselves (the log stays the source of truth: the
@@ -205,6 +210,15 @@ class Listings(Protocol):
     async def live_games(self) -> int:
         """Games stored, neither finished nor expired, across every replica (for metrics;
         may lag an idle game's expiry by a minute or so)."""
+
+    async def hold_open_table(self, record: GameRecord, limit: int) -> float | None:
+        """Count `record`, a table about to be created open (`Games.create` follows), in its
+        host's listing (`host_index(record.host)`), atomically with the count: only while
+        fewer than `limit` games are counted there, so concurrent creates never overshoot.
+        None: counted (or it was already, a copy of a keyed create); else the `created_at`
+        of the oldest game counted (the caller's quota is full). When full, entries of games
+        no longer in the listing (started, cancelled, expired, or never created: a create
+        that died, HOLD_GRACE seconds before `record.created_at`) are dropped and the count taken again."""
 
 
 class RelayLog(Protocol):

@@ -107,6 +107,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # event streams (service.watchers): past a cap, a stream is refused before it starts
     sse_max_streams: int = 10_000  # TEN_SSE_MAX_STREAMS: open streams per process (then 503)
     sse_max_per_client: int = 100  # TEN_SSE_MAX_PER_CLIENT: per client address (429); 0: none
+    # TEN_MAX_OPEN_TABLES: open tables one caller (a player, or an anonymous client's
+    # address) hosts at once, then 429 too_many_open_tables; 0: no quota. The platform: none.
+    max_open_tables: int = 20
     sse_buffer: int = 256  # TEN_SSE_BUFFER: events a stream may fall behind before it is dropped
     act_retries: int = 20  # TEN_ACT_RETRIES: optimistic-concurrency retries per action
     database_url: str | None = None  # TEN_DATABASE_URL; unset: a SQLite file (embedded default)
@@ -177,6 +180,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             sse_keepalive=number("SSE_KEEPALIVE", defaults.sse_keepalive, float),
             sse_max_streams=number("SSE_MAX_STREAMS", defaults.sse_max_streams),
             sse_max_per_client=count("SSE_MAX_PER_CLIENT", defaults.sse_max_per_client),
+            max_open_tables=count("MAX_OPEN_TABLES", defaults.max_open_tables),
             sse_buffer=number("SSE_BUFFER", defaults.sse_buffer),
             act_retries=number("ACT_RETRIES", defaults.act_retries),
             database_url=get("DATABASE_URL"),

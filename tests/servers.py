@@ -71,6 +71,10 @@ class ServiceProcess:
         self.base = f"http://127.0.0.1:{self.port}"
         self.stdout = stdout
         proc_env = {k: v for k, v in os.environ.items() if not k.startswith(("TEN_", "PROMETHEUS"))}
+        # no quota of open tables unless `env` sets one (tests/integration/test_table_quota.py):
+        # the suites' servers are shared, every test calls from 127.0.0.1, and on Redis the
+        # open tables of earlier runs stay for TEN_IDLE_TTL (a week)
+        proc_env["TEN_MAX_OPEN_TABLES"] = "0"
         proc_env.update(env or {})
         cmd = [
             sys.executable, "-m", "uvicorn", "service.app:app",

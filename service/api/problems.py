@@ -63,6 +63,7 @@ SERVICE_STATUS = {
     "identity_unavailable": 503,
     "too_many_streams": 503,  # this process is full: another replica may have room
     "too_many_streams_from_client": 429,
+    "too_many_open_tables": 429,
 }
 # the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
 # has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise
@@ -233,7 +234,11 @@ def from_rule_error(exc: RuleError) -> ProblemDetailsException:
 
 def from_service_error(exc: ServiceError) -> ProblemDetailsException:
     status = SERVICE_STATUS[exc.code]
-    headers = {"Retry-After": RETRY_AFTER_SECONDS} if status == 503 else None
+    headers = None
+    if exc.retry_after is not None:
+        headers = {"Retry-After": str(exc.retry_after)}
+    elif status == 503:
+        headers = {"Retry-After": RETRY_AFTER_SECONDS}
     return problem(status, exc.code, exc.text, headers)
 
 

@@ -325,6 +325,7 @@ class GamesController(Controller):
             rules=data.rules,
             clock=data.clock,
             idempotency_key=idempotency_key,
+            origin=get_remote_address(request),
         )
         created = await lobby_of(request).create(command)
         record = created.record

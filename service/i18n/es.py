@@ -92,6 +92,7 @@ MESSAGES: dict[str, str] = {
     "The keys that verify player JWTs cannot be fetched; retry shortly.": "No se pueden obtener las claves que verifican los JWT de jugador; reinténtalo en breve.",
     "This server holds as many event streams as it may; retry later.": "Este servidor ya mantiene tantos flujos de eventos como puede; reinténtalo más tarde.",
     "This client holds as many event streams as it may; close one or retry later.": "Este cliente ya mantiene tantos flujos de eventos como puede; cierra alguno o reinténtalo más tarde.",
+    "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "Este llamante ya aloja tantas mesas abiertas como puede; inicia o cancela alguna, o reinténtalo más tarde.",
     "This is not a seat token.": "Esto no es un token de asiento.",
     "This seat token belongs to another game.": "Este token de asiento pertenece a otra partida.",
     "The seat token is not valid.": "El token de asiento no es válido.",

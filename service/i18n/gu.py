@@ -92,6 +92,7 @@ MESSAGES: dict[str, str] = {
     "The keys that verify player JWTs cannot be fetched; retry shortly.": "ખેલાડી JWT ચકાસતી કી મેળવી શકાતી નથી; થોડી વારમાં ફરી પ્રયાસ કરો.",
     "This server holds as many event streams as it may; retry later.": "આ સર્વર પહેલેથી જ મંજૂર હોય તેટલા ઇવેન્ટ સ્ટ્રીમ ધરાવે છે; પછીથી ફરી પ્રયાસ કરો.",
     "This client holds as many event streams as it may; close one or retry later.": "આ ક્લાયન્ટ પહેલેથી જ મંજૂર હોય તેટલા ઇવેન્ટ સ્ટ્રીમ ધરાવે છે; એક બંધ કરો અથવા પછીથી ફરી પ્રયાસ કરો.",
+    "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "આ કૉલર પહેલેથી જ મંજૂર હોય તેટલા ખુલ્લા ટેબલ હોસ્ટ કરે છે; એક શરૂ કરો કે રદ કરો, અથવા પછીથી ફરી પ્રયાસ કરો.",
     "This is not a seat token.": "આ બેઠક ટોકન નથી.",
     "This seat token belongs to another game.": "આ બેઠક ટોકન બીજી રમતનું છે.",
     "The seat token is not valid.": "બેઠક ટોકન માન્ય નથી.",

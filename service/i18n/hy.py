@@ -92,6 +92,7 @@ MESSAGES: dict[str, str] = {
     "The keys that verify player JWTs cannot be fetched; retry shortly.": "Խաղացողների JWT-ները ստուգող բանալիները հնարավոր չէ ստանալ. կրկին փորձեք մի փոքր ուշ։",
     "This server holds as many event streams as it may; retry later.": "Այս սերվերն արդեն պահում է թույլատրված առավելագույն թվով իրադարձությունների հոսքեր. կրկին փորձեք ավելի ուշ։",
     "This client holds as many event streams as it may; close one or retry later.": "Այս հաճախորդն արդեն պահում է թույլատրված առավելագույն թվով իրադարձությունների հոսքեր. փակեք դրանցից մեկը կամ կրկին փորձեք ավելի ուշ։",
+    "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "Այս կանչողն արդեն հյուրընկալում է թույլատրված առավելագույն թվով բաց սեղաններ. սկսեք կամ չեղարկեք դրանցից մեկը կամ կրկին փորձեք ավելի ուշ։",
     "This is not a seat token.": "Սա տեղի թոքեն չէ։",
     "This seat token belongs to another game.": "Այս տեղի թոքենը պատկանում է այլ խաղի։",
     "The seat token is not valid.": "Տեղի թոքենը վավեր չէ։",

@@ -92,6 +92,7 @@ MESSAGES: dict[str, str] = {
     "The keys that verify player JWTs cannot be fetched; retry shortly.": "Kunci untuk memverifikasi JWT pemain tidak dapat diambil; coba lagi sebentar lagi.",
     "This server holds as many event streams as it may; retry later.": "Server ini sudah menahan aliran peristiwa sebanyak yang diizinkan; coba lagi nanti.",
     "This client holds as many event streams as it may; close one or retry later.": "Klien ini sudah menahan aliran peristiwa sebanyak yang diizinkan; tutup salah satunya atau coba lagi nanti.",
+    "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "Pemanggil ini sudah menjadi tuan rumah meja terbuka sebanyak yang diizinkan; mulai atau batalkan salah satunya, atau coba lagi nanti.",
     "This is not a seat token.": "Ini bukan token kursi.",
     "This seat token belongs to another game.": "Token kursi ini milik permainan lain.",
     "The seat token is not valid.": "Token kursi tidak valid.",

@@ -30,7 +30,7 @@ from service.commands import (
 from service.errors import ServiceError
 from service.games import GameService
 from service.lobby import Lobby
-from service.model import Seat
+from service.model import Seat, host_index
 from service.relay import Relay
 from service.settings import Settings
 
@@ -456,3 +456,69 @@ def test_the_event_log_of_a_game_and_nothing_for_a_game_unknown():
         await refused("game_not_found", w.games.events("../etc", 0, 10))
 
     run(body)
+
+
+def test_a_caller_hosts_at_most_max_open_tables_and_a_slot_frees_when_one_leaves():
+    """Past TEN_MAX_OPEN_TABLES a player's (or an address's) create is refused,
+    too_many_open_tables with Retry-After the seconds until their oldest table would expire
+    idle, and nothing is created; another caller, the platform, a game dealt at once and a
+    copy of a keyed create are not refused; a table started or cancelled frees its slot."""
+
+    async def body(w: World) -> None:
+        ann = Caller(kind="player", player_id="p-ann")
+        seats = (SeatRequest(name="Ann"), SeatRequest(open=True))
+        first = await _table(w, *seats, caller=ann)
+        w.clock.now += 100
+        keyed = await _table(w, *seats, caller=ann, private=True, idempotency_key="k-1")
+        with pytest.raises(ServiceError) as caught:
+            await _table(w, *seats, caller=ann)
+        assert caught.value.code == "too_many_open_tables"
+        assert caught.value.retry_after == 1000 - 100  # the first table's idle expiry
+        mine = await w.store.list_games(host_index("player:p-ann"), None, 10)
+        assert {g.id for g in mine} == {first.record.id, keyed.record.id}  # no third
+        again = await _table(w, *seats, caller=ann, private=True, idempotency_key="k-1")
+        assert again.replayed
+        assert again.record.id == keyed.record.id
+        dealt = await _table(w, SeatRequest(name="Ann"), SeatRequest(bot="basic"), caller=ann)
+        assert dealt.record.status == "active"  # not an open table: not counted
+        bob = Caller(kind="player", player_id="p-bob")
+        assert (await _table(w, *seats, caller=bob)).record.status == "open"
+        for _ in range(3):
+            await _table(w, *seats, caller=PLATFORM)  # the platform: no quota
+        await w.lobby.cancel(CancelTable(caller=ann, game_id=first.record.id))
+        assert (await _table(w, *seats, caller=ann)).record.status == "open"
+        await refused("too_many_open_tables", _table(w, *seats, caller=ann))
+        await w.lobby.start(StartTable(caller=ann, game_id=keyed.record.id))
+        assert (await _table(w, *seats, caller=ann)).record.status == "open"
+
+    run(body, max_open_tables=2, idle_ttl=1000)
+
+
+def test_anonymous_hosts_are_counted_by_address_and_tools_without_one_are_not():
+    async def body(w: World) -> None:
+        seats = (SeatRequest(name="Ann"), SeatRequest(open=True))
+        await _table(w, *seats, origin="10.0.0.1")
+        await refused("too_many_open_tables", _table(w, *seats, origin="10.0.0.1"))
+        await _table(w, *seats, origin="10.0.0.2")
+        made = [await _table(w, *seats) for _ in range(3)]  # in process: no address
+        assert all(m.record.host is None for m in made)
+        listed = await w.lobby.list_open(None, 10)
+        assert len(listed.games) == 5
+        assert all("10.0.0" not in (g.host or "") for g in listed.games)  # a digest, never it
+
+    run(body, max_open_tables=1)
+
+
+@pytest.mark.parametrize("limit", [0, 3])
+def test_max_open_tables_zero_is_no_quota(limit: int):
+    async def body(w: World) -> None:
+        ann = Caller(kind="player", player_id="p-ann")
+        seats = (SeatRequest(name="Ann"), SeatRequest(open=True))
+        made = [await _table(w, *seats, caller=ann) for _ in range(limit or 5)]
+        assert len({m.record.id for m in made}) == len(made)
+        if limit:
+            await refused("too_many_open_tables", _table(w, *seats, caller=ann))
+        else:
+            await _table(w, *seats, caller=ann)  # a sixth: no quota
+
+    run(body, max_open_tables=limit)

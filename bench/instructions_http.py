@@ -8,7 +8,8 @@ Run under valgrind, twice, and subtract (start-up and imports cancel out):
     done
     # (I(600) - I(200)) / 400 = instructions per action (and the read that follows it)
 
-Modes: `actions N` plays N actions through the service app (`service.app:app`, driven as
+Modes (`TEN_BENCH_QUIET=1`: `actions` and `clocked` stop the app's background tasks
+first, as `phases` and `steps` always do): `actions N` plays N actions through the service app (`service.app:app`, driven as
 ASGI, no sockets) on 4-human games, each action followed by the read of the next seat's
 legal actions, as a client does; `clocked N` the same games with a bank clock (an hour:
 nobody times out, the clock's bookkeeping is the difference); `reads N` reads one game N times with a seat token;
@@ -172,6 +173,8 @@ def bearer(token: str) -> tuple[tuple[str, str]]:
 
 
 async def actions(client: Asgi, n: int, create: bytes = FOUR) -> None:
+    if os.environ.get("TEN_BENCH_QUIET") == "1":  # compare trees without their wake-ups
+        quiet_background()
     await posted_actions(client, n, random.Random(5), create=create)
 
 

@@ -32,13 +32,13 @@ return {n, left}
 
 
 class RedisRateCounter:
-    def __init__(self, client: Any, namespace: str = "ten-rate", concurrency: int = 2) -> None:
+    def __init__(self, client: Any, namespace: str = "ten-rate", concurrency: int = 1) -> None:
         self._hit = client.register_script(_HIT)
         self._namespace = namespace
-        # a few counts in flight (one EVALSHA each, a fraction of a millisecond: 2 carry
-        # more requests than a process serves), not one connection per request: a Cluster
-        # client's pool fails past its size rather than waiting, and 180 event streams
-        # opened at once had taken it past (503)
+        # one count in flight per process, as Litestar's lock around its store did (an
+        # EVALSHA of a fraction of a millisecond: a few thousand a second), not a connection
+        # per request: a Cluster client's pool fails past its size rather than waiting, and
+        # 180 event streams opened at once on two replicas had taken it past (503)
         self._slots = asyncio.Semaphore(concurrency)
 
     async def hit(self, key: str, window: float) -> tuple[int, float]:

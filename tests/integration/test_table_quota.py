@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import jwt
 import pytest
-import redis
 
 from tests.servers import run_server
 from tests.support.api import bearer, check_problem
+from tests.support.archive import claim_redis_db
 
 pytestmark = pytest.mark.integration
 
@@ -41,15 +41,14 @@ def servers(kind: str, redis_url: str, **env: str) -> Iterator[tuple[str, str]]:
         with run_server(env) as base:
             yield base, base
         return
-    client = redis.Redis.from_url(redis_url)
-    try:  # an earlier run's tables of this address (127.0.0.1) count no more
-        for key in client.scan_iter(match="ten:index:{host:address:*}"):
+    # a Redis database of this test alone: the public listing holds no other test's tables
+    with claim_redis_db(redis_url) as (url, client):
+        # an earlier run's tables of this address (127.0.0.1) count no more
+        for key in client.scan_iter(match="ten:index:*"):
             client.delete(key)
-    finally:
-        client.close()
-    env["TEN_REDIS_URL"] = redis_url
-    with run_server(env) as one, run_server(env) as two:
-        yield one, two
+        env["TEN_REDIS_URL"] = url
+        with run_server(env) as one, run_server(env) as two:
+            yield one, two
 
 
 def listed(base: str) -> set[str]:

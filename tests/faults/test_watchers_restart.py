@@ -52,9 +52,15 @@ async def log_of(table: AsyncTable) -> list:
 
 
 async def reconnect(http: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
-    """Open the stream; a 503 (a pooled connection Redis dropped) is sent again."""
+    """Open the stream; a 503 (a pooled connection Redis dropped) is sent again, and so is a
+    request on a kept-alive connection the server closed as it was sent (idle past uvicorn's
+    keep-alive timeout while the client waited: "Server disconnected without sending a
+    response", or reset: a read error), as any client must expect of a pooled connection."""
     for _ in range(40):
-        response = await http.send(request, stream=True)
+        try:
+            response = await http.send(request, stream=True)
+        except (httpx.RemoteProtocolError, httpx.ReadError):
+            continue
         if response.status_code == 200:
             return response
         await response.aread()

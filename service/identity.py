@@ -86,12 +86,6 @@ class Identity:
         """Nothing configured: anyone may call, identities are unverified."""
         return not self.api_keys and not self.jwt
 
-    def require_credentials(self, caller: Caller) -> None:
-        """For what a verified service keeps to the platform and players (creating a game):
-        401 `authentication_required` for an anonymous caller, unless the service is open."""
-        if not self.open and caller.kind == "anonymous":
-            raise ServiceError("authentication_required")
-
     def announce(self) -> None:
         """One line at start: an open service says that its identities are unverified."""
         if self.open:

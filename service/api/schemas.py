@@ -53,9 +53,9 @@ Name = Annotated[
         # stated, not checked here: the command applies the policy (`service.text`), whose
         # refusal names the character (`invalid_text`)
         extra_json_schema={"pattern": text.PATTERN},
-        description="Shown to the other players: at most 40 characters, no control, bidi or "
-        "invisible formatting character, something visible; stored NFC-normalized and "
-        "trimmed (else 400 `invalid_text`).",
+        description=f"Shown to the other players: at most {NAME_LIMIT} characters, no "
+        "control, bidi or invisible formatting character, something visible; stored "
+        "NFC-normalized and trimmed (else 400 `invalid_text`).",
     ),
 ]
 InviteCode = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]

@@ -19,10 +19,13 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
+from infra.memory_store import MemoryGameStore
 from service import identity as identity_module
 from service.callers import Caller
 from service.errors import ServiceError
+from service.games import GameService
 from service.identity import Identity
+from service.lobby import Lobby
 from service.settings import Settings
 
 pytestmark = pytest.mark.unit
@@ -159,14 +162,20 @@ def test_the_open_mode_says_so_at_start(caplog: pytest.LogCaptureFixture) -> Non
     assert "verified" in verified_line.getMessage()
 
 
+def lobby_of(identity: Identity) -> Lobby:
+    """The lobby as the composition root builds it: open when the identity is."""
+    return Lobby(GameService(MemoryGameStore(), Settings()), identities_open=identity.open)
+
+
 def test_a_verified_service_can_require_credentials() -> None:
-    Identity.from_settings(Settings()).require_credentials(Caller())  # open: anyone
+    lobby_of(Identity.from_settings(Settings())).require_credentials(Caller())  # open: anyone
     identity = verified()
-    identity.require_credentials(caller(identity, api_key=KEY_A))
-    identity.require_credentials(caller(identity, hs256()))
+    lobby = lobby_of(identity)
+    lobby.require_credentials(caller(identity, api_key=KEY_A))
+    lobby.require_credentials(caller(identity, hs256()))
     for anonymous in (Caller(), caller(identity, SEAT_TOKEN)):
         with pytest.raises(ServiceError) as caught:
-            identity.require_credentials(anonymous)
+            lobby.require_credentials(anonymous)
         assert caught.value.code == "authentication_required"
 
 

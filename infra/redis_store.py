@@ -43,6 +43,13 @@ import msgspec
 from redis import exceptions as redis_errors
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import Connection, SSLConnection, parse_url
+from redis.asyncio.sentinel import (
+    Sentinel,
+    SentinelConnectionPool,
+    SentinelManagedConnection,
+    SentinelManagedSSLConnection,
+)
 
 from infra.store_rules import due_moved_earlier, listed, memberships, still_held
 from service.model import GameRecord, host_index
@@ -348,15 +355,91 @@ class _Scan:
         return found
 
 
-def connect(url: str, *, cluster: bool = False, max_connections: int = 200, **kwargs):
-    """A Redis (or Redis Cluster) client; standalone, on a pool that waits for a free
-    connection (5 s) rather than failing. The client owns its pool: `aclose()` closes both."""
+def connect(
+    url: str,
+    *,
+    cluster: bool = False,
+    sentinels: Sequence[tuple[str, int]] = (),
+    master: str = "mymaster",
+    max_connections: int = 200,
+    **kwargs,
+):
+    """A Redis client: on a Redis Cluster (`cluster`), on the primary that `sentinels` name
+    as `master` (Redis Sentinel: the URL gives only the database and the credentials; the
+    client asks the sentinels again after a failover), else on the URL's server. Standalone
+    and through sentinels, on a pool that waits for a free connection (5 s) rather than
+    failing. The client owns its pool: `aclose()` closes both."""
     if cluster:
         return RedisCluster.from_url(url, max_connections=max_connections, **kwargs)
     kwargs.setdefault("timeout", 5)
+    kwargs.setdefault("health_check_interval", HEALTH_CHECK_SECONDS)
+    ssl = url.lower().startswith("rediss://")
+    if sentinels:
+        options = parse_url(url)
+        options.pop("host", None)
+        options.pop("port", None)
+        options.pop("connection_class", None)
+        options["connection_class"] = _SentinelSSLConnection if ssl else _SentinelConnection
+        options.update(kwargs)
+        sentinel = Sentinel(
+            list(sentinels),
+            # a sentinel that is down is passed over after this long, not the pool's 5 s
+            sentinel_kwargs={"socket_timeout": 1.0, "socket_connect_timeout": 1.0},
+        )
+        return sentinel.master_for(
+            master,
+            connection_pool_class=_SentinelBlockingPool,
+            max_connections=max_connections,
+            **options,
+        )
+    kwargs["connection_class"] = _SSLConnection if ssl else _Connection
     return Redis.from_pool(
         BlockingConnectionPool.from_url(url, max_connections=max_connections, **kwargs)
     )
+
+
+# A pooled connection idle this long is PINGed before its next command (redis-py's health
+# check): one that Redis closed meanwhile (a restart, a failover) is found then, not by the
+# command, which would fail (a 503) with "Connection closed by server."
+HEALTH_CHECK_SECONDS = 1.0
+
+
+class _Rechecked:
+    """A connection whose failed health check opens a new connection and PINGs once more.
+    Only the PING is sent again: redis-py's retries (none here) would send a command again,
+    and a save whose reply was lost might then be applied twice."""
+
+    async def check_health(self) -> None:
+        if (
+            self.health_check_interval
+            and asyncio.get_running_loop().time() > self.next_health_check
+        ):
+            try:
+                await self._send_ping()
+            except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
+                await self._ping_failed(error, 1)
+                await self._send_ping()  # on a new connection (sending connects)
+
+
+class _Connection(_Rechecked, Connection):
+    pass
+
+
+class _SSLConnection(_Rechecked, SSLConnection):
+    pass
+
+
+class _SentinelConnection(_Rechecked, SentinelManagedConnection):
+    pass
+
+
+class _SentinelSSLConnection(_Rechecked, SentinelManagedSSLConnection):
+    pass
+
+
+class _SentinelBlockingPool(SentinelConnectionPool, BlockingConnectionPool):
+    """redis-py's Sentinel pool (connections to whichever server the sentinels name as the
+    primary) that waits for a free connection, as the standalone one does."""
 
 
 class RedisGameStore(GameStore):
@@ -365,14 +448,23 @@ class RedisGameStore(GameStore):
         url: str,
         *,
         cluster: bool = False,
+        sentinels: Sequence[tuple[str, int]] = (),
+        master: str = "mymaster",
+        wait_replicas: int = 0,
+        wait_timeout: float = 1.0,
         max_connections: int = 200,
         live_key: str = LIVE_KEY,
         live_recheck: float = RECHECK_SECONDS,
         index_prefix: str = INDEX_PREFIX,
         due_tag: str = DUE_TAG,
     ) -> None:
+        if wait_replicas and cluster:
+            raise ValueError("waiting for replicas (WAIT) is not supported on a Redis Cluster")
         self._cluster = cluster
         self._url = url
+        self._sentinels = (sentinels, master)
+        # a save is acknowledged once this many replicas have it (0: once the primary has it)
+        self._wait = (wait_replicas, int(wait_timeout * 1000))
         self._live_key = live_key
         self._live_recheck = live_recheck
         self._index_prefix = index_prefix
@@ -380,7 +472,13 @@ class RedisGameStore(GameStore):
         self._due_keys = [due, f"{due}:stamp", f"{due}:claims"]
         # event streams cost no connection of their own: a process's one reader subscribes
         # to its watched games' logs on one Pub/Sub connection (one per Cluster node)
-        self._redis = connect(url, cluster=cluster, max_connections=max_connections)
+        self._redis = connect(
+            url,
+            cluster=cluster,
+            sentinels=sentinels,
+            master=master,
+            max_connections=max_connections,
+        )
         self._create = self._redis.register_script(_CREATE)
         self._save = self._redis.register_script(_SAVE)
         self._due_write = self._redis.register_script(_DUE_WRITE)
@@ -429,6 +527,8 @@ class RedisGameStore(GameStore):
             created = await self._create(keys=list(_keys(record.id)), args=args)
         if created != 1:  # taken: 0, or what that game remembers under the entry's key
             remembered = _decode_remembered(created) if isinstance(created, bytes) else None
+            if remembered is not None and self._wait[0]:
+                await self._replicas_caught_up()
             raise GameExists(record.id, remembered=remembered)
         now = time.time()
         pipe = self._pipeline()
@@ -436,8 +536,25 @@ class RedisGameStore(GameStore):
             pipe.zadd(self._live_key, {record.id: now})
         for index in record.indexes():
             pipe.zadd(self._index_key(index), {record.id: record.created_at})
+        self._wait_in(pipe)
         with unavailable_on_connection_errors():
-            await pipe.execute()
+            self._replicated(await pipe.execute())
+
+    def _wait_in(self, pipe) -> None:
+        """WAIT, last in a pipeline: it returns once the replicas have every write before it
+        (those of other connections too: replication is one stream)."""
+        if self._wait[0]:
+            pipe.execute_command("WAIT", *self._wait)
+
+    def _replicated(self, results: list) -> None:
+        """A save the replicas did not confirm in time is not acknowledged: StoreUnavailable
+        (503, as when the primary cannot be reached: the client retries with the same
+        Idempotency-Key). It may still be on the primary, and kept if the primary lives."""
+        wanted, timeout_ms = self._wait
+        if wanted and results[-1] < wanted:
+            raise StoreUnavailable(
+                f"the save reached {results[-1]} of {wanted} replica(s) in {timeout_ms} ms"
+            )
 
     def _pipeline(self):
         """One round trip for commands on keys of different slots (not a transaction)."""
@@ -457,16 +574,27 @@ class RedisGameStore(GameStore):
         ]
         if idempotency is not None:
             args += (idempotency[0], _record_encoder.encode(idempotency[1]))
-        with unavailable_on_connection_errors():
-            saved = await self._save(keys=list(_keys(record.id)), args=args)
-        if saved != 1:  # the stored record, or 0 when the game is gone
-            current = _record_decoder.decode(saved) if isinstance(saved, bytes) else None
-            raise VersionConflict(record.id, current=current)
         ended = record.ended
         left, joined = memberships(record, previous)
         due = ended or due_moved_earlier(record, previous)
-        if due or left or joined:  # else no other round trip (an action, most of the time)
+        after = due or left or joined  # else no other round trip (an action, most of the time)
+        if self._wait[0] and not after:  # the save and its WAIT on one connection (taken
+            # from the pool when the block is entered: a connection error there too)
+            with unavailable_on_connection_errors():
+                async with self._redis.client() as connection:
+                    await self._save_on(connection, record, args)
+                    self._replicated([await connection.execute_command("WAIT", *self._wait)])
+            return
+        await self._save_on(self._redis, record, args)
+        if after:
             await self._after_save(record, ended, left, joined, due=due)
+
+    async def _save_on(self, client, record: GameRecord, args: list) -> None:
+        with unavailable_on_connection_errors():
+            saved = await self._save(keys=list(_keys(record.id)), args=args, client=client)
+        if saved != 1:  # the stored record, or 0 when the game is gone
+            current = _record_decoder.decode(saved) if isinstance(saved, bytes) else None
+            raise VersionConflict(record.id, current=current)
 
     async def _after_save(
         self, record: GameRecord, ended: bool, left: set[str], joined: set[str], *, due: bool
@@ -486,6 +614,7 @@ class RedisGameStore(GameStore):
             pipe.zrem(self._index_key(index), record.id)
         for index in joined:
             pipe.zadd(self._index_key(index), {record.id: record.created_at})
+        self._wait_in(pipe)
         with unavailable_on_connection_errors():
             results = await pipe.execute(raise_on_error=False)
             if due and isinstance(results[0], redis_errors.NoScriptError):  # Redis restarted
@@ -493,6 +622,7 @@ class RedisGameStore(GameStore):
             failed = [result for result in results if isinstance(result, Exception)]
             if failed:
                 raise failed[0]
+            self._replicated(results)
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         if limit <= 0:
@@ -522,12 +652,29 @@ class RedisGameStore(GameStore):
         # standalone: a client of its own, so the subscriber never starts on a pooled
         # connection that a Redis restart left dead (it would fail at once, and every
         # stream of the process with it); closed with the subscriber
-        return _RedisNews(Redis.from_url(self._url, socket_connect_timeout=5), cluster=False)
+        sentinels, master = self._sentinels
+        if sentinels:  # whichever server the sentinels name as the primary, after a failover too
+            client = connect(self._url, sentinels=sentinels, master=master, max_connections=4)
+        else:
+            client = Redis.from_url(self._url, socket_connect_timeout=5)
+        return _RedisNews(client, cluster=False)
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         with unavailable_on_connection_errors():
             blob = await self._redis.hget(_keys(game_id)[2], key)
-        return None if blob is None else _decode_remembered(blob)
+        if blob is None:
+            return None
+        if self._wait[0]:  # a replay: of a write that may be one the replicas never confirmed
+            await self._replicas_caught_up()
+        return _decode_remembered(blob)
+
+    async def _replicas_caught_up(self) -> None:
+        """WAIT for every write the primary has taken so far. WAIT waits for the connection's
+        own last write, so one is made first (a counter of its own, in no game's slot)."""
+        with unavailable_on_connection_errors():
+            async with self._redis.client() as connection:
+                await connection.incr(WAIT_MARK)
+                self._replicated([await connection.execute_command("WAIT", *self._wait)])
 
     async def live_games(self) -> int:
         now = time.time()
@@ -668,6 +815,7 @@ class RedisGameStore(GameStore):
         await self._redis.aclose()
 
 
+WAIT_MARK = "ten:wait-mark"  # written before a WAIT that confirms earlier writes (a replay)
 _READ_SECONDS = 1.0  # one wait of a Pub/Sub read (a reader task checks for closing between two)
 _LOG_CHANNEL = re.compile(rb"^\{game:(.+)\}:log$")
 

@@ -129,10 +129,20 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
     from infra.rate_limit_store import RedisRateCounter  # noqa: PLC0415
     from infra.redis_store import RedisGameStore, connect  # noqa: PLC0415
 
+    where = {
+        "cluster": settings.redis_cluster,
+        "sentinels": settings.redis_sentinels,
+        "master": settings.redis_sentinel_master,
+    }
     if store is None:
-        store = RedisGameStore(settings.redis_url, cluster=settings.redis_cluster)
+        store = RedisGameStore(
+            settings.redis_url,
+            wait_replicas=settings.redis_wait_replicas,
+            wait_timeout=settings.redis_wait_timeout,
+            **where,
+        )
     # the outbox (shared by every replica) and the rate-limit counts: a small pool of their own
-    client = connect(settings.redis_url, cluster=settings.redis_cluster, max_connections=50)
+    client = connect(settings.redis_url, max_connections=50, **where)
     rate_counter = RedisRateCounter(client, namespace="ten-rate")  # shared by every replica
 
     async def close_redis() -> None:

@@ -98,6 +98,15 @@ class HttpLimits(msgspec.Struct, frozen=True, kw_only=True):
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     redis_url: str | None = None  # TEN_REDIS_URL; unset: the embedded in-process store
     redis_cluster: bool = False  # TEN_REDIS_CLUSTER: the URL names a Redis Cluster node
+    # TEN_REDIS_SENTINELS: host:port of Redis Sentinels, comma-separated: the store is on the
+    # primary they name (TEN_REDIS_SENTINEL_MASTER), found again after a failover; the URL
+    # then gives only the database and credentials (unset: database 0)
+    redis_sentinels: tuple[tuple[str, int], ...] = ()
+    redis_sentinel_master: str = "mymaster"  # TEN_REDIS_SENTINEL_MASTER
+    # TEN_REDIS_WAIT_REPLICAS: a write (an action, a join, a new game) is acknowledged only
+    # once this many replicas have it (WAIT), else 503; 0: once the primary has it
+    redis_wait_replicas: int = 0
+    redis_wait_timeout: float = 1.0  # TEN_REDIS_WAIT_TIMEOUT: seconds that WAIT may take
     allow_custom_deck: bool = True  # TEN_ALLOW_CUSTOM_DECK: accept `deck` when creating a game
     finished_ttl: int = 24 * 3600  # TEN_FINISHED_TTL: seconds a finished game stays readable
     idle_ttl: int = 7 * 24 * 3600  # TEN_IDLE_TTL: seconds an untouched live game is kept
@@ -143,6 +152,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     webhook_retention: int = 3 * 24 * 3600  # TEN_WEBHOOK_RETENTION: seconds a message is retried
 
     def __post_init__(self) -> None:
+        check_redis(self)
         check_identity(self)
         check_cors(self.cors_origins)
         check_webhooks(self)
@@ -162,20 +172,20 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         env = _Env(os.environ if environ is None else environ)
         get, flag, number, count, choice = env.get, env.flag, env.number, env.count, env.choice
         defaults = cls()
-        rate = get("RATE_LIMIT")
-        rate_limit = None
-        if rate is not None:
-            match = _RATE.match(rate)
-            if not match:
-                raise ValueError(f"TEN_RATE_LIMIT must look like '600/minute', not {rate!r}")
-            rate_limit = (int(match.group(1)), match.group(2))
+        sentinels = tuple(_address(item, 26379) for item in env.items("REDIS_SENTINELS"))
+        master = get("REDIS_SENTINEL_MASTER") or defaults.redis_sentinel_master
         return cls(
-            redis_url=get("REDIS_URL"),
+            # through sentinels, the URL's host is not used: the primary's name stands there
+            redis_url=get("REDIS_URL") or (f"redis://{master}/0" if sentinels else None),
             redis_cluster=flag("REDIS_CLUSTER", False),
+            redis_sentinels=sentinels,
+            redis_sentinel_master=master,
+            redis_wait_replicas=count("REDIS_WAIT_REPLICAS", defaults.redis_wait_replicas),
+            redis_wait_timeout=number("REDIS_WAIT_TIMEOUT", defaults.redis_wait_timeout, float),
             allow_custom_deck=flag("ALLOW_CUSTOM_DECK", True),
             finished_ttl=number("FINISHED_TTL", defaults.finished_ttl),
             idle_ttl=number("IDLE_TTL", defaults.idle_ttl),
-            rate_limit=rate_limit,
+            rate_limit=_rate_limit(get("RATE_LIMIT")),
             max_body_bytes=number("MAX_BODY_BYTES", defaults.max_body_bytes),
             sse_keepalive=number("SSE_KEEPALIVE", defaults.sse_keepalive, float),
             sse_max_streams=number("SSE_MAX_STREAMS", defaults.sse_max_streams),
@@ -213,6 +223,38 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             webhook_max_backoff=number("WEBHOOK_MAX_BACKOFF", defaults.webhook_max_backoff, float),
             webhook_retention=number("WEBHOOK_RETENTION", defaults.webhook_retention),
         )
+
+
+def _rate_limit(rate: str | None) -> tuple[int, str] | None:
+    if rate is None:
+        return None
+    match = _RATE.match(rate)
+    if not match:
+        raise ValueError(f"TEN_RATE_LIMIT must look like '600/minute', not {rate!r}")
+    return int(match.group(1)), match.group(2)
+
+
+def _address(item: str, default_port: int) -> tuple[str, int]:
+    """`host:port` (or `host`, or `[v6]:port`) of TEN_REDIS_SENTINELS."""
+    host, colon, port = item.rpartition(":")
+    if not colon or "]" in port:
+        host, port = item, str(default_port)
+    host = host.removeprefix("[").removesuffix("]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"TEN_REDIS_SENTINELS: {item!r} is not host:port")
+    return host, int(port)
+
+
+def check_redis(settings: Settings) -> None:
+    if settings.redis_sentinels and settings.redis_cluster:
+        raise ValueError("set TEN_REDIS_SENTINELS or TEN_REDIS_CLUSTER, not both")
+    if settings.redis_wait_replicas and settings.redis_cluster:
+        raise ValueError(
+            "TEN_REDIS_WAIT_REPLICAS is not supported on a Redis Cluster (a save's WAIT would "
+            "have to reach the node of the game's slot)"
+        )
+    if settings.redis_wait_replicas and settings.redis_url is None:
+        raise ValueError("TEN_REDIS_WAIT_REPLICAS needs Redis (TEN_REDIS_URL or _SENTINELS)")
 
 
 def _pem(value: str | None) -> str | None:

@@ -343,6 +343,36 @@ def test_redis_enables_replicas_and_workers() -> None:
     assert configmap_env(objects)["WEB_CONCURRENCY"] == "5"
 
 
+def test_sentinels_and_wait_reach_the_service() -> None:
+    """Through sentinels the URL is optional (replicas and workers are allowed); WAIT is
+    rendered as settings the service reads back."""
+    values = {
+        "redis": {
+            "sentinels": ["redis-node-0.redis:26379", "redis-node-1.redis:26379"],
+            "sentinelMaster": "games",
+            "waitReplicas": 1,
+            "waitTimeout": 0.5,
+        },
+        "replicaCount": 3,
+    }
+    objects = render(values)
+    validate_all(objects)
+    env = configmap_env(objects)
+    assert env["WEB_CONCURRENCY"] == "2"  # on Redis
+    assert "TEN_REDIS_URL" not in env_of(
+        one(objects, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    )
+    settings = Settings.from_env(env)
+    assert settings.redis_sentinels == (
+        ("redis-node-0.redis", 26379),
+        ("redis-node-1.redis", 26379),
+    )
+    assert settings.redis_sentinel_master == "games"
+    assert (settings.redis_wait_replicas, settings.redis_wait_timeout) == (1, 0.5)
+    assert settings.redis_url is not None  # the service is on Redis, not the embedded store
+    assert Settings.from_env(configmap_env(render({}))).redis_wait_replicas == 0
+
+
 # ---------------------------------------------------------------- refused values
 
 
@@ -361,6 +391,15 @@ def test_redis_enables_replicas_and_workers() -> None:
             "podDisruptionBudget.enabled needs minAvailable or maxUnavailable",
         ),
         ({"database": {"host": "pg"}}, "database.host is set but no password"),
+        (
+            {"redis": {"sentinels": ["s:26379"], "cluster": True, "url": "redis://c:6379"}},
+            "redis.sentinels or redis.cluster, not both",
+        ),
+        ({"redis": {"waitReplicas": 1}}, "redis.waitReplicas needs Redis"),
+        (
+            {"redis": {"url": "redis://c:6379", "cluster": True, "waitReplicas": 1}},
+            "redis.waitReplicas needs Redis",
+        ),
     ],
 )
 def test_values_that_would_lose_games_fail_to_render(values: dict[str, Any], message: str) -> None:
@@ -377,6 +416,8 @@ def test_values_that_would_lose_games_fail_to_render(values: dict[str, Any], mes
         ({"settings": {"rateLimit": "600 per minute"}}, "/settings/rateLimit"),
         ({"settings": {"finishedTtl": 0}}, "/settings/finishedTtl"),
         ({"redis": {"url": "http://redis:6379"}}, "/redis/url"),
+        ({"redis": {"sentinels": ["s1:26379,s2:26379"]}}, "/redis/sentinels/0"),
+        ({"redis": {"waitReplicas": -1}}, "/redis/waitReplicas"),
         ({"database": {"url": "mysql://db/ten"}}, "/database/url"),
         ({"image": {"pullPolicy": "Sometimes"}}, "/image/pullPolicy"),
         ({"ingress": {"hosts": [{"host": "x", "paths": [{"path": "/"}]}]}}, "pathType"),

@@ -60,7 +60,7 @@ app.kubernetes.io/component: migration
 
 {{/* What is configured. */}}
 {{- define "ten.hasRedis" -}}
-{{- if or .Values.redis.url .Values.redis.existingSecret }}true{{ end }}
+{{- if or .Values.redis.url .Values.redis.existingSecret .Values.redis.sentinels }}true{{ end }}
 {{- end }}
 
 {{- define "ten.hasDatabase" -}}
@@ -223,6 +223,12 @@ seccompProfile:
 {{- end }}
 {{- if and (eq (include "ten.hasJwtKey" .) "true") (not (and $auth.issuer $auth.audience)) }}
 {{- fail "ten: a JWT key needs auth.issuer and auth.audience: a player JWT is accepted only from its issuer and for this service" }}
+{{- end }}
+{{- if and .Values.redis.sentinels .Values.redis.cluster }}
+{{- fail "ten: set redis.sentinels or redis.cluster, not both" }}
+{{- end }}
+{{- if and (gt (int .Values.redis.waitReplicas) 0) (or .Values.redis.cluster (not $redis)) }}
+{{- fail "ten: redis.waitReplicas needs Redis, standalone or through sentinels (not a Cluster)" }}
 {{- end }}
 {{- if and .Values.database.host (not .Values.database.url) (not .Values.database.existingSecret) (not .Values.database.password) (not .Values.database.passwordSecret.name) }}
 {{- fail "ten: database.host is set but no password: set database.password or database.passwordSecret.name" }}

@@ -1014,10 +1014,13 @@ class Outcome:
     accounting: Accounting
 
 
-def run(duration: float, seed: int, out: Callable[[str], None] = print) -> Outcome:
+def run(
+    duration: float, seed: int, out: Callable[[str], None] = print, work: Path | None = None
+) -> Outcome:
+    """The soak; `work`: where the replicas' logs go (default: a temporary directory, kept)."""
     rng = random.Random(seed)
     run_id = uuid.uuid4().hex[:6]
-    work = Path(tempfile.mkdtemp(prefix="ten-soak-"))
+    work = work if work is not None else Path(tempfile.mkdtemp(prefix="ten-soak-"))
     redis_server = RedisServer("--appendonly", "yes", "--appendfsync", "always")
     pg = replicas = receiver = None
     try:

@@ -96,8 +96,8 @@ SPOILED: dict[str, tuple[Callable, str]] = {
 }
 
 
-def test_a_short_soak_with_every_fault_accounts_for_everything() -> None:
-    outcome = soak.run(DURATION, seed=5)
+def test_a_short_soak_with_every_fault_accounts_for_everything(tmp_path) -> None:
+    outcome = soak.run(DURATION, seed=5, work=tmp_path)
     c, accounting = outcome.collected, outcome.accounting
     assert {w.kind for w in c.windows} == {"redis", "replica", "postgres", "webhooks"}
     assert all(w.up is not None for w in c.windows)

@@ -307,9 +307,17 @@ class _UnavailableOnConnectionErrors:
         return None
 
     def __exit__(self, kind, exc, tb) -> bool:
-        if exc is not None and isinstance(exc, _UNAVAILABLE):
+        if exc is not None and (isinstance(exc, _UNAVAILABLE) or _closed_transport(exc)):
             raise StoreUnavailable(str(exc)) from exc
         return False
+
+
+def _closed_transport(exc: BaseException) -> bool:
+    """uvloop (uvicorn's loop) refuses a write on a connection the server has closed with a
+    RuntimeError ("unable to perform operation on <TCPTransport closed=True ...>; the handler
+    is closed"), which redis-py lets through when it happens as a connection opens: Redis
+    shutting down closes the connections it has just accepted (bench/soak.py found it)."""
+    return isinstance(exc, RuntimeError) and "the handler is closed" in str(exc)
 
 
 _unavailable = _UnavailableOnConnectionErrors()

@@ -6,6 +6,9 @@
 - `RedisServer`: a private `redis-server` in a temporary directory (never the shared Redis
   on 6379) that can be shut down, SIGKILLed and started again on the same port and data.
 - `RedisClusterNodes`: three such servers in cluster mode, their 16384 slots split in three.
+- `PostgresServer`: a private PostgreSQL cluster (`initdb` in a temporary directory, never the
+  shared server on 5432) that can be stopped (fast or immediate, a crash) and started again
+  on the same port and data.
 
 Every wait is bounded; a server that does not come up fails the test with its log.
 """
@@ -13,7 +16,9 @@ Every wait is bounded; a server that does not come up fails the test with its lo
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -294,3 +299,97 @@ class RedisClusterNodes:
     def close(self) -> None:
         for node in self.nodes:
             node.close()
+
+
+def postgres_program(name: str) -> str:
+    """A PostgreSQL server program (`initdb`, `pg_ctl`): Debian keeps them out of PATH, in
+    /usr/lib/postgresql/<major>/bin (the newest major wins)."""
+    found = sorted(
+        glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
+        key=lambda path: int(Path(path).parts[-3]) if Path(path).parts[-3].isdigit() else 0,
+    )
+    if found:
+        return found[-1]
+    on_path = shutil.which(name)
+    if on_path is None:
+        raise RuntimeError(f"{name} is not installed (Debian's postgresql package has it)")
+    return on_path
+
+
+class PostgresServer:
+    """A private PostgreSQL cluster on a free loopback port, trust authentication, superuser
+    `postgres`, its data and socket in a temporary directory. `initdb` refuses to run as
+    root: as root, every server program runs as the `postgres` user (`runuser`)."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix=f"ten-pg-{self.port}-"))
+        self.data = self.dir / "data"
+        self._as: list[str] = []
+        try:
+            if os.geteuid() == 0:
+                try:
+                    owner = pwd.getpwnam("postgres")
+                except KeyError:
+                    raise RuntimeError("as root, initdb needs a `postgres` user") from None
+                os.chown(self.dir, owner.pw_uid, owner.pw_gid)
+                self._as = ["runuser", "-u", "postgres", "--"]
+            self._run(
+                postgres_program("initdb"), "-D", str(self.data), "-A", "trust",
+                "-U", "postgres", "-E", "UTF8", "--no-sync", "--no-instructions",
+            )  # fmt: skip
+            self.start()
+        except BaseException:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
+
+    @property
+    def url(self) -> str:
+        """The service's `TEN_DATABASE_URL`."""
+        return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/postgres"
+
+    @property
+    def dsn(self) -> str:
+        """For asyncpg itself."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, *cmd: str) -> None:
+        done = subprocess.run(
+            [*self._as, *cmd], check=False, capture_output=True, text=True,
+            start_new_session=True, timeout=START_TIMEOUT + 10,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"{Path(cmd[0]).name} failed ({done.returncode}): {done.stdout}{done.stderr}\n"
+                f"{self.log()}"
+            )
+
+    def start(self) -> None:
+        """Start (again, on the same port and data) and wait until it accepts connections."""
+        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1"
+        self._run(
+            postgres_program("pg_ctl"), "-D", str(self.data), "-l", str(self.dir / "server.log"),
+            "-o", options, "-w", "-t", str(int(START_TIMEOUT)), "start",
+        )  # fmt: skip
+
+    def stop(self, mode: str = "fast") -> None:
+        """`fast`: sessions ended, a clean shutdown; `immediate`: every process killed at once
+        (a crash: the next start recovers from the WAL)."""
+        self._run(
+            postgres_program("pg_ctl"), "-D", str(self.data), "-m", mode, "-w",
+            "-t", str(int(START_TIMEOUT)), "stop",
+        )  # fmt: skip
+
+    def running(self) -> bool:
+        return (self.data / "postmaster.pid").exists()
+
+    def log(self) -> str:
+        with contextlib.suppress(OSError):
+            return (self.dir / "server.log").read_text(errors="replace")[-3000:]
+        return ""
+
+    def close(self) -> None:
+        if self.running():
+            with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
+                self.stop("immediate")
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -469,6 +469,17 @@ def _color_order(item: tuple[str, Any]) -> tuple[int, str]:
     return (COLORS.index(color) if color in COLORS else len(COLORS), color)
 
 
+# SQLSTATEs of a server that cannot answer now: a connection exception (class 08), and
+# PostgreSQL shutting down or starting up (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
+# cannot_connect_now: "the database system is starting up"), which SQLAlchemy's asyncpg
+# dialect raises as a bare DBAPIError, not an OperationalError
+_UNAVAILABLE_STATES = ("08", "57P01", "57P02", "57P03")
+
+
+def _sqlstate(exc: sa_exc.DBAPIError) -> str:
+    return getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None) or ""
+
+
 @contextmanager
 def _translate_errors() -> Iterator[None]:
     """Connection-level failures become StoreUnavailable (the API answers 503)."""
@@ -476,6 +487,10 @@ def _translate_errors() -> Iterator[None]:
         yield
     except (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError, OSError) as exc:
         raise StoreUnavailable(f"the archive database is unavailable: {exc}") from exc
+    except sa_exc.DBAPIError as exc:
+        if _sqlstate(exc).startswith(_UNAVAILABLE_STATES):
+            raise StoreUnavailable(f"the archive database is unavailable: {exc}") from exc
+        raise
 
 
 @contextmanager
@@ -486,8 +501,7 @@ def _refused_data() -> Iterator[None]:
     try:
         yield
     except sa_exc.DBAPIError as exc:
-        code = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
-        if isinstance(exc, sa_exc.DataError) or (code or "").startswith("22"):
+        if isinstance(exc, sa_exc.DataError) or _sqlstate(exc).startswith("22"):
             raise PermanentFailure(f"the archive database refused the game: {exc.orig}") from exc
         raise
 

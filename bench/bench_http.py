@@ -198,6 +198,15 @@ def tree_cpu(root: int) -> dict[int, float]:
     return found
 
 
+def _bot_pool(pid: int) -> bool:
+    """A process of the service's bot pool (infra.bot_pool: the fork server and its workers)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"multiprocessing" in f.read()
+    except OSError:
+        return False
+
+
 def tree_cpu_seconds(root: int) -> float:
     return sum(tree_cpu(root).values())
 
@@ -228,6 +237,8 @@ class CpuWindow:
         server = {}
         for one in self.servers:
             server.update(tree_cpu(one.proc.pid))
+        bots = {pid: cpu for pid, cpu in server.items() if _bot_pool(pid)}
+        server = {pid: cpu for pid, cpu in server.items() if pid not in bots}
         return (
             time.monotonic(),
             sum(server.values()),
@@ -235,6 +246,7 @@ class CpuWindow:
             redis_cpu_seconds(self.rclient),
             machine_busy_seconds(),
             server,
+            sum(bots.values()),
         )
 
     @staticmethod
@@ -245,14 +257,16 @@ class CpuWindow:
             (cpu - start[5].get(pid, 0.0)) / wall for pid, cpu in end[5].items()
         ]
         per_process = sorted((p for p in per_process if p > 0.02), reverse=True)
+        bots = end[6] - start[6]  # a pool restarted in the window: its new processes only
         return {
             "wall": wall,
             "server_cpu_s": server,
+            "bots_cpu_s": max(bots, 0.0),
             "server": server / wall,
             "server_processes": per_process,
             "client": client / wall,
             "redis": rds / wall,
-            "others": max(0.0, busy - server - client - rds) / wall,
+            "others": max(0.0, busy - server - bots - client - rds) / wall,
         }
 
 
@@ -553,18 +567,20 @@ def fmt_row(name: str, r: dict) -> str:
     return (
         f"{mark}{name:<15} {r['client']:<13} {r['rps']:>8.0f} {r['p50_ms']:>7.2f} {r['p99_ms']:>7.2f} "
         f"{r['non_200']:>7} {c['server'] * 100:>6.0f}% {us_per_req:>7.0f} "
+        f"{c['bots_cpu_s'] / max(r['requests'], 1) * 1e6:>7.0f} "
         f"{c['client'] * 100:>6.0f}% {c['redis'] * 100:>6.0f}% {c['others'] * 100:>6.0f}%"
     )
 
 
 HEADER = (
     f" {'scenario':<15} {'client':<13} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'non-200':>7} "
-    f"{'server':>7} {'us/req':>7} {'client':>7} {'redis':>7} {'others':>7}"
+    f"{'server':>7} {'us/req':>7} {'bots us':>7} {'client':>7} {'redis':>7} {'others':>7}"
 )
 CPU_NOTE = (
     "CPU columns: share of one core used during the window by the server processes, the load "
     "generator, redis-server and every other process on the machine (* = others above 25%: "
-    "that row was measured on a busy machine); us/req = server CPU microseconds per request."
+    "that row was measured on a busy machine); us/req = server CPU microseconds per request (the "
+    "serving processes), bots us = the bot pool's (TEN_BOT_WORKERS) per request."
 )
 
 

@@ -95,3 +95,7 @@ class RuleError(Exception):
         self.text = message(RULE_ERROR_CODES[code], detail, params)
         self.detail = str(self.text)
         super().__init__(f"{code}: {self.detail}")
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its code and Text (a step computed in another process raises it there)."""
+        return (RuleError, (self.code, self.text))

@@ -37,6 +37,7 @@ from service.api.static_files import LocalFiles
 from service.api.web_routes import REVALIDATE, STATIC, web_client
 from service.archive import GameArchive
 from service.archiver import Archiver
+from service.bot_work import BotWork
 from service.deadlines import DeadlinePoller
 from service.games import GameService
 from service.history import History
@@ -432,8 +433,17 @@ def game_service(
     # poller's wake, the metrics
     reactions = [archive_reaction, webhooks, deadlines, *obs.reactions()]
     relay = Relay(store, adapters.queue("relay"), reactions)
-    service = GameService(store, settings, relay=relay)
+    service = GameService(store, settings, relay=relay, bots=bot_work(settings))
     return service, Background(settings, archiver, relay, service, obs, webhooks, deadlines)
+
+
+def bot_work(settings: Settings) -> BotWork:
+    """The bots' steps on this process's pool of worker processes (TEN_BOT_WORKERS)."""
+    if not settings.bot_workers:
+        return BotWork(None)
+    from infra.bot_pool import bot_pool  # noqa: PLC0415 - the pool only when there is one
+
+    return BotWork(bot_pool(settings.bot_workers), limit=settings.bot_queue)
 
 
 def create_app(
@@ -483,7 +493,7 @@ def create_app(
         cors_config=cors(settings),
         request_max_body_size=settings.max_body_bytes,
         openapi_config=openapi_config(),
-        on_startup=[background.start, *([tune_process] if serving else [])],
+        on_startup=[background.start, service.bots.warm, *([tune_process] if serving else [])],
         on_shutdown=[shut_down],
     )
     finish_openapi(app)

@@ -17,6 +17,8 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "archived_game_not_found": "No archived game with this id.",
     "concurrent_update": "The game changed too often while this action was applied; retry.",
     "store_unavailable": "The game store cannot be reached; retry shortly.",
+    "bots_busy": "The bots cannot move now (their workers are busy or restarting); nothing "
+    "was changed: retry shortly.",
     # the lobby (service.lobby)
     "invalid_table": "A seat needs a name, a bot, a player_id (reserved) or open: true.",
     "game_not_open": "The game is not open for players: it started, ended or was cancelled.",

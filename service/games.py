@@ -23,6 +23,7 @@ from domain.clock import earliest_deadline, play, time_out
 from domain.errors import RuleError
 from domain.model import Action, AnyEvent, Event, GameState, Reclaim, Resign
 from service import idempotency
+from service.bot_work import BotWork
 from service.callers import Caller
 from service.commands import Act
 from service.errors import ServiceError
@@ -60,10 +61,9 @@ def bots_may_move(state: GameState, action: Action | None = None) -> bool:
 
 
 async def off_the_loop(bots: bool, step: Callable[..., T], *args: object) -> T:
-    """Run an engine step (an action, a timeout, a deal, each with the bots' moves after it):
-    in a worker thread when bots may move in it, since a searching bot (`expert`) thinks for
-    tens of milliseconds a move and the event loop keeps serving meanwhile; inline otherwise
-    (a human's move alone is far cheaper than the hop to a thread)."""
+    """Run a change the lobby computes (a join, a start: it may deal the game and let bots
+    move): in a worker thread when bots may move in it, inline otherwise. The bots' moves in
+    it go to the bot pool (`BotWork.blocking`), waited for in that thread."""
     if bots:
         return await asyncio.to_thread(step, *args)
     return step(*args)
@@ -98,6 +98,7 @@ class GameService:
         clock: Callable[[], float] = time.time,
         random_hex: Callable[[int], str] = secrets.token_hex,
         recent_games: int = 1024,  # about 9 KB each (a 4-player game at its start)
+        bots: BotWork | None = None,
     ) -> None:
         # the whole store: the use cases here use `Games` and `EventLog.events`; the lobby
         # (`Listings`), the readiness check (`Lifecycle.ping`) and the composition root (the
@@ -107,6 +108,9 @@ class GameService:
         # the reactions to a change (archive, webhooks, metrics, the deadline poller's
         # wake): told of every save (service.relay); None: none (tests of the rules alone)
         self.relay = relay
+        # where the steps in which bots move are computed (the pool of worker processes);
+        # None: a worker thread of this process
+        self.bots = bots if bots is not None else BotWork()
         self._clock = clock
         self._random_hex = random_hex
         # The games this process saved or read last, as it saw them: an action starts from
@@ -332,7 +336,7 @@ class GameService:
                 current=record.version,
             )
         now = self._clock()
-        state, events = await off_the_loop(
+        state, events = await self.bots.run(
             bots_may_move(record.state, request.action),
             play,
             record.state,
@@ -371,7 +375,7 @@ class GameService:
         if clock is not None and clock.deadline is not None and clock.deadline <= now:
             outcome, late = "timeout", now - clock.deadline
             # the game's bot moves for the seat
-            state, events = await off_the_loop(True, time_out, record.state, now)
+            state, events = await self.bots.run(True, time_out, record.state, now)
             new = record.successor(state=state, updated_at=now)
         elif record.updated_at + self.settings.idle_ttl > now:
             # the due was a bound the running seat's deadline came after: saved at that

@@ -36,7 +36,14 @@ from service.commands import (
     StartTable,
 )
 from service.errors import ServiceError
-from service.games import GameService, encode_events, hash_token, off_the_loop, token_matches
+from service.games import (
+    GameService,
+    bots_may_move,
+    encode_events,
+    hash_token,
+    off_the_loop,
+    token_matches,
+)
 from service.model import OPEN_INDEX, GameRecord, Seat, Table, player_index
 from service.ports import (
     GameExists,
@@ -493,7 +500,10 @@ class Lobby:
             version=table.version + 1 if version is None else version,
         )
         state = msgspec.structs.replace(state, takeover_bot=table.fill_bot)
-        state, bot_events = play_bots(state)
+        if bots_may_move(state):  # in the bot pool (this runs in a worker thread then)
+            state, bot_events = self.games.bots.blocking(play_bots, state)
+        else:
+            state, bot_events = play_bots(state)
         events.extend(bot_events)
         now = self.games.now()
         if table.clock is not None:

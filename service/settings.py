@@ -121,6 +121,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     max_open_tables: int = 20
     sse_buffer: int = 256  # TEN_SSE_BUFFER: events a stream may fall behind before it is dropped
     act_retries: int = 20  # TEN_ACT_RETRIES: optimistic-concurrency retries per action
+    # the steps in which bots move (service.bot_work): computed by this many worker processes
+    # per serving process (TEN_BOT_WORKERS; 0: in a thread of the serving process), at most
+    # TEN_BOT_QUEUE of them waiting or running at once (then 503 bots_busy)
+    bot_workers: int = 1
+    bot_queue: int = 64
     database_url: str | None = None  # TEN_DATABASE_URL; unset: a SQLite file (embedded default)
     migrate_on_start: bool | None = None  # TEN_MIGRATE_ON_START; unset: only on the default SQLite
     archive_interval: float = (
@@ -193,6 +198,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             max_open_tables=count("MAX_OPEN_TABLES", defaults.max_open_tables),
             sse_buffer=number("SSE_BUFFER", defaults.sse_buffer),
             act_retries=number("ACT_RETRIES", defaults.act_retries),
+            bot_workers=count("BOT_WORKERS", defaults.bot_workers),
+            bot_queue=number("BOT_QUEUE", defaults.bot_queue),
             database_url=get("DATABASE_URL"),
             migrate_on_start=None
             if get("MIGRATE_ON_START") is None

@@ -41,6 +41,7 @@ SERVICE_STATUS = {
     "archived_game_not_found": 404,
     "concurrent_update": 409,
     "store_unavailable": 503,
+    "bots_busy": 503,
     "invalid_table": 400,
     "game_not_open": 409,
     "game_not_started": 409,

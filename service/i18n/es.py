@@ -67,6 +67,7 @@ MESSAGES: dict[str, str] = {
     "No archived game with this id.": "No hay ninguna partida archivada con este id.",
     "The game changed too often while this action was applied; retry.": "La partida cambió demasiadas veces mientras se aplicaba esta acción; reinténtalo.",
     "The game store cannot be reached; retry shortly.": "No se puede acceder al almacén de partidas; reinténtalo en breve.",
+    "The bots cannot move now (their workers are busy or restarting); nothing was changed: retry shortly.": "Los bots no pueden mover ahora (sus procesos están ocupados o reiniciándose); no se ha cambiado nada: reinténtalo en breve.",
     "A seat needs a name, a bot, a player_id (reserved) or open: true.": "Un asiento necesita un nombre, un bot, un player_id (reservado) u open: true.",
     "The game is not open for players: it started, ended or was cancelled.": "La partida no está abierta a jugadores: empezó, terminó o se canceló.",
     "The game has not started: its table is waiting for players.": "La partida no ha empezado: su mesa espera jugadores.",

@@ -67,6 +67,7 @@ MESSAGES: dict[str, str] = {
     "No archived game with this id.": "આ id વાળી કોઈ આર્કાઇવ કરેલી રમત નથી.",
     "The game changed too often while this action was applied; retry.": "આ ચાલ લાગુ થતી વખતે રમત ઘણી વાર બદલાઈ; ફરી પ્રયાસ કરો.",
     "The game store cannot be reached; retry shortly.": "રમતોના સ્ટોર સુધી પહોંચી શકાતું નથી; થોડી વારમાં ફરી પ્રયાસ કરો.",
+    "The bots cannot move now (their workers are busy or restarting); nothing was changed: retry shortly.": "બૉટ અત્યારે ચાલ કરી શકતા નથી (તેમની પ્રક્રિયાઓ વ્યસ્ત છે અથવા ફરી શરૂ થઈ રહી છે); કશું બદલાયું નથી: થોડી વારમાં ફરી પ્રયાસ કરો.",
     "A seat needs a name, a bot, a player_id (reserved) or open: true.": "બેઠક માટે નામ, બોટ, player_id (આરક્ષિત) અથવા open: true જરૂરી છે.",
     "The game is not open for players: it started, ended or was cancelled.": "રમત ખેલાડીઓ માટે ખુલ્લી નથી: તે શરૂ થઈ ગઈ, પૂરી થઈ ગઈ અથવા રદ થઈ.",
     "The game has not started: its table is waiting for players.": "રમત શરૂ થઈ નથી: તેનું ટેબલ ખેલાડીઓની રાહ જુએ છે.",

@@ -67,6 +67,7 @@ MESSAGES: dict[str, str] = {
     "No archived game with this id.": "Այս id-ով արխիվացված խաղ չկա։",
     "The game changed too often while this action was applied; retry.": "Այս գործողությունը կիրառելու ընթացքում խաղը չափազանց հաճախ փոխվեց. կրկին փորձեք։",
     "The game store cannot be reached; retry shortly.": "Խաղերի պահոցը հասանելի չէ. կրկին փորձեք մի փոքր ուշ։",
+    "The bots cannot move now (their workers are busy or restarting); nothing was changed: retry shortly.": "Բոտերը հիմա չեն կարող քայլ անել (նրանց գործընթացները զբաղված են կամ վերագործարկվում են). ոչինչ չի փոխվել. կրկին փորձեք մի փոքր ուշ։",
     "A seat needs a name, a bot, a player_id (reserved) or open: true.": "Տեղին անհրաժեշտ է անուն, բոտ, player_id (ամրագրված) կամ open: true։",
     "The game is not open for players: it started, ended or was cancelled.": "Խաղը բաց չէ խաղացողների համար. այն սկսվել է, ավարտվել կամ չեղարկվել։",
     "The game has not started: its table is waiting for players.": "Խաղը չի սկսվել. սեղանը սպասում է խաղացողների։",

@@ -67,6 +67,7 @@ MESSAGES: dict[str, str] = {
     "No archived game with this id.": "Tidak ada permainan terarsip dengan id ini.",
     "The game changed too often while this action was applied; retry.": "Permainan terlalu sering berubah saat aksi ini diterapkan; coba lagi.",
     "The game store cannot be reached; retry shortly.": "Penyimpanan permainan tidak dapat dijangkau; coba lagi sebentar lagi.",
+    "The bots cannot move now (their workers are busy or restarting); nothing was changed: retry shortly.": "Bot tidak dapat bergerak sekarang (prosesnya sibuk atau sedang dimulai ulang); tidak ada yang diubah: coba lagi sebentar lagi.",
     "A seat needs a name, a bot, a player_id (reserved) or open: true.": "Kursi memerlukan nama, bot, player_id (dipesan), atau open: true.",
     "The game is not open for players: it started, ended or was cancelled.": "Permainan tidak terbuka untuk pemain: sudah dimulai, berakhir, atau dibatalkan.",
     "The game has not started: its table is waiting for players.": "Permainan belum dimulai: mejanya masih menunggu pemain.",

@@ -1,0 +1,139 @@
+"""A storm of bot-only tables against readers: `python bench/bench_storm.py`.
+
+One service process (uvicorn, the embedded store, a temporary archive) per bot setting
+(`--bot-workers 0,1`: 0 = bot steps in a thread of the serving process, as before the bot
+pool; 1 = one worker process), each measured in two windows of `--duration` seconds:
+- quiet: `--readers` clients reading games (GET /v1/games/{id}, keep-alive, closed loop)
+  and one probe of GET /health every 20 ms;
+- storm: the same, while `--storm` clients each create tables of five `expert` bots
+  (POST /v1/games, the whole game played in the request) one after the other.
+Prints per window the readers' requests/s, p50 and p99, /health p50/p99/max, the tables
+created (and refused: 503 bots_busy), and the storm's ratio of reader p99 to the quiet one.
+The issue's goals: readers' p99 within 20% of quiet, /health p99 under 50 ms. The load
+generator (bench/loadgen.py's raw HTTP/1.1 client) runs in this process. No assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.loadgen import RawConnection
+from tests.servers import ServiceProcess
+
+FIVE_EXPERTS = json.dumps(
+    {"players": [{"name": f"E{i}", "bot": "expert"} for i in range(5)]}
+).encode()
+READ_GAME = json.dumps(
+    {"players": [{"name": "human"}, {"name": "b1", "bot": "basic"}, {"name": "b2", "bot": "basic"}]}
+).encode()
+JSON = {"Content-Type": "application/json"}
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+async def window(port: int, ids: list[str], readers: int, storm: int, seconds: float) -> dict:
+    stop = time.monotonic() + seconds
+    reads: list[float] = []
+    health: list[float] = []
+    created: dict[int, int] = {}
+
+    async def reader(n: int) -> None:
+        conn = RawConnection("127.0.0.1", port)
+        path = f"/v1/games/{ids[n % len(ids)]}"
+        while time.monotonic() < stop:
+            started = time.perf_counter()
+            status, _ = await conn.request("GET", path)
+            reads.append((time.perf_counter() - started) * 1000)
+            assert status == 200, status
+        await conn.close()
+
+    async def prober() -> None:
+        conn = RawConnection("127.0.0.1", port)
+        while time.monotonic() < stop:
+            started = time.perf_counter()
+            await conn.request("GET", "/health")
+            health.append((time.perf_counter() - started) * 1000)
+            await asyncio.sleep(0.02)
+        await conn.close()
+
+    async def creator() -> None:
+        conn = RawConnection("127.0.0.1", port)
+        while time.monotonic() < stop:
+            status, _ = await conn.request("POST", "/v1/games", FIVE_EXPERTS, JSON)
+            created[status] = created.get(status, 0) + 1
+        await conn.close()
+
+    await asyncio.gather(
+        *(reader(n) for n in range(readers)), prober(), *(creator() for _ in range(storm))
+    )
+    return {
+        "reads/s": len(reads) / seconds,
+        "read p50": pct(reads, 0.5),
+        "read p99": pct(reads, 0.99),
+        "health p50": pct(health, 0.5),
+        "health p99": pct(health, 0.99),
+        "health max": max(health, default=float("nan")),
+        "tables": created,
+    }
+
+
+async def games(port: int, count: int) -> list[str]:
+    conn = RawConnection("127.0.0.1", port)
+    ids = []
+    for _ in range(count):
+        status, body = await conn.request("POST", "/v1/games", READ_GAME, JSON)
+        assert status == 201, body
+        ids.append(json.loads(body)["id"])
+    await conn.close()
+    return ids
+
+
+def line(name: str, r: dict) -> str:
+    return (
+        f"  {name:<6} reads {r['reads/s']:7.0f}/s  p50 {r['read p50']:6.1f} ms  "
+        f"p99 {r['read p99']:6.1f} ms   /health p50 {r['health p50']:5.1f}  "
+        f"p99 {r['health p99']:6.1f}  max {r['health max']:6.1f} ms   tables {r['tables']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bot-workers", default="0,1", help="TEN_BOT_WORKERS values to compare")
+    parser.add_argument("--duration", type=float, default=15.0)
+    parser.add_argument("--readers", type=int, default=16)
+    parser.add_argument("--storm", type=int, default=40)
+    args = parser.parse_args()
+    for workers in args.bot_workers.split(","):
+        with tempfile.TemporaryDirectory(prefix="ten-storm-") as tmp:
+            env = {
+                "TEN_DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/archive.sqlite3",
+                "TEN_BOT_WORKERS": workers,
+                "TEN_LOG_LEVEL": "WARNING",
+            }
+            server = ServiceProcess(env, stdout=Path(tmp) / "service.log")
+            try:
+                port = server.port
+                ids = asyncio.run(games(port, args.readers))
+                quiet = asyncio.run(window(port, ids, args.readers, 0, args.duration))
+                storm = asyncio.run(window(port, ids, args.readers, args.storm, args.duration))
+            finally:
+                server.stop()
+        print(f"TEN_BOT_WORKERS={workers}: {args.readers} readers, storm of {args.storm}")
+        print(line("quiet", quiet))
+        print(line("storm", storm))
+        print(f"  storm/quiet reader p99: {storm['read p99'] / quiet['read p99']:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Where the engine steps in which bots move are computed.
+
+A step in which a bot may move (an action that hands the turn to bots, a timeout, a deal, a
+table of bots played to its end) runs in a pool of worker processes (`infra.bot_pool`,
+TEN_BOT_WORKERS), so a searching bot never holds the serving process's interpreter: the
+serving process only pickles the state and reads the result back, whatever the bots
+compute. A step in which no bot can move runs inline (far cheaper than any hop). With no
+pool (TEN_BOT_WORKERS=0), bot steps run in a worker thread of the serving process.
+
+The pool's work is bounded per process: past TEN_BOT_QUEUE steps waiting or running, a new
+one is refused with 503 `bots_busy` (Retry-After) before anything is computed or saved; a
+worker process that dies mid-step fails its steps the same way (the pool is made anew for
+the next). A refused step changes nothing: the game is saved only after the step returns.
+
+The pool computes the very functions the inline path calls (domain.clock.play, time_out,
+domain.simulation.play_bots): one implementation of every rule and bot, wherever it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import BrokenExecutor, Executor
+from typing import TypeVar
+
+from service.errors import ServiceError
+
+log = logging.getLogger("ten.bots")
+T = TypeVar("T")
+RETRY_AFTER = 1  # seconds
+
+
+def ready() -> bool:
+    """A step that computes nothing (the pool's warm-up)."""
+    return True
+
+
+def bots_busy() -> ServiceError:
+    error = ServiceError("bots_busy")
+    error.retry_after = RETRY_AFTER
+    return error
+
+
+class BotWork:
+    """`pool`: the worker processes (an Executor whose `submit` runs a picklable function
+    there), None: a worker thread. `limit`: the steps this process may have in the pool at
+    once (waiting or running), past which a step is refused."""
+
+    def __init__(self, pool: Executor | None = None, *, limit: int = 64) -> None:
+        self._pool = pool
+        self._limit = limit
+        self._in_pool = 0
+        self._lock = threading.Lock()  # `blocking` is called from worker threads
+
+    async def warm(self) -> None:
+        """Start the pool's processes now (at startup), not on the first bot step: they
+        take a while to start (a fork server, the engine imported) on a busy machine."""
+        if self._pool is not None:
+            self._pool.submit(ready)
+
+    @property
+    def in_pool(self) -> int:
+        return self._in_pool
+
+    def _enter(self) -> None:
+        with self._lock:
+            if self._in_pool >= self._limit:
+                raise bots_busy()
+            self._in_pool += 1
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_pool -= 1
+
+    async def run(self, bots: bool, step: Callable[..., T], *args: object) -> T:
+        """`step(*args)`: in the pool when `bots` (a bot may move in it), else inline."""
+        if not bots:
+            return step(*args)
+        if self._pool is None:
+            return await asyncio.to_thread(step, *args)
+        self._enter()
+        try:
+            return await asyncio.wrap_future(self._pool.submit(step, *args))
+        except BrokenExecutor as exc:
+            log.warning("a bot worker process died: %s", exc)
+            raise bots_busy() from exc
+        finally:
+            self._leave()
+
+    def blocking(self, step: Callable[..., T], *args: object) -> T:
+        """`step(*args)` in the pool, waited for in this (worker) thread: for a step deep in
+        a change the lobby computes in a thread (a table dealt when its last seat fills)."""
+        if self._pool is None:
+            return step(*args)
+        self._enter()
+        try:
+            return self._pool.submit(step, *args).result()
+        except BrokenExecutor as exc:
+            log.warning("a bot worker process died: %s", exc)
+            raise bots_busy() from exc
+        finally:
+            self._leave()

@@ -1,0 +1,159 @@
+"""Bot steps in the pool of worker processes (`infra.bot_pool`, `service.bot_work`), for
+real: the pool computes exactly what the engine computes inline; a worker SIGKILLed in the
+middle of a step fails that step cleanly (503 bots_busy, nothing saved) and the next step
+runs on a new pool; through the HTTP API, a table of five experts refused that way leaves
+no game behind, and sent again it is created."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import threading
+import time
+
+import pytest
+from litestar.testing import TestClient
+
+from domain.clock import play
+from domain.engine import new_game, to_act
+from domain.legal import legal_actions
+from domain.simulation import play_bots
+from domain.views import public_view
+from infra.bot_pool import BotPool
+from service.app import create_app
+from service.bot_work import BotWork
+from service.errors import ServiceError
+from service.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+FIVE_EXPERTS = {"players": [{"name": f"E{i}", "bot": "expert"} for i in range(5)]}
+
+
+@pytest.fixture(scope="module")
+def pool():
+    pool = BotPool(1)
+    yield pool
+    pool.shutdown()
+
+
+def cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def kill_when_busy(pool: BotPool, stop: threading.Event) -> list[int]:
+    """SIGKILL the pool's worker once it spends CPU (a step running); the pids killed."""
+    killed: list[int] = []
+    deadline = time.monotonic() + 30
+    while not stop.is_set() and time.monotonic() < deadline and not killed:
+        for pid in pool.pids():
+            try:
+                before = cpu_ticks(pid)
+                time.sleep(0.02)
+                if cpu_ticks(pid) > before:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+        time.sleep(0.005)
+    return killed
+
+
+def test_the_pool_computes_what_the_engine_computes_inline(pool) -> None:
+    work = BotWork(pool)
+    rng = random.Random(7)
+
+    async def body() -> int:
+        steps = 0
+        for seed in range(6):
+            players = [("human", None), ("b1", "basic"), ("b2", "expert"), ("b3", "random")]
+            state, _ = new_game(players, f"pool-{seed}")
+            state, _ = play_bots(state)
+            while (seat := to_act(state)) is not None:
+                action = rng.choice(legal_actions(public_view(state), seat))
+                inline = play(state, seat, action, 1000.0)
+                pooled = await work.run(True, play, state, seat, action, 1000.0)
+                assert pooled == inline  # the same state and the same events
+                state = inline[0]
+                steps += 1
+        return steps
+
+    assert asyncio.run(body()) > 50
+
+
+def test_a_rule_refused_in_the_pool_is_raised_as_it_is_inline(pool) -> None:
+    from domain.errors import RuleError
+    from domain.model import Bid
+
+    state, _ = new_game([("human", None), ("b", "basic")], "pool-refused")
+    state, _ = play_bots(state)
+    seat = to_act(state)
+    with pytest.raises(RuleError) as inline:
+        play(state, seat, Bid(amount=999), 0.0)
+    with pytest.raises(RuleError) as pooled:
+        asyncio.run(BotWork(pool).run(True, play, state, seat, Bid(amount=999), 0.0))
+    assert (pooled.value.code, pooled.value.detail) == (inline.value.code, inline.value.detail)
+
+
+def test_a_worker_killed_mid_step_fails_the_step_and_the_next_runs_on_a_new_pool(pool) -> None:
+    work = BotWork(pool)
+    state, _ = new_game([(f"E{i}", "expert") for i in range(5)], "pool-killed")
+    assert asyncio.run(work.run(True, play_bots, state))  # the pool is up
+    stop = threading.Event()
+    killed: list[int] = []
+    killer = threading.Thread(target=lambda: killed.extend(kill_when_busy(pool, stop)))
+    killer.start()
+    try:
+        with pytest.raises(ServiceError) as refused:
+            asyncio.run(work.run(True, play_bots, state))
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "the worker was never seen busy"
+    assert refused.value.code == "bots_busy"
+    assert work.in_pool == 0
+    final, events = asyncio.run(work.run(True, play_bots, state))
+    assert final.phase == "finished"
+    assert (final, events) == play_bots(state)
+    assert killed[0] not in pool.pids()
+
+
+def test_a_table_refused_when_its_worker_died_leaves_no_game_and_is_created_when_sent_again(
+    tmp_path,
+) -> None:
+    pool = BotPool(1)
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3")
+    app = create_app(settings)
+    app.state.service.bots = BotWork(pool)
+    try:
+        with TestClient(app) as client:
+            assert client.post("/v1/games", json=FIVE_EXPERTS).status_code == 201  # warm
+            key = {"Idempotency-Key": "five-experts-killed"}
+            stop = threading.Event()
+            killed: list[int] = []
+            killer = threading.Thread(target=lambda: killed.extend(kill_when_busy(pool, stop)))
+            killer.start()
+            try:
+                refused = client.post("/v1/games", json=FIVE_EXPERTS, headers=key)
+            finally:
+                stop.set()
+                killer.join()
+            assert killed, "the worker was never seen busy"
+            assert refused.status_code == 503, refused.text
+            assert refused.headers["content-type"].startswith("application/problem+json")
+            assert refused.json()["code"] == "bots_busy"
+            assert refused.headers["retry-after"] == "1"
+            # nothing was saved: the same key creates the game now, and replays it after
+            again = client.post("/v1/games", json=FIVE_EXPERTS, headers=key)
+            assert again.status_code == 201, again.text
+            assert again.headers.get("idempotent-replayed") != "true"
+            assert again.json()["status"] == "finished"
+            replayed = client.post("/v1/games", json=FIVE_EXPERTS, headers=key)
+            assert replayed.headers.get("idempotent-replayed") == "true"
+            assert replayed.json()["id"] == again.json()["id"]
+    finally:
+        pool.shutdown()

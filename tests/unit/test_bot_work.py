@@ -1,0 +1,106 @@
+"""Where bot steps run (`service.bot_work.BotWork`), on fake pools: inline without bots, in
+the pool with them, refused (503 bots_busy, nothing computed) past the limit or when the
+pool broke."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import BrokenExecutor, Executor, Future, ThreadPoolExecutor
+
+import pytest
+
+from service.bot_work import BotWork
+from service.errors import ServiceError
+
+pytestmark = pytest.mark.unit
+
+
+def where(tag: str) -> tuple[str, str]:
+    return tag, threading.current_thread().name
+
+
+class Held(Executor):
+    """A pool whose steps wait until released; counts what was submitted."""
+
+    def __init__(self) -> None:
+        self.futures: list[Future] = []
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        self.futures.append(future)
+        return future
+
+
+class Broken(Executor):
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        future.set_exception(BrokenExecutor("a worker died"))
+        return future
+
+
+def test_a_step_without_bots_runs_inline_and_one_with_bots_in_the_pool() -> None:
+    pool = ThreadPoolExecutor(1, thread_name_prefix="bot-pool")
+    work = BotWork(pool)
+
+    async def body() -> None:
+        assert await work.run(False, where, "human") == ("human", "MainThread")
+        tag, thread = await work.run(True, where, "bots")
+        assert tag == "bots"
+        assert thread.startswith("bot-pool")
+        assert work.in_pool == 0
+
+    asyncio.run(body())
+    pool.shutdown()
+
+
+def test_without_a_pool_bot_steps_run_in_a_worker_thread() -> None:
+    work = BotWork(None)
+    _, thread = asyncio.run(work.run(True, where, "bots"))
+    assert thread != "MainThread"
+
+
+def test_past_the_limit_a_step_is_refused_before_anything_is_submitted() -> None:
+    pool = Held()
+    work = BotWork(pool, limit=2)
+
+    async def body() -> None:
+        waiting = [asyncio.ensure_future(work.run(True, where, str(i))) for i in range(2)]
+        await asyncio.sleep(0)
+        assert work.in_pool == 2
+        with pytest.raises(ServiceError) as refused:
+            await work.run(True, where, "third")
+        assert refused.value.code == "bots_busy"
+        assert refused.value.retry_after == 1
+        assert len(pool.futures) == 2  # the third never reached the pool
+        for i, future in enumerate(pool.futures):
+            future.set_result(("done", str(i)))
+        assert [await w for w in waiting] == [("done", "0"), ("done", "1")]
+        assert work.in_pool == 0
+        again = asyncio.ensure_future(work.run(True, where, "again"))  # room again
+        await asyncio.sleep(0)
+        pool.futures[-1].set_result(("done", "again"))
+        assert await again == ("done", "again")
+
+    asyncio.run(body())
+
+
+def test_a_broken_pool_is_bots_busy_and_frees_its_place() -> None:
+    work = BotWork(Broken(), limit=1)
+    for _ in range(2):  # the place is freed: the second is refused for the same reason
+        with pytest.raises(ServiceError) as refused:
+            asyncio.run(work.run(True, where, "x"))
+        assert refused.value.code == "bots_busy"
+    assert work.in_pool == 0
+    with pytest.raises(ServiceError):
+        work.blocking(where, "x")
+    assert work.in_pool == 0
+
+
+def test_blocking_waits_in_the_calling_thread_for_the_pool() -> None:
+    pool = ThreadPoolExecutor(1, thread_name_prefix="bot-pool")
+    tag, thread = BotWork(pool).blocking(where, "deal")
+    assert tag == "deal"
+    assert thread.startswith("bot-pool")
+    assert BotWork(None).blocking(where, "inline") == ("inline", "MainThread")
+    pool.shutdown()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -35,6 +36,24 @@ READ_GAME = json.dumps(
     {"players": [{"name": "human"}, {"name": "b1", "bot": "basic"}, {"name": "b2", "bot": "basic"}]}
 ).encode()
 JSON = {"Content-Type": "application/json"}
+
+
+def cpu(pid: int) -> float:
+    """User + system CPU seconds of one process (not its children)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        with open(f"/proc/{parent}/task/{parent}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+        found += kids
+        todo += kids
+    return found
 
 
 def pct(values: list[float], q: float) -> float:
@@ -127,12 +146,29 @@ def main() -> None:
                 ids = asyncio.run(games(port, args.readers))
                 quiet = asyncio.run(window(port, ids, args.readers, 0, args.duration))
                 storm = asyncio.run(window(port, ids, args.readers, args.storm, args.duration))
+                # the tables alone: the serving process's CPU per table, and its children's
+                # (the bot pool)
+                # (uvicorn with one worker serves in its own process; the fork server and
+                # the pool's workers are its descendants)
+                serving = server.proc.pid
+                before = {p: cpu(p) for p in [serving, *descendants(serving)]}
+                alone = asyncio.run(window(port, ids, 0, args.storm, args.duration))
+                after = {p: cpu(p) for p in [serving, *descendants(serving)]}
+                tables = alone["tables"].get(201, 0)
+                own = after[serving] - before[serving]
+                pool = sum(after[p] - before.get(p, 0.0) for p in after if p != serving)
             finally:
                 server.stop()
         print(f"TEN_BOT_WORKERS={workers}: {args.readers} readers, storm of {args.storm}")
         print(line("quiet", quiet))
         print(line("storm", storm))
-        print(f"  storm/quiet reader p99: {storm['read p99'] / quiet['read p99']:.2f}", flush=True)
+        print(f"  storm/quiet reader p99: {storm['read p99'] / quiet['read p99']:.2f}")
+        print(
+            f"  tables alone: {tables} five-expert tables in {args.duration:g} s; per table "
+            f"{own / max(tables, 1) * 1000:.2f} ms of the serving process's CPU, "
+            f"{pool / max(tables, 1) * 1000:.2f} ms of its bot pool's",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """Where the engine steps in which bots move are computed.
 
-A step in which a bot may move (an action that hands the turn to bots, a timeout, a deal, a
-table of bots played to its end) runs in a pool of worker processes (`infra.bot_pool`,
-TEN_BOT_WORKERS), so a searching bot never holds the serving process's interpreter: the
-serving process only pickles the state and reads the result back, whatever the bots
-compute. A step in which no bot can move runs inline (far cheaper than any hop). With no
-pool (TEN_BOT_WORKERS=0), bot steps run in a worker thread of the serving process.
+A step in which a searching bot (`expert`) may move, or in which no human seat is left to
+stop the bots (a table of bots played to its end), or a timeout, runs in a pool of worker
+processes (`infra.bot_pool`, TEN_BOT_WORKERS), so it never holds the serving process's
+interpreter: the serving process only pickles the state and reads the result back, whatever
+the bots compute. Any other step runs inline: a human's move, and the few moves of `random`
+and `basic` bots until a human seat decides (`service.games.bots_search`), cheaper than the
+hop to another process. With no pool (TEN_BOT_WORKERS=0), pool steps run in a worker thread
+of the serving process.
 
 The pool's work is bounded per process: past TEN_BOT_QUEUE steps waiting or running, a new
 one is refused with 503 `bots_busy` (Retry-After) before anything is computed or saved; a
@@ -74,9 +76,9 @@ class BotWork:
         with self._lock:
             self._in_pool -= 1
 
-    async def run(self, bots: bool, step: Callable[..., T], *args: object) -> T:
-        """`step(*args)`: in the pool when `bots` (a bot may move in it), else inline."""
-        if not bots:
+    async def run(self, search: bool, step: Callable[..., T], *args: object) -> T:
+        """`step(*args)`: in the pool when `search` (`service.games.bots_search`), else inline."""
+        if not search:
             return step(*args)
         if self._pool is None:
             return await asyncio.to_thread(step, *args)

@@ -51,13 +51,24 @@ _event_decoder = msgspec.json.Decoder(AnyEvent)
 T = TypeVar("T")
 
 
-def bots_may_move(state: GameState, action: Action | None = None) -> bool:
-    """Whether a bot may decide in the step that applies `action` to `state`: the game has a
-    bot seat or a seat a bot stands in for, or the action hands a seat to a bot (resign) or
-    takes one back (reclaim: the bots' moves after it are replayed from there)."""
-    return isinstance(action, Resign | Reclaim) or any(
-        p.bot is not None or p.stand_in is not None for p in state.players
-    )
+CHEAP_BOTS = frozenset({"random", "basic"})  # tens of microseconds a decision, no search
+
+
+def bots_search(state: GameState, action: Action | None = None) -> bool:
+    """Whether the step that applies `action` to `state` goes to the bot pool
+    (`service.bot_work`): a searching bot (`expert`) may move in it, or no human seat is
+    left to stop the bots (the game is played to its end in the step), or the action hands
+    a seat to a bot or takes one back (resign, reclaim: rare). Otherwise it is computed
+    inline: at most a few moves of `random` and `basic` bots until a human seat decides,
+    cheaper than the hop to another process (measured: bench/README.md, "Bots off the
+    serving process")."""
+    if isinstance(action, Resign | Reclaim):
+        return True
+    bots = {p.bot or p.stand_in for p in state.players} - {None}
+    if not bots:
+        return False
+    humans = any(p.bot is None and p.stand_in is None for p in state.players)
+    return not humans or not bots <= CHEAP_BOTS
 
 
 async def off_the_loop(bots: bool, step: Callable[..., T], *args: object) -> T:
@@ -337,7 +348,7 @@ class GameService:
             )
         now = self._clock()
         state, events = await self.bots.run(
-            bots_may_move(record.state, request.action),
+            bots_search(record.state, request.action),
             play,
             record.state,
             seat,

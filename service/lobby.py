@@ -38,7 +38,7 @@ from service.commands import (
 from service.errors import ServiceError
 from service.games import (
     GameService,
-    bots_may_move,
+    bots_search,
     encode_events,
     hash_token,
     off_the_loop,
@@ -500,7 +500,7 @@ class Lobby:
             version=table.version + 1 if version is None else version,
         )
         state = msgspec.structs.replace(state, takeover_bot=table.fill_bot)
-        if bots_may_move(state):  # in the bot pool (this runs in a worker thread then)
+        if bots_search(state):  # in the bot pool (this runs in a worker thread then)
             state, bot_events = self.games.bots.blocking(play_bots, state)
         else:
             state, bot_events = play_bots(state)

@@ -104,3 +104,42 @@ def test_blocking_waits_in_the_calling_thread_for_the_pool() -> None:
     assert thread.startswith("bot-pool")
     assert BotWork(None).blocking(where, "inline") == ("inline", "MainThread")
     pool.shutdown()
+
+
+def state_of(*levels: str | None, stand_in: dict[int, str] | None = None):
+    from msgspec.structs import replace
+
+    from domain.engine import new_game
+
+    state, _ = new_game([(f"p{i}", level) for i, level in enumerate(levels)], "bots-search")
+    players = list(state.players)
+    for seat, level in (stand_in or {}).items():
+        players[seat] = replace(players[seat], stand_in=level)
+    return replace(state, players=tuple(players))
+
+
+@pytest.mark.parametrize(
+    ("levels", "stand_in", "search"),
+    [
+        ((None, None), None, False),  # humans only
+        ((None, "basic", "random", "basic"), None, False),  # cheap bots until a human decides
+        ((None, "basic", "expert"), None, True),  # a searching bot
+        (("basic", "basic"), None, True),  # no human: the whole game in the step
+        ((None, "basic"), {0: "basic"}, True),  # the one human seat taken over
+        ((None, None, "basic"), {0: "basic"}, False),  # another human remains
+        ((None, None), {1: "expert"}, True),  # an expert standing in
+    ],
+)
+def test_which_steps_go_to_the_pool(levels, stand_in, search) -> None:
+    from service.games import bots_search
+
+    assert bots_search(state_of(*levels, stand_in=stand_in)) is search
+
+
+def test_resigning_or_reclaiming_goes_to_the_pool() -> None:
+    from domain.model import Reclaim, Resign
+    from service.games import bots_search
+
+    state = state_of(None, None)
+    assert bots_search(state, Resign()) is True
+    assert bots_search(state, Reclaim()) is True

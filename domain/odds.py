@@ -278,29 +278,31 @@ class _NextDraw:
         if unseen is None:
             unseen = unseen_cards(view)
         self.total = sum(unseen.values()) if view.draw_pile_size else 0
-        self.codes: list[str] = []
-        self.counts: list[int] = []
+        self.codes: list[str] = sorted(unseen) if self.total else []
+        self.counts = [unseen[code] for code in self.codes]
         self.known: list[Fraction | float | None] = []  # the outcome, once priced
         self.low: list[Fraction | float] = []  # its lower bound (the outcome once priced)
-        self.after: list[GameState | None] = []  # the state after it, once drawn
-        if not self.total:
-            return
-        tableau = view.tableau
-        for code, count in sorted(unseen.items()):
+        self.after: list[GameState | None] = [None] * len(self.codes)  # once drawn
+        tableau, currency = view.tableau, self.stops["currency"]
+        # the cards that bust the same way leave the same seats (the tableau goes to the
+        # market and the discard; a bust by numbers is a number card's, so the others'
+        # tokens are the same): one is drawn per kind of bust
+        busts: dict[str, Fraction | float] = {}
+        for code in self.codes:
             outcome: Fraction | float | None
             if code in WILDS:
                 outcome = low = stop
-            elif bust_kind((*tableau, code)) is not None:  # busted: the turn is over
-                after, _ = apply(replace(base, draw_pile=(code, *filler)), seat, _DRAW)
-                outcome = low = value(view.players, after.players, seat, bonus)
+            elif (kind := bust_kind((*tableau, code))) is not None:  # the turn is over
+                outcome = busts.get(kind)
+                if outcome is None:
+                    after, _ = apply(replace(base, draw_pile=(code, *filler)), seat, _DRAW)
+                    outcome = busts[kind] = value(view.players, after.players, seat, bonus)
+                low = outcome
             else:
                 outcome = None
-                low = stop if code in NUMBER_CARDS else self.stops["currency"]
-            self.codes.append(code)
-            self.counts.append(count)
+                low = stop if code in NUMBER_CARDS else currency
             self.known.append(outcome)
             self.low.append(low)
-            self.after.append(None)
 
     def _drawn(self, i: int) -> GameState:
         """The state after the `i`-th next card (one that does not bust) is drawn."""
@@ -322,10 +324,15 @@ class _NextDraw:
         known = self.known[i]
         if known is None:
             after = self._drawn(i)
-            # as `stop_value`: the better of (numbers, currency)
-            known = self.known[i] = self.low[i] = max(
-                self._reward(after, stop, after.players) for stop in _STOPS
+            # as `stop_value`: the better of (numbers, currency); a number card leaves the
+            # reward for currency as it is now (`draw_decision`)
+            currency = (
+                self.stops["currency"]
+                if self.codes[i] in NUMBER_CARDS
+                else self._reward(after, _STOP_CURRENCY, after.players)
             )
+            numbers = self._reward(after, _STOP_NUMBERS, after.players)
+            known = self.known[i] = self.low[i] = max(numbers, currency)
         return known
 
     def _with_wild(self, wild: str) -> Fraction | float | None:

@@ -58,12 +58,16 @@ def equity(player: Player, perfect_bonus: int) -> float:
 
 
 # A decision prices the same seats many times (the seats before, in every outcome; the
-# other seats, whose tokens alone change): their equities are kept.
+# other seats, whose tokens alone change): their equities are kept, and the scores of
+# their collections apart (the same collection comes back with other tokens).
 @lru_cache(maxsize=16384)
 def _equity(cards: tuple[str, ...], bidding_power: int, perfect_bonus: int) -> float:
-    points = best_total(cards, perfect_bonus)
+    points = _points(cards, perfect_bonus)
     spare = len(cards) - points
     return points + TOKEN_POINTS * (bidding_power + SPARE_CARD * max(spare, 0))
+
+
+_points = lru_cache(maxsize=16384)(best_total)
 
 
 def expert_value(

@@ -333,16 +333,21 @@ class _NextDraw:
             )
             numbers = self._reward(after, _STOP_NUMBERS, after.players)
             known = self.known[i] = self.low[i] = max(numbers, currency)
+            if hasattr(self, "high"):
+                self.high[i] = known
         return known
 
-    def _with_wild(self, wild: str) -> Fraction | float | None:
-        """The reward for numbers now with `wild` added to the seat's collection, or None
-        when it is below the reward for currency now."""
-        now, currency = self.now, self.stops["currency"]
+    def _with_card(self, card: str) -> Fraction | float:
+        """The reward for numbers now with `card` added to the seat's collection."""
+        now = self.now
         players = list(now.players)
         me = players[self.seat]
-        players[self.seat] = replace(me, cards=(*me.cards, wild))
-        most = self._reward(replace(now, players=tuple(players)), _STOP_NUMBERS, now.players)
+        players[self.seat] = replace(me, cards=(*me.cards, card))
+        return self._reward(replace(now, players=tuple(players)), _STOP_NUMBERS, now.players)
+
+    def _with_wild(self, wild: str) -> Fraction | float | None:
+        """`_with_card(wild)`, or None when it is below the reward for currency now."""
+        most, currency = self._with_card(wild), self.stops["currency"]
         if most < currency - _ROUNDING * (abs(most) + abs(currency) + 1):
             return None  # the reward for currency is the better one
         return most
@@ -361,71 +366,106 @@ class _NextDraw:
         if not self.drawn or not self.total:
             return False
         counts, low, known, codes = self.counts, self.low, self.known, self.codes
-        target = self.total * self.stop
-        least: Fraction | float = 0  # the expectation's lower bound, times `total`
-        size: Fraction | float = abs(target) + 1  # the figures' scale, for rounding
-        for count, worst in zip(counts, low, strict=True):
-            least += count * worst
-            size += count * abs(worst)
-        if least > target + _ROUNDING * size:
-            return True
+        self.target = self.total * self.stop
+        self.high: list[Fraction | float | None] = list(known)  # upper bounds, None: none
         open_ = [i for i, outcome in enumerate(known) if outcome is None]
         numbers = [i for i in open_ if codes[i] in NUMBER_CARDS]
-        numbers.sort(key=lambda i: -counts[i])
-        # currency cards first (their stop for numbers scores no new collection), then
-        # the likeliest number cards
-        first = [i for i in open_ if codes[i] not in NUMBER_CARDS] + numbers[:_FIRST]
-        for i in first:
-            worst = low[i]
-            best = self.best(i)
-            least += counts[i] * (best - worst)
-            size += counts[i] * abs(best)
-            if least > target + _ROUNDING * size:
-                return True
-        numbers = numbers[_FIRST:]
-        if not numbers:
-            return self._exactly()
-        # the number cards left, bounded per colour: each leaves the reward for currency
-        # as it is now, and adds to the reward for numbers no more than a wild card of its
-        # colour held by the seat would (`draw_decision`)
-        high = list(low)
-        now, currency = self.now, self.stops["currency"]
-        most_by_colour: dict[str, Fraction | float | None] = {}
-        colours = {codes[i][0] for i in numbers}
-        # first all colours at once: W# can stand where any number card would
-        alone = FULL_WILD in now.players[self.seat].cards  # a second W# would score nothing
-        if len(colours) > 1 and not alone and self._with_wild(FULL_WILD) is None:
-            most_by_colour = dict.fromkeys(colours)
-        for colour in colours - most_by_colour.keys():
-            most_by_colour[colour] = self._with_wild(f"{colour}#")
-        for i in numbers:
-            most = most_by_colour[codes[i][0]]
-            if most is None:
-                known[i] = low[i] = high[i] = currency
-            else:
-                high[i] = max(most, currency)
-        least = most_ = 0
-        size = abs(target) + 1
-        for count, worst, hope in zip(counts, low, high, strict=True):
-            least += count * worst
-            most_ += count * hope
-            size += count * abs(hope)
-        if least > target + _ROUNDING * size:
-            return True
-        if most_ < target - _ROUNDING * size:
-            return False
+        numbers.sort(key=lambda i: -counts[i])  # the likeliest first
+        verdict = self._verdict()
+        if verdict is not None:
+            return verdict
+        # a number card adds to the reward for numbers at least what a copy of a number
+        # card the seat would take anyway adds (it scores nothing more)
+        me = self.now.players[self.seat]
+        taken = [c for c in (*self.now.tableau, *me.cards) if c in NUMBER_CARDS]
+        if numbers and taken:
+            floor = self._with_card(taken[0])
+            for i in numbers:
+                low[i] = max(low[i], floor)
+        verdict = self._verdict()
+        if verdict is not None:
+            return verdict
+        # currency cards (their reward for numbers scores no new collection)
+        if self._price([i for i in open_ if codes[i] not in NUMBER_CARDS]):
+            return self.verdict
+        # every number card at once: W# can stand where any number card would (a second
+        # W# would score nothing)
+        if numbers and FULL_WILD not in me.cards:
+            self._bound(numbers, self._with_wild(FULL_WILD))
+        verdict = self._verdict()
+        if verdict is not None:
+            return verdict
+        if self._price([i for i in numbers[:_FIRST] if known[i] is None]):
+            return self.verdict
+        # then colour by colour
         rest = [i for i in numbers if known[i] is None]
-        rest.sort(key=lambda i: -(counts[i] * (high[i] - low[i])))  # the widest first
-        for i in rest:
+        for colour in sorted({codes[i][0] for i in rest}):
+            self._bound([i for i in rest if codes[i][0] == colour], self._with_wild(f"{colour}#"))
+        verdict = self._verdict()
+        if verdict is not None:
+            return verdict
+        rest = [i for i in rest if known[i] is None]
+        high = self.high
+        rest.sort(key=lambda i: -(counts[i] * (high[i] - low[i])))  # type: ignore[operator]
+        if self._price(rest):
+            return self.verdict
+        return self._exactly()
+
+    def _bound(self, cards: list[int], most: Fraction | float | None) -> None:
+        """Bound the outcomes of the number cards `cards` with `most`, a reward for numbers
+        no card of theirs can beat (None: below the reward for currency now, so each
+        outcome is that reward, as a number card leaves it as it is)."""
+        currency = self.stops["currency"]
+        for i in cards:
+            if most is None:
+                self.known[i] = self.low[i] = self.high[i] = currency
+            else:
+                high = self.high[i]
+                bound = max(most, currency)
+                self.high[i] = bound if high is None else min(high, bound)
+
+    def _verdict(self) -> bool | None:
+        """True (False) when the bounds put the expectation above (below) the stop now by
+        more than rounding could blur; None when they do not tell. Keeps the sums for
+        `_price`."""
+        least: Fraction | float = 0  # the expectation's bounds, times `total`
+        most: Fraction | float | None = 0
+        size: Fraction | float = abs(self.target) + 1  # the figures' scale, for rounding
+        for count, worst, hope in zip(self.counts, self.low, self.high, strict=True):
+            least += count * worst
+            size += count * abs(worst)
+            if hope is None or most is None:
+                most = None
+            else:
+                most += count * hope
+                size += count * abs(hope)
+        self.least, self.most, self.size = least, most, size
+        if least > self.target + _ROUNDING * size:
+            return True
+        if most is not None and most < self.target - _ROUNDING * size:
+            return False
+        return None
+
+    def _price(self, cards: list[int]) -> bool:
+        """Price `cards` in turn until the bounds tell (`self.verdict`): True if they do."""
+        counts, low, high = self.counts, self.low, self.high
+        target, size = self.target, self.size
+        least, most = self.least, self.most
+        for i in cards:
             worst, hope = low[i], high[i]
             best = self.best(i)
+            size += counts[i] * abs(best)
             least += counts[i] * (best - worst)
-            most_ += counts[i] * (best - hope)
             if least > target + _ROUNDING * size:
+                self.verdict = True
                 return True
-            if most_ < target - _ROUNDING * size:
-                return False
-        return self._exactly()
+            if most is not None and hope is not None:
+                most += counts[i] * (best - hope)
+                if most < target - _ROUNDING * size:
+                    self.verdict = False
+                    return True
+        self.least, self.most, self.size = least, most, size
+        return False
 
     def _exactly(self) -> bool:
         draw = self.draw()

@@ -36,6 +36,7 @@ from functools import lru_cache
 
 from msgspec.structs import replace
 
+from domain.cards import FULL_WILD
 from domain.engine import apply
 from domain.legal import legal_actions, with_payment
 from domain.model import Action, Bid, Buy, Decline, Draw, Pass, Player, Stop
@@ -156,30 +157,38 @@ def _bid(view: PublicView, seat: int, actions: list[Action]) -> Action:
 
 def _buy(view: PublicView, seat: int, actions: list[Action]) -> Action:
     """The purchase of the highest value (the first in `actions` among equals), or
-    `Decline` when none is worth anything. A purchase is worth no more than holding the
-    wild card of its colour instead (it can stand where the card would), with no card
+    `Decline` when none is worth anything. A purchase is worth no more than holding a
+    wild card that can stand where the card would (W#, which scores every number card's
+    place, if the seat holds none yet; the wild card of the card's colour), with no card
     spent and the tokens paid: purchases are priced by the engine best bound first, and
     those whose bound cannot reach the best value found are not."""
     state = determinize(view, ())
     bonus = view.rules.perfect_bonus
     me = view.players[seat]
     now = _equity(me.cards, me.bidding_power, bonus)
-    bounded = []
+    # W# first for all (one collection scored), then the colour's wild for those it lets by
+    full = FULL_WILD not in me.cards  # a second W# would score nothing
+
+    def most(wild: str, power: int | None) -> float:
+        return math.inf if power is None else _equity((*me.cards, wild), power, bonus) - now
+
+    rows = []
     for index, action in enumerate(actions):
         if type(action) is not Buy:
             continue
-        payment = action.payment
-        most = math.inf
+        payment, power = action.payment, None
         if payment is not None:
             paid = replace(me, currency=me.currency - payment.currency, bust=me.bust - payment.bust)
-            wild = (*me.cards, f"{action.card[0]}#")
-            most = _equity(wild, paid.bidding_power, bonus) - now
-        bounded.append((most, index, action))
-    bounded.sort(key=lambda row: (-row[0], row[1]))
+            power = paid.bidding_power
+        wild = FULL_WILD if full else f"{action.card[0]}#"
+        rows.append((most(wild, power), index, action, power))
+    rows.sort(key=lambda row: (-row[0], row[1]))
     best: tuple[float, int, Action] = (0.0, -1, _DECLINE)
-    for most, index, action in bounded:
-        if most < best[0] - _ROUNDING * (abs(best[0]) + 1):
+    for bound, index, action, power in rows:
+        if bound < best[0] - _ROUNDING * (abs(best[0]) + 1):
             break  # nor can the others
+        if full and most(f"{action.card[0]}#", power) < best[0] - _ROUNDING * (abs(best[0]) + 1):
+            continue
         after, _ = apply(state, seat, action)
         value = expert_value(state.players, after.players, seat, bonus)
         if value > best[0] or (value == best[0] and best[1] >= 0 and index < best[1]):

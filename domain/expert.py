@@ -39,7 +39,7 @@ from msgspec.structs import replace
 from domain.cards import FULL_WILD
 from domain.engine import apply
 from domain.legal import legal_actions, with_payment
-from domain.model import Action, Bid, Buy, Decline, Draw, Pass, Player, Stop
+from domain.model import Action, Bid, Buy, Decline, Draw, Pass, Payment, Player, Stop
 from domain.odds import determinize, draw_decision
 from domain.rng import SeededRandom
 from domain.scoring import best_total
@@ -63,8 +63,13 @@ def equity(player: Player, perfect_bonus: int) -> float:
 # their collections apart (the same collection comes back with other tokens).
 @lru_cache(maxsize=16384)
 def _equity(cards: tuple[str, ...], bidding_power: int, perfect_bonus: int) -> float:
-    points = _points(cards, perfect_bonus)
-    spare = len(cards) - points
+    return _equity_of(_points(cards, perfect_bonus), len(cards), bidding_power)
+
+
+def _equity_of(points: int, cards: int, bidding_power: int) -> float:
+    """The equity of a seat scoring `points` with `cards` cards (module docstring): it
+    grows with the points for a given number of cards."""
+    spare = cards - points
     return points + TOKEN_POINTS * (bidding_power + SPARE_CARD * max(spare, 0))
 
 
@@ -169,25 +174,27 @@ def _buy(view: PublicView, seat: int, actions: list[Action]) -> Action:
     # W# first for all (one collection scored), then the colour's wild for those it lets by
     full = FULL_WILD not in me.cards  # a second W# would score nothing
 
-    def most(wild: str, power: int | None) -> float:
-        return math.inf if power is None else _equity((*me.cards, wild), power, bonus) - now
+    def most(wild: str, payment: Payment | None) -> float:
+        """At most the purchase's value: the collection kept scores no more than with `wild`
+        instead of the card and none spent, with the cards and tokens it keeps."""
+        if payment is None:
+            return math.inf
+        paid = replace(me, currency=me.currency - payment.currency, bust=me.bust - payment.bust)
+        kept = len(me.cards) - len(payment.cards) + 1
+        return _equity_of(_points((*me.cards, wild), bonus), kept, paid.bidding_power) - now
 
     rows = []
     for index, action in enumerate(actions):
-        if type(action) is not Buy:
-            continue
-        payment, power = action.payment, None
-        if payment is not None:
-            paid = replace(me, currency=me.currency - payment.currency, bust=me.bust - payment.bust)
-            power = paid.bidding_power
-        wild = FULL_WILD if full else f"{action.card[0]}#"
-        rows.append((most(wild, power), index, action, power))
+        if type(action) is Buy:
+            wild = FULL_WILD if full else f"{action.card[0]}#"
+            rows.append((most(wild, action.payment), index, action))
     rows.sort(key=lambda row: (-row[0], row[1]))
     best: tuple[float, int, Action] = (0.0, -1, _DECLINE)
-    for bound, index, action, power in rows:
-        if bound < best[0] - _ROUNDING * (abs(best[0]) + 1):
+    for bound, index, action in rows:
+        enough = best[0] - _ROUNDING * (abs(best[0]) + 1)
+        if bound < enough:
             break  # nor can the others
-        if full and most(f"{action.card[0]}#", power) < best[0] - _ROUNDING * (abs(best[0]) + 1):
+        if full and most(f"{action.card[0]}#", action.payment) < enough:
             continue
         after, _ = apply(state, seat, action)
         value = expert_value(state.players, after.players, seat, bonus)

@@ -11,7 +11,9 @@ Everything here reads only a `PublicView`: never the draw pile's order, never th
   the standard deck), and they may then be wrong.
 - `bust_odds(view)`: the probability that the next card busts the active seat, split by
   numbers and by currency (and the chance of a wild card, which starts an auction).
-- `draw_value(view)`: the expected value of drawing against stopping (below).
+- `draw_value(view)`: the expected value of drawing against stopping (below);
+  `draw_decision(view)` only whether drawing is worth more, for less work (the `expert`
+  bot's question).
 - `determinize(view, pile)`: a game state the view could come from, with a given pile:
   the odds (and the `expert` bot's search) apply the engine's own rules to it.
 
@@ -235,19 +237,24 @@ def draw_decision(
     """Whether drawing is worth more than stopping (`draw_value(...).advantage > 0`; False
     when it is None) and the `stop_values` of the view by take (as if the seat had drawn).
 
-    The same answer as `draw_value`'s for less work, from a lower bound on the outcome
-    of each card that does not bust (`engine.bust_kind`, as `bust_odds`; wild cards and
-    busts are priced at once). It rests on a property of the two stops: each is worth no
-    less with one more number card in the tableau (the seat's collection gets it or the
-    market does; the other seats' tokens come from the currency), and the stop for
-    currency no less with more currency in it; this holds for a `value` that does not
-    fall when the seat gains cards or tokens and the others gain nothing, as `net_value`
-    and the expert's. So a number card that does not bust leaves the best stop at least
-    as good as now, a currency card at least the stop for currency now. The cards are
-    then priced exactly (drawn and both stops made by the engine), currency cards first,
-    then the likeliest, only until the lower bound of the expectation clears the stop now
-    by more than rounding could blur; the exact comparison is made when it never does
-    (stopping is worth as much or more, or nearly so)."""
+    The same answer as `draw_value`'s for less work: most next cards are never drawn.
+    Wild cards and busts are priced at once (one bust drawn per kind: the cards that bust
+    the same way leave the same seats). A card that does not bust (`engine.bust_kind`,
+    as `bust_odds`) is first only bounded, then priced exactly (drawn, and both stops
+    made, by the engine) only while the bounds of the expectation do not put it above or
+    below the stop now by more than rounding could blur; the exact comparison is made
+    when they never do. The bounds rest on what the two stops do with the tableau (the
+    seat's collection or the market gets its number cards; its currency goes to the seat
+    as tokens, or to the others after a stop for numbers) and on two facts of scoring (a
+    card added never lowers a score; a wild card of a colour can stand where any number
+    card of that colour would, and W#, if the seat holds none, where any number card
+    would), for a `value` that does not fall when the seat gains cards, points or tokens
+    and the others gain nothing, as `net_value` and the expert's:
+    - a number card leaves the reward for currency as it is now, and gives the reward
+      for numbers at least what a copy of a number card the seat takes anyway would (it
+      scores nothing more) and at most what a wild card standing for it would;
+    - a currency card gives the reward for currency at least what it gives now.
+    The result and the stops are exactly those `draw_value` and `stop_values` give."""
     odds = _NextDraw(view, value, unseen)
     return odds.draw_beats_stop(), odds.stops
 
@@ -303,6 +310,7 @@ class _NextDraw:
                 low = stop if code in NUMBER_CARDS else currency
             self.known.append(outcome)
             self.low.append(low)
+        self.high: list[Fraction | float | None] = list(self.known)  # upper bounds (None: none)
 
     def _drawn(self, i: int) -> GameState:
         """The state after the `i`-th next card (one that does not bust) is drawn."""
@@ -332,9 +340,7 @@ class _NextDraw:
                 else self._reward(after, _STOP_CURRENCY, after.players)
             )
             numbers = self._reward(after, _STOP_NUMBERS, after.players)
-            known = self.known[i] = self.low[i] = max(numbers, currency)
-            if hasattr(self, "high"):
-                self.high[i] = known
+            known = self.known[i] = self.low[i] = self.high[i] = max(numbers, currency)
         return known
 
     def _with_card(self, card: str) -> Fraction | float:
@@ -367,7 +373,6 @@ class _NextDraw:
             return False
         counts, low, known, codes = self.counts, self.low, self.known, self.codes
         self.target = self.total * self.stop
-        self.high: list[Fraction | float | None] = list(known)  # upper bounds, None: none
         open_ = [i for i, outcome in enumerate(known) if outcome is None]
         numbers = [i for i in open_ if codes[i] in NUMBER_CARDS]
         numbers.sort(key=lambda i: -counts[i])  # the likeliest first
@@ -386,8 +391,9 @@ class _NextDraw:
         if verdict is not None:
             return verdict
         # currency cards (their reward for numbers scores no new collection)
-        if self._price([i for i in open_ if codes[i] not in NUMBER_CARDS]):
-            return self.verdict
+        verdict = self._price([i for i in open_ if codes[i] not in NUMBER_CARDS])
+        if verdict is not None:
+            return verdict
         # every number card at once: W# can stand where any number card would (a second
         # W# would score nothing)
         if numbers and FULL_WILD not in me.cards:
@@ -395,8 +401,9 @@ class _NextDraw:
         verdict = self._verdict()
         if verdict is not None:
             return verdict
-        if self._price([i for i in numbers[:_FIRST] if known[i] is None]):
-            return self.verdict
+        verdict = self._price([i for i in numbers[:_FIRST] if known[i] is None])
+        if verdict is not None:
+            return verdict
         # then colour by colour
         rest = [i for i in numbers if known[i] is None]
         for colour in sorted({codes[i][0] for i in rest}):
@@ -407,9 +414,12 @@ class _NextDraw:
         rest = [i for i in rest if known[i] is None]
         high = self.high
         rest.sort(key=lambda i: -(counts[i] * (high[i] - low[i])))  # type: ignore[operator]
-        if self._price(rest):
-            return self.verdict
-        return self._exactly()
+        verdict = self._price(rest)
+        if verdict is not None:
+            return verdict
+        draw = self.draw()  # every outcome is known by now: the exact comparison
+        assert draw is not None
+        return draw > self.stop
 
     def _bound(self, cards: list[int], most: Fraction | float | None) -> None:
         """Bound the outcomes of the number cards `cards` with `most`, a reward for numbers
@@ -446,8 +456,8 @@ class _NextDraw:
             return False
         return None
 
-    def _price(self, cards: list[int]) -> bool:
-        """Price `cards` in turn until the bounds tell (`self.verdict`): True if they do."""
+    def _price(self, cards: list[int]) -> bool | None:
+        """Price `cards` in turn until the bounds tell (`_verdict`); None if they do not."""
         counts, low, high = self.counts, self.low, self.high
         target, size = self.target, self.size
         least, most = self.least, self.most
@@ -457,23 +467,16 @@ class _NextDraw:
             size += counts[i] * abs(best)
             least += counts[i] * (best - worst)
             if least > target + _ROUNDING * size:
-                self.verdict = True
                 return True
             if most is not None and hope is not None:
                 most += counts[i] * (best - hope)
                 if most < target - _ROUNDING * size:
-                    self.verdict = False
-                    return True
+                    return False
         self.least, self.most, self.size = least, most, size
-        return False
-
-    def _exactly(self) -> bool:
-        draw = self.draw()
-        assert draw is not None
-        return draw > self.stop
+        return None
 
 
-_FIRST = 3  # number cards priced before the bounds by colour are (drawing often clears)
+_FIRST = 3  # number cards priced before the bounds by colour (drawing often clears then)
 # Far above the relative error of the float sums above (some 1e-16 per operation, a few
 # hundred operations), far below any difference between two outcomes worth telling apart.
 _ROUNDING = 1e-9

@@ -22,7 +22,7 @@ import pytest
 from msgspec.structs import replace
 
 from domain.bots import BOTS, bot_rng
-from domain.cards import COLORS, FULL_WILD, NUMBER_CARDS, WILDS
+from domain.cards import COLORS, FULL_WILD, NUMBER_CARDS, WILDS, deck_for
 from domain.engine import apply, new_game, to_act
 from domain.expert import expert_bot, expert_value
 from domain.legal import legal_actions
@@ -237,3 +237,18 @@ def test_the_stop_now_is_one_of_the_two_rewards() -> None:
     for take in ("numbers", "currency"):
         after, _ = apply(state, seat, Stop(take=take))
         assert stops[take] == expert_value(state.players, after.players, seat, 1)
+
+
+def test_unseen_cards_drop_what_an_explicit_deck_shows_beyond_the_standard() -> None:
+    """Three R1 in a two-player game (its standard deck has one, the full game three):
+    none is unseen and no count is negative; every other card keeps its standard count."""
+    deck = ["R1", "R1", "R1", "B2", "$1", "O4"]
+    state, _ = new_game([("a", None), ("b", None)], "seen", deck=deck, starting_seat=0)
+    for _ in range(3):
+        state, _ = apply(state, 0, DRAW)
+    view = public_view(state)
+    assert view.tableau == ("R1", "R1", "R1")
+    unseen = unseen_cards(view)
+    assert "R1" not in unseen
+    assert min(unseen.values()) > 0
+    assert unseen == Counter({c: n for c, n in Counter(deck_for(2)).items() if c != "R1"})

@@ -51,6 +51,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import cache
+from itertools import chain
 
 import msgspec
 from msgspec.structs import replace
@@ -95,19 +96,13 @@ class DrawValue(msgspec.Struct, frozen=True, kw_only=True):
 
 def unseen_cards(view: PublicView) -> Counter[str]:
     """Cards of the standard deck not visible anywhere: what the draw pile may hold."""
-    seen = Counter(view.tableau)
-    seen.update(view.market)
-    seen.update(view.discard)
+    shown = [view.tableau, view.market, view.discard, *(p.cards for p in view.players)]
     if view.auction is not None:
-        seen[view.auction.card] += 1
-    for player in view.players:
-        seen.update(player.cards)
-    unseen: Counter[str] = Counter()
-    for code, count in _deck(len(view.players)).items():
-        left = count - seen[code]
-        if left > 0:  # explicit decks can differ from the standard: no negative counts
-            unseen[code] = left
-    return unseen
+        shown.append((view.auction.card,))
+    seen = Counter(chain.from_iterable(shown)).get
+    # explicit decks can differ from the standard: no zero or negative counts
+    deck = _deck(len(view.players)).items()
+    return Counter({code: left for code, count in deck if (left := count - seen(code, 0)) > 0})
 
 
 @cache

@@ -14,15 +14,18 @@ pays for cards and wild cards later). Its decisions:
   possible next card weighted by its count among the cards not yet seen (the exact
   expectation that determinized Monte Carlo would estimate by sampling piles), with
   outcomes computed by the engine on states determinized from the view
-  (`odds.determinize`). The budget is fixed: one determinization per distinct unseen
-  card (at most 58), two stops each. It draws while drawing is worth more; then it takes
-  the better reward.
+  (`odds.determinize`). The budget is at most one determinization per distinct unseen
+  card (at most 58), two stops each; `odds.draw_decision` bounds the outcomes first and
+  draws and prices a card only while the bounds leave the answer open (the same answer,
+  for a fraction of the work). It draws while drawing is worth more; then it takes the
+  better reward.
 - auction: what the card is worth to it (its equity's change) plus what it denies the
   best other seat that could still take it, in tokens; it bids what deters the bidders
   still to speak (the most each could pay for the card, valued the same way) when it can
   afford that within its worth, else the least bid within its worth, else passes.
 - buy phase: the purchase (with the payment the service chooses) of the highest value,
-  or declines when none is worth its price.
+  or declines when none is worth its price; purchases are priced by the engine best
+  bound first, and those a bound excludes are not (`_buy`).
 
 No randomness and no clock: the same view gives the same move, so a served game replays
 from its seed (the bot's random source is not used).

@@ -14,15 +14,18 @@ pays for cards and wild cards later). Its decisions:
   possible next card weighted by its count among the cards not yet seen (the exact
   expectation that determinized Monte Carlo would estimate by sampling piles), with
   outcomes computed by the engine on states determinized from the view
-  (`odds.determinize`). The budget is fixed: one determinization per distinct unseen
-  card (at most 58), two stops each. It draws while drawing is worth more; then it takes
-  the better reward.
+  (`odds.determinize`). The budget is at most one determinization per distinct unseen
+  card (at most 58), two stops each; `odds.draw_decision` bounds the outcomes first and
+  draws and prices a card only while the bounds leave the answer open (the same answer,
+  for a fraction of the work). It draws while drawing is worth more; then it takes the
+  better reward.
 - auction: what the card is worth to it (its equity's change) plus what it denies the
   best other seat that could still take it, in tokens; it bids what deters the bidders
   still to speak (the most each could pay for the card, valued the same way) when it can
   afford that within its worth, else the least bid within its worth, else passes.
 - buy phase: the purchase (with the payment the service chooses) of the highest value,
-  or declines when none is worth its price.
+  or declines when none is worth its price; purchases are priced by the engine best
+  bound first, and those a bound excludes are not (`_buy`).
 
 No randomness and no clock: the same view gives the same move, so a served game replays
 from its seed (the bot's random source is not used).
@@ -30,14 +33,17 @@ from its seed (the bot's random source is not used).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 from msgspec.structs import replace
 
+from domain.cards import FULL_WILD
 from domain.engine import apply
-from domain.legal import legal_actions
-from domain.model import Action, Bid, Buy, Decline, Draw, Pass, Player, Stop
-from domain.odds import determinize, draw_value, stop_values
+from domain.legal import legal_actions, with_payment
+from domain.model import Action, Bid, Buy, Decline, Draw, Pass, Payment, Player, Stop
+from domain.odds import determinize, draw_decision
 from domain.rng import SeededRandom
 from domain.scoring import best_total
 from domain.views import PublicView
@@ -47,13 +53,30 @@ SPARE_CARD = 1.0  # a collection card outside the scored runs, in tokens (it pay
 
 _DRAW = Draw()
 _PASS = Pass()
+_DECLINE = Decline()
 
 
 def equity(player: Player, perfect_bonus: int) -> float:
     """A seat's equity in points (module docstring)."""
-    points = best_total(player.cards, perfect_bonus)
-    spare = len(player.cards) - points
-    return points + TOKEN_POINTS * (player.bidding_power + SPARE_CARD * max(spare, 0))
+    return _equity(player.cards, player.bidding_power, perfect_bonus)
+
+
+# A decision prices the same seats many times (the seats before, in every outcome; the
+# other seats, whose tokens alone change): their equities are kept, and the scores of
+# their collections apart (the same collection comes back with other tokens).
+@lru_cache(maxsize=16384)
+def _equity(cards: tuple[str, ...], bidding_power: int, perfect_bonus: int) -> float:
+    return _equity_of(_points(cards, perfect_bonus), len(cards), bidding_power)
+
+
+def _equity_of(points: int, cards: int, bidding_power: int) -> float:
+    """The equity of a seat scoring `points` with `cards` cards (module docstring): it
+    grows with the points for a given number of cards."""
+    spare = cards - points
+    return points + TOKEN_POINTS * (bidding_power + SPARE_CARD * max(spare, 0))
+
+
+_points = lru_cache(maxsize=16384)(best_total)
 
 
 def expert_value(
@@ -62,10 +85,13 @@ def expert_value(
     """The value to `seat` of going from `before` to `after`: its equity's change minus the
     mean change of the other seats' equities."""
     mine = others = 0.0
+    value = _equity
     for old, new in zip(before, after, strict=True):
         if old is new:
             continue
-        change = equity(new, perfect_bonus) - equity(old, perfect_bonus)
+        change = value(new.cards, new.bidding_power, perfect_bonus) - value(
+            old.cards, old.bidding_power, perfect_bonus
+        )
         if new.seat == seat:
             mine = change
         else:
@@ -76,35 +102,36 @@ def expert_value(
 
 def expert_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
     """The expert's move (module docstring); `rng` is not used."""
-    actions = legal_actions(view, seat)
+    actions = legal_actions(view, seat, priced=False)
     if not actions:
         raise ValueError("it is not this seat's decision")
     if view.phase == "draw":
-        return _draw_or_stop(view, actions)
+        return _draw_or_stop(view)
     if view.phase == "auction":
         return _bid(view, seat, actions)
-    return _buy(view, seat, actions)
+    return _buy(view, seat, [with_payment(view, seat, a) for a in actions])
 
 
-def _draw_or_stop(view: PublicView, actions: list[Action]) -> Action:
+def _draw_or_stop(view: PublicView) -> Action:
     if not view.drawn:
         return _DRAW  # the first action of a turn is a draw
-    odds = draw_value(view, expert_value)
-    if odds.draw is not None and odds.stop is not None and odds.draw > odds.stop:
+    draw, values = draw_decision(view, expert_value)
+    if draw:
         return _DRAW
-    values = stop_values(determinize(view, ()), expert_value)
     take = max(("numbers", "currency"), key=lambda t: values[t])
     return Stop(take=take)
 
 
 def _card_worth(player: Player, card: str, perfect_bonus: int) -> float:
     """What taking `card` into `player`'s collection adds to its equity."""
-    return equity(replace(player, cards=(*player.cards, card)), perfect_bonus) - equity(
-        player, perfect_bonus
+    power = player.bidding_power
+    return _equity((*player.cards, card), power, perfect_bonus) - _equity(
+        player.cards, power, perfect_bonus
     )
 
 
 def _bid(view: PublicView, seat: int, actions: list[Action]) -> Action:
+    """`actions`: the legal actions without payments (the one kept gets its payment)."""
     auction = view.auction
     assert auction is not None
     bonus = view.rules.perfect_bonus
@@ -126,24 +153,58 @@ def _bid(view: PublicView, seat: int, actions: list[Action]) -> Action:
         ),
         default=0,
     )
-    bids = [a for a in actions if type(a) is Bid and a.amount <= min(limit, me.bidding_power)]
+    top = min(limit, me.bidding_power)
+    bids = [a for a in actions if type(a) is Bid and a.amount <= top]
     if not bids:
         return _PASS
     for bid in bids:
         if bid.amount >= deter:
-            return bid
-    return bids[0]
+            return with_payment(view, seat, bid)
+    return with_payment(view, seat, bids[0])
 
 
 def _buy(view: PublicView, seat: int, actions: list[Action]) -> Action:
+    """The purchase of the highest value (the first in `actions` among equals), or
+    `Decline` when none is worth anything. A purchase is worth no more than holding a
+    wild card that can stand where the card would (W#, which scores every number card's
+    place, if the seat holds none yet; the wild card of the card's colour), with no card
+    spent and the tokens paid: purchases are priced by the engine best bound first, and
+    those whose bound cannot reach the best value found are not."""
     state = determinize(view, ())
     bonus = view.rules.perfect_bonus
-    best: tuple[float, Action] = (0.0, Decline())
-    for action in actions:
-        if type(action) is not Buy:
+    me = view.players[seat]
+    now = _equity(me.cards, me.bidding_power, bonus)
+    # W# first for all (one collection scored), then the colour's wild for those it lets by
+    full = FULL_WILD not in me.cards  # a second W# would score nothing
+
+    def most(wild: str, payment: Payment | None) -> float:
+        """At most the purchase's value: the collection kept scores no more than with `wild`
+        instead of the card and none spent, with the cards and tokens it keeps."""
+        if payment is None:
+            return math.inf
+        paid = replace(me, currency=me.currency - payment.currency, bust=me.bust - payment.bust)
+        kept = len(me.cards) - len(payment.cards) + 1
+        return _equity_of(_points((*me.cards, wild), bonus), kept, paid.bidding_power) - now
+
+    rows = []
+    for index, action in enumerate(actions):
+        if type(action) is Buy:
+            wild = FULL_WILD if full else f"{action.card[0]}#"
+            rows.append((most(wild, action.payment), index, action))
+    rows.sort(key=lambda row: (-row[0], row[1]))
+    best: tuple[float, int, Action] = (0.0, -1, _DECLINE)
+    for bound, index, action in rows:
+        enough = best[0] - _ROUNDING * (abs(best[0]) + 1)
+        if bound < enough:
+            break  # nor can the others
+        if full and most(f"{action.card[0]}#", action.payment) < enough:
             continue
         after, _ = apply(state, seat, action)
         value = expert_value(state.players, after.players, seat, bonus)
-        if value > best[0]:
-            best = (value, action)
-    return best[1]
+        if value > best[0] or (value == best[0] and best[1] >= 0 and index < best[1]):
+            best = (value, index, action)
+    return best[2]
+
+
+# far above the rounding of a few float operations on equities, far below a token's worth
+_ROUNDING = 1e-9

@@ -194,8 +194,15 @@ def _choice(held: int, k: int, wmask: int, full: int, bonus: int, c: int) -> _Ch
             n = miss & wmask
             if d > _POP[n] + full:
                 continue  # not enough shared wild cards fit it, even alone
-            if any(kd <= d and not n & ~kn for kd, kn in kept):
-                continue  # a better candidate needs no more, from a superset of numbers
+            # a better candidate needs no more, from a superset of numbers? (a loop: any()
+            # over a generator cost a fifth of scoring a collection with many wild cards)
+            dominated = False
+            for kd, kn in kept:
+                if kd <= d and not n & ~kn:
+                    dominated = True
+                    break
+            if dominated:
+                continue
             kept.append((d, n))
         score = length + bonus if length == 9 else length
         value = (

@@ -247,7 +247,11 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   // focusable: a keyboard can scroll it (axe: scrollable-region-focusable); the moves are
   // announced by the live region below, so the log itself is not one
   const logEl = h("ol", { class: "log", "data-testid": "event-log", tabindex: "0", "aria-label": t("table.log") });
-  const announcer = h("p", { class: "small", "data-testid": "announcer", "aria-live": "polite", "aria-atomic": "true" });
+  // the moves as they are shown, said by screen readers: a live region that stays in the
+  // document while the table is redrawn (one put in again with each redraw may go unsaid);
+  // the same words stand under the status line
+  const announcer = h("div", { class: "sr-only", "data-testid": "announcer", "aria-live": "polite", "aria-atomic": "true" });
+  document.body.appendChild(announcer);
   const drawLog = () => {
     const shown = log.slice(-60);
     logEl.replaceChildren(...shown.map((e) => h("li", { "data-seq": e.seq }, describeEvent(e, (s) => nameOf(view, s)))));
@@ -418,7 +422,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
         "div",
         { class: "table-head" },
         h("h1", { "data-testid": "status" }, statusLine(view)),
-        announcer,
+        announcer.textContent ? h("p", { class: "small", "data-testid": "last-move", "aria-hidden": "true" }, announcer.textContent) : null,
         seat === null ? h("p", { class: "muted" }, t("table.spectator")) : null,
         offline ? h("p", { class: "notice", role: "status" }, t("common.offline")) : null,
         message ? h("p", { class: "error", role: "alert" }, message) : null,
@@ -613,6 +617,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     window.clearTimeout(retryTimer);
     window.clearTimeout(aheadTimer);
     pacer.stop();
+    announcer.remove();
     root.removeEventListener("focusin", onFocus);
     stream?.close();
   };

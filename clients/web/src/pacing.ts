@@ -81,6 +81,11 @@ export class Pacer {
     }
   }
 
+  /** The next move shows at once (this seat's own, just sent): the pace is for the moves after it. */
+  fresh(): void {
+    this.last = -Infinity;
+  }
+
   /** Show every waiting move now. */
   skip(): void {
     window.clearTimeout(this.timer);

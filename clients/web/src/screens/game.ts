@@ -30,17 +30,24 @@ export async function gameScreen(root: HTMLElement, params: URLSearchParams, _ro
     stopped = true;
     cleanup();
   };
+  // the waiting room may say more than once that the table started (its stream, a read of
+  // its seats, a join): the last opening alone draws, the one before it is stopped first
+  let opening = 0;
   const open = async (): Promise<void> => {
+    const turn = ++opening;
+    cleanup();
+    cleanup = () => undefined;
     const held = heldSeat(gameId);
     let game: Game | Table;
     try {
       game = (await api.getGame(gameId, held ? { token: held.token } : {})).game;
     } catch (error) {
+      if (turn !== opening) return;
       show(root, h("p", { role: "alert", class: "error" }, describeError(error)));
       document.body.dataset.ready = "1";
       return;
     }
-    if (stopped) return;
+    if (stopped || turn !== opening) return;
     if ("seats" in game && !("players" in game)) {
       cleanup = waitingRoom(root, game, params.get("invite"), () => void open());
     } else {
@@ -201,6 +208,8 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
 
 /** How long a view of the service may stay ahead of the events before the log is read again (and, still ahead, the view taken). */
 const CATCH_UP_MS = 3000;
+/** How soon a read that answered an older version than the table shown is sent again. */
+const REREAD_MS = 100;
 /** The sentences the live region says after one batch of moves at most (the log has them all). */
 const ANNOUNCED = 8;
 
@@ -232,6 +241,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   let shownEnd = first.status !== "active"; // the end of the game was brought into view
   let ahead: View | null = null; // a view of the service the events have not brought the table to yet
   let aheadTimer = 0;
+  let rereadTimer = 0;
   let settled = true; // the controls shown are the service's, for the version shown
   let seatActions = first.seat_actions ?? [];
   let mineMoved = false; // an event about this seat's player since its controls were read
@@ -493,10 +503,14 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   /** The service's view read (for the controls and the clock, or after a failure). */
   const refresh = (): Promise<void> =>
     (refreshing ??= (async () => {
+      let stale = false;
       try {
         const token = held()?.token;
         const { game } = await api.getGame(gameId, token ? { token } : {});
-        if ("players" in game) consider(game as Game);
+        if ("players" in game) {
+          stale = game.version < view.version;
+          consider(game as Game);
+        }
       } catch (error) {
         message = describeError(error);
       } finally {
@@ -504,6 +518,9 @@ function liveTable(root: HTMLElement, first: Game): () => void {
       }
       draw();
       if (view.status !== "active") stream?.close();
+      // a read may answer a version older than the events already shown (they travel
+      // apart): while the controls are still wanted, read again
+      else if (stale && !settled && !busy && !ahead && !pacer.waiting) rereadTimer = window.setTimeout(() => void refresh(), REREAD_MS);
     })());
 
   async function send(action: Action): Promise<void> {
@@ -511,6 +528,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     if (!token || busy || !settled) return;
     busy = true;
     message = "";
+    pacer.fresh();
     draw();
     try {
       const { result } = await api.act(gameId, action, { token, ifMatch: view.version, idempotencyKey: crypto.randomUUID() });
@@ -616,6 +634,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     window.clearInterval(tick);
     window.clearTimeout(retryTimer);
     window.clearTimeout(aheadTimer);
+    window.clearTimeout(rereadTimer);
     pacer.stop();
     announcer.remove();
     root.removeEventListener("focusin", onFocus);

@@ -9,7 +9,8 @@ real service process serving the web client at `/`.
   `@pytest.mark.parametrize("app_server", ["redis"], indirect=True)`.
 - `context` / `page`: a fresh browser context (its own localStorage: one "player") per test,
   desktop-sized; a JavaScript error the page throws fails the test at teardown.
-- `new_context`: more contexts for tests with several players.
+- `new_context`: more contexts for tests with several players (or one that asks the system
+  for reduced motion, `reduced_motion="reduce"`: the client then shows every move at once).
 
 Playwright's sync API runs its event loop in a greenlet of the main thread, and while it is
 started that loop counts as the thread's running loop: `asyncio.run` (the store contract
@@ -82,9 +83,16 @@ def new_context(browser, app_server: str) -> Iterator[Callable[..., App]]:
     opened: list[App] = []
     errors = PageErrors()
 
-    def open_app(viewport: dict[str, int] | None = None, locale: str = "en-US") -> App:
+    def open_app(
+        viewport: dict[str, int] | None = None,
+        locale: str = "en-US",
+        reduced_motion: str = "no-preference",
+    ) -> App:
         context = browser.new_context(
-            viewport=viewport or DESKTOP, locale=locale, base_url=app_server
+            viewport=viewport or DESKTOP,
+            locale=locale,
+            base_url=app_server,
+            reduced_motion=reduced_motion,
         )
         context.set_default_timeout(TIMEOUT_MS)
         page = context.new_page()

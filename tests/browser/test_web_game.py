@@ -1,8 +1,10 @@
 """A whole game against three bots, played from the lobby by clicking what the page offers.
 
-On every state the seat reaches, the page is first seen catching up with the seat's view (the
-API's, read with the token this browser keeps in localStorage["ten.seats"]), then every
-`[data-action]` on the page is checked to be one of that view's `legal_actions` /
+The bots' moves are shown all at once (the table's pace control, as a player may choose: the
+pace itself is test_web_paced.py's). On every state the seat reaches, the page is first seen
+catching up with the seat's view (the API's, read with the token this browser keeps in
+localStorage["ten.seats"]; the table it folded from the events never unlike the API's), then
+every `[data-action]` on the page is checked to be one of that view's `legal_actions` /
 `seat_actions` and the turn's decisions offered are exactly the legal ones. A reload in the
 middle of the game resumes the seat. The table and the results are screenshot at phone and
 desktop sizes and checked with axe; the results show every seat with its rank.
@@ -27,6 +29,8 @@ def test_a_game_against_three_bots_is_played_through_the_page(app: App, api: htt
     app.goto("/", "lobby")
     game_id = app.create_table("Ann", ["basic", "basic", "basic"])
     assert app.screen() == "table"
+    # the bots' moves all at once, as a player may choose (the pace itself: test_web_paced.py)
+    app.choose_pace("instant")
     held = app.seat(game_id)
     assert held["seat"] == 0
     assert held["token"].startswith(f"{game_id}.")

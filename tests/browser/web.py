@@ -208,7 +208,31 @@ class App:
         view = state["view"]
         if view["status"] != "finished":
             self.check_offered(view)
+        assert self.fold_mismatches() == 0, "the table folded from the events was not the API's"
         return view
+
+    def choose_pace(self, pace: str) -> None:
+        """Chooses how the other seats' moves are shown, as a player would (the table's pace
+        control: `normal`, `fast`, `instant`); the browser remembers it."""
+        self.page.select_option("#pace", pace)
+        assert self.storage("ten.pace") == pace
+
+    def fold_mismatches(self) -> int:
+        """How often the page found the table it folded from the events unlike the service's
+        view of the same version (it then shows the service's: `data-fold-mismatches`)."""
+        return int(self.page.evaluate("document.body.dataset.foldMismatches || '0'"))
+
+    def shown_table(self) -> dict[str, Any]:
+        """The table as the page shows it, in the terms of `api_table`."""
+        return self.page.evaluate(SHOWN_TABLE)
+
+    def record_steps(self) -> None:
+        """From now on the page keeps each change of what it shows (the event log's length,
+        the table's version) with its time (`performance.now()`, ms): `recorded_steps`."""
+        self.page.evaluate(RECORD_STEPS)
+
+    def recorded_steps(self) -> list[dict[str, Any]]:
+        return self.page.evaluate("window.__tenSteps")
 
     def act(self, action: Mapping[str, Any]) -> None:
         """Sends `action` through the control that carries it (a bid: its option in the bid
@@ -295,6 +319,76 @@ class App:
             if original:
                 page.set_viewport_size(original)
         return paths
+
+
+SHOWN_TABLE = """() => {
+  const cards = (el, selector) => [...el.querySelectorAll(selector)].map((c) => c.dataset.card);
+  const board = document.querySelector("[data-testid=board]");
+  const pile = document.querySelector("[data-testid=draw-pile] strong")?.textContent ?? "";
+  const counts = document.querySelector("[data-testid=discard-supply]");
+  return {
+    version: Number(board.dataset.version),
+    draw_pile_size: Number((pile.match(/\\d+/) ?? ["-1"])[0]),
+    tableau: cards(board, "[data-testid=tableau] .card"),
+    market: cards(board, "[data-testid=market] .card"),
+    auction: board.querySelector("[data-testid=auction] .card")?.dataset.card ?? null,
+    discard: Number(counts.dataset.discard),
+    supply: { currency: Number(counts.dataset.supplyCurrency), bust: Number(counts.dataset.supplyBust) },
+    to_act: [...document.querySelectorAll("[data-testid=player].acting")].map((p) => Number(p.dataset.seat)),
+    players: [...document.querySelectorAll("[data-testid=player]")].map((p) => ({
+      seat: Number(p.dataset.seat),
+      currency: Number(p.dataset.currency),
+      bust: Number(p.dataset.bust),
+      cards: cards(p, ".collection .card").sort(),
+    })),
+    results: [...document.querySelectorAll("[data-testid=results] [data-testid=result]")]
+      .map((r) => [Number(r.dataset.seat), Number(r.dataset.rank)])
+      .sort((a, b) => a[0] - b[0]),
+  };
+}"""
+
+RECORD_STEPS = """() => {
+  const steps = (window.__tenSteps = []);
+  const note = () => {
+    const board = document.querySelector("[data-testid=board]");
+    const step = {
+      t: performance.now(),
+      n: document.querySelectorAll("[data-testid=event-log] li").length,
+      v: board ? Number(board.dataset.version) : -1,
+      tableau: board ? [...board.querySelectorAll("[data-testid=tableau] .card")].map((c) => c.dataset.card) : [],
+      said: document.querySelector("[data-testid=announcer]")?.textContent ?? "",
+    };
+    const last = steps[steps.length - 1];
+    if (!last || last.n !== step.n || last.v !== step.v) steps.push(step);
+  };
+  note();
+  new MutationObserver(note).observe(document.body, { childList: true, subtree: true, characterData: true, attributes: true });
+}"""
+
+
+def api_table(view: Mapping[str, Any]) -> dict[str, Any]:
+    """A view of the API in the terms of `App.shown_table`: what the page must show of it."""
+    active = view["status"] == "active"
+    return {
+        "version": view["version"],
+        "draw_pile_size": view["draw_pile_size"],
+        "tableau": list(view["tableau"]),
+        "market": list(view["market"]),
+        "auction": view["auction"]["card"] if view["auction"] else None,
+        "discard": len(view["discard"]),
+        "supply": dict(view["supply"]),
+        "to_act": [view["to_act"]] if active and view["to_act"] is not None else [],
+        "players": [
+            {
+                "seat": p["seat"],
+                "currency": p["currency"],
+                "bust": p["bust"],
+                "cards": sorted(p["cards"]),
+            }
+            for p in view["players"]
+        ],
+        "results": sorted([r["seat"], r["rank"]] for r in view["results"] or []),
+    }
 
 
 def deck_game(api: httpx.Client, names: Iterable[str], deck: Iterable[str]) -> dict[str, Any]:

@@ -74,3 +74,12 @@ export function playerId(): string {
   }
   return id;
 }
+
+/** The pace the other seats' moves are shown at ("normal", "fast", "instant"). */
+export function savedPace(): string | null {
+  return read<string | null>("ten.pace", null);
+}
+
+export function savePace(pace: string): void {
+  write("ten.pace", pace);
+}

@@ -78,7 +78,7 @@ export function boardEl(view: View): HTMLElement {
   const totals = tableauTotals(view.tableau);
   return h(
     "section",
-    { class: "board", "aria-label": t("table.heading") },
+    { class: "board", "data-testid": "board", "data-version": view.version, "aria-label": t("table.heading") },
     h(
       "div",
       { class: "pile", "data-testid": "draw-pile" },
@@ -102,7 +102,13 @@ export function boardEl(view: View): HTMLElement {
     h("div", { class: "market", "data-testid": "market" }, h("h3", null, t("table.market")), cardRow(view.market, t("table.market.empty"))),
     h(
       "p",
-      { class: "muted small" },
+      {
+        class: "muted small",
+        "data-testid": "discard-supply",
+        "data-discard": view.discard.length,
+        "data-supply-currency": view.supply.currency,
+        "data-supply-bust": view.supply.bust,
+      },
       t("table.discard", { cards: tn("n.card", view.discard.length) }),
       " · ",
       t("table.supply", { tokens: tokensText(view.supply.currency, view.supply.bust) }),
@@ -188,6 +194,8 @@ function playerEl(view: View, player: Player, now: number): HTMLElement {
       class: `player${acting ? " acting" : ""}${me ? " me" : ""}`,
       "data-testid": "player",
       "data-seat": player.seat,
+      "data-currency": player.currency ?? 0,
+      "data-bust": player.bust ?? 0,
       "aria-label": seatName(player),
     },
     h(

@@ -2,15 +2,18 @@
  * One game: the waiting room of an open table, then the live table, then the results. The seat
  * this browser holds (its token in localStorage) makes it a player; without one it watches.
  * Other seats' moves arrive through the event stream (`EventSource`, which reconnects by itself
- * with `Last-Event-ID`); each new event version re-reads this seat's view.
+ * with `Last-Event-ID`) and in the reply to this seat's own; the table moves on from them one
+ * move at a time (`liveTable`).
  */
 import { bearer, type Action, type components, type Game, type Odds, type Problem, type Table } from "../../../ts/src/client";
 import { api, describeError, TenApiError } from "../api";
 import { controlsEl } from "../controls";
 import { h, show } from "../dom";
 import { describeEvent, type GameEvent } from "../events";
+import { fold, tableKey } from "../fold";
 import { oddsEl } from "../odds";
-import { t } from "../i18n";
+import { t, tn } from "../i18n";
+import { choosePace, isPace, moveDelay, pace, PACES, Pacer, reducedMotion, type Move, type Pace } from "../pacing";
 import { heldSeat, holdSeat, playerId, savedName, saveName } from "../store";
 import { boardEl, botBadge, clockText, mySeat, nameOf, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
 import { againBody, authMode, createTable } from "./lobby";
@@ -27,17 +30,24 @@ export async function gameScreen(root: HTMLElement, params: URLSearchParams, _ro
     stopped = true;
     cleanup();
   };
+  // the waiting room may say more than once that the table started (its stream, a read of
+  // its seats, a join): the last opening alone draws, the one before it is stopped first
+  let opening = 0;
   const open = async (): Promise<void> => {
+    const turn = ++opening;
+    cleanup();
+    cleanup = () => undefined;
     const held = heldSeat(gameId);
     let game: Game | Table;
     try {
       game = (await api.getGame(gameId, held ? { token: held.token } : {})).game;
     } catch (error) {
+      if (turn !== opening) return;
       show(root, h("p", { role: "alert", class: "error" }, describeError(error)));
       document.body.dataset.ready = "1";
       return;
     }
-    if (stopped) return;
+    if (stopped || turn !== opening) return;
     if ("seats" in game && !("players" in game)) {
       cleanup = waitingRoom(root, game, params.get("invite"), () => void open());
     } else {
@@ -196,22 +206,47 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
   return stop;
 }
 
-/** The live table: draw it, follow the stream, send this seat's moves. */
+/** How long a view of the service may stay ahead of the events before the log is read again (and, still ahead, the view taken). */
+const CATCH_UP_MS = 3000;
+/** How soon a read that answered an older version than the table shown is sent again. */
+const REREAD_MS = 100;
+/** The sentences the live region says after one batch of moves at most (the log has them all). */
+const ANNOUNCED = 8;
+
+/**
+ * The live table: draw it, follow the stream, send this seat's moves. The table moves on
+ * from the events (`fold`), one move at a time (`Pacer`): those of this seat's own reply
+ * (its move and every bot move after it) and those of the stream, deduplicated by `seq`.
+ * The service's views (the reply, a read) give what no event says: the seat's controls and
+ * the clock; at the end of a playback the table folded is checked against them.
+ */
 function liveTable(root: HTMLElement, first: Game): () => void {
   const gameId = first.id;
   let view: View = first;
+  // the version of the last view taken from the service as it is: the events up to it are in it
+  let base = first.version;
   let clockOffset = 0; // server time minus local time, seconds
   const log: GameEvent[] = [];
-  let lastSeq = 0;
+  let received = 0; // the seq of the last event taken, in order
+  const early = new Map<number, GameEvent>(); // events that came before one in front of them
+  let logLoaded = false;
   let busy = false;
   let message = "";
   let offline = false;
   let stream: EventSource | null = null;
   let ended = false; // the stream said game_finished: it closes, and that is no lost connection
   let refreshing: Promise<void> | null = null;
-  let wanted = 0;
+  let loading: Promise<void> | null = null;
   let firstDraw = true;
   let shownEnd = first.status !== "active"; // the end of the game was brought into view
+  let ahead: View | null = null; // a view of the service the events have not brought the table to yet
+  let aheadTimer = 0;
+  let rereadTimer = 0;
+  let settled = true; // the controls shown are the service's, for the version shown
+  let seatActions = first.seat_actions ?? [];
+  let mineMoved = false; // an event about this seat's player since its controls were read
+  let broken = false; // an event did not fit the table: the next view read is taken as it is
+  let mismatches = 0;
 
   const setView = (next: View) => {
     view = next;
@@ -219,21 +254,162 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   };
   setView(first);
 
-  // focusable: a keyboard can scroll it (axe: scrollable-region-focusable)
-  const logEl = h("ol", { class: "log", "data-testid": "event-log", "aria-live": "polite", tabindex: "0", "aria-label": t("table.log") });
+  // focusable: a keyboard can scroll it (axe: scrollable-region-focusable); the moves are
+  // announced by the live region below, so the log itself is not one
+  const logEl = h("ol", { class: "log", "data-testid": "event-log", tabindex: "0", "aria-label": t("table.log") });
+  // the moves as they are shown, said by screen readers: a live region that stays in the
+  // document while the table is redrawn (one put in again with each redraw may go unsaid);
+  // the same words stand under the status line
+  const announcer = h("div", { class: "sr-only", "data-testid": "announcer", "aria-live": "polite", "aria-atomic": "true" });
+  document.body.appendChild(announcer);
   const drawLog = () => {
     const shown = log.slice(-60);
     logEl.replaceChildren(...shown.map((e) => h("li", { "data-seq": e.seq }, describeEvent(e, (s) => nameOf(view, s)))));
     logEl.scrollTop = logEl.scrollHeight;
   };
-  const addEvents = (events: readonly GameEvent[]) => {
-    for (const e of events) {
-      if (e.seq > lastSeq) {
-        log.push(e);
-        lastSeq = e.seq;
+
+  // ---- the pace of the moves shown
+  const paceSelect = h(
+    "select",
+    {
+      id: "pace",
+      onchange: () => {
+        const chosen = paceSelect.value;
+        if (isPace(chosen)) choosePace(chosen);
+        pacer.repace();
+      },
+    },
+    (Object.keys(PACES) as Pace[]).map((p) => h("option", { value: p, selected: p === pace() }, t(`pace.${p}`))),
+  );
+  const skipButton = h("button", { type: "button", id: "pace-skip", onclick: () => pacer.skip() }, t("pace.skip"));
+  const paceEl = () =>
+    h(
+      "div",
+      { class: "row small", "data-testid": "pace" },
+      reducedMotion()
+        ? h("span", { class: "muted" }, t("pace.reduced"))
+        : [h("label", { for: "pace" }, t("pace.label")), paceSelect],
+      pacer.waiting ? [skipButton, h("span", { class: "muted" }, tn("pace.waiting", pacer.waiting))] : null,
+    );
+
+  const hideControls = () => {
+    settled = false;
+    if ("legal_actions" in view) view = { ...view, legal_actions: [], seat_actions: [] };
+  };
+  const showMove = (move: Move) => {
+    for (const e of move.events) {
+      log.push(e);
+      if (e.version <= base || broken) continue; // the view read holds it already
+      try {
+        view = fold(view, e);
+      } catch (error) {
+        broken = true;
+        console.warn("ten: an event that does not fit the table", e, error);
+      }
+      const mine = mySeat(view);
+      if (mine !== null && "seat" in e && e.seat === mine && ["timed_out", "seat_taken_over", "seat_reclaimed"].includes(e.type)) {
+        mineMoved = true;
       }
     }
-    drawLog();
+    if (move.version > base) hideControls();
+  };
+  const movesShown = (moves: Move[]) => {
+    const said = moves
+      .filter((m) => m.version > base)
+      .flatMap((m) => m.events.map((e) => describeEvent(e, (s) => nameOf(view, s))));
+    if (said.length) announcer.textContent = said.slice(-ANNOUNCED).join(" ");
+    draw();
+    if (view.status !== "active") stream?.close();
+  };
+
+  /** The service's view of the version shown: its controls and clock; the table must be the one folded. */
+  const merge = (state: View) => {
+    if (tableKey(state) !== tableKey(view)) {
+      mismatches += 1;
+      document.body.dataset.foldMismatches = String(mismatches);
+      console.warn("ten: the table folded from the events is not the service's view", { folded: view, service: state });
+    }
+    take(state);
+  };
+  /** A view of the service shown as it is. */
+  const take = (state: View) => {
+    setView(state);
+    base = Math.max(base, state.version);
+    seatActions = ("seat_actions" in state ? state.seat_actions : null) ?? [];
+    settled = true;
+    mineMoved = false;
+    broken = false;
+    ahead = null;
+    window.clearTimeout(aheadTimer);
+  };
+  /** A view of the service (the reply to this seat's action, or a read). */
+  const consider = (state: View) => {
+    if (broken || (state.status !== "active" && state.status !== "finished")) return take(state); // aborted or abandoned: no event says so
+    if (state.version < view.version) return; // the events went on since
+    if (state.version === view.version) {
+      if (!pacer.waiting) merge(state);
+      return; // else moves wait after it: it is already old
+    }
+    ahead = state;
+    if (!pacer.waiting) catchUp();
+  };
+  /** A view ahead of every event received: the log is read for the missing ones, and if none came, the view is taken. */
+  const catchUp = () => {
+    window.clearTimeout(aheadTimer);
+    aheadTimer = window.setTimeout(async () => {
+      if (!ahead || pacer.waiting) return;
+      await loadLog();
+      if (ahead && !pacer.waiting && ahead.version > view.version) {
+        take(ahead);
+        draw();
+      }
+    }, CATCH_UP_MS);
+  };
+  /** Nothing waits to be shown: the controls of the version shown. */
+  const settle = () => {
+    if (ahead) {
+      if (ahead.version === view.version) merge(ahead);
+      else if (ahead.version < view.version) ahead = null;
+      else return catchUp();
+      draw();
+    }
+    if (settled || busy) return;
+    const seat = mySeat(view);
+    const clocked = "clock" in view && !!view.clock;
+    const needed = broken || (view.status === "active" && (clocked || (seat !== null && (view.to_act === seat || mineMoved))));
+    if (needed) return void refresh();
+    // off turn, nothing about this seat: no decision to offer, its seat actions as they were
+    if ("legal_actions" in view) view = { ...view, legal_actions: [], seat_actions: seatActions };
+    settled = true;
+    draw();
+  };
+  const pacer = new Pacer(moveDelay, showMove, movesShown, settle);
+
+  /** Events from anywhere (the log, the stream, a reply), taken once each in seq order. */
+  const receive = (events: readonly GameEvent[]) => {
+    for (const e of events) if (e.seq > received) early.set(e.seq, e);
+    const ready: GameEvent[] = [];
+    for (let e = early.get(received + 1); e; e = early.get(received + 1)) {
+      early.delete(e.seq);
+      received = e.seq;
+      ready.push(e);
+    }
+    if (early.size && logLoaded) void loadLog(); // a gap: the log has what is missing
+    // what the table already shows (the view read holds it) goes to the log at once
+    let old = 0;
+    if (!pacer.waiting) while (old < ready.length && (ready[old]?.version ?? 0) <= base) old += 1;
+    if (old) {
+      log.push(...ready.slice(0, old));
+      drawLog();
+    }
+    const moves = ready.slice(old);
+    if (!moves.length) return;
+    pacer.add(moves);
+    if (settled) {
+      // the table is about to move on: the controls shown are for a version gone
+      hideControls();
+      draw();
+    }
   };
 
   // keyboard users keep their place across redraws: the control they were on, else (when it
@@ -256,6 +432,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
         "div",
         { class: "table-head" },
         h("h1", { "data-testid": "status" }, statusLine(view)),
+        announcer.textContent ? h("p", { class: "small", "data-testid": "last-move", "aria-hidden": "true" }, announcer.textContent) : null,
         seat === null ? h("p", { class: "muted" }, t("table.spectator")) : null,
         offline ? h("p", { class: "notice", role: "status" }, t("common.offline")) : null,
         message ? h("p", { class: "error", role: "alert" }, message) : null,
@@ -266,7 +443,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
         "div",
         { class: "layout" },
         h("div", { class: "col-main" }, boardEl(view), controlsEl(view, send, busy), oddsBox),
-        h("div", { class: "col-side" }, playersEl(view, now), h("section", { class: "panel" }, h("h2", null, t("table.log")), logEl)),
+        h("div", { class: "col-side" }, playersEl(view, now), h("section", { class: "panel" }, h("h2", null, t("table.log")), paceEl(), logEl)),
       ),
     );
     drawLog();
@@ -297,7 +474,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   const oddsBox = h("div", { "aria-live": "polite" });
   let oddsVersion = -1;
   const showOdds = async () => {
-    const mine = view.status === "active" && view.phase === "draw" && view.to_act !== null && view.to_act === mySeat(view);
+    const mine = settled && view.status === "active" && view.phase === "draw" && view.to_act !== null && view.to_act === mySeat(view);
     if (!mine) {
       oddsBox.replaceChildren();
       return;
@@ -323,41 +500,49 @@ function liveTable(root: HTMLElement, first: Game): () => void {
       draw();
     }
   };
-  const refresh = async (): Promise<void> => {
-    if (refreshing) return refreshing;
-    refreshing = (async () => {
+  /** The service's view read (for the controls and the clock, or after a failure). */
+  const refresh = (): Promise<void> =>
+    (refreshing ??= (async () => {
+      let stale = false;
       try {
         const token = held()?.token;
         const { game } = await api.getGame(gameId, token ? { token } : {});
-        if ("players" in game) setView(game as Game);
+        if ("players" in game) {
+          stale = game.version < view.version;
+          consider(game as Game);
+        }
       } catch (error) {
         message = describeError(error);
       } finally {
         refreshing = null;
       }
       draw();
-      if (view.version < wanted) void refresh();
       if (view.status !== "active") stream?.close();
-    })();
-    return refreshing;
-  };
+      // a read may answer a version older than the events already shown (they travel
+      // apart): while the controls are still wanted, read again
+      else if (stale && !settled && !busy && !ahead && !pacer.waiting) rereadTimer = window.setTimeout(() => void refresh(), REREAD_MS);
+    })());
 
   async function send(action: Action): Promise<void> {
     const token = held()?.token;
-    if (!token || busy) return;
+    if (!token || busy || !settled) return;
     busy = true;
     message = "";
+    pacer.fresh();
     draw();
     try {
       const { result } = await api.act(gameId, action, { token, ifMatch: view.version, idempotencyKey: crypto.randomUUID() });
-      const acted = result as ActedOut;
-      setView(acted as unknown as View);
-      addEvents(acted.events as GameEvent[]);
+      const { events, ...state } = result as ActedOut;
+      busy = false;
+      receive(events as GameEvent[]);
+      consider(state as unknown as View);
     } catch (error) {
+      busy = false;
       message = describeError(error);
       if (error instanceof TenApiError && error.status !== 503) await refresh();
     } finally {
       busy = false;
+      if (!settled && !pacer.waiting) settle();
       draw();
       if (view.status !== "active") stream?.close();
       else if (ONE_COLUMN.matches) {
@@ -372,18 +557,14 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   const follow = () => {
     if (view.status !== "active") return;
     stream?.close();
-    stream = new EventSource(api.eventStreamUrl(gameId, lastSeq));
+    stream = new EventSource(api.eventStreamUrl(gameId, received));
     const onEvent = (message: MessageEvent<string>) => {
       const event = JSON.parse(message.data) as GameEvent;
       if (event.type === "game_finished") ended = true;
       if (offline) {
         offline = false;
       }
-      addEvents([event]);
-      if (event.version > view.version) {
-        wanted = Math.max(wanted, event.version);
-        void refresh();
-      }
+      receive([event]);
     };
     const types = [
       "game_started", "turn_started", "card_drawn", "auction_started", "bid_placed", "bid_passed",
@@ -414,24 +595,29 @@ function liveTable(root: HTMLElement, first: Game): () => void {
       failures = 0;
       if (offline) {
         offline = false;
-        void refresh(); // anything missed while away comes through Last-Event-ID; the view too
+        void refresh(); // anything missed while away comes through Last-Event-ID; the controls from a read
       }
     };
   };
 
-  const loadLog = async () => {
-    try {
-      let more = true;
-      while (more) {
-        const page = await api.listEvents(gameId, { after: lastSeq });
-        addEvents(page.events as GameEvent[]);
-        more = page.more && page.events.length > 0;
+  /** The game's log after the last event received (all of it at first). */
+  const loadLog = (): Promise<void> =>
+    (loading ??= (async () => {
+      try {
+        let more = true;
+        while (more) {
+          const page = await api.listEvents(gameId, { after: received });
+          receive(page.events as GameEvent[]);
+          more = page.more && page.events.length > 0;
+        }
+        logLoaded = true;
+      } catch (error) {
+        message = describeError(error);
+        draw();
+      } finally {
+        loading = null;
       }
-    } catch (error) {
-      message = describeError(error);
-      draw();
-    }
-  };
+    })());
 
   const tick = window.setInterval(() => {
     if (!("clock" in view) || !view.clock || view.status !== "active") return;
@@ -447,6 +633,10 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   return () => {
     window.clearInterval(tick);
     window.clearTimeout(retryTimer);
+    window.clearTimeout(aheadTimer);
+    window.clearTimeout(rereadTimer);
+    pacer.stop();
+    announcer.remove();
     root.removeEventListener("focusin", onFocus);
     stream?.close();
   };

@@ -20,7 +20,6 @@ import contextlib
 import hashlib
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +32,7 @@ import redis
 
 from tests.servers import RedisServer, ServiceProcess, wait_until
 from tests.support.api import Table, bearer, check_etag, check_problem
+from tests.support.processes import busy_descendant
 from tests.support.replicas import create_game, replica_env
 
 pytestmark = pytest.mark.e2e
@@ -417,8 +417,9 @@ def test_requests_cut_by_a_redis_stall_succeed_when_retried(own_redis: RedisServ
 
 
 def test_requests_cut_by_a_killed_replica_succeed_on_another(own_redis: RedisServer, tmp_path):
-    """A service process SIGKILLed while a create (its bots' game takes a while), a join
-    and an action sent with their keys may be in flight: each retried with its key on
+    """A service process SIGKILLed while a create is in flight (its bots' game, seen
+    computing in a bot worker of the process), with a join and an action sent with their
+    keys that may be: each retried with its key on
     another process succeeds and its effect is there once (the first outcome, or afresh)."""
     env = replica_env(own_redis.url, str(tmp_path / "archive.sqlite3"))
     first = ServiceProcess(env)
@@ -427,7 +428,8 @@ def test_requests_cut_by_a_killed_replica_succeed_on_another(own_redis: RedisSer
             cut = Cut(client)
         with ThreadPoolExecutor(1) as pool:
             sent = pool.submit(cut.send_all, first.base)
-            time.sleep(0.15)  # into the create's bots' game (a delay, not a measurement)
+            # into the create's bots' game: once a bot worker of the process computes
+            assert busy_descendant(first.proc.pid) is not None, "no bot worker got busy"
             first.kill()
             cut_off: dict[str, Any] = sent.result()
     finally:

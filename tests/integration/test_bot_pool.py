@@ -12,6 +12,7 @@ import random
 import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from litestar.testing import TestClient
@@ -26,6 +27,7 @@ from service.app import create_app
 from service.bot_work import BotWork
 from service.errors import ServiceError
 from service.settings import Settings
+from tests.support.processes import cpu_ticks
 
 pytestmark = pytest.mark.integration
 
@@ -37,12 +39,6 @@ def pool():
     pool = BotPool(1)
     yield pool
     pool.shutdown()
-
-
-def cpu_ticks(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
 
 
 def kill_when_busy(pool: BotPool, stop: threading.Event) -> list[int]:
@@ -99,6 +95,14 @@ def test_a_rule_refused_in_the_pool_is_raised_as_it_is_inline(pool) -> None:
     assert (pooled.value.code, pooled.value.detail) == (inline.value.code, inline.value.detail)
 
 
+def expert_games(count: int) -> int:
+    """A long step: `count` games of five experts played to their end, one after another."""
+    for seed in range(count):
+        state, _ = new_game([(f"E{i}", "expert") for i in range(5)], f"pool-long-{seed}")
+        play_bots(state)
+    return count
+
+
 def test_a_worker_killed_mid_step_fails_the_step_and_the_next_runs_on_a_new_pool(pool) -> None:
     work = BotWork(pool)
     state, _ = new_game([(f"E{i}", "expert") for i in range(5)], "pool-killed")
@@ -109,7 +113,7 @@ def test_a_worker_killed_mid_step_fails_the_step_and_the_next_runs_on_a_new_pool
     killer.start()
     try:
         with pytest.raises(ServiceError) as refused:
-            asyncio.run(work.run(True, play_bots, state))
+            asyncio.run(work.run(True, expert_games, 200))  # seconds of work: killed in it
     finally:
         stop.set()
         killer.join()
@@ -133,15 +137,20 @@ def test_a_table_refused_when_its_worker_died_leaves_no_game_and_is_created_when
         with TestClient(app) as client:
             assert client.post("/v1/games", json=FIVE_EXPERTS).status_code == 201  # warm
             key = {"Idempotency-Key": "five-experts-killed"}
-            stop = threading.Event()
-            killed: list[int] = []
-            killer = threading.Thread(target=lambda: killed.extend(kill_when_busy(pool, stop)))
-            killer.start()
-            try:
-                refused = client.post("/v1/games", json=FIVE_EXPERTS, headers=key)
-            finally:
-                stop.set()
-                killer.join()
+            # the worker stopped (SIGSTOP), the table sent to it, then the worker killed
+            # with the step in its hands: as a worker dying mid-step, without the race
+            workers = pool.pids()
+            for pid in workers:
+                os.kill(pid, signal.SIGSTOP)
+            sending = ThreadPoolExecutor(1)
+            sent = sending.submit(client.post, "/v1/games", json=FIVE_EXPERTS, headers=key)
+            time.sleep(0.3)  # the request is waiting on the stopped worker (it cannot end)
+            assert not sent.done()
+            for pid in workers:
+                os.kill(pid, signal.SIGKILL)
+            refused = sent.result(timeout=30)
+            sending.shutdown()
+            killed = workers
             assert killed, "the worker was never seen busy"
             assert refused.status_code == 503, refused.text
             assert refused.headers["content-type"].startswith("application/problem+json")

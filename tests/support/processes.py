@@ -1,0 +1,39 @@
+"""Processes of a test's servers, read from /proc: CPU used, descendants."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+
+def cpu_ticks(pid: int) -> int:
+    """User + system CPU of a process, in clock ticks (0 if it is gone)."""
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    return 0
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process under `pid` (children, theirs, ...)."""
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        with contextlib.suppress(OSError), open(f"/proc/{parent}/task/{parent}/children") as f:
+            kids = [int(kid) for kid in f.read().split()]
+            found += kids
+            todo += kids
+    return found
+
+
+def busy_descendant(pid: int, timeout: float = 30.0, sample: float = 0.02) -> int | None:
+    """Wait until a process under `pid` uses CPU (e.g. a bot worker computing a step);
+    its pid, or None after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = {child: cpu_ticks(child) for child in descendants(pid)}
+        time.sleep(sample)
+        for child, ticks in before.items():
+            if cpu_ticks(child) > ticks:
+                return child
+    return None

@@ -56,8 +56,8 @@ from itertools import chain
 import msgspec
 from msgspec.structs import replace
 
-from domain.cards import FULL_WILD, NUMBER_CARDS, WILDS, deck_for
-from domain.engine import apply, bust_kind
+from domain.cards import ALL_CODES, FULL_WILD, NUMBER_CARDS, WILDS, deck_for
+from domain.engine import apply, bust_kind, tableau_sums
 from domain.model import Auction, Draw, GameState, Player, Stop
 from domain.scoring import best_total
 from domain.views import PublicView
@@ -118,11 +118,14 @@ def bust_odds(view: PublicView, unseen: Counter[str] | None = None) -> BustOdds:
     if unseen is None:
         unseen = unseen_cards(view)
     total = sum(unseen.values())
-    counts = {"numbers": 0, "currency": 0, "wild": 0}
+    tableau = view.tableau
+    kinds = _next_card_kinds(tableau)
+    counts: dict[str | None, int] = {"numbers": 0, "currency": 0, "wild": 0, None: 0}
     for code, count in unseen.items():
-        kind = "wild" if code in WILDS else bust_kind((*view.tableau, code))
-        if kind is not None:
-            counts[kind] += count
+        kind = kinds.get(code, _UNLISTED)
+        if kind is _UNLISTED:  # not a card of the game: as the engine says (it raises)
+            kind = bust_kind((*tableau, code))
+        counts[kind] += count
     if total == 0:
         return BustOdds(unseen=0, numbers=Fraction(0), currency=Fraction(0), wild=Fraction(0))
     return BustOdds(
@@ -131,6 +134,30 @@ def bust_odds(view: PublicView, unseen: Counter[str] | None = None) -> BustOdds:
         currency=Fraction(counts["currency"], total),
         wild=Fraction(counts["wild"], total),
     )
+
+
+_UNLISTED = "unlisted"
+# tableau_sums of a tableau -> what each card of the game would do drawn onto it ("wild",
+# or `engine.bust_kind` of the tableau plus the card). `bust_kind` reads a tableau only
+# through `engine.tableau_sums`, a sum over its cards, so tableaus with the same sums
+# give every card the same kind: the first one met stands for them all. The sums of the
+# tableaus a game can hold before a bust are few (some hundreds).
+_KINDS_BY_SUMS: dict[tuple[int, int], dict[str, str | None]] = {}
+_KINDS_KEPT = 4096  # a bound all the same (forgotten wholesale beyond it)
+
+
+def _next_card_kinds(tableau: tuple[str, ...]) -> dict[str, str | None]:
+    """What each card of the game does drawn onto `tableau` (read only)."""
+    sums = tableau_sums(tableau)
+    kinds = _KINDS_BY_SUMS.get(sums)
+    if kinds is None:
+        if len(_KINDS_BY_SUMS) >= _KINDS_KEPT:
+            _KINDS_BY_SUMS.clear()
+        kinds = _KINDS_BY_SUMS[sums] = {
+            code: "wild" if code in WILDS else bust_kind((*tableau, code))
+            for code in sorted(ALL_CODES)
+        }
+    return kinds
 
 
 def bust_risk(view: PublicView) -> Fraction:

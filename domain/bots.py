@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from fractions import Fraction
 
 from domain.cards import NUMBER_CARDS
 from domain.engine import tableau_sums
@@ -45,6 +47,9 @@ def random_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
 
 def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_PER_POINT) -> Bot:
     """The basic bot with its two constants (tuned with `python -m service.simulator`)."""
+    # the same comparison as with the float (a Fraction compares with a float exactly),
+    # without converting the float at every decision
+    risk_at = Fraction(risk_limit) if math.isfinite(risk_limit) else risk_limit
 
     def basic(view: PublicView, seat: int, rng: SeededRandom) -> Action:
         # unpriced: only the action kept gets its payment (`with_payment`), as the priced
@@ -56,7 +61,7 @@ def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_
         bonus = view.rules.perfect_bonus
         if view.phase == "draw":
             can_draw = any(isinstance(a, Draw) for a in actions)
-            if can_draw and (not view.drawn or bust_risk(view) < risk_limit):
+            if can_draw and (not view.drawn or bust_risk(view) < risk_at):
                 return Draw()
             numbers = [c for c in view.tableau if c in NUMBER_CARDS]
             _, money = tableau_sums(view.tableau)

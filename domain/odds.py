@@ -115,17 +115,7 @@ def bust_odds(view: PublicView, unseen: Counter[str] | None = None) -> BustOdds:
     """The chance that the next card drawn busts the active seat's tableau, by numbers and
     by currency (`engine.bust_kind` on the tableau plus that card), and that it is a wild
     card. All zero when nothing is unseen."""
-    if unseen is None:
-        unseen = unseen_cards(view)
-    total = sum(unseen.values())
-    tableau = view.tableau
-    kinds = _next_card_kinds(tableau)
-    counts: dict[str | None, int] = {"numbers": 0, "currency": 0, "wild": 0, None: 0}
-    for code, count in unseen.items():
-        kind = kinds.get(code, _UNLISTED)
-        if kind is _UNLISTED:  # not a card of the game: as the engine says (it raises)
-            kind = bust_kind((*tableau, code))
-        counts[kind] += count
+    total, counts = _next_card_counts(view, unseen)
     if total == 0:
         return BustOdds(unseen=0, numbers=Fraction(0), currency=Fraction(0), wild=Fraction(0))
     return BustOdds(
@@ -134,6 +124,33 @@ def bust_odds(view: PublicView, unseen: Counter[str] | None = None) -> BustOdds:
         currency=Fraction(counts["currency"], total),
         wild=Fraction(counts["wild"], total),
     )
+
+
+def bust_risk(view: PublicView) -> Fraction:
+    """The chance that the next card drawn busts the active seat (either way):
+    `bust_odds(view).bust`, with one fraction made instead of four."""
+    total, counts = _next_card_counts(view, None)
+    if total == 0:
+        return Fraction(0)
+    return Fraction(counts["numbers"] + counts["currency"], total)
+
+
+def _next_card_counts(
+    view: PublicView, unseen: Counter[str] | None
+) -> tuple[int, dict[str | None, int]]:
+    """The unseen cards (`unseen_cards(view)` unless given) and how many of them would,
+    drawn next, bust by numbers, by currency, be a wild card, or none of these (None)."""
+    if unseen is None:
+        unseen = unseen_cards(view)
+    tableau = view.tableau
+    kinds = _next_card_kinds(tableau)
+    counts: dict[str | None, int] = {"numbers": 0, "currency": 0, "wild": 0, None: 0}
+    for code, count in unseen.items():
+        kind = kinds.get(code, _UNLISTED)
+        if kind is _UNLISTED:  # not a card of the game: as the engine says (it raises)
+            kind = bust_kind((*tableau, code))
+        counts[kind] += count
+    return sum(unseen.values()), counts
 
 
 _UNLISTED = "unlisted"
@@ -158,11 +175,6 @@ def _next_card_kinds(tableau: tuple[str, ...]) -> dict[str, str | None]:
             for code in sorted(ALL_CODES)
         }
     return kinds
-
-
-def bust_risk(view: PublicView) -> Fraction:
-    """The chance that the next card drawn busts the active seat (either way)."""
-    return bust_odds(view).bust
 
 
 def holding(player: Player, perfect_bonus: int) -> Fraction:

@@ -96,13 +96,38 @@ class DrawValue(msgspec.Struct, frozen=True, kw_only=True):
 
 def unseen_cards(view: PublicView) -> Counter[str]:
     """Cards of the standard deck not visible anywhere: what the draw pile may hold."""
-    shown = [view.tableau, view.market, view.discard, *(p.cards for p in view.players)]
-    if view.auction is not None:
-        shown.append((view.auction.card,))
+    unseen = _unseen_but_turn(view).copy()
+    turn = view.tableau if view.auction is None else (*view.tableau, view.auction.card)
+    for code in turn:
+        left = unseen.get(code)
+        if left is not None:  # explicit decks can differ: no zero or negative counts
+            if left > 1:
+                unseen[code] = left - 1
+            else:
+                del unseen[code]
+    return unseen
+
+
+# The last collections, market and discard met, and the cards of the standard deck they
+# leave unseen, in one tuple (replaced whole, never changed): the decisions of a turn
+# share them (the engine hands on the same tuples while they do not change), only the
+# tableau and the auction change. Held by identity, so kept alive while kept.
+_LAST_SHOWN: tuple[object, object, object, Counter[str]] = (None, None, None, Counter())
+
+
+def _unseen_but_turn(view: PublicView) -> Counter[str]:
+    """`unseen_cards` counting neither the tableau nor the card auctioned (read only)."""
+    global _LAST_SHOWN  # noqa: PLW0603 - a cache of one entry
+    players, market, discard, unseen = _LAST_SHOWN
+    if players is view.players and market is view.market and discard is view.discard:
+        return unseen
+    shown = [view.market, view.discard, *(p.cards for p in view.players)]
     seen = Counter(chain.from_iterable(shown)).get
     # explicit decks can differ from the standard: no zero or negative counts
     deck = _deck(len(view.players)).items()
-    return Counter({code: left for code, count in deck if (left := count - seen(code, 0)) > 0})
+    unseen = Counter({code: left for code, count in deck if (left := count - seen(code, 0)) > 0})
+    _LAST_SHOWN = (view.players, view.market, view.discard, unseen)
+    return unseen
 
 
 @cache

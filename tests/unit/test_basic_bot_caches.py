@@ -7,11 +7,12 @@ import random
 from collections import Counter
 from fractions import Fraction
 
+import msgspec
 import pytest
 from msgspec.structs import replace
 
 from domain.bots import _best_buy
-from domain.cards import ALL_CODES, WILDS
+from domain.cards import ALL_CODES, WILDS, deck_for
 from domain.engine import bust_kind
 from domain.legal import legal_actions
 from domain.model import Buy, Decline
@@ -116,3 +117,30 @@ def test_the_bounded_buy_is_the_plain_buy(players: int) -> None:
         assert chosen == _plain_best_buy(view, seat)
         spent += isinstance(chosen, Buy) and bool(chosen.payment and chosen.payment.cards)
     assert spent  # purchases paid with cards were compared too
+
+
+def _plain_unseen(view: PublicView) -> Counter[str]:
+    """The standard deck minus every visible card, counted at once."""
+    shown = Counter([*view.tableau, *view.market, *view.discard])
+    for player in view.players:
+        shown.update(player.cards)
+    if view.auction is not None:
+        shown[view.auction.card] += 1
+    deck = Counter(deck_for(len(view.players)))
+    return Counter({code: deck[code] - shown[code] for code in deck if deck[code] > shown[code]})
+
+
+def test_unseen_cards_are_the_deck_less_what_is_shown_whatever_view_came_before() -> None:
+    views = [v for v, _ in _views(range(2))] + [v for v, _ in _views(range(2), players=2)]
+    rng = random.Random(3)
+    # in play order (the collections kept from one view to the next), shuffled, and
+    # decoded copies (the same content in other objects)
+    shuffled = rng.sample(views, len(views))
+    copies = [msgspec.json.decode(msgspec.json.encode(v), type=PublicView) for v in views]
+    for view in [*views, *shuffled, *copies]:
+        assert unseen_cards(view) == _plain_unseen(view)
+    # an explicit deck showing more copies than the standard one
+    view = views[len(views) // 2]
+    extra = replace(view, tableau=(*view.tableau, "R1", "R1", "R1", "R1", "R1", "R1", "R1"))
+    assert unseen_cards(extra) == _plain_unseen(extra)
+    assert "R1" not in unseen_cards(extra)

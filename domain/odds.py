@@ -51,7 +51,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import cache
-from itertools import chain
+from itertools import chain, repeat
 
 import msgspec
 from msgspec.structs import replace
@@ -164,41 +164,46 @@ def _next_card_counts(
     view: PublicView, unseen: Counter[str] | None
 ) -> tuple[int, dict[str | None, int]]:
     """The unseen cards (`unseen_cards(view)` unless given) and how many of them would,
-    drawn next, bust by numbers, by currency, be a wild card, or none of these (None)."""
+    drawn next, bust by numbers, by currency, or be a wild card."""
     if unseen is None:
         unseen = unseen_cards(view)
     tableau = view.tableau
-    kinds = _next_card_kinds(tableau)
-    counts: dict[str | None, int] = {"numbers": 0, "currency": 0, "wild": 0, None: 0}
-    for code, count in unseen.items():
-        kind = kinds.get(code, _UNLISTED)
-        if kind is _UNLISTED:  # not a card of the game: as the engine says (it raises)
+    get = unseen.get
+    counts: dict[str | None, int] = {
+        kind: sum(map(get, codes, repeat(0))) for kind, codes in _next_card_kinds(tableau)
+    }
+    if not unseen.keys() <= ALL_CODES:  # not cards of the game: as the engine says (it raises)
+        for code in unseen.keys() - ALL_CODES:
             kind = bust_kind((*tableau, code))
-        counts[kind] += count
+            counts[kind] = counts.get(kind, 0) + unseen[code]
     return sum(unseen.values()), counts
 
 
-_UNLISTED = "unlisted"
-# tableau_sums of a tableau -> what each card of the game would do drawn onto it ("wild",
-# or `engine.bust_kind` of the tableau plus the card). `bust_kind` reads a tableau only
-# through `engine.tableau_sums`, a sum over its cards, so tableaus with the same sums
-# give every card the same kind: the first one met stands for them all. The sums of the
-# tableaus a game can hold before a bust are few (some hundreds).
-_KINDS_BY_SUMS: dict[tuple[int, int], dict[str, str | None]] = {}
+# tableau_sums of a tableau -> the cards of the game that drawn onto it would bust it by
+# numbers, by currency (`engine.bust_kind` of the tableau plus the card), or be a wild
+# card. `bust_kind` reads a tableau only through `engine.tableau_sums`, a sum over its
+# cards, so tableaus with the same sums give every card the same kind: the first one met
+# stands for them all. The sums of the tableaus a game can hold before a bust are few
+# (some hundreds).
+_KINDS_BY_SUMS: dict[tuple[int, int], tuple[tuple[str, tuple[str, ...]], ...]] = {}
 _KINDS_KEPT = 4096  # a bound all the same (forgotten wholesale beyond it)
+_KINDS = ("numbers", "currency", "wild")
 
 
-def _next_card_kinds(tableau: tuple[str, ...]) -> dict[str, str | None]:
-    """What each card of the game does drawn onto `tableau` (read only)."""
+def _next_card_kinds(tableau: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(kind, the cards of the game of that kind drawn onto `tableau`) for each kind."""
     sums = tableau_sums(tableau)
     kinds = _KINDS_BY_SUMS.get(sums)
     if kinds is None:
         if len(_KINDS_BY_SUMS) >= _KINDS_KEPT:
             _KINDS_BY_SUMS.clear()
-        kinds = _KINDS_BY_SUMS[sums] = {
+        kind_of = {
             code: "wild" if code in WILDS else bust_kind((*tableau, code))
             for code in sorted(ALL_CODES)
         }
+        kinds = _KINDS_BY_SUMS[sums] = tuple(
+            (kind, tuple(code for code, its in kind_of.items() if its == kind)) for kind in _KINDS
+        )
     return kinds
 
 

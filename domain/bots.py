@@ -65,9 +65,13 @@ def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_
                 return Draw()
             numbers = [c for c in view.tableau if c in NUMBER_CARDS]
             _, money = tableau_sums(view.tableau)
-            gain = best_total((*me.cards, *numbers), bonus) - best_total(me.cards, bonus)
             room = min(money, CURRENCY_CAP - me.currency)
-            take_numbers = gain * tokens_per_point >= room or gain > 0
+            # cards added never lower a score (gain >= 0): no room for currency, no need
+            # to score
+            take_numbers = room <= 0 and tokens_per_point >= 0
+            if not take_numbers:
+                gain = best_total((*me.cards, *numbers), bonus) - best_total(me.cards, bonus)
+                take_numbers = gain * tokens_per_point >= room or gain > 0
             return Stop(take="numbers" if take_numbers else "currency")
         if view.phase == "auction":
             assert view.auction is not None

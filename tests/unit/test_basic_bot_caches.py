@@ -11,12 +11,12 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from domain.bots import _best_buy
-from domain.cards import ALL_CODES, WILDS, deck_for
-from domain.engine import bust_kind
+from domain.bots import _best_buy, basic_bot, bot_rng
+from domain.cards import ALL_CODES, NUMBER_CARDS, WILDS, deck_for
+from domain.engine import bust_kind, tableau_sums
 from domain.legal import legal_actions
-from domain.model import Buy, Decline
-from domain.odds import bust_odds, bust_risk, unseen_cards
+from domain.model import CURRENCY_CAP, Buy, Decline, Stop
+from domain.odds import TOKENS_PER_POINT, bust_odds, bust_risk, unseen_cards
 from domain.scoring import best_total, cached_best_total
 from domain.simulation import play_game
 from domain.views import PublicView, public_view
@@ -144,3 +144,28 @@ def test_unseen_cards_are_the_deck_less_what_is_shown_whatever_view_came_before(
     extra = replace(view, tableau=(*view.tableau, "R1", "R1", "R1", "R1", "R1", "R1", "R1"))
     assert unseen_cards(extra) == _plain_unseen(extra)
     assert "R1" not in unseen_cards(extra)
+
+
+def test_the_basic_stop_takes_what_the_plain_gain_says() -> None:
+    """A stop with no room for currency is made without scoring: the same take as the
+    gain computed in full."""
+    stops = 0
+    roomless = 0
+    for view, seat in _views(range(4)):
+        if view.phase != "draw" or not view.drawn:
+            continue
+        action = basic_bot(view, seat, bot_rng("caches", view.version))
+        if not isinstance(action, Stop):
+            continue
+        me = view.players[seat]
+        bonus = view.rules.perfect_bonus
+        numbers = [c for c in view.tableau if c in NUMBER_CARDS]
+        _, money = tableau_sums(view.tableau)
+        gain = best_total([*me.cards, *numbers], bonus) - best_total(me.cards, bonus)
+        room = min(money, CURRENCY_CAP - me.currency)
+        take = gain * TOKENS_PER_POINT >= room or gain > 0
+        assert action.take == ("numbers" if take else "currency")
+        stops += 1
+        roomless += room <= 0
+    assert stops > 50
+    assert roomless  # the shortcut was taken

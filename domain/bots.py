@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from fractions import Fraction
 
 from domain.cards import NUMBER_CARDS
 from domain.engine import tableau_sums
@@ -27,7 +29,7 @@ from domain.model import (
 )
 from domain.odds import TOKENS_PER_POINT, bust_risk
 from domain.rng import SeededRandom
-from domain.scoring import best_total
+from domain.scoring import cached_best_total as best_total
 from domain.views import PublicView
 
 Bot = Callable[[PublicView, int, SeededRandom], Action]
@@ -45,27 +47,36 @@ def random_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
 
 def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_PER_POINT) -> Bot:
     """The basic bot with its two constants (tuned with `python -m service.simulator`)."""
+    # the same comparison as with the float (a Fraction compares with a float exactly),
+    # without converting the float at every decision
+    risk_at = Fraction(risk_limit) if math.isfinite(risk_limit) else risk_limit
 
     def basic(view: PublicView, seat: int, rng: SeededRandom) -> Action:
-        actions = legal_actions(view, seat)
+        # unpriced: only the action kept gets its payment (`with_payment`), as the priced
+        # list would name it
+        actions = legal_actions(view, seat, priced=False)
         if not actions:
             raise ValueError("it is not this seat's decision")
         me = view.players[seat]
         bonus = view.rules.perfect_bonus
         if view.phase == "draw":
             can_draw = any(isinstance(a, Draw) for a in actions)
-            if can_draw and (not view.drawn or bust_risk(view) < risk_limit):
+            if can_draw and (not view.drawn or bust_risk(view) < risk_at):
                 return Draw()
             numbers = [c for c in view.tableau if c in NUMBER_CARDS]
             _, money = tableau_sums(view.tableau)
-            gain = best_total([*me.cards, *numbers], bonus) - best_total(me.cards, bonus)
             room = min(money, CURRENCY_CAP - me.currency)
-            take_numbers = gain * tokens_per_point >= room or gain > 0
+            # cards added never lower a score (gain >= 0): no room for currency, no need
+            # to score
+            take_numbers = room <= 0 and tokens_per_point >= 0
+            if not take_numbers:
+                gain = best_total((*me.cards, *numbers), bonus) - best_total(me.cards, bonus)
+                take_numbers = gain * tokens_per_point >= room or gain > 0
             return Stop(take="numbers" if take_numbers else "currency")
         if view.phase == "auction":
             assert view.auction is not None
             card = view.auction.card
-            worth = best_total([*me.cards, card], bonus) - best_total(me.cards, bonus)
+            worth = best_total((*me.cards, card), bonus) - best_total(me.cards, bonus)
             # a wild card that adds nothing now can still fill a gap later
             limit = max(worth, 1) * tokens_per_point - 1
             bids = [a for a in actions if isinstance(a, Bid) and a.amount <= limit]
@@ -73,7 +84,9 @@ def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_
                 return Pass()
             # one chance each: the last bidder outbids by the least, the others bid their
             # limit at once (the least bid invites the next bidder to take it cheaply)
-            return bids[0] if view.auction.bidders[-1] == seat else bids[-1]
+            return with_payment(
+                view, seat, bids[0] if view.auction.bidders[-1] == seat else bids[-1]
+            )
         return _best_buy(view, seat, actions)
 
     return basic
@@ -83,21 +96,43 @@ basic_bot = basic_policy()
 
 
 def _best_buy(view: PublicView, seat: int, actions: list[Action]) -> Action:
-    """The basic bot's buy phase: the purchase that raises the score most, if any."""
+    """The basic bot's buy phase: the purchase that raises the score most, if any (the
+    first in `actions` among equals).
+
+    A card added never lowers a score, so a purchase gains at most what the card would
+    with no card spent: that bound, one collection scored per card of the market, is
+    taken first, and a purchase it puts no higher than the best gain so far is not
+    scored nor priced (it could not replace it). `actions`: the legal actions without
+    payments (`with_payment` names the one the service would choose)."""
     me = view.players[seat]
     bonus = view.rules.perfect_bonus
     base = best_total(me.cards, bonus)
+    most: dict[str, int] = {}  # card -> the gain of buying it with no card spent
     best: tuple[int, Action] = (0, Decline())
     for action in actions:
-        if not isinstance(action, Buy) or action.payment is None:
+        if not isinstance(action, Buy):
             continue
-        after = list(me.cards)
-        for spent in action.payment.cards:
-            after.remove(spent)
-        after.append(action.card)
-        gain = best_total(after, bonus) - base
+        card = action.card
+        bound = most.get(card)
+        if bound is None:
+            bound = most[card] = best_total((*me.cards, card), bonus) - base
+        if bound <= best[0]:
+            continue
+        priced = with_payment(view, seat, action)
+        assert isinstance(priced, Buy)
+        if priced.payment is None:
+            continue
+        spent = priced.payment.cards
+        if spent:
+            after = list(me.cards)
+            for code in spent:
+                after.remove(code)
+            after.append(card)
+            gain = best_total(tuple(after), bonus) - base
+        else:
+            gain = bound
         if gain > best[0]:
-            best = (gain, action)
+            best = (gain, priced)
     return best[1]
 
 

@@ -45,7 +45,7 @@ from domain.legal import legal_actions, with_payment
 from domain.model import Action, Bid, Buy, Decline, Draw, Pass, Payment, Player, Stop
 from domain.odds import determinize, draw_decision
 from domain.rng import SeededRandom
-from domain.scoring import best_total
+from domain.scoring import cached_best_total
 from domain.views import PublicView
 
 TOKEN_POINTS = 1 / 3  # a token's worth in points
@@ -76,7 +76,7 @@ def _equity_of(points: int, cards: int, bidding_power: int) -> float:
     return points + TOKEN_POINTS * (bidding_power + SPARE_CARD * max(spare, 0))
 
 
-_points = lru_cache(maxsize=16384)(best_total)
+_points = cached_best_total  # shared with the basic bot
 
 
 def expert_value(

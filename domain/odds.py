@@ -51,13 +51,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import cache
-from itertools import chain
+from itertools import chain, repeat
 
 import msgspec
 from msgspec.structs import replace
 
-from domain.cards import FULL_WILD, NUMBER_CARDS, WILDS, deck_for
-from domain.engine import apply, bust_kind
+from domain.cards import ALL_CODES, FULL_WILD, NUMBER_CARDS, WILDS, deck_for
+from domain.engine import apply, bust_kind, tableau_sums
 from domain.model import Auction, Draw, GameState, Player, Stop
 from domain.scoring import best_total
 from domain.views import PublicView
@@ -96,13 +96,38 @@ class DrawValue(msgspec.Struct, frozen=True, kw_only=True):
 
 def unseen_cards(view: PublicView) -> Counter[str]:
     """Cards of the standard deck not visible anywhere: what the draw pile may hold."""
-    shown = [view.tableau, view.market, view.discard, *(p.cards for p in view.players)]
-    if view.auction is not None:
-        shown.append((view.auction.card,))
+    unseen = _unseen_but_turn(view).copy()
+    turn = view.tableau if view.auction is None else (*view.tableau, view.auction.card)
+    for code in turn:
+        left = unseen.get(code)
+        if left is not None:  # explicit decks can differ: no zero or negative counts
+            if left > 1:
+                unseen[code] = left - 1
+            else:
+                del unseen[code]
+    return unseen
+
+
+# The last collections, market and discard met, and the cards of the standard deck they
+# leave unseen, in one tuple (replaced whole, never changed): the decisions of a turn
+# share them (the engine hands on the same tuples while they do not change), only the
+# tableau and the auction change. Held by identity, so kept alive while kept.
+_LAST_SHOWN: tuple[object, object, object, Counter[str]] = (None, None, None, Counter())
+
+
+def _unseen_but_turn(view: PublicView) -> Counter[str]:
+    """`unseen_cards` counting neither the tableau nor the card auctioned (read only)."""
+    global _LAST_SHOWN  # noqa: PLW0603 - a cache of one entry
+    players, market, discard, unseen = _LAST_SHOWN
+    if players is view.players and market is view.market and discard is view.discard:
+        return unseen
+    shown = [view.market, view.discard, *(p.cards for p in view.players)]
     seen = Counter(chain.from_iterable(shown)).get
     # explicit decks can differ from the standard: no zero or negative counts
     deck = _deck(len(view.players)).items()
-    return Counter({code: left for code, count in deck if (left := count - seen(code, 0)) > 0})
+    unseen = Counter({code: left for code, count in deck if (left := count - seen(code, 0)) > 0})
+    _LAST_SHOWN = (view.players, view.market, view.discard, unseen)
+    return unseen
 
 
 @cache
@@ -115,14 +140,7 @@ def bust_odds(view: PublicView, unseen: Counter[str] | None = None) -> BustOdds:
     """The chance that the next card drawn busts the active seat's tableau, by numbers and
     by currency (`engine.bust_kind` on the tableau plus that card), and that it is a wild
     card. All zero when nothing is unseen."""
-    if unseen is None:
-        unseen = unseen_cards(view)
-    total = sum(unseen.values())
-    counts = {"numbers": 0, "currency": 0, "wild": 0}
-    for code, count in unseen.items():
-        kind = "wild" if code in WILDS else bust_kind((*view.tableau, code))
-        if kind is not None:
-            counts[kind] += count
+    total, counts = _next_card_counts(view, unseen)
     if total == 0:
         return BustOdds(unseen=0, numbers=Fraction(0), currency=Fraction(0), wild=Fraction(0))
     return BustOdds(
@@ -134,8 +152,59 @@ def bust_odds(view: PublicView, unseen: Counter[str] | None = None) -> BustOdds:
 
 
 def bust_risk(view: PublicView) -> Fraction:
-    """The chance that the next card drawn busts the active seat (either way)."""
-    return bust_odds(view).bust
+    """The chance that the next card drawn busts the active seat (either way):
+    `bust_odds(view).bust`, with one fraction made instead of four."""
+    total, counts = _next_card_counts(view, None)
+    if total == 0:
+        return Fraction(0)
+    return Fraction(counts["numbers"] + counts["currency"], total)
+
+
+def _next_card_counts(
+    view: PublicView, unseen: Counter[str] | None
+) -> tuple[int, dict[str | None, int]]:
+    """The unseen cards (`unseen_cards(view)` unless given) and how many of them would,
+    drawn next, bust by numbers, by currency, or be a wild card."""
+    if unseen is None:
+        unseen = unseen_cards(view)
+    tableau = view.tableau
+    get = unseen.get
+    counts: dict[str | None, int] = {
+        kind: sum(map(get, codes, repeat(0))) for kind, codes in _next_card_kinds(tableau)
+    }
+    if not unseen.keys() <= ALL_CODES:  # not cards of the game: as the engine says (it raises)
+        for code in unseen.keys() - ALL_CODES:
+            kind = bust_kind((*tableau, code))
+            counts[kind] = counts.get(kind, 0) + unseen[code]
+    return sum(unseen.values()), counts
+
+
+# tableau_sums of a tableau -> the cards of the game that drawn onto it would bust it by
+# numbers, by currency (`engine.bust_kind` of the tableau plus the card), or be a wild
+# card. `bust_kind` reads a tableau only through `engine.tableau_sums`, a sum over its
+# cards, so tableaus with the same sums give every card the same kind: the first one met
+# stands for them all. The sums of the tableaus a game can hold before a bust are few
+# (some hundreds).
+_KINDS_BY_SUMS: dict[tuple[int, int], tuple[tuple[str, tuple[str, ...]], ...]] = {}
+_KINDS_KEPT = 4096  # a bound all the same (forgotten wholesale beyond it)
+_KINDS = ("numbers", "currency", "wild")
+
+
+def _next_card_kinds(tableau: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(kind, the cards of the game of that kind drawn onto `tableau`) for each kind."""
+    sums = tableau_sums(tableau)
+    kinds = _KINDS_BY_SUMS.get(sums)
+    if kinds is None:
+        if len(_KINDS_BY_SUMS) >= _KINDS_KEPT:
+            _KINDS_BY_SUMS.clear()
+        kind_of = {
+            code: "wild" if code in WILDS else bust_kind((*tableau, code))
+            for code in sorted(ALL_CODES)
+        }
+        kinds = _KINDS_BY_SUMS[sums] = tuple(
+            (kind, tuple(code for code, its in kind_of.items() if its == kind)) for kind in _KINDS
+        )
+    return kinds
 
 
 def holding(player: Player, perfect_bonus: int) -> Fraction:

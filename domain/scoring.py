@@ -59,7 +59,7 @@ import msgspec
 
 from domain.cards import COLORS, FULL_WILD
 
-__all__ = ["ColorScore", "Score", "best_total", "score_collection"]
+__all__ = ["ColorScore", "Score", "best_total", "cached_best_total", "score_collection"]
 
 
 class ColorScore(msgspec.Struct, frozen=True, kw_only=True):
@@ -384,6 +384,12 @@ def best_total(cards: Iterable[str], perfect_bonus: int = 1) -> int:
         if row is not None:
             total += row[0] + perfect_bonus if row[0] == 9 else row[0]
     return total
+
+
+# Bots score the same collections again and again (a seat's collection in each of its
+# decisions, the outcomes of a search): `best_total` of whole collections, kept. The
+# collection must be a tuple (hashable); the same answers and ValueErrors.
+cached_best_total = lru_cache(maxsize=16384)(best_total)
 
 
 def score_collection(cards: Iterable[str], perfect_bonus: int = 1) -> Score:

@@ -281,8 +281,12 @@ class Worker:
                         task.add_done_callback(finished)
                     if len(jobs) == free:
                         continue  # more may be due
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a
+                # cancellation that comes as the wait ends, and the worker then never stops
+                # (seen: a test waiting for a cancelled worker hung for good)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), wait)
+                    async with asyncio.timeout(wait):
+                        await self._wake.wait()
         finally:
             for task in inflight:
                 task.cancel()

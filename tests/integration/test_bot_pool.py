@@ -10,6 +10,8 @@ import asyncio
 import os
 import random
 import signal
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +29,7 @@ from service.app import create_app
 from service.bot_work import BotWork
 from service.errors import ServiceError
 from service.settings import Settings
+from tests.servers import ROOT, wait_until
 from tests.support.processes import cpu_ticks
 
 pytestmark = pytest.mark.integration
@@ -166,3 +169,50 @@ def test_a_table_refused_when_its_worker_died_leaves_no_game_and_is_created_when
             assert replayed.json()["id"] == again.json()["id"]
     finally:
         pool.shutdown()
+
+
+SERVING = """
+import os, sys, time
+sys.path.insert(0, {root!r})
+if __name__ == "__main__":
+    from infra.bot_pool import BotPool
+    pool = BotPool(1)
+    print(pool.submit(os.getpid).result(), flush=True)
+    time.sleep(120)
+"""
+
+
+def running(pid: int) -> bool:
+    """Alive, and not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_the_workers_and_the_fork_server_exit_with_the_serving_process(tmp_path) -> None:
+    """A serving process SIGKILLed (an OOM kill, say) leaves no bot worker nor fork server
+    behind: each worker watches it and exits; the fork server follows its workers."""
+    script = tmp_path / "serving.py"
+    script.write_text(SERVING.format(root=str(ROOT)))
+    serving = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, cwd=tmp_path, start_new_session=True
+    )
+    try:
+        assert serving.stdout is not None
+        worker = int(serving.stdout.readline())
+        with open(f"/proc/{worker}/stat") as stat:
+            fork_server = int(stat.read().rsplit(")", 1)[1].split()[1])
+        assert running(worker)
+        assert running(fork_server)
+    finally:
+        serving.kill()
+        serving.wait()
+        if serving.stdout is not None:
+            serving.stdout.close()
+    wait_until(
+        lambda: not running(worker) and not running(fork_server),
+        10,
+        "the bot worker and the fork server exiting",
+    )

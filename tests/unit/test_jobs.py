@@ -200,3 +200,24 @@ def test_a_quarantine_reason_keeps_its_text_and_escapes_what_could_forge_a_line(
         )
 
     run(body())
+
+
+@pytest.mark.parametrize("settle", [0, 1, 2, 3])
+def test_a_worker_cancelled_as_it_is_woken_stops(settle: int) -> None:
+    """A cancellation that comes as the worker's wait ends (woken by a job queued, or by a
+    job finishing) stops it: Python 3.11's asyncio.wait_for dropped such a cancellation,
+    and the worker then ran on for good (a shutdown, or a test, waiting for it hung)."""
+
+    async def body() -> None:
+        worker = Worker(MemoryQueue("jobs"), Handler(), poll=30.0)
+        task = asyncio.create_task(worker.run_forever())
+        await asyncio.sleep(0.01)  # waiting for work
+        worker.wake()
+        for _ in range(settle):  # the wake taking effect, step by step
+            await asyncio.sleep(0)
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=2.0)
+        assert task in done, "the cancelled worker did not stop"
+        assert task.cancelled()
+
+    asyncio.run(body())

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import tempfile
 import time
@@ -28,6 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.loadgen import RawConnection
 from tests.servers import ServiceProcess
+from tests.support.processes import cpu_seconds as cpu
+from tests.support.processes import descendants
 
 FIVE_EXPERTS = json.dumps(
     {"players": [{"name": f"E{i}", "bot": "expert"} for i in range(5)]}
@@ -36,24 +37,6 @@ READ_GAME = json.dumps(
     {"players": [{"name": "human"}, {"name": "b1", "bot": "basic"}, {"name": "b2", "bot": "basic"}]}
 ).encode()
 JSON = {"Content-Type": "application/json"}
-
-
-def cpu(pid: int) -> float:
-    """User + system CPU seconds of one process (not its children)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def descendants(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        parent = todo.pop()
-        with open(f"/proc/{parent}/task/{parent}/children") as f:
-            kids = [int(k) for k in f.read().split()]
-        found += kids
-        todo += kids
-    return found
 
 
 def pct(values: list[float], q: float) -> float:

@@ -21,9 +21,10 @@ domain.simulation.play_bots): one implementation of every rule and bot, wherever
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import BrokenExecutor, Executor
 from typing import TypeVar
 
@@ -66,15 +67,22 @@ class BotWork:
     def in_pool(self) -> int:
         return self._in_pool
 
-    def _enter(self) -> None:
+    @contextlib.contextmanager
+    def _place(self) -> Iterator[None]:
+        """A place in the pool for one step, or bots_busy: none left, or the pool broke
+        (a worker died) while the step was in it."""
         with self._lock:
             if self._in_pool >= self._limit:
                 raise bots_busy()
             self._in_pool += 1
-
-    def _leave(self) -> None:
-        with self._lock:
-            self._in_pool -= 1
+        try:
+            yield
+        except BrokenExecutor as exc:
+            log.warning("a bot worker process died: %s", exc)
+            raise bots_busy() from exc
+        finally:
+            with self._lock:
+                self._in_pool -= 1
 
     async def run(self, search: bool, step: Callable[..., T], *args: object) -> T:
         """`step(*args)`: in the pool when `search` (`service.games.bots_search`), else inline."""
@@ -82,25 +90,13 @@ class BotWork:
             return step(*args)
         if self._pool is None:
             return await asyncio.to_thread(step, *args)
-        self._enter()
-        try:
+        with self._place():
             return await asyncio.wrap_future(self._pool.submit(step, *args))
-        except BrokenExecutor as exc:
-            log.warning("a bot worker process died: %s", exc)
-            raise bots_busy() from exc
-        finally:
-            self._leave()
 
     def blocking(self, step: Callable[..., T], *args: object) -> T:
         """`step(*args)` in the pool, waited for in this (worker) thread: for a step deep in
         a change the lobby computes in a thread (a table dealt when its last seat fills)."""
         if self._pool is None:
             return step(*args)
-        self._enter()
-        try:
+        with self._place():
             return self._pool.submit(step, *args).result()
-        except BrokenExecutor as exc:
-            log.warning("a bot worker process died: %s", exc)
-            raise bots_busy() from exc
-        finally:
-            self._leave()

@@ -30,7 +30,7 @@ from service.bot_work import BotWork
 from service.errors import ServiceError
 from service.settings import Settings
 from tests.servers import ROOT, wait_until
-from tests.support.processes import cpu_ticks
+from tests.support.processes import cpu_ticks, parent, running
 
 pytestmark = pytest.mark.integration
 
@@ -182,15 +182,6 @@ if __name__ == "__main__":
 """
 
 
-def running(pid: int) -> bool:
-    """Alive, and not a zombie waiting to be reaped."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_the_workers_and_the_fork_server_exit_with_the_serving_process(tmp_path) -> None:
     """A serving process SIGKILLed (an OOM kill, say) leaves no bot worker nor fork server
     behind: each worker watches it and exits; the fork server follows its workers."""
@@ -202,8 +193,8 @@ def test_the_workers_and_the_fork_server_exit_with_the_serving_process(tmp_path)
     try:
         assert serving.stdout is not None
         worker = int(serving.stdout.readline())
-        with open(f"/proc/{worker}/stat") as stat:
-            fork_server = int(stat.read().rsplit(")", 1)[1].split()[1])
+        fork_server = parent(worker)
+        assert fork_server is not None
         assert running(worker)
         assert running(fork_server)
     finally:

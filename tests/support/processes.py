@@ -3,15 +3,36 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import time
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command's name (None if it is gone)."""
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()
+    return None
 
 
 def cpu_ticks(pid: int) -> int:
     """User + system CPU of a process, in clock ticks (0 if it is gone)."""
-    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
-    return 0
+    fields = _stat(pid)
+    return 0 if fields is None else int(fields[11]) + int(fields[12])
+
+
+def cpu_seconds(pid: int) -> float:
+    return cpu_ticks(pid) / os.sysconf("SC_CLK_TCK")
+
+
+def parent(pid: int) -> int | None:
+    fields = _stat(pid)
+    return None if fields is None else int(fields[1])
+
+
+def running(pid: int) -> bool:
+    """Alive, and not a zombie waiting to be reaped."""
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def descendants(pid: int) -> list[int]:

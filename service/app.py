@@ -38,6 +38,7 @@ from service.api.web_routes import REVALIDATE, STATIC, web_client
 from service.archive import GameArchive
 from service.archiver import Archiver
 from service.bot_work import BotWork
+from service.cancellation import stop_tasks
 from service.deadlines import DeadlinePoller
 from service.games import GameService
 from service.history import History
@@ -75,6 +76,7 @@ CORS_RESPONSE_HEADERS = [
     "RateLimit-Policy",
 ]
 log = logging.getLogger("ten")
+STOP_SECONDS = 10.0  # the background tasks' time to stop at shutdown (then left behind)
 
 
 class Adapters(NamedTuple):
@@ -285,9 +287,7 @@ class Background:
         self.tasks.append(asyncio.create_task(coroutine, name=name))
 
     async def stop(self) -> None:
-        for task in self.tasks:
-            task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await stop_tasks(self.tasks, STOP_SECONDS)
         await self.webhooks.close()
 
 

@@ -26,6 +26,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
+from service.cancellation import stop_if_cancelled
 from service.model import GameRecord
 from service.ports import DueGame, DueIndex, Fired, StoredEvent, StoreUnavailable
 
@@ -169,6 +170,7 @@ class DeadlinePoller:
         self._loop = asyncio.get_running_loop()
         self._woken = woken = asyncio.Event()
         while True:
+            stop_if_cancelled()  # a cancellation a library dropped (service.cancellation)
             await self._rest(await self.step(), woken)
 
     async def _rest(self, delay: float, woken: asyncio.Event) -> None:

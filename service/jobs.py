@@ -32,6 +32,7 @@ import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from typing import NamedTuple, Protocol
 
+from service.cancellation import stop_if_cancelled
 from service.ports import StoreUnavailable
 
 log = logging.getLogger("ten.jobs")
@@ -263,6 +264,7 @@ class Worker:
 
         try:
             while True:
+                stop_if_cancelled()  # a cancellation a library dropped (service.cancellation)
                 self._wake.clear()  # before the claim: a job queued during it wakes the next
                 wait = self.poll
                 free = min(self.concurrency - len(inflight), self.batch)

@@ -37,6 +37,7 @@ from typing import NamedTuple, Protocol
 
 import msgspec
 
+from service.cancellation import stop_if_cancelled
 from service.ports import EventLog, Games, LogNews, StoredEvent, StoreUnavailable
 
 log = logging.getLogger("ten.streams")
@@ -330,6 +331,7 @@ class Watchers:
         """The process's one reader: subscribed to the followed games' logs, it reads them
         at every wake-up; when the store fails, every stream ends and it starts again."""
         while True:
+            stop_if_cancelled()  # a cancellation a library dropped (service.cancellation)
             news = self.store.log_news()
             self._news = news
             for game_id in self._games:
@@ -361,6 +363,7 @@ class Watchers:
         loop = asyncio.get_running_loop()
         tick = min(self.keepalive, 1.0)
         while True:
+            stop_if_cancelled()
             reported = await news.next(tick)
             now = loop.time()
             quiet = [g for g in self._games.values() if now - g.quiet_since >= self.keepalive]

@@ -36,6 +36,7 @@ from service.observability.metrics import Metrics
 from service.ports import StoreUnavailable
 from service.webhooks import WebhookOutbox, Webhooks, messages_for
 from tests.servers import ROOT, wait_until
+from tests.support.aio import bounded, run_without_waiting
 from tests.support.archive import claim_redis_db
 from tests.support.games import play_to_end, started
 from tests.support.webhooks import SECRET, Receiver
@@ -481,9 +482,9 @@ def test_two_workers_on_one_redis_outbox_deliver_each_message_once(redis_db, rec
         while len(receiver.ids()) < len(want) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         stop.set()
-        await asyncio.gather(*workers)
+        await bounded(asyncio.gather(*workers), 30, "the two workers stopping")
 
-    asyncio.run(body())
+    run_without_waiting(body())
     assert receiver.ids() == Counter(want.keys())  # every one, each once
     by_worker = Counter(r.headers["x-worker"] for r in receiver.received)
     assert set(by_worker) == {"a", "b"}  # both took part

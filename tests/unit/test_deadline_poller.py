@@ -23,6 +23,7 @@ from service.deadlines import MAX_BACKOFF, DeadlinePoller
 from service.model import GameRecord
 from service.ports import DueGame, Fired, StoreUnavailable
 from service.relay import Relay
+from tests.support.aio import run_without_waiting
 
 pytestmark = pytest.mark.unit
 
@@ -440,3 +441,31 @@ def test_run_forever_survives_a_store_that_is_down():
 
     run(asyncio.wait_for(body(), 10))
     assert game.timeouts == ["g0"]
+
+
+class DroppingStore(FlakyStore):
+    """A poll that, cancelled while it waits on the store, answers anyway (Python 3.11's
+    asyncio.wait_for, through which redis-py sends every command, can drop a cancellation)."""
+
+    async def due_games(self, now: float, limit: int) -> list[DueGame]:
+        try:
+            await asyncio.sleep(0.02)
+        except asyncio.CancelledError:
+            self.dropped = getattr(self, "dropped", 0) + 1
+        return await super().due_games(now, limit)
+
+
+def test_a_poller_whose_cancellation_the_store_dropped_still_stops():
+    store, clock, game, _ = setup(NOW + 100)
+    dropping = DroppingStore(store)
+
+    async def body() -> None:
+        task = asyncio.create_task(poller(dropping, clock, game, poll=0.01).run_forever())
+        await asyncio.sleep(0.005)  # inside its first poll
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=2.0)
+        assert dropping.dropped == 1
+        assert task in done, "the cancelled poller did not stop"
+        assert task.cancelled()
+
+    run_without_waiting(body())  # a poller that does not stop fails the test, not hangs it

@@ -12,6 +12,7 @@ import pytest
 from infra.queues import MemoryQueue
 from service.jobs import Job, PermanentFailure, Worker
 from service.ports import StoreUnavailable
+from tests.support.aio import run_without_waiting
 
 pytestmark = pytest.mark.unit
 
@@ -221,3 +222,38 @@ def test_a_worker_cancelled_as_it_is_woken_stops(settle: int) -> None:
         assert task.cancelled()
 
     asyncio.run(body())
+
+
+class DroppingQueue(MemoryQueue):
+    """A queue whose claim takes a moment and, cancelled meanwhile, returns its answer
+    anyway: what Python 3.11's asyncio.wait_for does when the cancellation and the result
+    come in one turn of the loop (redis-py sends every command through it)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.dropped = 0
+
+    async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
+        try:
+            await asyncio.sleep(0.02)
+        except asyncio.CancelledError:
+            self.dropped += 1
+        return await super().claim(now, lease, limit)
+
+
+def test_a_worker_whose_cancellation_a_claim_dropped_still_stops() -> None:
+    """The cancellation is still counted (Task.cancelling()); without a look at it the
+    worker ran on and every poll's timeout then took the next cancellation for its own."""
+
+    async def body() -> None:
+        queue = DroppingQueue("jobs")
+        worker = Worker(queue, Handler(), poll=0.01)
+        task = asyncio.create_task(worker.run_forever())
+        await asyncio.sleep(0.005)  # inside its first claim
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=2.0)
+        assert queue.dropped == 1  # the claim did drop it
+        assert task in done, "the cancelled worker did not stop"
+        assert task.cancelled()
+
+    run_without_waiting(body())  # a worker that does not stop fails the test, not hangs it

@@ -1,0 +1,54 @@
+"""A cancellation asked for stays asked for, in every background loop.
+
+Python 3.11's `asyncio.wait_for` returns the awaited result, and drops the cancellation, when
+both come in the same turn of the event loop (cpython gh-86296; 3.12 rewrote `wait_for` on
+`asyncio.timeout`). redis-py sends every command through `wait_for` when the connection has a
+socket timeout, which is its default (5 s). So a background task cancelled while it sends a
+command can go on as if nothing had been asked, with the request still counted
+(`Task.cancelling()` stays 1). Worse, every `asyncio.timeout` it then enters remembers that
+count and takes the next cancellation for its own expiry: the loop never stops, and whatever
+awaits it (a shutdown, a test) hangs for good. Seen: two webhook workers sharing a Redis
+outbox, one stopped as it claimed, hung 2 runs in 5 of the full suite.
+
+Every loop that runs until cancelled calls `stop_if_cancelled()` at each turn; it raises the
+cancellation that was dropped. `stop_tasks` bounds a shutdown's wait for them all the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+from collections.abc import Sequence
+
+log = logging.getLogger("ten")
+
+
+def stop_if_cancelled() -> None:
+    """Raise `CancelledError` if the running task was asked to stop and is still running
+    (a library dropped the request)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+async def stop_tasks(tasks: Sequence[asyncio.Task], seconds: float) -> list[asyncio.Task]:
+    """Cancel `tasks` and wait for them, `seconds` at most; those that did not stop are
+    logged (an ERROR naming each and where it waits) and returned, left behind. What the
+    others raised is retrieved, not raised."""
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return []
+    done, stuck = await asyncio.wait(tasks, timeout=seconds)
+    for task in done:
+        if not task.cancelled():
+            task.exception()
+    for task in stuck:
+        where = io.StringIO()
+        task.print_stack(limit=5, file=where)
+        log.error(
+            "background task %s did not stop within %g s; left behind:\n%s",
+            task.get_name(), seconds, where.getvalue(),
+        )  # fmt: skip
+    return list(stuck)

@@ -1,0 +1,80 @@
+"""service.cancellation: a cancellation a library dropped still stops a loop; a shutdown's
+wait for the background tasks is bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from service.cancellation import stop_if_cancelled, stop_tasks
+from tests.support.aio import run_without_waiting
+
+
+async def _dropping_sleep(seconds: float) -> None:
+    """A wait that answers even when cancelled (Python 3.11's wait_for can)."""
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.sleep(seconds)
+
+
+def test_a_loop_that_looks_stops_after_a_dropped_cancellation() -> None:
+    turns = []
+
+    async def loop() -> None:
+        while True:
+            stop_if_cancelled()
+            turns.append(1)
+            await _dropping_sleep(0.01)
+
+    async def body() -> None:
+        task = asyncio.create_task(loop())
+        await asyncio.sleep(0.005)
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=1.0)
+        assert task in done
+        assert task.cancelled()
+        assert len(turns) == 1  # no turn after the cancellation
+
+    run_without_waiting(body())
+
+
+def test_a_task_not_cancelled_runs_on() -> None:
+    async def body() -> str:
+        stop_if_cancelled()
+        return "ran on"
+
+    assert asyncio.run(body()) == "ran on"
+
+
+def test_stop_tasks_leaves_one_that_does_not_stop_behind_and_names_it(caplog) -> None:
+    async def stubborn() -> None:
+        while True:
+            await _dropping_sleep(0.01)  # never looks
+
+    async def failing() -> None:
+        raise ValueError("boom")
+
+    async def body() -> None:
+        tasks = [
+            asyncio.create_task(stubborn(), name="stubborn"),
+            asyncio.create_task(asyncio.sleep(60), name="polite"),
+            asyncio.create_task(failing(), name="failing"),
+        ]
+        await asyncio.sleep(0)
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        stuck = await stop_tasks(tasks, 0.2)
+        assert 0.2 <= loop.time() - start < 1.0
+        assert [t.get_name() for t in stuck] == ["stubborn"]
+        assert tasks[1].cancelled()
+
+    with caplog.at_level(logging.ERROR, logger="ten"):
+        run_without_waiting(body())
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    assert "stubborn did not stop within 0.2 s" in errors[0]
+    assert ", in stubborn" in errors[0]  # where it waits: its stack
+
+
+def test_stop_tasks_with_none_returns_at_once() -> None:
+    assert asyncio.run(stop_tasks([], 5.0)) == []

@@ -95,9 +95,12 @@ class Timers:
         return wrapped
 
 
-def players(bots: str = "random", humans: int = 1):
+BOTS = ["random"]  # `--bots random,basic`: the bots' levels, each measured in turn
+
+
+def players(bots: str | None = None, humans: int = 1):
     return [(f"human{i}", None) for i in range(humans)] + [
-        (f"bot{i}", bots) for i in range(4 - humans)
+        (f"bot{i}", bots or BOTS[0]) for i in range(4 - humans)
     ]
 
 
@@ -154,12 +157,14 @@ async def cpu_per_call(fn, n: int = CALLS, rounds: int = 5) -> float:
     return statistics.median(results)
 
 
-async def play_direct(service: GameService, actions: int, rng, ids, render=render_acted, humans=1):
+async def play_direct(
+    service: GameService, actions: int, rng, ids, render=render_acted, humans=1, bots=None
+):
     """`GameService.act` on fresh games, each outcome rendered as the API does; returns (CPU s
     in act and rendering, actions, games)."""
     total, count, games = 0.0, 0, 0
     while count < actions:
-        created = await Lobby(service).deal(players(humans=humans))
+        created = await Lobby(service).deal(players(bots, humans=humans))
         ids.append(created.record.id)
         auths = dict(created.tokens)
         seat, legal = next_move(msgspec.to_builtins(view_fields(created.record, None)))
@@ -177,11 +182,11 @@ async def play_direct(service: GameService, actions: int, rng, ids, render=rende
     return total, count, games
 
 
-async def asgi_actions(client: Asgi, actions: int, rng, ids, humans=1):
+async def asgi_actions(client: Asgi, actions: int, rng, ids, humans=1, bots=None):
     """POST actions through the whole app; returns (CPU s, actions, statuses, mean bytes)."""
     total, count, statuses, size = 0.0, 0, defaultdict(int), 0
     decode, encode = msgspec.json.decode, msgspec.json.encode
-    body = encode({"players": [{"name": n, "bot": b} for n, b in players(humans=humans)]})
+    body = encode({"players": [{"name": n, "bot": b} for n, b in players(bots, humans=humans)]})
     while count < actions:
         _, data = await client.request("POST", "/v1/games", body)
         game = decode(data)
@@ -208,14 +213,14 @@ class ActionPlayer:
     """One POST action per `step()` through the whole app, playing games one after another
     (creating a game and its first read are done apart, their CPU not counted)."""
 
-    def __init__(self, client: Asgi, rng, ids, humans: int) -> None:
-        self.client, self.rng, self.ids, self.humans = client, rng, ids, humans
+    def __init__(self, client: Asgi, rng, ids, humans: int, bots: str | None = None) -> None:
+        self.client, self.rng, self.ids, self.humans, self.bots = client, rng, ids, humans, bots
         self.game, self.seat, self.legal, self.auths = None, None, [], {}
         self.cpu = 0.0
 
     async def _new_game(self) -> None:
         body = msgspec.json.encode(
-            {"players": [{"name": n, "bot": b} for n, b in players(humans=self.humans)]}
+            {"players": [{"name": n, "bot": b} for n, b in players(self.bots, humans=self.humans)]}
         )
         _, data = await self.client.request("POST", "/v1/games", body)
         game = msgspec.json.decode(data)
@@ -259,7 +264,9 @@ async def interleaved(cases: dict, rounds: int = 12, per_round: int = 150) -> di
     return {name: statistics.median(values) for name, values in results.items()}
 
 
-async def stage_breakdown(service: GameService, rng, ids, humans: int = 1) -> float:
+async def stage_breakdown(
+    service: GameService, rng, ids, humans: int = 1, bots: str | None = None
+) -> float:
     store = service.store
     timers = Timers()
     # the engine runs through `domain.clock.play` (apply, then the bots' moves)
@@ -294,14 +301,14 @@ async def stage_breakdown(service: GameService, rng, ids, humans: int = 1) -> fl
     for (module, name), fn in wrapped.items():
         setattr(module, name, fn)
     try:
-        total, count, games = await play_direct(service, ACTIONS, rng, ids, render, humans)
+        total, count, games = await play_direct(service, ACTIONS, rng, ids, render, humans, bots)
     finally:
         for (module, name), fn in originals.items():
             setattr(module, name, fn)
         store.load, store.save = load, save
         service.seat_of, Lobby.deal = seat_of, create
     act_us = total / count * 1e6
-    who = "1 human + 3 random bots" if humans == 1 else "4 humans, no bot"
+    who = f"1 human + 3 {bots or BOTS[0]} bots" if humans == 1 else "4 humans, no bot"
     print(f"GameService.act called directly: {act_us:.0f} us CPU per action "
           f"({count} actions in {games} games, {who})")  # fmt: skip
     accounted = 0.0
@@ -410,8 +417,8 @@ async def framework(service: GameService) -> list[str]:
         async def get(self, _game_id):
             return rec
 
-        async def act(self, game_id, caller, action, **_kw):
-            seat = await self.seat_of_caller(await self.get(game_id), caller)
+        async def act(self, command):
+            seat = await self.seat_of_caller(await self.get(command.game_id), command.caller)
             assert seat == 0
             return canned
 
@@ -480,8 +487,11 @@ async def main() -> None:
           f"in-process (machine load average {os.getloadavg()[0]:.2f})\n")  # fmt: skip
     try:
         await play_direct(service, 200, rng, ids)  # warm-up of every path
-        print("1. ", end="")
-        direct_act = await stage_breakdown(service, rng, ids)
+        direct_by_bots = {}
+        for bots in BOTS:
+            print("1. ", end="")
+            direct_by_bots[bots] = await stage_breakdown(service, rng, ids, bots=bots)
+        direct_act = direct_by_bots[BOTS[0]]
         print("1b. ", end="")
         direct_humans = await stage_breakdown(service, rng, ids, humans=4)
         game_id = ids[-1]
@@ -544,14 +554,17 @@ async def main() -> None:
         ceiling_write = await cpu_per_call(ceil_write)
         line("ceiling GET  /ceiling/read/{n}", ceiling_read)
         line("ceiling POST /ceiling/write/{n}", ceiling_write)
-        bots_player = ActionPlayer(client, rng, ids, humans=1)
+        bot_players = {b: ActionPlayer(client, rng, ids, humans=1, bots=b) for b in BOTS}
         humans_player = ActionPlayer(client, rng, ids, humans=4)
         turns = await interleaved(
             {
                 "read ceiling": (ceil_read, None),
                 "read service": (get_game, None),
                 "write ceiling": (ceil_write, None),
-                "action service (3 bots)": (bots_player.step, lambda: bots_player.cpu),
+                **{
+                    f"action service (3 {b} bots)": (p.step, lambda p=p: p.cpu)
+                    for b, p in bot_players.items()
+                },
                 "action humans": (humans_player.step, lambda: humans_player.cpu),
                 "write ceiling without its read": (ceil_kept, None),
             }
@@ -560,17 +573,22 @@ async def main() -> None:
         for name, us in turns.items():
             line(name, us)
         write = turns["write ceiling"]
+        with_bots = ", ".join(
+            f"{write / turns[f'action service (3 {b} bots)'] * 100:.0f}% with 3 {b} bots' moves"
+            for b in BOTS
+        )
         print(
             f"   ceiling / service CPU: read "
             f"{turns['read ceiling'] / turns['read service'] * 100:.0f}%, action "
-            f"{write / turns['action service (3 bots)'] * 100:.0f}% with 3 bots' moves, "
+            f"{with_bots}, "
             f"{write / turns['action humans'] * 100:.0f}% humans only (in-process: uvicorn, "
             "httptools and the sockets, the same for both, are left out)"
         )
         kept = turns["write ceiling without its read"]
         print(
             "   (not the issue's ceiling: against a write ceiling that also keeps the record in "
-            f"memory and skips its HGET, as actions do, {kept / turns['action service (3 bots)'] * 100:.0f}% "
+            f"memory and skips its HGET, as actions do, "
+            f"{kept / turns[f'action service (3 {BOTS[0]} bots)'] * 100:.0f}% "
             f"with bots, {kept / turns['action humans'] * 100:.0f}% humans only)"
         )
         await ceiling_app._redis.aclose()
@@ -590,6 +608,14 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
     import uvloop
+
+    parser = argparse.ArgumentParser(description="Where a request's server CPU goes.")
+    parser.add_argument(
+        "--bots", default="random", help="the 3 bots' level(s), comma-separated: random,basic"
+    )
+    BOTS[:] = parser.parse_args().bots.split(",")
 
     uvloop.run(main())

@@ -2,7 +2,7 @@
 import type { components } from "../../../ts/src/client";
 import { api, describeError } from "../api";
 import { h, show } from "../dom";
-import { list, num, t } from "../i18n";
+import { list, num, t, when } from "../i18n";
 import { boardEl, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
 
 type ArchivedGame = components["schemas"]["GameSummary"];
@@ -31,7 +31,7 @@ export async function archiveScreen(root: HTMLElement, params: URLSearchParams):
       t(`archive.status.${g.status}` as Parameters<typeof t>[0]),
       g.ranked ? ` · ${t("archive.ranked")}` : "",
       " · ",
-      h("time", { datetime: g.finished_at }, t("archive.finished", { date: new Date(g.finished_at).toLocaleString() })),
+      h("time", { datetime: g.finished_at }, t("archive.finished", { date: when(g.finished_at) })),
     );
   show(
     root,

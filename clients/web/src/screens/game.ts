@@ -7,7 +7,7 @@
  */
 import { bearer, type Action, type components, type Game, type Odds, type Problem, type Table } from "../../../ts/src/client";
 import { api, describeError, TenApiError } from "../api";
-import { controlsEl } from "../controls";
+import { closeConfirm, controlsEl } from "../controls";
 import { h, show } from "../dom";
 import { describeEvent, type GameEvent } from "../events";
 import { fold, tableKey } from "../fold";
@@ -639,5 +639,6 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     announcer.remove();
     root.removeEventListener("focusin", onFocus);
     stream?.close();
+    closeConfirm();
   };
 }

@@ -5,10 +5,20 @@ purchase's payment says "Red 1", never "R1")."""
 from __future__ import annotations
 
 import re
+import secrets
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, at_a_buy, hold_seat, wait_for
+from tests.browser.web import (
+    BROWSER_TIER,
+    App,
+    archived_game,
+    at_a_buy,
+    deck_game,
+    hold_seat,
+    wait_for,
+)
+from tests.support.api import README_DECK, README_GAME, bearer
 
 pytestmark = BROWSER_TIER
 
@@ -70,3 +80,72 @@ def test_a_payment_names_its_cards_in_words(app: App, api: httpx.Client) -> None
         shown = wait_for(control.text_content, "the buy control")
         assert not CODE.search(shown), (lang, shown)
         assert shown != english, lang
+
+
+# the texts no language changes: the game's name, a bot's default name where the language
+# writes it alike (es, id: "Bot 2"); a player's name is bidi-isolated (FSI ... PDI) and left out
+SAME_IN = {"TEN": LANGUAGES, "Bot 2": ("es", "id"), "Bot 3": ("es", "id")}
+WORDS = re.compile(r"[A-Za-z]{3,}")
+
+
+def screen_lines(app: App) -> set[str]:
+    """The lines of text the screen shows (the main region and an open dialog)."""
+    texts = app.page.eval_on_selector_all("#main, dialog[open]", "els => els.map(e => e.innerText)")
+    return {line.strip() for text in texts for line in text.splitlines() if line.strip()}
+
+
+def english_left(lines: set[str], english: set[str], lang: str) -> list[str]:
+    """The lines of `lang`'s screen that are English words as the English screen shows them."""
+    return sorted(
+        line
+        for line in lines & english
+        if WORDS.search(line) and "\u2068" not in line and lang not in SAME_IN.get(line, ())
+    )
+
+
+def test_no_screen_keeps_an_english_line(app: App, api: httpx.Client) -> None:
+    player_id = f"web-{secrets.token_hex(4)}"
+    archived = archived_game(api, player_id)
+    finished = deck_game(api, ["Ann"], README_DECK)
+    for action in README_GAME:
+        acted = api.post(
+            f"/v1/games/{finished['id']}/actions",
+            json=action,
+            headers=bearer(finished["seats"][0]["token"]),
+        )
+        assert acted.status_code == 200, acted.text
+    buying, _ = at_a_buy(api)
+    hold_seat(app, finished)
+    hold_seat(app, buying)
+    app.goto("/", "lobby")
+    waiting = app.create_table("Ann", ["open", "expert"])
+
+    def open_buy() -> None:
+        app.page.click(""".buys button[data-action*='"card":"B9"']""")
+        app.page.locator("[data-testid=confirm-buy]").wait_for(state="visible")
+
+    screens = {
+        "lobby": ("/", None),
+        "waiting": (f"/game/{waiting}", None),
+        "table": (f"/game/{buying['id']}", open_buy),
+        "results": (f"/game/{finished['id']}", None),
+        "archive": ("/archive", None),
+        "replay": (f"/replay/{archived}", None),
+        "stats": (f"/players/{player_id}", None),
+        "leaderboard": ("/leaderboard", None),
+        "rules": ("/rules", None),
+    }
+    shown: dict[tuple[str, str], set[str]] = {}
+    for lang in ("en", *LANGUAGES):
+        app.goto("/", "lobby")
+        choose_language(app, lang, "lobby")
+        for screen, (route, prepare) in screens.items():
+            app.goto(route, screen)  # a full load: the language is the one remembered
+            if prepare:
+                prepare()
+            shown[lang, screen] = screen_lines(app)
+    for screen in screens:
+        english = shown["en", screen]
+        assert english, screen
+        for lang in LANGUAGES:
+            assert not english_left(shown[lang, screen], english, lang), (lang, screen)

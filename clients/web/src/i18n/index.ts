@@ -52,8 +52,19 @@ export function t(key: MessageKey, params: Record<string, string | number> = {})
   );
 }
 
+/**
+ * The decimal sign and the group separator (CLDR's) of a language the browser's `Intl` may
+ * have no data for: Chromium has none for Armenian and would write English's ("17.1", "1,234").
+ */
+const SYMBOLS: Partial<Record<Language, { decimal: string; group: string }>> = { hy: { decimal: ",", group: "\u00a0" } };
+
 /** A number in the current language's digits and grouping. */
 export function num(n: number, digits = 0): string {
+  const own = SYMBOLS[current];
+  if (own && !Intl.NumberFormat.supportedLocalesOf(current).length) {
+    const english = n.toLocaleString("en", { maximumFractionDigits: digits });
+    return english.replace(/[.,]/g, (sign) => (sign === "." ? own.decimal : own.group));
+  }
   return n.toLocaleString(current, { maximumFractionDigits: digits });
 }
 

@@ -187,7 +187,8 @@ export function clockText(view: View & { clock?: Clock | null }, seat: number, n
 function playerEl(view: View, player: Player, now: number): HTMLElement {
   const me = mySeat(view) === player.seat;
   const acting = view.to_act === player.seat && view.status === "active";
-  const clock = player.bot && !player.stand_in ? null : clockText(view, player.seat, now); // bots never wait
+  // bots never wait, and an ended game's clocks are stopped: none is shown
+  const clock = (player.bot && !player.stand_in) || view.status !== "active" ? null : clockText(view, player.seat, now);
   return h(
     "article",
     {

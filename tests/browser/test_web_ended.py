@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, hold_seat
-from tests.support.api import README_DECK, README_GAME, bearer
+from tests.browser.web import BROWSER_TIER, App, hold_seat, play_actions
+from tests.support.api import README_DECK, README_GAME
 
 pytestmark = BROWSER_TIER
 
@@ -22,15 +22,9 @@ def test_a_clocked_game_at_its_end_shows_no_clock(app: App, api: httpx.Client) -
     hold_seat(app, game)
     app.goto(f"/game/{game['id']}", "table")
     assert app.page.locator("[data-testid=clock]").count() == 1  # it ticks in play
-    for action in README_GAME:
-        acted = api.post(
-            f"/v1/games/{game['id']}/actions",
-            json=action,
-            headers=bearer(game["seats"][0]["token"]),
-        )
-        assert acted.status_code == 200, acted.text
-    assert acted.json()["status"] == "finished"
-    assert acted.json()["clock"], acted.json()  # the view still carries the clock
+    ended = play_actions(api, game, README_GAME)
+    assert ended["status"] == "finished"
+    assert ended["clock"], ended  # the view still carries the clock
     app.wait_screen("results")
     assert app.page.locator("[data-testid=results]").is_visible()
     assert app.page.locator("[data-testid=clock]").count() == 0

@@ -16,9 +16,10 @@ from tests.browser.web import (
     at_a_buy,
     deck_game,
     hold_seat,
+    play_actions,
     wait_for,
 )
-from tests.support.api import README_DECK, README_GAME, bearer
+from tests.support.api import README_DECK, README_GAME
 
 pytestmark = BROWSER_TIER
 
@@ -107,13 +108,7 @@ def test_no_screen_keeps_an_english_line(app: App, api: httpx.Client) -> None:
     player_id = f"web-{secrets.token_hex(4)}"
     archived = archived_game(api, player_id)
     finished = deck_game(api, ["Ann"], README_DECK)
-    for action in README_GAME:
-        acted = api.post(
-            f"/v1/games/{finished['id']}/actions",
-            json=action,
-            headers=bearer(finished["seats"][0]["token"]),
-        )
-        assert acted.status_code == 200, acted.text
+    play_actions(api, finished, README_GAME)
     buying, _ = at_a_buy(api)
     hold_seat(app, finished)
     hold_seat(app, buying)

@@ -431,19 +431,28 @@ TO_THE_BUY = [
 ]
 
 
+def play_actions(
+    api: httpx.Client, game: Mapping[str, Any], actions: Iterable[Mapping[str, Any]], seat: int = 0
+) -> dict[str, Any]:
+    """Sends `actions` through the API as seat `seat` of `game` (a `deck_game`), each one
+    accepted; returns the view after the last."""
+    view: dict[str, Any] = {}
+    for action in actions:
+        acted = api.post(
+            f"/v1/games/{game['id']}/actions",
+            json=action,
+            headers=bearer(game["seats"][seat]["token"]),
+        )
+        assert acted.status_code == 200, (action, acted.text)
+        view = acted.json()
+    return view
+
+
 def at_a_buy(api: httpx.Client) -> tuple[dict[str, Any], dict[str, Any]]:
     """A one-seat `deck_game` played through the API to a buy phase (`BUY_DECK`): the game
     created and the seat's view there."""
     game = deck_game(api, ["Ann"], BUY_DECK)
-    token = game["seats"][0]["token"]
-    for action in TO_THE_BUY:
-        acted = api.post(
-            f"/v1/games/{game['id']}/actions",
-            json=action,
-            headers={"Authorization": f"Bearer {token}"},
-        )
-        assert acted.status_code == 200, (action, acted.text)
-    return game, acted.json()
+    return game, play_actions(api, game, TO_THE_BUY)
 
 
 def archived_game(api: httpx.Client, player_id: str) -> str:

@@ -5,21 +5,10 @@ purchase's payment says "Red 1", never "R1")."""
 from __future__ import annotations
 
 import re
-import secrets
 
 import httpx
 
-from tests.browser.web import (
-    BROWSER_TIER,
-    App,
-    archived_game,
-    at_a_buy,
-    deck_game,
-    hold_seat,
-    play_actions,
-    wait_for,
-)
-from tests.support.api import README_DECK, README_GAME
+from tests.browser.web import BROWSER_TIER, App, at_a_buy, every_screen, hold_seat, wait_for
 
 pytestmark = BROWSER_TIER
 
@@ -105,42 +94,9 @@ def english_left(lines: set[str], english: set[str], lang: str) -> list[str]:
 
 
 def test_no_screen_keeps_an_english_line(app: App, api: httpx.Client) -> None:
-    player_id = f"web-{secrets.token_hex(4)}"
-    archived = archived_game(api, player_id)
-    finished = deck_game(api, ["Ann"], README_DECK)
-    play_actions(api, finished, README_GAME)
-    buying, _ = at_a_buy(api)
-    hold_seat(app, finished)
-    hold_seat(app, buying)
-    app.goto("/", "lobby")
-    waiting = app.create_table("Ann", ["open", "expert"])
-
-    def open_buy() -> None:
-        app.page.click(""".buys button[data-action*='"card":"B9"']""")
-        app.page.locator("[data-testid=confirm-buy]").wait_for(state="visible")
-
-    screens = {
-        "lobby": ("/", None),
-        "waiting": (f"/game/{waiting}", None),
-        "table": (f"/game/{buying['id']}", open_buy),
-        "results": (f"/game/{finished['id']}", None),
-        "archive": ("/archive", None),
-        "replay": (f"/replay/{archived}", None),
-        "stats": (f"/players/{player_id}", None),
-        "leaderboard": ("/leaderboard", None),
-        "rules": ("/rules", None),
-    }
-    shown: dict[tuple[str, str], set[str]] = {}
-    for lang in ("en", *LANGUAGES):
-        app.goto("/", "lobby")
-        choose_language(app, lang, "lobby")
-        for screen, (route, prepare) in screens.items():
-            app.goto(route, screen)  # a full load: the language is the one remembered
-            if prepare:
-                prepare()
-            shown[lang, screen] = screen_lines(app)
-    for screen in screens:
+    shown = {(lang, screen): screen_lines(app) for lang, screen in every_screen(app, api)}
+    for (lang, screen), lines in shown.items():
         english = shown["en", screen]
         assert english, screen
-        for lang in LANGUAGES:
-            assert not english_left(shown[lang, screen], english, lang), (lang, screen)
+        if lang != "en":
+            assert not english_left(lines, english, lang), (lang, screen)

@@ -8,7 +8,16 @@ import re
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, at_a_buy, every_screen, hold_seat, wait_for
+from tests.browser.web import (
+    BROWSER_TIER,
+    App,
+    at_a_buy,
+    deck_game,
+    every_screen,
+    hold_seat,
+    play_actions,
+    wait_for,
+)
 
 pytestmark = BROWSER_TIER
 
@@ -70,6 +79,25 @@ def test_a_payment_names_its_cards_in_words(app: App, api: httpx.Client) -> None
         shown = wait_for(control.text_content, "the buy control")
         assert not CODE.search(shown), (lang, shown)
         assert shown != english, lang
+
+
+AUCTIONED = {"en": "Up for auction: Wild card 5", "es": "En subasta: Comodín 5"}
+
+
+def test_the_auction_names_its_card_in_words(app: App, api: httpx.Client) -> None:
+    game = deck_game(api, ["Ann"], ["W5", "R2", "R3"])
+    view = play_actions(api, game, [{"type": "draw"}])
+    assert view["auction"]["card"] == "W5", view
+    hold_seat(app, game)
+    app.goto(f"/game/{game['id']}", "table")
+    line = app.page.locator("[data-testid=auction-card]")
+    for lang, words in AUCTIONED.items():
+        choose_language(app, lang, "table")
+        assert line.inner_text().startswith(f"{words} "), (lang, line.inner_text())
+        assert line.locator(".card").get_attribute("data-card") == "W5"
+    for lang in LANGUAGES:
+        choose_language(app, lang, "table")
+        assert not CODE.search(line.inner_text()), (lang, line.inner_text())
 
 
 # the texts no language changes: the game's name, a bot's default name where the language

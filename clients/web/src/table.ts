@@ -122,7 +122,8 @@ function auctionEl(view: View, auction: Schemas["AuctionView"]): HTMLElement {
     "div",
     { class: "auction", "data-testid": "auction" },
     h("h3", null, t("table.auction")),
-    h("p", null, t("table.auction.card", { card: "" }), cardEl(auction.card)),
+    // the card named in words, its face beside (for the eye only: the words say it)
+    h("p", { "data-testid": "auction-card" }, t("table.auction.card", { card: cardName(auction.card) }), " ", h("span", { "aria-hidden": "true" }, cardEl(auction.card))),
     h(
       "p",
       null,

@@ -50,3 +50,19 @@ def test_the_create_form_shows_one_seat_choice_per_other_player(app: App) -> Non
         app.page.select_option("#create-players", str(players))
         shown = [app.page.is_visible(f"#create-seat-{i}") for i in range(1, 5)]
         assert shown == [i < players for i in range(1, 5)], (players, shown)
+
+
+FOCUS = """() => ({ id: document.activeElement.id, tag: document.activeElement.tagName,
+    outline: getComputedStyle(document.activeElement).outlineStyle })"""
+
+
+def test_a_new_screen_takes_the_focus_without_a_ring_around_the_page(app: App) -> None:
+    """The main region is focused on a fresh load (Chromium counts that as :focus-visible):
+    no outline frames the whole page; a control reached by keyboard still shows its ring."""
+    app.goto("/", "lobby")
+    assert app.page.evaluate(FOCUS) == {"id": "main", "tag": "MAIN", "outline": "none"}
+    assert app.page.evaluate("document.activeElement.matches(':focus-visible')")
+    app.page.keyboard.press("Tab")
+    reached = app.page.evaluate(FOCUS)
+    assert reached["tag"] in ("A", "INPUT", "SELECT", "BUTTON"), reached
+    assert reached["outline"] == "solid", reached

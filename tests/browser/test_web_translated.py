@@ -128,3 +128,22 @@ def test_no_screen_keeps_an_english_line(app: App, api: httpx.Client) -> None:
         assert english, screen
         if lang != "en":
             assert not english_left(lines, english, lang), (lang, screen)
+
+
+# a seat's tokens as a list: the language's word before the last item (Chromium's Intl has no
+# Armenian list data: English's comma would stand there; the client brings Armenian's "և")
+TOKENS = {
+    "en": "5 currency tokens, 0 bust tokens",
+    "es": "5 fichas de moneda y 0 fichas de busto",
+    "hy": "5 արժույթի նշան և 0 կիսանդրի նշան",
+}
+
+
+def test_a_list_is_joined_as_the_language_joins_it(app: App, api: httpx.Client) -> None:
+    game = deck_game(api, ["Ann"], ["R2", "R3"])
+    hold_seat(app, game)
+    app.goto(f"/game/{game['id']}", "table")
+    tokens = app.page.locator("[data-testid=player][data-seat='0'] .tokens")
+    for lang, text in TOKENS.items():
+        choose_language(app, lang, "table")
+        assert tokens.inner_text().strip() == f"¤ {text}", (lang, tokens.inner_text())

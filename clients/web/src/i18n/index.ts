@@ -53,17 +53,25 @@ export function t(key: MessageKey, params: Record<string, string | number> = {})
 }
 
 /**
- * The decimal sign and the group separator (CLDR's) of a language the browser's `Intl` may
- * have no data for: Chromium has none for Armenian and would write English's ("17.1", "1,234").
+ * What CLDR says of a language the browser's `Intl` may have no data for (Chromium has none
+ * for Armenian, and would write English's "17.1", "1,234", "a, b"): its decimal sign, its
+ * group separator (from five digits on) and what comes before a list's last item.
  */
-const SYMBOLS: Partial<Record<Language, { decimal: string; group: string }>> = { hy: { decimal: ",", group: "\u00a0" } };
+const OWN: Partial<Record<Language, { decimal: string; group: string; last: string }>> = {
+  hy: { decimal: ",", group: "\u00a0", last: " և " },
+};
+
+/** `OWN`'s entry for the current language when the browser's `Intl` service lacks it. */
+function own(supported: (locale: string) => string[]): (typeof OWN)[Language] {
+  return supported(current).length ? undefined : OWN[current];
+}
 
 /** A number in the current language's digits and grouping. */
 export function num(n: number, digits = 0): string {
-  const own = SYMBOLS[current];
-  if (own && !Intl.NumberFormat.supportedLocalesOf(current).length) {
-    const english = n.toLocaleString("en", { maximumFractionDigits: digits });
-    return english.replace(/[.,]/g, (sign) => (sign === "." ? own.decimal : own.group));
+  const signs = own((l) => Intl.NumberFormat.supportedLocalesOf(l));
+  if (signs) {
+    const options = { maximumFractionDigits: digits, useGrouping: "min2" } as unknown as Intl.NumberFormatOptions;
+    return n.toLocaleString("en", options).replace(/[.,]/g, (sign) => (sign === "." ? signs.decimal : signs.group));
   }
   return n.toLocaleString(current, { maximumFractionDigits: digits });
 }
@@ -104,5 +112,7 @@ export function when(iso: string, time = true): string {
 
 /** Items joined as the current language lists them ("2 currency tokens, 1 bust token"). */
 export function list(items: readonly string[]): string {
+  const words = own((l) => Intl.ListFormat.supportedLocalesOf(l));
+  if (words && items.length > 1) return `${items.slice(0, -1).join(", ")}${words.last}${items[items.length - 1]}`;
   return new Intl.ListFormat(current, { type: "unit", style: "short" }).format(items);
 }

@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, wait_for
+from tests.browser.web import BROWSER_TIER, App, deck_game, hold_seat, wait_for
 
 pytestmark = BROWSER_TIER
 
@@ -46,3 +46,25 @@ def test_the_page_shows_the_services_odds_on_its_turn_to_draw(app: App, api: htt
         percent(odds["odds"]["bust"][k]) for k in ("total", "numbers", "currency")
     ]
     assert sorted(shown) == sorted(expected), (text, odds)
+
+
+# CLDR's decimal sign of each language (Chromium's Intl has no Armenian: the client brings it)
+DECIMAL = {"en": ".", "id": ",", "hy": ",", "es": ",", "gu": "."}
+
+
+def test_the_odds_are_written_with_the_languages_decimal_sign(app: App, api: httpx.Client) -> None:
+    game = deck_game(api, ["Ann"], ["R2", "R3", "W5"])  # one card in three a wild card
+    hold_seat(app, game)
+    app.goto(f"/game/{game['id']}", "table")
+    odds = api.get(f"/v1/games/{game['id']}/odds").json()["odds"]
+    figures = [odds["wild"]] + [odds["bust"][k] for k in ("total", "numbers", "currency")]
+    panel = app.page.locator("[data-testid=odds]")
+    for lang, sign in DECIMAL.items():
+        app.page.select_option("#language", lang)
+        app.page.wait_for_selector(f'html[lang="{lang}"]', state="attached")
+        app.wait_screen("table")
+        text = wait_for(lambda: panel.is_visible() and panel.inner_text(), f"odds in {lang}")
+        for p in figures:
+            shown = f"{percent(p):g}".replace(".", sign)
+            assert f"{shown}%" in text, (lang, shown, text)
+        assert any(percent(p) % 1 for p in figures), figures  # a decimal sign to see

@@ -87,3 +87,25 @@ def test_a_payment_the_service_refuses_changes_nothing(app: App, api: httpx.Clie
     assert refused.json()["code"] == "payment_not_minimal", refused.text
     assert refused.json()["detail"] in (alert.text_content() or ""), alert.text_content()
     assert page.locator(".buys button").count() == 2  # still offered: B9 and G5
+
+
+def test_the_buy_dialog_goes_with_its_screen(app: App, api: httpx.Client) -> None:
+    """Leaving the table (the browser's Back, a link, a new language) with the dialog open
+    takes the dialog away: it neither covers the next screen nor sends a stale purchase."""
+    game, view = at_a_buy(api)
+    hold_seat(app, game)
+    app.goto(f"/game/{game['id']}", "table")
+    page = app.page
+    open_buy(app, "B9")
+    page.evaluate("location.hash = '#/rules'")  # a route change with the dialog still open
+    app.wait_screen("rules")
+    assert page.locator("dialog").count() == 0
+    page.click("a[data-nav=lobby]")  # the page is usable again (a modal would block it)
+    app.wait_screen("lobby")
+    app.goto(f"/game/{game['id']}", "table")
+    open_buy(app, "B9")
+    page.select_option("#language", "es")
+    page.wait_for_selector('html[lang="es"]', state="attached")
+    app.wait_screen("table")
+    assert page.locator("dialog").count() == 0  # not left open in the language before
+    assert app.view(api)["version"] == view["version"]  # nothing was bought

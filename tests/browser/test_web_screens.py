@@ -50,3 +50,40 @@ def test_the_create_form_shows_one_seat_choice_per_other_player(app: App) -> Non
         app.page.select_option("#create-players", str(players))
         shown = [app.page.is_visible(f"#create-seat-{i}") for i in range(1, 5)]
         assert shown == [i < players for i in range(1, 5)], (players, shown)
+
+
+FOCUS = """() => ({ id: document.activeElement.id, tag: document.activeElement.tagName,
+    outline: getComputedStyle(document.activeElement).outlineStyle })"""
+
+
+def test_a_new_screen_takes_the_focus_without_a_ring_around_the_page(app: App) -> None:
+    """The main region is focused on a fresh load (Chromium counts that as :focus-visible):
+    no outline frames the whole page; a control reached by keyboard still shows its ring."""
+    app.goto("/", "lobby")
+    assert app.page.evaluate(FOCUS) == {"id": "main", "tag": "MAIN", "outline": "none"}
+    assert app.page.evaluate("document.activeElement.matches(':focus-visible')")
+    app.page.keyboard.press("Tab")
+    reached = app.page.evaluate(FOCUS)
+    assert reached["tag"] in ("A", "INPUT", "SELECT", "BUTTON"), reached
+    assert reached["outline"] == "solid", reached
+
+
+def test_a_game_that_is_gone_says_so_and_leads_back_to_the_lobby(
+    app: App, api: httpx.Client
+) -> None:
+    """An old invite or game link (the game expired, or never was) is no dead end: the page
+    says what the service says, in the page's language, with a way back to the lobby."""
+    for route, screen, path in (
+        ("/join/nope-gone", "table", "/v1/games/nope-gone"),
+        ("/replay/nope-gone", "replay", "/v1/archive/games/nope-gone"),
+    ):
+        for lang in ("en", "es"):
+            gone = api.get(path, headers={"Accept-Language": lang})
+            assert gone.status_code == 404, gone.text
+            app.goto("/", "lobby")
+            app.page.select_option("#language", lang)
+            app.page.wait_for_selector(f'html[lang="{lang}"]', state="attached")
+            app.goto(route, screen)
+            assert app.page.text_content("[role=alert]") == gone.json()["detail"], lang
+            app.page.click("[data-testid=to-lobby]")
+            app.wait_screen("lobby")

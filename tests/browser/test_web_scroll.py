@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, PHONE, App, deck_game, hold_seat, wait_for
-from tests.support.api import README_DECK, README_GAME, bearer
+from tests.browser.web import BROWSER_TIER, PHONE, App, deck_game, hold_seat, play_actions, wait_for
+from tests.support.api import README_DECK, README_GAME
 
 pytestmark = BROWSER_TIER
 
@@ -26,14 +26,8 @@ def test_the_results_come_into_view_and_take_focus_at_the_end(
 ) -> None:
     app = phone_app(new_context)
     game = deck_game(api, ["Ann"], README_DECK)
-    for action in README_GAME[:-1]:
-        acted = api.post(
-            f"/v1/games/{game['id']}/actions",
-            json=action,
-            headers=bearer(game["seats"][0]["token"]),
-        )
-        assert acted.status_code == 200, acted.text
-    assert acted.json()["legal_actions"] == [README_GAME[-1]], acted.json()["legal_actions"]
+    last = play_actions(api, game, README_GAME[:-1])
+    assert last["legal_actions"] == [README_GAME[-1]], last["legal_actions"]
     hold_seat(app, game)
     app.goto(f"/game/{game['id']}", "table")
     page = app.page

@@ -1,6 +1,7 @@
 """The waiting room follows the table on its event stream (no polling every 1.5 s): the host's
 page sees the table start when the last open seat is taken; the host can cancel the table;
-"Your games" in the lobby names each held game's players, their number and its status."""
+"Your games" in the lobby names each held game's players, their number and its status, and
+opens an ended game's results (not "Resume")."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import time
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, wait_for
+from tests.browser.web import BROWSER_TIER, App, deck_game, hold_seat, play_actions, wait_for
+from tests.support.api import README_DECK, README_GAME
 
 pytestmark = BROWSER_TIER
 
@@ -57,6 +59,9 @@ def test_the_host_cancels_the_table(app: App, api: httpx.Client) -> None:
 
 
 def test_your_games_name_players_and_status(app: App, api: httpx.Client) -> None:
+    finished = deck_game(api, ["Ann"], README_DECK)
+    play_actions(api, finished, README_GAME)
+    hold_seat(app, finished)
     app.goto("/", "lobby")
     waiting = app.create_table("Ann", ["open"])
     app.goto("/", "lobby")
@@ -69,3 +74,6 @@ def test_your_games_name_players_and_status(app: App, api: httpx.Client) -> None
     ann = "\u2068Ann\u2069"  # a player's name, bidi-isolated (a bot's default name is ours)
     assert rows[waiting] == f"Resume {ann} · 2 players · waiting for players", rows
     assert rows[playing] == f"Resume {ann}, Bot 2, Bot 3 · 3 players · in play", rows
+    assert rows[finished["id"]] == f"Results {ann} · 1 player · finished", rows  # not resumed
+    app.page.click(f"[data-game-id='{finished['id']}'] a")
+    app.wait_screen("results")

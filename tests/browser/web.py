@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import random
 import re
+import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -431,19 +432,28 @@ TO_THE_BUY = [
 ]
 
 
+def play_actions(
+    api: httpx.Client, game: Mapping[str, Any], actions: Iterable[Mapping[str, Any]], seat: int = 0
+) -> dict[str, Any]:
+    """Sends `actions` through the API as seat `seat` of `game` (a `deck_game`), each one
+    accepted; returns the view after the last."""
+    view: dict[str, Any] = {}
+    for action in actions:
+        acted = api.post(
+            f"/v1/games/{game['id']}/actions",
+            json=action,
+            headers=bearer(game["seats"][seat]["token"]),
+        )
+        assert acted.status_code == 200, (action, acted.text)
+        view = acted.json()
+    return view
+
+
 def at_a_buy(api: httpx.Client) -> tuple[dict[str, Any], dict[str, Any]]:
     """A one-seat `deck_game` played through the API to a buy phase (`BUY_DECK`): the game
     created and the seat's view there."""
     game = deck_game(api, ["Ann"], BUY_DECK)
-    token = game["seats"][0]["token"]
-    for action in TO_THE_BUY:
-        acted = api.post(
-            f"/v1/games/{game['id']}/actions",
-            json=action,
-            headers={"Authorization": f"Bearer {token}"},
-        )
-        assert acted.status_code == 200, (action, acted.text)
-    return game, acted.json()
+    return game, play_actions(api, game, TO_THE_BUY)
 
 
 def archived_game(api: httpx.Client, player_id: str) -> str:
@@ -467,3 +477,47 @@ def archived_game(api: httpx.Client, player_id: str) -> str:
 
 
 PHONE = {"width": 360, "height": 740}  # a phone's viewport (CSS pixels)
+
+
+LANGUAGES = ("en", "id", "hy", "es", "gu")  # the client's, English first
+
+
+def every_screen(app: App, api: httpx.Client) -> Iterator[tuple[str, str]]:
+    """Brings `app` to every screen of the client in every language in turn, English first,
+    and yields `(language, screen)` there: the lobby with held games, a waiting room, a table
+    with the buy dialog open, the results, the archive, a replay, a player's stats, the
+    leaderboard and the rules."""
+    player_id = f"web-{secrets.token_hex(4)}"
+    archived = archived_game(api, player_id)
+    finished = deck_game(api, ["Ann"], README_DECK)
+    play_actions(api, finished, README_GAME)
+    buying, _ = at_a_buy(api)
+    hold_seat(app, finished)
+    hold_seat(app, buying)
+    app.goto("/", "lobby")
+    waiting = app.create_table("Ann", ["open", "expert"])
+
+    def open_buy() -> None:
+        app.page.click(""".buys button[data-action*='"card":"B9"']""")
+        app.page.locator("[data-testid=confirm-buy]").wait_for(state="visible")
+
+    screens: dict[str, tuple[str, Callable[[], None] | None]] = {
+        "lobby": ("/", None),
+        "waiting": (f"/game/{waiting}", None),
+        "table": (f"/game/{buying['id']}", open_buy),
+        "results": (f"/game/{finished['id']}", None),
+        "archive": ("/archive", None),
+        "replay": (f"/replay/{archived}", None),
+        "stats": (f"/players/{player_id}", None),
+        "leaderboard": ("/leaderboard", None),
+        "rules": ("/rules", None),
+    }
+    for lang in LANGUAGES:
+        app.goto("/", "lobby")
+        app.page.select_option("#language", lang)
+        app.page.wait_for_selector(f'html[lang="{lang}"]', state="attached")
+        for screen, (route, prepare) in screens.items():
+            app.goto(route, screen)  # in the language chosen (the page's, remembered)
+            if prepare:
+                prepare()
+            yield lang, screen

@@ -1,5 +1,6 @@
 /** The one SDK instance the page calls the service through (same origin). */
 import { createTenClient, TenApiError } from "../../ts/src/client";
+import { h, show } from "./dom";
 import { language, t } from "./i18n";
 
 export const api = createTenClient({ language: () => language() });
@@ -11,4 +12,15 @@ export function describeError(error: unknown): string {
     return error.problem?.detail ?? error.problem?.title ?? error.message;
   }
   return t("common.error", { detail: error instanceof Error ? error.message : String(error) });
+}
+
+/** A screen that could not be shown: what went wrong, and the way back to the lobby. */
+export function failedScreen(root: HTMLElement, error: unknown, screen: string): void {
+  show(
+    root,
+    h("p", { role: "alert", class: "error" }, describeError(error)),
+    h("p", null, h("a", { href: "#/", class: "button", "data-testid": "to-lobby" }, t("nav.lobby"))),
+  );
+  document.body.dataset.screen = screen;
+  document.body.dataset.ready = "1";
 }

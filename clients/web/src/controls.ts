@@ -105,6 +105,13 @@ function paymentChoice(view: View, offered: Payment, changed: (payment: Payment)
   return root;
 }
 
+const CONFIRM = "dialog[data-testid=confirm-buy]";
+
+/** Closes the buy confirmation if one is open (its screen is left: it must not outlive it). */
+export function closeConfirm(): void {
+  document.querySelector<HTMLDialogElement>(CONFIRM)?.close();
+}
+
 /** The buy confirmation: the card and exactly what it costs, before anything is sent. */
 function confirmBuy(view: View, action: Action & { type: "buy" }, send: Send): void {
   const offered: Payment = { currency: action.payment?.currency ?? 0, bust: action.payment?.bust ?? 0, cards: [...(action.payment?.cards ?? [])] };

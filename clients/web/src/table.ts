@@ -122,7 +122,8 @@ function auctionEl(view: View, auction: Schemas["AuctionView"]): HTMLElement {
     "div",
     { class: "auction", "data-testid": "auction" },
     h("h3", null, t("table.auction")),
-    h("p", null, t("table.auction.card", { card: "" }), cardEl(auction.card)),
+    // the card named in words, its face beside (for the eye only: the words say it)
+    h("p", { "data-testid": "auction-card" }, t("table.auction.card", { card: cardName(auction.card) }), " ", h("span", { "aria-hidden": "true" }, cardEl(auction.card))),
     h(
       "p",
       null,
@@ -187,7 +188,8 @@ export function clockText(view: View & { clock?: Clock | null }, seat: number, n
 function playerEl(view: View, player: Player, now: number): HTMLElement {
   const me = mySeat(view) === player.seat;
   const acting = view.to_act === player.seat && view.status === "active";
-  const clock = player.bot && !player.stand_in ? null : clockText(view, player.seat, now); // bots never wait
+  // bots never wait, and an ended game's clocks are stopped: none is shown
+  const clock = (player.bot && !player.stand_in) || view.status !== "active" ? null : clockText(view, player.seat, now);
   return h(
     "article",
     {

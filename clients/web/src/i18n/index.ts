@@ -52,8 +52,27 @@ export function t(key: MessageKey, params: Record<string, string | number> = {})
   );
 }
 
+/**
+ * What CLDR says of a language the browser's `Intl` may have no data for (Chromium has none
+ * for Armenian, and would write English's "17.1", "1,234", "a, b"): its decimal sign, its
+ * group separator (from five digits on) and what comes before a list's last item.
+ */
+const OWN: Partial<Record<Language, { decimal: string; group: string; last: string }>> = {
+  hy: { decimal: ",", group: "\u00a0", last: " և " },
+};
+
+/** `OWN`'s entry for the current language when the browser's `Intl` service lacks it. */
+function own(supported: (locale: string) => string[]): (typeof OWN)[Language] {
+  return supported(current).length ? undefined : OWN[current];
+}
+
 /** A number in the current language's digits and grouping. */
 export function num(n: number, digits = 0): string {
+  const signs = own((l) => Intl.NumberFormat.supportedLocalesOf(l));
+  if (signs) {
+    const options = { maximumFractionDigits: digits, useGrouping: "min2" } as unknown as Intl.NumberFormatOptions;
+    return n.toLocaleString("en", options).replace(/[.,]/g, (sign) => (sign === "." ? signs.decimal : signs.group));
+  }
   return n.toLocaleString(current, { maximumFractionDigits: digits });
 }
 
@@ -72,7 +91,28 @@ export function tn(key: PluralKey, count: number, params: Record<string, string 
   return t(chosen, { n: num(count, digits), ...params });
 }
 
+/**
+ * A moment (an ISO 8601 timestamp) as the current language writes it ("December 2, 2026 at
+ * 10:01 AM", "2 de diciembre de 2026, 10:01"), in the browser's time zone; `time`: with the
+ * time of day. The page's language, never the browser's locale (a Spanish page on an English
+ * browser writes Spanish dates). A browser whose `Intl` has no data for the language (Chromium
+ * has none for Armenian: it would write English) gets the day as digits, day.month.year and a
+ * 24-hour time, as Armenian writes it short.
+ */
+export function when(iso: string, time = true): string {
+  const moment = new Date(iso);
+  if (!Intl.DateTimeFormat.supportedLocalesOf(current).length) {
+    const two = (n: number) => String(n).padStart(2, "0");
+    const day = `${two(moment.getDate())}.${two(moment.getMonth() + 1)}.${moment.getFullYear()}`;
+    return time ? `${day}, ${two(moment.getHours())}:${two(moment.getMinutes())}` : day;
+  }
+  const options: Intl.DateTimeFormatOptions = time ? { dateStyle: "long", timeStyle: "short" } : { dateStyle: "long" };
+  return new Intl.DateTimeFormat(current, options).format(moment);
+}
+
 /** Items joined as the current language lists them ("2 currency tokens, 1 bust token"). */
 export function list(items: readonly string[]): string {
+  const words = own((l) => Intl.ListFormat.supportedLocalesOf(l));
+  if (words && items.length > 1) return `${items.slice(0, -1).join(", ")}${words.last}${items[items.length - 1]}`;
   return new Intl.ListFormat(current, { type: "unit", style: "short" }).format(items);
 }

@@ -6,8 +6,8 @@
  * move at a time (`liveTable`).
  */
 import { bearer, type Action, type components, type Game, type Odds, type Problem, type Table } from "../../../ts/src/client";
-import { api, describeError, TenApiError } from "../api";
-import { controlsEl } from "../controls";
+import { api, describeError, failedScreen, TenApiError } from "../api";
+import { closeConfirm, controlsEl } from "../controls";
 import { h, show } from "../dom";
 import { describeEvent, type GameEvent } from "../events";
 import { fold, tableKey } from "../fold";
@@ -43,8 +43,7 @@ export async function gameScreen(root: HTMLElement, params: URLSearchParams, _ro
       game = (await api.getGame(gameId, held ? { token: held.token } : {})).game;
     } catch (error) {
       if (turn !== opening) return;
-      show(root, h("p", { role: "alert", class: "error" }, describeError(error)));
-      document.body.dataset.ready = "1";
+      failedScreen(root, error, "table");
       return;
     }
     if (stopped || turn !== opening) return;
@@ -639,5 +638,6 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     announcer.remove();
     root.removeEventListener("focusin", onFocus);
     stream?.close();
+    closeConfirm();
   };
 }

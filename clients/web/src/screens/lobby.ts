@@ -192,7 +192,9 @@ function myGamesEl(games: [string, Held | null][]): HTMLElement | null {
       "ul",
       { class: "plain", "data-testid": "my-games" },
       games.map(([id, game]) => {
-        const link = h("a", { href: `#/game/${encodeURIComponent(id)}` }, t("lobby.resume"));
+        // an ended game is not resumed: its link opens the results
+        const ended = game?.status === "finished" || game?.status === "aborted" || game?.status === "abandoned";
+        const link = h("a", { href: `#/game/${encodeURIComponent(id)}` }, t(ended ? "results.heading" : "lobby.resume"));
         if (!game) return h("li", { "data-game-id": id }, link, " ", h("code", null, id), " · ", t("lobby.mine.gone"));
         const seats: { name?: string | null; bot?: string | null; taken?: boolean }[] = "players" in game ? game.players : game.seats;
         const names = seats.filter((s) => s.taken !== false && s.name).map(seatName);

@@ -1,24 +1,18 @@
 /** Past games: the archive's list, and a replay that steps through every public state. */
 import type { components } from "../../../ts/src/client";
-import { api, describeError } from "../api";
+import { api, failedScreen } from "../api";
 import { h, show } from "../dom";
-import { list, num, t } from "../i18n";
+import { list, num, t, when } from "../i18n";
 import { boardEl, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
 
 type ArchivedGame = components["schemas"]["GameSummary"];
-
-function failed(root: HTMLElement, error: unknown, screen: string): void {
-  show(root, h("p", { role: "alert", class: "error" }, describeError(error)));
-  document.body.dataset.screen = screen;
-  document.body.dataset.ready = "1";
-}
 
 export async function archiveScreen(root: HTMLElement, params: URLSearchParams): Promise<void> {
   let page;
   try {
     page = await api.listArchivedGames({ limit: 50, ...(params.get("cursor") ? { cursor: params.get("cursor") ?? "" } : {}) });
   } catch (error) {
-    return failed(root, error, "archive");
+    return failedScreen(root, error, "archive");
   }
   const row = (g: ArchivedGame) =>
     h(
@@ -31,7 +25,7 @@ export async function archiveScreen(root: HTMLElement, params: URLSearchParams):
       t(`archive.status.${g.status}` as Parameters<typeof t>[0]),
       g.ranked ? ` · ${t("archive.ranked")}` : "",
       " · ",
-      h("time", { datetime: g.finished_at }, t("archive.finished", { date: new Date(g.finished_at).toLocaleString() })),
+      h("time", { datetime: g.finished_at }, t("archive.finished", { date: when(g.finished_at) })),
     );
   show(
     root,
@@ -60,7 +54,7 @@ export async function replayScreen(root: HTMLElement, _params: URLSearchParams, 
   try {
     states = await allStates(gameId);
   } catch (error) {
-    return failed(root, error, "replay");
+    return failedScreen(root, error, "replay");
   }
   let step = 0; // a replay tells the game from its start
   const stage = h("div", { class: "replay-stage" });

@@ -1,7 +1,7 @@
 /** A player's figures and the leaderboard. */
 import { api, describeError } from "../api";
 import { h, show } from "../dom";
-import { num, t } from "../i18n";
+import { num, t, when } from "../i18n";
 import { playerId } from "../store";
 
 const RANKED = "ten.rankedOnly";
@@ -91,7 +91,7 @@ async function historyEl(id: string): Promise<HTMLElement | null> {
             "li",
             null,
             h("a", { href: `#/replay/${encodeURIComponent(c.game_id)}` }, t("stats.historyRow", {
-              date: new Date(c.finished_at).toLocaleDateString(),
+              date: when(c.finished_at, false),
               rank: num(c.rank),
               seats: num(c.rated_seats),
               ordinal: num(c.ordinal, 1),

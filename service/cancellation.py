@@ -17,7 +17,6 @@ cancellation that was dropped. `stop_tasks` bounds a shutdown's wait for them al
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
 from collections.abc import Sequence
 
@@ -30,6 +29,20 @@ def stop_if_cancelled() -> None:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
+
+
+def awaiting(task: asyncio.Task) -> str:
+    """Where `task` is suspended: each coroutine of its chain of awaits, outermost first, as
+    `file:line in function` lines (`Task.print_stack` shows only the outermost)."""
+    lines = []
+    awaited = task.get_coro()
+    while awaited is not None:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+        if frame is not None:
+            code = frame.f_code
+            lines.append(f"  {code.co_filename}:{frame.f_lineno} in {code.co_name}\n")
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+    return "".join(lines)
 
 
 async def stop_tasks(tasks: Sequence[asyncio.Task], seconds: float) -> list[asyncio.Task]:
@@ -45,10 +58,8 @@ async def stop_tasks(tasks: Sequence[asyncio.Task], seconds: float) -> list[asyn
         if not task.cancelled():
             task.exception()
     for task in stuck:
-        where = io.StringIO()
-        task.print_stack(limit=5, file=where)
         log.error(
-            "background task %s did not stop within %g s; left behind:\n%s",
-            task.get_name(), seconds, where.getvalue(),
+            "background task %s did not stop within %g s; left behind, waiting in:\n%s",
+            task.get_name(), seconds, awaiting(task),
         )  # fmt: skip
     return list(stuck)

@@ -5,31 +5,30 @@ nothing to read)."""
 from __future__ import annotations
 
 import asyncio
-import io
 from collections.abc import Awaitable
 from typing import TypeVar
+
+from service.cancellation import awaiting
 
 T = TypeVar("T")
 
 
 def task_stacks() -> str:
     """Every pending task of the running loop but the caller's, with the chain of awaits it
-    is suspended in (a task's own stack shows only its outermost coroutine)."""
-    out = io.StringIO()
+    is suspended in."""
     me = asyncio.current_task()
-    for task in asyncio.all_tasks():
-        if task is me:
-            continue
-        out.write(f"{task!r}\n")
-        awaited = task.get_coro()
-        while awaited is not None:
-            frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
-            if frame is not None:
-                out.write(
-                    f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}\n"
-                )
-            awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
-    return out.getvalue()
+    return "".join(f"{t!r}\n{awaiting(t)}" for t in asyncio.all_tasks() if t is not me)
+
+
+async def dropping_sleep(seconds: float) -> bool:
+    """Sleep `seconds`, and if cancelled meanwhile, return anyway: what Python 3.11's
+    asyncio.wait_for does when a cancellation and the result come in one turn of the loop
+    (redis-py sends every command through it). True when a cancellation was dropped."""
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        return True
+    return False
 
 
 async def bounded(awaitable: Awaitable[T], seconds: float, what: str) -> T:

@@ -4,17 +4,10 @@ wait for the background tasks is bounded."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from service.cancellation import stop_if_cancelled, stop_tasks
-from tests.support.aio import run_without_waiting
-
-
-async def _dropping_sleep(seconds: float) -> None:
-    """A wait that answers even when cancelled (Python 3.11's wait_for can)."""
-    with contextlib.suppress(asyncio.CancelledError):
-        await asyncio.sleep(seconds)
+from tests.support.aio import dropping_sleep, run_without_waiting
 
 
 def test_a_loop_that_looks_stops_after_a_dropped_cancellation() -> None:
@@ -24,7 +17,7 @@ def test_a_loop_that_looks_stops_after_a_dropped_cancellation() -> None:
         while True:
             stop_if_cancelled()
             turns.append(1)
-            await _dropping_sleep(0.01)
+            await dropping_sleep(0.01)
 
     async def body() -> None:
         task = asyncio.create_task(loop())
@@ -49,7 +42,7 @@ def test_a_task_not_cancelled_runs_on() -> None:
 def test_stop_tasks_leaves_one_that_does_not_stop_behind_and_names_it(caplog) -> None:
     async def stubborn() -> None:
         while True:
-            await _dropping_sleep(0.01)  # never looks
+            await dropping_sleep(0.01)  # never looks
 
     async def failing() -> None:
         raise ValueError("boom")
@@ -75,7 +68,8 @@ def test_stop_tasks_leaves_one_that_does_not_stop_behind_and_names_it(caplog) ->
     ]  # (asyncio may log the task left behind, when the loop closes)
     assert len(errors) == 1
     assert "stubborn did not stop within 0.2 s" in errors[0]
-    assert ", in stubborn" in errors[0]  # where it waits: its stack
+    assert " in stubborn\n" in errors[0]  # where it waits: its chain of awaits,
+    assert " in dropping_sleep\n" in errors[0]  # down to the innermost coroutine
 
 
 def test_stop_tasks_with_none_returns_at_once() -> None:

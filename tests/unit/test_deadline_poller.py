@@ -23,7 +23,7 @@ from service.deadlines import MAX_BACKOFF, DeadlinePoller
 from service.model import GameRecord
 from service.ports import DueGame, Fired, StoreUnavailable
 from service.relay import Relay
-from tests.support.aio import run_without_waiting
+from tests.support.aio import dropping_sleep, run_without_waiting
 
 pytestmark = pytest.mark.unit
 
@@ -444,14 +444,14 @@ def test_run_forever_survives_a_store_that_is_down():
 
 
 class DroppingStore(FlakyStore):
-    """A poll that, cancelled while it waits on the store, answers anyway (Python 3.11's
-    asyncio.wait_for, through which redis-py sends every command, can drop a cancellation)."""
+    """A poll that, cancelled while it waits on the store, answers anyway (`dropping_sleep`)."""
+
+    def __init__(self, inner: MemoryGameStore) -> None:
+        super().__init__(inner)
+        self.dropped = 0
 
     async def due_games(self, now: float, limit: int) -> list[DueGame]:
-        try:
-            await asyncio.sleep(0.02)
-        except asyncio.CancelledError:
-            self.dropped = getattr(self, "dropped", 0) + 1
+        self.dropped += await dropping_sleep(0.02)
         return await super().due_games(now, limit)
 
 

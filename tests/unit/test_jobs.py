@@ -12,7 +12,7 @@ import pytest
 from infra.queues import MemoryQueue
 from service.jobs import Job, PermanentFailure, Worker
 from service.ports import StoreUnavailable
-from tests.support.aio import run_without_waiting
+from tests.support.aio import dropping_sleep, run_without_waiting
 
 pytestmark = pytest.mark.unit
 
@@ -225,19 +225,15 @@ def test_a_worker_cancelled_as_it_is_woken_stops(settle: int) -> None:
 
 
 class DroppingQueue(MemoryQueue):
-    """A queue whose claim takes a moment and, cancelled meanwhile, returns its answer
-    anyway: what Python 3.11's asyncio.wait_for does when the cancellation and the result
-    come in one turn of the loop (redis-py sends every command through it)."""
+    """A queue whose claim takes a moment and, cancelled meanwhile, answers anyway
+    (`dropping_sleep`)."""
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.dropped = 0
 
     async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
-        try:
-            await asyncio.sleep(0.02)
-        except asyncio.CancelledError:
-            self.dropped += 1
+        self.dropped += await dropping_sleep(0.02)
         return await super().claim(now, lease, limit)
 
 

@@ -160,6 +160,7 @@ def run_failover(
 
         wait_until(lambda: acknowledged() >= before, 60, f"{before} acknowledged actions")
         if stall:  # what the primary sends its replica is lost from here on (a partition)
+            assert group.replica_through_link(), "the sentinels moved the replica off the link"
             group.link.cut.set()
             cut_at = acknowledged()
             time.sleep(STALL_SECONDS)

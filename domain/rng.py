@@ -16,10 +16,13 @@ _U64S = {blocks: struct.Struct(f">{4 * blocks}Q") for blocks in range(1, 9)}  # 
 
 
 class SeededRandom:
-    __slots__ = ("_counter", "_key", "_pending")
+    __slots__ = ("_counter", "_key", "_pending", "_seed")
 
     def __init__(self, seed: str | int) -> None:
-        self._key = hashlib.sha256(b"ten-rng-v1\x00" + str(seed).encode()).digest()
+        # the key is hashed at the first number drawn: a bot's random source is made for
+        # every move, and only the `random` bot draws from it
+        self._seed = seed
+        self._key = b""
         self._counter = 0
         self._pending: list[int] = []  # numbers hashed but not used yet, last first
 
@@ -33,6 +36,8 @@ class SeededRandom:
     def _next_blocks(self, blocks: int) -> bytes:
         """The stream's next `blocks` blocks of 32 bytes (4 numbers each)."""
         key, first = self._key, self._counter
+        if not key:
+            key = self._key = _sha256(b"ten-rng-v1\x00" + str(self._seed).encode()).digest()
         self._counter = first + blocks
         return b"".join(
             [_sha256(key + c.to_bytes(8, "big")).digest() for c in range(first, first + blocks)]

@@ -38,7 +38,7 @@ from service.api.web_routes import REVALIDATE, STATIC, web_client
 from service.archive import GameArchive
 from service.archiver import Archiver
 from service.bot_work import BotWork
-from service.cancellation import stop_tasks
+from service.cancellation import finish_within, stop_tasks
 from service.deadlines import DeadlinePoller
 from service.games import GameService
 from service.history import History
@@ -77,6 +77,7 @@ CORS_RESPONSE_HEADERS = [
 ]
 log = logging.getLogger("ten")
 STOP_SECONDS = 10.0  # the background tasks' time to stop at shutdown (then left behind)
+CLOSE_SECONDS = 10.0  # the adapters' time to close at shutdown (then left behind)
 
 
 class Adapters(NamedTuple):
@@ -478,7 +479,8 @@ def create_app(
 
     async def shut_down() -> None:
         await background.stop()
-        await adapters.close()
+        # bounded: one shutdown in a full run never ended, waiting on an unknown step
+        await finish_within(adapters.close(), "closing the adapters", CLOSE_SECONDS)
         obs.shutdown()
 
     middleware = rate_limiting(settings, adapters)

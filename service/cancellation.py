@@ -11,14 +11,16 @@ awaits it (a shutdown, a test) hangs for good. Seen: two webhook workers sharing
 outbox, one stopped as it claimed, hung 2 runs in 5 of the full suite.
 
 Every loop that runs until cancelled calls `stop_if_cancelled()` at each turn; it raises the
-cancellation that was dropped. `stop_tasks` bounds a shutdown's wait for them all the same.
+cancellation that was dropped. `stop_tasks` bounds a shutdown's wait for them all the same,
+and `finish_within` each of the shutdown's other steps (closing the adapters): a step that
+does not return is logged with where it waits, and the shutdown goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 log = logging.getLogger("ten")
 
@@ -63,3 +65,26 @@ async def stop_tasks(tasks: Sequence[asyncio.Task], seconds: float) -> list[asyn
             task.get_name(), seconds, awaiting(task),
         )  # fmt: skip
     return list(stuck)
+
+
+async def finish_within(awaitable: Awaitable[object], name: str, seconds: float) -> bool:
+    """Await `awaitable` for `seconds` at most: True if it returned. One that did not is
+    logged (an ERROR naming `name` and where it waits), cancelled and left behind; one that
+    raised is logged. Either way the caller goes on (a shutdown must end)."""
+    task = asyncio.ensure_future(awaitable)
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if not done:
+        log.error(
+            "%s did not finish within %g s; left behind, waiting in:\n%s",
+            name, seconds, awaiting(task),
+        )  # fmt: skip
+        task.cancel()
+        return False
+    if task.cancelled():
+        log.error("%s was cancelled", name)
+        return False
+    error = task.exception()
+    if error is not None:
+        log.error("%s failed", name, exc_info=error)
+        return False
+    return True

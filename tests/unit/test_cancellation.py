@@ -1,12 +1,12 @@
 """service.cancellation: a cancellation a library dropped still stops a loop; a shutdown's
-wait for the background tasks is bounded."""
+wait for the background tasks, and each of its other steps, is bounded."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 
-from service.cancellation import stop_if_cancelled, stop_tasks
+from service.cancellation import finish_within, stop_if_cancelled, stop_tasks
 from tests.support.aio import dropping_sleep, run_without_waiting
 
 
@@ -74,3 +74,55 @@ def test_stop_tasks_leaves_one_that_does_not_stop_behind_and_names_it(caplog) ->
 
 def test_stop_tasks_with_none_returns_at_once() -> None:
     assert asyncio.run(stop_tasks([], 5.0)) == []
+
+
+def _ten_errors(caplog) -> list[str]:
+    return [
+        r.getMessage() for r in caplog.records if r.name == "ten" and r.levelno >= logging.ERROR
+    ]
+
+
+def test_finish_within_goes_on_past_a_step_that_never_returns_and_says_where(caplog) -> None:
+    never = asyncio.Event()
+
+    async def close_everything() -> None:
+        await never.wait()
+
+    async def body() -> tuple[bool, float]:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        finished = await finish_within(close_everything(), "closing the adapters", 0.2)
+        return finished, loop.time() - start
+
+    with caplog.at_level(logging.ERROR, logger="ten"):
+        finished, took = run_without_waiting(body())
+    assert finished is False
+    assert 0.2 <= took < 1.0
+    errors = _ten_errors(caplog)
+    assert len(errors) == 1
+    assert "closing the adapters did not finish within 0.2 s" in errors[0]
+    assert " in close_everything\n" in errors[0]
+
+
+def test_finish_within_logs_a_step_that_fails_and_goes_on(caplog) -> None:
+    async def close_badly() -> None:
+        raise ConnectionError("gone")
+
+    with caplog.at_level(logging.ERROR, logger="ten"):
+        assert asyncio.run(finish_within(close_badly(), "closing the adapters", 5.0)) is False
+    errors = _ten_errors(caplog)
+    assert errors == ["closing the adapters failed"]
+    assert isinstance(caplog.records[-1].exc_info[1], ConnectionError)
+
+
+def test_finish_within_a_step_that_returns_is_true_and_quiet(caplog) -> None:
+    closed = []
+
+    async def close() -> None:
+        await asyncio.sleep(0)
+        closed.append(True)
+
+    with caplog.at_level(logging.ERROR, logger="ten"):
+        assert asyncio.run(finish_within(close(), "closing the adapters", 5.0)) is True
+    assert closed == [True]
+    assert _ten_errors(caplog) == []

@@ -257,7 +257,7 @@ def _totals(held: int, k: int, wmask: int, full: int, bonus: int) -> _Choice:
 # The search.
 
 
-def _combine(steps: tuple[tuple[int, int], ...], rest: list[int]) -> list[int]:
+def _combine(steps: tuple[tuple[int, int], ...], rest: Sequence[int]) -> list[int]:
     """The budget table (t[x] = the best they can add with x shared wild cards, x = 0 ..
     len(rest) - 1) of one colour, given by its steps, and a group of colours given by
     its table `rest`: the best split of each budget.
@@ -278,6 +278,16 @@ def _combine(steps: tuple[tuple[int, int], ...], rest: list[int]) -> list[int]:
     return out
 
 
+# Budget tables of groups of colours, by their steps: collections of a game share most of
+# their colours.
+@lru_cache(maxsize=16384)
+def _table(steps: tuple[tuple[tuple[int, int], ...], ...], budget: int) -> tuple[int, ...]:
+    """The budget table (x = 0 .. budget) of the colours of the steps `steps`."""
+    if not steps:
+        return (0,) * (budget + 1)
+    return tuple(_combine(steps[0], _table(steps[1:], budget)))
+
+
 def _join(
     d: int, n: int, subsets: list[tuple[int, int]], full: int
 ) -> list[tuple[int, int]] | None:
@@ -294,7 +304,7 @@ def _join(
 
 
 def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | None]:
-    """The chosen interval of each of the four colours (None: no run): the best sum of
+    """The chosen interval of each colour of `choices` (None: no run): the best sum of
     values whose intervals can be filled together (module docstring).
 
     A depth-first search over the colours, candidates best first. Each level checks
@@ -305,13 +315,14 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
     so with composite values the result does not depend on the order of the colours
     (with scores alone, `best_total`, only the sum is the same whatever the order).
     """
-    bounds = [[0] * (budget + 1)]  # bounds[0][x]: colours 4.. (none) with x cards
-    for _candidates, steps, _used in reversed(choices):
-        bounds.insert(0, _combine(steps, bounds[0]))  # bounds[k][x]: colours k.. with x
+    steps = tuple(steps for _candidates, steps, _used in choices)
+    # bounds[k][x]: colours k.. with x cards
+    bounds = [_table(steps[k:], budget) for k in range(len(steps) + 1)]
     top = bounds[0][budget]  # nothing beats it: the search stops when it is met
+    last = len(choices) - 1
     best = -1
-    picks: list[_Interval | None] = [None] * 4
-    chosen: list[_Interval | None] = [None] * 4
+    picks: list[_Interval | None] = [None] * len(choices)
+    chosen: list[_Interval | None] = [None] * len(choices)
 
     def choose(colour: int, total: int, left: int, subsets: list[tuple[int, int]]) -> bool:
         """Try the candidates of `colour` and the colours after it; True once `top` is met."""
@@ -328,7 +339,7 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
             if joined is None:
                 continue
             chosen[colour] = run
-            if colour < 3:
+            if colour < last:
                 if choose(colour + 1, t, rest, joined):
                     return True
                 continue
@@ -380,16 +391,22 @@ def _best_sum(
 
 def _runs(choices: list[_Choice], full: int) -> tuple[_Interval | None, ...]:
     """The best interval per colour, R, B, O, G (None: no run), from their choices."""
-    if all(len(cands) == 1 for cands, _steps, _usable in choices):  # no choice to make
-        return tuple(cands[0][3] for cands, _steps, _usable in choices)
-    usable = choices[0][2] | choices[1][2] | choices[2][2] | choices[3][2]
-    # Colours with the best single run first: any order gives the same answer (see
-    # _search), this one tends to find the best early.
-    order = sorted(range(4), key=lambda c: -choices[c][0][0][0])
-    rows = _search([choices[c] for c in order], full, _POP[usable] + full)
     chosen: list[_Interval | None] = [None] * 4
-    for row, c in zip(rows, order, strict=True):
-        chosen[c] = row
+    open_ = []  # the colours with a choice to make
+    usable = 0
+    for c, choice in enumerate(choices):
+        if len(choice[0]) == 1:  # one candidate: it needs no shared card
+            chosen[c] = choice[0][0][3]
+        else:
+            open_.append(c)
+            usable |= choice[2]
+    if open_:
+        # Colours with the best single run first: any order gives the same answer (see
+        # _search), this one tends to find the best early.
+        open_.sort(key=lambda c: -choices[c][0][0][0])
+        rows = _search([choices[c] for c in open_], full, _POP[usable] + full)
+        for row, c in zip(rows, open_, strict=True):
+            chosen[c] = row
     return tuple(chosen)
 
 

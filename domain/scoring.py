@@ -369,24 +369,43 @@ def _best_runs(
     held: tuple[int, ...], cwild: tuple[int, ...], wmask: int, full: int, bonus: int
 ) -> tuple[_Interval | None, ...]:
     """`_solve` for a parsed collection."""
-    return _runs(
+    rows = _runs(
         [_choice(held[c], cwild[c], wmask & ~held[c], full, bonus, c) for c in range(4)], full
     )
+    _remember((held, cwild, wmask, full, bonus), _total_of(rows, bonus))
+    return rows
 
 
 # `best_total`'s: the same search with each run valued by its score alone, which ends
 # sooner (many choices reach the best total; the composite values tell them all apart).
-@lru_cache(maxsize=4096)
 def _best_sum(
     held: tuple[int, ...], cwild: tuple[int, ...], wmask: int, full: int, bonus: int
 ) -> int:
     """`best_total` for a parsed collection."""
     choices = [_totals(held[c], cwild[c], wmask & ~held[c], full, bonus) for c in range(4)]
+    return _total_of(_runs(choices, full), bonus)
+
+
+def _total_of(rows: Sequence[_Interval | None], bonus: int) -> int:
+    """The points of the chosen intervals."""
     total = 0
-    for row in _runs(choices, full):
+    for row in rows:
         if row is not None:
             total += row[0] + bonus if row[0] == 9 else row[0]
     return total
+
+
+# The best totals of parsed collections, from either search: a collection scored whole
+# (`score_collection`: the engine's results, the service's payments) is often priced
+# again by a bot (`best_total`), and the other way round.
+_TOTALS: dict[tuple[tuple[int, ...], tuple[int, ...], int, int, int], int] = {}
+_TOTALS_KEPT = 8192  # forgotten wholesale beyond it
+
+
+def _remember(key: tuple[tuple[int, ...], tuple[int, ...], int, int, int], total: int) -> None:
+    if len(_TOTALS) >= _TOTALS_KEPT:
+        _TOTALS.clear()
+    _TOTALS[key] = total
 
 
 def _runs(choices: list[_Choice], full: int) -> tuple[_Interval | None, ...]:
@@ -448,7 +467,12 @@ def best_total(cards: Iterable[str], perfect_bonus: int = 1) -> int:
     if perfect_bonus < 0:
         raise ValueError("perfect_bonus must be >= 0")
     held, cwild, wmask, full = _parse(cards)
-    return _best_sum(held, cwild, wmask, full, perfect_bonus)
+    key = (held, cwild, wmask, full, perfect_bonus)
+    total = _TOTALS.get(key)
+    if total is None:
+        total = _best_sum(held, cwild, wmask, full, perfect_bonus)
+        _remember(key, total)
+    return total
 
 
 # Bots score the same collections again and again (a seat's collection in each of its

@@ -12,12 +12,21 @@ milliseconds. No assertions: a report.
 machine disturb far less (a decision waiting for a core is not counted). The first line
 names the `domain` package timed: with `PYTHONPATH=<a snapshot of another tree>` the same
 script times that tree's bot (bench/README.md, "Expert bot, issue 23").
+
+`--runs N` plays the same games in N fresh processes (the same decisions from the same
+cold caches: the games are seeded and the bots have no clock) and keeps each decision's
+least time over the runs: the noise of a shared machine (other sessions' load stretches
+some decisions of a run) mostly falls out, the work timed stays the same.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -70,18 +79,53 @@ def play(
         state, _ = apply(state, seat, action)
 
 
+def timed(games: int, clock: str) -> dict[str, dict[str, list[float]]]:
+    """Per table, per phase, every expert decision's time (ms) in play order."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for table, lineup in TABLES.items():
+        times: dict[str, list[float]] = defaultdict(list)
+        for i in range(games):
+            play(lineup, f"bench-expert/{i}", times, CLOCKS[clock])
+        out[table] = dict(times)
+    return out
+
+
+def least_of_runs(games: int, clock: str, runs: int) -> dict[str, dict[str, list[float]]]:
+    """`timed` in `runs` fresh processes, each decision's least time."""
+    command = [sys.executable, __file__, "--games", str(games), "--clock", clock, "--json"]
+    results = [
+        json.loads(subprocess.run(command, check=True, capture_output=True, env=os.environ).stdout)
+        for _ in range(runs)
+    ]
+    return {
+        table: {
+            phase: [min(ts) for ts in zip(*(r[table][phase] for r in results), strict=True)]
+            for phase in phases
+        }
+        for table, phases in results[0].items()
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=20, help="games per table (default 20)")
     parser.add_argument(
         "--clock", choices=CLOCKS, default="wall", help="wall (perf_counter) or cpu (thread_time)"
     )
+    parser.add_argument(
+        "--runs", type=int, default=1, help="fresh processes; each decision's least time"
+    )
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    print(f"domain: {domain.__path__[0]}, clock: {args.clock}")
-    for table, lineup in TABLES.items():
-        times: dict[str, list[float]] = defaultdict(list)
-        for i in range(args.games):
-            play(lineup, f"bench-expert/{i}", times, CLOCKS[args.clock])
+    if args.json:
+        json.dump(timed(args.games, args.clock), sys.stdout)
+        return
+    print(f"domain: {domain.__path__[0]}, clock: {args.clock}, runs: {args.runs}")
+    if args.runs > 1:
+        tables = least_of_runs(args.games, args.clock, args.runs)
+    else:
+        tables = timed(args.games, args.clock)
+    for table, times in tables.items():
         print(f"{table} ({args.games} games)")
         print(line("all", [t for phase in times.values() for t in phase]))
         for phase in ("draw", "auction", "buy", "final_buy"):

@@ -185,13 +185,26 @@ def _next_card_counts(
 # cards, so tableaus with the same sums give every card the same kind: the first one met
 # stands for them all. The sums of the tableaus a game can hold before a bust are few
 # (some hundreds).
-_KINDS_BY_SUMS: dict[tuple[int, int], tuple[tuple[str, tuple[str, ...]], ...]] = {}
+_KindOf = dict[str, str | None]  # code -> "wild", "numbers", "currency" or None (no bust)
+_KINDS_BY_SUMS: dict[tuple[int, int], tuple[tuple[tuple[str, tuple[str, ...]], ...], _KindOf]] = {}
 _KINDS_KEPT = 4096  # a bound all the same (forgotten wholesale beyond it)
 _KINDS = ("numbers", "currency", "wild")
 
 
 def _next_card_kinds(tableau: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(kind, the cards of the game of that kind drawn onto `tableau`) for each kind."""
+    return _kinds_by_sums(tableau)[0]
+
+
+def _kind_of(tableau: tuple[str, ...]) -> _KindOf:
+    """Each card of the game's kind drawn onto `tableau`: "wild", the `engine.bust_kind`
+    of the tableau plus the card, or None (read only)."""
+    return _kinds_by_sums(tableau)[1]
+
+
+def _kinds_by_sums(
+    tableau: tuple[str, ...],
+) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], _KindOf]:
     sums = tableau_sums(tableau)
     kinds = _KINDS_BY_SUMS.get(sums)
     if kinds is None:
@@ -201,9 +214,10 @@ def _next_card_kinds(tableau: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ..
             code: "wild" if code in WILDS else bust_kind((*tableau, code))
             for code in sorted(ALL_CODES)
         }
-        kinds = _KINDS_BY_SUMS[sums] = tuple(
+        by_kind = tuple(
             (kind, tuple(code for code, its in kind_of.items() if its == kind)) for kind in _KINDS
         )
+        kinds = _KINDS_BY_SUMS[sums] = (by_kind, kind_of)
     return kinds
 
 
@@ -324,6 +338,7 @@ def draw_decision(
 
 
 _STOP_NUMBERS, _STOP_CURRENCY = _STOPS
+_UNKNOWN = "?"  # not a card of the game
 
 
 class _NextDraw:
@@ -359,11 +374,16 @@ class _NextDraw:
         # market and the discard; a bust by numbers is a number card's, so the others'
         # tokens are the same): one is drawn per kind of bust
         busts: dict[str, Fraction | float] = {}
+        kind_of = _kind_of(tableau).get
         for code in self.codes:
             outcome: Fraction | float | None
-            if code in WILDS:
+            # codes not of the game (explicit decks): as the engine says (it raises)
+            kind = kind_of(code, _UNKNOWN)
+            if kind is _UNKNOWN:
+                kind = bust_kind((*tableau, code))
+            if kind == "wild":
                 outcome = low = stop
-            elif (kind := bust_kind((*tableau, code))) is not None:  # the turn is over
+            elif kind is not None:  # the turn is over
                 outcome = busts.get(kind)
                 if outcome is None:
                     after, _ = apply(replace(base, draw_pile=(code, *filler)), seat, _DRAW)

@@ -32,6 +32,9 @@ or `W#`. One interval per colour can be filled together iff for every set X of c
   3. The wild cards are placed in the chosen runs by augmenting paths (Kuhn's matching).
 Values are composite (see `_SCORE_W`): no two choices of runs have the same value, so
 the best choice, and thus the report, is one and the same whatever the search order.
+`best_total` runs the same search with each run valued by its score alone: it needs only
+the highest total, which many choices reach, and stops at the first that does (with many
+wild cards a search about half as long).
 
 Tie rule [decision]: among the placements with the highest total (bonus included),
 `score_collection` reports the one that
@@ -167,71 +170,94 @@ def _parse(cards: Iterable[str]) -> tuple[tuple[int, ...], tuple[int, ...], int,
     return tuple(held), tuple(cwild), wmask, full
 
 
-# A candidate: (composite value, d, usable numbers n, interval or None for no run).
+# A candidate: (value, d, usable numbers n, interval or None for no run); the value is
+# composite (`_choice`) or the score alone (`_totals`).
 _Cand = tuple[int, int, int, _Interval | None]
 # A colour's choice: (its candidates best first, the steps (x, t(x)) where the best value
 # t(x) among the candidates with d <= x grows, from x = 0; the union of their n).
 _Choice = tuple[tuple[_Cand, ...], tuple[tuple[int, int], ...], int]
 
 
-# Collections of a game share most of their colours, so the choices are kept (most
-# lookups in simulated games hit).
+# Collections of a game share most of their colours, so the candidates are kept (most
+# lookups in simulated games hit). They do not depend on the colour.
 @lru_cache(maxsize=16384)
-def _choice(held: int, k: int, wmask: int, full: int, bonus: int, c: int) -> _Choice:
-    """Colour `c`'s candidates: `held` its number cards, `k` its colour wilds, `wmask`
-    the numbered wildcards held at numbers it does not hold, `full` the copies of `W#`
-    (0 or 1)."""
+def _candidates(held: int, k: int, wmask: int, full: int, bonus: int) -> tuple[_Cand, ...]:
+    """A colour's candidates valued by their score, in the order of the tie rule (best
+    first): `held` its number cards, `k` its colour wilds, `wmask` the numbered wildcards
+    held at numbers it does not hold, `full` the copies of `W#` (0 or 1)."""
     cands: list[_Cand] = []
     kept: list[tuple[int, int]] = []  # (d, n) of the candidates needing shared wild cards
     most = k + _POP[wmask] + full  # the most numbers a run can be missing
     for row in _INTERVALS[held]:
         if row[4] > most:
             continue
-        length, a, _b, miss, need = row
-        d = need - k
-        n = 0
-        if d > 0:
-            n = miss & wmask
-            if d > _POP[n] + full:
-                continue  # not enough shared wild cards fit it, even alone
-            # a better candidate needs no more, from a superset of numbers? (a loop: any()
-            # over a generator cost a fifth of scoring a collection with many wild cards)
-            dominated = False
-            for kd, kn in kept:
-                if kd <= d and not n & ~kn:
-                    dominated = True
-                    break
-            if dominated:
-                continue
-            kept.append((d, n))
+        length = row[0]
         score = length + bonus if length == 9 else length
-        value = (
-            score * _SCORE_W
-            - need * _WILD_W
-            + _SPREAD_W[length]
-            + (length * 100 + (9 - need) * 10 + (9 - a)) * _COLOR_WEIGHT[c]
-        )
+        d = row[4] - k
         if d <= 0:
             # needs nothing shared: every later candidate is worse and needs no less
-            cands.append((value, 0, 0, row))
-            break
-        cands.append((value, d, n, row))
-    else:
-        cands.append((0, 0, 0, None))
+            cands.append((score, 0, 0, row))
+            return tuple(cands)
+        n = row[3] & wmask
+        if d > _POP[n] + full:
+            continue  # not enough shared wild cards fit it, even alone
+        # a better candidate needs no more, from a superset of numbers? (a loop: any()
+        # over a generator cost a fifth of scoring a collection with many wild cards)
+        dominated = False
+        for kd, kn in kept:
+            if kd <= d and not n & ~kn:
+                dominated = True
+                break
+        if dominated:
+            continue
+        kept.append((d, n))
+        cands.append((score, d, n, row))
+    cands.append((0, 0, 0, None))
+    return tuple(cands)
+
+
+def _steps(cands: tuple[_Cand, ...]) -> _Choice:
+    """A colour's choice from its candidates, best first."""
     steps: list[tuple[int, int]] = []
     usable = 0
     for value, d, n, _row in cands:  # best first: a step needs less than the better ones
         if not steps or d < steps[-1][0]:
             steps.append((d, value))
         usable |= n
-    return tuple(cands), tuple(reversed(steps)), usable
+    return cands, tuple(reversed(steps)), usable
+
+
+@lru_cache(maxsize=16384)
+def _choice(held: int, k: int, wmask: int, full: int, bonus: int, c: int) -> _Choice:
+    """Colour `c`'s candidates (`_candidates`) with composite values (`_SCORE_W`)."""
+    weight = _COLOR_WEIGHT[c]
+    cands = []
+    for score, d, n, row in _candidates(held, k, wmask, full, bonus):
+        if row is None:
+            cands.append((0, d, n, row))
+            continue
+        length, a, _b, _miss, need = row
+        value = (
+            score * _SCORE_W
+            - need * _WILD_W
+            + _SPREAD_W[length]
+            + (length * 100 + (9 - need) * 10 + (9 - a)) * weight
+        )
+        cands.append((value, d, n, row))
+    return _steps(tuple(cands))
+
+
+@lru_cache(maxsize=16384)
+def _totals(held: int, k: int, wmask: int, full: int, bonus: int) -> _Choice:
+    """A colour's candidates valued by their score alone (`best_total`)."""
+    return _steps(_candidates(held, k, wmask, full, bonus))
 
 
 # ---------------------------------------------------------------------------------------
 # The search.
 
 
-def _combine(steps: tuple[tuple[int, int], ...], rest: list[int]) -> list[int]:
+def _combine(steps: tuple[tuple[int, int], ...], rest: Sequence[int]) -> list[int]:
     """The budget table (t[x] = the best they can add with x shared wild cards, x = 0 ..
     len(rest) - 1) of one colour, given by its steps, and a group of colours given by
     its table `rest`: the best split of each budget.
@@ -252,6 +278,16 @@ def _combine(steps: tuple[tuple[int, int], ...], rest: list[int]) -> list[int]:
     return out
 
 
+# Budget tables of groups of colours, by their steps: collections of a game share most of
+# their colours.
+@lru_cache(maxsize=16384)
+def _table(steps: tuple[tuple[tuple[int, int], ...], ...], budget: int) -> tuple[int, ...]:
+    """The budget table (x = 0 .. budget) of the colours of the steps `steps`."""
+    if not steps:
+        return (0,) * (budget + 1)
+    return tuple(_combine(steps[0], _table(steps[1:], budget)))
+
+
 def _join(
     d: int, n: int, subsets: list[tuple[int, int]], full: int
 ) -> list[tuple[int, int]] | None:
@@ -268,7 +304,7 @@ def _join(
 
 
 def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | None]:
-    """The chosen interval of each of the four colours (None: no run): the best sum of
+    """The chosen interval of each colour of `choices` (None: no run): the best sum of
     values whose intervals can be filled together (module docstring).
 
     A depth-first search over the colours, candidates best first. Each level checks
@@ -276,15 +312,17 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
     bound of the colours still to choose is the best they can do with the shared cards
     not spoken for: the d's of a choice add up to at most `budget` (the shared wild
     cards that fit some candidate). Only a strictly better sum replaces the best one,
-    so with composite values the result does not depend on the order of the colours.
+    so with composite values the result does not depend on the order of the colours
+    (with scores alone, `best_total`, only the sum is the same whatever the order).
     """
-    bounds = [[0] * (budget + 1)]  # bounds[0][x]: colours 4.. (none) with x cards
-    for _candidates, steps, _used in reversed(choices):
-        bounds.insert(0, _combine(steps, bounds[0]))  # bounds[k][x]: colours k.. with x
+    steps = tuple(steps for _candidates, steps, _used in choices)
+    # bounds[k][x]: colours k.. with x cards
+    bounds = [_table(steps[k:], budget) for k in range(len(steps) + 1)]
     top = bounds[0][budget]  # nothing beats it: the search stops when it is met
+    last = len(choices) - 1
     best = -1
-    picks: list[_Interval | None] = [None] * 4
-    chosen: list[_Interval | None] = [None] * 4
+    picks: list[_Interval | None] = [None] * len(choices)
+    chosen: list[_Interval | None] = [None] * len(choices)
 
     def choose(colour: int, total: int, left: int, subsets: list[tuple[int, int]]) -> bool:
         """Try the candidates of `colour` and the colours after it; True once `top` is met."""
@@ -301,7 +339,7 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
             if joined is None:
                 continue
             chosen[colour] = run
-            if colour < 3:
+            if colour < last:
                 if choose(colour + 1, t, rest, joined):
                     return True
                 continue
@@ -331,17 +369,63 @@ def _best_runs(
     held: tuple[int, ...], cwild: tuple[int, ...], wmask: int, full: int, bonus: int
 ) -> tuple[_Interval | None, ...]:
     """`_solve` for a parsed collection."""
-    choices = [_choice(held[c], cwild[c], wmask & ~held[c], full, bonus, c) for c in range(4)]
-    if all(len(cands) == 1 for cands, _steps, _usable in choices):  # no choice to make
-        return tuple(cands[0][3] for cands, _steps, _usable in choices)
-    usable = choices[0][2] | choices[1][2] | choices[2][2] | choices[3][2]
-    # Colours with the best single run first: any order gives the same answer (see
-    # _search), this one tends to find the best early.
-    order = sorted(range(4), key=lambda c: -choices[c][0][0][0])
-    rows = _search([choices[c] for c in order], full, _POP[usable] + full)
+    rows = _runs(
+        [_choice(held[c], cwild[c], wmask & ~held[c], full, bonus, c) for c in range(4)], full
+    )
+    _remember((held, cwild, wmask, full, bonus), _total_of(rows, bonus))
+    return rows
+
+
+# `best_total`'s: the same search with each run valued by its score alone, which ends
+# sooner (many choices reach the best total; the composite values tell them all apart).
+def _best_sum(
+    held: tuple[int, ...], cwild: tuple[int, ...], wmask: int, full: int, bonus: int
+) -> int:
+    """`best_total` for a parsed collection."""
+    choices = [_totals(held[c], cwild[c], wmask & ~held[c], full, bonus) for c in range(4)]
+    return _total_of(_runs(choices, full), bonus)
+
+
+def _total_of(rows: Sequence[_Interval | None], bonus: int) -> int:
+    """The points of the chosen intervals."""
+    total = 0
+    for row in rows:
+        if row is not None:
+            total += row[0] + bonus if row[0] == 9 else row[0]
+    return total
+
+
+# The best totals of parsed collections, from either search: a collection scored whole
+# (`score_collection`: the engine's results, the service's payments) is often priced
+# again by a bot (`best_total`), and the other way round.
+_TOTALS: dict[tuple[tuple[int, ...], tuple[int, ...], int, int, int], int] = {}
+_TOTALS_KEPT = 8192  # forgotten wholesale beyond it
+
+
+def _remember(key: tuple[tuple[int, ...], tuple[int, ...], int, int, int], total: int) -> None:
+    if len(_TOTALS) >= _TOTALS_KEPT:
+        _TOTALS.clear()
+    _TOTALS[key] = total
+
+
+def _runs(choices: list[_Choice], full: int) -> tuple[_Interval | None, ...]:
+    """The best interval per colour, R, B, O, G (None: no run), from their choices."""
     chosen: list[_Interval | None] = [None] * 4
-    for row, c in zip(rows, order, strict=True):
-        chosen[c] = row
+    open_ = []  # the colours with a choice to make
+    usable = 0
+    for c, choice in enumerate(choices):
+        if len(choice[0]) == 1:  # one candidate: it needs no shared card
+            chosen[c] = choice[0][0][3]
+        else:
+            open_.append(c)
+            usable |= choice[2]
+    if open_:
+        # Colours with the best single run first: any order gives the same answer (see
+        # _search), this one tends to find the best early.
+        open_.sort(key=lambda c: -choices[c][0][0][0])
+        rows = _search([choices[c] for c in open_], full, _POP[usable] + full)
+        for row, c in zip(rows, open_, strict=True):
+            chosen[c] = row
     return tuple(chosen)
 
 
@@ -378,11 +462,16 @@ def _place(units: list[int], usable: list[int]) -> tuple[Sequence[int], Sequence
 
 def best_total(cards: Iterable[str], perfect_bonus: int = 1) -> int:
     """The highest score of a collection: `score_collection(...).total`, without placing
-    the wild cards. Same ValueErrors."""
-    total = 0
-    for row in _solve(cards, perfect_bonus)[0]:
-        if row is not None:
-            total += row[0] + perfect_bonus if row[0] == 9 else row[0]
+    the wild cards or telling the placements of that total apart (`_best_sum`). Same
+    ValueErrors."""
+    if perfect_bonus < 0:
+        raise ValueError("perfect_bonus must be >= 0")
+    held, cwild, wmask, full = _parse(cards)
+    key = (held, cwild, wmask, full, perfect_bonus)
+    total = _TOTALS.get(key)
+    if total is None:
+        total = _best_sum(held, cwild, wmask, full, perfect_bonus)
+        _remember(key, total)
     return total
 
 

@@ -9,6 +9,7 @@ order at all.
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 from fractions import Fraction
 from itertools import permutations
@@ -17,10 +18,10 @@ import pytest
 from msgspec.structs import replace
 
 from domain.bots import basic_bot
-from domain.cards import WILDS
-from domain.engine import apply, new_game, to_act
+from domain.cards import ALL_CODES, WILDS
+from domain.engine import apply, bust_kind, new_game, to_act
 from domain.model import Draw, GameState, Stop
-from domain.odds import bust_odds, draw_value, unseen_cards
+from domain.odds import _kind_of, bust_odds, draw_value, unseen_cards
 from domain.rng import SeededRandom
 from domain.scoring import best_total
 from domain.views import public_view
@@ -218,3 +219,20 @@ def test_no_draw_from_an_empty_pile() -> None:
     assert value.draw is None
     assert value.stop is not None
     assert bust_odds(public_view(state), Counter()).unseen == 0
+
+
+def test_the_kinds_kept_by_sums_are_the_engines_for_every_card() -> None:
+    # `_kind_of` answers for a tableau from the first one met with the same sums
+    rng = random.Random(5)
+    pool = sorted(code for code in ALL_CODES if code not in WILDS)
+    tableaus = [()]
+    for _ in range(300):
+        tableau = tuple(rng.choice(pool) for _ in range(rng.randrange(0, 6)))
+        if bust_kind(tableau) is None:
+            tableaus.append(tableau)
+    for tableau in tableaus:
+        kinds = _kind_of(tableau)
+        assert kinds.keys() == ALL_CODES
+        for code in ALL_CODES:
+            expected = "wild" if code in WILDS else bust_kind((*tableau, code))
+            assert kinds[code] == expected, (tableau, code)

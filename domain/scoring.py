@@ -178,6 +178,11 @@ _Cand = tuple[int, int, int, _Interval | None]
 _Choice = tuple[tuple[_Cand, ...], tuple[tuple[int, int], ...], int]
 
 
+def run_points(length: int, bonus: int) -> int:
+    """A run's points (rules 5): one per card, and the perfect bonus for a whole 1..9."""
+    return length + bonus if length == 9 else length
+
+
 # Collections of a game share most of their colours, so the candidates are kept (most
 # lookups in simulated games hit). They do not depend on the colour.
 @lru_cache(maxsize=16384)
@@ -191,8 +196,7 @@ def _candidates(held: int, k: int, wmask: int, full: int, bonus: int) -> tuple[_
     for row in _INTERVALS[held]:
         if row[4] > most:
             continue
-        length = row[0]
-        score = length + bonus if length == 9 else length
+        score = run_points(row[0], bonus)
         d = row[4] - k
         if d <= 0:
             # needs nothing shared: every later candidate is worse and needs no less
@@ -356,10 +360,18 @@ def _solve(
 ) -> tuple[tuple[_Interval | None, ...], tuple[int, ...], int, int]:
     """The chosen interval per colour (R, B, O, G; None: no run), the colour wilds held
     per colour, the numbered wildcards held and the copies of `W#` (0 or 1)."""
+    key = _parsed(cards, perfect_bonus)
+    _held, cwild, wmask, full, _bonus = key
+    return _best_runs(*key), cwild, wmask, full
+
+
+def _parsed(
+    cards: Iterable[str], perfect_bonus: int
+) -> tuple[tuple[int, ...], tuple[int, ...], int, int, int]:
+    """`_parse` and the bonus, checked: the key of a collection's searches."""
     if perfect_bonus < 0:
         raise ValueError("perfect_bonus must be >= 0")
-    held, cwild, wmask, full = _parse(cards)
-    return _best_runs(held, cwild, wmask, full, perfect_bonus), cwild, wmask, full
+    return (*_parse(cards), perfect_bonus)
 
 
 # Bots score the same collections again and again (a basic bot weighs each card of the
@@ -391,7 +403,7 @@ def _total_of(rows: Sequence[_Interval | None], bonus: int) -> int:
     total = 0
     for row in rows:
         if row is not None:
-            total += row[0] + bonus if row[0] == 9 else row[0]
+            total += run_points(row[0], bonus)
     return total
 
 
@@ -464,13 +476,10 @@ def best_total(cards: Iterable[str], perfect_bonus: int = 1) -> int:
     """The highest score of a collection: `score_collection(...).total`, without placing
     the wild cards or telling the placements of that total apart (`_best_sum`). Same
     ValueErrors."""
-    if perfect_bonus < 0:
-        raise ValueError("perfect_bonus must be >= 0")
-    held, cwild, wmask, full = _parse(cards)
-    key = (held, cwild, wmask, full, perfect_bonus)
+    key = _parsed(cards, perfect_bonus)
     total = _TOTALS.get(key)
     if total is None:
-        total = _best_sum(held, cwild, wmask, full, perfect_bonus)
+        total = _best_sum(*key)
         _remember(key, total)
     return total
 
@@ -534,4 +543,4 @@ def _color_score(c: int, row: _Interval, numbered: int, full: int, bonus: int) -
         run[rest.pop() - a + 1] = FULL_WILD
     for i in rest:
         run[i - a + 1] = _COLOR_WILD_CODES[c]
-    return ColorScore(points=length + bonus if length == 9 else length, run=tuple(run))
+    return ColorScore(points=run_points(length, bonus), run=tuple(run))

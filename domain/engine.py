@@ -1,15 +1,31 @@
-"""The rules of TEN as pure functions: `new_game`, `to_act`, `apply`.
+"""The rules of TEN as pure functions: `decide` and `evolve`, `apply` their composition.
 
-`apply(state, seat, action)` checks the action against the rules and returns the new
-state and the events it produced, or raises `RuleError` and leaves nothing changed
-(states are immutable). Legal-move listing lives in `domain.legal`, views in
-`domain.views`, scoring in `domain.scoring`.
+- `decide(state, seat, action)` checks the action against the rules and returns the
+  facts it produces (its events, in log order), or raises `RuleError`; states are
+  immutable, so nothing changed.
+- `evolve(state, fact)` is the state after one fact: the only place a state changes.
+  The replay (`domain.replay`) folds this same function over the public event log.
+- `apply(state, seat, action)` is `decide` with its facts folded by `evolve` as they are
+  produced, in one pass: the new state and the public events.
+
+Chance is data: the draw is a chance node whose outcome is the card drawn. A state's
+`draw_pile` is either the seeded pile the service dealt (its top card is the outcome;
+the service keeps the pile secret) or, in a state rebuilt from what the players saw,
+`HIDDEN` cards, one per card left: then the caller supplies the outcome (`card=`), one
+of the unseen cards (`domain.odds.unseen_cards`).
+
+Two facts of a live game are not in its public events: the pile's order and a payment
+the high bidder named with a bid (rules 3.5, shown only once the auction is won). The
+first is dealt into the state by `new_game`; the second is `PaymentNamed`, a private
+fact that `decide` returns beside the events and `apply` never publishes. Legal-move
+listing lives in `domain.legal`, views in `domain.views`, scoring in `domain.scoring`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+import msgspec
 from msgspec.structs import force_setattr as _set
 from msgspec.structs import replace
 
@@ -47,6 +63,8 @@ from domain.model import (
     SeatReclaimed,
     SeatTakenOver,
     Stopped,
+    TimedOut,
+    TokenPayment,
     TurnStarted,
     WildDiscarded,
 )
@@ -56,6 +74,18 @@ from domain.rng import SeededRandom
 
 _WILDS = C.WILDS
 _NUMBER_CARDS = C.NUMBER_CARDS
+HIDDEN = "?"  # a card of the draw pile nobody has seen (not a card code of the game)
+
+
+class PaymentNamed(msgspec.Struct, frozen=True):
+    """Private: the token payment the high bidder named with its bid (rules 3.5). Kept in
+    the state until the auction ends (`auction_won` shows the payment made); never in
+    the public log."""
+
+    payment: TokenPayment
+
+
+Fact = Event | PaymentNamed  # what `decide` returns and `evolve` folds
 
 
 def new_game(
@@ -86,21 +116,6 @@ def new_game(
     elif not 0 <= starting_seat < n:
         raise RuleError("invalid_game", "starting_seat must be between 0 and {last}.", last=n - 1)
     rules = rules or Rules()
-    state = GameState(
-        rules=rules,
-        seed=str(seed),
-        draw_pile=pile,
-        players=tuple(
-            Player(seat=i, name=name, bot=bot, currency=STARTING_CURRENCY)
-            for i, (name, bot) in enumerate(players)
-        ),
-        starting_seat=starting_seat,
-        active_seat=starting_seat,
-        supply_currency=SUPPLY_CURRENCY - STARTING_CURRENCY * n,
-        supply_bust=SUPPLY_BUST,
-        last_seq=2,
-        version=version,
-    )
     events: list[Event] = [
         GameStarted(
             seq=1,
@@ -112,12 +127,14 @@ def new_game(
             starting_seat=starting_seat,
             draw_pile_size=len(pile),
             starting_currency=STARTING_CURRENCY,
-            supply_currency=state.supply_currency,
-            supply_bust=state.supply_bust,
+            supply_currency=SUPPLY_CURRENCY - STARTING_CURRENCY * n,
+            supply_bust=SUPPLY_BUST,
         ),
         TurnStarted(seq=2, version=version, seat=starting_seat),
     ]
-    return state, events
+    # the seeded pile is dealt into the state: the source of every draw's outcome
+    state = replace(evolve(None, events[0]), seed=str(seed), draw_pile=pile)
+    return evolve(state, events[1]), events
 
 
 def _custom_pile(deck: Sequence[str]) -> tuple[str, ...]:
@@ -146,76 +163,106 @@ def to_act(state: GameState) -> int | None:
     return state.active_seat  # the draw and buy phases
 
 
-def apply(state: GameState, seat: int, action: Action) -> tuple[GameState, list[Event]]:
-    """Apply `action` by `seat`. Raises RuleError (state untouched) when the rules refuse it.
-    `resign` and `reclaim` concern the seat, not the game's decision: any seat may send
-    them whoever's turn it is."""
-    if type(action) in _SEAT_ACTIONS:
-        return _seat_action(state, seat, action)
-    expected = to_act(state)
-    if expected is None:
-        raise RuleError("game_finished")
-    if seat != expected:
-        raise RuleError("not_your_turn")
-    step = _Step(state)
-    # dispatch on the exact type: msgspec answers a failed isinstance (a class pattern)
-    # slowly, ~0.2 us each, which cost 8% of a simulated game
-    match type(action):
-        case model.Draw:
-            step.draw()
-        case model.Stop:
-            step.stop(action.take)
-        case model.Pass:
-            step.pass_()
-        case model.Bid:
-            step.bid(action)
-        case model.Buy:
-            step.buy(action)
-        case model.Decline:
-            step.decline()
-        case _:
-            raise RuleError("illegal_action", "Unknown action {action!r}.", action=action)
-    return step.finish()
+def decide(state: GameState, seat: int, action: Action, *, card: str | None = None) -> list[Fact]:
+    """The facts `action` by `seat` produces: its events in log order, and any private
+    fact (`PaymentNamed`). Raises RuleError when the rules refuse it. `card` is the
+    chance outcome of a draw from a pile of `HIDDEN` cards (ValueError when it is missing
+    there, or given for a dealt pile). Folding `evolve` over the facts gives `apply`'s
+    state."""
+    return _decided(state, seat, action, card).facts
 
 
-_SEAT_ACTIONS = frozenset(model.SEAT_ACTIONS)
+def apply(
+    state: GameState, seat: int, action: Action, *, card: str | None = None
+) -> tuple[GameState, list[Event]]:
+    """`decide` and `evolve` in one pass: the state after `action` by `seat` and the
+    public events it produced (`decide` for `card` and the refusals). `resign` and
+    `reclaim` concern the seat, not the game's decision: any seat may send them whoever's
+    turn it is."""
+    step = _decided(state, seat, action, card)
+    return step.finish(), step.events
 
 
-def _seat_action(state: GameState, seat: int, action: Action) -> tuple[GameState, list[Event]]:
-    """`resign` (a bot plays the seat on and it ranks last) or `reclaim` (the player takes
-    back the seat a bot took over after timeouts)."""
-    if state.phase == "finished":
-        raise RuleError("game_finished")
-    player = state.players[seat]
-    if player.resigned:
-        raise RuleError("illegal_action", "This seat resigned; it stays with its bot.")
-    if type(action) is model.Resign:
-        return take_over(state, seat, "resigned")
-    if player.stand_in is None:
-        raise RuleError("illegal_action", "No bot plays this seat: there is nothing to take back.")
-    step = _Step(state)
-    step.put(seat, replace(player, stand_in=None))
-    step.emit(SeatReclaimed(seq=step.next_seq(), version=step.new.version, seat=seat))
-    return step.finish()
+def evolve(state: GameState | None, fact: Fact) -> GameState:
+    """The state after one fact. `game_started` begins a state (`state` unused) whose
+    pile is `HIDDEN` cards and whose seed is unknown: what the players know."""
+    if type(fact) is GameStarted:
+        return _started(fact)
+    assert state is not None, "an event log starts with game_started"
+    fold = _Fold(state)
+    fold.evolve(fact)
+    return fold.finish()
 
 
 def take_over(state: GameState, seat: int, reason: str) -> tuple[GameState, list[Event]]:
     """The game's bot (`takeover_bot`) plays `seat` from now on: after timeouts (the player
     may `reclaim` it; the seat is marked `taken_over` for good), or the player resigned."""
     step = _Step(state)
-    player = state.players[seat]
-    bot = state.takeover_bot
-    if reason == "resigned":
-        changed = replace(player, stand_in=bot, resigned=True)
-    else:
-        changed = replace(player, stand_in=bot, taken_over=True)
-    step.put(seat, changed)
     step.emit(
         SeatTakenOver(
-            seq=step.next_seq(), version=step.new.version, seat=seat, bot=bot, reason=reason
+            seq=step.next_seq(),
+            version=step.version,
+            seat=seat,
+            bot=state.takeover_bot,
+            reason=reason,  # type: ignore[arg-type]
         )
     )
-    return step.finish()
+    return step.finish(), step.events
+
+
+def _decided(state: GameState, seat: int, action: Action, card: str | None) -> _Step:
+    step = _Step(state)
+    kind = type(action)
+    if kind in _SEAT_ACTIONS:
+        step.seat_action(seat, action)
+        return step
+    expected = to_act(state)
+    if expected is None:
+        raise RuleError("game_finished")
+    if seat != expected:
+        raise RuleError("not_your_turn")
+    if card is not None and kind is not model.Draw:
+        raise ValueError("a card is the outcome of a draw only")
+    # dispatch on the exact type: msgspec answers a failed isinstance (a class pattern)
+    # slowly, ~0.2 us each, which cost 8% of a simulated game
+    match kind:
+        case model.Draw:
+            step.draw(card)
+        case model.Stop:
+            step.stop(action.take)  # type: ignore[attr-defined]
+        case model.Pass:
+            step.pass_()
+        case model.Bid:
+            step.bid(action)  # type: ignore[arg-type]
+        case model.Buy:
+            step.buy(action)  # type: ignore[arg-type]
+        case model.Decline:
+            step.decline()
+        case _:
+            raise RuleError("illegal_action", "Unknown action {action!r}.", action=action)
+    return step
+
+
+_SEAT_ACTIONS = frozenset(model.SEAT_ACTIONS)
+
+
+def _started(event: GameStarted) -> GameState:
+    """The state `game_started` describes, its pile `HIDDEN` cards."""
+    return GameState(
+        rules=event.rules,
+        seed="",
+        draw_pile=(HIDDEN,) * event.draw_pile_size,
+        players=tuple(
+            Player(seat=p.seat, name=p.name, bot=p.bot, currency=event.starting_currency)
+            for p in event.players
+        ),
+        starting_seat=event.starting_seat,
+        active_seat=event.starting_seat,
+        supply_currency=event.supply_currency,
+        supply_bust=event.supply_bust,
+        last_seq=event.seq,
+        version=event.version,
+    )
 
 
 _DIGIT = C.DIGIT
@@ -260,32 +307,24 @@ def _split(tableau: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...], in
     return tuple(numbers), tuple(spent), money
 
 
-class _Step:
-    """One action's result being built. `new` is a copy of the state that the rules change
-    in place (`_set`) until `finish` hands it out frozen; nobody else has seen it by then.
+class _Fold:
+    """A state being evolved fact by fact. `new` is a copy of the state changed in place
+    (`_set`) until `finish` hands it out frozen; nobody else has seen it by then.
     msgspec's `force_setattr` on a copy costs a third of rebuilding the state with
-    `replace(state, **changes)`, which took 7% of a simulated game. Each rule below is one
-    method; `apply` calls the one its action starts."""
+    `replace(state, **changes)`, which took 7% of a simulated game. Each fact's effect is
+    one method (`_EVOLVE`); nothing else changes a state."""
 
-    __slots__ = ("events", "new", "players")
+    __slots__ = ("new", "players")
 
     def __init__(self, state: GameState) -> None:
-        self.new = new = state.__copy__()
-        _set(new, "version", state.version + 1)
-        self.events: list[Event] = []
+        self.new = state.__copy__()
         self.players: Sequence[Player] = state.players  # a list once a player changes
 
-    # -- bookkeeping
-    def next_seq(self) -> int:
-        """The number of the next event."""
-        seq = self.new.last_seq + 1
-        _set(self.new, "last_seq", seq)
-        return seq
-
-    def emit(self, event: Event) -> None:
-        # events are built by the caller with explicit fields: msgspec takes `**data`
-        # about 4 times slower
-        self.events.append(event)
+    def finish(self) -> GameState:
+        if isinstance(self.players, list):
+            _set(self.new, "players", tuple(self.players))
+            self.players = self.new.players
+        return self.new
 
     def put(self, seat: int, player: Player) -> None:
         """A seat's new tokens or collection."""
@@ -293,27 +332,21 @@ class _Step:
             self.players = list(self.players)
         self.players[seat] = player
 
-    def finish(self) -> tuple[GameState, list[Event]]:
-        if isinstance(self.players, list):
-            _set(self.new, "players", tuple(self.players))
-        return self.new, self.events
+    def evolve(self, fact: Fact) -> None:
+        kind = type(fact)
+        if kind is not PaymentNamed:
+            new = self.new
+            _set(new, "version", fact.version)  # type: ignore[union-attr]
+            _set(new, "last_seq", fact.seq)  # type: ignore[union-attr]
+        _EVOLVE[kind](self, fact)
 
-    # -- tokens (3.6, and payments to the supply)
-    def gain(self, seats: Sequence[int], amount: int) -> tuple[Gain, ...]:
-        """3.6: hand `amount` currency tokens to each of `seats` in that order, each up to the
-        cap of 10 and while the supply lasts."""
-        if amount <= 0:
-            return ()
-        gains = []
+    # -- tokens
+    def gains(self, gains: Sequence[Gain]) -> None:
         new = self.new
-        for seat in seats:
-            player = self.players[seat]
-            got = min(amount, CURRENCY_CAP - player.currency, new.supply_currency)
-            if got > 0:
-                _set(new, "supply_currency", new.supply_currency - got)
-                self.put(seat, replace(player, currency=player.currency + got))
-                gains.append(Gain(seat=seat, amount=got))
-        return tuple(gains)
+        for gain in gains:
+            player = self.players[gain.seat]
+            _set(new, "supply_currency", new.supply_currency - gain.amount)
+            self.put(gain.seat, replace(player, currency=player.currency + gain.amount))
 
     def pay(self, seat: int, currency: int, bust: int) -> None:
         """Tokens paid by `seat` go back to the supply."""
@@ -321,40 +354,280 @@ class _Step:
         self.put(
             seat, replace(player, currency=player.currency - currency, bust=player.bust - bust)
         )
-        _set(self.new, "supply_currency", self.new.supply_currency + currency)
-        _set(self.new, "supply_bust", self.new.supply_bust + bust)
+        new = self.new
+        _set(new, "supply_currency", new.supply_currency + currency)
+        _set(new, "supply_bust", new.supply_bust + bust)
+
+    def after_buy(self) -> None:
+        """A seat's buy phase of the final round is over."""
+        new = self.new
+        if new.phase == "final_buy":
+            _set(new, "final_queue", new.final_queue[1:])
+
+    # -- one method per fact
+    def turn_started(self, event: TurnStarted) -> None:
+        new = self.new
+        _set(new, "phase", "draw")
+        _set(new, "drawn", False)
+        _set(new, "active_seat", event.seat)
+
+    def card_drawn(self, event: CardDrawn) -> None:
+        new = self.new
+        _set(new, "draw_pile", new.draw_pile[1:])
+        _set(new, "drawn", True)
+        if event.card not in _WILDS:
+            _set(new, "tableau", (*new.tableau, event.card))
+
+    def auction_started(self, event: AuctionStarted) -> None:
+        new = self.new
+        _set(new, "phase", "auction")
+        _set(new, "auction", Auction(card=event.card, bidders=event.bidders))
+
+    def bid_placed(self, event: BidPlaced) -> None:
+        auction = self.new.auction
+        assert auction is not None
+        _set(
+            self.new,
+            "auction",
+            replace(
+                auction,
+                turn=auction.turn + 1,
+                high_bid=event.amount,
+                high_bidder=event.seat,
+                high_payment=None,
+            ),
+        )
+
+    def payment_named(self, fact: PaymentNamed) -> None:
+        auction = self.new.auction
+        assert auction is not None
+        _set(self.new, "auction", replace(auction, high_payment=fact.payment))
+
+    def bid_passed(self, event: BidPassed) -> None:
+        auction = self.new.auction
+        assert auction is not None
+        _set(self.new, "auction", replace(auction, turn=auction.turn + 1))
+
+    def auction_won(self, event: AuctionWon) -> None:
+        seat, payment = event.seat, event.payment
+        self.pay(seat, payment.currency, payment.bust)
+        player = self.players[seat]
+        self.put(seat, replace(player, cards=(*player.cards, event.card)))
+        new = self.new
+        _set(new, "auction", None)
+        _set(new, "phase", "draw")
+
+    def wild_discarded(self, event: WildDiscarded) -> None:
+        new = self.new
+        _set(new, "discard", (*new.discard, event.card))
+        _set(new, "auction", None)
+        _set(new, "phase", "draw")
+
+    def busted(self, event: Busted) -> None:
+        new = self.new
+        _set(new, "tableau", ())
+        _set(new, "market", new.market + event.to_market)
+        _set(new, "discard", new.discard + event.to_discard)
+        if event.bust_token:
+            player = self.players[event.seat]
+            self.put(event.seat, replace(player, bust=player.bust + 1))
+            _set(new, "supply_bust", new.supply_bust - 1)
+        self.gains(event.gains)
+
+    def stopped(self, event: Stopped) -> None:
+        new = self.new
+        _set(new, "tableau", ())
+        _set(new, "discard", new.discard + event.to_discard)
+        if event.take == "numbers":
+            player = self.players[event.seat]
+            self.put(event.seat, replace(player, cards=player.cards + event.cards))
+            _set(new, "phase", "buy")
+        else:
+            _set(new, "market", new.market + event.cards)
+        self.gains(event.gains)
+
+    def card_bought(self, event: CardBought) -> None:
+        seat, payment, card = event.seat, event.payment, event.card
+        self.pay(seat, payment.currency, payment.bust)
+        player = self.players[seat]
+        remaining = list(player.cards)
+        for spent in payment.cards:
+            remaining.remove(spent)
+        remaining.append(card)
+        self.put(seat, replace(player, cards=tuple(remaining)))
+        new = self.new
+        market = list(new.market)
+        market.remove(card)
+        _set(new, "market", tuple(market))
+        _set(new, "discard", new.discard + payment.cards)
+        self.after_buy()
+
+    def buy_declined(self, event: BuyDeclined) -> None:
+        self.after_buy()
+
+    def final_buy_started(self, event: FinalBuyStarted) -> None:
+        new = self.new
+        _set(new, "phase", "final_buy")
+        _set(new, "drawn", False)
+        _set(new, "final_queue", event.order)
+
+    def game_finished(self, event: GameFinished) -> None:
+        _set(self.new, "phase", "finished")
+        _set(self.new, "results", event.results)
+
+    def seat_taken_over(self, event: SeatTakenOver) -> None:
+        player = self.players[event.seat]
+        if event.reason == "resigned":
+            changed = replace(player, stand_in=event.bot, resigned=True)
+        else:
+            changed = replace(player, stand_in=event.bot, taken_over=True)
+        self.put(event.seat, changed)
+
+    def seat_reclaimed(self, event: SeatReclaimed) -> None:
+        self.put(event.seat, replace(self.players[event.seat], stand_in=None))
+
+    def timed_out(self, event: TimedOut) -> None:
+        """Nothing changes: the move made for the seat follows in its own events."""
+
+
+_EVOLVE: dict[type, Callable[[_Fold, object], None]] = {
+    TurnStarted: _Fold.turn_started,
+    CardDrawn: _Fold.card_drawn,
+    AuctionStarted: _Fold.auction_started,
+    BidPlaced: _Fold.bid_placed,
+    PaymentNamed: _Fold.payment_named,
+    BidPassed: _Fold.bid_passed,
+    AuctionWon: _Fold.auction_won,
+    WildDiscarded: _Fold.wild_discarded,
+    Busted: _Fold.busted,
+    Stopped: _Fold.stopped,
+    CardBought: _Fold.card_bought,
+    BuyDeclined: _Fold.buy_declined,
+    FinalBuyStarted: _Fold.final_buy_started,
+    GameFinished: _Fold.game_finished,
+    SeatTakenOver: _Fold.seat_taken_over,
+    SeatReclaimed: _Fold.seat_reclaimed,
+    TimedOut: _Fold.timed_out,
+}  # type: ignore[dict-item]
+
+
+class _Step(_Fold):
+    """One action being decided: each rule below reads the state as evolved so far, and
+    `emit`s the facts it produces, which `evolve` the state as they are emitted (the next
+    rule reads their effect). `events` are the public ones, `facts` all of them."""
+
+    __slots__ = ("events", "facts", "version")
+
+    def __init__(self, state: GameState) -> None:
+        self.new = new = state.__copy__()
+        self.players = state.players
+        self.version = version = state.version + 1
+        _set(new, "version", version)  # every fact of the action has it
+        self.events: list[Event] = []
+        self.facts: list[Fact] = self.events  # a list of its own once a private fact comes
+
+    # -- bookkeeping
+    def next_seq(self) -> int:
+        """The number of the next event."""
+        return self.new.last_seq + 1
+
+    def emit(self, event: Event) -> None:
+        # events are built by the caller with explicit fields: msgspec takes `**data`
+        # about 4 times slower
+        self.events.append(event)
+        if self.facts is not self.events:
+            self.facts.append(event)
+        # `evolve` without its version (set once, above) and without a call: it is the
+        # engine's innermost step
+        _set(self.new, "last_seq", event.seq)
+        _EVOLVE[type(event)](self, event)
+
+    def emit_private(self, fact: PaymentNamed) -> None:
+        if self.facts is self.events:
+            self.facts = list(self.events)
+        self.facts.append(fact)
+        _EVOLVE[PaymentNamed](self, fact)
+
+    def gains_of(self, seats: Sequence[int], amount: int) -> tuple[Gain, ...]:
+        """3.6: `amount` currency tokens handed to each of `seats` in that order, each up to
+        the cap of 10 and while the supply lasts."""
+        if amount <= 0:
+            return ()
+        gains = []
+        supply = self.new.supply_currency
+        players = self.players
+        for seat in seats:
+            got = min(amount, CURRENCY_CAP - players[seat].currency, supply)
+            if got > 0:
+                supply -= got
+                gains.append(Gain(seat=seat, amount=got))
+        return tuple(gains)
+
+    def others(self, seat: int) -> tuple[int, ...]:
+        """The other seats in turn order, from the left of `seat`."""
+        return _ROUND[len(self.players)][seat][:-1]
+
+    # -- the seat (resign, reclaim)
+    def seat_action(self, seat: int, action: Action) -> None:
+        """`resign` (a bot plays the seat on and it ranks last) or `reclaim` (the player
+        takes back the seat a bot took over after timeouts)."""
+        new = self.new
+        if new.phase == "finished":
+            raise RuleError("game_finished")
+        player = new.players[seat]
+        if player.resigned:
+            raise RuleError("illegal_action", "This seat resigned; it stays with its bot.")
+        if type(action) is model.Resign:
+            self.emit(
+                SeatTakenOver(
+                    seq=self.next_seq(),
+                    version=self.version,
+                    seat=seat,
+                    bot=new.takeover_bot,
+                    reason="resigned",
+                )
+            )
+            return
+        if player.stand_in is None:
+            raise RuleError(
+                "illegal_action", "No bot plays this seat: there is nothing to take back."
+            )
+        self.emit(SeatReclaimed(seq=self.next_seq(), version=self.version, seat=seat))
 
     # -- draw phase (3.1), bust (3.3)
-    def draw(self) -> None:
+    def draw(self, card: str | None) -> None:
         new = self.new
         if new.phase != "draw":
             raise RuleError("illegal_action", "Cards are drawn only in the draw phase.")
-        if not new.draw_pile:
+        pile = new.draw_pile
+        if not pile:
             raise RuleError("draw_pile_empty")
-        card, pile = new.draw_pile[0], new.draw_pile[1:]
+        top = pile[0]
+        if card is None:
+            if top == HIDDEN:
+                raise ValueError("the pile is hidden: the draw's outcome is to be given")
+            card = top
+        elif top != HIDDEN:
+            raise ValueError("the pile was dealt: its top card is the draw's outcome")
         seat = new.active_seat
-        _set(new, "draw_pile", pile)
-        _set(new, "drawn", True)
         self.emit(
             CardDrawn(
                 seq=self.next_seq(),
-                version=new.version,
+                version=self.version,
                 seat=seat,
                 card=card,
-                draw_pile_size=len(pile),
+                draw_pile_size=len(pile) - 1,
             )
         )
         if card in _WILDS:
             bidders = _ROUND[len(self.players)][seat]
-            _set(new, "phase", "auction")
-            _set(new, "auction", Auction(card=card, bidders=bidders))
             self.emit(
-                AuctionStarted(seq=self.next_seq(), version=new.version, card=card, bidders=bidders)
+                AuctionStarted(
+                    seq=self.next_seq(), version=self.version, card=card, bidders=bidders
+                )
             )
             return
-        tableau = (*new.tableau, card)
-        _set(new, "tableau", tableau)
-        kind = bust_kind(tableau)
+        kind = bust_kind(new.tableau)
         if kind is not None:
             self.bust(kind)
 
@@ -363,45 +636,20 @@ class _Step:
         by numbers pays the currency shown to the other players."""
         new = self.new
         seat = new.active_seat
-        token = new.supply_bust > 0
-        if token:
-            player = self.players[seat]
-            self.put(seat, replace(player, bust=player.bust + 1))
-            _set(new, "supply_bust", new.supply_bust - 1)
-        numbers, spent, money = self.clear_tableau(None)
-        gains = self.gain(self.others(seat), money) if kind == "numbers" else ()
+        numbers, spent, money = _split(new.tableau)
         self.emit(
             Busted(
                 seq=self.next_seq(),
-                version=new.version,
+                version=self.version,
                 seat=seat,
-                kind=kind,
+                kind=kind,  # type: ignore[arg-type]
                 to_market=numbers,
                 to_discard=spent,
-                bust_token=token,
-                gains=gains,
+                bust_token=new.supply_bust > 0,
+                gains=self.gains_of(self.others(seat), money) if kind == "numbers" else (),
             )
         )
         self.end_turn()
-
-    def clear_tableau(self, taker: int | None) -> tuple[tuple[str, ...], tuple[str, ...], int]:
-        """The tableau is cleared: its currency cards are discarded, its number cards go to
-        `taker`'s collection or, with no taker, to the market. Returns the number cards,
-        the currency cards and the currency's value."""
-        new = self.new
-        numbers, spent, money = _split(new.tableau)
-        _set(new, "tableau", ())
-        _set(new, "discard", new.discard + spent)
-        if taker is None:
-            _set(new, "market", new.market + numbers)
-        else:
-            player = self.players[taker]
-            self.put(taker, replace(player, cards=player.cards + numbers))
-        return numbers, spent, money
-
-    def others(self, seat: int) -> tuple[int, ...]:
-        """The other seats in turn order, from the left of `seat`."""
-        return _ROUND[len(self.players)][seat][:-1]
 
     # -- reward (3.2)
     def stop(self, take: str) -> None:
@@ -413,26 +661,20 @@ class _Step:
         if take not in ("numbers", "currency"):
             raise RuleError("illegal_action", "A stop takes either 'numbers' or 'currency'.")
         seat = new.active_seat
-        if take == "numbers":
-            numbers, spent, money = self.clear_tableau(seat)
-            gains = self.gain(self.others(seat), money)
-        else:
-            numbers, spent, money = self.clear_tableau(None)
-            gains = self.gain((seat,), money)
+        numbers, spent, money = _split(new.tableau)
+        seats = self.others(seat) if take == "numbers" else (seat,)
         self.emit(
             Stopped(
                 seq=self.next_seq(),
-                version=new.version,
+                version=self.version,
                 seat=seat,
-                take=take,
+                take=take,  # type: ignore[arg-type]
                 cards=numbers,
                 to_discard=spent,
-                gains=gains,
+                gains=self.gains_of(seats, money),
             )
         )
-        if take == "numbers":
-            _set(new, "phase", "buy")
-        else:
+        if take == "currency":
             self.end_turn()
 
     def end_turn(self) -> None:
@@ -440,17 +682,12 @@ class _Step:
         left of this player."""
         new = self.new
         seat = new.active_seat
-        _set(new, "drawn", False)
         if not new.draw_pile:
             order = _ROUND[len(self.players)][seat]
-            _set(new, "phase", "final_buy")
-            _set(new, "final_queue", order)
-            self.emit(FinalBuyStarted(seq=self.next_seq(), version=new.version, order=order))
+            self.emit(FinalBuyStarted(seq=self.next_seq(), version=self.version, order=order))
             return
         nxt = (seat + 1) % len(self.players)
-        _set(new, "phase", "draw")
-        _set(new, "active_seat", nxt)
-        self.emit(TurnStarted(seq=self.next_seq(), version=new.version, seat=nxt))
+        self.emit(TurnStarted(seq=self.next_seq(), version=self.version, seat=nxt))
 
     # -- auction (3.5)
     def bid(self, action: Bid) -> None:
@@ -464,18 +701,16 @@ class _Step:
             raise RuleError("bid_too_high")
         if action.payment is not None:
             check_token_payment(action.payment, amount, player.currency, player.bust)
-        self.emit(
-            BidPlaced(seq=self.next_seq(), version=self.new.version, seat=seat, amount=amount)
-        )
-        self.next_bidder(
-            replace(auction, high_bid=amount, high_bidder=seat, high_payment=action.payment)
-        )
+        self.emit(BidPlaced(seq=self.next_seq(), version=self.version, seat=seat, amount=amount))
+        if action.payment is not None:
+            self.emit_private(PaymentNamed(payment=action.payment))
+        self.next_bidder()
 
     def pass_(self) -> None:
         auction = self._auction("Passing is for auctions; a buy is declined.")
         seat = auction.bidders[auction.turn]
-        self.emit(BidPassed(seq=self.next_seq(), version=self.new.version, seat=seat))
-        self.next_bidder(auction)
+        self.emit(BidPassed(seq=self.next_seq(), version=self.version, seat=seat))
+        self.next_bidder()
 
     def _auction(self, refusal: str) -> Auction:
         auction = self.new.auction
@@ -483,39 +718,33 @@ class _Step:
             raise RuleError("illegal_action", refusal)
         return auction
 
-    def next_bidder(self, auction: Auction) -> None:
-        """The next bidder's chance, or after the last one the end of the auction: the high
-        bidder pays (the payment named, else the one the service picks) and takes the card,
-        or nobody bid and the card is discarded. The turn goes on in the draw phase."""
-        new = self.new
-        if auction.turn + 1 < len(auction.bidders):
-            _set(new, "auction", replace(auction, turn=auction.turn + 1))
+    def next_bidder(self) -> None:
+        """After the last bidder's chance, the end of the auction: the high bidder pays (the
+        payment named, else the one the service picks) and takes the card, or nobody bid
+        and the card is discarded. The turn goes on in the draw phase."""
+        auction = self.new.auction
+        assert auction is not None
+        if auction.turn < len(auction.bidders):
             return
         winner = auction.high_bidder
         if winner is None:
-            _set(new, "discard", (*new.discard, auction.card))
-            self.emit(WildDiscarded(seq=self.next_seq(), version=new.version, card=auction.card))
-        else:
-            payment = auction.high_payment
-            if payment is None:
-                player = self.players[winner]
-                payment = token_payment(auction.high_bid, player.currency, player.bust)
-                assert payment is not None  # a bid never exceeds the bidding power
-            self.pay(winner, payment.currency, payment.bust)
+            self.emit(WildDiscarded(seq=self.next_seq(), version=self.version, card=auction.card))
+            return
+        payment = auction.high_payment
+        if payment is None:
             player = self.players[winner]
-            self.put(winner, replace(player, cards=(*player.cards, auction.card)))
-            self.emit(
-                AuctionWon(
-                    seq=self.next_seq(),
-                    version=new.version,
-                    seat=winner,
-                    card=auction.card,
-                    amount=auction.high_bid,
-                    payment=payment,
-                )
+            payment = token_payment(auction.high_bid, player.currency, player.bust)
+            assert payment is not None  # a bid never exceeds the bidding power
+        self.emit(
+            AuctionWon(
+                seq=self.next_seq(),
+                version=self.version,
+                seat=winner,
+                card=auction.card,
+                amount=auction.high_bid,
+                payment=payment,
             )
-        _set(new, "auction", None)
-        _set(new, "phase", "draw")
+        )
 
     # -- buy phase (3.4) and final buy round (4)
     def buy(self, action: Buy) -> None:
@@ -524,22 +753,14 @@ class _Step:
             raise RuleError("illegal_action", "Cards are bought only in a buy phase.")
         seat = to_act(new)
         assert seat is not None
-        card = action.card
         payment = _buy_payment(new, self.players[seat], action)
-        self.pay(seat, payment.currency, payment.bust)
-        player = self.players[seat]
-        remaining = list(player.cards)
-        for spent in payment.cards:
-            remaining.remove(spent)
-        remaining.append(card)
-        self.put(seat, replace(player, cards=tuple(remaining)))
-        market = list(new.market)
-        market.remove(card)
-        _set(new, "market", tuple(market))
-        _set(new, "discard", new.discard + payment.cards)
         self.emit(
             CardBought(
-                seq=self.next_seq(), version=new.version, seat=seat, card=card, payment=payment
+                seq=self.next_seq(),
+                version=self.version,
+                seat=seat,
+                card=action.card,
+                payment=payment,
             )
         )
         self.end_buy()
@@ -548,7 +769,9 @@ class _Step:
         new = self.new
         if new.phase not in ("buy", "final_buy"):
             raise RuleError("illegal_action", "Only a buy phase can be declined.")
-        self.emit(BuyDeclined(seq=self.next_seq(), version=new.version, seat=to_act(new)))
+        seat = to_act(new)
+        assert seat is not None
+        self.emit(BuyDeclined(seq=self.next_seq(), version=self.version, seat=seat))
         self.end_buy()
 
     def end_buy(self) -> None:
@@ -558,14 +781,10 @@ class _Step:
         if new.phase == "buy":
             self.end_turn()
             return
-        queue = new.final_queue[1:]
-        _set(new, "final_queue", queue)
-        if queue:
+        if new.final_queue:
             return
         results = final_results(self.players, new.rules)
-        _set(new, "phase", "finished")
-        _set(new, "results", results)
-        self.emit(GameFinished(seq=self.next_seq(), version=new.version, results=results))
+        self.emit(GameFinished(seq=self.next_seq(), version=self.version, results=results))
 
 
 def _buy_payment(state: GameState, player: Player, action: Buy) -> Payment:

@@ -1,0 +1,111 @@
+"""The engine's split (issue 24): `decide` gives the facts, `evolve` is the only change.
+
+Over seeded games of random and basic bots, after every action and for every action
+listed to the seat:
+
+- `apply` equals `decide` folded by `evolve` (the same state, the public events being
+  the facts without the private ones);
+- the public log folded by `evolve` from `game_started` gives the state as the players
+  know it: the live state with its pile `HIDDEN`, no seed, no payment named by a bidder
+  and no clock (those are the only secrets);
+- a draw on that state with the live pile's top card as the chance outcome gives the
+  live draw's events.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+from msgspec.structs import replace
+
+from domain.bots import BOTS
+from domain.engine import HIDDEN, PaymentNamed, apply, decide, evolve, new_game, to_act
+from domain.legal import legal_actions
+from domain.model import AuctionWon, Bid, CardDrawn, Draw, GameState, Pass, TokenPayment
+from domain.rng import SeededRandom
+from domain.views import public_view
+
+pytestmark = pytest.mark.unit
+
+GAMES = 60
+
+
+def known(state: GameState) -> GameState:
+    """The live state as its public events tell it."""
+    auction = state.auction
+    return replace(
+        state,
+        seed="",
+        draw_pile=(HIDDEN,) * len(state.draw_pile),
+        auction=None if auction is None else replace(auction, high_payment=None),
+        clock=None,
+    )
+
+
+def folded(state: GameState, facts) -> GameState:
+    for fact in facts:
+        state = evolve(state, fact)
+    return state
+
+
+def test_apply_is_decide_folded_by_evolve_and_the_log_folds_to_what_players_know() -> None:
+    private = draws = 0
+    for game in range(GAMES):
+        n = 1 + game % 5
+        rng = SeededRandom(f"split/{game}")
+        levels = [rng.choice(("random", "basic")) for _ in range(n)]
+        state, log = new_game([(f"p{i}", lv) for i, lv in enumerate(levels)], f"split/{game}")
+        public = folded(evolve(None, log[0]), log[1:])
+        while (seat := to_act(state)) is not None:
+            assert public == known(state), f"game {game} v{state.version}"
+            for action in legal_actions(public_view(state), seat):
+                facts = decide(state, seat, action)
+                after, events = apply(state, seat, action)
+                assert folded(state, facts) == after
+                assert events == [f for f in facts if type(f) is not PaymentNamed]
+                private += len(facts) - len(events)
+            if state.phase == "draw" and state.draw_pile:
+                top = state.draw_pile[0]
+                chance = apply(public, seat, Draw(), card=top)[1]
+                assert chance == apply(state, seat, Draw())[1]
+                draws += 1
+            action = BOTS[levels[seat]](public_view(state), seat, rng)
+            state, events = apply(state, seat, action)
+            public = folded(public, events)
+        assert public == known(state)
+        assert msgspec.json.encode(public) == msgspec.json.encode(known(state))
+    assert private > 0
+    assert draws > 0
+
+
+def test_a_draw_from_a_hidden_pile_needs_its_outcome_and_a_dealt_pile_refuses_one() -> None:
+    state, log = new_game([("a", None), ("b", None)], "hidden", starting_seat=0)
+    public = folded(evolve(None, log[0]), log[1:])
+    with pytest.raises(ValueError, match="hidden"):
+        decide(public, 0, Draw())
+    with pytest.raises(ValueError, match="dealt"):
+        decide(state, 0, Draw(), card=state.draw_pile[0])
+    other = next(c for c in state.draw_pile if c != state.draw_pile[0])
+    after, events = apply(public, 0, Draw(), card=other)
+    assert type(events[0]) is CardDrawn
+    assert events[0].card == other
+    assert after.draw_pile == (HIDDEN,) * (len(state.draw_pile) - 1)
+
+
+def test_a_payment_named_with_a_bid_stays_private_until_the_auction_is_won() -> None:
+    deck = ["W5", "B1", "B2", "B3"]
+    state, _ = new_game([("a", None), ("b", None)], "named", deck=deck, starting_seat=0)
+    state, _ = apply(state, 0, Draw())
+    named = TokenPayment(currency=2, bust=0)
+    facts = decide(state, 1, Bid(amount=2, payment=named))
+    assert PaymentNamed(payment=named) in facts
+    state, events = apply(state, 1, Bid(amount=2, payment=named))
+    assert all(type(e) is not PaymentNamed for e in events)
+    assert b'"payment"' not in msgspec.json.encode(events)
+    assert state.auction is not None
+    assert state.auction.high_payment == named
+    state, events = apply(state, 0, Pass())
+    won = [e for e in events if type(e) is AuctionWon]
+    assert won
+    assert won[0].payment == named
+    assert won[0].seat == 1

@@ -22,7 +22,6 @@ from domain.clock import play
 from domain.engine import new_game, to_act
 from domain.legal import legal_actions
 from domain.simulation import play_bots
-from domain.views import public_view
 
 GAMES = 40
 ROUNDS = 5
@@ -50,7 +49,7 @@ def one_round(r: int) -> tuple[float, float, int]:
             state, _ = new_game(seats, f"bench-basic/{r}/{g}")
             state, _ = play_bots(state)
             while (seat := to_act(state)) is not None:
-                action = rng.choice(legal_actions(public_view(state), seat))
+                action = rng.choice(legal_actions(state, seat))
                 state, _ = play(state, seat, action, 0.0)
                 actions += 1
         cpu = time.process_time() - start

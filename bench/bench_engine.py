@@ -15,7 +15,7 @@ import statistics
 import time
 
 from domain.bots import random_bot
-from domain.engine import apply
+from domain.engine import apply, information_state
 from domain.legal import legal_actions
 from domain.rng import SeededRandom
 from domain.simulation import play_game
@@ -48,11 +48,11 @@ def per_call_us() -> dict[str, float]:
     timings: dict[str, float] = {}
     for name, call in (
         ("apply", apply),
-        ("legal_actions", lambda s, seat, a: legal_actions(public_view(s), seat)),
+        ("legal_actions", lambda s, seat, a: legal_actions(s, seat)),
         ("public_view", lambda s, seat, a: public_view(s)),
         (
             "random_bot (a bot's move)",
-            lambda s, seat, a: random_bot(public_view(s), seat, BENCH_RNG),
+            lambda s, seat, a: random_bot(information_state(s), seat, BENCH_RNG),
         ),
     ):
         runs = []

@@ -33,9 +33,8 @@ from collections.abc import Callable
 
 import domain
 from domain.bots import basic_bot, bot_rng
-from domain.engine import apply, new_game, to_act
+from domain.engine import apply, information_state, new_game, to_act
 from domain.expert import expert_bot
-from domain.views import public_view
 
 TABLES = {
     "2 players, expert vs basic": ("expert", "basic"),
@@ -68,7 +67,7 @@ def play(
     """One game; every expert decision's time (ms, by `clock`) appended under its phase."""
     state, _ = new_game([(f"p{i}", None) for i in range(len(lineup))], seed)
     while (seat := to_act(state)) is not None:
-        view = public_view(state)
+        view = information_state(state)
         rng = bot_rng(state.seed, state.version)
         if lineup[seat] == "expert":
             started = clock()

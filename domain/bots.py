@@ -1,4 +1,5 @@
-"""Server-side players. A bot sees only the public view (and its own random source).
+"""Server-side players. A bot sees only the game as its players know it (no pile order,
+no seed: `engine.information_state`) and its own random source.
 
 - `random`: uniform over the legal actions.
 - `basic`: stops when the chance that the next card busts, counted from the cards not
@@ -24,20 +25,20 @@ from domain.model import (
     Buy,
     Decline,
     Draw,
+    GameState,
     Pass,
     Stop,
 )
 from domain.odds import TOKENS_PER_POINT, bust_risk
 from domain.rng import SeededRandom
 from domain.scoring import cached_best_total as best_total
-from domain.views import PublicView
 
-Bot = Callable[[PublicView, int, SeededRandom], Action]
+Bot = Callable[[GameState, int, SeededRandom], Action]
 
 RISK_LIMIT = 0.3  # the basic bot stops when the next draw busts with this chance or more
 
 
-def random_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
+def random_bot(view: GameState, seat: int, rng: SeededRandom) -> Action:
     """Uniform over the legal actions."""
     actions = legal_actions(view, seat, priced=False)
     if not actions:
@@ -51,7 +52,7 @@ def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_
     # without converting the float at every decision
     risk_at = Fraction(risk_limit) if math.isfinite(risk_limit) else risk_limit
 
-    def basic(view: PublicView, seat: int, rng: SeededRandom) -> Action:
+    def basic(view: GameState, seat: int, rng: SeededRandom) -> Action:
         # unpriced: only the action kept gets its payment (`with_payment`), as the priced
         # list would name it
         actions = legal_actions(view, seat, priced=False)
@@ -95,7 +96,7 @@ def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_
 basic_bot = basic_policy()
 
 
-def _best_buy(view: PublicView, seat: int, actions: list[Action]) -> Action:
+def _best_buy(view: GameState, seat: int, actions: list[Action]) -> Action:
     """The basic bot's buy phase: the purchase that raises the score most, if any (the
     first in `actions` among equals).
 

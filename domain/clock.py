@@ -16,7 +16,7 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from domain.bots import BOTS, bot_rng
-from domain.engine import apply, take_over, to_act
+from domain.engine import apply, information_state, take_over, to_act
 from domain.errors import RuleError
 from domain.model import (
     Action,
@@ -29,7 +29,6 @@ from domain.model import (
     TimedOut,
 )
 from domain.simulation import play_bots
-from domain.views import public_view
 
 
 def start_clock(state: GameState, control: TimeControl, now: float) -> GameState:
@@ -63,7 +62,7 @@ def play(state: GameState, seat: int, action: Action, now: float) -> tuple[GameS
 
 def time_out(state: GameState, now: float) -> tuple[GameState, list[Event]]:
     """The waiting seat let its deadline pass: the game's bot (`takeover_bot`, on the
-    public view, like every bot) makes its move, after a `timed_out` event. After
+    game as its players know it, like every bot) makes its move, after a `timed_out` event. After
     `takeover_after` consecutive timeouts the bot takes the seat over (unless that move
     ended the game: nothing is taken over after `game_finished`). Raises RuleError
     `not_due` before the deadline (or without a running clock)."""
@@ -72,7 +71,7 @@ def time_out(state: GameState, now: float) -> tuple[GameState, list[Event]]:
         raise RuleError("not_due", "No deadline of this game has passed.")
     seat = clock.seat
     bot = BOTS[state.takeover_bot]  # type: ignore[index]
-    action = bot(public_view(state), seat, bot_rng(state.seed, state.version))
+    action = bot(information_state(state), seat, bot_rng(state.seed, state.version))
     numbered = replace(state, last_seq=state.last_seq + 1)
     after, events = apply(numbered, seat, action)
     timed = TimedOut(

@@ -163,6 +163,19 @@ def to_act(state: GameState) -> int | None:
     return state.active_seat  # the draw and buy phases
 
 
+def information_state(state: GameState) -> GameState:
+    """The game as its players know it: `state` with its pile `HIDDEN`, no seed, no
+    payment named by the high bidder and no clock. The public log folded by `evolve`
+    gives the same state; the bots and the odds read nothing else, and apply the rules to
+    it with the draw's outcomes as data (`card=`)."""
+    auction = state.auction
+    if auction is not None and auction.high_payment is not None:
+        auction = replace(auction, high_payment=None)
+    return replace(
+        state, seed="", draw_pile=(HIDDEN,) * len(state.draw_pile), auction=auction, clock=None
+    )
+
+
 def decide(state: GameState, seat: int, action: Action, *, card: str | None = None) -> list[Fact]:
     """The facts `action` by `seat` produces: its events in log order, and any private
     fact (`PaymentNamed`). Raises RuleError when the rules refuse it. `card` is the

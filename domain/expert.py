@@ -1,6 +1,7 @@
-"""The `expert` bot: a search over the cards not yet seen, on the public view only.
+"""The `expert` bot: a search over the cards not yet seen, on what the players know only.
 
-It reads the `PublicView` (never the draw pile's order) and prices every outcome with one
+It reads the game as its players know it (`engine.information_state`: never the draw
+pile's order) and prices every outcome with one
 valuation, `expert_value`: the change of the seat's equity minus the mean change of the
 other seats' equities, where a seat's equity is
 
@@ -13,9 +14,8 @@ pays for cards and wild cards later). Its decisions:
   stop now against the expected value of the best stop after one more draw, every
   possible next card weighted by its count among the cards not yet seen (the exact
   expectation that determinized Monte Carlo would estimate by sampling piles), with
-  outcomes computed by the engine on states determinized from the view
-  (`odds.determinize`). The budget is at most one determinization per distinct unseen
-  card (at most 58), two stops each; `odds.draw_decision` bounds the outcomes first and
+  outcomes computed by the engine, each next card given to it as the draw's outcome.
+  The budget is at most one draw per distinct unseen card (at most 58), two stops each; `odds.draw_decision` bounds the outcomes first and
   draws and prices a card only while the bounds leave the answer open (the same answer,
   for a fraction of the work). It draws while drawing is worth more; then it takes the
   better reward.
@@ -42,11 +42,10 @@ from msgspec.structs import replace
 from domain.cards import FULL_WILD
 from domain.engine import apply
 from domain.legal import legal_actions, with_payment
-from domain.model import Action, Bid, Buy, Decline, Draw, Pass, Payment, Player, Stop
-from domain.odds import determinize, draw_decision
+from domain.model import Action, Bid, Buy, Decline, Draw, GameState, Pass, Payment, Player, Stop
+from domain.odds import draw_decision
 from domain.rng import SeededRandom
 from domain.scoring import cached_best_total
-from domain.views import PublicView
 
 TOKEN_POINTS = 1 / 3  # a token's worth in points
 SPARE_CARD = 1.0  # a collection card outside the scored runs, in tokens (it pays 1)
@@ -100,7 +99,7 @@ def expert_value(
     return mine - others / n if n else mine
 
 
-def expert_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
+def expert_bot(view: GameState, seat: int, rng: SeededRandom) -> Action:
     """The expert's move (module docstring); `rng` is not used."""
     actions = legal_actions(view, seat, priced=False)
     if not actions:
@@ -112,7 +111,7 @@ def expert_bot(view: PublicView, seat: int, rng: SeededRandom) -> Action:
     return _buy(view, seat, [with_payment(view, seat, a) for a in actions])
 
 
-def _draw_or_stop(view: PublicView) -> Action:
+def _draw_or_stop(view: GameState) -> Action:
     if not view.drawn:
         return _DRAW  # the first action of a turn is a draw
     draw, values = draw_decision(view, expert_value)
@@ -130,7 +129,7 @@ def _card_worth(player: Player, card: str, perfect_bonus: int) -> float:
     )
 
 
-def _bid(view: PublicView, seat: int, actions: list[Action]) -> Action:
+def _bid(view: GameState, seat: int, actions: list[Action]) -> Action:
     """`actions`: the legal actions without payments (the one kept gets its payment)."""
     auction = view.auction
     assert auction is not None
@@ -163,14 +162,13 @@ def _bid(view: PublicView, seat: int, actions: list[Action]) -> Action:
     return with_payment(view, seat, bids[0])
 
 
-def _buy(view: PublicView, seat: int, actions: list[Action]) -> Action:
+def _buy(view: GameState, seat: int, actions: list[Action]) -> Action:
     """The purchase of the highest value (the first in `actions` among equals), or
     `Decline` when none is worth anything. A purchase is worth no more than holding a
     wild card that can stand where the card would (W#, which scores every number card's
     place, if the seat holds none yet; the wild card of the card's colour), with no card
     spent and the tokens paid: purchases are priced by the engine best bound first, and
     those whose bound cannot reach the best value found are not."""
-    state = determinize(view, ())
     bonus = view.rules.perfect_bonus
     me = view.players[seat]
     now = _equity(me.cards, me.bidding_power, bonus)
@@ -199,8 +197,8 @@ def _buy(view: PublicView, seat: int, actions: list[Action]) -> Action:
             break  # nor can the others
         if full and most(f"{action.card[0]}#", action.payment) < enough:
             continue
-        after, _ = apply(state, seat, action)
-        value = expert_value(state.players, after.players, seat, bonus)
+        after, _ = apply(view, seat, action)
+        value = expert_value(view.players, after.players, seat, bonus)
         if value > best[0] or (value == best[0] and best[1] >= 0 and index < best[1]):
             best = (value, index, action)
     return best[2]

@@ -1,4 +1,4 @@
-"""The legal actions of a seat, computed from the public view only.
+"""The legal actions of a seat, computed from what the players know (no pile order).
 
 Bids and buys are listed once per amount or card, with the payment the service would
 choose (`with_payment`); `apply` also accepts any other valid payment.
@@ -7,6 +7,7 @@ choose (`with_payment`); `apply` also accepts any other valid payment.
 from __future__ import annotations
 
 from domain.cards import DIGIT, NUMBER_CARDS
+from domain.engine import to_act
 from domain.model import (
     MAX_BID,
     Action,
@@ -14,6 +15,7 @@ from domain.model import (
     Buy,
     Decline,
     Draw,
+    GameState,
     Pass,
     Player,
     Reclaim,
@@ -21,7 +23,6 @@ from domain.model import (
     Stop,
 )
 from domain.payments import choose_buy_payment, token_payment
-from domain.views import PublicView
 
 _DRAW = Draw()
 _PASS = Pass()
@@ -33,20 +34,20 @@ _BIDS = tuple(Bid(amount=a) for a in range(MAX_BID + 1))
 _BUYS = {code: Buy(card=code) for code in NUMBER_CARDS}
 
 
-def legal_actions(view: PublicView, seat: int, *, priced: bool = True) -> list[Action]:
+def legal_actions(view: GameState, seat: int, *, priced: bool = True) -> list[Action]:
     """The actions `seat` may take now (empty when it is not that seat's decision), in a
     fixed order: draw then stop (numbers, currency); pass then each bid upwards; decline
     then each buyable card in code order. With `priced=False` bids and buys name no payment
     (`with_payment` adds it): a caller that keeps one action (a random bot) pays for one
     payment, not for all (the payments were a fifth of a simulated game's time)."""
-    if view.to_act != seat:
+    if to_act(view) != seat:
         return []
     me = view.players[seat]
     actions: list[Action]
     if view.phase == "draw":
         if not view.drawn:
             return [_DRAW]
-        return list(_DRAW_OR_STOP if view.draw_pile_size else _DRAW_OR_STOP[1:])
+        return list(_DRAW_OR_STOP if view.draw_pile else _DRAW_OR_STOP[1:])
     if view.phase == "auction":
         assert view.auction is not None
         actions = [_PASS, *_BIDS[view.auction.high_bid + 1 : me.bidding_power + 1]]
@@ -57,7 +58,7 @@ def legal_actions(view: PublicView, seat: int, *, priced: bool = True) -> list[A
     return [with_payment(view, seat, action) for action in actions] if priced else actions
 
 
-def with_payment(view: PublicView, seat: int, action: Action) -> Action:
+def with_payment(view: GameState, seat: int, action: Action) -> Action:
     """A bid or buy of `seat` naming the payment the service would choose for it (rules.md
     3.4, 3.5), when it names none; any other action as it is."""
     me = view.players[seat]
@@ -81,7 +82,7 @@ _RESIGN = Resign()
 _RECLAIM = Reclaim()
 
 
-def seat_actions(view: PublicView, seat: int) -> list[Action]:
+def seat_actions(view: GameState, seat: int) -> list[Action]:
     """What a human seat may send whoever's turn it is: `reclaim` while a bot plays it
     after timeouts, `resign` until it has resigned; nothing once the game is over. (Not in
     `legal_actions`: bots never resign.)"""

@@ -1,6 +1,7 @@
 """The odds of the draw phase, computed exactly from the public view (no sampling).
 
-Everything here reads only a `PublicView`: never the draw pile's order, never the seed.
+Everything here reads only the game as its players know it (`engine.information_state`:
+its pile `HIDDEN`), never the draw pile's order nor the seed.
 
 - `unseen_cards(view)`: the multiset of cards not yet seen, that is the standard deck for
   the player count minus every visible card (tableau, market, discard, every collection,
@@ -14,8 +15,8 @@ Everything here reads only a `PublicView`: never the draw pile's order, never th
 - `draw_value(view)`: the expected value of drawing against stopping (below);
   `draw_decision(view)` only whether drawing is worth more, for less work (the `expert`
   bot's question).
-- `determinize(view, pile)`: a game state the view could come from, with a given pile:
-  the odds (and the `expert` bot's search) apply the engine's own rules to it.
+- The outcomes are the engine's own: a next card is the chance outcome of a draw
+  (`engine.apply(view, seat, Draw(), card=code)`), a stop is applied as it is.
 
 Value of drawing against stopping, for the seat `s` whose turn it is, in the draw phase:
 
@@ -58,9 +59,8 @@ from msgspec.structs import replace
 
 from domain.cards import ALL_CODES, FULL_WILD, NUMBER_CARDS, WILDS, deck_for
 from domain.engine import apply, bust_kind, tableau_sums
-from domain.model import Auction, Draw, GameState, Player, Stop
+from domain.model import Draw, GameState, Player, Stop
 from domain.scoring import best_total
-from domain.views import PublicView
 
 TOKENS_PER_POINT = 3  # what a point of score is worth in tokens (cards cost 1-9 to buy)
 
@@ -94,7 +94,7 @@ class DrawValue(msgspec.Struct, frozen=True, kw_only=True):
         return self.draw - self.stop
 
 
-def unseen_cards(view: PublicView) -> Counter[str]:
+def unseen_cards(view: GameState) -> Counter[str]:
     """Cards of the standard deck not visible anywhere: what the draw pile may hold."""
     unseen = _unseen_but_turn(view).copy()
     turn = view.tableau if view.auction is None else (*view.tableau, view.auction.card)
@@ -115,7 +115,7 @@ def unseen_cards(view: PublicView) -> Counter[str]:
 _LAST_SHOWN: tuple[object, object, object, Counter[str]] = (None, None, None, Counter())
 
 
-def _unseen_but_turn(view: PublicView) -> Counter[str]:
+def _unseen_but_turn(view: GameState) -> Counter[str]:
     """`unseen_cards` counting neither the tableau nor the card auctioned (read only)."""
     global _LAST_SHOWN  # noqa: PLW0603 - a cache of one entry
     players, market, discard, unseen = _LAST_SHOWN
@@ -136,7 +136,7 @@ def _deck(players: int) -> dict[str, int]:
     return dict(Counter(deck_for(players)))
 
 
-def bust_odds(view: PublicView, unseen: Counter[str] | None = None) -> BustOdds:
+def bust_odds(view: GameState, unseen: Counter[str] | None = None) -> BustOdds:
     """The chance that the next card drawn busts the active seat's tableau, by numbers and
     by currency (`engine.bust_kind` on the tableau plus that card), and that it is a wild
     card. All zero when nothing is unseen."""
@@ -151,7 +151,7 @@ def bust_odds(view: PublicView, unseen: Counter[str] | None = None) -> BustOdds:
     )
 
 
-def bust_risk(view: PublicView) -> Fraction:
+def bust_risk(view: GameState) -> Fraction:
     """The chance that the next card drawn busts the active seat (either way):
     `bust_odds(view).bust`, with one fraction made instead of four."""
     total, counts = _next_card_counts(view, None)
@@ -161,7 +161,7 @@ def bust_risk(view: PublicView) -> Fraction:
 
 
 def _next_card_counts(
-    view: PublicView, unseen: Counter[str] | None
+    view: GameState, unseen: Counter[str] | None
 ) -> tuple[int, dict[str | None, int]]:
     """The unseen cards (`unseen_cards(view)` unless given) and how many of them would,
     drawn next, bust by numbers, by currency, or be a wild card."""
@@ -244,40 +244,6 @@ def net_value(
     return mine - (sum(changes) - mine) / others
 
 
-def determinize(view: PublicView, pile: Sequence[str]) -> GameState:
-    """A game state the public view could come from, with `pile` (top card first) as its
-    draw pile and no seed. The high bidder of an auction is taken to have named no payment
-    (the engine then picks it)."""
-    auction = view.auction
-    return GameState(
-        rules=view.rules,
-        seed="",
-        draw_pile=tuple(pile),
-        players=view.players,
-        starting_seat=view.starting_seat,
-        active_seat=view.active_seat,
-        phase=view.phase,
-        drawn=view.drawn,
-        tableau=view.tableau,
-        market=view.market,
-        discard=view.discard,
-        supply_currency=view.supply.currency,
-        supply_bust=view.supply.bust,
-        auction=None
-        if auction is None
-        else Auction(
-            card=auction.card,
-            bidders=auction.bidders,
-            turn=auction.bidders.index(auction.to_act),
-            high_bid=auction.high_bid,
-            high_bidder=auction.high_bidder,
-        ),
-        final_queue=view.final_queue,
-        version=view.version,
-        results=view.results,
-    )
-
-
 _STOPS = (Stop(take="numbers"), Stop(take="currency"))
 _DRAW = Draw()
 
@@ -299,7 +265,7 @@ def stop_value(state: GameState, value: Valuation = net_value) -> Fraction | flo
 
 
 def draw_value(
-    view: PublicView, value: Valuation = net_value, unseen: Counter[str] | None = None
+    view: GameState, value: Valuation = net_value, unseen: Counter[str] | None = None
 ) -> DrawValue:
     """The value of stopping now against the expected value of the best stop after exactly
     one more draw (module docstring), for the seat whose turn it is. `value` prices an
@@ -310,7 +276,7 @@ def draw_value(
 
 
 def draw_decision(
-    view: PublicView, value: Valuation = net_value, unseen: Counter[str] | None = None
+    view: GameState, value: Valuation = net_value, unseen: Counter[str] | None = None
 ) -> tuple[bool, dict[str, Fraction | float]]:
     """Whether drawing is worth more than stopping (`draw_value(...).advantage > 0`; False
     when it is None) and the `stop_values` of the view by take (as if the seat had drawn).
@@ -347,15 +313,13 @@ class _NextDraw:
     once, those of the other cards (the better of the two rewards after the card) when
     asked (`best`), with a lower bound until then (`draw_decision`)."""
 
-    def __init__(self, view: PublicView, value: Valuation, unseen: Counter[str] | None) -> None:
+    def __init__(self, view: GameState, value: Valuation, unseen: Counter[str] | None) -> None:
         if view.phase != "draw":
             raise ValueError("odds are for the draw phase")
         self.value = value
         self.seat = seat = view.active_seat
         self.bonus = bonus = view.rules.perfect_bonus
-        # the order below the top is unused
-        self.filler = filler = ("$1",) * max(view.draw_pile_size - 1, 0)
-        self.base = base = determinize(view, ("$1", *filler))
+        self.base = base = view  # each next card is applied to it as the draw's outcome
         # what stopping after a wild card's auction would bring
         self.now = now = base if base.drawn else replace(base, drawn=True)
         self.stops = stop_values(now, value)
@@ -363,7 +327,7 @@ class _NextDraw:
         self.drawn = view.drawn
         if unseen is None:
             unseen = unseen_cards(view)
-        self.total = sum(unseen.values()) if view.draw_pile_size else 0
+        self.total = sum(unseen.values()) if view.draw_pile else 0
         self.codes: list[str] = sorted(unseen) if self.total else []
         self.counts = [unseen[code] for code in self.codes]
         self.known: list[Fraction | float | None] = []  # the outcome, once priced
@@ -386,7 +350,7 @@ class _NextDraw:
             elif kind is not None:  # the turn is over
                 outcome = busts.get(kind)
                 if outcome is None:
-                    after, _ = apply(replace(base, draw_pile=(code, *filler)), seat, _DRAW)
+                    after, _ = apply(base, seat, _DRAW, card=code)
                     outcome = busts[kind] = value(view.players, after.players, seat, bonus)
                 low = outcome
             else:
@@ -400,8 +364,7 @@ class _NextDraw:
         """The state after the `i`-th next card (one that does not bust) is drawn."""
         after = self.after[i]
         if after is None:
-            pile = (self.codes[i], *self.filler)
-            after, _ = apply(replace(self.base, draw_pile=pile), self.seat, _DRAW)
+            after, _ = apply(self.base, self.seat, _DRAW, card=self.codes[i])
             assert after.tableau, "a card bust_kind lets through did not bust"
             self.after[i] = after
         return after

@@ -7,10 +7,9 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from domain.bots import BOTS, bot_rng
-from domain.engine import apply, new_game, to_act
+from domain.engine import apply, information_state, new_game, to_act
 from domain.model import Action, Event, GameState, Rules
 from domain.rng import SeededRandom
-from domain.views import public_view
 
 MAX_ACTIONS = 20_000  # far above any real game; a guard against an engine bug looping
 
@@ -26,7 +25,7 @@ class SimulatedGame(msgspec.Struct, kw_only=True):
 def _bots_move(
     state: GameState, rng_for: Callable[[GameState], SeededRandom], on_action: OnAction | None
 ) -> SimulatedGame:
-    """Bot seats and seats taken over decide (each on the public view) until a human seat
+    """Bot seats and seats taken over decide (each on the game as its players know it) until a human seat
     must decide or the game ends; `rng_for(state)` is the random source of the move at `state`."""
     events: list[Event] = []
     for actions in range(MAX_ACTIONS):
@@ -38,7 +37,7 @@ def _bots_move(
         if level is None:  # the view only for a bot's move: most actions hand over to a human
             return SimulatedGame(state=state, events=events, actions=actions)
         assert seat is not None
-        action = BOTS[level](public_view(state), seat, rng_for(state))
+        action = BOTS[level](information_state(state), seat, rng_for(state))
         before = state
         state, produced = apply(state, seat, action)
         events.extend(produced)

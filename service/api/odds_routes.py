@@ -9,9 +9,9 @@ from fractions import Fraction
 import msgspec
 from litestar import Request
 
+from domain.engine import information_state
 from domain.model import GameState
 from domain.odds import bust_odds, draw_value
-from domain.views import public_view
 from service.api.problems import get_game_part
 from service.api.routes import GameId, games_of
 
@@ -75,14 +75,14 @@ def _odds(game_id: str, state: GameState) -> OddsView | None:
 
 
 def _compute(state: GameState) -> OddsView | None:
-    view = public_view(state)
-    if view.status != "active" or view.phase != "draw" or view.to_act is None:
+    if state.phase != "draw":
         return None
+    view = information_state(state)
     odds = bust_odds(view)
     value = draw_value(view)
     advantage = None if value.draw is None or value.stop is None else value.draw - value.stop
     return OddsView(
-        seat=view.to_act,
+        seat=view.active_seat,
         unseen=odds.unseen,
         bust=BustOut(
             numbers=_float(odds.numbers),

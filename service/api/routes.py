@@ -113,7 +113,7 @@ def view_fields(record: GameRecord, seat: int | None) -> dict:
     stopped = record.stopped
     legal = others = None
     if seat is not None and not stopped:
-        legal, others = legal_actions(view, seat), seat_actions(view, seat)
+        legal, others = legal_actions(state, seat), seat_actions(state, seat)
     fields = {
         "id": record.id,
         "seat": seat,

@@ -39,7 +39,7 @@ from sqlalchemy.engine import make_url
 
 from domain.bots import BOTS, bot_rng
 from domain.cards import deck_for
-from domain.engine import apply, new_game, to_act
+from domain.engine import apply, information_state, new_game, to_act
 from domain.model import Action, Rules
 from domain.views import public_view
 from service.ports import ArchiveJob
@@ -321,7 +321,7 @@ def resimulate(live: Live, seed: str) -> tuple[list[bytes], list[Any]]:
         if level is None:
             action = next(humans)
         else:
-            action = BOTS[level](public_view(state), seat, bot_rng(state.seed, state.version))
+            action = BOTS[level](information_state(state), seat, bot_rng(state.seed, state.version))
         state, produced = apply(state, seat, action)
         events.extend(produced)
         views.append(public_view(state))

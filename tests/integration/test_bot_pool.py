@@ -23,7 +23,6 @@ from domain.clock import play
 from domain.engine import new_game, to_act
 from domain.legal import legal_actions
 from domain.simulation import play_bots
-from domain.views import public_view
 from infra.bot_pool import BotPool
 from service.app import create_app
 from service.bot_work import BotWork
@@ -73,7 +72,7 @@ def test_the_pool_computes_what_the_engine_computes_inline(pool) -> None:
             state, _ = new_game(players, f"pool-{seed}")
             state, _ = play_bots(state)
             while (seat := to_act(state)) is not None:
-                action = rng.choice(legal_actions(public_view(state), seat))
+                action = rng.choice(legal_actions(state, seat))
                 inline = play(state, seat, action, 1000.0)
                 pooled = await work.run(True, play, state, seat, action, 1000.0)
                 assert pooled == inline  # the same state and the same events

@@ -23,7 +23,6 @@ from domain.engine import to_act
 from domain.errors import RuleError
 from domain.legal import legal_actions
 from domain.model import Draw, Stop
-from domain.views import public_view
 from service.api.routes import render_acted
 from service.callers import Caller
 from service.commands import Act
@@ -89,7 +88,7 @@ def test_two_replicas_acting_in_turns_lose_and_repeat_nothing(backend) -> None:
                 if stored.state.phase == "finished":
                     break
                 seat = to_act(stored.state)
-                action = rng.choice(legal_actions(public_view(stored.state), seat))
+                action = rng.choice(legal_actions(stored.state, seat))
                 service = (a, b)[turn % 2]  # its copy is one action behind, from turn 2 on
                 acted = await service.act(game_id, tokens[seat], action)
                 reply = msgspec.json.decode(render_acted(acted))
@@ -121,7 +120,7 @@ def test_a_stale_copy_never_decides_a_412(backend) -> None:
             async def next_move():
                 stored = await a.store.load(game_id)
                 seat = to_act(stored.state)
-                return tokens[seat], legal_actions(public_view(stored.state), seat)[0]
+                return tokens[seat], legal_actions(stored.state, seat)[0]
 
             await b.act(game_id, *await next_move())  # a's copy: v0
             # If-Match on the stored version: accepted, though a's copy names another
@@ -151,7 +150,7 @@ def test_a_stale_copy_never_decides_a_rule_error(backend) -> None:
             # seat 0 ends its turn through b; a's copy (made by create) still has seat 0 to act
             stored = await b.get(game_id)
             while to_act(stored.state) == 0:
-                action = legal_actions(public_view(stored.state), 0)[0]
+                action = legal_actions(stored.state, 0)[0]
                 await b.act(game_id, tokens[0], action)
                 stored = await b.get(game_id)
             seat = to_act(stored.state)
@@ -160,7 +159,7 @@ def test_a_stale_copy_never_decides_a_rule_error(backend) -> None:
             acted = await a.act(
                 game_id,
                 tokens[seat],
-                legal_actions(public_view(stored.state), seat)[0],
+                legal_actions(stored.state, seat)[0],
             )
             assert acted.seat == seat
             assert acted.record.version == stored.version + 1

@@ -18,7 +18,6 @@ import pytest
 from domain.engine import to_act
 from domain.legal import legal_actions
 from domain.model import Resign
-from domain.views import public_view
 from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
 from infra.webhook_sender import HttpSender
@@ -236,7 +235,7 @@ def test_moves_in_play_mark_nothing_and_cost_the_relay_nothing(backend):
         for _ in range(3):
             seat = to_act(record.state)
             assert seat is not None
-            actions = legal_actions(public_view(record.state), seat)
+            actions = legal_actions(record.state, seat)
             moves = [a for a in actions if not isinstance(a, Resign)]
             move = next((a for a in moves if type(a).__struct_config__.tag == "draw"), moves[0])
             acted = await replica.games.act(

@@ -14,7 +14,7 @@ import msgspec
 
 from domain.bots import BOTS, bot_rng
 from domain.clock import play, start_clock, time_out
-from domain.engine import new_game, to_act
+from domain.engine import information_state, new_game, to_act
 from domain.model import (
     DeadlineClock,
     Event,
@@ -24,7 +24,6 @@ from domain.model import (
     SeatTakenOver,
 )
 from domain.simulation import SimulatedGame, play_bots, play_game
-from domain.views import public_view
 from service.games import encode_events
 from service.model import GameRecord
 from service.ports import StoredEvent
@@ -211,7 +210,9 @@ def play_clocked(scenario: Scenario, seed: str, now: float) -> tuple[GameState, 
             now = state.clock.deadline
             state, more = time_out(state, now)
         else:
-            action = BOTS["basic"](public_view(state), seat, bot_rng(state.seed, state.version))
+            action = BOTS["basic"](
+                information_state(state), seat, bot_rng(state.seed, state.version)
+            )
             state, more = play(state, seat, action, now)
         events += more
     return state, events, now

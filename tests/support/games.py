@@ -6,9 +6,8 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from domain.bots import BOTS, bot_rng
-from domain.engine import apply, new_game, to_act
+from domain.engine import apply, information_state, new_game, to_act
 from domain.model import Event
-from domain.views import public_view
 from service.model import GameRecord
 
 PLAYERS = [("ann", None), ("bob", None), ("cy", "basic")]
@@ -36,7 +35,7 @@ def step(record: GameRecord, at: float = 1.0) -> tuple[GameRecord, list[Event]]:
     state = record.state
     seat = to_act(state)
     assert seat is not None
-    action = BOTS["basic"](public_view(state), seat, bot_rng(state.seed, state.version))
+    action = BOTS["basic"](information_state(state), seat, bot_rng(state.seed, state.version))
     state, events = apply(state, seat, action)
     return replace(record, state=state, updated_at=record.updated_at + at), events
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from domain.bots import BOTS, bot_rng
-from domain.engine import apply, new_game, to_act
-from domain.views import public_view
+from domain.engine import apply, information_state, new_game, to_act
 from service.games import encode_events, hash_token
 from service.model import GameRecord
 from service.ports import StoredEvent
@@ -40,7 +39,7 @@ def advance(record: GameRecord, moves: int = 1) -> tuple[GameRecord, list[Stored
     for _ in range(moves):
         seat = to_act(state)
         assert seat is not None, "the game ended: pick fewer moves"
-        action = BOTS["basic"](public_view(state), seat, bot_rng(state.seed, state.version))
+        action = BOTS["basic"](information_state(state), seat, bot_rng(state.seed, state.version))
         state, events = apply(state, seat, action)
         produced.extend(events)
     assert state.version == record.version + moves

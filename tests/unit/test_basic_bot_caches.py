@@ -13,28 +13,27 @@ from msgspec.structs import replace
 
 from domain.bots import _best_buy, basic_bot, bot_rng
 from domain.cards import ALL_CODES, NUMBER_CARDS, WILDS, deck_for
-from domain.engine import bust_kind, tableau_sums
+from domain.engine import bust_kind, information_state, tableau_sums
 from domain.legal import legal_actions
-from domain.model import CURRENCY_CAP, Buy, Decline, Stop
+from domain.model import CURRENCY_CAP, Buy, Decline, GameState, Stop
 from domain.odds import TOKENS_PER_POINT, bust_odds, bust_risk, unseen_cards
 from domain.scoring import best_total, cached_best_total
 from domain.simulation import play_game
-from domain.views import PublicView, public_view
 
 
-def _views(seeds: range, players: int = 4) -> list[tuple[PublicView, int]]:
+def _views(seeds: range, players: int = 4) -> list[tuple[GameState, int]]:
     """(view, seat) before every action of seeded basic games."""
-    seen: list[tuple[PublicView, int]] = []
+    seen: list[tuple[GameState, int]] = []
 
     def keep(before, seat, _action, _after) -> None:  # type: ignore[no-untyped-def]
-        seen.append((public_view(before), seat))
+        seen.append((information_state(before), seat))
 
     for seed in seeds:
         play_game(["basic"] * players, f"caches/{seed}", on_action=keep)
     return seen
 
 
-def _plain_odds(view: PublicView, unseen: Counter[str]) -> tuple[int, int, int, int]:
+def _plain_odds(view: GameState, unseen: Counter[str]) -> tuple[int, int, int, int]:
     """(unseen, numbers, currency, wild) counted card by card with `engine.bust_kind`."""
     counts = Counter()
     for code, count in unseen.items():
@@ -89,7 +88,7 @@ def test_the_cached_score_is_the_score() -> None:
             assert cached_best_total(cards, bonus) == best_total(cards, bonus)
 
 
-def _plain_best_buy(view: PublicView, seat: int) -> object:
+def _plain_best_buy(view: GameState, seat: int) -> object:
     """Every priced purchase scored: the first with the highest gain above 0, or Decline."""
     me = view.players[seat]
     bonus = view.rules.perfect_bonus
@@ -119,7 +118,7 @@ def test_the_bounded_buy_is_the_plain_buy(players: int) -> None:
     assert spent  # purchases paid with cards were compared too
 
 
-def _plain_unseen(view: PublicView) -> Counter[str]:
+def _plain_unseen(view: GameState) -> Counter[str]:
     """The standard deck minus every visible card, counted at once."""
     shown = Counter([*view.tableau, *view.market, *view.discard])
     for player in view.players:
@@ -136,7 +135,7 @@ def test_unseen_cards_are_the_deck_less_what_is_shown_whatever_view_came_before(
     # in play order (the collections kept from one view to the next), shuffled, and
     # decoded copies (the same content in other objects)
     shuffled = rng.sample(views, len(views))
-    copies = [msgspec.json.decode(msgspec.json.encode(v), type=PublicView) for v in views]
+    copies = [msgspec.json.decode(msgspec.json.encode(v), type=GameState) for v in views]
     for view in [*views, *shuffled, *copies]:
         assert unseen_cards(view) == _plain_unseen(view)
     # an explicit deck showing more copies than the standard one

@@ -19,7 +19,7 @@ from msgspec.structs import replace
 from domain.bots import basic_bot, bot_rng, random_bot
 from domain.cards import deck_for
 from domain.clock import earliest_deadline, play, remaining, start_clock, time_out
-from domain.engine import apply, new_game, to_act
+from domain.engine import apply, information_state, new_game, to_act
 from domain.errors import RuleError
 from domain.invariants import violations
 from domain.model import (
@@ -116,7 +116,7 @@ def check_numbering(before: GameState, events: list[Event], after: GameState) ->
 
 def basic_move(state: GameState, seat: int) -> Any:
     """What the basic bot would do for `seat` now, as time_out must choose it."""
-    return basic_bot(public_view(state), seat, bot_rng(state.seed, state.version))
+    return basic_bot(information_state(state), seat, bot_rng(state.seed, state.version))
 
 
 def check_clock(state: GameState) -> None:
@@ -434,7 +434,7 @@ def test_the_timeout_move_is_the_basic_bots_choice_on_the_public_view(seed: str)
 def test_the_games_takeover_bot_makes_the_timeout_move() -> None:
     state, _ = game(SAFE_DECK, seed="random-bot", takeover_bot="random")
     state, _ = play(state, 0, DRAW, T0 + 1.0)
-    expected = random_bot(public_view(state), 0, bot_rng(state.seed, state.version))
+    expected = random_bot(information_state(state), 0, bot_rng(state.seed, state.version))
     _, move_events = apply(replace(state, last_seq=state.last_seq + 1), 0, expected)
     _, events = time_out(state, deadline_of(state))
     assert events[1:] == move_events
@@ -781,7 +781,7 @@ def test_random_games_with_clocks_stay_consistent(
         human = humans[pick % len(humans)]
         player = state.players[human]
         if op == "act" and seat is not None:
-            action = random_bot(public_view(state), seat, SeededRandom(f"prop/{seed}/{i}"))
+            action = random_bot(information_state(state), seat, SeededRandom(f"prop/{seed}/{i}"))
             accept(play(state, seat, action, now))
         elif op == "early" and deadline is not None and now < deadline:
             with pytest.raises(RuleError) as info:

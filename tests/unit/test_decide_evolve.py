@@ -19,11 +19,19 @@ import pytest
 from msgspec.structs import replace
 
 from domain.bots import BOTS
-from domain.engine import HIDDEN, PaymentNamed, apply, decide, evolve, new_game, to_act
+from domain.engine import (
+    HIDDEN,
+    PaymentNamed,
+    apply,
+    decide,
+    evolve,
+    information_state,
+    new_game,
+    to_act,
+)
 from domain.legal import legal_actions
 from domain.model import AuctionWon, Bid, CardDrawn, Draw, GameState, Pass, TokenPayment
 from domain.rng import SeededRandom
-from domain.views import public_view
 
 pytestmark = pytest.mark.unit
 
@@ -58,7 +66,7 @@ def test_apply_is_decide_folded_by_evolve_and_the_log_folds_to_what_players_know
         public = folded(evolve(None, log[0]), log[1:])
         while (seat := to_act(state)) is not None:
             assert public == known(state), f"game {game} v{state.version}"
-            for action in legal_actions(public_view(state), seat):
+            for action in legal_actions(state, seat):
                 facts = decide(state, seat, action)
                 after, events = apply(state, seat, action)
                 assert folded(state, facts) == after
@@ -69,7 +77,7 @@ def test_apply_is_decide_folded_by_evolve_and_the_log_folds_to_what_players_know
                 chance = apply(public, seat, Draw(), card=top)[1]
                 assert chance == apply(state, seat, Draw())[1]
                 draws += 1
-            action = BOTS[levels[seat]](public_view(state), seat, rng)
+            action = BOTS[levels[seat]](information_state(state), seat, rng)
             state, events = apply(state, seat, action)
             public = folded(public, events)
         assert public == known(state)
@@ -109,3 +117,33 @@ def test_a_payment_named_with_a_bid_stays_private_until_the_auction_is_won() -> 
     assert won
     assert won[0].payment == named
     assert won[0].seat == 1
+
+
+def test_the_bots_are_given_the_game_as_its_players_know_it(monkeypatch) -> None:
+    """The turn loop and the clock hand a bot the information state: no pile order, no
+    seed, nothing a player does not know."""
+    from domain import clock, simulation
+    from domain.model import DeadlineClock
+
+    seen: list[GameState] = []
+
+    def recording(level):
+        bot = BOTS[level]
+
+        def play(view, seat, rng):
+            seen.append(view)
+            return bot(view, seat, rng)
+
+        return play
+
+    monkeypatch.setattr(simulation, "BOTS", {k: recording(k) for k in BOTS})
+    monkeypatch.setattr(clock, "BOTS", {k: recording(k) for k in BOTS})
+    state, _ = new_game([("me", None), ("b", "basic"), ("c", "expert")], "info", starting_seat=1)
+    state, _ = simulation.play_bots(state)
+    state = clock.start_clock(state, DeadlineClock(hours=1), 0)
+    state, _ = clock.time_out(state, 7200)
+    assert len(seen) > 2
+    for view in seen:
+        assert set(view.draw_pile) == {HIDDEN}
+        assert view.seed == ""
+        assert view.clock is None

@@ -23,12 +23,11 @@ from msgspec.structs import replace
 
 from domain.bots import BOTS, bot_rng
 from domain.cards import COLORS, FULL_WILD, NUMBER_CARDS, WILDS, deck_for
-from domain.engine import apply, new_game, to_act
+from domain.engine import apply, information_state, new_game, to_act
 from domain.expert import expert_bot, expert_value
 from domain.legal import legal_actions
 from domain.model import Buy, Decline, Draw, GameState, Stop
 from domain.odds import (
-    determinize,
     draw_decision,
     draw_value,
     net_value,
@@ -37,7 +36,6 @@ from domain.odds import (
 )
 from domain.rng import SeededRandom
 from domain.scoring import best_total
-from domain.views import PublicView, public_view
 
 pytestmark = pytest.mark.unit
 
@@ -49,30 +47,31 @@ def play(lineup: tuple[str, ...], seed: str) -> list[GameState]:
     state, _ = new_game([(f"p{i}", None) for i in range(len(lineup))], seed)
     states = [state]
     while (seat := to_act(state)) is not None:
-        move = BOTS[lineup[seat]](public_view(state), seat, bot_rng(state.seed, state.version))
+        move = BOTS[lineup[seat]](
+            information_state(state), seat, bot_rng(state.seed, state.version)
+        )
         state, _ = apply(state, seat, move)
         states.append(state)
     return states
 
 
-def exhaustive(view: PublicView, value, unseen=None) -> tuple[bool, dict]:
+def exhaustive(view: GameState, value, unseen=None) -> tuple[bool, dict]:
     """The verdict of drawing every distinct unseen card and making both stops with the
     engine (`draw_value` as it was before `draw_decision`), and the stops now."""
-    now = replace(determinize(view, ()), drawn=True)
+    now = replace(view, drawn=True)
     stops = stop_values(now, value)
     stop = max(stops.values())
     unseen = unseen_cards(view) if unseen is None else unseen
     total = sum(unseen.values())
-    if not (view.drawn and total and view.draw_pile_size):
+    if not (view.drawn and total and view.draw_pile):
         return False, stops
     seat, bonus = view.active_seat, view.rules.perfect_bonus
-    filler = ("$1",) * (view.draw_pile_size - 1)
     expected = Fraction(0)
     for code, count in sorted(unseen.items()):
         if code in WILDS:
             outcome = stop
         else:
-            after, _ = apply(determinize(view, (code, *filler)), seat, DRAW)
+            after, _ = apply(view, seat, DRAW, card=code)
             if after.tableau:
                 outcome = max(stop_values(after, value).values())
             else:
@@ -83,17 +82,17 @@ def exhaustive(view: PublicView, value, unseen=None) -> tuple[bool, dict]:
     return expected / total > stop, stops
 
 
-def draw_views(lineups: list[tuple[str, ...]], seeds: int, every: int = 1) -> list[PublicView]:
+def draw_views(lineups: list[tuple[str, ...]], seeds: int, every: int = 1) -> list[GameState]:
     views = []
     for lineup in lineups:
         for k in range(seeds):
             for state in play(lineup, f"decide/{len(lineup)}/{k}")[::every]:
                 if state.phase == "draw" and state.drawn:
-                    views.append(public_view(state))
+                    views.append(information_state(state))
     return views
 
 
-def check(views: list[PublicView], value) -> Counter[bool]:
+def check(views: list[GameState], value) -> Counter[bool]:
     verdicts: Counter[bool] = Counter()
     for view in views:
         verdict, stops = draw_decision(view, value)
@@ -118,7 +117,7 @@ def test_net_value_gets_the_exhaustive_verdict_in_played_games() -> None:
 
 def built(
     tableau: tuple[str, ...], cards: tuple[str, ...], currency: int, players: int = 2, bust: int = 0
-) -> PublicView:
+) -> GameState:
     """A view where seat 0 has drawn `tableau` (the rest of the deck shuffled below) and
     holds `cards`, `currency` tokens and `bust` tokens."""
     state, _ = new_game([(f"p{i}", None) for i in range(players)], "built", starting_seat=0)
@@ -131,7 +130,7 @@ def built(
         state, _ = apply(state, 0, DRAW)
     assert state.tableau == tableau
     assert state.phase == "draw"
-    return public_view(state)
+    return information_state(state)
 
 
 EDGES = [
@@ -174,7 +173,7 @@ def test_the_last_card_and_explicit_decks_get_the_exhaustive_verdict() -> None:
     state, _ = new_game([("a", None), ("b", None)], "deck", deck=deck, starting_seat=0)
     seen = 0
     while (seat := to_act(state)) is not None:
-        view = public_view(state)
+        view = information_state(state)
         if view.phase == "draw" and view.drawn:
             pile = Counter(state.draw_pile)  # what this deck's pile holds
             for value in (expert_value, net_value):
@@ -186,9 +185,9 @@ def test_the_last_card_and_explicit_decks_get_the_exhaustive_verdict() -> None:
     assert seen >= 3
 
 
-def exhaustive_buy(view: PublicView, seat: int):
+def exhaustive_buy(view: GameState, seat: int):
     """Every purchase priced by the engine: the first of the highest value above 0."""
-    state = determinize(view, ())
+    state = view
     best = (0.0, Decline())
     for action in legal_actions(view, seat):
         if type(action) is Buy:
@@ -207,7 +206,7 @@ def test_the_expert_buys_what_pricing_every_purchase_buys() -> None:
                 if state.phase in ("buy", "final_buy"):
                     seat = to_act(state)
                     assert seat is not None
-                    view = public_view(state)
+                    view = information_state(state)
                     action = expert_bot(view, seat, SeededRandom("buy"))
                     assert action == exhaustive_buy(view, seat)
                     kinds[type(action).__name__] += 1
@@ -232,7 +231,7 @@ def test_the_stop_now_is_one_of_the_two_rewards() -> None:
     """`draw_decision`'s stops are those of the view as it is (what the expert takes)."""
     view = built(("R5", "$2"), ("R4", "R6"), 3)
     _, stops = draw_decision(view, expert_value)
-    state = determinize(view, ())
+    state = view
     seat = view.active_seat
     for take in ("numbers", "currency"):
         after, _ = apply(state, seat, Stop(take=take))
@@ -246,7 +245,7 @@ def test_unseen_cards_drop_what_an_explicit_deck_shows_beyond_the_standard() -> 
     state, _ = new_game([("a", None), ("b", None)], "seen", deck=deck, starting_seat=0)
     for _ in range(3):
         state, _ = apply(state, 0, DRAW)
-    view = public_view(state)
+    view = information_state(state)
     assert view.tableau == ("R1", "R1", "R1")
     unseen = unseen_cards(view)
     assert "R1" not in unseen

@@ -10,12 +10,11 @@ import pytest
 from msgspec.structs import replace
 
 from domain.bots import BOTS, bot_rng
-from domain.engine import apply, new_game, to_act
+from domain.engine import apply, information_state, new_game, to_act
 from domain.expert import expert_bot
 from domain.legal import legal_actions
 from domain.model import Bid, Draw, GameState, Pass, Stop
 from domain.rng import SeededRandom
-from domain.views import public_view
 
 pytestmark = pytest.mark.unit
 
@@ -28,7 +27,9 @@ def drive(lineup: tuple[str, ...], seed: str, state: GameState | None = None) ->
     if state is None:
         state, _ = new_game([(f"p{i}", None) for i in range(len(lineup))], seed)
     while (seat := to_act(state)) is not None:
-        move = PLAYERS[lineup[seat]](public_view(state), seat, bot_rng(state.seed, state.version))
+        move = PLAYERS[lineup[seat]](
+            information_state(state), seat, bot_rng(state.seed, state.version)
+        )
         state, _ = apply(state, seat, move)
     return state
 
@@ -44,12 +45,12 @@ def test_the_expert_plays_whole_games_with_legal_moves_seen_only_through_the_vie
     state, _ = new_game([(f"b{i}", None) for i in range(players)], f"x/{players}")
     decisions = 0
     while (seat := to_act(state)) is not None:
-        view = public_view(state)
+        view = information_state(state)
         if lineup[seat] == "expert":
             action = expert_bot(view, seat, bot_rng(state.seed, state.version))
             assert action in legal_actions(view, seat)
             other = replace(state, draw_pile=tuple(reversed(state.draw_pile)))
-            assert expert_bot(public_view(other), seat, SeededRandom("other")) == action
+            assert expert_bot(information_state(other), seat, SeededRandom("other")) == action
             decisions += 1
         else:
             action = BOTS["basic"](view, seat, bot_rng(state.seed, state.version))
@@ -91,7 +92,7 @@ def test_the_expert_stops_on_a_tableau_that_busts_on_most_cards() -> None:
     for _ in range(2):
         state, _ = apply(state, 0, Draw())
     assert state.tableau == ("R5", "B5")
-    action = expert_bot(public_view(state), 0, SeededRandom("s"))
+    action = expert_bot(information_state(state), 0, SeededRandom("s"))
     assert action == Stop(take="numbers")
 
 
@@ -101,7 +102,7 @@ def test_the_expert_draws_when_nothing_is_at_stake() -> None:
     state, _ = new_game([("a", None), ("b", None)], "draw", starting_seat=0)
     state = replace(state, draw_pile=("$1", *[c for c in state.draw_pile if c != "$1"][:60]))
     state, _ = apply(state, 0, Draw())
-    assert expert_bot(public_view(state), 0, SeededRandom("s")) == Draw()
+    assert expert_bot(information_state(state), 0, SeededRandom("s")) == Draw()
 
 
 def test_the_expert_answers_an_auction_with_a_bid_or_a_pass() -> None:
@@ -111,5 +112,5 @@ def test_the_expert_answers_an_auction_with_a_bid_or_a_pass() -> None:
     assert state.phase == "auction"
     seat = to_act(state)
     assert seat == 1
-    action = expert_bot(public_view(state), seat, SeededRandom("s"))
+    action = expert_bot(information_state(state), seat, SeededRandom("s"))
     assert type(action) in (Bid, Pass)

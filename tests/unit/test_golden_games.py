@@ -28,7 +28,6 @@ from domain.engine import new_game, to_act
 from domain.legal import legal_actions
 from domain.rng import SeededRandom
 from domain.simulation import play_bots, play_game
-from domain.views import public_view
 
 pytestmark = pytest.mark.unit
 
@@ -43,7 +42,7 @@ _enc = msgspec.json.encode
 
 
 def _legal(state, seat: int) -> bytes:
-    return _enc(legal_actions(public_view(state), seat))
+    return _enc(legal_actions(state, seat))
 
 
 def _digest(parts: list[bytes]) -> str:

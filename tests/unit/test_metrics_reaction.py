@@ -14,9 +14,8 @@ import pytest
 from msgspec.structs import replace
 
 from domain.bots import BOTS, bot_rng
-from domain.engine import to_act
+from domain.engine import information_state, to_act
 from domain.model import BankClock, Draw, Reclaim, Resign
-from domain.views import public_view
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from service.callers import Caller
@@ -94,7 +93,9 @@ def test_every_accepted_action_is_counted_once_by_type_and_nothing_else_is():
         while (record := await games.get(game_id)).status == "active":
             state = record.state
             seat = to_act(state)
-            action = BOTS["basic"](public_view(state), seat, bot_rng(state.seed, state.version))
+            action = BOTS["basic"](
+                information_state(state), seat, bot_rng(state.seed, state.version)
+            )
             await games.act(Act(caller=seats[seat], game_id=game_id, action=action))
             sent[type(action).__struct_config__.tag] += 1
         assert record.status == "finished"

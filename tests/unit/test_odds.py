@@ -19,12 +19,11 @@ from msgspec.structs import replace
 
 from domain.bots import basic_bot
 from domain.cards import ALL_CODES, WILDS
-from domain.engine import apply, bust_kind, new_game, to_act
+from domain.engine import apply, bust_kind, information_state, new_game, to_act
 from domain.model import Draw, GameState, Stop
 from domain.odds import _kind_of, bust_odds, draw_value, unseen_cards
 from domain.rng import SeededRandom
 from domain.scoring import best_total
-from domain.views import public_view
 
 pytestmark = pytest.mark.unit
 
@@ -97,7 +96,7 @@ def test_odds_match_every_order_of_a_tiny_deck(deck: list[str], draws: int, play
     for _ in range(draws):
         state, _ = apply(state, 0, DRAW)
         assert (state.phase, state.active_seat) == ("draw", 0), "the deck must not bust early"
-    view = public_view(state)
+    view = information_state(state)
     pile = Counter(state.draw_pile)  # an explicit deck: the pile is what the test says
     numbers, currency, draw = brute_force(state)
     odds = bust_odds(view, pile)
@@ -131,14 +130,14 @@ def draw_decisions(players: int, seed: str, every: int = 7) -> list[GameState]:
     while (seat := to_act(state)) is not None:
         if state.phase == "draw" and state.drawn and state.draw_pile and state.tableau:
             found.append(state)
-        state, _ = apply(state, seat, basic_bot(public_view(state), seat, rng))
+        state, _ = apply(state, seat, basic_bot(information_state(state), seat, rng))
     return found[::every]
 
 
 @pytest.mark.parametrize("players", [2, 4])
 def test_unseen_cards_are_the_pile_of_a_standard_deck(players: int) -> None:
     for state in draw_decisions(players, f"unseen/{players}", every=1):
-        assert unseen_cards(public_view(state)) == Counter(state.draw_pile)
+        assert unseen_cards(information_state(state)) == Counter(state.draw_pile)
 
 
 @pytest.mark.parametrize("players", [2, 3, 5])
@@ -149,7 +148,7 @@ def test_odds_agree_with_monte_carlo_on_full_decks(players: int) -> None:
     states = draw_decisions(players, f"mc/{players}")[:6]
     assert states
     for k, state in enumerate(states):
-        view = public_view(state)
+        view = information_state(state)
         odds = bust_odds(view)
         exact = draw_value(view)
         rng = SeededRandom(f"mc/{players}/{k}")
@@ -185,7 +184,7 @@ def test_the_pile_order_changes_nothing() -> None:
     for state in draw_decisions(3, "order")[:8]:
         other = replace(state, draw_pile=tuple(SeededRandom("x").shuffled(state.draw_pile)))
         assert other.draw_pile != state.draw_pile
-        a, b = public_view(state), public_view(other)
+        a, b = information_state(state), information_state(other)
         assert bust_odds(a) == bust_odds(b)
         assert draw_value(a) == draw_value(b)
 
@@ -198,7 +197,7 @@ def test_explicit_decks_in_other_orders_give_the_same_odds() -> None:
         state, _ = new_game([("a", None), ("b", None)], "same", deck=d, starting_seat=0)
         for _ in range(2):
             state, _ = apply(state, 0, DRAW)
-        views.append(public_view(state))
+        views.append(information_state(state))
     assert views[0] == views[1]
     assert bust_odds(views[0]) == bust_odds(views[1])
     assert draw_value(views[0]) == draw_value(views[1])
@@ -206,7 +205,7 @@ def test_explicit_decks_in_other_orders_give_the_same_odds() -> None:
 
 def test_before_the_first_draw_there_is_no_stop() -> None:
     state, _ = new_game([("a", None), ("b", None)], "first")
-    value = draw_value(public_view(state))
+    value = draw_value(information_state(state))
     assert (value.stop, value.advantage) == (None, None)
     assert value.draw is not None
 
@@ -215,10 +214,10 @@ def test_no_draw_from_an_empty_pile() -> None:
     state, _ = new_game([("a", None), ("b", None)], "e", deck=["R1", "B2"], starting_seat=0)
     for _ in range(2):
         state, _ = apply(state, 0, DRAW)
-    value = draw_value(public_view(state), unseen=Counter())
+    value = draw_value(information_state(state), unseen=Counter())
     assert value.draw is None
     assert value.stop is not None
-    assert bust_odds(public_view(state), Counter()).unseen == 0
+    assert bust_odds(information_state(state), Counter()).unseen == 0
 
 
 def test_the_kinds_kept_by_sums_are_the_engines_for_every_card() -> None:

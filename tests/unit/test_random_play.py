@@ -15,7 +15,7 @@ import pytest
 
 from domain.bots import BOTS
 from domain.cards import NUMBER_CARDS, deck_for
-from domain.engine import apply, new_game, to_act
+from domain.engine import apply, information_state, new_game, to_act
 from domain.errors import RuleError
 from domain.invariants import violations
 from domain.legal import legal_actions
@@ -70,7 +70,7 @@ def play_checked(game_no: int) -> int:
     views = [public_view(state)]
     actions = 0
     while (seat := to_act(state)) is not None:
-        listed = legal_actions(public_view(state), seat)
+        listed = legal_actions(state, seat)
         assert listed, f"game {game_no}: seat {seat} must decide but has no legal action"
         for action in listed:  # every listed action applies
             after, _ = apply(state, seat, action)
@@ -85,7 +85,7 @@ def play_checked(game_no: int) -> int:
                 with pytest.raises(RuleError) as refused:
                     apply(state, other, listed[0])
                 assert refused.value.code == "not_your_turn"
-        view = public_view(state)
+        view = information_state(state)
         action = BOTS[levels[seat]](view, seat, rng)
         state, produced = apply(state, seat, action)
         events.extend(produced)

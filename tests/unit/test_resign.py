@@ -16,7 +16,7 @@ from msgspec.structs import replace
 
 from domain.bots import basic_bot, bot_rng
 from domain.clock import play, start_clock, time_out
-from domain.engine import apply, new_game, to_act
+from domain.engine import apply, information_state, new_game, to_act
 from domain.errors import RuleError
 from domain.invariants import violations
 from domain.legal import legal_actions, seat_actions
@@ -50,7 +50,6 @@ from domain.model import (
     TurnStarted,
 )
 from domain.results import final_results
-from domain.views import public_view
 
 pytestmark = pytest.mark.unit
 
@@ -116,7 +115,7 @@ def resign(state: GameState, seat: int, now: float = T0) -> tuple[GameState, lis
     # what the bot did for the seat: the basic bot's choices, one after the other
     mine, mine_events = apply(state, seat, RESIGN)
     while to_act(mine) == seat:
-        action = basic_bot(public_view(mine), seat, bot_rng(mine.seed, mine.version))
+        action = basic_bot(information_state(mine), seat, bot_rng(mine.seed, mine.version))
         mine, more = apply(mine, seat, action)
         mine_events += more
     assert events[: len(mine_events)] == mine_events
@@ -129,7 +128,7 @@ def answer(state: GameState, now: float = T0) -> tuple[GameState, list[Event]]:
     events: list[Event] = []
     while (seat := to_act(state)) is not None:
         assert not state.players[seat].resigned
-        action = basic_bot(public_view(state), seat, bot_rng(state.seed, state.version))
+        action = basic_bot(information_state(state), seat, bot_rng(state.seed, state.version))
         now += 1.0
         state, more = play(state, seat, action, now)
         events += more
@@ -312,7 +311,7 @@ def test_resign_in_every_phase_of_shuffled_games_by_any_seat() -> None:
                         e for e in events if isinstance(e, SeatTakenOver) and e.seat != quitter
                     ]
                     tried.add(key)
-            action = basic_bot(public_view(state), seat, bot_rng(state.seed, state.version))
+            action = basic_bot(information_state(state), seat, bot_rng(state.seed, state.version))
             state, _ = play(state, seat, action, T0)
     assert {("draw", False), ("draw", True), ("auction", True), ("buy", True)} <= tried
     assert ("final_buy", False) in tried
@@ -369,24 +368,24 @@ def test_a_seat_taken_over_after_timeouts_may_resign() -> None:
 def test_seat_actions_offer_resign_until_resigned_and_reclaim_while_taken_over() -> None:
     deck = ["R1", "B9", "G4", "O3", "R5", "B5", "G5", "O5", "R6", "B6"]
     state = start_clock(start(deck, 4, bots=(2,)), BANK, T0)
-    view = public_view(state)
+    view = information_state(state)
     assert [seat_actions(view, s) for s in range(4)] == [[RESIGN], [RESIGN], [], [RESIGN]]
     assert Resign() not in legal_actions(view, 0)  # the bots' choices never include it
     while state.players[0].stand_in is None:
         assert state.clock is not None
         assert state.clock.deadline is not None
         state, _ = time_out(state, state.clock.deadline)
-    assert seat_actions(public_view(state), 0) == [Reclaim(), RESIGN]
+    assert seat_actions(state, 0) == [Reclaim(), RESIGN]
     state, _ = resign(state, 1, T0 + 500.0)
     assert state.phase != "finished"
-    assert [seat_actions(public_view(state), s) for s in range(4)] == [
+    assert [seat_actions(state, s) for s in range(4)] == [
         [Reclaim(), RESIGN],
         [],
         [],
         [RESIGN],
     ]
     state, _ = answer(state, T0 + 501.0)
-    assert [seat_actions(public_view(state), s) for s in range(4)] == [[], [], [], []]
+    assert [seat_actions(state, s) for s in range(4)] == [[], [], [], []]
 
 
 # ------------------------------------------------------------------ with a clock

@@ -21,7 +21,6 @@ from domain.model import (
     Stopped,
     TurnStarted,
 )
-from domain.views import public_view
 
 pytestmark = pytest.mark.unit
 
@@ -37,13 +36,13 @@ CURRENCY = Stop(take="currency")
 def test_stop_before_drawing_is_must_draw(ten, take: str) -> None:
     state = ten.start(["R1", "B2"])
     ten.refuse(state, 0, Stop(take=take), "must_draw")
-    assert legal_actions(public_view(state), 0) == [DRAW]
+    assert legal_actions(state, 0) == [DRAW]
 
 
 def test_first_draw_then_draw_again_or_stop(ten) -> None:
     state, _ = ten.play(ten.start(["R1", "B2"]), 0, DRAW)
-    assert legal_actions(public_view(state), 0) == [DRAW, NUMBERS, CURRENCY]
-    assert legal_actions(public_view(state), 1) == []
+    assert legal_actions(state, 0) == [DRAW, NUMBERS, CURRENCY]
+    assert legal_actions(state, 1) == []
 
 
 def test_number_and_currency_cards_go_to_the_tableau_in_draw_order(ten) -> None:

@@ -25,7 +25,6 @@ from domain.model import (
     Stopped,
     TurnStarted,
 )
-from domain.views import public_view
 
 pytestmark = pytest.mark.unit
 
@@ -46,7 +45,7 @@ def test_last_card_ends_the_draw_then_the_turn_and_a_final_buy_round(ten) -> Non
     state, events = ten.play(state, 1, DRAW)
     assert ten.strip(events) == [ten.expect(CardDrawn, seat=1, card="B2", draw_pile_size=0)]
     assert (state.phase, state.active_seat, state.draw_pile) == ("draw", 1, ())
-    assert legal_actions(public_view(state), 1) == [NUMBERS, CURRENCY]
+    assert legal_actions(state, 1) == [NUMBERS, CURRENCY]
     ten.refuse(state, 1, DRAW, "draw_pile_empty")
 
     state, _ = ten.play(state, 1, NUMBERS)
@@ -97,7 +96,7 @@ def test_final_buy_round_players_may_buy(ten) -> None:
         (0, 0, ("G1", "R5")),
     ]
     assert (state.phase, state.final_queue) == ("final_buy", (1,))
-    assert legal_actions(public_view(state), 1) == [DECLINE]
+    assert legal_actions(state, 1) == [DECLINE]
     state, _ = ten.play(state, 1, DECLINE)
     assert state.phase == "finished"
     assert state.results is not None
@@ -115,7 +114,7 @@ def test_last_card_a_wild_is_auctioned_then_the_player_must_stop(ten) -> None:
     state, _ = ten.run(state, (1, Bid(amount=1)), (0, Bid(amount=2)))
     assert (state.phase, state.active_seat, state.draw_pile) == ("draw", 0, ())
     assert [(p.currency, p.cards) for p in state.players] == [(3, ("W#",)), (5, ())]
-    assert legal_actions(public_view(state), 0) == [NUMBERS, CURRENCY]
+    assert legal_actions(state, 0) == [NUMBERS, CURRENCY]
     ten.refuse(state, 0, DRAW, "draw_pile_empty")
     state, events = ten.play(state, 0, CURRENCY)
     assert ten.strip(events) == [
@@ -156,12 +155,12 @@ def test_last_card_busting_ends_the_turn_and_starts_the_final_buy_round(ten) -> 
     assert not ten.of_type(events, TurnStarted)
     assert (state.phase, state.final_queue, state.active_seat) == ("final_buy", (1, 0), 0)
     # Bob can pay for B2 but not R9; Ann (5 currency + 1 bust token = 8) cannot pay R9
-    assert legal_actions(public_view(state), 1) == [
+    assert legal_actions(state, 1) == [
         DECLINE,
         Buy(card="B2", payment=Payment(currency=2)),
     ]
     state, _ = ten.play(state, 1, Buy(card="B2"))
-    assert legal_actions(public_view(state), 0) == [DECLINE]
+    assert legal_actions(state, 0) == [DECLINE]
     ten.refuse(state, 0, Buy(card="R9"), "insufficient_payment")
     state, _ = ten.play(state, 0, DECLINE)
     assert state.phase == "finished"
@@ -187,7 +186,7 @@ def test_to_act_follows_the_final_buy_order(ten) -> None:
     order = []
     while state.phase == "final_buy":
         seat = state.final_queue[0]
-        assert legal_actions(public_view(state), seat) == [DECLINE]
+        assert legal_actions(state, seat) == [DECLINE]
         order.append(seat)
         state, _ = ten.play(state, seat, DECLINE)
     assert order == [3, 0, 1, 2]

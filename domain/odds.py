@@ -10,6 +10,8 @@ its pile `HIDDEN`), never the draw pile's order nor the seed.
   explicit (custom) deck may hold other cards: the view cannot know which, so the same
   public computation is returned anyway (the odds of a pile holding the unseen cards of
   the standard deck), and they may then be wrong.
+- `chance_outcomes(view)`: the draw as a chance node, the unseen cards with their
+  probabilities.
 - `bust_odds(view)`: the probability that the next card busts the active seat, split by
   numbers and by currency (and the chance of a wild card, which starts an auction).
 - `draw_value(view)`: the expected value of drawing against stopping (below);
@@ -106,6 +108,16 @@ def unseen_cards(view: GameState) -> Counter[str]:
             else:
                 del unseen[code]
     return unseen
+
+
+def chance_outcomes(view: GameState) -> tuple[tuple[str, Fraction], ...]:
+    """The draw as a chance node: each unseen card (code order) with the probability that
+    it is the next card drawn, from what the players know (`unseen_cards`); empty when the
+    pile is empty or nothing is unseen. The service draws the seeded pile's top card; a
+    search gives each outcome to the engine (`engine.apply(view, seat, Draw(), card=)`)."""
+    unseen = unseen_cards(view) if view.draw_pile else Counter()
+    total = sum(unseen.values())
+    return tuple((code, Fraction(unseen[code], total)) for code in sorted(unseen))
 
 
 # The last collections, market and discard met, and the cards of the standard deck they

@@ -14,6 +14,8 @@ listed to the seat:
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import msgspec
 import pytest
 from msgspec.structs import replace
@@ -31,6 +33,7 @@ from domain.engine import (
 )
 from domain.legal import legal_actions
 from domain.model import AuctionWon, Bid, CardDrawn, Draw, GameState, Pass, TokenPayment
+from domain.odds import chance_outcomes
 from domain.rng import SeededRandom
 
 pytestmark = pytest.mark.unit
@@ -147,3 +150,23 @@ def test_the_bots_are_given_the_game_as_its_players_know_it(monkeypatch) -> None
         assert set(view.draw_pile) == {HIDDEN}
         assert view.seed == ""
         assert view.clock is None
+
+
+def test_the_draw_is_a_chance_node_over_the_unseen_cards() -> None:
+    """Its outcomes are the unseen cards with their probabilities (summing to 1); in a
+    dealt game the card the service draws is always one of them."""
+    for game in range(20):
+        n = 2 + game % 4
+        rng = SeededRandom(f"chance/{game}")
+        state, _ = new_game([(f"p{i}", "basic") for i in range(n)], f"chance/{game}")
+        while (seat := to_act(state)) is not None:
+            if state.phase == "draw" and state.draw_pile:
+                outcomes = dict(chance_outcomes(information_state(state)))
+                assert sum(outcomes.values()) == 1
+                assert state.draw_pile[0] in outcomes
+                assert outcomes == {
+                    card: Fraction(state.draw_pile.count(card), len(state.draw_pile))
+                    for card in state.draw_pile
+                }
+            state, _ = apply(state, seat, BOTS["basic"](information_state(state), seat, rng))
+        assert chance_outcomes(information_state(state)) == ()

@@ -158,7 +158,8 @@ def test_events_of_any_bytes_and_number_are_stored_apart(backend):
     game_id = backend.new_id()
     r0, e0 = new_record(game_id)
     r1, _ = advance(r0, 1)
-    odd = [b"1 2 3", b"", b"\n\x00 \xff{}", "é ✓".encode(), b"9" * 5000, *[b"x"] * 300]
+    odd = [b"1 2 3", b"", b"\n\x00 \xff{}", "é ✓".encode(), b"9" * 5000, b"8" * 70_000]
+    odd += [b"x"] * 300
     first = e0[-1].seq + 1
     events = [StoredEvent(first + i, data) for i, data in enumerate(odd)]
 
@@ -167,6 +168,26 @@ def test_events_of_any_bytes_and_number_are_stored_apart(backend):
         await store.save(r1, 0, events, TTL)
         assert await store.events(game_id, e0[-1].seq, 1000) == events
         assert await store.load(game_id) == r1
+
+    backend.run(body)
+
+
+def test_a_log_of_more_than_65535_events_reads_whole(backend):
+    """A log is read whole however long it is (Redis: the reply's array holds its length in
+    one, two or four bytes)."""
+    game_id = backend.new_id()
+    r0, e0 = new_record(game_id)
+    r1, _ = advance(r0, 1)
+    first = e0[-1].seq + 1
+    events = [StoredEvent(first + i, b"%d" % i) for i in range(65_540)]
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        await store.save(r1, 0, events, TTL)
+        assert await store.events(game_id, e0[-1].seq, 100_000) == events
+        assert await store.events(game_id, e0[-1].seq, 15) == events[:15]
+        assert await store.events(game_id, e0[-1].seq, 16) == events[:16]
+        assert await store.events(game_id, e0[-1].seq + 65_530, 100) == events[65_530:]
 
     backend.run(body)
 

@@ -24,8 +24,8 @@ pays for cards and wild cards later). Its decisions:
   still to speak (the most each could pay for the card, valued the same way) when it can
   afford that within its worth, else the least bid within its worth, else passes.
 - buy phase: the purchase (with the payment the service chooses) of the highest value,
-  or declines when none is worth its price; purchases are priced by the engine best
-  bound first, and those a bound excludes are not (`_buy`).
+  or declines when none is worth its price; purchases are priced best bound first, and
+  those a bound excludes are not (`_buy`).
 
 No randomness and no clock: the same view gives the same move, so a served game replays
 from its seed (the bot's random source is not used).
@@ -33,19 +33,18 @@ from its seed (the bot's random source is not used).
 
 from __future__ import annotations
 
-import math
+import heapq
 from collections.abc import Sequence
 from functools import lru_cache
 
 from msgspec.structs import replace
 
-from domain.cards import FULL_WILD
 from domain.engine import apply
 from domain.legal import legal_actions, with_payment
-from domain.model import Action, Bid, Buy, Decline, Draw, GameState, Pass, Payment, Player, Stop
+from domain.model import Action, Bid, Buy, Decline, Draw, GameState, Pass, Player, Stop
 from domain.odds import draw_decision
 from domain.rng import SeededRandom
-from domain.scoring import cached_best_total
+from domain.scoring import cached_best_total, total_bound
 
 TOKEN_POINTS = 1 / 3  # a token's worth in points
 SPARE_CARD = 1.0  # a collection card outside the scored runs, in tokens (it pays 1)
@@ -138,10 +137,11 @@ def _bid(view: GameState, seat: int, actions: list[Action]) -> Action:
     later = auction.bidders[auction.bidders.index(seat) + 1 :]
     rivals = [s for s in auction.bidders if s != seat]
     n = max(len(view.players) - 1, 1)
-    worth = {s: _card_worth(view.players[s], auction.card, bonus) for s in auction.bidders}
     # the card denied: the best other seat that could still take it (the high bidder or a
     # later bidder), at its share in the mean over the others
     contenders = [s for s in rivals if s in later or s == auction.high_bidder]
+    # what the card is worth to the seats that count (the others are not priced)
+    worth = {s: _card_worth(view.players[s], auction.card, bonus) for s in (seat, *contenders)}
     denied = max((worth[s] for s in contenders), default=0.0) / n
     limit = int((worth[seat] + denied) / TOKEN_POINTS)
     # the most each later bidder could pay for it, valued the same way
@@ -164,44 +164,54 @@ def _bid(view: GameState, seat: int, actions: list[Action]) -> Action:
 
 def _buy(view: GameState, seat: int, actions: list[Action]) -> Action:
     """The purchase of the highest value (the first in `actions` among equals), or
-    `Decline` when none is worth anything. A purchase is worth no more than holding a
-    wild card that can stand where the card would (W#, which scores every number card's
-    place, if the seat holds none yet; the wild card of the card's colour), with no card
-    spent and the tokens paid: purchases are priced by the engine best bound first, and
-    those whose bound cannot reach the best value found are not."""
+    `Decline` when none is worth anything.
+
+    A purchase changes only the seat: its collection becomes its cards without the cards
+    paid, plus the card (in the engine's order), and its tokens drop by those paid; so its
+    value, `expert_value` of the outcome, is the change of the seat's equity, priced
+    without the engine. A purchase is worth no more than its collection scoring its
+    `scoring.total_bound` (cheap, and often the score): purchases are priced best bound
+    first, and those whose bound cannot reach the best value found are not."""
     bonus = view.rules.perfect_bonus
     me = view.players[seat]
-    now = _equity(me.cards, me.bidding_power, bonus)
-    # W# first for all (one collection scored), then the colour's wild for those it lets by
-    full = FULL_WILD not in me.cards  # a second W# would score nothing
-
-    def most(wild: str, payment: Payment | None) -> float:
-        """At most the purchase's value: the collection kept scores no more than with `wild`
-        instead of the card and none spent, with the cards and tokens it keeps."""
-        if payment is None:
-            return math.inf
-        paid = replace(me, currency=me.currency - payment.currency, bust=me.bust - payment.bust)
-        kept = len(me.cards) - len(payment.cards) + 1
-        return _equity_of(_points((*me.cards, wild), bonus), kept, paid.bidding_power) - now
-
-    rows = []
+    cards = me.cards
+    now = _equity(cards, me.bidding_power, bonus)
+    # (-bound, index, the collection after it, the tokens after it, the purchase)
+    heap: list[tuple[float, int, tuple[str, ...], int, Buy]] = []
     for index, action in enumerate(actions):
-        if type(action) is Buy:
-            wild = FULL_WILD if full else f"{action.card[0]}#"
-            rows.append((most(wild, action.payment), index, action))
-    rows.sort(key=lambda row: (-row[0], row[1]))
-    best: tuple[float, int, Action] = (0.0, -1, _DECLINE)
-    for bound, index, action in rows:
-        enough = best[0] - _ROUNDING * (abs(best[0]) + 1)
-        if bound < enough:
-            break  # nor can the others
-        if full and most(f"{action.card[0]}#", action.payment) < enough:
+        if type(action) is not Buy:
             continue
-        after, _ = apply(view, seat, action)
-        value = expert_value(view.players, after.players, seat, bonus)
+        payment = action.payment
+        if payment is None:  # the engine refuses it
+            apply(view, seat, action)
+        assert payment is not None
+        power = replace(
+            me, currency=me.currency - payment.currency, bust=me.bust - payment.bust
+        ).bidding_power
+        after = (*_without(cards, payment.cards), action.card)
+        most = _equity_of(total_bound(after, bonus), len(after), power) - now
+        heap.append((-most, index, after, power, action))
+    heapq.heapify(heap)
+    best: tuple[float, int, Action] = (0.0, -1, _DECLINE)
+    while heap:
+        enough = best[0] - _ROUNDING * (abs(best[0]) + 1)
+        if -heap[0][0] < enough:
+            break  # nor can the others
+        _most, index, after, power, action = heapq.heappop(heap)
+        value = _equity(after, power, bonus) - now
         if value > best[0] or (value == best[0] and best[1] >= 0 and index < best[1]):
             best = (value, index, action)
     return best[2]
+
+
+def _without(cards: tuple[str, ...], spent: tuple[str, ...]) -> tuple[str, ...]:
+    """`cards` without the cards `spent` (a copy each), in their order (the engine's)."""
+    if not spent:
+        return cards
+    kept = list(cards)
+    for code in spent:
+        kept.remove(code)
+    return tuple(kept)
 
 
 # far above the rounding of a few float operations on equities, far below a token's worth

@@ -18,7 +18,10 @@ its pile `HIDDEN`), never the draw pile's order nor the seed.
   `draw_decision(view)` only whether drawing is worth more, for less work (the `expert`
   bot's question).
 - The outcomes are the engine's own: a next card is the chance outcome of a draw
-  (`engine.apply(view, seat, Draw(), card=code)`), a stop is applied as it is.
+  (`engine.apply(view, seat, Draw(), card=code)`), a stop is applied as it is; but a
+  number card that does not bust leaves the seats as they are, so its stop for numbers
+  is the stop for numbers now with the card last in the seat's collection (as the
+  engine takes it), and its stop for currency the one now (`draw_decision`).
 
 Value of drawing against stopping, for the seat `s` whose turn it is, in the draw phase:
 
@@ -257,6 +260,7 @@ def net_value(
 
 
 _STOPS = (Stop(take="numbers"), Stop(take="currency"))
+_STOP_NUMBERS, _STOP_CURRENCY = _STOPS
 _DRAW = Draw()
 
 
@@ -264,11 +268,22 @@ def stop_values(state: GameState, value: Valuation = net_value) -> dict[str, Fra
     """The `value` of each of the two rewards for the active seat of `state` (in the draw
     phase, with something drawn): of the states right after `Stop(numbers)` and
     `Stop(currency)`, by take."""
+    return _stops(state, value)[0]
+
+
+def _stops(
+    state: GameState, value: Valuation
+) -> tuple[dict[str, Fraction | float], Sequence[Player]]:
+    """`stop_values` and the seats right after `Stop(numbers)`."""
     seat = state.active_seat
     bonus = state.rules.perfect_bonus
-    return {
-        s.take: value(state.players, apply(state, seat, s)[0].players, seat, bonus) for s in _STOPS
-    }
+    values = {}
+    for stop in _STOPS:
+        after = apply(state, seat, stop)[0].players
+        values[stop.take] = value(state.players, after, seat, bonus)
+        if stop is _STOP_NUMBERS:
+            taken = after
+    return values, taken
 
 
 def stop_value(state: GameState, value: Valuation = net_value) -> Fraction | float:
@@ -296,16 +311,19 @@ def draw_decision(
     The same answer as `draw_value`'s for less work: most next cards are never drawn.
     Wild cards and busts are priced at once (one bust drawn per kind: the cards that bust
     the same way leave the same seats). A card that does not bust (`engine.bust_kind`,
-    as `bust_odds`) is first only bounded, then priced exactly (drawn, and both stops
-    made, by the engine) only while the bounds of the expectation do not put it above or
-    below the stop now by more than rounding could blur; the exact comparison is made
-    when they never do. The bounds rest on what the two stops do with the tableau (the
-    seat's collection or the market gets its number cards; its currency goes to the seat
-    as tokens, or to the others after a stop for numbers) and on two facts of scoring (a
-    card added never lowers a score; a wild card of a colour can stand where any number
-    card of that colour would, and W#, if the seat holds none, where any number card
-    would), for a `value` that does not fall when the seat gains cards, points or tokens
-    and the others gain nothing, as `net_value` and the expert's:
+    as `bust_odds`) is first only bounded, then priced exactly only while the bounds of
+    the expectation do not put it above or below the stop now by more than rounding could
+    blur; the exact comparison is made when they never do. A currency card is priced by
+    the engine (drawn, and both stops made); a number card leaves the seats as they are
+    and the reward for currency as it is now, and its reward for numbers is the stop for
+    numbers now with the card last in the seat's collection (as the engine takes it).
+    The bounds rest on what the two stops do with the tableau (the seat's collection or
+    the market gets its number cards; its currency goes to the seat as tokens, or to the
+    others after a stop for numbers) and on two facts of scoring (a card added never
+    lowers a score; a wild card of a colour can stand where any number card of that
+    colour would, and W#, if the seat holds none, where any number card would), for a
+    `value` that does not fall when the seat gains cards, points or tokens and the
+    others gain nothing, as `net_value` and the expert's:
     - a number card leaves the reward for currency as it is now, and gives the reward
       for numbers at least what a copy of a number card the seat takes anyway would (it
       scores nothing more) and at most what a wild card standing for it would;
@@ -315,7 +333,6 @@ def draw_decision(
     return odds.draw_beats_stop(), odds.stops
 
 
-_STOP_NUMBERS, _STOP_CURRENCY = _STOPS
 _UNKNOWN = "?"  # not a card of the game
 
 
@@ -334,7 +351,7 @@ class _NextDraw:
         self.base = base = view  # each next card is applied to it as the draw's outcome
         # what stopping after a wild card's auction would bring
         self.now = now = base if base.drawn else replace(base, drawn=True)
-        self.stops = stop_values(now, value)
+        self.stops, self.taken = _stops(now, value)
         self.stop = stop = max(self.stops.values())
         self.drawn = view.drawn
         if unseen is None:
@@ -390,25 +407,28 @@ class _NextDraw:
         """The outcome of the `i`-th next card."""
         known = self.known[i]
         if known is None:
-            after = self._drawn(i)
-            # as `stop_value`: the better of (numbers, currency); a number card leaves the
-            # reward for currency as it is now (`draw_decision`)
-            currency = (
-                self.stops["currency"]
-                if self.codes[i] in NUMBER_CARDS
-                else self._reward(after, _STOP_CURRENCY, after.players)
-            )
-            numbers = self._reward(after, _STOP_NUMBERS, after.players)
+            # as `stop_value`: the better of (numbers, currency)
+            code = self.codes[i]
+            if code in NUMBER_CARDS:
+                # a number card that does not bust leaves the seats as they are and the
+                # reward for currency as it is now (`draw_decision`); the stop for numbers
+                # then takes it last into the seat's collection
+                currency = self.stops["currency"]
+                numbers = self._with_card(code)
+            else:
+                after = self._drawn(i)
+                currency = self._reward(after, _STOP_CURRENCY, after.players)
+                numbers = self._reward(after, _STOP_NUMBERS, after.players)
             known = self.known[i] = self.low[i] = self.high[i] = max(numbers, currency)
         return known
 
     def _with_card(self, card: str) -> Fraction | float:
-        """The reward for numbers now with `card` added to the seat's collection."""
-        now = self.now
-        players = list(now.players)
+        """The reward for numbers now with `card` added to the seat's collection: the
+        seats after the stop for numbers now, `card` last in the seat's collection."""
+        players = list(self.taken)
         me = players[self.seat]
         players[self.seat] = replace(me, cards=(*me.cards, card))
-        return self._reward(replace(now, players=tuple(players)), _STOP_NUMBERS, now.players)
+        return self.value(self.now.players, tuple(players), self.seat, self.bonus)
 
     def _with_wild(self, wild: str) -> Fraction | float | None:
         """`_with_card(wild)`, or None when it is below the reward for currency now."""

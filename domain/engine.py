@@ -320,6 +320,29 @@ def _split(tableau: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...], in
     return tuple(numbers), tuple(spent), money
 
 
+def taken(player: Player, cards: tuple[str, ...]) -> Player:
+    """3.2: the seat after a stop for numbers: the tableau's number `cards` last in its
+    collection, in their order. (A search may apply it to a seat as the engine would.)"""
+    return replace(player, cards=player.cards + cards)
+
+
+def purchased(player: Player, card: str, payment: Payment) -> Player:
+    """3.4: the seat after buying `card` with `payment` (checked): the tokens paid go (to
+    the supply), the cards paid go (to the discard), `card` comes last in its collection.
+    (A search may price a purchase with it: nothing else of the game changes but the
+    market, the discard and the supply.)"""
+    remaining = list(player.cards)
+    for spent in payment.cards:
+        remaining.remove(spent)
+    remaining.append(card)
+    return replace(
+        player,
+        currency=player.currency - payment.currency,
+        bust=player.bust - payment.bust,
+        cards=tuple(remaining),
+    )
+
+
 class _Fold:
     """A state being evolved fact by fact. `new` is a copy of the state changed in place
     (`_set`) until `finish` hands it out frozen; nobody else has seen it by then.
@@ -452,8 +475,7 @@ class _Fold:
         _set(new, "tableau", ())
         _set(new, "discard", new.discard + event.to_discard)
         if event.take == "numbers":
-            player = self.players[event.seat]
-            self.put(event.seat, replace(player, cards=player.cards + event.cards))
+            self.put(event.seat, taken(self.players[event.seat], event.cards))
             _set(new, "phase", "buy")
         else:
             _set(new, "market", new.market + event.cards)
@@ -461,14 +483,10 @@ class _Fold:
 
     def card_bought(self, event: CardBought) -> None:
         seat, payment, card = event.seat, event.payment, event.card
-        self.pay(seat, payment.currency, payment.bust)
-        player = self.players[seat]
-        remaining = list(player.cards)
-        for spent in payment.cards:
-            remaining.remove(spent)
-        remaining.append(card)
-        self.put(seat, replace(player, cards=tuple(remaining)))
+        self.put(seat, purchased(self.players[seat], card, payment))
         new = self.new
+        _set(new, "supply_currency", new.supply_currency + payment.currency)
+        _set(new, "supply_bust", new.supply_bust + payment.bust)
         market = list(new.market)
         market.remove(card)
         _set(new, "market", tuple(market))

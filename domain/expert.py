@@ -37,9 +37,7 @@ import heapq
 from collections.abc import Sequence
 from functools import lru_cache
 
-from msgspec.structs import replace
-
-from domain.engine import apply
+from domain.engine import apply, purchased
 from domain.legal import legal_actions, with_payment
 from domain.model import Action, Bid, Buy, Decline, Draw, GameState, Pass, Player, Stop
 from domain.odds import draw_decision
@@ -167,9 +165,9 @@ def _buy(view: GameState, seat: int, actions: list[Action]) -> Action:
     `Decline` when none is worth anything.
 
     A purchase changes only the seat: its collection becomes its cards without the cards
-    paid, plus the card (in the engine's order), and its tokens drop by those paid; so its
-    value, `expert_value` of the outcome, is the change of the seat's equity, priced
-    without the engine. A purchase is worth no more than its collection scoring its
+    paid, plus the card, and its tokens drop by those paid (`engine.purchased`, the rule
+    the engine applies); so its value, `expert_value` of the outcome, is the change of the
+    seat's equity, priced without applying the whole action. A purchase is worth no more than its collection scoring its
     `scoring.total_bound` (cheap, and often the score): purchases are priced best bound
     first, and those whose bound cannot reach the best value found are not."""
     bonus = view.rules.perfect_bonus
@@ -185,10 +183,8 @@ def _buy(view: GameState, seat: int, actions: list[Action]) -> Action:
         if payment is None:  # the engine refuses it
             apply(view, seat, action)
         assert payment is not None
-        power = replace(
-            me, currency=me.currency - payment.currency, bust=me.bust - payment.bust
-        ).bidding_power
-        after = (*_without(cards, payment.cards), action.card)
+        bought = purchased(me, action.card, payment)  # the engine's rule (3.4)
+        after, power = bought.cards, bought.bidding_power
         most = _equity_of(total_bound(after, bonus), len(after), power) - now
         heap.append((-most, index, after, power, action))
     heapq.heapify(heap)
@@ -202,16 +198,6 @@ def _buy(view: GameState, seat: int, actions: list[Action]) -> Action:
         if value > best[0] or (value == best[0] and best[1] >= 0 and index < best[1]):
             best = (value, index, action)
     return best[2]
-
-
-def _without(cards: tuple[str, ...], spent: tuple[str, ...]) -> tuple[str, ...]:
-    """`cards` without the cards `spent` (a copy each), in their order (the engine's)."""
-    if not spent:
-        return cards
-    kept = list(cards)
-    for code in spent:
-        kept.remove(code)
-    return tuple(kept)
 
 
 # far above the rounding of a few float operations on equities, far below a token's worth

@@ -20,8 +20,9 @@ its pile `HIDDEN`), never the draw pile's order nor the seed.
 - The outcomes are the engine's own: a next card is the chance outcome of a draw
   (`engine.apply(view, seat, Draw(), card=code)`), a stop is applied as it is; but a
   number card that does not bust leaves the seats as they are, so its stop for numbers
-  is the stop for numbers now with the card last in the seat's collection (as the
-  engine takes it), and its stop for currency the one now (`draw_decision`).
+  is the stop for numbers now with the card taken last into the seat's collection
+  (`engine.taken`, the stop's own rule), and its stop for currency the one now
+  (`draw_decision`; `tests/unit/test_draw_decision.py` checks both against the engine).
 
 Value of drawing against stopping, for the seat `s` whose turn it is, in the draw phase:
 
@@ -63,7 +64,7 @@ import msgspec
 from msgspec.structs import replace
 
 from domain.cards import ALL_CODES, FULL_WILD, NUMBER_CARDS, WILDS, deck_for
-from domain.engine import apply, bust_kind, tableau_sums
+from domain.engine import apply, bust_kind, tableau_sums, taken
 from domain.model import Draw, GameState, Player, Stop
 from domain.scoring import best_total
 
@@ -351,7 +352,7 @@ class _NextDraw:
         self.base = base = view  # each next card is applied to it as the draw's outcome
         # what stopping after a wild card's auction would bring
         self.now = now = base if base.drawn else replace(base, drawn=True)
-        self.stops, self.taken = _stops(now, value)
+        self.stops, self.after_numbers = _stops(now, value)
         self.stop = stop = max(self.stops.values())
         self.drawn = view.drawn
         if unseen is None:
@@ -425,9 +426,8 @@ class _NextDraw:
     def _with_card(self, card: str) -> Fraction | float:
         """The reward for numbers now with `card` added to the seat's collection: the
         seats after the stop for numbers now, `card` last in the seat's collection."""
-        players = list(self.taken)
-        me = players[self.seat]
-        players[self.seat] = replace(me, cards=(*me.cards, card))
+        players = list(self.after_numbers)
+        players[self.seat] = taken(players[self.seat], (card,))  # as the stop takes it
         return self.value(self.now.players, tuple(players), self.seat, self.bonus)
 
     def _with_wild(self, wild: str) -> Fraction | float | None:

@@ -1,0 +1,56 @@
+"""Each seat's chance of winning from a position (issue 24: the value the review graphs and
+the `master` bot will search towards).
+
+A conditional logit on one feature, the seats' equities (`expert.equity`: the points of the
+best scoring plus what the tokens and the cards outside the runs are worth):
+
+    P(seat p wins) = exp(beta * e_p) / sum over the seats q of exp(beta * e_q)
+
+where `beta` depends on the player count and on the share of the draw pile left: early, a
+lead in equity says little (beta small); at the end it says nearly everything. `beta` is
+learned offline from self-play of `expert` bots and shipped as a table
+(`domain/win_table.py`, written by `bench/train_win_chances.py`, which prints how well the
+model predicts games it was not fitted on); it is read here by linear interpolation
+between the table's knots. A finished game's chances are its results: 1 shared among the
+winners.
+
+Reads only what the players know (the pile's size, never its order).
+"""
+
+from __future__ import annotations
+
+import math
+
+from domain.cards import deck_for
+from domain.expert import equity
+from domain.model import GameState
+from domain.win_table import BETA, KNOTS
+
+_DECK_SIZES = {n: len(deck_for(n)) for n in range(1, 6)}
+
+
+def beta(players: int, pile_share: float) -> float:
+    """The table's `beta` for a player count at a share of the pile left (0..1)."""
+    table = BETA[players]
+    x = min(max(pile_share, 0.0), 1.0) * (KNOTS - 1)
+    k = min(int(x), KNOTS - 2)
+    t = x - k
+    return table[k] * (1 - t) + table[k + 1] * t
+
+
+def win_chances(state: GameState) -> tuple[float, ...]:
+    """Each seat's chance of winning (seat order; they sum to 1)."""
+    players = state.players
+    n = len(players)
+    if state.results is not None:
+        winners = [r.seat for r in state.results if r.winner]
+        return tuple(1 / len(winners) if p.seat in winners else 0.0 for p in players)
+    if n == 1:
+        return (1.0,)
+    bonus = state.rules.perfect_bonus
+    b = beta(n, len(state.draw_pile) / _DECK_SIZES[n])
+    equities = [equity(p, bonus) for p in players]
+    top = max(equities)
+    weights = [math.exp(b * (e - top)) for e in equities]
+    total = sum(weights)
+    return tuple(w / total for w in weights)

@@ -1,4 +1,4 @@
-"""The odds of the draw phase, computed exactly from the public view (no sampling).
+"""The odds of the draw phase, computed exactly from what the players know (no sampling).
 
 Everything here reads only the game as its players know it (`engine.information_state`:
 its pile `HIDDEN`), never the draw pile's order nor the seed.

@@ -404,7 +404,7 @@ def test_a_timeout_emits_timed_out_then_the_basic_bots_move_for_the_seat() -> No
 
 
 @pytest.mark.parametrize("seed", ["a", "b", "c", "d", "e", "f"])
-def test_the_timeout_move_is_the_basic_bots_choice_on_the_public_view(seed: str) -> None:
+def test_the_timeout_move_is_the_basic_bots_choice_on_what_players_know(seed: str) -> None:
     """On shuffled games, at every decision of Ann: her timeout makes the move the basic
     bot chooses for her on the public view with the game's random source."""
     state, _ = game(seats=2, seed=seed, starting_seat=None)

@@ -25,8 +25,9 @@ from pathlib import Path
 from domain.cards import deck_for
 from domain.expert import equity
 from domain.simulation import play_game
+from domain.win_table import KNOTS
+from domain.winning import chances, interpolated, knot
 
-KNOTS = 11
 SMOOTH = 2.0  # the penalty on (beta[k+1] - beta[k])**2 (in log-likelihood units)
 TABLE = Path(__file__).resolve().parent.parent / "domain" / "win_table.py"
 
@@ -54,24 +55,6 @@ def samples(players: int, seeds: list[str]) -> list[Sample]:
     return out
 
 
-def _hat(share: float) -> tuple[int, float]:
-    x = min(max(share, 0.0), 1.0) * (KNOTS - 1)
-    k = min(int(x), KNOTS - 2)
-    return k, x - k
-
-
-def _chances(b: float, equities: tuple[float, ...]) -> list[float]:
-    top = max(equities)
-    weights = [math.exp(b * (e - top)) for e in equities]
-    total = sum(weights)
-    return [w / total for w in weights]
-
-
-def _beta(table: list[float], share: float) -> float:
-    k, t = _hat(share)
-    return table[k] * (1 - t) + table[k + 1] * t
-
-
 def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     """x with matrix @ x = vector (Gaussian elimination with partial pivoting)."""
     n = len(vector)
@@ -95,8 +78,8 @@ def fit(data: list[Sample]) -> list[float]:
         grad = [0.0] * KNOTS
         hess = [[0.0] * KNOTS for _ in range(KNOTS)]
         for share, equities, outcome in data:
-            k, t = _hat(share)
-            p = _chances(_beta(table, share), equities)
+            k, t = knot(share)
+            p = chances(interpolated(table, share), equities)
             mean = sum(pi * e for pi, e in zip(p, equities, strict=True))
             g = sum(y * e for y, e in zip(outcome, equities, strict=True)) - mean
             h = -(sum(pi * e * e for pi, e in zip(p, equities, strict=True)) - mean * mean)
@@ -123,7 +106,7 @@ def report(players: int, table: list[float], data: list[Sample]) -> None:
     loss = brier = base_loss = base_brier = 0.0
     bins = [[0.0, 0.0, 0] for _ in range(10)]  # predicted sum, observed sum, count
     for share, equities, outcome in data:
-        p = _chances(_beta(table, share), equities)
+        p = chances(interpolated(table, share), equities)
         for pi, y in zip(p, outcome, strict=True):
             loss -= y * math.log(max(pi, 1e-12))
             base_loss -= y * math.log(1 / players)

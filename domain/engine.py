@@ -384,15 +384,11 @@ class _Fold:
             _set(new, "supply_currency", new.supply_currency - gain.amount)
             self.put(gain.seat, replace(player, currency=player.currency + gain.amount))
 
-    def pay(self, seat: int, currency: int, bust: int) -> None:
-        """Tokens paid by `seat` go back to the supply."""
-        player = self.players[seat]
-        self.put(
-            seat, replace(player, currency=player.currency - currency, bust=player.bust - bust)
-        )
+    def to_supply(self, paid: TokenPayment | Payment) -> None:
+        """Tokens a seat paid go back to the supply."""
         new = self.new
-        _set(new, "supply_currency", new.supply_currency + currency)
-        _set(new, "supply_bust", new.supply_bust + bust)
+        _set(new, "supply_currency", new.supply_currency + paid.currency)
+        _set(new, "supply_bust", new.supply_bust + paid.bust)
 
     def after_buy(self) -> None:
         """A seat's buy phase of the final round is over."""
@@ -446,9 +442,17 @@ class _Fold:
 
     def auction_won(self, event: AuctionWon) -> None:
         seat, payment = event.seat, event.payment
-        self.pay(seat, payment.currency, payment.bust)
         player = self.players[seat]
-        self.put(seat, replace(player, cards=(*player.cards, event.card)))
+        self.put(
+            seat,
+            replace(
+                player,
+                currency=player.currency - payment.currency,
+                bust=player.bust - payment.bust,
+                cards=(*player.cards, event.card),
+            ),
+        )
+        self.to_supply(payment)
         new = self.new
         _set(new, "auction", None)
         _set(new, "phase", "draw")
@@ -484,9 +488,8 @@ class _Fold:
     def card_bought(self, event: CardBought) -> None:
         seat, payment, card = event.seat, event.payment, event.card
         self.put(seat, purchased(self.players[seat], card, payment))
+        self.to_supply(payment)
         new = self.new
-        _set(new, "supply_currency", new.supply_currency + payment.currency)
-        _set(new, "supply_bust", new.supply_bust + payment.bust)
         market = list(new.market)
         market.remove(card)
         _set(new, "market", tuple(market))

@@ -20,6 +20,7 @@ Reads only what the players know (the pile's size, never its order).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from domain.cards import deck_for
 from domain.expert import equity
@@ -29,13 +30,30 @@ from domain.win_table import BETA, KNOTS
 _DECK_SIZES = {n: len(deck_for(n)) for n in range(1, 6)}
 
 
-def beta(players: int, pile_share: float) -> float:
-    """The table's `beta` for a player count at a share of the pile left (0..1)."""
-    table = BETA[players]
+def knot(pile_share: float) -> tuple[int, float]:
+    """(k, t): `pile_share` (0..1) lies between knots k and k + 1, at t of the way."""
     x = min(max(pile_share, 0.0), 1.0) * (KNOTS - 1)
     k = min(int(x), KNOTS - 2)
-    t = x - k
+    return k, x - k
+
+
+def interpolated(table: Sequence[float], pile_share: float) -> float:
+    """A table of knots read at `pile_share`, linearly between its two knots."""
+    k, t = knot(pile_share)
     return table[k] * (1 - t) + table[k + 1] * t
+
+
+def beta(players: int, pile_share: float) -> float:
+    """The table's `beta` for a player count at a share of the pile left (0..1)."""
+    return interpolated(BETA[players], pile_share)
+
+
+def chances(b: float, equities: Sequence[float]) -> list[float]:
+    """The model's chances for seats of `equities` at `beta` = `b` (they sum to 1)."""
+    top = max(equities)
+    weights = [math.exp(b * (e - top)) for e in equities]
+    total = sum(weights)
+    return [w / total for w in weights]
 
 
 def win_chances(state: GameState) -> tuple[float, ...]:
@@ -49,8 +67,4 @@ def win_chances(state: GameState) -> tuple[float, ...]:
         return (1.0,)
     bonus = state.rules.perfect_bonus
     b = beta(n, len(state.draw_pile) / _DECK_SIZES[n])
-    equities = [equity(p, bonus) for p in players]
-    top = max(equities)
-    weights = [math.exp(b * (e - top)) for e in equities]
-    total = sum(weights)
-    return tuple(w / total for w in weights)
+    return tuple(chances(b, [equity(p, bonus) for p in players]))

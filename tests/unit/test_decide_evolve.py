@@ -6,8 +6,8 @@ listed to the seat:
 - `apply` equals `decide` folded by `evolve` (the same state, the public events being
   the facts without the private ones);
 - the public log folded by `evolve` from `game_started` gives the state as the players
-  know it: the live state with its pile `HIDDEN`, no seed, no payment named by a bidder
-  and no clock (those are the only secrets);
+  know it, `information_state` of the live state (its pile `HIDDEN`, no seed, no payment
+  named by a bidder, no clock: the only secrets);
 - a draw on that state with the live pile's top card as the chance outcome gives the
   live draw's events.
 """
@@ -18,7 +18,6 @@ from fractions import Fraction
 
 import msgspec
 import pytest
-from msgspec.structs import replace
 
 from domain.bots import BOTS
 from domain.engine import (
@@ -41,18 +40,6 @@ pytestmark = pytest.mark.unit
 GAMES = 60
 
 
-def known(state: GameState) -> GameState:
-    """The live state as its public events tell it."""
-    auction = state.auction
-    return replace(
-        state,
-        seed="",
-        draw_pile=(HIDDEN,) * len(state.draw_pile),
-        auction=None if auction is None else replace(auction, high_payment=None),
-        clock=None,
-    )
-
-
 def folded(state: GameState, facts) -> GameState:
     for fact in facts:
         state = evolve(state, fact)
@@ -68,7 +55,7 @@ def test_apply_is_decide_folded_by_evolve_and_the_log_folds_to_what_players_know
         state, log = new_game([(f"p{i}", lv) for i, lv in enumerate(levels)], f"split/{game}")
         public = folded(evolve(None, log[0]), log[1:])
         while (seat := to_act(state)) is not None:
-            assert public == known(state), f"game {game} v{state.version}"
+            assert public == information_state(state), f"game {game} v{state.version}"
             for action in legal_actions(state, seat):
                 facts = decide(state, seat, action)
                 after, events = apply(state, seat, action)
@@ -83,8 +70,8 @@ def test_apply_is_decide_folded_by_evolve_and_the_log_folds_to_what_players_know
             action = BOTS[levels[seat]](information_state(state), seat, rng)
             state, events = apply(state, seat, action)
             public = folded(public, events)
-        assert public == known(state)
-        assert msgspec.json.encode(public) == msgspec.json.encode(known(state))
+        assert public == information_state(state)
+        assert msgspec.json.encode(public) == msgspec.json.encode(information_state(state))
     assert private > 0
     assert draws > 0
 

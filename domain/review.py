@@ -167,30 +167,48 @@ def review(events: Iterable[Event]) -> GameReview:
         draws = _draw_outcomes(state, seat) if type(event) is CardDrawn else None
         if draws is not None:
             assert type(event) is CardDrawn
-            if event.card not in draws:  # an explicit deck's card the standard one lacks
-                draws[event.card] = (0.0, _drawn(state, seat, event.card))
-            expected = _mean((p, v) for p, (v, _c) in draws.values())
-            drawn = _minus(draws[event.card][1][0], expected)
-            cards.append(
-                CardLuck(
-                    version=state.version,
-                    seat=seat,
-                    card=event.card,
-                    value=draws[event.card][1][0][seat],
-                    expected=expected[seat],
-                    luck=drawn,
-                )
-            )
-            luck = _plus(luck, drawn)
-            change = _minus(change, drawn)
+            card = _card_luck(state, seat, event.card, draws)
+            cards.append(card)
+            luck = _plus(luck, card.luck)
+            change = _minus(change, card.luck)
         skill = _plus(skill, change)
         decision = _decision(state, seat, _chosen(event), draws)
         if decision is not None:
             decisions.append(decision)
     chances.append((final.version, tuple(win_chances(final))))
-    end = margins(final)
+    seats = _seats(decisions, start, skill, luck, margins(final))
+    return GameReview(
+        seats=tuple(seats), decisions=tuple(decisions), cards=tuple(cards), chances=tuple(chances)
+    )
+
+
+def _card_luck(
+    state: GameState, seat: int, card: str, draws: dict[str, tuple[float, _Outcome]]
+) -> CardLuck:
+    """The luck of drawing `card` (module docstring), each seat's."""
+    if card not in draws:  # an explicit deck's card the standard one lacks
+        draws[card] = (0.0, _drawn(state, seat, card))
+    expected = _mean((p, v) for p, (v, _c) in draws.values())
+    value = draws[card][1][0]
+    return CardLuck(
+        version=state.version,
+        seat=seat,
+        card=card,
+        value=value[seat],
+        expected=expected[seat],
+        luck=_minus(value, expected),
+    )
+
+
+def _seats(
+    decisions: Sequence[DecisionReview],
+    start: Vector,
+    skill: Sequence[float],
+    luck: Sequence[float],
+    end: Vector,
+) -> list[SeatReview]:
     seats = []
-    for s in range(n):
+    for s in range(len(end)):
         mine = [d for d in decisions if d.seat == s]
         grades = {grade: 0 for _bound, grade in GRADES}
         for d in mine:
@@ -208,9 +226,7 @@ def review(events: Iterable[Event]) -> GameReview:
                 margin=end[s],
             )
         )
-    return GameReview(
-        seats=tuple(seats), decisions=tuple(decisions), cards=tuple(cards), chances=tuple(chances)
-    )
+    return seats
 
 
 def margins(state: GameState) -> Vector:

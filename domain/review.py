@@ -130,11 +130,16 @@ class SeatReview(msgspec.Struct, frozen=True, kw_only=True):
     margin: float  # final score less the mean of the others' (= start + skill + luck)
 
 
+class Chances(msgspec.Struct, frozen=True, kw_only=True):
+    version: int  # the position's
+    chances: Vector  # each seat's chance of winning there
+
+
 class GameReview(msgspec.Struct, frozen=True, kw_only=True):
     seats: tuple[SeatReview, ...]
     decisions: tuple[DecisionReview, ...]
     cards: tuple[CardLuck, ...]
-    chances: tuple[tuple[int, Vector], ...]  # (version, each seat's winning chance) per step
+    chances: tuple[Chances, ...]  # before each action, and at the end
 
 
 # the first event of each action a seat decides (the others follow from it)
@@ -158,11 +163,11 @@ def review(events: Iterable[Event]) -> GameReview:
     luck = [0.0] * n
     decisions: list[DecisionReview] = []
     cards: list[CardLuck] = []
-    chances: list[tuple[int, Vector]] = []
+    chances: list[Chances] = []
     for (state, event), (after, _next) in itertools.pairwise(steps):
         assert event is not None
         seat: int = event.seat  # type: ignore[attr-defined]
-        chances.append((state.version, tuple(win_chances(state))))
+        chances.append(Chances(version=state.version, chances=tuple(win_chances(state))))
         change = _minus(margins(after), margins(state))
         draws = _draw_outcomes(state, seat) if type(event) is CardDrawn else None
         if draws is not None:
@@ -175,7 +180,7 @@ def review(events: Iterable[Event]) -> GameReview:
         decision = _decision(state, seat, _chosen(event), draws)
         if decision is not None:
             decisions.append(decision)
-    chances.append((final.version, tuple(win_chances(final))))
+    chances.append(Chances(version=final.version, chances=tuple(win_chances(final))))
     seats = _seats(decisions, start, skill, luck, margins(final))
     return GameReview(
         seats=tuple(seats), decisions=tuple(decisions), cards=tuple(cards), chances=tuple(chances)

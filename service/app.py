@@ -48,6 +48,8 @@ from service.lobby import Lobby
 from service.observability.logs import RequestContext, configure_logging
 from service.ports import Fired, GameStore
 from service.relay import ArchiveReaction, LocalReaction, Relay
+from service.reviews import QUEUE as REVIEWS
+from service.reviews import Reviews
 from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
 from service.watchers import Watchers
@@ -238,8 +240,9 @@ class Instruments:
 
 class Background:
     """The tasks every process runs beside the requests: the job workers (the archiver, the
-    relay of changes whose process did not relay them, the webhooks' deliveries), the
-    deadline poller, the event streams' reader, the metrics flusher."""
+    relay of changes whose process did not relay them, the webhooks' deliveries, the
+    post-game reviews), the deadline poller, the event streams' reader, the metrics
+    flusher."""
 
     def __init__(
         self,
@@ -250,8 +253,10 @@ class Background:
         obs: Instruments,
         webhooks: Webhooks,
         deadlines: DeadlinePoller,
+        reviews: Reviews,
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
+        self.reviews = reviews
         self.relay = relay
         self.open_adapters: Callable[[], Awaitable[None]] | None = None
         self.relayer = relay.worker(count=obs.count_job())
@@ -277,6 +282,7 @@ class Background:
             await self.open_adapters()
         self._run(self.archiver.run_forever(), "ten-archiver")
         self._run(self.relayer.run_forever(), "ten-relay")
+        self._run(self.reviews.run_forever(), "ten-reviews")
         self._run(self.deadlines.run_forever(), "ten-deadlines")
         self._run(self.watchers.run_forever(), "ten-watchers")
         if self.webhooks.enabled:
@@ -364,8 +370,8 @@ def use_cases(
     service: GameService, archive: GameArchive, who: dict[str, Any], background: Background
 ) -> State:
     """What the handlers call, in the app state: the games, the lobby, the history, who is
-    calling (`identity_state`), the deadline poller (`deadlines`) and the event streams
-    (`watchers`)."""
+    calling (`identity_state`), the deadline poller (`deadlines`), the event streams
+    (`watchers`) and the post-game reviews (`reviews`)."""
     lobby = Lobby(service, identities_open=who["identity"].open)
     history = History(archive)
     deadlines, watchers = background.deadlines, background.watchers
@@ -376,6 +382,7 @@ def use_cases(
             "history": history,
             "deadlines": deadlines,
             "watchers": watchers,
+            "reviews": background.reviews,
             **who,
         }
     )
@@ -435,7 +442,24 @@ def game_service(
     reactions = [archive_reaction, webhooks, deadlines, *obs.reactions()]
     relay = Relay(store, adapters.queue("relay"), reactions)
     service = GameService(store, settings, relay=relay, bots=bot_work(settings))
-    return service, Background(settings, archiver, relay, service, obs, webhooks, deadlines)
+    reviews = post_game_reviews(settings, adapters, service, obs)
+    background = Background(settings, archiver, relay, service, obs, webhooks, deadlines, reviews)
+    return service, background
+
+
+def post_game_reviews(
+    settings: Settings, adapters: Adapters, service: GameService, obs: Instruments
+) -> Reviews:
+    """The reviews of finished games: computed in the bots' pool, kept in the archive."""
+    return Reviews(
+        service.store,
+        adapters.archive,
+        adapters.queue(REVIEWS),
+        service.bots,
+        poll=settings.archive_interval,
+        max_backoff=30.0,
+        count=obs.count_job(),
+    )
 
 
 def bot_work(settings: Settings) -> BotWork:

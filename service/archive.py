@@ -273,6 +273,13 @@ class GameArchive(ArchiveUnits, Protocol):
     ) -> list[RatingChange]:
         """A player's rating changes, newest first: those with seq < `before` (None: all)."""
 
+    async def get_review(self, game_id: str) -> bytes | None:
+        """A finished game's post-game review as it was kept (JSON), or None."""
+
+    async def save_review(self, game_id: str, review: bytes, at: datetime) -> bool:
+        """Keep a finished game's review (JSON, `service.reviews`): written once; False when
+        one is kept already (nothing changed)."""
+
     async def ping(self) -> None: ...
 
     async def close(self) -> None: ...

@@ -24,7 +24,7 @@ from service.archiving import rebuild_ratings
 from service.jobs import requeue_all
 from service.settings import Settings
 
-QUEUES = ("archive", "relay", "webhooks")
+QUEUES = ("archive", "relay", "webhooks", "reviews")
 
 
 async def _jobs(settings: Settings, args: argparse.Namespace) -> int:

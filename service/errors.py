@@ -24,6 +24,8 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "game_not_open": "The game is not open for players: it started, ended or was cancelled.",
     "game_not_started": "The game has not started: its table is waiting for players.",
     "game_over": "The game has ended (finished, aborted, abandoned or cancelled).",
+    "game_not_reviewable": "Only a finished game is reviewed: this one is still being played, "
+    "or it was aborted or abandoned.",
     "table_full": "Every open seat of this table is taken.",
     "seat_unavailable": "This seat is taken, reserved for another player, or a bot's.",
     "seat_not_found": "The game has no such seat.",

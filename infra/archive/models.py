@@ -17,6 +17,9 @@ join).
                    (`seq`): the order `service.ratings` replays them in to rebuild
 - `ratings`        each rated player's current rating (`service.ratings`)
 - `rating_history` per rated game and player: the rating before and after it
+- `game_reviews`   per finished game, its post-game review's JSON (`service.reviews`),
+                   written once; no key to `games`, since a finished game still in the
+                   game store is reviewed before the archiver has it
 
 Unlike the game tables, the ratings change: each rated game updates its players' rows in
 the transaction that archives it.
@@ -257,6 +260,14 @@ class RatingHistoryRow(Base):
     games: Mapped[int] = mapped_column(Integer)  # rated games, this one included
 
 
+class ReviewRow(Base):
+    __tablename__ = "game_reviews"
+
+    game_id: Mapped[str] = mapped_column(identifier(ID_LENGTH), primary_key=True)
+    review: Mapped[str] = mapped_column(Text)  # the review's JSON, as the API returns it
+    reviewed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 metadata = Base.metadata
 games = GameRow.__table__
 seats = SeatRow.__table__
@@ -265,3 +276,4 @@ events = EventRow.__table__
 rated_games = RatedGameRow.__table__
 ratings = RatingRow.__table__
 rating_history = RatingHistoryRow.__table__
+reviews = ReviewRow.__table__

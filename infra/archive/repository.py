@@ -58,6 +58,7 @@ from .database import make_engine
 from .models import events as events_table
 from .models import games, results, seats
 from .models import ratings as ratings_table
+from .models import reviews as reviews_table
 from .ratings import current_ratings, ranked_games
 from .ratings import history as rating_history
 from .ratings import hold as hold_ratings
@@ -106,6 +107,9 @@ class SqlArchive:
         self._insert_game = dialects[self._dialect](games).on_conflict_do_nothing(
             index_elements=[games.c.id]
         )
+        self._insert_review = dialects[self._dialect](reviews_table).on_conflict_do_nothing(
+            index_elements=[reviews_table.c.game_id]
+        )
 
     @classmethod
     def from_url(cls, url: str | None = None, **engine_kwargs: Any) -> SqlArchive:
@@ -133,7 +137,24 @@ class SqlArchive:
                     if transaction.is_active:
                         await transaction.rollback()
 
+    async def save_review(self, game_id: str, review: bytes, at: datetime) -> bool:
+        """Keep a finished game's review (its JSON); False when one is kept already (the
+        first one stays: a review is written once)."""
+        row = {"game_id": game_id, "review": review.decode(), "reviewed_at": at}
+        with _translate_errors(), _refused_data():
+            async with self.engine.begin() as conn:
+                inserted = await conn.execute(self._insert_review, row)
+        return inserted.rowcount == 1
+
     # ------------------------------------------------------------------ reads
+
+    async def get_review(self, game_id: str) -> bytes | None:
+        """A finished game's review as it was kept (JSON), or None."""
+        query = select(reviews_table.c.review).where(reviews_table.c.game_id == game_id)
+        with _translate_errors():
+            async with self.engine.connect() as conn:
+                review = (await conn.execute(query)).scalar()
+        return None if review is None else review.encode()
 
     async def list_games(
         self,

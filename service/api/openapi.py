@@ -54,6 +54,7 @@ from service.api.schemas import (
     JoinedOut,
     JoinIn,
     Problem,
+    ReviewPending,
     RulesOut,
     ScoreIn,
     ScoreOut,
@@ -63,6 +64,7 @@ from service.api.schemas import (
 from service.archive import ArchivedGame, PlayerStats
 from service.history import TableForecast
 from service.identity import API_KEY_HEADER, PLATFORM_KEY, PLAYER_TOKEN
+from service.reviews import ReviewOut
 from service.webhooks import WEBHOOK_PAYLOADS
 
 # every type a handler decodes or encodes: their components replace Litestar's
@@ -93,6 +95,8 @@ API_TYPES = (
     JoinedOut,
     GamesPage,
     SeatToken,
+    ReviewOut,
+    ReviewPending,
     *WEBHOOK_PAYLOADS.values(),
 )
 REF = "#/components/schemas/{name}"
@@ -105,6 +109,11 @@ WEBHOOK_HEADERS = {
 PROBLEM_HEADERS = {
     "401": {"WWW-Authenticate": {"schema": {"type": "string"}}},
     "503": {"Retry-After": {"schema": {"type": "string"}, "description": "Seconds."}},
+}
+RETRY_AFTER_HEADER = {
+    "required": True,
+    "schema": {"type": "string"},
+    "description": "Seconds to wait before asking again.",
 }
 # a link's body taken as it is (not merged field by field into a generated one)
 WHOLE_BODY = {"x-schemathesis": {"merge_body": False}}
@@ -333,6 +342,8 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
                 content["examples"] = REQUEST_EXAMPLES[op_id]
             if op_id == "createGame":
                 responses["201"]["links"] = {**_links_after_create(), **_links_of_the_lobby()}
+            if op_id == "getGameReview":  # Litestar documents headers on the 200 only
+                responses["202"]["headers"] = {"Retry-After": RETRY_AFTER_HEADER}
             if op_id == "joinGame":
                 responses["201"]["links"] = _links_after_join()
             if op_id in ("getGame", "act"):

@@ -46,6 +46,7 @@ SERVICE_STATUS = {
     "game_not_open": 409,
     "game_not_started": 409,
     "game_over": 409,
+    "game_not_reviewable": 409,
     "table_full": 409,
     "seat_unavailable": 409,
     "seat_not_found": 404,

@@ -9,6 +9,7 @@ import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
 from litestar.datastructures import ResponseHeader
 from litestar.middleware.rate_limit import get_remote_address
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import HeaderParameter, JSONBody, Parameter, QueryParameter
 from litestar.response import Stream
 from litestar.routes import HTTPRoute
@@ -34,6 +35,7 @@ from service.api.schemas import (
     GamesPage,
     Health,
     PlayerId,
+    ReviewPending,
     RuleOption,
     RulesOut,
     ScoreIn,
@@ -50,6 +52,7 @@ from service.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.lobby import Lobby, Page
 from service.model import GameRecord
 from service.ports import RenderedResponse
+from service.reviews import RETRY_AFTER, ReviewOut, Reviews
 from service.watchers import REFUSAL_RETRY_AFTER, Slot, StreamsRefused, Watchers
 
 JSON = "application/json"
@@ -449,6 +452,43 @@ class GamesController(Controller):
         if acted.replayed:
             headers["Idempotent-Replayed"] = "true"
         return Response(render_acted(acted), media_type=JSON, headers=headers)
+
+    @get(
+        "/{game_id:str}/review",
+        operation_id="getGameReview",
+        summary="Review a finished game",
+        description="Every decision of a finished game (live or archived) valued from what its "
+        "player knew: each legal action's value (the seat's expected margin in points over the "
+        "others' mean after it; a draw exactly over the unseen cards, a bid through the auction "
+        "played out by the expert), the one chosen, the best, the points lost and a grade "
+        "(`best` < 1e-9 points lost, `good` < 0.5, `inaccuracy` < 1.5, `mistake` < 3, else "
+        "`blunder`); per seat, its accuracy (Lichess's curve, a point lost counted as 10 "
+        "percentage points), points lost, and its final margin split into `start + skill + "
+        "luck` (luck: each card drawn's value less the draw's expectation); each seat's chance "
+        "of winning before every action. Computed once, in the background: 202 with "
+        "`Retry-After` while it is, then 200 with the review, kept for good. A game still "
+        "being played, aborted or abandoned is 409 `game_not_reviewable`.",
+        responses={
+            202: ResponseSpec(
+                data_container=ReviewPending,
+                description="The review is being computed: ask again after `Retry-After` seconds.",
+                generate_examples=False,
+            ),
+            **problems(404, 409),
+        },
+    )
+    async def get_review(self, request: Request, game_id: GameId) -> Response[ReviewOut]:
+        reviews: Reviews = request.app.state.reviews
+        review = await reviews.review(game_id)
+        if review is not None:
+            return Response(review, media_type=JSON)
+        pending = ReviewPending(game_id=game_id, status="pending", retry_after=RETRY_AFTER)
+        return Response(
+            _encoder.encode(pending),
+            status_code=202,
+            media_type=JSON,
+            headers={"Retry-After": str(RETRY_AFTER)},
+        )
 
     list_events = events_handler(
         GameId,

@@ -257,3 +257,12 @@ class Problem(msgspec.Struct, **_OUT):
     status: int
     detail: str
     code: str  # stable, machine-readable
+
+
+class ReviewPending(msgspec.Struct, **_OUT):
+    """A finished game's review being computed: ask again after `retry_after` seconds (the
+    `Retry-After` header says the same)."""
+
+    game_id: str
+    status: Literal["pending"]
+    retry_after: int  # seconds

@@ -72,6 +72,7 @@ MESSAGES: dict[str, str] = {
     "The game is not open for players: it started, ended or was cancelled.": "Խաղը բաց չէ խաղացողների համար. այն սկսվել է, ավարտվել կամ չեղարկվել։",
     "The game has not started: its table is waiting for players.": "Խաղը չի սկսվել. սեղանը սպասում է խաղացողների։",
     "The game has ended (finished, aborted, abandoned or cancelled).": "Խաղն ավարտվել է (ավարտված, ընդհատված, լքված կամ չեղարկված)։",
+    "Only a finished game is reviewed: this one is still being played, or it was aborted or abandoned.": "Վերլուծվում է միայն ավարտված խաղը. այս մեկը դեռ խաղարկվում է, կամ ընդհատվել կամ լքվել է։",
     "Every open seat of this table is taken.": "Այս սեղանի բոլոր ազատ տեղերը զբաղված են։",
     "This seat is taken, reserved for another player, or a bot's.": "Այս տեղը զբաղված է, ամրագրված է այլ խաղացողի համար կամ բոտինն է։",
     "The game has no such seat.": "Խաղում այդպիսի տեղ չկա։",

@@ -72,6 +72,7 @@ MESSAGES: dict[str, str] = {
     "The game is not open for players: it started, ended or was cancelled.": "Permainan tidak terbuka untuk pemain: sudah dimulai, berakhir, atau dibatalkan.",
     "The game has not started: its table is waiting for players.": "Permainan belum dimulai: mejanya masih menunggu pemain.",
     "The game has ended (finished, aborted, abandoned or cancelled).": "Permainan telah berakhir (selesai, dihentikan, ditinggalkan, atau dibatalkan).",
+    "Only a finished game is reviewed: this one is still being played, or it was aborted or abandoned.": "Hanya permainan yang selesai yang diulas: permainan ini masih dimainkan, atau telah dihentikan atau ditinggalkan.",
     "Every open seat of this table is taken.": "Semua kursi kosong di meja ini sudah terisi.",
     "This seat is taken, reserved for another player, or a bot's.": "Kursi ini sudah terisi, dipesan untuk pemain lain, atau milik bot.",
     "The game has no such seat.": "Permainan tidak memiliki kursi tersebut.",

@@ -51,6 +51,7 @@ from tests.support.archive import (
     claim_redis_db,
     pg_database,
     servers,
+    sqlite_database,
 )
 
 pytestmark = pytest.mark.integration
@@ -84,17 +85,6 @@ def outbox_ids(client: redis.Redis) -> set[str]:
 
 
 # ---------------------------------------------------------------- archive databases
-
-
-@contextlib.contextmanager
-def sqlite_database(path: Path) -> Iterator[ArchiveDb]:
-    runner = asyncio.Runner()
-    db = ArchiveDb(f"sqlite+aiosqlite:///{path}", runner)
-    try:
-        yield db
-    finally:
-        runner.run(db.engine.dispose())
-        runner.close()
 
 
 def wait_until(check: Callable[[], bool], timeout: float, what: str, step: float = 0.05) -> float:

@@ -32,7 +32,16 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 SERVERS = {"sqlite": "sqlite+aiosqlite:///migrations.sqlite3", "postgresql": PG_SERVER}
-TABLES = {"games", "seats", "results", "events", "rated_games", "ratings", "rating_history"}
+TABLES = {
+    "games",
+    "seats",
+    "results",
+    "events",
+    "rated_games",
+    "ratings",
+    "rating_history",
+    "game_reviews",
+}
 
 
 @pytest.fixture(params=list(SERVERS))
@@ -85,7 +94,7 @@ def test_upgrade_downgrade_upgrade(fresh: str) -> None:
     assert current(fresh) is None
     upgrade(fresh)
     assert tables(fresh) == TABLES | {"alembic_version"}
-    assert current(fresh) == head() == "0004_ratings"
+    assert current(fresh) == head() == "0005_game_reviews"
     upgrade(fresh)  # idempotent: nothing to do
     downgrade(fresh, "base")
     assert tables(fresh) == {"alembic_version"}
@@ -386,7 +395,7 @@ def test_command_lines(fresh: str) -> None:
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "check", env={"TEN_DATABASE_URL": fresh})
     assert done.returncode == 0, done.stderr
-    assert "ok: at 0004_ratings" in done.stdout
+    assert "ok: at 0005_game_reviews" in done.stdout
     done = run(*migrate, "--url", fresh, "downgrade", "base")
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "--url", fresh, "check")

@@ -30,7 +30,7 @@ PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0
 OUTBOX_KEY = "{ten:q:archive}:jobs"
 QUEUE_KEYS = [
     f"{{ten:q:{queue}}}:{part}"
-    for queue in ("archive", "relay", "webhooks")
+    for queue in ("archive", "relay", "webhooks", "reviews")
     for part in ("jobs", "due", "token", "fails", "quarantine", "why", "done")
 ]
 
@@ -127,6 +127,18 @@ class ArchiveDb:
                 return (await conn.execute(select(func.count()).select_from(games))).scalar_one()
 
         return self.runner.run(body())
+
+
+@contextlib.contextmanager
+def sqlite_database(path: Path) -> Iterator[ArchiveDb]:
+    """The SQLite archive at `path` (the embedded default's file), read directly."""
+    runner = asyncio.Runner()
+    db = ArchiveDb(f"sqlite+aiosqlite:///{path}", runner)
+    try:
+        yield db
+    finally:
+        runner.run(db.engine.dispose())
+        runner.close()
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from service.archive import (
     Archival,
@@ -99,6 +100,7 @@ class MemoryArchive:
         self.broken = broken
         self.units = 0
         self.commits = 0
+        self.reviews: dict[str, bytes] = {}
         self._lock = asyncio.Lock()
 
     @asynccontextmanager
@@ -111,9 +113,21 @@ class MemoryArchive:
         kept = self.state.games.get(game_id)
         return None if kept is None else kept.game
 
-    async def events(self, game_id: str) -> list[StoredEvent]:
+    async def events(
+        self, game_id: str, after: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
         kept = self.state.games.get(game_id)
-        return [] if kept is None else [StoredEvent(e.seq, e.data.encode()) for e in kept.events]
+        found = [] if kept is None else [e for e in kept.events if e.seq > after]
+        return [StoredEvent(e.seq, e.data.encode()) for e in found[:limit]]
+
+    async def get_review(self, game_id: str) -> bytes | None:
+        return self.reviews.get(game_id)
+
+    async def save_review(self, game_id: str, review: bytes, at: datetime) -> bool:
+        if game_id in self.reviews:
+            return False
+        self.reviews[game_id] = review
+        return True
 
     async def ratings(self, player_ids: Sequence[str]) -> dict[str, Rating]:
         return {p: self.state.ratings[p] for p in player_ids if p in self.state.ratings}

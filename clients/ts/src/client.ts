@@ -34,6 +34,8 @@ export type PlayerStats = Schemas["PlayerStats"];
 export type Leaderboard = Schemas["LeaderboardOut"];
 export type Odds = Schemas["OddsOut"];
 export type RatingHistory = Schemas["RatingHistoryOut"];
+export type Review = Schemas["ReviewOut"];
+export type ReviewPending = Schemas["ReviewPending"];
 
 /** An error answer of the service: its status and its `application/problem+json` body. */
 export class TenApiError extends Error {
@@ -285,6 +287,26 @@ export function createTenClient(options: TenClientOptions = {}) {
       return unwrap(
         await raw.GET("/v1/archive/games/{game_id}", { params: { path: { game_id: gameId } } }),
       );
+    },
+
+    /**
+     * A finished game's review (every decision valued, accuracy, skill and luck per seat).
+     * While the service computes it (202), `pending` with the seconds to wait before asking
+     * again; a live game is refused (409 `game_not_reviewable`).
+     */
+    async getReview(
+      gameId: string,
+    ): Promise<{ pending: false; review: Review } | { pending: true; retryAfter: number }> {
+      const result = await raw.GET("/v1/games/{game_id}/review", {
+        params: { path: { game_id: gameId } },
+      });
+      const data = unwrap(result);
+      if (result.response.status === 202) {
+        const pending = data as ReviewPending;
+        const header = Number(result.response.headers.get("Retry-After"));
+        return { pending: true, retryAfter: header > 0 ? header : pending.retry_after };
+      }
+      return { pending: false, review: data as Review };
     },
 
     /** Public states of an archived game from `from_version` (`next_version` pages on). */

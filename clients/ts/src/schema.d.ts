@@ -267,6 +267,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/{game_id}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Review a finished game
+         * @description Every decision of a finished game (live or archived) valued from what its player knew: each legal action's value (the seat's expected margin in points over the others' mean after it; a draw exactly over the unseen cards, a bid through the auction played out by the expert), the one chosen, the best, the points lost and a grade (`best` < 1e-9 points lost, `good` < 0.5, `inaccuracy` < 1.5, `mistake` < 3, else `blunder`); per seat, its accuracy (Lichess's curve, a point lost counted as 10 percentage points), points lost, and its final margin split into `start + skill + luck` (luck: each card drawn's value less the draw's expectation); each seat's chance of winning before every action. Computed once, in the background: 202 with `Retry-After` while it is, then 200 with the review, kept for good. A game still being played, aborted or abandoned is 409 `game_not_reviewable`.
+         */
+        get: operations["getGameReview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/games/{game_id}/seats": {
         parameters: {
             query?: never;
@@ -593,6 +613,12 @@ export interface components {
             to_act: number | null;
             version: number;
         };
+        /** ActionValue */
+        ActionValue: {
+            action: components["schemas"]["Draw"] | components["schemas"]["Stop"] | components["schemas"]["Bid"] | components["schemas"]["Pass"] | components["schemas"]["Buy"] | components["schemas"]["Decline"] | components["schemas"]["Resign"] | components["schemas"]["Reclaim"];
+            chance: number;
+            value: number;
+        };
         /** ArchivedGame */
         ArchivedGame: {
             created_at: string;
@@ -821,6 +847,20 @@ export interface components {
             type: "card_drawn";
             version: number;
         };
+        /** CardLuck */
+        CardLuck: {
+            card: string;
+            expected: number;
+            luck: number[];
+            seat: number;
+            value: number;
+            version: number;
+        };
+        /** Chances */
+        Chances: {
+            chances: number[];
+            version: number;
+        };
         /**
          * ClockOut
          * @description The game's clock as of `server_time` (unix seconds, the server's clock): draw a
@@ -933,6 +973,19 @@ export interface components {
             takeover_after?: number;
             /** @enum {unknown} */
             type: "deadline";
+        };
+        /** DecisionReview */
+        DecisionReview: {
+            accuracy: number;
+            actions: components["schemas"]["ActionValue"][];
+            best: number;
+            chosen: number;
+            /** @enum {unknown} */
+            grade: "best" | "blunder" | "good" | "inaccuracy" | "mistake";
+            lost: number;
+            phase: string;
+            seat: number;
+            version: number;
         };
         /** Decline */
         Decline: {
@@ -1420,6 +1473,28 @@ export interface components {
             seat: number;
             winner: boolean;
         };
+        /**
+         * ReviewOut
+         * @description A finished game's review (`domain.review.GameReview`) with the game's id.
+         */
+        ReviewOut: {
+            cards: components["schemas"]["CardLuck"][];
+            chances: components["schemas"]["Chances"][];
+            decisions: components["schemas"]["DecisionReview"][];
+            game_id: string;
+            seats: components["schemas"]["SeatReview"][];
+        };
+        /**
+         * ReviewPending
+         * @description A finished game's review being computed: ask again after `retry_after` seconds (the
+         *     `Retry-After` header says the same).
+         */
+        ReviewPending: {
+            game_id: string;
+            retry_after: number;
+            /** @enum {unknown} */
+            status: "pending";
+        };
         /** RuleOption */
         RuleOption: {
             default: number;
@@ -1507,6 +1582,20 @@ export interface components {
             /** @default false */
             taken_over?: boolean;
             winner: boolean;
+        };
+        /** SeatReview */
+        SeatReview: {
+            accuracy: number | null;
+            decisions: number;
+            grades: {
+                [key: string]: number;
+            };
+            lost: number;
+            luck: number;
+            margin: number;
+            seat: number;
+            skill: number;
+            start: number;
         };
         /** SeatSummary */
         SeatSummary: {
@@ -2896,6 +2985,96 @@ export interface operations {
             };
             /** @description Unknown game. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getGameReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The game's id, as returned by createGame. */
+                game_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewOut"];
+                };
+            };
+            /** @description The review is being computed: ask again after `Retry-After` seconds. */
+            202: {
+                headers: {
+                    /** @description Seconds to wait before asking again. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewPending"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

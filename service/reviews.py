@@ -1,0 +1,135 @@
+"""Post-game reviews (`domain.review`): computed once per finished game, in the background,
+off the serving process's interpreter, and kept in the archive.
+
+`Reviews.review` answers a review kept already; else, for a finished game (live in the game
+store, or archived), it queues the game in the `reviews` queue and answers None (the API's
+202 with Retry-After); a game still being played, aborted or abandoned is refused
+(`game_not_reviewable`: a review of a live game would coach its players mid-game).
+
+The queue's worker (`service.jobs.Worker`, in every replica) reads the game's public log
+(the live store's while the game is there, else the archive's), reviews it in the bots'
+pool (`service.bot_work.BotWork`: worker processes, so a review of 0.2-0.4 s of CPU never
+holds the serving process's interpreter) and keeps the JSON with `GameArchive.save_review`,
+written once (the first of two replicas reviewing one game wins; both computed the same
+review). A log that cannot be reviewed is a `PermanentFailure`: set aside in quarantine
+(`python -m service.cli jobs`), never retried forever.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from domain.model import AnyEvent
+from domain.review import GameReview, review
+from service.archive import GameArchive
+from service.bot_work import BotWork
+from service.errors import ServiceError
+from service.games import GAME_ID
+from service.jobs import Job, LeasedQueue, PermanentFailure, Worker
+from service.ports import GameStore
+
+QUEUE = "reviews"
+RETRY_AFTER = 2  # seconds: a four-player game's review takes 0.2-0.4 s of one core
+PAGE = 1000  # events read per round trip
+
+_events_decoder = msgspec.json.Decoder(AnyEvent)
+
+
+class ReviewOut(GameReview, frozen=True, kw_only=True):
+    """A finished game's review (`domain.review.GameReview`) with the game's id."""
+
+    game_id: str
+
+
+def reviewed(game_id: str, log: list[bytes]) -> bytes:
+    """The review's JSON from the game's public log (each event's JSON): what the pool
+    computes (a module function, so a worker process can run it). ValueError when the log
+    is not one of a finished game."""
+    try:
+        events = [_events_decoder.decode(data) for data in log]
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"not an event log: {exc}") from exc
+    found = review(events)
+    return msgspec.json.encode(ReviewOut(game_id=game_id, **msgspec.structs.asdict(found)))
+
+
+class Reviews:
+    def __init__(
+        self,
+        store: GameStore,
+        archive: GameArchive,
+        queue: LeasedQueue,
+        bots: BotWork,
+        *,
+        clock: Callable[[], float] = time.time,
+        **worker: Any,
+    ) -> None:
+        self.store = store
+        self.archive = archive
+        self.queue = queue
+        self.bots = bots
+        self.clock = clock
+        self.worker = Worker(queue, self.handle, clock=clock, **worker)
+
+    async def review(self, game_id: str) -> bytes | None:
+        """The game's review (JSON), or None while it is computed (it is queued)."""
+        if not GAME_ID.fullmatch(game_id):
+            raise ServiceError("game_not_found")
+        kept = await self.archive.get_review(game_id)
+        if kept is not None:
+            return kept
+        record = await self.store.load(game_id)
+        if record is not None:
+            status: str = record.status
+        else:
+            archived = await self.archive.get_game(game_id)
+            if archived is None:
+                raise ServiceError("game_not_found")
+            status = archived.status
+        if status != "finished":
+            raise ServiceError("game_not_reviewable")
+        await self.queue.put(game_id, b"", self.clock(), keep=True)
+        self.worker.wake()
+        return None
+
+    async def handle(self, job: Job) -> None:
+        game_id = job.id
+        if await self.archive.get_review(game_id) is not None:
+            return  # another replica kept it meanwhile
+        log = await self._log(game_id)
+        try:
+            found = await self.bots.run(True, reviewed, game_id, log)
+        except ValueError as exc:  # a log no review can be made of: it never will be
+            raise PermanentFailure(str(exc)) from exc
+        await self.archive.save_review(game_id, found, datetime.fromtimestamp(self.clock(), UTC))
+
+    async def _log(self, game_id: str) -> list[bytes]:
+        """The finished game's public log: the live store's, else the archive's."""
+        record = await self.store.load(game_id)
+        if record is not None:
+            if record.status != "finished":
+                raise PermanentFailure(f"the game is {record.status}, not finished")
+            log: list[bytes] = []
+            after = 0
+            while page := await self.store.events(game_id, after, PAGE):
+                log.extend(e.data for e in page)
+                after = page[-1].seq
+            return log
+        archived = await self.archive.get_game(game_id)
+        if archived is None or archived.status != "finished":
+            raise PermanentFailure("no finished game with this id")
+        return [e.data for e in await self.archive.events(game_id)]
+
+    def wake(self) -> None:
+        self.worker.wake()
+
+    async def run_once(self) -> int:
+        return await self.worker.run_once()
+
+    async def run_forever(self) -> None:
+        await self.worker.run_forever()

@@ -1,0 +1,111 @@
+"""The post-game review over HTTP, on a real service process: Redis and PostgreSQL, and the
+embedded default (in-process store, SQLite archive). A finished game's review is 202 with
+Retry-After while it is computed, then 200 with exactly the domain's review of the game's
+public log, kept in one archive row; a live game's is refused."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+from sqlalchemy import select
+
+from domain.model import AnyEvent
+from domain.review import review
+from infra.archive.models import reviews as reviews_table
+from service.reviews import ReviewOut
+from tests.support.archive import (
+    ArchiveDb,
+    claim_redis_db,
+    pg_database,
+    servers,
+    sqlite_database,
+)
+
+pytestmark = pytest.mark.integration
+_events = msgspec.json.Decoder(list[AnyEvent])
+
+
+def served(
+    setup: str, stack: contextlib.ExitStack, tmp_path: Path, request: pytest.FixtureRequest
+) -> tuple[httpx.Client, ArchiveDb]:
+    if setup == "redis+postgresql":
+        url, _ = stack.enter_context(claim_redis_db(request.getfixturevalue("redis_url")))
+        db = stack.enter_context(pg_database())
+        env = {"TEN_REDIS_URL": url, "TEN_DATABASE_URL": db.url, "TEN_ARCHIVE_INTERVAL": "0.2"}
+        (server,) = stack.enter_context(servers(tmp_path, env))
+    else:
+        workdir = tmp_path / "embedded"
+        workdir.mkdir()
+        (server,) = stack.enter_context(servers(tmp_path, {}, cwd=workdir))
+        db = stack.enter_context(sqlite_database(workdir / "ten-archive.sqlite3"))
+    return stack.enter_context(httpx.Client(base_url=server.base, timeout=10)), db
+
+
+def public_log(client: httpx.Client, game_id: str) -> list[Any]:
+    events: list[Any] = []
+    after = 0
+    while True:
+        page = client.get(f"/v1/games/{game_id}/events", params={"after": after, "limit": 500})
+        assert page.status_code == 200, page.text
+        body = page.json()
+        events.extend(body["events"])
+        after = body["last_seq"]
+        if not body["more"]:
+            return _events.decode(json.dumps(events))
+
+
+def problem(response: httpx.Response, status: int, code: str) -> None:
+    assert response.status_code == status, response.text[:500]
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert response.json()["code"] == code
+
+
+def kept_rows(db: ArchiveDb) -> list[tuple[str, str]]:
+    async def body() -> list[tuple[str, str]]:
+        async with db.engine.connect() as conn:
+            rows = await conn.execute(select(reviews_table.c.game_id, reviews_table.c.review))
+            return [tuple(row) for row in rows]
+
+    return db.runner.run(body())
+
+
+@pytest.mark.parametrize("setup", ["redis+postgresql", "embedded+sqlite"])
+def test_a_finished_game_is_reviewed_once_and_a_live_one_refused(
+    setup: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    with contextlib.ExitStack() as stack:
+        client, db = served(setup, stack, tmp_path, request)
+        bots = [{"name": f"Bot {i}", "bot": "basic"} for i in range(4)]
+        created = client.post("/v1/games", json={"players": bots})
+        assert created.status_code == 201, created.text
+        game_id = created.json()["id"]
+        assert created.json()["status"] == "finished"
+
+        first = client.get(f"/v1/games/{game_id}/review")
+        assert first.status_code == 202, first.text
+        assert first.headers["Retry-After"] == "2"
+        assert first.json() == {"game_id": game_id, "status": "pending", "retry_after": 2}
+        deadline = time.monotonic() + 30
+        while (done := client.get(f"/v1/games/{game_id}/review")).status_code == 202:
+            assert time.monotonic() < deadline, "the review did not come within 30 s"
+            time.sleep(0.1)
+        assert done.status_code == 200, done.text
+        found = review(public_log(client, game_id))
+        expected = ReviewOut(game_id=game_id, **msgspec.structs.asdict(found))
+        assert msgspec.json.decode(done.content, type=ReviewOut) == expected
+        assert client.get(f"/v1/games/{game_id}/review").content == done.content
+        assert kept_rows(db) == [(game_id, done.text)]
+
+        live = client.post("/v1/games", json={"players": [{"name": "Ann"}, bots[0]]})
+        assert live.status_code == 201, live.text
+        problem(client.get(f"/v1/games/{live.json()['id']}/review"), 409, "game_not_reviewable")
+        problem(client.get(f"/v1/games/{'0' * 20}/review"), 404, "game_not_found")
+        problem(client.get("/v1/games/not-an-id!/review"), 404, "game_not_found")
+        assert len(kept_rows(db)) == 1

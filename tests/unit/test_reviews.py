@@ -1,0 +1,154 @@
+"""The review use case (`service.reviews`) on fakes: the embedded store and queue, an
+archive in memory, the bots' work in a thread."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import TypeVar
+
+import msgspec
+import pytest
+
+from domain.model import AnyEvent
+from domain.review import review
+from infra.memory_store import MemoryGameStore
+from infra.queues import MemoryQueue
+from service.archiving import archive_game
+from service.bot_work import BotWork
+from service.errors import ServiceError
+from service.games import encode_events
+from service.reviews import QUEUE, ReviewOut, Reviews, reviewed
+from tests.support.ended_games import Played, aborted_game, dataset
+from tests.support.games import started
+from tests.support.memory_archive import MemoryArchive
+
+pytestmark = pytest.mark.unit
+T = TypeVar("T")
+_decoder = msgspec.json.Decoder(AnyEvent)
+
+
+def run(awaitable: Awaitable[T]) -> T:
+    async def main() -> T:
+        return await awaitable
+
+    return asyncio.run(main())
+
+
+def reviews(store: MemoryGameStore | None = None, archive: MemoryArchive | None = None) -> Reviews:
+    return Reviews(
+        store or MemoryGameStore(),
+        archive or MemoryArchive(),
+        MemoryQueue(QUEUE),
+        BotWork(None),
+        max_failures=3,
+    )
+
+
+def expected(played: Played) -> ReviewOut:
+    """The domain's review of the game's public log, with its id."""
+    found = review(_decoder.decode(e.data) for e in played.stored)
+    return ReviewOut(game_id=played.id, **msgspec.structs.asdict(found))
+
+
+def four_seats() -> Played:
+    return next(p for p in dataset() if len(p.record.state.players) == 4)
+
+
+def test_an_archived_game_is_reviewed_once_in_the_background() -> None:
+    played = four_seats()
+    archive = MemoryArchive()
+
+    async def body() -> tuple[bytes | None, int, bytes | None, int, bytes | None]:
+        await archive_game(archive, played.record, played.stored, played.player_ids)
+        use = reviews(archive=archive)
+        first = await use.review(played.id)  # queued: None
+        again = await use.review(played.id)  # still queued once
+        handled = await use.run_once()
+        done = await use.review(played.id)
+        handled_after = await use.run_once()  # nothing left to do
+        return first, handled, done, handled_after, again
+
+    first, handled, done, handled_after, again = run(body())
+    assert first is None
+    assert again is None
+    assert handled == 1
+    assert handled_after == 0
+    assert done is not None
+    assert msgspec.json.decode(done, type=ReviewOut) == expected(played)
+    assert archive.reviews == {played.id: done}
+
+
+def test_a_finished_game_still_in_the_store_is_reviewed_from_its_live_log() -> None:
+    played = four_seats()
+    store, archive = MemoryGameStore(), MemoryArchive()
+
+    async def body() -> bytes | None:
+        await store.create(played.record, played.stored, ttl=3600)
+        use = reviews(store, archive)
+        assert await use.review(played.id) is None
+        await use.run_once()
+        return await use.review(played.id)
+
+    done = run(body())
+    assert done is not None
+    assert msgspec.json.decode(done, type=ReviewOut) == expected(played)
+    assert archive.state.games == {}  # the archive holds the review alone
+    assert set(archive.reviews) == {played.id}
+
+
+def test_only_a_finished_game_is_reviewed() -> None:
+    live, events = started()
+    stopped = aborted_game(3)
+    store, archive = MemoryGameStore(), MemoryArchive()
+
+    async def body() -> dict[str, str]:
+        await store.create(live, encode_events(events), ttl=3600)
+        await archive_game(archive, stopped.record, stopped.stored, stopped.player_ids)
+        use = reviews(store, archive)
+        codes = {}
+        for game_id in (live.id, stopped.id, "f" * 20, "not an id!"):
+            with pytest.raises(ServiceError) as refused:
+                await use.review(game_id)
+            codes[game_id] = refused.value.code
+        assert await use.queue.backlog() == 0  # nothing was queued
+        return codes
+
+    assert run(body()) == {
+        live.id: "game_not_reviewable",
+        stopped.id: "game_not_reviewable",
+        "f" * 20: "game_not_found",
+        "not an id!": "game_not_found",
+    }
+    assert archive.reviews == {}
+
+
+def test_a_log_that_cannot_be_reviewed_is_set_aside_not_retried() -> None:
+    played = four_seats()
+    archive = MemoryArchive()
+
+    async def body() -> tuple[list, int]:
+        await archive_game(archive, played.record, played.stored, played.player_ids)
+        kept = archive.state.games[played.id]
+        trimmed = kept.events[: len(kept.events) // 2]  # a log cut short: no end
+        archive.state.games[played.id] = msgspec.structs.replace(kept, events=trimmed)
+        use = reviews(archive=archive)
+        assert await use.review(played.id) is None
+        await use.run_once()
+        return await use.queue.quarantined(10), await use.queue.backlog()
+
+    quarantined, backlog = run(body())
+    assert [q.id for q in quarantined] == [played.id]
+    assert "finished" in quarantined[0].reason
+    assert backlog == 0
+    assert archive.reviews == {}
+
+
+def test_the_pool_function_refuses_what_is_not_a_finished_log() -> None:
+    played = four_seats()
+    log = [e.data for e in played.stored]
+    assert msgspec.json.decode(reviewed(played.id, log), type=ReviewOut) == expected(played)
+    with pytest.raises(ValueError, match="finished"):
+        reviewed(played.id, log[: len(log) // 2])
+    with pytest.raises(ValueError, match="not an event log"):
+        reviewed(played.id, [b"{"])

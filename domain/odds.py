@@ -59,6 +59,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import cache
 from itertools import chain, repeat
+from operator import mul
 
 import msgspec
 from msgspec.structs import replace
@@ -517,17 +518,15 @@ class _NextDraw:
         """True (False) when the bounds put the expectation above (below) the stop now by
         more than rounding could blur; None when they do not tell. Keeps the sums for
         `_price`."""
-        least: Fraction | float = 0  # the expectation's bounds, times `total`
-        most: Fraction | float | None = 0
-        size: Fraction | float = abs(self.target) + 1  # the figures' scale, for rounding
-        for count, worst, hope in zip(self.counts, self.low, self.high, strict=True):
-            least += count * worst
-            size += count * abs(worst)
-            if hope is None or most is None:
-                most = None
-            else:
-                most += count * hope
-                size += count * abs(hope)
+        # the expectation's bounds, times `total`, and the figures' scale, for rounding
+        # (sums over the cards in C: this runs a few times per decision over ~50 cards)
+        counts, low, high = self.counts, self.low, self.high
+        least: Fraction | float = sum(map(mul, counts, low))
+        size: Fraction | float = abs(self.target) + 1 + sum(map(mul, counts, map(abs, low)))
+        most: Fraction | float | None = None
+        if None not in high:
+            most = sum(map(mul, counts, high))  # type: ignore[arg-type]
+            size += sum(map(mul, counts, map(abs, high)))  # type: ignore[arg-type]
         self.least, self.most, self.size = least, most, size
         if least > self.target + _ROUNDING * size:
             return True

@@ -353,9 +353,12 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
             rest = left - d
             if rest < 0 or t + later[rest] <= best:
                 continue
-            joined = _join(d, n, subsets, full)
-            if joined is None:
-                continue
+            if d:  # (a candidate needing no shared card joins no set: no call)
+                joined = _join(d, n, subsets, full)
+                if joined is None:
+                    continue
+            else:
+                joined = subsets
             chosen[colour] = run
             if colour < last:
                 if choose(colour + 1, t, rest, joined):

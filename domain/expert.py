@@ -37,6 +37,7 @@ import heapq
 from collections.abc import Sequence
 from functools import lru_cache
 
+from domain.cards import FULL_WILD
 from domain.engine import apply, purchased
 from domain.legal import legal_actions, with_payment
 from domain.model import Action, Bid, Buy, Decline, Draw, GameState, Pass, Player, Stop
@@ -167,15 +168,21 @@ def _buy(view: GameState, seat: int, actions: list[Action]) -> Action:
     A purchase changes only the seat: its collection becomes its cards without the cards
     paid, plus the card, and its tokens drop by those paid (`engine.purchased`, the rule
     the engine applies); so its value, `expert_value` of the outcome, is the change of the
-    seat's equity, priced without applying the whole action. A purchase is worth no more than its collection scoring its
-    `scoring.total_bound` (cheap, and often the score): purchases are priced best bound
-    first, and those whose bound cannot reach the best value found are not."""
+    seat's equity, priced without applying the whole action. Its points are bounded
+    first by one figure for every purchase, the collection's with W# added (when the seat
+    holds none: W# can stand where any card bought would, and the cards paid only take
+    points away), then by its own collection's `scoring.total_bound` (cheap, and often
+    the score): purchases are priced best bound first, and those whose bound cannot
+    reach the best value found are not."""
     bonus = view.rules.perfect_bonus
     me = view.players[seat]
     cards = me.cards
     now = _equity(cards, me.bidding_power, bonus)
-    # (-bound, index, the collection after it, the tokens after it, the purchase)
-    heap: list[tuple[float, int, tuple[str, ...], int, Buy]] = []
+    # the points of any purchase's collection are at most those of the cards with W#
+    most_points = _points((*cards, FULL_WILD), bonus) if FULL_WILD not in cards else None
+    # (-bound, index, how tight the bound is, the collection after it, its tokens, the
+    # purchase): 0 the bound for all, 1 the collection's, 2 the value
+    heap: list[tuple[float, int, int, tuple[str, ...], int, Buy]] = []
     for index, action in enumerate(actions):
         if type(action) is not Buy:
             continue
@@ -185,15 +192,23 @@ def _buy(view: GameState, seat: int, actions: list[Action]) -> Action:
         assert payment is not None
         bought = purchased(me, action.card, payment)  # the engine's rule (3.4)
         after, power = bought.cards, bought.bidding_power
-        most = _equity_of(total_bound(after, bonus), len(after), power) - now
-        heap.append((-most, index, after, power, action))
+        if most_points is None:
+            most = _equity_of(total_bound(after, bonus), len(after), power) - now
+            heap.append((-most, index, 1, after, power, action))
+        else:
+            most = _equity_of(most_points, len(after), power) - now
+            heap.append((-most, index, 0, after, power, action))
     heapq.heapify(heap)
     best: tuple[float, int, Action] = (0.0, -1, _DECLINE)
     while heap:
         enough = best[0] - _ROUNDING * (abs(best[0]) + 1)
         if -heap[0][0] < enough:
             break  # nor can the others
-        _most, index, after, power, action = heapq.heappop(heap)
+        _most, index, tight, after, power, action = heapq.heappop(heap)
+        if tight == 0:  # its own collection's bound, no higher
+            most = _equity_of(total_bound(after, bonus), len(after), power) - now
+            heapq.heappush(heap, (max(-most, _most), index, 1, after, power, action))
+            continue
         value = _equity(after, power, bonus) - now
         if value > best[0] or (value == best[0] and best[1] >= 0 and index < best[1]):
             best = (value, index, action)

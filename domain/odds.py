@@ -59,6 +59,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import cache
 from itertools import chain, repeat
+from operator import mul
 
 import msgspec
 from msgspec.structs import replace
@@ -324,11 +325,16 @@ def draw_decision(
     lowers a score; a wild card of a colour can stand where any number card of that
     colour would, and W#, if the seat holds none, where any number card would), for a
     `value` that does not fall when the seat gains cards, points or tokens and the
-    others gain nothing, as `net_value` and the expert's:
+    others gain nothing, nor rises when only the others' tokens change and their total
+    grows, as `net_value` and the expert's:
     - a number card leaves the reward for currency as it is now, and gives the reward
       for numbers at least what a copy of a number card the seat takes anyway would (it
       scores nothing more) and at most what a wild card standing for it would;
-    - a currency card gives the reward for currency at least what it gives now.
+    - a currency card gives the reward for currency at least what it gives now, and the
+      reward for numbers at most what it gives now (the seat takes the same number
+      cards, the others no fewer tokens in all: 3.6's cap and supply only take some of
+      a greater sum away): when its reward for currency beats the reward for numbers
+      now, the stop for numbers after it is not made.
     The result and the stops are exactly those `draw_value` and `stop_values` give."""
     odds = _NextDraw(view, value, unseen)
     return odds.draw_beats_stop(), odds.stops
@@ -419,7 +425,11 @@ class _NextDraw:
             else:
                 after = self._drawn(i)
                 currency = self._reward(after, _STOP_CURRENCY, after.players)
-                numbers = self._reward(after, _STOP_NUMBERS, after.players)
+                # the reward for numbers now is at least the one after the card (the
+                # others get no fewer tokens in all), up to float rounding
+                numbers = self.stops["numbers"]
+                if currency <= numbers + _ROUNDING * (abs(numbers) + 1):
+                    numbers = self._reward(after, _STOP_NUMBERS, after.players)
             known = self.known[i] = self.low[i] = self.high[i] = max(numbers, currency)
         return known
 
@@ -517,17 +527,15 @@ class _NextDraw:
         """True (False) when the bounds put the expectation above (below) the stop now by
         more than rounding could blur; None when they do not tell. Keeps the sums for
         `_price`."""
-        least: Fraction | float = 0  # the expectation's bounds, times `total`
-        most: Fraction | float | None = 0
-        size: Fraction | float = abs(self.target) + 1  # the figures' scale, for rounding
-        for count, worst, hope in zip(self.counts, self.low, self.high, strict=True):
-            least += count * worst
-            size += count * abs(worst)
-            if hope is None or most is None:
-                most = None
-            else:
-                most += count * hope
-                size += count * abs(hope)
+        # the expectation's bounds, times `total`, and the figures' scale, for rounding
+        # (sums over the cards in C: this runs a few times per decision over ~50 cards)
+        counts, low, high = self.counts, self.low, self.high
+        least: Fraction | float = sum(map(mul, counts, low))
+        size: Fraction | float = abs(self.target) + 1 + sum(map(mul, counts, map(abs, low)))
+        most: Fraction | float | None = None
+        if None not in high:
+            most = sum(map(mul, counts, high))  # type: ignore[arg-type]
+            size += sum(map(mul, counts, map(abs, high)))  # type: ignore[arg-type]
         self.least, self.most, self.size = least, most, size
         if least > self.target + _ROUNDING * size:
             return True

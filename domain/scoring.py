@@ -200,29 +200,28 @@ def _candidates(held: int, k: int, wmask: int, full: int, bonus: int) -> tuple[_
     cands: list[_Cand] = []
     kept: list[tuple[int, int]] = []  # (d, n) of the candidates needing shared wild cards
     most = k + _POP[wmask] + full  # the most numbers a run can be missing
+    pop = _POP
     for row in _INTERVALS[held]:
-        if row[4] > most:
+        length, _a, _b, miss, need = row
+        if need > most:
             continue
-        score = run_points(row[0], bonus)
-        d = row[4] - k
+        d = need - k
         if d <= 0:
             # needs nothing shared: every later candidate is worse and needs no less
-            cands.append((score, 0, 0, row))
+            cands.append((length + bonus if length == 9 else length, 0, 0, row))
             return tuple(cands)
-        n = row[3] & wmask
-        if d > _POP[n] + full:
+        n = miss & wmask
+        if d > pop[n] + full:
             continue  # not enough shared wild cards fit it, even alone
         # a better candidate needs no more, from a superset of numbers? (a loop: any()
         # over a generator cost a fifth of scoring a collection with many wild cards)
-        dominated = False
         for kd, kn in kept:
             if kd <= d and not n & ~kn:
-                dominated = True
                 break
-        if dominated:
-            continue
-        kept.append((d, n))
-        cands.append((score, d, n, row))
+        else:
+            kept.append((d, n))
+            # run_points inline: this loop is the innermost of a cold collection's scoring
+            cands.append((length + bonus if length == 9 else length, d, n, row))
     cands.append((0, 0, 0, None))
     return tuple(cands)
 
@@ -299,6 +298,15 @@ def _table(steps: tuple[tuple[tuple[int, int], ...], ...], budget: int) -> tuple
     return tuple(_combine(steps[0], _table(steps[1:], budget)))
 
 
+@lru_cache(maxsize=16384)
+def _bounds(
+    steps: tuple[tuple[tuple[int, int], ...], ...], budget: int
+) -> tuple[tuple[int, ...], ...]:
+    """The budget tables of the colours of `steps` from each colour on (`_table`), and of
+    none: the search's bounds, in one lookup."""
+    return tuple(_table(steps[k:], budget) for k in range(len(steps) + 1))
+
+
 def _join(
     d: int, n: int, subsets: list[tuple[int, int]], full: int
 ) -> list[tuple[int, int]] | None:
@@ -326,9 +334,8 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
     so with composite values the result does not depend on the order of the colours
     (with scores alone, `best_total`, only the sum is the same whatever the order).
     """
-    steps = tuple(steps for _candidates, steps, _used in choices)
     # bounds[k][x]: colours k.. with x cards
-    bounds = [_table(steps[k:], budget) for k in range(len(steps) + 1)]
+    bounds = _bounds(tuple([choice[1] for choice in choices]), budget)
     top = bounds[0][budget]  # nothing beats it: the search stops when it is met
     last = len(choices) - 1
     best = -1
@@ -346,9 +353,12 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
             rest = left - d
             if rest < 0 or t + later[rest] <= best:
                 continue
-            joined = _join(d, n, subsets, full)
-            if joined is None:
-                continue
+            if d:  # (a candidate needing no shared card joins no set: no call)
+                joined = _join(d, n, subsets, full)
+                if joined is None:
+                    continue
+            else:
+                joined = subsets
             chosen[colour] = run
             if colour < last:
                 if choose(colour + 1, t, rest, joined):
@@ -378,7 +388,48 @@ def _parsed(
     """`_parse` and the bonus, checked: the key of a collection's searches."""
     if perfect_bonus < 0:
         raise ValueError("perfect_bonus must be >= 0")
-    return (*_parse(cards), perfect_bonus)
+    return (*_parse_kept(cards), perfect_bonus)
+
+
+# Parsed collections, by their cards: a search prices a collection, then the same one with
+# a card more at its end (a card taken, bought or won comes last), so a collection not
+# kept is parsed from the one without its last card when that one is.
+_PARSED: dict[tuple[str, ...], tuple[tuple[int, ...], tuple[int, ...], int, int]] = {}
+_PARSED_KEPT = 8192  # forgotten wholesale beyond it
+
+
+def _parse_kept(cards: Iterable[str]) -> tuple[tuple[int, ...], tuple[int, ...], int, int]:
+    """`_parse(cards)`, kept for tuples."""
+    if type(cards) is not tuple:
+        return _parse(cards)
+    parsed = _PARSED.get(cards)
+    if parsed is None:
+        shorter = _PARSED.get(cards[:-1]) if cards else None
+        parsed = _parse(cards) if shorter is None else _parse_more(shorter, cards[-1])
+        if len(_PARSED) >= _PARSED_KEPT:
+            _PARSED.clear()
+        _PARSED[cards] = parsed
+    return parsed
+
+
+def _parse_more(
+    parsed: tuple[tuple[int, ...], tuple[int, ...], int, int], code: str
+) -> tuple[tuple[int, ...], tuple[int, ...], int, int]:
+    """`_parse` of a collection parsed as `parsed` with the card `code` added."""
+    t = _CODE_INFO.get(code)
+    if t is None:
+        raise ValueError(f"not a number card or wild card: {code!r}")
+    held, cwild, wmask, full = parsed
+    kind, i, bit = t
+    if kind == _KIND_NUMBER:
+        held = (*held[:i], held[i] | bit, *held[i + 1 :])
+    elif kind == _KIND_COLOR_WILD:
+        cwild = (*cwild[:i], cwild[i] + 1, *cwild[i + 1 :])
+    elif kind == _KIND_NUMBER_WILD:
+        wmask |= bit
+    else:
+        full = 1
+    return held, cwild, wmask, full
 
 
 # Bots score the same collections again and again (a basic bot weighs each card of the
@@ -410,7 +461,8 @@ def _total_of(rows: Sequence[_Interval | None], bonus: int) -> int:
     total = 0
     for row in rows:
         if row is not None:
-            total += run_points(row[0], bonus)
+            length = row[0]
+            total += length + bonus if length == 9 else length  # run_points, inline
     return total
 
 

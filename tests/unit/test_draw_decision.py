@@ -227,6 +227,26 @@ def test_a_wild_card_scores_at_least_what_a_number_card_of_its_colour_would() ->
                 assert best_total([*cards, FULL_WILD]) >= with_card
 
 
+def test_a_purchase_scores_at_most_the_collection_with_w_sharp_added() -> None:
+    """The expert's first bound on a buy: any card bought, any cards paid, scores no more
+    than the collection with W# added (when it holds none; not when it holds one)."""
+    rng = random.Random(29)
+    wilds = [f"{c}#" for c in COLORS] * 2 + [f"W{n}" for n in range(1, 10)]
+    numbers = sorted(NUMBER_CARDS)
+    cards_to_buy = [*numbers, *wilds, FULL_WILD]
+    for _ in range(300):
+        cards = rng.sample(numbers, rng.randint(0, 16)) + rng.sample(wilds, rng.randint(0, 10))
+        most = best_total([*cards, FULL_WILD])
+        for card in rng.sample(cards_to_buy, 12):
+            paid = rng.sample(cards, rng.randint(0, min(3, len(cards))))
+            kept = list(cards)
+            for code in paid:
+                kept.remove(code)
+            assert best_total([*kept, card]) <= most
+    held = ["R1", "R3", FULL_WILD]  # W# held: a second one scores nothing, a card may
+    assert best_total([*held, "R2"]) > best_total([*held, FULL_WILD])
+
+
 def test_the_stop_now_is_one_of_the_two_rewards() -> None:
     """`draw_decision`'s stops are those of the view as it is (what the expert takes)."""
     view = built(("R5", "$2"), ("R4", "R6"), 3)

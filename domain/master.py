@@ -13,7 +13,9 @@ bot, every seat's: a buy phase, an auction, the final buy round and so the resul
 
 - a stop, a purchase, a decline: the position settled after it;
 - a bid or a pass: the position settled after it (the auction played out by the expert
-  for the later bidders);
+  for the later bidders); only the expert's own bid and those above it are searched
+  when the expert bids (the value sees a wild card's worth now, not what it may fill
+  later, and alone it underbids: at four players it lost most auctions cheaply);
 - a draw: the exact expectation over the next card (`odds.chance_outcomes`, each unseen
   card at its probability, given to the engine as the draw's outcome) of the better
   continuation after it: a bust as it stands; a wild card's auction settled, then the
@@ -32,7 +34,7 @@ from collections.abc import Callable
 from domain.engine import apply, to_act
 from domain.expert import expert_bot
 from domain.legal import legal_actions
-from domain.model import Action, Draw, GameState, Stop
+from domain.model import Action, Bid, Draw, GameState, Stop
 from domain.odds import chance_outcomes
 from domain.review import margins
 from domain.rng import SeededRandom
@@ -64,8 +66,11 @@ def settle(state: GameState) -> GameState:
     return state
 
 
-def master_policy(margin_weight: float = MARGIN_WEIGHT, depth: int = DEPTH) -> Callable:
-    """The master bot with its constants (module docstring)."""
+def master_policy(
+    margin_weight: float = MARGIN_WEIGHT, depth: int = DEPTH, bid_floor: bool = True
+) -> Callable:
+    """The master bot with its constants (module docstring); `bid_floor=False` searches
+    every bid, below the expert's too."""
 
     def value(state: GameState, seat: int) -> float:
         return position_value(state, seat, margin_weight)
@@ -76,11 +81,22 @@ def master_policy(margin_weight: float = MARGIN_WEIGHT, depth: int = DEPTH) -> C
             raise ValueError("it is not this seat's decision")
         if len(actions) == 1:
             return actions[0]
+        if bid_floor and view.phase == "auction":
+            actions = _at_least_expert(view, seat, actions)
         values = [action_value(view, seat, a, value, depth) for a in actions]
         best = max(range(len(actions)), key=lambda i: (values[i], -i))
         return actions[best]
 
     return master
+
+
+def _at_least_expert(view: GameState, seat: int, actions: list[Action]) -> list[Action]:
+    """The legal actions of an auction no lower than the expert's: its bid and those
+    above it (all of them when it passes)."""
+    floor = expert_bot(view, seat, _NO_RNG)
+    if type(floor) is not Bid:
+        return actions
+    return [a for a in actions if type(a) is Bid and a.amount >= floor.amount]
 
 
 def action_value(state: GameState, seat: int, action: Action, value: Value, depth: int) -> float:

@@ -110,6 +110,8 @@ def action_value(state: GameState, seat: int, action: Action, value: Value, dept
 def draw_value(state: GameState, seat: int, value: Value, depth: int) -> float:
     """The exact expectation over the next card of the better continuation after it."""
     outcomes = chance_outcomes(state)
+    if not outcomes:  # an explicit deck's pile holding no card of the standard deck unseen
+        return value(state, seat)
     total = 0.0
     seen: dict[tuple[object, ...], float] = {}  # the seats after a card -> its value
     for card, p in outcomes:

@@ -10,7 +10,7 @@ from domain.bots import BOTS
 from domain.engine import apply, information_state, new_game, to_act
 from domain.legal import legal_actions
 from domain.master import master_bot, master_policy, position_value, settle
-from domain.model import BOT_LEVELS, Bid, Stop
+from domain.model import BOT_LEVELS, Bid, Buy, Decline, Stop
 from domain.rng import SeededRandom
 from domain.simulation import play_game
 
@@ -93,3 +93,37 @@ def test_every_bid_is_searched_without_the_floor() -> None:
             action = BOTS["expert"](view, seat, SeededRandom("f"))
         state, _ = apply(state, seat, action)
     assert auctions > 5
+
+
+def test_a_final_buy_that_wins_where_the_expert_declines_and_loses() -> None:
+    """The last buy round of a game (seed f/45 of master against expert): buying R3 wins,
+    declining (the expert's points-for-tokens choice) loses, seat 1's reply played by the
+    expert either way; the result is the game's own, not the model's."""
+    state, _ = new_game([("a", "master"), ("b", "expert")], "master/final", starting_seat=1)
+    me = replace(state.players[0], currency=10, cards=tuple(FINAL_MINE.split()))
+    other = replace(state.players[1], currency=7, bust=1, cards=tuple(FINAL_THEIRS.split()))
+    state = replace(
+        state,
+        players=(me, other),
+        draw_pile=(),
+        market=tuple(FINAL_MARKET.split()),
+        phase="final_buy",
+        final_queue=(0, 1),
+        supply_currency=33,
+        supply_bust=14,
+    )
+    view = information_state(state)
+    move = master_bot(view, 0, SeededRandom("k"))
+    assert type(move) is Buy
+    assert move.card == "R3"
+    assert BOTS["expert"](view, 0, SeededRandom("k")) == Decline()
+    for action, wins in ((move, True), (Decline(), False)):
+        final = settle(apply(view, 0, action)[0])
+        assert final.results is not None
+        mine = next(r for r in final.results if r.seat == 0)
+        assert mine.winner is wins
+
+
+FINAL_MINE = "O3 G5 O2 G# W2 W3 W5 W7 W8 W9 B# G6 O1 R# B9 W1 O#"
+FINAL_THEIRS = "G# O# O5 B5 R2 W# R# B3 O6 R1 R6 G1 B2 W4 B# W6 G8 R8 G2 B1"
+FINAL_MARKET = "G3 O9 B7 R9 O4 R7 B8 B4 G7 R3 O8 R4 G4 G9 R5 O7 B6"

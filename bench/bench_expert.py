@@ -1,5 +1,8 @@
 """The `expert` bot's time per decision: `python bench/bench_expert.py [--games N] [--clock cpu]`.
 
+`--bot master` times the `master` bot instead, in the same seats (the other seats as they
+are: basic).
+
 Plays seeded games (two players: expert against basic; four players: three experts and
 one basic, the heaviest table a server would host), each move's random source from the
 seed and version as the service's, and times every real decision of the expert (the
@@ -35,6 +38,7 @@ import domain
 from domain.bots import basic_bot, bot_rng
 from domain.engine import apply, information_state, new_game, to_act
 from domain.expert import expert_bot
+from domain.master import master_bot
 
 TABLES = {
     "2 players, expert vs basic": ("expert", "basic"),
@@ -43,6 +47,7 @@ TABLES = {
 
 
 CLOCKS = {"wall": time.perf_counter, "cpu": time.thread_time}
+TIMED = {"expert": expert_bot, "master": master_bot}  # --bot: the bot in the expert's seats
 
 
 def percentile(sorted_ms: list[float], q: float) -> float:
@@ -63,6 +68,7 @@ def play(
     seed: str,
     times: dict[str, list[float]],
     clock: Callable[[], float] = time.perf_counter,
+    bot: str = "expert",
 ) -> None:
     """One game; every expert decision's time (ms, by `clock`) appended under its phase."""
     state, _ = new_game([(f"p{i}", None) for i in range(len(lineup))], seed)
@@ -71,27 +77,30 @@ def play(
         rng = bot_rng(state.seed, state.version)
         if lineup[seat] == "expert":
             started = clock()
-            action = expert_bot(view, seat, rng)
+            action = TIMED[bot](view, seat, rng)
             times[view.phase].append((clock() - started) * 1000)
         else:
             action = basic_bot(view, seat, rng)
         state, _ = apply(state, seat, action)
 
 
-def timed(games: int, clock: str) -> dict[str, dict[str, list[float]]]:
-    """Per table, per phase, every expert decision's time (ms) in play order."""
+def timed(games: int, clock: str, bot: str = "expert") -> dict[str, dict[str, list[float]]]:
+    """Per table, per phase, every decision's time (ms) of the bot timed in play order."""
     out: dict[str, dict[str, list[float]]] = {}
     for table, lineup in TABLES.items():
         times: dict[str, list[float]] = defaultdict(list)
         for i in range(games):
-            play(lineup, f"bench-expert/{i}", times, CLOCKS[clock])
+            play(lineup, f"bench-expert/{i}", times, CLOCKS[clock], bot)
         out[table] = dict(times)
     return out
 
 
-def least_of_runs(games: int, clock: str, runs: int) -> dict[str, dict[str, list[float]]]:
+def least_of_runs(
+    games: int, clock: str, runs: int, bot: str = "expert"
+) -> dict[str, dict[str, list[float]]]:
     """`timed` in `runs` fresh processes, each decision's least time."""
     command = [sys.executable, __file__, "--games", str(games), "--clock", clock, "--json"]
+    command += ["--bot", bot]
     results = [
         json.loads(subprocess.run(command, check=True, capture_output=True, env=os.environ).stdout)
         for _ in range(runs)
@@ -114,18 +123,19 @@ def main() -> None:
     parser.add_argument(
         "--runs", type=int, default=1, help="fresh processes; each decision's least time"
     )
+    parser.add_argument("--bot", choices=TIMED, default="expert", help="the bot timed")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.json:
-        json.dump(timed(args.games, args.clock), sys.stdout)
+        json.dump(timed(args.games, args.clock, args.bot), sys.stdout)
         return
-    print(f"domain: {domain.__path__[0]}, clock: {args.clock}, runs: {args.runs}")
+    print(f"domain: {domain.__path__[0]}, bot: {args.bot}, clock: {args.clock}, runs: {args.runs}")
     if args.runs > 1:
-        tables = least_of_runs(args.games, args.clock, args.runs)
+        tables = least_of_runs(args.games, args.clock, args.runs, args.bot)
     else:
-        tables = timed(args.games, args.clock)
+        tables = timed(args.games, args.clock, args.bot)
     for table, times in tables.items():
-        print(f"{table} ({args.games} games)")
+        print(f"{table.replace('expert', args.bot)} ({args.games} games)")
         print(line("all", [t for phase in times.values() for t in phase]))
         for phase in ("draw", "auction", "buy", "final_buy"):
             if times.get(phase):

@@ -17,6 +17,7 @@ from domain.cards import NUMBER_CARDS
 from domain.engine import tableau_sums
 from domain.expert import expert_bot
 from domain.legal import legal_actions, with_payment
+from domain.master import master_bot
 from domain.model import (
     CURRENCY_CAP,
     Action,
@@ -137,7 +138,12 @@ def _best_buy(view: GameState, seat: int, actions: list[Action]) -> Action:
     return best[1]
 
 
-BOTS: dict[BotLevel, Bot] = {"random": random_bot, "basic": basic_bot, "expert": expert_bot}
+BOTS: dict[BotLevel, Bot] = {
+    "random": random_bot,
+    "basic": basic_bot,
+    "expert": expert_bot,
+    "master": master_bot,
+}
 
 
 def bot_rng(seed: str, version: int) -> SeededRandom:

@@ -23,7 +23,9 @@ BUST_LIMIT = 11
 MAX_BID = 1000  # far above any bidding power; bounds what a client may send
 
 Phase = Literal["draw", "auction", "buy", "final_buy", "finished"]
-BotLevel = Literal["random", "basic", "expert"]  # the server-side players (`domain.bots.BOTS`)
+BotLevel = Literal[
+    "random", "basic", "expert", "master"
+]  # the server-side players (`domain.bots.BOTS`)
 BOT_LEVELS: tuple[str, ...] = get_args(BotLevel)
 Take = Literal["numbers", "currency"]
 

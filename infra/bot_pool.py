@@ -22,7 +22,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Any
 
 NICE = 10
-PRELOAD = ["domain.clock", "domain.simulation", "domain.expert", "domain.odds"]
+PRELOAD = ["domain.clock", "domain.simulation", "domain.expert", "domain.master", "domain.odds"]
 
 
 def _worker_start(serving: int) -> None:

@@ -1,6 +1,6 @@
 """Where the engine steps in which bots move are computed.
 
-A step in which a searching bot (`expert`) may move, or in which no human seat is left to
+A step in which a searching bot (`expert`, `master`) may move, or in which no human seat is left to
 stop the bots (a table of bots played to its end), or a timeout, runs in a pool of worker
 processes (`infra.bot_pool`, TEN_BOT_WORKERS), so it never holds the serving process's
 interpreter: the serving process only pickles the state and reads the result back, whatever

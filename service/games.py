@@ -56,7 +56,7 @@ CHEAP_BOTS = frozenset({"random", "basic"})  # tens of microseconds a decision, 
 
 def bots_search(state: GameState, action: Action | None = None) -> bool:
     """Whether the step that applies `action` to `state` goes to the bot pool
-    (`service.bot_work`): a searching bot (`expert`) may move in it, or no human seat is
+    (`service.bot_work`): a searching bot (`expert`, `master`) may move in it, or no human seat is
     left to stop the bots (the game is played to its end in the step), or the action hands
     a seat to a bot or takes one back (resign, reclaim: rare). Otherwise it is computed
     inline: at most a few moves of `random` and `basic` bots until a human seat decides,

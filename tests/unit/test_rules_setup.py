@@ -227,7 +227,7 @@ def test_unknown_bot_level_is_invalid() -> None:
 
 
 def test_every_bot_level_a_seat_may_name_has_a_bot() -> None:
-    assert set(BOTS) == set(BOT_LEVELS) == {"random", "basic", "expert"}
+    assert set(BOTS) == set(BOT_LEVELS) == {"random", "basic", "expert", "master"}
     for level in BOT_LEVELS:
         state, _ = new_game([("Ann", None), ("Bot", level)], seed=f"level/{level}")
         assert state.players[1].bot == level

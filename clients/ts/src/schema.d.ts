@@ -901,7 +901,7 @@ export interface components {
              * @default basic
              * @enum {unknown}
              */
-            fill_bot?: "basic" | "expert" | "random";
+            fill_bot?: "basic" | "expert" | "master" | "random";
             players: components["schemas"]["PlayerIn"][];
             /** @default false */
             private?: boolean;
@@ -1327,7 +1327,7 @@ export interface components {
          */
         PlayerIn: {
             /** @default null */
-            bot?: ("basic" | "expert" | "random") | null;
+            bot?: ("basic" | "expert" | "master" | "random") | null;
             /** @default null */
             name?: string | null;
             /** @default false */

@@ -122,9 +122,9 @@ function swatch(seat: number): SVGElement {
   );
 }
 
-const W = 600;
-const H = 200;
-const PAD = { left: 44, right: 8, top: 8, bottom: 22 };
+const W = 400;
+const H = 180;
+const PAD = { left: 40, right: 6, top: 8, bottom: 22 };
 
 /** Each seat's winning chances over the game: a line per seat, titled and described. */
 function chancesEl(review: Review, ctx: ReviewContext, id: string): HTMLElement {

@@ -225,8 +225,10 @@ export function reviewEl(review: Review, ctx: ReviewContext): HTMLElement[] {
  * again after its Retry-After), then the review; returns how to stop asking.
  */
 export function reviewSection(gameId: string, ctx: ReviewContext): { el: HTMLElement; stop: () => void } {
-  const body = h("div", { "aria-live": "polite" }, h("p", { class: "muted" }, t("review.pending")));
-  const el = h("section", { class: "panel review", "data-testid": "review", "data-state": "pending", "aria-labelledby": "review-heading" }, h("h2", { id: "review-heading" }, t("review.heading")), body);
+  // the status is said (a live region) while the review is computed; the review itself is read where it stands
+  const status = h("p", { class: "muted", role: "status" }, t("review.pending"));
+  const body = h("div");
+  const el = h("section", { class: "panel review", "data-testid": "review", "data-state": "pending", "aria-labelledby": "review-heading" }, h("h2", { id: "review-heading" }, t("review.heading")), status, body);
   let timer = 0;
   let stopped = false;
   const ask = async () => {
@@ -237,10 +239,12 @@ export function reviewSection(gameId: string, ctx: ReviewContext): { el: HTMLEle
         timer = window.setTimeout(ask, Math.max(1, answer.retryAfter) * 1000);
         return;
       }
+      status.hidden = true;
       show(body, reviewEl(answer.review, ctx));
       el.dataset.state = "ready";
     } catch (error) {
       if (stopped) return;
+      status.hidden = true;
       show(body, h("p", { role: "alert", class: "error" }, describeError(error)));
       el.dataset.state = "failed";
     }

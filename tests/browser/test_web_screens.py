@@ -52,6 +52,20 @@ def test_the_create_form_shows_one_seat_choice_per_other_player(app: App) -> Non
         assert shown == [i < players for i in range(1, 5)], (players, shown)
 
 
+def test_the_seat_choices_offer_every_bot_level_master_too(app: App) -> None:
+    app.goto("/", "lobby")
+    options = app.page.eval_on_selector_all(
+        "#create-seat-1 option", "os => os.map(o => [o.value, o.textContent])"
+    )
+    assert dict(options) == {
+        "basic": "Bot: basic",
+        "expert": "Bot: expert",
+        "master": "Bot: master",
+        "open": "Open seat (a person joins)",
+        "random": "Bot: random",
+    }
+
+
 FOCUS = """() => ({ id: document.activeElement.id, tag: document.activeElement.tagName,
     outline: getComputedStyle(document.activeElement).outlineStyle })"""
 

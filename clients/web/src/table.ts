@@ -14,7 +14,8 @@ type Player = Schemas["Player"];
 type Result = Schemas["Result"];
 type Clock = Schemas["ClockOut"];
 
-const BOT_LEVELS = ["basic", "random", "expert"] as const;
+export const BOT_LEVELS = ["basic", "random", "expert", "master"] as const;
+export type BotLevel = (typeof BOT_LEVELS)[number];
 const DEFAULT_BOT_NAME = /^Bot (\d+)$/; // the lobby's and the service's name for a bot seat
 
 /**

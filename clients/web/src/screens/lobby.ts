@@ -3,7 +3,7 @@ import type { components, CreateGameIn } from "../../../ts/src/client";
 import { api, describeError } from "../api";
 import { h, show } from "../dom";
 import { list, t, tn } from "../i18n";
-import { seatName } from "../table";
+import { BOT_LEVELS, seatName, type BotLevel } from "../table";
 import { heldSeats, holdSeat, playerId, savedName, saveName } from "../store";
 
 let mode: "open" | "verified" | "unknown" = "unknown";
@@ -22,13 +22,21 @@ async function loadMode(): Promise<void> {
   }
 }
 
-type SeatChoice = "open" | "basic" | "random" | "expert";
+type SeatChoice = "open" | BotLevel;
+type PlayerIn = components["schemas"]["PlayerIn"];
+
+/** A bot seat's level as the SDK's contract types it: "master" is the service's newest
+ * level, in the contract once the SDK is regenerated from it (until then, a cast). */
+type SdkBot = NonNullable<Extract<PlayerIn, { bot?: unknown }>["bot"]>;
+function botLevel(level: BotLevel): SdkBot {
+  return level as SdkBot;
+}
 type ClockChoice = "none" | "bank" | "deadline";
 
 function tableBody(name: string, count: number, seats: SeatChoice[], clock: ClockChoice, isPrivate: boolean): CreateGameIn {
   const me: components["schemas"]["PlayerIn"] = { name, ...(mode === "open" ? { player_id: playerId() } : {}) };
   const others = seats.slice(0, count - 1).map((choice, i): components["schemas"]["PlayerIn"] =>
-    choice === "open" ? { open: true } : { name: `Bot ${i + 2}`, bot: choice },
+    choice === "open" ? { open: true } : { name: `Bot ${i + 2}`, bot: botLevel(choice) },
   );
   const body: CreateGameIn = { players: [me, ...others], private: isPrivate };
   if (clock === "bank") body.clock = { type: "bank", initial_seconds: 300, increment_seconds: 10 };
@@ -58,8 +66,8 @@ export async function createTable(body: CreateGameIn): Promise<void> {
 export function againBody(players: readonly { seat: number; name: string; bot?: string | null; stand_in?: string | null }[], mine: number): CreateGameIn {
   const me = players.find((p) => p.seat === mine);
   const seat = (p: (typeof players)[number]): components["schemas"]["PlayerIn"] => {
-    const level = p.bot && !p.stand_in ? (["basic", "random", "expert"] as const).find((l) => l === p.bot) : undefined;
-    return level ? { name: p.name, bot: level } : { open: true };
+    const level = p.bot && !p.stand_in ? BOT_LEVELS.find((l) => l === p.bot) : undefined;
+    return level ? { name: p.name, bot: botLevel(level) } : { open: true };
   };
   return {
     players: [
@@ -80,7 +88,7 @@ function createForm(onError: (message: string) => void): HTMLFormElement {
     h(
       "select",
       { id: `create-seat-${i}` },
-      (["basic", "expert", "open", "random"] as const).map((v) => h("option", { value: v }, t(`lobby.seat.${v}`))),
+      (["basic", "expert", "master", "open", "random"] as const).map((v) => h("option", { value: v }, t(`lobby.seat.${v}`))),
     ),
   );
   const seatRows = seatSelects.map((select, i) =>

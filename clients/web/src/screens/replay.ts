@@ -3,7 +3,8 @@ import type { components } from "../../../ts/src/client";
 import { api, failedScreen } from "../api";
 import { h, show } from "../dom";
 import { list, num, t, when } from "../i18n";
-import { boardEl, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
+import { reviewSection } from "../review";
+import { boardEl, nameOf, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
 
 type ArchivedGame = components["schemas"]["GameSummary"];
 
@@ -49,7 +50,8 @@ async function allStates(gameId: string): Promise<View[]> {
   return states;
 }
 
-export async function replayScreen(root: HTMLElement, _params: URLSearchParams, _route: string, gameId = ""): Promise<void> {
+/** A replay, and below it a finished game's review; returns how to stop asking for it. */
+export async function replayScreen(root: HTMLElement, _params: URLSearchParams, _route: string, gameId = ""): Promise<(() => void) | void> {
   let states: View[];
   try {
     states = await allStates(gameId);
@@ -77,6 +79,18 @@ export async function replayScreen(root: HTMLElement, _params: URLSearchParams, 
   const prev = button("replay-prev", t("replay.prev"), () => step - 1);
   const next = button("replay-next", t("replay.next"), () => step + 1);
   const last = button("replay-last", t("replay.last"), () => states.length - 1);
+  const end = states[states.length - 1];
+  const review =
+    end?.status === "finished"
+      ? reviewSection(gameId, {
+          nameOf: (seat) => nameOf(end, seat),
+          stepOf: (version) => Math.max(0, states.findIndex((s) => s.version === version)),
+          goto: (n) => {
+            go(n);
+            label.scrollIntoView({ block: "nearest" });
+          },
+        })
+      : null;
   show(
     root,
     h("h1", null, t("replay.heading")),
@@ -91,8 +105,10 @@ export async function replayScreen(root: HTMLElement, _params: URLSearchParams, 
     ),
     label,
     stage,
+    review?.el,
   );
   go(step);
   document.body.dataset.screen = "replay";
   document.body.dataset.ready = "1";
+  return review?.stop;
 }

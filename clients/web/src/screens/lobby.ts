@@ -23,20 +23,13 @@ async function loadMode(): Promise<void> {
 }
 
 type SeatChoice = "open" | BotLevel;
-type PlayerIn = components["schemas"]["PlayerIn"];
 
-/** A bot seat's level as the SDK's contract types it: "master" is the service's newest
- * level, in the contract once the SDK is regenerated from it (until then, a cast). */
-type SdkBot = NonNullable<Extract<PlayerIn, { bot?: unknown }>["bot"]>;
-function botLevel(level: BotLevel): SdkBot {
-  return level as SdkBot;
-}
 type ClockChoice = "none" | "bank" | "deadline";
 
 function tableBody(name: string, count: number, seats: SeatChoice[], clock: ClockChoice, isPrivate: boolean): CreateGameIn {
   const me: components["schemas"]["PlayerIn"] = { name, ...(mode === "open" ? { player_id: playerId() } : {}) };
   const others = seats.slice(0, count - 1).map((choice, i): components["schemas"]["PlayerIn"] =>
-    choice === "open" ? { open: true } : { name: `Bot ${i + 2}`, bot: botLevel(choice) },
+    choice === "open" ? { open: true } : { name: `Bot ${i + 2}`, bot: choice },
   );
   const body: CreateGameIn = { players: [me, ...others], private: isPrivate };
   if (clock === "bank") body.clock = { type: "bank", initial_seconds: 300, increment_seconds: 10 };
@@ -67,7 +60,7 @@ export function againBody(players: readonly { seat: number; name: string; bot?: 
   const me = players.find((p) => p.seat === mine);
   const seat = (p: (typeof players)[number]): components["schemas"]["PlayerIn"] => {
     const level = p.bot && !p.stand_in ? BOT_LEVELS.find((l) => l === p.bot) : undefined;
-    return level ? { name: p.name, bot: botLevel(level) } : { open: true };
+    return level ? { name: p.name, bot: level } : { open: true };
   };
   return {
     players: [

@@ -23,7 +23,7 @@ Rules stated:
   entrant who held that seat of that deal: 1 per score beaten, 0.5 per tie, divided by the
   number compared (so 0..1 per deal; 0.5 with no one to compare) (`matchpoints`).
 - Standings (`standings`): first the primary score (fresh: points; duplicate:
-  matchpoints), then the other of the two, then Buchholz (the sum of the primary scores
+  matchpoints, or points when `duplicate_primary` says so), then the other of the two, then Buchholz (the sum of the primary scores
   of every opponent met, once per meeting), then the total game score, then the
   seeding (the entrants' order as given).
 """
@@ -51,6 +51,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     table_size: int = 4  # 2 to 5
     rounds: int = 5
     seed: str = "tournament"
+    # duplicate mode: the standings' first key; "points" keeps matchpoints second
+    duplicate_primary: Literal["matchpoints", "points"] = "matchpoints"
 
     def __post_init__(self) -> None:
         if not 2 <= self.table_size <= 5:
@@ -160,7 +162,8 @@ def standings(
         for entrant in played.byes:
             points[entrant] += bye_points(settings.table_size)
             marks[entrant] += 0.5
-    primary, secondary = (marks, points) if settings.deal_mode == "duplicate" else (points, marks)
+    by_marks = settings.deal_mode == "duplicate" and settings.duplicate_primary == "matchpoints"
+    primary, secondary = (marks, points) if by_marks else (points, marks)
     buchholz = dict.fromkeys(ids, 0.0)
     for entrant, other in _meetings(rounds):
         buchholz[entrant] += primary[other]

@@ -35,9 +35,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from domain.rng import SeededRandom  # noqa: E402
-from domain.simulation import play_game  # noqa: E402
-from domain.tournament import (  # noqa: E402
+from domain.rng import SeededRandom
+from domain.simulation import play_game
+from domain.tournament import (
     Entrant,
     Round,
     Settings,
@@ -126,8 +126,7 @@ def tournament(settings: Settings, index: int) -> list[tuple[float, float, float
 def report(name: str, per_tournament: list[list[tuple[float, float, float]]]) -> None:
     rounds = len(per_tournament[0])
     means = [
-        [statistics.mean(t[r][m] for t in per_tournament) for r in range(rounds)]
-        for m in range(3)
+        [statistics.mean(t[r][m] for t in per_tournament) for r in range(rounds)] for m in range(3)
     ]
     print(f"{name}")
     print("  round  " + " ".join(f"{r + 1:>5}" for r in range(rounds)))

@@ -228,35 +228,57 @@ def swiss_tables(
     avoids every repeat, the fewest repeated meetings (counted per pair) are allowed."""
     if len(order) % size:
         raise ValueError("the entrants seated must fill whole tables")
+    times: dict[str, dict[str, int]] = defaultdict(dict)
+    for pair, count in met.items():
+        a, b = sorted(pair)
+        times[a][b] = times[b][a] = count
     for allowed in itertools.count():
         budget = [SEARCH_BUDGET]
-        found = _group(list(order), met, size, allowed, budget)
+        found = _group(list(order), times, size, allowed, budget)
         if found is not None:
             return found
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+Met = Mapping[str, Mapping[str, int]]
+
+
 def _group(
-    rest: list[str], met: Mapping[frozenset[str], int], size: int, allowed: int, budget: list[int]
+    rest: list[str], met: Met, size: int, allowed: int, budget: list[int]
 ) -> list[tuple[str, ...]] | None:
     """A grouping of `rest` into tables with at most `allowed` repeated meetings, or None
     (none, or the budget of steps spent)."""
     if not rest:
         return []
-    first, others = rest[0], rest[1:]
-    for combo in itertools.combinations(range(len(others)), size - 1):
+    return _fill((rest[0],), rest[1:], 0, met, size, allowed, budget)
+
+
+def _fill(
+    table: tuple[str, ...],
+    rest: list[str],
+    start: int,
+    met: Met,
+    size: int,
+    allowed: int,
+    budget: list[int],
+) -> list[tuple[str, ...]] | None:
+    """Complete `table` from rest[start:], the nearest in the standings first, then group
+    the others; a member joins only while the repeats stay within `allowed`."""
+    if len(table) == size:
+        seated = set(table)
+        tail = _group([e for e in rest if e not in seated], met, size, allowed, budget)
+        return None if tail is None else [table, *tail]
+    for i in range(start, len(rest) - (size - 1 - len(table))):
         budget[0] -= 1
         if budget[0] < 0:
             return None
-        table = (first, *(others[i] for i in combo))
-        repeats = sum(met.get(frozenset(pair), 0) for pair in itertools.combinations(table, 2))
-        if repeats > allowed:
-            continue
-        chosen = set(combo)
-        remaining = [o for i, o in enumerate(others) if i not in chosen]
-        tail = _group(remaining, met, size, allowed - repeats, budget)
-        if tail is not None:
-            return [table, *tail]
+        candidate = rest[i]
+        times = met.get(candidate, {})
+        added = sum(times.get(member, 0) for member in table)
+        if added <= allowed:
+            found = _fill((*table, candidate), rest, i + 1, met, size, allowed - added, budget)
+            if found is not None:
+                return found
     return None
 
 
@@ -324,16 +346,29 @@ def round_robin_groups(
 def assign_seats(
     groups: Sequence[Sequence[str]], counts: Mapping[str, Counter[int]], rng: SeededRandom
 ) -> list[tuple[str, ...]]:
-    """Each table's seat order: of all orders, one whose entrants have held their seats
-    the fewest times so far (summed; the same as the least sum of squares of the counts
-    after), a tie drawn from `rng`."""
+    """Each table's seat order: of all orders, one where the most times an entrant has
+    held its seat beyond its least held seat is least, then the sum of those excesses, a
+    tie drawn from `rng`. Greedy round by round: a later table
+    can find its entrants short of the same seat, so the counts can differ by more than
+    one (16 entrants at 4 tables, 8 swiss rounds: most hold each seat twice)."""
     seated = []
     for group in groups:
         orders = list(itertools.permutations(group))
-        cost = [sum(counts.get(e, Counter())[s] for s, e in enumerate(o)) for o in orders]
+        cost = [_seat_cost(counts, o) for o in orders]
         best = [o for o, c in zip(orders, cost, strict=True) if c == min(cost)]
         seated.append(rng.choice(best))
     return seated
+
+
+def _seat_cost(counts: Mapping[str, Counter[int]], order: Sequence[str]) -> tuple[int, int]:
+    """Per entrant, how many more times it has held its seat than its least held seat;
+    the most of these, then their sum."""
+    size = len(order)
+    held = []
+    for seat, entrant in enumerate(order):
+        mine = counts.get(entrant, Counter())
+        held.append(mine[seat] - min(mine[s] for s in range(size)))
+    return max(held), sum(held)
 
 
 def deal_seed(settings: Settings, number: int, table: int) -> str:

@@ -20,7 +20,8 @@ Prints, per format and mode, the mean of each over the tournaments after each ro
 the first round where the mean reaches 0.9. Bots are deterministic on a deal (the random
 bot's stream comes from the deal's seed), so games are cached by (deal seed, levels in
 seat order): duplicate tables with the same levels in the same seats are one game. No
-assertions: a report.
+assertions: a report. The defaults (8 tournaments, 10 rounds) take about 8 minutes of
+one core (a game of four bots takes 0.1-0.8 s, the master's the longest).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def report(name: str, per_tournament: list[list[tuple[float, float, float]]]) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tournaments", type=int, default=12)
+    parser.add_argument("--tournaments", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
     print(

@@ -1,0 +1,409 @@
+"""Tournaments of several rounds (issue 25): pairing, seats, deals, scoring, standings.
+
+Pure and deterministic: every choice left to chance comes from `SeededRandom` on the
+tournament's seed, so the same settings, entrants and results give the same rounds.
+
+Rules stated:
+
+- Formats. `swiss`: each round, tables are formed from the standings (`swiss_tables`);
+  `round_robin`: tables come from a fixed schedule (`round_robin_groups`), the standings
+  aside.
+- Byes. When the entrants do not fill whole tables, `len(entrants) % table_size` sit out:
+  the lowest in the standings who have had the fewest byes (`bye_entrants`); a bye scores
+  the points of a median place (`BYE_POINTS`: the mean of a table's place points) and, in
+  duplicate mode, half a matchpoint; it adds no game score and no opponents.
+- Deals. `duplicate`: every table of a round plays one deal, the seed
+  `{seed}/round/{r}` (the engine's pile and starting seat depend only on the seed and the
+  player count); `fresh`: each table its own seed `{seed}/round/{r}/table/{t}`.
+- Seats. Each table's seats are assigned so each entrant holds each seat as evenly as the
+  rounds allow (`assign_seats`).
+- Points per game: place p of N scores N - p (4 players: 3/2/1/0); tied places share the
+  mean of the points of the places they span (`place_points`).
+- Matchpoints (duplicate): per deal and seat, an entrant's game score against every other
+  entrant who held that seat of that deal: 1 per score beaten, 0.5 per tie, divided by the
+  number compared (so 0..1 per deal; 0.5 with no one to compare) (`matchpoints`).
+- Standings (`standings`): first the primary score (fresh: points; duplicate:
+  matchpoints, or points when `duplicate_primary` says so), then the other of the two, then Buchholz (the sum of the primary scores
+  of every opponent met, once per meeting), then the total game score, then the
+  seeding (the entrants' order as given).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Literal
+
+import msgspec
+
+from domain.model import Result
+from domain.rng import SeededRandom
+
+Format = Literal["swiss", "round_robin"]
+DealMode = Literal["duplicate", "fresh"]
+SEARCH_BUDGET = 20_000  # grouping steps tried per allowance of repeated meetings
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    format: Format = "swiss"
+    deal_mode: DealMode = "duplicate"
+    table_size: int = 4  # 2 to 5
+    rounds: int = 5
+    seed: str = "tournament"
+    # duplicate mode: the standings' first key; "points" keeps matchpoints second
+    duplicate_primary: Literal["matchpoints", "points"] = "matchpoints"
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.table_size <= 5:
+            raise ValueError("table_size must be between 2 and 5")
+
+
+class Entrant(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    bot: str | None = None  # a bot level, or None for a human
+
+
+class Table(msgspec.Struct, frozen=True, kw_only=True):
+    number: int  # 0, 1, ... within the round
+    seats: tuple[str, ...]  # entrant ids in seat order
+    deal: str  # the game's seed
+
+
+class Round(msgspec.Struct, frozen=True, kw_only=True):
+    number: int  # 1, 2, ...
+    tables: tuple[Table, ...]
+    byes: tuple[str, ...] = ()
+
+
+class TableResult(msgspec.Struct, frozen=True, kw_only=True):
+    round: int
+    table: int
+    deal: str
+    seats: tuple[str, ...]  # entrant ids in seat order
+    ranks: tuple[int, ...]  # per seat, 1 = first; tied seats share a rank
+    scores: tuple[int, ...]  # per seat, the game score
+
+
+class Standing(msgspec.Struct, frozen=True, kw_only=True):
+    entrant: str
+    points: float
+    matchpoints: float
+    buchholz: float
+    score: int
+    position: int  # 1, 2, ... (no ties: the last tie-break is the seeding)
+
+
+def bye_points(table_size: int) -> float:
+    """The points of a median place: the mean of a table's place points."""
+    return (table_size - 1) / 2
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def place_points(ranks: Sequence[int]) -> tuple[float, ...]:
+    """Place p of N scores N - p; seats tied at rank k spanning m places share the mean of
+    the points of places k .. k + m - 1."""
+    n = len(ranks)
+    tied = Counter(ranks)
+    return tuple(sum(n - p for p in range(rank, rank + tied[rank])) / tied[rank] for rank in ranks)
+
+
+def table_result(round_number: int, table: Table, results: Sequence[Result]) -> TableResult:
+    """A table's result from the engine's final results (in seat order)."""
+    by_seat = sorted(results, key=lambda r: r.seat)
+    return TableResult(
+        round=round_number,
+        table=table.number,
+        deal=table.deal,
+        seats=table.seats,
+        ranks=tuple(r.rank for r in by_seat),
+        scores=tuple(r.score for r in by_seat),
+    )
+
+
+def matchpoints(results: Sequence[TableResult]) -> dict[tuple[int, str], float]:
+    """(round, entrant) -> matchpoints of that game, 0..1: per deal and seat, 1 per other
+    holder of that seat beaten on game score, 0.5 per tie, over the number compared
+    (0.5 when no one else held it)."""
+    holders: dict[tuple[str, int], list[tuple[int, str, int]]] = defaultdict(list)
+    for result in results:
+        for seat, (entrant, score) in enumerate(zip(result.seats, result.scores, strict=True)):
+            holders[(result.deal, seat)].append((result.round, entrant, score))
+    out: dict[tuple[int, str], float] = {}
+    for group in holders.values():
+        for round_number, entrant, score in group:
+            others = [s for r, e, s in group if (r, e) != (round_number, entrant)]
+            won = sum(1.0 if score > s else 0.5 if score == s else 0.0 for s in others)
+            out[(round_number, entrant)] = won / len(others) if others else 0.5
+    return out
+
+
+def standings(
+    settings: Settings,
+    entrants: Sequence[Entrant],
+    rounds: Sequence[Round],
+    results: Sequence[TableResult],
+) -> list[Standing]:
+    """The standings after the rounds given, best first (tie-breaks: module docstring)."""
+    ids = [e.id for e in entrants]
+    points = dict.fromkeys(ids, 0.0)
+    marks = dict.fromkeys(ids, 0.0)
+    score = dict.fromkeys(ids, 0)
+    for result in results:
+        for entrant, pts in zip(result.seats, place_points(result.ranks), strict=True):
+            points[entrant] += pts
+        for entrant, game_score in zip(result.seats, result.scores, strict=True):
+            score[entrant] += game_score
+    for (_, entrant), mp in matchpoints(results).items():
+        marks[entrant] += mp
+    for played in rounds:
+        for entrant in played.byes:
+            points[entrant] += bye_points(settings.table_size)
+            marks[entrant] += 0.5
+    by_marks = settings.deal_mode == "duplicate" and settings.duplicate_primary == "matchpoints"
+    primary, secondary = (marks, points) if by_marks else (points, marks)
+    buchholz = dict.fromkeys(ids, 0.0)
+    for entrant, other in _meetings(rounds):
+        buchholz[entrant] += primary[other]
+    seeding = {entrant: i for i, entrant in enumerate(ids)}
+    order = sorted(
+        ids,
+        key=lambda e: (-primary[e], -secondary[e], -buchholz[e], -score[e], seeding[e]),
+    )
+    return [
+        Standing(
+            entrant=e,
+            points=points[e],
+            matchpoints=marks[e],
+            buchholz=buchholz[e],
+            score=score[e],
+            position=i + 1,
+        )
+        for i, e in enumerate(order)
+    ]
+
+
+def _meetings(rounds: Sequence[Round]) -> Iterator[tuple[str, str]]:
+    """(entrant, opponent) for every pair at a table, both ways, once per meeting."""
+    for played in rounds:
+        for table in played.tables:
+            yield from itertools.permutations(table.seats, 2)
+
+
+def meeting_counts(rounds: Sequence[Round]) -> Counter[frozenset[str]]:
+    """How often each pair of entrants has shared a table."""
+    return Counter(frozenset(pair) for pair in _meetings(rounds) if pair[0] < pair[1])
+
+
+def seat_counts(rounds: Sequence[Round]) -> dict[str, Counter[int]]:
+    """entrant -> how often it has held each seat index."""
+    counts: dict[str, Counter[int]] = defaultdict(Counter)
+    for played in rounds:
+        for table in played.tables:
+            for seat, entrant in enumerate(table.seats):
+                counts[entrant][seat] += 1
+    return counts
+
+
+# ---------------------------------------------------------------- pairing
+
+
+def bye_entrants(order: Sequence[str], byes_had: Mapping[str, int], count: int) -> list[str]:
+    """The `count` entrants who sit out: the fewest byes so far first, then the lowest in
+    `order` (the standings, best first)."""
+    last_first = list(reversed(order))
+    ranked = sorted(last_first, key=lambda e: (byes_had.get(e, 0), last_first.index(e)))
+    return ranked[:count]
+
+
+def swiss_tables(
+    order: Sequence[str], met: Mapping[frozenset[str], int], size: int
+) -> list[tuple[str, ...]]:
+    """Tables of `size` from `order` (best first; a multiple of `size`): the best entrant
+    not seated yet sits with the next ones in the standings who have not met it or one
+    another, the nearest in the standings first (combinations in order), backtracking when
+    the later tables cannot avoid a repeat. When no grouping within the search budget
+    avoids every repeat, the fewest repeated meetings (counted per pair) are allowed."""
+    if len(order) % size:
+        raise ValueError("the entrants seated must fill whole tables")
+    times: dict[str, dict[str, int]] = defaultdict(dict)
+    for pair, count in met.items():
+        a, b = sorted(pair)
+        times[a][b] = times[b][a] = count
+    for allowed in itertools.count():
+        budget = [SEARCH_BUDGET]
+        found = _group(list(order), times, size, allowed, budget)
+        if found is not None:
+            return found
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+Met = Mapping[str, Mapping[str, int]]
+
+
+def _group(
+    rest: list[str], met: Met, size: int, allowed: int, budget: list[int]
+) -> list[tuple[str, ...]] | None:
+    """A grouping of `rest` into tables with at most `allowed` repeated meetings, or None
+    (none, or the budget of steps spent)."""
+    if not rest:
+        return []
+    return _fill((rest[0],), rest[1:], 0, met, size, allowed, budget)
+
+
+def _fill(
+    table: tuple[str, ...],
+    rest: list[str],
+    start: int,
+    met: Met,
+    size: int,
+    allowed: int,
+    budget: list[int],
+) -> list[tuple[str, ...]] | None:
+    """Complete `table` from rest[start:], the nearest in the standings first, then group
+    the others; a member joins only while the repeats stay within `allowed`."""
+    if len(table) == size:
+        seated = set(table)
+        tail = _group([e for e in rest if e not in seated], met, size, allowed, budget)
+        return None if tail is None else [table, *tail]
+    for i in range(start, len(rest) - (size - 1 - len(table))):
+        budget[0] -= 1
+        if budget[0] < 0:
+            return None
+        candidate = rest[i]
+        times = met.get(candidate, {})
+        added = sum(times.get(member, 0) for member in table)
+        if added <= allowed:
+            found = _fill((*table, candidate), rest, i + 1, met, size, allowed - added, budget)
+            if found is not None:
+                return found
+    return None
+
+
+_GF4_MUL = ((0, 0, 0, 0), (0, 1, 2, 3), (0, 2, 3, 1), (0, 3, 1, 2))  # GF(4): + is xor
+
+
+def _field(size: int) -> tuple[Callable[[int, int], int], Callable[[int, int], int]]:
+    """Addition and multiplication of the field of `size` elements (2, 3, 4 or 5)."""
+    if size == 4:
+        return (lambda a, b: a ^ b), (lambda a, b: _GF4_MUL[a][b])
+    return (lambda a, b: (a + b) % size), (lambda a, b: (a * b) % size)
+
+
+def affine_round(ids: Sequence[str], size: int, index: int) -> list[tuple[str, ...]]:
+    """For size**2 entrants: round `index` (0 .. size) of the affine plane of order `size`:
+    entrant x * size + y is the point (x, y); round k < size has the lines y = k x + c,
+    round size the lines x = c. Over the size + 1 rounds every pair meets exactly once."""
+    add, mul = _field(size)
+    if index == size:
+        return [tuple(ids[c * size + y] for y in range(size)) for c in range(size)]
+    return [tuple(ids[x * size + add(mul(index, x), c)] for x in range(size)) for c in range(size)]
+
+
+def circle_round(ids: Sequence[str], index: int) -> tuple[list[tuple[str, ...]], list[str]]:
+    """Round `index` (0 .. n - 2, n even after a bye is added for an odd count) of the
+    circle method: the first entrant stays, the others turn one place a round; the pairs
+    are first with last, second with second last...; who meets the added bye sits out."""
+    seats: list[str | None] = [*ids, None] if len(ids) % 2 else list(ids)
+    n = len(seats)
+    turn = index % (n - 1)
+    rotated = [seats[0], *(seats[1:][-turn:] + seats[1:][:-turn] if turn else seats[1:])]
+    pairs: list[tuple[str, ...]] = []
+    byes: list[str] = []
+    for i in range(n // 2):
+        a, b = rotated[i], rotated[n - 1 - i]
+        if a is None or b is None:
+            byes.append(a if b is None else b)  # type: ignore[arg-type]
+        else:
+            pairs.append((a, b))
+    return pairs, byes
+
+
+def round_robin_groups(
+    settings: Settings, ids: Sequence[str], rounds: Sequence[Round], number: int
+) -> tuple[list[tuple[str, ...]], list[str]]:
+    """The tables and byes of round `number` by the schedule, the standings aside: tables
+    of 2, the circle method (every pair once in n - 1 rounds, n rounded up to even);
+    size**2 entrants, the affine plane (every pair once in size + 1 rounds); past the end,
+    the schedule starts over. Otherwise the fewest byes sit out (the last seeded first) and
+    the rest are grouped as `swiss_tables` groups them (no repeat while avoidable), in a
+    seeded shuffle of the round instead of the standings."""
+    size = settings.table_size
+    if size == 2:
+        return circle_round(ids, number - 1)
+    if len(ids) == size * size:
+        return affine_round(ids, size, (number - 1) % (size + 1)), []
+    byes_had = Counter(e for played in rounds for e in played.byes)
+    sitting = bye_entrants(ids, byes_had, len(ids) % size)
+    order = SeededRandom(f"{settings.seed}/round/{number}/order").shuffled(
+        [e for e in ids if e not in sitting]
+    )
+    return swiss_tables(order, meeting_counts(rounds), size), sitting
+
+
+def assign_seats(
+    groups: Sequence[Sequence[str]], counts: Mapping[str, Counter[int]], rng: SeededRandom
+) -> list[tuple[str, ...]]:
+    """Each table's seat order: of all orders, one where the most times an entrant has
+    held its seat beyond its least held seat is least, then the sum of those excesses, a
+    tie drawn from `rng`. Greedy round by round: a later table
+    can find its entrants short of the same seat, so the counts can differ by more than
+    one (16 entrants at 4 tables, 8 swiss rounds: most hold each seat twice)."""
+    seated = []
+    for group in groups:
+        orders = list(itertools.permutations(group))
+        cost = [_seat_cost(counts, o) for o in orders]
+        best = [o for o, c in zip(orders, cost, strict=True) if c == min(cost)]
+        seated.append(rng.choice(best))
+    return seated
+
+
+def _seat_cost(counts: Mapping[str, Counter[int]], order: Sequence[str]) -> tuple[int, int]:
+    """Per entrant, how many more times it has held its seat than its least held seat;
+    the most of these, then their sum."""
+    size = len(order)
+    held = []
+    for seat, entrant in enumerate(order):
+        mine = counts.get(entrant, Counter())
+        held.append(mine[seat] - min(mine[s] for s in range(size)))
+    return max(held), sum(held)
+
+
+def deal_seed(settings: Settings, number: int, table: int) -> str:
+    """The game's seed: one deal per round in duplicate mode, one per table in fresh."""
+    if settings.deal_mode == "duplicate":
+        return f"{settings.seed}/round/{number}"
+    return f"{settings.seed}/round/{number}/table/{table}"
+
+
+def next_round(
+    settings: Settings,
+    entrants: Sequence[Entrant],
+    rounds: Sequence[Round],
+    results: Sequence[TableResult],
+) -> Round:
+    """Round len(rounds) + 1 from the rounds played and their results. Swiss: the byes
+    (`bye_entrants`) and tables (`swiss_tables`) from the standings; round robin: by the
+    schedule (`round_robin_groups`). Then seats (`assign_seats`) and deals (`deal_seed`)."""
+    number = len(rounds) + 1
+    size = settings.table_size
+    ids = [e.id for e in entrants]
+    if len(ids) < size:
+        raise ValueError("fewer entrants than a table's seats")
+    if settings.format == "swiss":
+        order = [s.entrant for s in standings(settings, entrants, rounds, results)]
+        byes_had = Counter(e for played in rounds for e in played.byes)
+        sitting = bye_entrants(order, byes_had, len(ids) % size)
+        playing = [e for e in order if e not in sitting]
+        groups = swiss_tables(playing, meeting_counts(rounds), size)
+    else:
+        groups, sitting = round_robin_groups(settings, ids, rounds, number)
+    rng = SeededRandom(f"{settings.seed}/round/{number}/seats")
+    seated = assign_seats(groups, seat_counts(rounds), rng)
+    tables = tuple(
+        Table(number=t, seats=seats, deal=deal_seed(settings, number, t))
+        for t, seats in enumerate(seated)
+    )
+    return Round(number=number, tables=tables, byes=tuple(sitting))

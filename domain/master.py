@@ -44,7 +44,6 @@ MARGIN_WEIGHT = 0.01  # a point of expected margin, in winning chance
 DEPTH = 1  # draws searched ahead in the draw phase
 
 _DRAW = Draw()
-_STOPS = (Stop(take="numbers"), Stop(take="currency"))
 _NO_RNG = SeededRandom("master")  # the expert takes a random source and uses none
 
 Value = Callable[[GameState, int], float]
@@ -131,7 +130,8 @@ def continuation(state: GameState, seat: int, value: Value, depth: int) -> float
     position as it stands."""
     if state.phase != "draw" or not state.drawn or to_act(state) != seat:
         return value(state, seat)
-    best = max(value(settle(apply(state, seat, stop)[0]), seat) for stop in _STOPS)
+    stops = [a for a in legal_actions(state, seat) if type(a) is Stop]
+    best = max(value(settle(apply(state, seat, stop)[0]), seat) for stop in stops)
     if depth > 0 and state.draw_pile:
         best = max(best, draw_value(state, seat, value, depth))
     return best

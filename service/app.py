@@ -282,7 +282,7 @@ class Background:
             await self.open_adapters()
         self._run(self.archiver.run_forever(), "ten-archiver")
         self._run(self.relayer.run_forever(), "ten-relay")
-        self._run(self.reviews.run_forever(), "ten-reviews")
+        self._run(self.reviews.worker.run_forever(), "ten-reviews")
         self._run(self.deadlines.run_forever(), "ten-deadlines")
         self._run(self.watchers.run_forever(), "ten-watchers")
         if self.webhooks.enabled:

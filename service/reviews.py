@@ -124,12 +124,3 @@ class Reviews:
         if archived is None or archived.status != "finished":
             raise PermanentFailure("no finished game with this id")
         return [e.data for e in await self.archive.events(game_id)]
-
-    def wake(self) -> None:
-        self.worker.wake()
-
-    async def run_once(self) -> int:
-        return await self.worker.run_once()
-
-    async def run_forever(self) -> None:
-        await self.worker.run_forever()

@@ -50,8 +50,8 @@ from tests.support.archive import (
     ArchiveDb,
     claim_redis_db,
     pg_database,
+    served_on,
     servers,
-    sqlite_database,
 )
 
 pytestmark = pytest.mark.integration
@@ -515,27 +515,6 @@ def play_mix(clients: list[httpx.Client], rng: random.Random) -> list[Live]:
         play_bot_game(client, bot_players(rng, 1, ["dee"]), deck=deck, starting_seat=0),
         play_human_game(clients, humans, rng, starting_seat=1),
     ]
-
-
-def served_on(
-    setup: str, stack: contextlib.ExitStack, tmp_path: Path, request: pytest.FixtureRequest
-) -> tuple[httpx.Client, ArchiveDb]:
-    """A service process as `setup` says, with a client on it and its archive database:
-    "redis+postgresql" (a Redis database of its own, a throwaway PostgreSQL database the
-    service migrates at start) or "embedded+sqlite" (the embedded default, configured with
-    nothing at all: the in-process store and ./ten-archive.sqlite3 in its working
-    directory, migrated at start)."""
-    if setup == "redis+postgresql":
-        url, _ = stack.enter_context(claim_redis_db(request.getfixturevalue("redis_url")))
-        db = stack.enter_context(pg_database(migrate=False))
-        env = {"TEN_REDIS_URL": url, "TEN_DATABASE_URL": db.url, "TEN_MIGRATE_ON_START": "true"}
-        (server,) = stack.enter_context(servers(tmp_path, env))
-    else:
-        workdir = tmp_path / "embedded"
-        workdir.mkdir()
-        (server,) = stack.enter_context(servers(tmp_path, {}, cwd=workdir))
-        db = stack.enter_context(sqlite_database(workdir / "ten-archive.sqlite3"))
-    return stack.enter_context(httpx.Client(base_url=server.base, timeout=10)), db
 
 
 @pytest.mark.parametrize("setup", ["redis+postgresql", "embedded+sqlite"])

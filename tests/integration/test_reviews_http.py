@@ -20,32 +20,10 @@ from domain.model import AnyEvent
 from domain.review import review
 from infra.archive.models import reviews as reviews_table
 from service.reviews import ReviewOut
-from tests.support.archive import (
-    ArchiveDb,
-    claim_redis_db,
-    pg_database,
-    servers,
-    sqlite_database,
-)
+from tests.support.archive import ArchiveDb, served_on
 
 pytestmark = pytest.mark.integration
 _events = msgspec.json.Decoder(list[AnyEvent])
-
-
-def served(
-    setup: str, stack: contextlib.ExitStack, tmp_path: Path, request: pytest.FixtureRequest
-) -> tuple[httpx.Client, ArchiveDb]:
-    if setup == "redis+postgresql":
-        url, _ = stack.enter_context(claim_redis_db(request.getfixturevalue("redis_url")))
-        db = stack.enter_context(pg_database())
-        env = {"TEN_REDIS_URL": url, "TEN_DATABASE_URL": db.url, "TEN_ARCHIVE_INTERVAL": "0.2"}
-        (server,) = stack.enter_context(servers(tmp_path, env))
-    else:
-        workdir = tmp_path / "embedded"
-        workdir.mkdir()
-        (server,) = stack.enter_context(servers(tmp_path, {}, cwd=workdir))
-        db = stack.enter_context(sqlite_database(workdir / "ten-archive.sqlite3"))
-    return stack.enter_context(httpx.Client(base_url=server.base, timeout=10)), db
 
 
 def public_log(client: httpx.Client, game_id: str) -> list[Any]:
@@ -81,7 +59,7 @@ def test_a_finished_game_is_reviewed_once_and_a_live_one_refused(
     setup: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     with contextlib.ExitStack() as stack:
-        client, db = served(setup, stack, tmp_path, request)
+        client, db = served_on(setup, stack, tmp_path, request)
         bots = [{"name": f"Bot {i}", "bot": "basic"} for i in range(4)]
         created = client.post("/v1/games", json={"players": bots})
         assert created.status_code == 201, created.text

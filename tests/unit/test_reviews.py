@@ -64,9 +64,9 @@ def test_an_archived_game_is_reviewed_once_in_the_background() -> None:
         use = reviews(archive=archive)
         first = await use.review(played.id)  # queued: None
         again = await use.review(played.id)  # still queued once
-        handled = await use.run_once()
+        handled = await use.worker.run_once()
         done = await use.review(played.id)
-        handled_after = await use.run_once()  # nothing left to do
+        handled_after = await use.worker.run_once()  # nothing left to do
         return first, handled, done, handled_after, again
 
     first, handled, done, handled_after, again = run(body())
@@ -87,7 +87,7 @@ def test_a_finished_game_still_in_the_store_is_reviewed_from_its_live_log() -> N
         await store.create(played.record, played.stored, ttl=3600)
         use = reviews(store, archive)
         assert await use.review(played.id) is None
-        await use.run_once()
+        await use.worker.run_once()
         return await use.review(played.id)
 
     done = run(body())
@@ -134,7 +134,7 @@ def test_a_log_that_cannot_be_reviewed_is_set_aside_not_retried() -> None:
         archive.state.games[played.id] = msgspec.structs.replace(kept, events=trimmed)
         use = reviews(archive=archive)
         assert await use.review(played.id) is None
-        await use.run_once()
+        await use.worker.run_once()
         return await use.queue.quarantined(10), await use.queue.backlog()
 
     quarantined, backlog = run(body())

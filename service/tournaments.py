@@ -306,6 +306,9 @@ class Tournaments:
         invited or open registration, within the places. Entering twice changes nothing."""
         pid = self._player(caller, player_id)
 
+        if pid.startswith(BOT_PREFIX):
+            raise ServiceError("invalid_tournament", "A player id starting with bot: names a bot.")
+
         def change(record: TournamentRecord) -> TournamentRecord | None:
             _registering(record)
             if pid in record.registered:

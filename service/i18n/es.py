@@ -165,4 +165,5 @@ MESSAGES: dict[str, str] = {
     "places must be between table_size and {most}.": "places debe estar entre table_size y {most}.",
     "rounds must be between 1 and {most}.": "rounds debe estar entre 1 y {most}.",
     "The platform names the player_id.": "La plataforma indica el player_id.",
+    "A player id starting with bot: names a bot.": "Un id de jugador que empieza por bot: nombra a un bot.",
 }

@@ -165,4 +165,5 @@ MESSAGES: dict[str, str] = {
     "places must be between table_size and {most}.": "places table_size અને {most} ની વચ્ચે હોવું જોઈએ.",
     "rounds must be between 1 and {most}.": "rounds 1 અને {most} ની વચ્ચે હોવું જોઈએ.",
     "The platform names the player_id.": "પ્લેટફોર્મ player_id જણાવે છે.",
+    "A player id starting with bot: names a bot.": "bot: થી શરૂ થતો ખેલાડી id બોટને દર્શાવે છે.",
 }

@@ -165,4 +165,5 @@ MESSAGES: dict[str, str] = {
     "places must be between table_size and {most}.": "places-ը պետք է լինի table_size-ից {most}։",
     "rounds must be between 1 and {most}.": "rounds-ը պետք է լինի 1-ից {most}։",
     "The platform names the player_id.": "Հարթակը նշում է player_id-ն։",
+    "A player id starting with bot: names a bot.": "bot:-ով սկսվող խաղացողի id-ն բոտ է նշանակում։",
 }

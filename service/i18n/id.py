@@ -165,4 +165,5 @@ MESSAGES: dict[str, str] = {
     "places must be between table_size and {most}.": "places harus antara table_size dan {most}.",
     "rounds must be between 1 and {most}.": "rounds harus antara 1 dan {most}.",
     "The platform names the player_id.": "Platform harus menyebutkan player_id.",
+    "A player id starting with bot: names a bot.": "Id pemain yang diawali bot: menamai sebuah bot.",
 }

@@ -149,6 +149,7 @@ def test_registration_invited_open_full_and_withdraw():
         left, _ = await w.tournaments.withdraw(PLATFORM, open_.id, "p1")
         assert left.registered == ("p2",)
         await refused("invalid_tournament", w.tournaments.register(PLATFORM, open_.id, None))
+        await refused("invalid_tournament", w.tournaments.register(PLATFORM, open_.id, "bot:1"))
         await refused("tournament_not_found", w.tournaments.register(ALICE, "0" * 20, None))
 
     run(body)

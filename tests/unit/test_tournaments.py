@@ -331,3 +331,57 @@ def test_the_webhooks_decode_as_their_payload_types_and_tell_no_deal():
         ]
 
     run(body)
+
+
+def test_a_director_dying_mid_step_leaves_the_rest_to_the_next_one():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=2)
+        create, calls = w.tournaments.create_game, []
+
+        async def dies_at_the_second_table(command):
+            calls.append(command.tournament)
+            if len(calls) == 2:
+                raise ConnectionError("the replica died here")
+            return await create(command)
+
+        w.tournaments.create_game = dies_at_the_second_table
+        await w.tournaments.start(PLATFORM, record.id)
+        [job] = await w.queue.claim(w.now, 60.0, 10)
+        with pytest.raises(ConnectionError):
+            await w.tournaments.advance(job.id)  # its claim lapses: another replica takes it
+        half = await w.tournaments.get(record.id)
+        assert len(half.results) == 1  # the first table's game was dealt and played
+        w.now += 61
+        await w.drain()
+        done = await w.tournaments.get(record.id)
+        assert done.status == "finished"
+        games = [
+            await w.store.load(game_id(record.id, r.number, t.number))
+            for r in done.rounds
+            for t in r.tables
+        ]
+        assert all(g.status == "finished" for g in games)
+        assert len(done.results) == 4  # 2 rounds of 2 tables, each result kept once
+
+    run(body)
+
+
+def test_a_writer_that_lost_the_race_judges_its_change_again_on_the_winner():
+    async def body(w: World) -> None:
+        record = await w.bots_only()
+        store = w.tournament_store
+        saved, raced = store.save_tournament, []
+
+        async def racing(new):
+            if not raced:  # another replica registers carl between bob's read and save
+                raced.append(new)
+                await w.tournaments.register(PLATFORM, record.id, "carl")
+            await saved(new)
+
+        store.save_tournament = racing
+        after, _ = await w.tournaments.register(PLATFORM, record.id, "bob")
+        assert raced[0].registered == ("bob",)  # bob's first try, refused by the version
+        assert after.registered == ("carl", "bob")
+        assert (await w.tournaments.get(record.id)).version == record.version + 2
+
+    run(body)

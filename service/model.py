@@ -63,11 +63,13 @@ class Table(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class TableRef(msgspec.Struct, frozen=True, array_like=True):
-    """A tournament's table: which tournament, round and table a game is."""
+    """A tournament's table: which tournament, round and table a game is, and whether the
+    tournament is ranked (an unranked one's games are not: `service.ranking`)."""
 
     tournament_id: str
     round: int
     table: int
+    ranked: bool = True
 
 
 class GameRecord(msgspec.Struct, frozen=True, kw_only=True):

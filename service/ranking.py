@@ -6,7 +6,8 @@ A game is *ranked* only when
 - it was dealt from the standard shuffled deck (not a deck its creator gave),
 - every human seat's identity was verified (a player id proven by a player JWT with that
   `sub` or by the platform; bots are not humans), and
-- at least two distinct human player ids played.
+- at least two distinct human player ids played, and
+- it is no game of a tournament created unranked (`unranked_tournament`).
 
 Otherwise it is unranked, and says why with stable codes (`UNRANKED_REASONS`, in the order
 the primary one is chosen). Games archived before identities could be verified are
@@ -37,6 +38,7 @@ UnrankedReason = Literal[
     "custom_deck",
     "unverified_identity",
     "too_few_humans",
+    "unranked_tournament",
     "legacy",
 ]
 # every reason `ranking` can give, most decisive first: the first that applies is primary
@@ -46,6 +48,7 @@ UNRANKED_REASONS: tuple[UnrankedReason, ...] = (
     "custom_deck",
     "unverified_identity",
     "too_few_humans",
+    "unranked_tournament",
 )
 SeatUnrankedReason = Literal["taken_over"]
 # every reason one seat of a game can have not to count (a game's reasons aside)
@@ -104,6 +107,8 @@ def ranking(record: GameRecord) -> Ranking:
         found.add("unverified_identity")
     if len({pid for pid in ids if pid is not None}) < MIN_HUMANS:
         found.add("too_few_humans")
+    if record.tournament is not None and not record.tournament.ranked:
+        found.add("unranked_tournament")
     return Ranking(
         reasons=tuple(r for r in UNRANKED_REASONS if r in found),
         seats=tuple(_seat_reason(p) for p in record.state.players),

@@ -573,7 +573,7 @@ class Tournaments:
             fill_bot=record.bot_level,
             clock=record.clock,
             seed=game_seed(table),
-            tournament=TableRef(record.id, played.number, table.number),
+            tournament=TableRef(record.id, played.number, table.number, record.ranked),
             idempotency_key=_game_key(record.id, played.number, table.number),
         )
 

@@ -20,6 +20,7 @@ from service.callers import ANONYMOUS, Caller
 from service.errors import ServiceError
 from service.games import GameService
 from service.lobby import Lobby
+from service.ranking import ranking
 from service.relay import Relay
 from service.settings import Settings
 from service.tournaments import (
@@ -383,5 +384,25 @@ def test_a_writer_that_lost_the_race_judges_its_change_again_on_the_winner():
         assert raced[0].registered == ("bob",)  # bob's first try, refused by the version
         assert after.registered == ("carl", "bob")
         assert (await w.tournaments.get(record.id)).version == record.version + 2
+
+    run(body)
+
+
+def test_an_unranked_tournaments_games_are_unranked():
+    async def body(w: World) -> None:
+        for ranked in (True, False):
+            record, _ = await w.tournaments.create(
+                CreateTournament(caller=PLATFORM, name="r", places=4, rounds=1, ranked=ranked)
+            )
+            for pid in ("ann", "bob"):
+                await w.tournaments.register(PLATFORM, record.id, pid)
+            await w.tournaments.start(PLATFORM, record.id)
+            await w.drain()
+            game = await w.store.load(game_id(record.id, 1, 0))
+            finished = msgspec.structs.replace(
+                game, state=msgspec.structs.replace(game.state, phase="finished")
+            )
+            reasons = ranking(finished).reasons
+            assert reasons == (() if ranked else ("unranked_tournament",))
 
     run(body)

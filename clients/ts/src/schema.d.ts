@@ -913,8 +913,8 @@ export interface components {
              * @enum {unknown}
              */
             status?: "abandoned" | "aborted" | "finished";
-            unranked_reason: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unverified_identity") | null;
-            unranked_reasons: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unverified_identity")[];
+            unranked_reason: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity") | null;
+            unranked_reasons: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity")[];
             version: number;
         };
         /** ArchivedGamesPage */
@@ -1346,7 +1346,7 @@ export interface components {
             ranked: boolean;
             results: components["schemas"]["SeatResult"][];
             /** @default null */
-            unranked_reason?: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unverified_identity") | null;
+            unranked_reason?: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity") | null;
         };
         /**
          * GameFinishedWebhook
@@ -1454,8 +1454,8 @@ export interface components {
              * @enum {unknown}
              */
             status?: "abandoned" | "aborted" | "finished";
-            unranked_reason: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unverified_identity") | null;
-            unranked_reasons: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unverified_identity")[];
+            unranked_reason: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity") | null;
+            unranked_reasons: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity")[];
             version: number;
         };
         /** GamesPage */

@@ -6,7 +6,9 @@ games' results as the API shows them, every table of a duplicate round played on
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from litestar.testing import TestClient
 from domain.tournament import Entrant, Round, Settings, Table, TableResult, standings
 from service.app import create_app
 from service.settings import Settings as ServiceSettings
+from tests.support.archive import claim_redis_db
 
 pytestmark = pytest.mark.integration
 API_KEY = "platform-key-0123456789abcdef"
@@ -23,10 +26,11 @@ PLATFORM = {"X-API-Key": API_KEY}
 WAITS = 600  # looks at the tournament (0.05 s apart) before giving up on its end
 
 
-def app_settings(tmp_path: Path) -> ServiceSettings:
+def app_settings(tmp_path: Path, redis_url: str | None = None) -> ServiceSettings:
     return ServiceSettings(
         database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
         migrate_on_start=True,
+        redis_url=redis_url,
         log_format="json",
         api_keys=(API_KEY,),
         archive_interval=0.05,
@@ -82,10 +86,34 @@ def recomputed(tournament: dict, rounds: list[dict], games: dict[str, dict]) -> 
     ]  # fmt: skip
 
 
-def test_a_bot_tournament_plays_to_its_end_over_http(tmp_path: Path) -> None:
-    app = create_app(app_settings(tmp_path))
+@contextlib.contextmanager
+def replicas(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple]:
+    """One in-process app on the embedded store, or two on one Redis (a database of the
+    test's own, emptied afterwards: games, queues, tournaments) sharing one SQLite archive:
+    (the client the test drives, the client it reads from)."""
+    if kind == "memory":
+        with TestClient(create_app(app_settings(tmp_path))) as client:
+            yield client, client
+        return
+    with claim_redis_db(request.getfixturevalue("redis_url")) as (url, raw):
+        try:
+            one = create_app(app_settings(tmp_path, url))
+            two = create_app(app_settings(tmp_path, url))
+            with TestClient(one) as first, TestClient(two) as second:
+                yield first, second
+        finally:
+            left = list(raw.scan_iter(match="ten:tournament*", count=1000))
+            if left:
+                raw.delete(*left)
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_a_bot_tournament_plays_to_its_end_over_http(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """On Redis two replicas serve it: the second one is read, and both directors run."""
     ask = {"name": "Bots cup", "table_size": 4, "places": 8, "rounds": 3, "bot_level": "random"}
-    with TestClient(app) as client:
+    with replicas(kind, tmp_path, request) as (client, other):
         problem(client.post("/v1/tournaments", json=ask), 401, "authentication_required")
         created = client.post(
             "/v1/tournaments", json=ask, headers={**PLATFORM, "Idempotency-Key": "c1"}
@@ -107,11 +135,11 @@ def test_a_bot_tournament_plays_to_its_end_over_http(tmp_path: Path) -> None:
         started = client.post(f"/v1/tournaments/{tid}/start", headers=PLATFORM)
         assert started.status_code == 200, started.text
         assert len(started.json()["entrants"]) == 8
-        final = wait_for(client, f"/v1/tournaments/{tid}", lambda b: b["status"] == "finished")
+        final = wait_for(other, f"/v1/tournaments/{tid}", lambda b: b["status"] == "finished")
         problem(
             client.post(f"/v1/tournaments/{tid}/stop", headers=PLATFORM), 409, "tournament_over"
         )
-        rounds = client.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"]
+        rounds = other.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"]
         assert [r["round"] for r in rounds] == [1, 2, 3]
         games = {}
         for r in rounds:

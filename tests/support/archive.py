@@ -31,7 +31,7 @@ PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0
 OUTBOX_KEY = "{ten:q:archive}:jobs"
 QUEUE_KEYS = [
     f"{{ten:q:{queue}}}:{part}"
-    for queue in ("archive", "relay", "webhooks", "reviews")
+    for queue in ("archive", "relay", "webhooks", "reviews", "tournaments")
     for part in ("jobs", "due", "token", "fails", "quarantine", "why", "done")
 ]
 

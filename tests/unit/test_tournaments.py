@@ -31,7 +31,7 @@ from service.tournaments import (
     game_id,
     tournament_messages,
 )
-from service.webhooks import WEBHOOK_PAYLOADS
+from service.webhooks import WEBHOOK_PAYLOADS, WebhookOutbox, Webhooks
 
 pytestmark = pytest.mark.unit
 T0 = 1_800_000_000.0
@@ -404,5 +404,50 @@ def test_an_unranked_tournaments_games_are_unranked():
             )
             reasons = ranking(finished).reasons
             assert reasons == (() if ranked else ("unranked_tournament",))
+
+    run(body)
+
+
+class Received:
+    """A webhook endpoint that takes everything (`service.webhooks.Sender`), counting."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[str, bytes]] = []
+
+    async def send(self, url: str, message_id: str, body: bytes, now: float):
+        self.got.append((message_id, body))
+        return None, False
+
+    async def close(self) -> None:
+        pass
+
+
+def test_each_tournament_webhook_is_delivered_once_per_id_through_the_outbox():
+    async def body(w: World) -> None:
+        endpoint = Received()
+        outbox = WebhookOutbox(MemoryQueue("webhooks"))
+        webhooks = Webhooks(
+            outbox, ["https://platform.example/hook"], endpoint, clock=lambda: w.now
+        )
+        w.tournaments.announce = webhooks.announce
+        record = await w.bots_only(rounds=2)
+        await w.tournaments.start(PLATFORM, record.id)
+        await w.drain(twice=True)  # two replicas on every step: messages queued twice
+        for _ in range(10):
+            await webhooks.run_once()
+        ids = [message_id for message_id, _ in endpoint.got]
+        t = record.id
+        assert sorted(ids) == sorted(
+            [
+                f"msg_t_{t}_started",
+                f"msg_t_{t}_round_1",
+                f"msg_t_{t}_round_2",
+                f"msg_t_{t}_finished",
+            ]
+        )
+        finished = dict(endpoint.got)[f"msg_t_{t}_finished"]
+        payload = msgspec.json.decode(finished, type=WEBHOOK_PAYLOADS["tournament_finished"])
+        assert payload.data.status == "finished"
+        assert len(payload.data.standings) == 8
 
     run(body)

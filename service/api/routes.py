@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, ClassVar
 
 import msgspec
@@ -68,6 +69,15 @@ IfMatch = Annotated[
         pattern=r'^(\*|[0-9]{1,12}|"[0-9]{1,12}")$',
         description='The version the action was chosen on, as the ETag gave it (`"7"`; a bare '
         "`7` is accepted too); 412 if the game moved on. `*` matches any version.",
+    ),
+]
+LastEventId = Annotated[
+    str | None,
+    HeaderParameter(
+        name="Last-Event-ID",
+        required=False,
+        max_length=20,
+        description="The `id` of the last event received: the stream resumes after it.",
     ),
 ]
 IdempotencyKey = Annotated[
@@ -519,15 +529,7 @@ class GamesController(Controller):
         request: Request,
         game_id: GameId,
         after: After = 0,
-        last_event_id: Annotated[
-            str | None,
-            HeaderParameter(
-                name="Last-Event-ID",
-                required=False,
-                max_length=20,
-                description="The `id` of the last event received: the stream resumes after it.",
-            ),
-        ] = None,
+        last_event_id: LastEventId = None,
     ) -> Stream:
         service = games_of(request)
         watchers: Watchers = request.app.state.watchers
@@ -572,8 +574,13 @@ def follow(watchers: Watchers, game_id: str, after: int, slot: Slot) -> Stream:
     encoded once per event for every stream, and sent together when several are due: hence
     Litestar's `Stream` with the headers of its `ServerSentEvent`, which would encode every
     message again for each stream and send each alone."""
+    return sse(watchers.stream(game_id, after, slot))
+
+
+def sse(body: AsyncIterator[bytes]) -> Stream:
+    """A server-sent events response of these blocks (a game's stream, a tournament's)."""
     return Stream(
-        watchers.stream(game_id, after, slot),
+        body,
         media_type="text/event-stream",
         headers={
             "Cache-Control": "no-cache",

@@ -285,11 +285,24 @@ class TournamentIn(msgspec.Struct, **_IN):
     ranked: bool = True
     places: Annotated[int, msgspec.Meta(ge=2, le=64)] = 8  # entrants: players, then bots
     # only these players may register; none: open registration (up to `places`)
-    invited: Annotated[list[PlayerId], msgspec.Meta(max_length=64)] | None = None
+    invited: Annotated[list[EntrantId], msgspec.Meta(max_length=64)] | None = None
+
+
+# a player id a tournament takes: none starting with `bot:` (its bots' entrant ids)
+EntrantId = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=100,
+        pattern=r"^(?!bot:)[A-Za-z0-9._:@-]+(?!\n)$",
+        description="The calling platform's id of a player (not starting with `bot:`).",
+    ),
+]
 
 
 class RegistrationIn(msgspec.Struct, **_IN):
-    player_id: PlayerId | None = None  # the platform names the player; a player: themself
+    # the platform names the player (else 400 `invalid_tournament`); a player: themself
+    player_id: EntrantId | None = None
 
 
 class EntrantOut(msgspec.Struct, **_OUT):

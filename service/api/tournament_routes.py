@@ -4,16 +4,28 @@ stop, standings, rounds and a player's table. Thin: the use cases are
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, ClassVar
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
 from litestar.params import JSONBody, Parameter
+from litestar.response import Stream
 
 from domain.tournament import place_points
 from service.api.auth import AuthenticatedRequest, authenticate
 from service.api.problems import problems
-from service.api.routes import JSON, REPLAYED, IdempotencyKey, sent_header, strictly
+from service.api.routes import (
+    JSON,
+    REPLAYED,
+    IdempotencyKey,
+    LastEventId,
+    admit,
+    sent_header,
+    sse,
+    strictly,
+)
 from service.api.schemas import (
     EntrantOut,
     NextTableOut,
@@ -28,9 +40,12 @@ from service.api.schemas import (
     TournamentOut,
     TournamentsPage,
 )
+from service.errors import ServiceError
 from service.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.model import TournamentRecord
+from service.ports import StoreUnavailable
 from service.tournaments import CreateTournament, Tournaments, game_id, standings_out
+from service.watchers import KEEPALIVE, OPENING, RETRY_MS, Slot, Watchers, reconnect
 
 _encoder = msgspec.json.Encoder()
 TournamentId = Annotated[
@@ -89,6 +104,42 @@ def _rounds(record: TournamentRecord) -> RoundsOut:
             )
         rounds.append(RoundOut(round=played.number, tables=tables, byes=list(played.byes)))
     return RoundsOut(tournament_id=record.id, rounds=rounds)
+
+
+POLL = 1.0  # seconds between two reads of a followed tournament
+
+
+async def changes(
+    use: Tournaments, tournament_id: str, after: int, slot: Slot, keepalive: float
+) -> AsyncIterator[bytes]:
+    """The SSE body of a tournament's stream: the tournament (`event: tournament`, `id` its
+    version) each time its version passed `after`, read every POLL seconds (a tournament
+    changes a few times a round); comment lines keep the connection alive; it ends once
+    the tournament ended, or with a `reconnect` event when the store fails."""
+    try:
+        yield OPENING
+        quiet = 0.0
+        while True:
+            try:
+                record = await use.get(tournament_id)
+            except StoreUnavailable:
+                yield reconnect("store_unavailable", RETRY_MS, 3 * RETRY_MS)
+                return
+            except ServiceError:  # gone
+                return
+            if record.version > after:
+                after, quiet = record.version, 0.0
+                data = _encoder.encode(tournament_out(record))
+                yield b"id: %d\r\nevent: tournament\r\ndata: %s\r\n\r\n" % (after, data)
+            if record.ended:
+                return
+            await asyncio.sleep(POLL)
+            quiet += POLL
+            if quiet >= keepalive:
+                yield KEEPALIVE
+                quiet = 0.0
+    finally:
+        slot.release()
 
 
 _DECISION = {
@@ -184,6 +235,38 @@ class TournamentController(Controller):
     )
     async def rounds(self, request: Request, tournament_id: TournamentId) -> RoundsOut:
         return _rounds(await tournaments_of(request).get(tournament_id))
+
+    @get(
+        "/{tournament_id:str}/events/stream",
+        operation_id="streamTournament",
+        summary="Follow a tournament (server-sent events)",
+        description="A text/event-stream of the tournament: `event: tournament`, `data` the "
+        "tournament as getTournament shows it, `id` its version, sent each time it changes "
+        "(registrations, the start, each result and round, the end); the stream ends once "
+        "the tournament has ended. Resume with `Last-Event-ID`. Streams are admitted as "
+        "the games' are (503 `too_many_streams`, 429 `too_many_streams_from_client`).",
+        media_type="text/event-stream",
+        responses=problems(404),
+    )
+    async def stream(
+        self,
+        request: Request,
+        tournament_id: TournamentId,
+        last_event_id: LastEventId = None,
+    ) -> Stream:
+        watchers: Watchers = request.app.state.watchers
+        slot = admit(watchers, request)
+        use = tournaments_of(request)
+        try:
+            await use.get(tournament_id)
+        except BaseException:
+            slot.release()
+            raise
+        after = -1
+        if last_event_id is not None and last_event_id.strip().isdigit():
+            after = int(last_event_id.strip())
+        body = changes(use, tournament_id, after, slot, watchers.keepalive)
+        return sse(body)
 
     @get(
         "/{tournament_id:str}/players/{player_id:str}/table",

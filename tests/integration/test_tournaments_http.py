@@ -7,6 +7,7 @@ games' results as the API shows them, every table of a duplicate round played on
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,6 +51,20 @@ def wait_for(client: TestClient, path: str, done) -> Any:
             return body
         time.sleep(0.05)
     raise AssertionError(f"{path} never got there: {body}")
+
+
+def streamed(client: TestClient, path: str, **headers: str) -> list[tuple[str, dict]]:
+    """The (id, tournament) of each `tournament` event of a stream, read to its end."""
+    found, event_id = [], None
+    with client.stream("GET", path, headers=headers) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if line.startswith("id: "):
+                event_id = line[4:]
+            elif line.startswith("data: "):
+                found.append((event_id, json.loads(line[6:])))
+    return found
 
 
 def recomputed(tournament: dict, rounds: list[dict], games: dict[str, dict]) -> list[dict]:
@@ -157,6 +172,9 @@ def test_a_bot_tournament_plays_to_its_end_over_http(
         shown = client.get(f"/v1/tournaments/{tid}/standings").json()
         assert shown["status"] == "finished"
         assert shown["standings"] == recomputed(final, rounds, games)
+        seen = streamed(other, f"/v1/tournaments/{tid}/events/stream")
+        assert [body["version"] for _, body in seen] == [final["version"]]  # ended: once, last
+        assert seen[0][0] == str(final["version"])
         bot = final["entrants"][0]["entrant"]
         table = client.get(f"/v1/tournaments/{tid}/players/{bot}/table").json()
         assert table["game_id"] is None  # finished: no table
@@ -184,3 +202,30 @@ def test_refusals_are_problems(tmp_path: Path) -> None:
         es = client.get("/v1/tournaments/" + "0" * 20, headers={"Accept-Language": "es"})
         assert es.json()["detail"] == "No hay ningún torneo con este id."
         problem(client.get("/v1/tournaments?cursor=%%%"), 400, "invalid_cursor")
+
+
+def test_the_stream_follows_a_tournament_from_registration_to_its_end(tmp_path: Path) -> None:
+    ask = {"name": "Followed", "table_size": 2, "places": 2, "rounds": 2, "bot_level": "random"}
+    with TestClient(create_app(app_settings(tmp_path))) as client:
+        problem(
+            client.get("/v1/tournaments/" + "0" * 20 + "/events/stream"),
+            404,
+            "tournament_not_found",
+        )
+        tid = client.post("/v1/tournaments", json=ask, headers=PLATFORM).json()["id"]
+        client.post(
+            f"/v1/tournaments/{tid}/registrations", json={"player_id": "ann"}, headers=PLATFORM
+        )
+        client.post(f"/v1/tournaments/{tid}/stop", headers=PLATFORM)
+        seen = streamed(client, f"/v1/tournaments/{tid}/events/stream")
+        assert [(b["status"], b["registered"]) for _, b in seen] == [("stopped", ["ann"])]
+        again = streamed(
+            client, f"/v1/tournaments/{tid}/events/stream", **{"Last-Event-ID": seen[0][0]}
+        )
+        assert again == []  # nothing after the last version seen
+        live = client.post("/v1/tournaments", json=ask, headers=PLATFORM).json()["id"]
+        client.post(f"/v1/tournaments/{live}/start", headers=PLATFORM)
+        seen = streamed(client, f"/v1/tournaments/{live}/events/stream")  # from its start on
+        versions = [b["version"] for _, b in seen]
+        assert versions == sorted(set(versions))
+        assert seen[-1][1]["status"] == "finished"

@@ -533,6 +533,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tournaments/{tournament_id}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a tournament (server-sent events)
+         * @description A text/event-stream of the tournament: `event: tournament`, `data` the tournament as getTournament shows it, `id` its version, sent each time it changes (registrations, the start, each result and round, the end); the stream ends once the tournament has ended. Resume with `Last-Event-ID`. Streams are admitted as the games' are (503 `too_many_streams`, 429 `too_many_streams_from_client`).
+         */
+        get: operations["streamTournament"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tournaments/{tournament_id}/pause": {
         parameters: {
             query?: never;
@@ -4614,6 +4634,79 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamTournament: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `id` of the last event received: the stream resumes after it. */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description The tournament's id, as createTournament returned it. */
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Stream Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
                 };
             };
             /** @description Malformed request or values that fail the schema. */

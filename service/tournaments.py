@@ -76,6 +76,7 @@ QUEUE = "tournaments"  # the director's leased queue (service.jobs)
 MAX_PLACES = 64
 MAX_ROUNDS = 20
 REMEMBERED = 100  # idempotency entries a tournament keeps (the latest)
+GRACE = 5.0  # seconds a decision's job waits for the process that saved it (`_directed`)
 TRIES = 20  # saves of one change tried against other writers
 BOT_PREFIX = "bot:"  # a bot entrant's id: bot:1, bot:2 ... (player ids cannot hold ':')
 
@@ -420,11 +421,16 @@ class Tournaments:
         caller: Caller,
         operation: str,
     ) -> tuple[TournamentRecord, bool]:
-        """A change the director follows up: its job is queued before the save (so a
-        process dying after it leaves the job to another replica), due at once."""
+        """A change the director follows up: its job is queued before the save, due after
+        GRACE seconds (a process dying after the save leaves it to another replica), then
+        due at once after the save (due before the save, a director could run before it
+        and find nothing to do)."""
         await self.get(tournament_id)
+        await self.queue.put(tournament_id, b"", self.clock() + GRACE)
+        answer = await self._update(tournament_id, change, key, caller, (operation,))
         await self.queue.put(tournament_id, b"", self.clock())
-        return await self._update(tournament_id, change, key, caller, (operation,))
+        self.wake()
+        return answer
 
     # ------------------------------------------------------------ saving
 

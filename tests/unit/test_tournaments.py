@@ -24,6 +24,7 @@ from service.ranking import ranking
 from service.relay import Relay
 from service.settings import Settings
 from service.tournaments import (
+    GRACE,
     CreateTournament,
     TournamentReaction,
     Tournaments,
@@ -449,5 +450,23 @@ def test_each_tournament_webhook_is_delivered_once_per_id_through_the_outbox():
         payload = msgspec.json.decode(finished, type=WEBHOOK_PAYLOADS["tournament_finished"])
         assert payload.data.status == "finished"
         assert len(payload.data.standings) == 8
+
+    run(body)
+
+
+def test_a_decisions_job_is_due_only_once_it_is_saved_or_after_the_grace():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=1, places=4)
+        put, seen = w.queue.put, []
+
+        async def watched(job_id, payload, at, **options):
+            stored = await w.tournament_store.load_tournament(job_id)
+            seen.append((stored.status, at - w.now))
+            return await put(job_id, payload, at, **options)
+
+        w.queue.put = watched
+        await w.tournaments.start(PLATFORM, record.id)
+        # before the save: due after the grace; after it: at once
+        assert seen[:2] == [("registering", GRACE), ("running", 0.0)]
 
     run(body)

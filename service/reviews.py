@@ -4,7 +4,11 @@ off the serving process's interpreter, and kept in the archive.
 `Reviews.review` answers a review kept already; else, for a finished game (live in the game
 store, or archived), it queues the game in the `reviews` queue and answers None (the API's
 202 with Retry-After); a game still being played, aborted or abandoned is refused
-(`game_not_reviewable`: a review of a live game would coach its players mid-game).
+(`game_not_reviewable`: a review of a live game would coach its players mid-game). A
+review whose job the queue set aside (quarantined: a log that cannot be reviewed, or
+`max_failures` failures in a row) is refused too (`review_failed`, the API's 500: the
+service's failure, which asking again cannot mend) until an operator puts it back
+(`python -m service.cli jobs requeue reviews <game id>`); it is then computed as any other.
 
 The queue's worker (`service.jobs.Worker`, in every replica) reads the game's public log
 (the live store's while the game is there, else the archive's), reviews it in the bots'
@@ -93,7 +97,10 @@ class Reviews:
             status = archived.status
         if status != "finished":
             raise ServiceError("game_not_reviewable")
-        await self.queue.put(game_id, b"", self.clock(), keep=True)
+        queued = await self.queue.put(game_id, b"", self.clock(), keep=True)
+        # not queued: it is already, or it was set aside (failed for good until requeued)
+        if not queued and await self.queue.quarantined_job(game_id) is not None:
+            raise ServiceError("review_failed")
         self.worker.wake()
         return None
 

@@ -437,7 +437,14 @@ function liveTable(root: HTMLElement, first: Game): () => void {
         message ? h("p", { class: "error", role: "alert" }, message) : null,
       ),
       finished && view.results ? resultsEl(view, view.results) : null,
-      finished && seat !== null ? h("div", { class: "row" }, h("button", { type: "button", id: "play-again", class: "primary", onclick: playAgain }, t("results.again"))) : null,
+      finished
+        ? h(
+            "div",
+            { class: "row" },
+            seat !== null ? h("button", { type: "button", id: "play-again", class: "primary", onclick: playAgain }, t("results.again")) : null,
+            view.status === "finished" ? h("a", { href: `#/replay/${encodeURIComponent(gameId)}?review`, class: "button", "data-testid": "to-review" }, t("results.review")) : null,
+          )
+        : null,
       h(
         "div",
         { class: "layout" },

@@ -15,7 +15,7 @@ from domain.review import review
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from service.archiving import archive_game
-from service.bot_work import BotWork
+from service.bot_work import BotWork, bots_busy
 from service.errors import ServiceError
 from service.games import encode_events
 from service.jobs import requeue_all
@@ -63,18 +63,19 @@ class Clock:
         return self.now
 
 
-class FailingBots(BotWork):
-    """The bots' work failing (a bug, a crashed pool) while `failing`: every review job fails."""
+class FlakyBots(BotWork):
+    """The bots' work (in a thread) refusing every step with `refusal()` until it is set to
+    None: a bug, a crashed pool, a pool with no room."""
 
-    def __init__(self) -> None:
+    def __init__(self, refusal: Callable[[], Exception] | None) -> None:
         super().__init__(None)
-        self.failing = True
+        self.refusal = refusal
         self.runs = 0
 
     async def run(self, search: bool, step: Callable[..., T], *args: object) -> T:
         self.runs += 1
-        if self.failing:
-            raise RuntimeError("the pool broke")
+        if self.refusal is not None:
+            raise self.refusal()
         return await super().run(search, step, *args)
 
 
@@ -192,7 +193,8 @@ def test_a_review_set_aside_is_refused_for_good_until_requeued_then_computed() -
     `review_failed` (no more 202 to poll on), asked again or not, until it is put back as
     `python -m service.cli jobs requeue reviews <id>` does; then it is computed as usual."""
     played = four_seats()
-    archive, bots, clock = MemoryArchive(), FailingBots(), Clock()
+    archive, clock = MemoryArchive(), Clock()
+    bots = FlakyBots(lambda: RuntimeError("the pool broke"))
 
     async def body() -> tuple[list[str], list[str], bytes | None]:
         await archive_game(archive, played.record, played.stored, played.player_ids)
@@ -208,7 +210,7 @@ def test_a_review_set_aside_is_refused_for_good_until_requeued_then_computed() -
             answers.append(refused.value.code)
             assert await use.worker.run_once() == 0
         aside = [q.id for q in await use.queue.quarantined(10)]
-        bots.failing = False  # the cause fixed, the operator puts it back
+        bots.refusal = None  # the cause fixed, the operator puts it back
         assert await requeue_all(use.queue, [played.id], clock()) == 1
         after = ["pending" if await use.review(played.id) is None else "done"]
         assert await use.worker.run_once() == 1
@@ -240,3 +242,35 @@ def test_a_log_set_aside_as_unreviewable_is_review_failed_too() -> None:
         return refused.value.code
 
     assert run(body()) == "review_failed"
+
+
+def test_a_full_pool_holds_the_reviews_back_without_blaming_the_job() -> None:
+    """The bots' pool full (`bots_busy`, the players' bots first) is no failure of the
+    review: tried again and again, it is never set aside, and it is computed once there is
+    room."""
+    played = four_seats()
+    archive, clock, bots = MemoryArchive(), Clock(), FlakyBots(bots_busy)
+
+    async def body() -> tuple[list[int], int, bytes | None]:
+        await archive_game(archive, played.record, played.stored, played.player_ids)
+        use = reviews(archive=archive, bots=bots, clock=clock)
+        assert await use.review(played.id) is None
+        failures = []
+        for _ in range(6):  # more than max_failures (3)
+            with pytest.raises(TimeoutError):  # the worker backs off, as for a store down
+                await use.worker.run_once()
+            clock.now += 60
+            assert await use.review(played.id) is None  # still 202
+            failures += [job.failures for job in await use.queue.claim(clock(), 0.0, 9)]
+        aside = len(await use.queue.quarantined(10))
+        bots.refusal = None  # room again
+        clock.now += 60
+        await use.worker.run_once()
+        return failures, aside, await use.review(played.id)
+
+    failures, aside, done = run(body())
+    assert failures == [0] * 6  # peeked at (a lease of 0 s): never a failure counted
+    assert aside == 0
+    assert bots.runs == 7
+    assert done is not None
+    assert archive.reviews == {played.id: done}

@@ -251,6 +251,10 @@ def test_the_review_shows_the_apis_figures_in_english_and_spanish(
     app.goto(f"/replay/{game_id}", "replay")
     check_review(app, review, "en")
     check_axe(app.page, "replay with its review")
+    first = app.page.locator("[data-testid=review-decisions] summary").first
+    first.click()
+    check_axe(app.page, "replay with a player's decisions unfolded")
+    first.click()
     # the moment's button shows its step on the replay's board
     loss = expected(review)["loss"]
     app.page.click("[data-testid=moment-lost] button")

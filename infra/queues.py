@@ -110,6 +110,13 @@ class MemoryQueue:
             for job_id, (payload, why) in list(self._quarantine.items())[:limit]
         ]
 
+    async def quarantined_job(self, job_id: str) -> Quarantined | None:
+        held = self._quarantine.get(job_id)
+        if held is None:
+            return None
+        payload, why = held
+        return Quarantined(job_id, payload, why.reason, why.failures, why.at)
+
     async def requeue(self, job_id: str, now: float) -> bool:
         held = self._quarantine.pop(job_id, None)
         if held is None:
@@ -285,6 +292,15 @@ class RedisQueue:
                 Quarantined(raw_id.decode(), found[raw_id], why.reason, why.failures, why.at)
             )
         return out
+
+    async def quarantined_job(self, job_id: str) -> Quarantined | None:
+        with unavailable_on_connection_errors():
+            payload = await self._redis.hget(self.keys["quarantine"], job_id)
+            if payload is None:  # the common case: one round trip
+                return None
+            blob = await self._redis.hget(self.keys["why"], job_id)
+        why = _why_decoder.decode(blob) if blob else _Why("", 0, 0.0)
+        return Quarantined(job_id, payload, why.reason, why.failures, why.at)
 
     async def requeue(self, job_id: str, now: float) -> bool:
         keys = self._keys("jobs", "due", "token", "fails", "quarantine", "why")

@@ -6,7 +6,8 @@
     python -m service.cli ratings rebuild [--url URL]  # every rating again, from the archive
 
 Queues: `archive` (ended games waiting for the SQL archive), `relay` (games whose reactions
-are to be relayed), `webhooks` (deliveries to the platform). On the embedded store the
+are to be relayed), `webhooks` (deliveries to the platform), `reviews` (post-game reviews
+to compute: one set aside answers 500 `review_failed` until it is put back). On the embedded store the
 queues live in the service's process, so there is nothing for this command to reach: it
 says so.
 """

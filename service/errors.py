@@ -26,6 +26,8 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "game_over": "The game has ended (finished, aborted, abandoned or cancelled).",
     "game_not_reviewable": "Only a finished game is reviewed: this one is still being played, "
     "or it was aborted or abandoned.",
+    "review_failed": "This game's review could not be computed. The failure is logged for "
+    "the service's operators: asking again will not help until they put the review back.",
     "table_full": "Every open seat of this table is taken.",
     "seat_unavailable": "This seat is taken, reserved for another player, or a bot's.",
     "seat_not_found": "The game has no such seat.",

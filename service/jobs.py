@@ -96,6 +96,9 @@ class LeasedQueue(Protocol):
 
     async def quarantined(self, limit: int) -> list[Quarantined]: ...
 
+    async def quarantined_job(self, job_id: str) -> Quarantined | None:
+        """The job set aside under this id, None when it is not in quarantine."""
+
     async def requeue(self, job_id: str, now: float) -> bool:
         """Put a quarantined job back, due now, its failures forgotten."""
 

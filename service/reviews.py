@@ -4,7 +4,11 @@ off the serving process's interpreter, and kept in the archive.
 `Reviews.review` answers a review kept already; else, for a finished game (live in the game
 store, or archived), it queues the game in the `reviews` queue and answers None (the API's
 202 with Retry-After); a game still being played, aborted or abandoned is refused
-(`game_not_reviewable`: a review of a live game would coach its players mid-game).
+(`game_not_reviewable`: a review of a live game would coach its players mid-game). A
+review whose job the queue set aside (quarantined: a log that cannot be reviewed, or
+`max_failures` failures in a row) is refused too (`review_failed`, the API's 500: the
+service's failure, which asking again cannot mend) until an operator puts it back
+(`python -m service.cli jobs requeue reviews <game id>`); it is then computed as any other.
 
 The queue's worker (`service.jobs.Worker`, in every replica) reads the game's public log
 (the live store's while the game is there, else the archive's), reviews it in the bots'
@@ -12,7 +16,9 @@ pool (`service.bot_work.BotWork`: worker processes, so a review of 0.2-0.4 s of 
 holds the serving process's interpreter) and keeps the JSON with `GameArchive.save_review`,
 written once (the first of two replicas reviewing one game wins; both computed the same
 review). A log that cannot be reviewed is a `PermanentFailure`: set aside in quarantine
-(`python -m service.cli jobs`), never retried forever.
+(`python -m service.cli jobs`), never retried forever. A pool with no room (`bots_busy`:
+the players' bots hold it) is no failure of the review: the worker waits, as for a store
+down, so a busy spell never sets a review aside.
 """
 
 from __future__ import annotations
@@ -93,7 +99,10 @@ class Reviews:
             status = archived.status
         if status != "finished":
             raise ServiceError("game_not_reviewable")
-        await self.queue.put(game_id, b"", self.clock(), keep=True)
+        queued = await self.queue.put(game_id, b"", self.clock(), keep=True)
+        # not queued: it is already, or it was set aside (failed for good until requeued)
+        if not queued and await self.queue.quarantined_job(game_id) is not None:
+            raise ServiceError("review_failed")
         self.worker.wake()
         return None
 
@@ -106,6 +115,12 @@ class Reviews:
             found = await self.bots.run(True, reviewed, game_id, log)
         except ValueError as exc:  # a log no review can be made of: it never will be
             raise PermanentFailure(str(exc)) from exc
+        except ServiceError as exc:
+            if exc.code == "bots_busy" and exc.__cause__ is None:
+                # the pool is full (the players' bots have it): the worker waits, and the
+                # job is not blamed (five busy spells would set it aside: review_failed)
+                raise TimeoutError("the bots' pool is full") from exc
+            raise  # a worker died mid-review: a failure, counted (it may be this review's)
         await self.archive.save_review(game_id, found, datetime.fromtimestamp(self.clock(), UTC))
 
     async def _log(self, game_id: str) -> list[bytes]:

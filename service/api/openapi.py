@@ -124,6 +124,10 @@ PROBLEM_HEADERS = {
     "401": {"WWW-Authenticate": {"schema": {"type": "string"}}},
     "503": {"Retry-After": {"schema": {"type": "string"}, "description": "Seconds."}},
 }
+REVIEW_FAILED = (
+    f"{DESCRIPTIONS[500]} `review_failed`: the review could not be computed and was set "
+    "aside for the operators; no `Retry-After`, stop asking (it stays so until requeued)."
+)
 RETRY_AFTER_HEADER = {
     "required": True,
     "schema": {"type": "string"},
@@ -358,6 +362,7 @@ def finish_openapi(app: Litestar) -> dict[str, Any]:
                 responses["201"]["links"] = {**_links_after_create(), **_links_of_the_lobby()}
             if op_id == "getGameReview":  # Litestar documents headers on the 200 only
                 responses["202"]["headers"] = {"Retry-After": RETRY_AFTER_HEADER}
+                responses["500"]["description"] = REVIEW_FAILED
             if op_id == "joinGame":
                 responses["201"]["links"] = _links_after_join()
             if op_id in ("getGame", "act"):

@@ -47,6 +47,7 @@ SERVICE_STATUS = {
     "game_not_started": 409,
     "game_over": 409,
     "game_not_reviewable": 409,
+    "review_failed": 500,  # the service's failure for good (until requeued): not polled again
     "table_full": 409,
     "seat_unavailable": 409,
     "seat_not_found": 404,

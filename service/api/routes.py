@@ -477,7 +477,10 @@ class GamesController(Controller):
         "luck` (luck: each card drawn's value less the draw's expectation); each seat's chance "
         "of winning before every action. Computed once, in the background: 202 with "
         "`Retry-After` while it is, then 200 with the review, kept for good. A game still "
-        "being played, aborted or abandoned is 409 `game_not_reviewable`.",
+        "being played, aborted or abandoned is 409 `game_not_reviewable`. A review the "
+        "service failed to compute (its job set aside after repeated failures) is 500 "
+        "`review_failed`, without `Retry-After`: stop asking, it stays so until an operator "
+        "requeues it (`python -m service.cli jobs requeue reviews <game id>`).",
         responses={
             202: ResponseSpec(
                 data_container=ReviewPending,

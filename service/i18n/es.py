@@ -73,6 +73,7 @@ MESSAGES: dict[str, str] = {
     "The game has not started: its table is waiting for players.": "La partida no ha empezado: su mesa espera jugadores.",
     "The game has ended (finished, aborted, abandoned or cancelled).": "La partida ha terminado (finalizada, interrumpida, abandonada o cancelada).",
     "Only a finished game is reviewed: this one is still being played, or it was aborted or abandoned.": "Solo se analiza una partida finalizada: esta aún se está jugando, o fue interrumpida o abandonada.",
+    "This game's review could not be computed. The failure is logged for the service's operators: asking again will not help until they put the review back.": "No se pudo calcular el análisis de esta partida. El fallo queda registrado para los operadores del servicio: volver a pedirlo no servirá hasta que lo vuelvan a poner en cola.",
     "Every open seat of this table is taken.": "Todos los asientos libres de esta mesa están ocupados.",
     "This seat is taken, reserved for another player, or a bot's.": "Este asiento está ocupado, reservado para otro jugador o es de un bot.",
     "The game has no such seat.": "La partida no tiene ese asiento.",

@@ -73,6 +73,7 @@ MESSAGES: dict[str, str] = {
     "The game has not started: its table is waiting for players.": "રમત શરૂ થઈ નથી: તેનું ટેબલ ખેલાડીઓની રાહ જુએ છે.",
     "The game has ended (finished, aborted, abandoned or cancelled).": "રમત પૂરી થઈ ગઈ છે (સમાપ્ત, અટકાવેલી, છોડી દીધેલી અથવા રદ).",
     "Only a finished game is reviewed: this one is still being played, or it was aborted or abandoned.": "ફક્ત સમાપ્ત થયેલી રમતની જ સમીક્ષા થાય છે: આ રમત હજી ચાલી રહી છે, અથવા તેને અટકાવી કે છોડી દેવામાં આવી હતી.",
+    "This game's review could not be computed. The failure is logged for the service's operators: asking again will not help until they put the review back.": "આ રમતની સમીક્ષાની ગણતરી થઈ શકી નહીં. આ નિષ્ફળતા સેવાના સંચાલકો માટે નોંધાઈ છે: તેઓ સમીક્ષાને ફરી કતારમાં ન મૂકે ત્યાં સુધી ફરી પૂછવાથી કોઈ ફાયદો નહીં થાય.",
     "Every open seat of this table is taken.": "આ ટેબલની બધી ખાલી બેઠકો ભરાઈ ગઈ છે.",
     "This seat is taken, reserved for another player, or a bot's.": "આ બેઠક ભરાયેલી છે, બીજા ખેલાડી માટે આરક્ષિત છે, અથવા બોટની છે.",
     "The game has no such seat.": "રમતમાં આવી કોઈ બેઠક નથી.",

@@ -73,6 +73,7 @@ MESSAGES: dict[str, str] = {
     "The game has not started: its table is waiting for players.": "Խաղը չի սկսվել. սեղանը սպասում է խաղացողների։",
     "The game has ended (finished, aborted, abandoned or cancelled).": "Խաղն ավարտվել է (ավարտված, ընդհատված, լքված կամ չեղարկված)։",
     "Only a finished game is reviewed: this one is still being played, or it was aborted or abandoned.": "Վերլուծվում է միայն ավարտված խաղը. այս մեկը դեռ խաղարկվում է, կամ ընդհատվել կամ լքվել է։",
+    "This game's review could not be computed. The failure is logged for the service's operators: asking again will not help until they put the review back.": "Այս խաղի վերլուծությունը հնարավոր չեղավ հաշվել։ Ձախողումը գրանցված է ծառայության օպերատորների համար. կրկին հարցնելը չի օգնի, քանի դեռ նրանք վերլուծությունը նորից հերթ չեն դրել։",
     "Every open seat of this table is taken.": "Այս սեղանի բոլոր ազատ տեղերը զբաղված են։",
     "This seat is taken, reserved for another player, or a bot's.": "Այս տեղը զբաղված է, ամրագրված է այլ խաղացողի համար կամ բոտինն է։",
     "The game has no such seat.": "Խաղում այդպիսի տեղ չկա։",

@@ -73,6 +73,7 @@ MESSAGES: dict[str, str] = {
     "The game has not started: its table is waiting for players.": "Permainan belum dimulai: mejanya masih menunggu pemain.",
     "The game has ended (finished, aborted, abandoned or cancelled).": "Permainan telah berakhir (selesai, dihentikan, ditinggalkan, atau dibatalkan).",
     "Only a finished game is reviewed: this one is still being played, or it was aborted or abandoned.": "Hanya permainan yang selesai yang diulas: permainan ini masih dimainkan, atau telah dihentikan atau ditinggalkan.",
+    "This game's review could not be computed. The failure is logged for the service's operators: asking again will not help until they put the review back.": "Ulasan permainan ini tidak dapat dihitung. Kegagalannya dicatat untuk operator layanan: meminta lagi tidak akan membantu sampai mereka mengantrekan ulasan itu kembali.",
     "Every open seat of this table is taken.": "Semua kursi kosong di meja ini sudah terisi.",
     "This seat is taken, reserved for another player, or a bot's.": "Kursi ini sudah terisi, dipesan untuk pemain lain, atau milik bot.",
     "The game has no such seat.": "Permainan tidak memiliki kursi tersebut.",

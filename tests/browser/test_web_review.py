@@ -36,6 +36,11 @@ WORDS: dict[str, dict[str, str]] = {
         "pass": "Pass",
         "buy": "Buy {card}",
         "decline": "Buy nothing",
+        "lost": "value lost {v}",
+        "decision.best": "best was: {action}",
+        "grades": "best|good|inaccuracy|mistake|blunder",
+        "failed": "This game's review could not be computed.",
+        "slow": "The review is taking longer than it should.",
     },
     "es": {
         "heading": "Análisis de la partida",
@@ -50,12 +55,24 @@ WORDS: dict[str, dict[str, str]] = {
         "pass": "Paso",
         "buy": "Comprar {card}",
         "decline": "No comprar nada",
+        "lost": "valor perdido {v}",
+        "decision.best": "lo mejor era: {action}",
+        "grades": "mejor|buena|imprecisión|error|error grave",
+        "failed": "No se pudo calcular el análisis de esta partida.",
+        "slow": "El análisis está tardando más de lo debido.",
     },
 }
 COLORS = {"en": {"R": "Red", "B": "Blue", "O": "Orange", "G": "Green"}}
 COLORS["es"] = {"R": "Rojo", "B": "Azul", "O": "Naranja", "G": "Verde"}
 CARDS = {"en": ("Currency {n}", "Wild card {n}", "{color} wild card", "Full wild card")}
 CARDS["es"] = ("Moneda {n}", "Comodín {n}", "Comodín {color}", "Comodín total")
+
+
+GRADES = ("best", "good", "inaccuracy", "mistake", "blunder")
+
+
+def grade_words(grade: str, lang: str) -> str:
+    return dict(zip(GRADES, WORDS[lang]["grades"].split("|"), strict=True))[grade]
 
 
 def shown_number(value: float, lang: str) -> str:
@@ -180,6 +197,43 @@ def check_review(app: App, review: dict[str, Any], lang: str) -> None:
     drew = card.locator("[data-testid=drew]").text_content() or ""
     luck = shown_number(lucky["luck"][lucky["seat"]], lang)
     assert drew.startswith(words["drew"].format(card=card_words(lucky["card"], lang)) + "+" + luck)
+    check_decisions(app, review, lang)
+
+
+def check_decisions(app: App, review: dict[str, Any], lang: str) -> None:
+    """Every decision, per seat in order: the action chosen and its grade in words; unless it
+    was the best, the value lost (no unit named) and the best action in words."""
+    words = WORDS[lang]
+    section = app.page.locator("[data-testid=review][data-state=ready]")
+    graded = dict.fromkeys(GRADES, 0)
+    for seat in review["seats"]:
+        listed = section.locator(f"[data-testid=review-decisions][data-seat='{seat['seat']}']")
+        listed.locator("summary").click()  # unfolded: the list is read as it is shown
+        items = listed.locator("[data-testid=decision]")
+        items.first.wait_for(state="visible")
+        mine = [d for d in review["decisions"] if d["seat"] == seat["seat"]]
+        assert items.count() == len(mine) == seat["decisions"], (lang, seat["seat"])
+        for i, d in enumerate(mine):
+            item = items.nth(i)
+            assert item.get_attribute("data-version") == str(d["version"])
+            assert item.get_attribute("data-grade") == d["grade"]
+            assert item.locator("[data-testid=grade]").text_content() == grade_words(
+                d["grade"], lang
+            )
+            chosen = action_words(d["actions"][d["chosen"]]["action"], lang)
+            assert chosen in (item.text_content() or ""), (lang, d)
+            graded[d["grade"]] += 1
+            if d["grade"] == "best":
+                assert item.locator("[data-testid=lost]").count() == 0
+                continue
+            lost = words["lost"].format(v=shown_number(d["lost"], lang))
+            assert item.locator("[data-testid=lost]").text_content() == lost, (lang, d)
+            best = action_words(d["actions"][d["best"]]["action"], lang)
+            want = words["decision.best"].format(action=best)
+            assert item.locator("[data-testid=best]").text_content() == want, (lang, d)
+        listed.locator("summary").click()  # folded again, as the page starts
+    assert graded["best"], graded  # both kinds shown: best ones, and ones that lost value
+    assert sum(graded.values()) > graded["best"], graded
 
 
 def choose_language(app: App, lang: str) -> None:
@@ -197,6 +251,10 @@ def test_the_review_shows_the_apis_figures_in_english_and_spanish(
     app.goto(f"/replay/{game_id}", "replay")
     check_review(app, review, "en")
     check_axe(app.page, "replay with its review")
+    first = app.page.locator("[data-testid=review-decisions] summary").first
+    first.click()
+    check_axe(app.page, "replay with a player's decisions unfolded")
+    first.click()
     # the moment's button shows its step on the replay's board
     loss = expected(review)["loss"]
     app.page.click("[data-testid=moment-lost] button")
@@ -234,4 +292,93 @@ def test_a_review_being_computed_is_asked_for_again_after_its_retry_after(
     assert pending.get_attribute("data-state") == "pending"
     assert "Computing the review" in (pending.text_content() or "")
     held["back"] = False
+    check_review(app, review, "en")
+
+
+def test_the_results_link_to_the_review(app: App, api: httpx.Client) -> None:
+    """The end of a game (the results screen) links to its review on the replay."""
+    game_id = finished_game(api, seed=5)
+    review = api_review(api, game_id)
+    app.goto(f"/game/{game_id}", "results")
+    app.page.click("[data-testid=to-review]")
+    app.wait_screen("replay")
+    assert app.page.evaluate("location.hash") == f"#/replay/{game_id}?review"
+    check_review(app, review, "en")
+
+
+def held_review(app: App, status: int, body: dict[str, Any], headers: dict[str, str]) -> list[str]:
+    """The page's fake clock installed and every review it asks for answered `status` with
+    `body`: the URLs it asked for, as it asks."""
+    asked: list[str] = []
+
+    def answer(route) -> None:
+        asked.append(route.request.url)
+        route.fulfill(status=status, json=body, headers=headers)
+
+    app.page.clock.install()
+    app.page.route("**/v1/games/*/review", answer)
+    return asked
+
+
+def settled(app: App) -> None:
+    """Playwright called twice: a request the page made meanwhile reached its route."""
+    app.page.evaluate("true")
+    app.page.evaluate("true")
+
+
+def test_a_review_the_service_failed_to_compute_is_said_and_not_asked_again(
+    app: App, api: httpx.Client
+) -> None:
+    """500 `review_failed` (a review set aside by the service's queue) ends the asking: the
+    page says so in its language, offers no retry, and asks no more however long it waits."""
+    game_id = finished_game(api, seed=11)
+    problem = {
+        "type": "https://ten.example/problems/review_failed",
+        "title": "Internal Server Error",
+        "status": 500,
+        "detail": "(the service's own words, which the page does not show)",
+        "code": "review_failed",
+    }
+    asked = held_review(app, 500, problem, {"Content-Type": "application/problem+json"})
+    for lang in ("en", "es"):
+        if lang != "en":
+            choose_language(app, lang)
+        else:
+            app.goto(f"/replay/{game_id}", "replay")
+        section = app.page.locator("[data-testid=review][data-state=failed]")
+        section.wait_for(state="attached")
+        assert WORDS[lang]["failed"] in (section.text_content() or ""), lang
+        assert section.locator("[data-testid=review-retry]").count() == 0
+        once = len(asked)
+        app.page.clock.run_for("30:00")  # half an hour later
+        settled(app)
+        assert len(asked) == once, asked
+
+
+def test_a_review_never_ready_is_asked_for_less_often_then_no_more_with_a_retry(
+    app: App, api: httpx.Client
+) -> None:
+    """202 for ever: the page asks again less and less often, then stops (review.ts
+    POLLING.MOST_ASKS: 12 asks) with a message and a retry button; the button asks again,
+    and the review comes."""
+    game_id = finished_game(api, seed=13)
+    review = api_review(api, game_id)
+    pending = {"game_id": game_id, "status": "pending", "retry_after": 1}
+    asked = held_review(app, 202, pending, {"Retry-After": "1"})
+    app.goto(f"/replay/{game_id}", "replay")
+    section = app.page.locator("[data-testid=review]")
+    wait_for(lambda: app.page.evaluate("true") and len(asked) == 1, "the first ask")
+
+    def stalled() -> bool:
+        app.page.clock.run_for("00:31")  # the longest wait between two asks, and a second
+        return section.get_attribute("data-state") == "stalled"
+
+    wait_for(stalled, "the page giving up")
+    assert len(asked) == 12, asked
+    assert WORDS["en"]["slow"] in (section.text_content() or "")
+    app.page.clock.run_for("30:00")
+    settled(app)
+    assert len(asked) == 12, asked  # no more asks
+    app.page.unroute("**/v1/games/*/review")
+    section.locator("[data-testid=review-retry]").click()
     check_review(app, review, "en")

@@ -94,9 +94,12 @@ def test_retry_counts_failures_and_quarantine_sets_the_job_aside(backend):
         [aside] = await queue.quarantined(10)
         assert (aside.id, aside.payload, aside.reason) == ("p", b"poison", "DataError: NUL é")
         assert (aside.failures, aside.at) == (2, NOW + 3)
+        assert await queue.quarantined_job("p") == aside  # looked up by its id
+        assert await queue.quarantined_job("q") is None
         assert await queue.put("p", b"again", NOW) == 0  # set aside: stays aside
         assert await queue.requeue("p", NOW + 4)
         assert await queue.quarantined(10) == []
+        assert await queue.quarantined_job("p") is None
         [back] = await queue.claim(NOW + 4, 30.0, 10)
         assert (back.payload, back.failures) == (b"poison", 0)
 

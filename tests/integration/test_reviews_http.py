@@ -5,6 +5,7 @@ public log, kept in one archive row; a live game's is refused."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import time
@@ -19,8 +20,11 @@ from sqlalchemy import select
 from domain.model import AnyEvent
 from domain.review import review
 from infra.archive.models import reviews as reviews_table
-from service.reviews import ReviewOut
-from tests.support.archive import ArchiveDb, served_on
+from infra.queues import RedisQueue
+from infra.redis_store import connect
+from service.reviews import QUEUE, ReviewOut
+from tests.integration.test_jobs_cli import cli
+from tests.support.archive import ArchiveDb, claim_redis_db, pg_database, served_on, servers
 
 pytestmark = pytest.mark.integration
 _events = msgspec.json.Decoder(list[AnyEvent])
@@ -87,3 +91,55 @@ def test_a_finished_game_is_reviewed_once_and_a_live_one_refused(
         problem(client.get(f"/v1/games/{'0' * 20}/review"), 404, "game_not_found")
         problem(client.get("/v1/games/not-an-id!/review"), 404, "game_not_found")
         assert len(kept_rows(db)) == 1
+
+
+def test_a_review_set_aside_is_500_review_failed_until_the_jobs_cli_requeues_it(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """On Redis: the game's review job set aside in the service's `reviews` queue (as the
+    worker does after repeated failures) makes the endpoint answer 500 `review_failed`, in
+    the asker's language and without Retry-After; `python -m service.cli jobs requeue
+    reviews <id>` puts it back and the review is then computed."""
+    with contextlib.ExitStack() as stack:
+        url, _ = stack.enter_context(claim_redis_db(request.getfixturevalue("redis_url")))
+        db = stack.enter_context(pg_database(migrate=False))
+        env = {"TEN_REDIS_URL": url, "TEN_DATABASE_URL": db.url, "TEN_MIGRATE_ON_START": "true"}
+        (server,) = stack.enter_context(servers(tmp_path, env))
+        client = stack.enter_context(httpx.Client(base_url=server.base, timeout=10))
+        bots = [{"name": f"Bot {i}", "bot": "basic"} for i in range(2)]
+        created = client.post("/v1/games", json={"players": bots})
+        assert created.status_code == 201, created.text
+        game_id = created.json()["id"]
+        asyncio.run(set_aside(url, game_id))
+
+        for _ in range(2):  # for good: asking again changes nothing
+            failed = client.get(f"/v1/games/{game_id}/review", headers={"Accept-Language": "es"})
+            problem(failed, 500, "review_failed")
+            assert "Retry-After" not in failed.headers
+            assert failed.headers["Content-Language"] == "es"
+            assert failed.json()["detail"].startswith("No se pudo calcular el análisis")
+        listed = cli(tmp_path, url, "list", "reviews")
+        assert listed.returncode == 0, listed.stderr
+        assert game_id in listed.stdout
+        back = cli(tmp_path, url, "requeue", "reviews", game_id)
+        assert back.returncode == 0, back.stderr
+        deadline = time.monotonic() + 30
+        while (done := client.get(f"/v1/games/{game_id}/review")).status_code == 202:
+            assert time.monotonic() < deadline, "the review did not come within 30 s"
+            time.sleep(0.1)
+        assert done.status_code == 200, done.text
+        assert kept_rows(db) == [(game_id, done.text)]
+
+
+async def set_aside(redis_url: str, game_id: str) -> None:
+    """Quarantine the game's job in the service's `reviews` queue: put due far ahead (so the
+    service's worker cannot claim it first), claimed at that time, and set aside."""
+    client = connect(redis_url)
+    try:
+        queue = RedisQueue(client, QUEUE)
+        later = time.time() + 10**6
+        assert await queue.put(game_id, b"", later) > 0
+        [job] = await queue.claim(later, 30.0, 1)
+        assert await queue.quarantine(game_id, job.token, "RuntimeError: the test's", later)
+    finally:
+        await client.aclose()

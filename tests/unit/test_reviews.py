@@ -4,7 +4,7 @@ archive in memory, the bots' work in a thread."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import msgspec
@@ -15,9 +15,10 @@ from domain.review import review
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from service.archiving import archive_game
-from service.bot_work import BotWork
+from service.bot_work import BotWork, bots_busy
 from service.errors import ServiceError
 from service.games import encode_events
+from service.jobs import requeue_all
 from service.reviews import QUEUE, ReviewOut, Reviews, reviewed
 from tests.support.ended_games import Played, aborted_game, dataset
 from tests.support.games import started
@@ -35,14 +36,47 @@ def run(awaitable: Awaitable[T]) -> T:
     return asyncio.run(main())
 
 
-def reviews(store: MemoryGameStore | None = None, archive: MemoryArchive | None = None) -> Reviews:
+def reviews(
+    store: MemoryGameStore | None = None,
+    archive: MemoryArchive | None = None,
+    bots: BotWork | None = None,
+    clock: Clock | None = None,
+) -> Reviews:
     return Reviews(
         store or MemoryGameStore(),
         archive or MemoryArchive(),
         MemoryQueue(QUEUE),
-        BotWork(None),
+        bots or BotWork(None),
         max_failures=3,
+        clock=clock or Clock(),
+        jitter=lambda: 0.5,
     )
+
+
+class Clock:
+    """A clock the test moves on (unix seconds)."""
+
+    def __init__(self, now: float = 1_760_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FlakyBots(BotWork):
+    """The bots' work (in a thread) refusing every step with `refusal()` until it is set to
+    None: a bug, a crashed pool, a pool with no room."""
+
+    def __init__(self, refusal: Callable[[], Exception] | None) -> None:
+        super().__init__(None)
+        self.refusal = refusal
+        self.runs = 0
+
+    async def run(self, search: bool, step: Callable[..., T], *args: object) -> T:
+        self.runs += 1
+        if self.refusal is not None:
+            raise self.refusal()
+        return await super().run(search, step, *args)
 
 
 def expected(played: Played) -> ReviewOut:
@@ -152,3 +186,91 @@ def test_the_pool_function_refuses_what_is_not_a_finished_log() -> None:
         reviewed(played.id, log[: len(log) // 2])
     with pytest.raises(ValueError, match="not an event log"):
         reviewed(played.id, [b"{"])
+
+
+def test_a_review_set_aside_is_refused_for_good_until_requeued_then_computed() -> None:
+    """A job failing `max_failures` (3) times in a row is quarantined: the review is then
+    `review_failed` (no more 202 to poll on), asked again or not, until it is put back as
+    `python -m service.cli jobs requeue reviews <id>` does; then it is computed as usual."""
+    played = four_seats()
+    archive, clock = MemoryArchive(), Clock()
+    bots = FlakyBots(lambda: RuntimeError("the pool broke"))
+
+    async def body() -> tuple[list[str], list[str], bytes | None]:
+        await archive_game(archive, played.record, played.stored, played.player_ids)
+        use = reviews(archive=archive, bots=bots, clock=clock)
+        answers = []
+        for _ in range(3):  # 202 (None) while it fails and is retried with a backoff
+            answers.append("pending" if await use.review(played.id) is None else "done")
+            await use.worker.run_once()
+            clock.now += 60  # past the backoff
+        for _ in range(2):  # quarantined: refused, and nothing queued again
+            with pytest.raises(ServiceError) as refused:
+                await use.review(played.id)
+            answers.append(refused.value.code)
+            assert await use.worker.run_once() == 0
+        aside = [q.id for q in await use.queue.quarantined(10)]
+        bots.refusal = None  # the cause fixed, the operator puts it back
+        assert await requeue_all(use.queue, [played.id], clock()) == 1
+        after = ["pending" if await use.review(played.id) is None else "done"]
+        assert await use.worker.run_once() == 1
+        return answers + after, aside, await use.review(played.id)
+
+    answers, aside, done = run(body())
+    assert answers == ["pending"] * 3 + ["review_failed"] * 2 + ["pending"]
+    assert aside == [played.id]
+    assert bots.runs == 4  # three failures, then the review
+    assert done is not None
+    assert msgspec.json.decode(done, type=ReviewOut) == expected(played)
+    assert archive.reviews == {played.id: done}
+
+
+def test_a_log_set_aside_as_unreviewable_is_review_failed_too() -> None:
+    played = four_seats()
+    archive = MemoryArchive()
+
+    async def body() -> str:
+        await archive_game(archive, played.record, played.stored, played.player_ids)
+        kept = archive.state.games[played.id]
+        trimmed = kept.events[: len(kept.events) // 2]
+        archive.state.games[played.id] = msgspec.structs.replace(kept, events=trimmed)
+        use = reviews(archive=archive)
+        assert await use.review(played.id) is None
+        await use.worker.run_once()
+        with pytest.raises(ServiceError) as refused:
+            await use.review(played.id)
+        return refused.value.code
+
+    assert run(body()) == "review_failed"
+
+
+def test_a_full_pool_holds_the_reviews_back_without_blaming_the_job() -> None:
+    """The bots' pool full (`bots_busy`, the players' bots first) is no failure of the
+    review: tried again and again, it is never set aside, and it is computed once there is
+    room."""
+    played = four_seats()
+    archive, clock, bots = MemoryArchive(), Clock(), FlakyBots(bots_busy)
+
+    async def body() -> tuple[list[int], int, bytes | None]:
+        await archive_game(archive, played.record, played.stored, played.player_ids)
+        use = reviews(archive=archive, bots=bots, clock=clock)
+        assert await use.review(played.id) is None
+        failures = []
+        for _ in range(6):  # more than max_failures (3)
+            with pytest.raises(TimeoutError):  # the worker backs off, as for a store down
+                await use.worker.run_once()
+            clock.now += 60
+            assert await use.review(played.id) is None  # still 202
+            failures += [job.failures for job in await use.queue.claim(clock(), 0.0, 9)]
+        aside = len(await use.queue.quarantined(10))
+        bots.refusal = None  # room again
+        clock.now += 60
+        await use.worker.run_once()
+        return failures, aside, await use.review(played.id)
+
+    failures, aside, done = run(body())
+    assert failures == [0] * 6  # peeked at (a lease of 0 s): never a failure counted
+    assert aside == 0
+    assert bots.runs == 7
+    assert done is not None
+    assert archive.reviews == {played.id: done}

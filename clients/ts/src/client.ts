@@ -292,7 +292,9 @@ export function createTenClient(options: TenClientOptions = {}) {
     /**
      * A finished game's review (every decision valued, accuracy, skill and luck per seat).
      * While the service computes it (202), `pending` with the seconds to wait before asking
-     * again; a live game is refused (409 `game_not_reviewable`).
+     * again; a live game is refused (409 `game_not_reviewable`), and a review the service
+     * failed to compute for good throws a `TenApiError` with `problem.code` `review_failed`
+     * (500, no Retry-After: stop asking until an operator requeues it).
      */
     async getReview(
       gameId: string,

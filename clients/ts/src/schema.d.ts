@@ -276,7 +276,7 @@ export interface paths {
         };
         /**
          * Review a finished game
-         * @description Every decision of a finished game (live or archived) valued from what its player knew: each legal action's value (the seat's expected margin in points over the others' mean after it; a draw exactly over the unseen cards, a bid through the auction played out by the expert), the one chosen, the best, the points lost and a grade (`best` < 1e-9 points lost, `good` < 0.5, `inaccuracy` < 1.5, `mistake` < 3, else `blunder`); per seat, its accuracy (Lichess's curve, a point lost counted as 10 percentage points), points lost, and its final margin split into `start + skill + luck` (luck: each card drawn's value less the draw's expectation); each seat's chance of winning before every action. Computed once, in the background: 202 with `Retry-After` while it is, then 200 with the review, kept for good. A game still being played, aborted or abandoned is 409 `game_not_reviewable`.
+         * @description Every decision of a finished game (live or archived) valued from what its player knew: each legal action's value (the seat's expected margin in points over the others' mean after it; a draw exactly over the unseen cards, a bid through the auction played out by the expert), the one chosen, the best, the points lost and a grade (`best` < 1e-9 points lost, `good` < 0.5, `inaccuracy` < 1.5, `mistake` < 3, else `blunder`); per seat, its accuracy (Lichess's curve, a point lost counted as 10 percentage points), points lost, and its final margin split into `start + skill + luck` (luck: each card drawn's value less the draw's expectation); each seat's chance of winning before every action. Computed once, in the background: 202 with `Retry-After` while it is, then 200 with the review, kept for good. A game still being played, aborted or abandoned is 409 `game_not_reviewable`. A review the service failed to compute (its job set aside after repeated failures) is 500 `review_failed`, without `Retry-After`: stop asking, it stays so until an operator requeues it (`python -m service.cli jobs requeue reviews <game id>`).
          */
         get: operations["getGameReview"];
         put?: never;
@@ -3589,7 +3589,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unexpected server error. */
+            /** @description Unexpected server error. `review_failed`: the review could not be computed and was set aside for the operators; no `Retry-After`, stop asking (it stays so until requeued). */
             500: {
                 headers: {
                     [name: string]: unknown;

@@ -4,10 +4,12 @@
  * winning chances over the game (inline SVG: a title and a description say what it shows;
  * each seat its colour and its own dash, so no line is told apart by hue alone), and the
  * moments that mattered most: the biggest value lost (what was chosen, what was best, in
- * words) and the luckiest and unluckiest cards.
+ * words) and the luckiest and unluckiest cards; and every decision's grade, per seat, with the
+ * value it lost and what was best. The value lost is labelled neutrally ("value lost 0.6"):
+ * its unit is the review's grading scheme's, not the page's to name.
  */
 import type { Review } from "../../ts/src/client";
-import { api, describeError } from "./api";
+import { api, describeError, TenApiError } from "./api";
 import { cardName } from "./cards";
 import { h, show } from "./dom";
 import { list, num, t, tn } from "./i18n";
@@ -28,6 +30,11 @@ function signedPoints(value: number): string {
   const shown = Math.round(value * 10) / 10;
   const text = tn("n.point", Math.abs(shown), {}, 1);
   return shown > 0 ? `+${text}` : shown < 0 ? `-${text}` : text;
+}
+
+/** A value lost, one decimal, without a unit: "value lost 0.6". */
+function valueLost(value: number): string {
+  return t("review.valueLost", { v: num(Math.round(value * 10) / 10, 1) });
 }
 
 /** A decision's action in words ("Draw a card", "Bid 3", "Buy Red 4"). */
@@ -95,7 +102,7 @@ function seatsEl(review: Review, ctx: ReviewContext): HTMLElement {
               " · ",
               tn("n.decision", s.decisions),
               " · ",
-              t("review.seat.lost", { points: tn("n.point", Math.round(s.lost * 10) / 10, {}, 1) }),
+              valueLost(s.lost),
             ],
         " · ",
         t("review.seat.split", { skill: signedPoints(s.skill), luck: signedPoints(s.luck) }),
@@ -188,7 +195,7 @@ function lossEl(review: Review, ctx: ReviewContext): HTMLElement {
     { "data-testid": "moment-lost", "data-version": d.version, "data-seat": d.seat },
     h("h3", null, t("review.lost")),
     h("p", null, t("review.step", { name: ctx.nameOf(d.seat), n: num(step + 1) })),
-    h("p", { "data-testid": "chosen" }, t("review.chosen", { action: chosen ? actionText(chosen.action) : "", points: tn("n.point", Math.round(d.lost * 10) / 10, {}, 1) })),
+    h("p", { "data-testid": "chosen" }, t("review.chosen", { action: chosen ? actionText(chosen.action) : "", lost: valueLost(d.lost) })),
     h("p", { "data-testid": "best" }, t("review.best", { action: best ? actionText(best.action) : "" })),
     stepButton(ctx, step),
   );
@@ -208,6 +215,47 @@ function cardMoment(review: Review, ctx: ReviewContext, sign: 1 | -1): HTMLEleme
   );
 }
 
+/** One decision: its step (a button to it), the action chosen and its grade; unless it was
+ * the best, the value lost and the best action in words. */
+function decisionEl(d: Decision, ctx: ReviewContext): HTMLElement {
+  const step = ctx.stepOf(d.version);
+  const chosen = d.actions[d.chosen];
+  const best = d.actions[d.best];
+  const grade = h("b", { class: `grade grade-${d.grade}`, "data-testid": "grade" }, t(`review.grade.${d.grade}`));
+  return h(
+    "li",
+    { "data-testid": "decision", "data-version": d.version, "data-grade": d.grade },
+    h("button", { type: "button", class: "small", onclick: () => ctx.goto(step) }, t("review.decision.step", { n: num(step + 1) })),
+    " ",
+    around(t("review.decision", { action: chosen ? actionText(chosen.action) : "" }), "{grade}", grade),
+    d.grade === "best"
+      ? null
+      : [
+          " · ",
+          h("span", { "data-testid": "lost" }, valueLost(d.lost)),
+          " · ",
+          h("span", { "data-testid": "best" }, t("review.decision.best", { action: best ? actionText(best.action) : "" })),
+        ],
+  );
+}
+
+/** Every decision's grade, a list per seat (folded: a game holds many). */
+function decisionsEl(review: Review, ctx: ReviewContext): HTMLElement {
+  return h(
+    "div",
+    { class: "review-decisions" },
+    review.seats.map((s) => {
+      const mine = review.decisions.filter((d) => d.seat === s.seat);
+      return h(
+        "details",
+        { "data-testid": "review-decisions", "data-seat": s.seat },
+        h("summary", null, t("review.decisions.seat", { name: ctx.nameOf(s.seat), decisions: tn("n.decision", mine.length) })),
+        h("ol", { class: "plain decisions" }, mine.map((d) => decisionEl(d, ctx))),
+      );
+    }),
+  );
+}
+
 export function reviewEl(review: Review, ctx: ReviewContext): HTMLElement[] {
   return [
     h("h3", null, t("review.accuracy")),
@@ -217,12 +265,34 @@ export function reviewEl(review: Review, ctx: ReviewContext): HTMLElement[] {
     chancesEl(review, ctx, "review-chances"),
     h("h3", null, t("review.moments")),
     h("ul", { class: "plain moments" }, lossEl(review, ctx), cardMoment(review, ctx, 1), cardMoment(review, ctx, -1)),
+    h("h3", null, t("review.decisions")),
+    h("p", { class: "small muted" }, t("review.decisions.help")),
+    decisionsEl(review, ctx),
   ];
+}
+
+/** How long the page waits for a review being computed: the service's Retry-After, growing
+ * by `GROWTH` at each ask up to `LONGEST_WAIT` seconds; after `MOST_ASKS` asks it stops and
+ * offers to ask again (a service that never finishes is not polled for good). */
+export const POLLING = { GROWTH: 1.5, LONGEST_WAIT: 30, MOST_ASKS: 12 };
+
+/** The seconds to wait before the ask after `asks` asks answered 202 with `retryAfter`. */
+export function nextWait(retryAfter: number, asks: number): number {
+  const base = Math.max(1, retryAfter);
+  return Math.min(POLLING.LONGEST_WAIT, Math.max(base, base * POLLING.GROWTH ** (asks - 1)));
+}
+
+/** The service set the review aside for good (500 `review_failed`): asking again is no use. */
+function failedForGood(error: unknown): boolean {
+  return error instanceof TenApiError && error.problem?.code === "review_failed";
 }
 
 /**
  * The review section of a replay: "being computed" while the service answers 202 (asked
- * again after its Retry-After), then the review; returns how to stop asking.
+ * again after its Retry-After, then less and less often, until `POLLING.MOST_ASKS` asks:
+ * then a message and a button to ask again), then the review. A review the service failed
+ * to compute (`review_failed`) is said so, and not asked for again; another failure is said
+ * with the button. Returns how to stop asking.
  */
 export function reviewSection(gameId: string, ctx: ReviewContext): { el: HTMLElement; stop: () => void } {
   // the status is said (a live region) while the review is computed; the review itself is read where it stands
@@ -231,12 +301,21 @@ export function reviewSection(gameId: string, ctx: ReviewContext): { el: HTMLEle
   const el = h("section", { class: "panel review", "data-testid": "review", "data-state": "pending", "aria-labelledby": "review-heading" }, h("h2", { id: "review-heading" }, t("review.heading")), status, body);
   let timer = 0;
   let stopped = false;
+  let asks = 0;
+  const halt = (state: string, message: string, retry: boolean) => {
+    status.hidden = true;
+    const again = h("button", { type: "button", "data-testid": "review-retry", onclick: () => restart() }, t("common.retry"));
+    show(body, h("p", { role: "alert", class: "error" }, message), retry ? h("p", null, again) : null);
+    el.dataset.state = state;
+  };
   const ask = async () => {
+    asks += 1;
     try {
       const answer = await api.getReview(gameId);
       if (stopped) return;
       if (answer.pending) {
-        timer = window.setTimeout(ask, Math.max(1, answer.retryAfter) * 1000);
+        if (asks >= POLLING.MOST_ASKS) return halt("stalled", t("review.slow"), true);
+        timer = window.setTimeout(ask, nextWait(answer.retryAfter, asks) * 1000);
         return;
       }
       status.hidden = true;
@@ -244,10 +323,16 @@ export function reviewSection(gameId: string, ctx: ReviewContext): { el: HTMLEle
       el.dataset.state = "ready";
     } catch (error) {
       if (stopped) return;
-      status.hidden = true;
-      show(body, h("p", { role: "alert", class: "error" }, describeError(error)));
-      el.dataset.state = "failed";
+      if (failedForGood(error)) return halt("failed", t("review.failed"), false);
+      halt("error", describeError(error), true);
     }
+  };
+  const restart = () => {
+    asks = 0;
+    status.hidden = false;
+    show(body);
+    el.dataset.state = "pending";
+    void ask();
   };
   void ask();
   return {

@@ -437,7 +437,15 @@ function liveTable(root: HTMLElement, first: Game): () => void {
         message ? h("p", { class: "error", role: "alert" }, message) : null,
       ),
       finished && view.results ? resultsEl(view, view.results) : null,
-      finished && seat !== null ? h("div", { class: "row" }, h("button", { type: "button", id: "play-again", class: "primary", onclick: playAgain }, t("results.again"))) : null,
+      finished && (seat !== null || view.status === "finished")
+        ? h(
+            "div",
+            { class: "row" },
+            seat !== null ? h("button", { type: "button", id: "play-again", class: "primary", onclick: playAgain }, t("results.again")) : null,
+            // only a finished game is reviewed (not an aborted or abandoned one)
+            view.status === "finished" ? h("a", { href: `#/replay/${encodeURIComponent(gameId)}?review`, class: "button", "data-testid": "to-review" }, t("results.review")) : null,
+          )
+        : null,
       h(
         "div",
         { class: "layout" },

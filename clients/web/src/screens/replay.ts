@@ -1,6 +1,6 @@
 /** Past games: the archive's list, and a replay that steps through every public state. */
 import type { components } from "../../../ts/src/client";
-import { api, failedScreen } from "../api";
+import { api, failedScreen, TenApiError } from "../api";
 import { h, show } from "../dom";
 import { list, num, t, when } from "../i18n";
 import { reviewSection } from "../review";
@@ -38,6 +38,21 @@ export async function archiveScreen(root: HTMLElement, params: URLSearchParams):
   document.body.dataset.ready = "1";
 }
 
+/** Every public state of the game, page by page from the archive; `wait`: a game just
+ * finished (the results' link to its review) may take a moment to reach the archive, so a
+ * 404 is asked again a few times first. */
+async function archivedStates(gameId: string, wait: boolean): Promise<View[]> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await allStates(gameId);
+    } catch (error) {
+      const notYet = error instanceof TenApiError && error.problem?.code === "archived_game_not_found";
+      if (!wait || !notYet || tries >= 10) throw error;
+      await new Promise((resolve) => window.setTimeout(resolve, 500));
+    }
+  }
+}
+
 /** Every public state of the game, page by page from the archive. */
 async function allStates(gameId: string): Promise<View[]> {
   const states: View[] = [];
@@ -50,11 +65,13 @@ async function allStates(gameId: string): Promise<View[]> {
   return states;
 }
 
-/** A replay, and below it a finished game's review; returns how to stop asking for it. */
-export async function replayScreen(root: HTMLElement, _params: URLSearchParams, _route: string, gameId = ""): Promise<(() => void) | void> {
+/** A replay, and below it a finished game's review (`?review`: scrolled to it); returns how
+ * to stop asking for it. */
+export async function replayScreen(root: HTMLElement, params: URLSearchParams, _route: string, gameId = ""): Promise<(() => void) | void> {
   let states: View[];
+  const toReview = params.has("review");
   try {
-    states = await allStates(gameId);
+    states = await archivedStates(gameId, toReview);
   } catch (error) {
     return failedScreen(root, error, "replay");
   }
@@ -108,6 +125,7 @@ export async function replayScreen(root: HTMLElement, _params: URLSearchParams, 
     review?.el,
   );
   go(step);
+  if (toReview) review?.el.scrollIntoView({ block: "start" });
   document.body.dataset.screen = "replay";
   document.body.dataset.ready = "1";
   return review?.stop;

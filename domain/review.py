@@ -27,10 +27,10 @@ judge, else the larger of the drop in the seat's winning percentage (best less c
 `POINT_FLOOR` = 3 percentage points per point of expected margin dropped. The floor grades
 a seat whose chances are settled (near 0 or 1: far behind, far ahead, the final buy) on its
 points: by winning chance alone such a seat loses nothing whatever it does, and a random
-player, so often far behind, looked more accurate than `basic`. 3 is below the win model's
-usual price of a point where the chances are live (between the actions of a decision, a
-median of about 4 percentage points per point at four players, about 10 at two), so there
-the drop in winning chance governs. A decision's grade follows what it lost (`GRADES`: best
+player, so often far behind, looks nearly as accurate as `basic` (bench/README.md). 3 is
+below the win model's usual price of a point where the chances are live (between the
+actions of a decision, a median of about 4 percentage points per point at four players,
+more at two), so there the drop in winning chance governs. A decision's grade follows what it lost (`GRADES`: best
 below 1e-9, good below 2, inaccuracy below 5, mistake below 10, else blunder; Lichess marks
 5, 10 and 15, but one decision of TEN's fifty or so a seat weighs less than a chess move);
 its accuracy is Lichess's curve of a move's accuracy from the drop of the winning

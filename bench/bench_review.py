@@ -4,8 +4,10 @@ Plays seeded four-player games of one bot of each level (`--levels`, default ran
 basic, expert, expert: a level twice when fewer than four are given; seats rotated game by
 game so that no level keeps the first seat), reviews each (`domain.review.review`) and
 prints, per level, the mean accuracy over games (a seat's accuracy in a game is the mean
-over its graded decisions) with its 95% interval, the points lost per game and the luck
-per game. Then the luck of two equal bots heads-up (`--equal`, default expert): each
+over its graded decisions) with its 95% interval, the share of its graded decisions the
+judge calls best, what it lost per game (percentage points of winning chance, the points
+floor included: `domain.review.drop`) and its luck per game (points). The judge is
+`master`'s search, so `master`'s decisions are all best by construction. Then the luck of two equal bots heads-up (`--equal`, default expert): each
 seat's mean luck per game with its 95% interval (0 expected), and the CPU time of a
 four-player game's review (median and largest, `time.process_time`). No assertions: a
 report (bench/README.md).
@@ -39,6 +41,7 @@ def main() -> None:
     levels = args.levels.split(",")
     accuracy: dict[str, list[float]] = defaultdict(list)
     lost: dict[str, list[float]] = defaultdict(list)
+    best: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     luck: dict[str, list[float]] = defaultdict(list)
     seconds: list[float] = []
     for g in range(args.games):
@@ -53,13 +56,19 @@ def main() -> None:
             if seat.accuracy is not None:
                 accuracy[level].append(seat.accuracy)
             lost[level].append(seat.lost)
+            best[level][0] += seat.grades["best"]
+            best[level][1] += seat.decisions
             luck[level].append(seat.luck)
     print(f"{args.games} four-player games of {','.join(levels)} (seats rotated)")
-    print(f"  {'level':<8} {'accuracy (95%)':>18} {'lost/game':>10} {'luck/game (95%)':>18}")
+    print(
+        f"  {'level':<8} {'accuracy (95%)':>18} {'best':>6} {'lost/game':>10}"
+        f" {'luck/game (95%)':>18}"
+    )
     for level in dict.fromkeys(levels):
+        share = best[level][0] / max(best[level][1], 1)
         print(
-            f"  {level:<8} {interval(accuracy[level]):>18} {statistics.fmean(lost[level]):10.2f}"
-            f" {interval(luck[level]):>18}"
+            f"  {level:<8} {interval(accuracy[level]):>18} {share:6.3f}"
+            f" {statistics.fmean(lost[level]):10.2f} {interval(luck[level]):>18}"
         )
     seconds.sort()
     print(

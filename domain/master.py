@@ -4,7 +4,7 @@ the end of the current turn (or auction), the argmax played.
 It reads the game as its players know it (`engine.information_state`) and values a
 position by `value`: the seat's chance of winning (`winning.win_chances`, the table
 learned offline from expert self-play; a finished game's result exactly), plus
-`MARGIN_WEIGHT` times its expected margin in points (`review.margins`), which breaks the
+`MARGIN_WEIGHT` times its expected margin in points (`winning.margins`), which breaks the
 ties of a chance near 0 or 1 (a seat far behind or far ahead still plays for points).
 
 An action's value is that of the position it leads to once the turn settles
@@ -22,6 +22,12 @@ bot, every seat's: a buy phase, an auction, the final buy round and so the resul
   better stop; otherwise the better of the two stops settled (`DEPTH` > 1: or one more
   draw, valued the same way, while depth remains).
 
+`action_value`, `draw_value` and `continuation` take the position's value as a function:
+the bot's returns a float; the post-game review (`domain.review`, whose judge this search
+is) passes one that carries the seat's winning chance and margin beside the value (a number
+that adds, scales by a probability and compares by the value alone), so both pick the
+same continuations.
+
 The best action is the one of the highest value (the first in `legal_actions` order
 among equals). No randomness and no clock: the same view gives the same move, so a
 served game replays from its seed (the bot's random source is not used).
@@ -36,9 +42,8 @@ from domain.expert import expert_bot
 from domain.legal import legal_actions
 from domain.model import Action, Bid, Draw, GameState, Stop
 from domain.odds import chance_outcomes
-from domain.review import margins
 from domain.rng import SeededRandom
-from domain.winning import win_chances
+from domain.winning import margins, win_chances
 
 MARGIN_WEIGHT = 0.01  # a point of expected margin, in winning chance
 DEPTH = 1  # draws searched ahead in the draw phase
@@ -80,8 +85,8 @@ def master_policy(
             raise ValueError("it is not this seat's decision")
         if len(actions) == 1:
             return actions[0]
-        if bid_floor and view.phase == "auction":
-            actions = _at_least_expert(view, seat, actions)
+        if bid_floor:
+            actions = searched(view, seat, actions)
         values = [action_value(view, seat, a, value, depth) for a in actions]
         best = max(range(len(actions)), key=lambda i: (values[i], -i))
         return actions[best]
@@ -89,9 +94,11 @@ def master_policy(
     return master
 
 
-def _at_least_expert(view: GameState, seat: int, actions: list[Action]) -> list[Action]:
-    """The legal actions of an auction no lower than the expert's: its bid and those
-    above it (all of them when it passes)."""
+def searched(view: GameState, seat: int, actions: list[Action]) -> list[Action]:
+    """The legal actions the bot searches: all of them but in an auction, there those no
+    lower than the expert's: its bid and those above it (all of them when it passes)."""
+    if view.phase != "auction":
+        return actions
     floor = expert_bot(view, seat, _NO_RNG)
     if type(floor) is not Bid:
         return actions

@@ -4,38 +4,47 @@ what its player knew, and each seat's result split into skill and luck.
 Everything is read from the public event log (`evolve` folded over it: the pile `HIDDEN`,
 no seed), so a review knows what the players knew and nothing more.
 
-**Value.** A position's value to a seat is its *expected margin* in points: its equity
-(`expert.equity`: the points of its best scoring plus what its tokens and spare cards are
-worth) minus the mean of the other seats' equities; once the game is finished, the final
-score minus the mean of the other final scores (the margins sum to 0 over the seats). Its
-*winning chances* are `winning.win_chances` of the position.
+**The judge** is the strongest player, `master`'s own search (as Stockfish is Lichess's):
+a position's value to a seat is `master.position_value`, its chance of winning
+(`winning.win_chances`) plus `master.MARGIN_WEIGHT` times its *expected margin* in points
+(`winning.margins`: its equity, `expert.equity`, minus the mean of the other seats'; once
+the game is finished, the final score minus the mean of the other final scores; the
+margins sum to 0 over the seats).
 
 **Each legal action** of a decision (those with two or more legal actions; a turn's first
-draw is forced) is valued by its outcome:
+draw is forced) is valued as `master` values it (`master.action_value`, `DEPTH` draws ahead:
+the position once the turn settles, the rest of the turn's decisions that need no chance
+played by the `expert` bot; a draw exactly over the next card, then the better
+continuation), and reported by the seat's winning chance (`chance`) and expected margin
+(`value`, points) there. The *best* action is `master`'s choice: the highest value among the
+actions it searches (`master.searched`: in an auction where the expert bids, its bid and
+those above; its value alone underbids) and the first in `legal_actions` order among
+equals. So `master`'s own decisions are graded best by construction.
 
-- a stop, a purchase, a decline: the position right after it;
-- a draw: the exact expectation over the next card (`odds.chance_outcomes`, each unseen
-  card at its probability, given to the engine as the draw's outcome) of the position
-  after that card and the seat's better stop then (a bust, or a wild card's auction, as it
-  stands: the auction is a later decision);
-- a bid or a pass: the position once the auction ends, its later bids played by the
-  `expert` bot for every bidder.
+**What a decision lost** (`lost`, `drop`), in percentage points of winning chance (0-100
+scale, as Lichess grades a move): 0 if the chosen action is worth as much as the best to the
+judge, else the larger of the drop in the seat's winning percentage (best less chosen) and
+`POINT_FLOOR` = 3 percentage points per point of expected margin dropped. The floor grades
+a seat whose chances are settled (near 0 or 1: far behind, far ahead, the final buy) on its
+points: by winning chance alone such a seat loses nothing whatever it does, and a random
+player, so often far behind, looks nearly as accurate as `basic` (bench/README.md). 3 is
+below the win model's usual price of a point where the chances are live (between the
+actions of a decision, a median of about 4 percentage points per point at four players,
+more at two), so there the drop in winning chance governs. A decision's grade follows what it lost (`GRADES`: best
+below 1e-9, good below 2, inaccuracy below 5, mistake below 10, else blunder; Lichess marks
+5, 10 and 15, but one decision of TEN's fifty or so a seat weighs less than a chess move);
+its accuracy is Lichess's curve of a move's accuracy from the drop of the winning
+percentage (`move_accuracy`). A seat's accuracy is the mean over its graded decisions.
 
-The *best* action is the one of the highest value to the seat (the first in
-`legal_actions` order among equals); *lost* is the best's value less the chosen one's
-(points, >= 0). A decision's grade follows the points lost (`GRADES`); its accuracy is
-Lichess's curve of a move's accuracy (`move_accuracy`), with a point of expected margin lost
-counted as 10 percentage points of winning chance (about the slope of the win model at an
-even two-player position in the middle of the pile). Winning chances themselves are not
-graded: a seat far behind has chances near 0 whatever it does, and would look accurate.
-A seat's accuracy is the mean over its graded decisions.
+**Luck** is counted in points of expected margin (`winning.margins`), not by the judge's
+value, so that it adds up to the final margins. For every card drawn (forced draws
+included), each seat's luck is its margin after the card (the drawer's better stop then, by
+its margin: a bust, or a wild card's auction, as it stands) less the expected margin of
+the draw (each unseen card at its probability): on average over the cards it could have
+been, 0.
 
-**Luck.** For every card drawn (forced draws included), each seat's luck is the value of
-the card drawn (the position after it, the drawer's better stop then, as above) less the
-expected value of the draw: on average over the cards it could have been, 0.
-
-**Skill and luck account for the margin.** Each seat's final margin is its value at the
-first decision (`start`, 0 when the seats start alike) plus the change of its value over
+**Skill and luck account for the margin.** Each seat's final margin is its margin at the
+first decision (`start`, 0 when the seats start alike) plus the change of its margin over
 every step of the game. The changes over the cards drawn are the luck above; everything
 else (the seat's own decisions, the other seats' decisions, and what the value's horizon
 did not see coming, such as the realisation of a lucky card at the next stop) is `skill`:
@@ -53,8 +62,8 @@ from typing import Literal
 import msgspec
 
 from domain.engine import apply, evolve, to_act
-from domain.expert import equity, expert_bot
 from domain.legal import legal_actions
+from domain.master import DEPTH, MARGIN_WEIGHT, action_value, searched
 from domain.model import (
     Action,
     Bid,
@@ -74,17 +83,17 @@ from domain.model import (
     Stopped,
 )
 from domain.odds import chance_outcomes
-from domain.rng import SeededRandom
-from domain.winning import win_chances
+from domain.winning import margins, win_chances
 
 Grade = Literal["best", "good", "inaccuracy", "mistake", "blunder"]
-# the grade of a decision by the points it lost: below each bound, that grade ("best": the
+# the grade of a decision by what it lost (percentage points of winning chance, `drop`):
+# below each bound, that grade ("best": the
 # chosen action is the best one, or loses nothing measurable)
 GRADES: tuple[tuple[float, Grade], ...] = (
     (1e-9, "best"),
-    (0.5, "good"),
-    (1.5, "inaccuracy"),
-    (3.0, "mistake"),
+    (2.0, "good"),
+    (5.0, "inaccuracy"),
+    (10.0, "mistake"),
     (math.inf, "blunder"),
 )
 
@@ -93,8 +102,8 @@ Vector = tuple[float, ...]
 
 class ActionValue(msgspec.Struct, frozen=True, kw_only=True):
     action: Action
-    value: float  # the seat's expected margin after it, in points
-    chance: float  # the seat's chance of winning after it
+    value: float  # the seat's expected margin after it (as the judge values it), in points
+    chance: float  # the seat's chance of winning after it (the same)
 
 
 class DecisionReview(msgspec.Struct, frozen=True, kw_only=True):
@@ -104,9 +113,9 @@ class DecisionReview(msgspec.Struct, frozen=True, kw_only=True):
     actions: tuple[ActionValue, ...]  # each legal action (legal_actions order)
     chosen: int  # index in actions
     best: int
-    lost: float  # points: the best's value less the chosen one's
+    lost: float  # percentage points of winning chance (`drop`), the points floor included
     grade: Grade
-    accuracy: float  # 0-100 (move_accuracy of the points lost)
+    accuracy: float  # 0-100 (move_accuracy of lost)
 
 
 class CardLuck(msgspec.Struct, frozen=True, kw_only=True):
@@ -123,8 +132,8 @@ class SeatReview(msgspec.Struct, frozen=True, kw_only=True):
     decisions: int  # graded decisions
     accuracy: float | None  # mean accuracy of its graded decisions (None: none)
     grades: dict[str, int]
-    lost: float  # points lost over its decisions
-    start: float  # its value at the first decision
+    lost: float  # the sum of its decisions' lost (percentage points of winning chance)
+    start: float  # its margin at the first decision
     skill: float
     luck: float
     margin: float  # final score less the mean of the others' (= start + skill + luck)
@@ -145,7 +154,6 @@ class GameReview(msgspec.Struct, frozen=True, kw_only=True):
 # the first event of each action a seat decides (the others follow from it)
 ACTION_EVENTS = (CardDrawn, Stopped, BidPlaced, BidPassed, CardBought, BuyDeclined)
 _DRAW = Draw()
-_NO_RNG = SeededRandom("review")  # the expert bot takes a random source and uses none
 
 
 def review(events: Iterable[Event]) -> GameReview:
@@ -177,7 +185,7 @@ def review(events: Iterable[Event]) -> GameReview:
             luck = _plus(luck, card.luck)
             change = _minus(change, card.luck)
         skill = _plus(skill, change)
-        decision = _decision(state, seat, _chosen(event), draws)
+        decision = _decision(state, seat, _chosen(event))
         if decision is not None:
             decisions.append(decision)
     chances.append(Chances(version=final.version, chances=tuple(win_chances(final))))
@@ -188,13 +196,13 @@ def review(events: Iterable[Event]) -> GameReview:
 
 
 def _card_luck(
-    state: GameState, seat: int, card: str, draws: dict[str, tuple[float, _Outcome]]
+    state: GameState, seat: int, card: str, draws: dict[str, tuple[float, Vector]]
 ) -> CardLuck:
     """The luck of drawing `card` (module docstring), each seat's."""
     if card not in draws:  # an explicit deck's card the standard one lacks
         draws[card] = (0.0, _drawn(state, seat, card))
-    expected = _mean((p, v) for p, (v, _c) in draws.values())
-    value = draws[card][1][0]
+    expected = _mean(draws.values())
+    value = draws[card][1]
     return CardLuck(
         version=state.version,
         seat=seat,
@@ -234,32 +242,66 @@ def _seats(
     return seats
 
 
-def margins(state: GameState) -> Vector:
-    """Each seat's value (module docstring): its equity, or once finished its score, less
-    the mean of the other seats'."""
-    if state.results is not None:
-        worth = [float(r.score) for r in sorted(state.results, key=lambda r: r.seat)]
-    else:
-        bonus = state.rules.perfect_bonus
-        worth = [equity(p, bonus) for p in state.players]
-    n = len(worth)
-    if n == 1:
-        return (worth[0],)
-    total = sum(worth)
-    return tuple(w - (total - w) / (n - 1) for w in worth)
+POINT_FLOOR = 3.0  # a point of expected margin lost, in percentage points of winning chance
 
 
-POINT_PERCENT = 10.0  # a point of expected margin lost, in percentage points of winning chance
+class Judged:
+    """The judge's value of a position or an action to a seat (`master.position_value`),
+    with the seat's winning chance and expected margin (points) beside it: it adds and
+    scales by a probability component-wise and compares by `value` alone, so `master`'s
+    search (`master.action_value`) picks the continuations it picks for a float."""
+
+    __slots__ = ("chance", "margin", "value")
+
+    def __init__(self, value: float, chance: float, margin: float) -> None:
+        self.value = value
+        self.chance = chance
+        self.margin = margin
+
+    def __add__(self, other: Judged) -> Judged:
+        return Judged(
+            self.value + other.value, self.chance + other.chance, self.margin + other.margin
+        )
+
+    def __radd__(self, other: float) -> Judged:  # 0.0 + self: the start of a sum
+        assert other == 0
+        return self
+
+    def __rmul__(self, p: float) -> Judged:
+        return Judged(p * self.value, p * self.chance, p * self.margin)
+
+    def __gt__(self, other: Judged) -> bool:
+        return self.value > other.value
+
+    def __lt__(self, other: Judged) -> bool:
+        return self.value < other.value
+
+
+def judged(state: GameState, seat: int) -> Judged:
+    """The judge's value of a position (`master.position_value`, the same sum)."""
+    chance = win_chances(state)[seat]
+    margin = margins(state)[seat]
+    return Judged(chance + MARGIN_WEIGHT * margin, chance, margin)
+
+
+def drop(best: Judged, chosen: Judged) -> float:
+    """What choosing `chosen` over `best` lost (module docstring), in percentage points of
+    winning chance: the drop of the winning percentage, or `POINT_FLOOR` per point of
+    expected margin dropped if that is more (0 when the chosen one is worth as much)."""
+    if not chosen < best:
+        return 0.0
+    return max(
+        100.0 * (best.chance - chosen.chance), POINT_FLOOR * (best.margin - chosen.margin), 0.0
+    )
 
 
 def move_accuracy(lost: float) -> float:
-    """A decision's accuracy (0-100) from the points it lost: Lichess's curve of a move's
-    accuracy from the drop of the mover's winning percentage, a point counted as
-    `POINT_PERCENT`: 100 for nothing lost, about 64 for one point, about 40 for two."""
+    """A decision's accuracy (0-100) from what it lost (percentage points of winning
+    chance): Lichess's curve of a move's accuracy from the drop of the mover's winning
+    percentage: 100 for nothing lost, about 80 for 5, about 64 for 10, about 51 for 15."""
     if lost <= 0:
         return 100.0
-    percent = lost * POINT_PERCENT
-    raw = 103.1668100711649 * math.exp(-0.04354415386753951 * percent) - 3.166924740191411
+    raw = 103.1668100711649 * math.exp(-0.04354415386753951 * lost) - 3.166924740191411
     return min(max(raw, 0.0), 100.0)
 
 
@@ -315,42 +357,29 @@ def _same(a: Action, b: Action) -> bool:
     return a == b
 
 
-_Outcome = tuple[Vector, Vector]  # (margins, winning chances)
-
-
-def _decision(
-    state: GameState,
-    seat: int,
-    chosen: Action,
-    draws: dict[str, tuple[float, _Outcome]] | None,
-) -> DecisionReview | None:
+def _decision(state: GameState, seat: int, chosen: Action) -> DecisionReview | None:
+    """A decision valued by the judge, `master`'s search (module docstring)."""
     actions = legal_actions(state, seat)
     if len(actions) < 2:
         return None  # forced
     if not any(_same(chosen, a) for a in actions):
         actions.append(chosen)  # a purchase paid otherwise than the service would
-    valued: list[ActionValue] = []
-    index = -1
-    for i, action in enumerate(actions):
-        if type(action) is Draw:
-            assert draws is not None or type(chosen) is not Draw
-            outcomes = draws if draws is not None else _draw_outcomes(state, seat)
-            value = _mean((p, v) for p, (v, _c) in outcomes.values())
-            chance = _mean((p, c) for p, (_v, c) in outcomes.values())
-        else:
-            value, chance = _outcome(_after(state, seat, action))
-        valued.append(ActionValue(action=action, value=value[seat], chance=chance[seat]))
-        if index < 0 and _same(chosen, action):
-            index = i
-    best = max(range(len(valued)), key=lambda i: (valued[i].value, -i))
-    lost = max(valued[best].value - valued[index].value, 0.0)
-    if index == best:
-        lost = 0.0
+    values: list[Judged] = [action_value(state, seat, a, judged, DEPTH) for a in actions]
+    index = next(i for i, a in enumerate(actions) if _same(chosen, a))
+    candidates = {id(a) for a in searched(state, seat, actions)}
+    best = max(
+        (i for i, a in enumerate(actions) if id(a) in candidates),
+        key=lambda i: (values[i].value, -i),
+    )
+    lost = 0.0 if index == best else drop(values[best], values[index])
     return DecisionReview(
         version=state.version,
         seat=seat,
         phase=state.phase,
-        actions=tuple(valued),
+        actions=tuple(
+            ActionValue(action=a, value=v.margin, chance=v.chance)
+            for a, v in zip(actions, values, strict=True)
+        ),
         chosen=index,
         best=best,
         lost=lost,
@@ -359,38 +388,21 @@ def _decision(
     )
 
 
-def _outcome(state: GameState) -> _Outcome:
-    return margins(state), tuple(win_chances(state))
-
-
-def _after(state: GameState, seat: int, action: Action) -> GameState:
-    """The position an action leads to (module docstring): a bid's or a pass's once the
-    auction is over."""
-    after, _events = apply(state, seat, action)
-    while after.phase == "auction":
-        bidder = to_act(after)
-        assert bidder is not None
-        after, _events = apply(after, bidder, expert_bot(after, bidder, _NO_RNG))
-    return after
-
-
-def _draw_outcomes(state: GameState, seat: int) -> dict[str, tuple[float, _Outcome]]:
-    """For each card the draw may bring: its probability, and the outcome after it and
+def _draw_outcomes(state: GameState, seat: int) -> dict[str, tuple[float, Vector]]:
+    """For each card the draw may bring: its probability, and the margins after it and
     the drawer's better stop (a bust or an auction as it stands)."""
     return {code: (float(p), _drawn(state, seat, code)) for code, p in chance_outcomes(state)}
 
 
-def _drawn(state: GameState, seat: int, card: str) -> _Outcome:
-    """The outcome of drawing `card`, then the drawer's better stop if it may stop."""
+def _drawn(state: GameState, seat: int, card: str) -> Vector:
+    """The margins after drawing `card`, then the drawer's better stop if it may stop."""
     after, _events = apply(state, seat, _DRAW, card=card)
     if after.phase == "draw" and after.drawn and to_act(after) == seat:
         stops = [
-            _outcome(apply(after, seat, a)[0])
-            for a in legal_actions(after, seat)
-            if type(a) is Stop
+            margins(apply(after, seat, a)[0]) for a in legal_actions(after, seat) if type(a) is Stop
         ]
-        return max(stops, key=lambda o: o[0][seat])
-    return _outcome(after)
+        return max(stops, key=lambda m: m[seat])
+    return margins(after)
 
 
 def _mean(weighted: Iterable[tuple[float, Sequence[float]]]) -> Vector:

@@ -56,6 +56,22 @@ def chances(b: float, equities: Sequence[float]) -> list[float]:
     return [w / total for w in weights]
 
 
+def margins(state: GameState) -> tuple[float, ...]:
+    """Each seat's expected margin in points: its equity (`expert.equity`), or once the game
+    is finished its score, less the mean of the other seats' (they sum to 0 over the
+    seats)."""
+    if state.results is not None:
+        worth = [float(r.score) for r in sorted(state.results, key=lambda r: r.seat)]
+    else:
+        bonus = state.rules.perfect_bonus
+        worth = [equity(p, bonus) for p in state.players]
+    n = len(worth)
+    if n == 1:
+        return (worth[0],)
+    total = sum(worth)
+    return tuple(w - (total - w) / (n - 1) for w in worth)
+
+
 def win_chances(state: GameState) -> tuple[float, ...]:
     """Each seat's chance of winning (seat order; they sum to 1)."""
     players = state.players

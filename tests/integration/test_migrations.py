@@ -94,7 +94,7 @@ def test_upgrade_downgrade_upgrade(fresh: str) -> None:
     assert current(fresh) is None
     upgrade(fresh)
     assert tables(fresh) == TABLES | {"alembic_version"}
-    assert current(fresh) == head() == "0005_game_reviews"
+    assert current(fresh) == head() == "0006_reviews_rejudged"
     upgrade(fresh)  # idempotent: nothing to do
     downgrade(fresh, "base")
     assert tables(fresh) == {"alembic_version"}
@@ -253,6 +253,21 @@ def test_downgrade_drops_aborted_games_and_keeps_finished_ones(fresh: str) -> No
     assert differences(fresh) == []
 
 
+def test_reviews_kept_by_the_earlier_judge_go(fresh: str) -> None:
+    """Revision 0006 deletes the reviews kept before master's search became the judge (their
+    `lost` was in points): each is computed again when next asked for."""
+    upgrade(fresh, "0005_game_reviews")
+    write_db(
+        fresh,
+        f"INSERT INTO game_reviews (game_id, review, reviewed_at) VALUES ('old', '{{}}', {T0})",
+    )
+    assert read_db(fresh, "SELECT game_id FROM game_reviews") == [("old",)]
+    upgrade(fresh)
+    assert current(fresh) == "0006_reviews_rejudged"
+    assert read_db(fresh, "SELECT game_id FROM game_reviews") == []
+    assert differences(fresh) == []
+
+
 RANKING = ", status, ranked, unranked_reason"
 
 
@@ -395,7 +410,7 @@ def test_command_lines(fresh: str) -> None:
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "check", env={"TEN_DATABASE_URL": fresh})
     assert done.returncode == 0, done.stderr
-    assert "ok: at 0005_game_reviews" in done.stdout
+    assert "ok: at 0006_reviews_rejudged" in done.stdout
     done = run(*migrate, "--url", fresh, "downgrade", "base")
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "--url", fresh, "check")

@@ -8,10 +8,22 @@ import pytest
 
 from domain.engine import apply, evolve
 from domain.legal import legal_actions
+from domain.master import DEPTH, MARGIN_WEIGHT, action_value, position_value, searched, settle
 from domain.model import CardBought, CardDrawn, Draw, GameStarted, Stop
 from domain.odds import chance_outcomes
-from domain.review import ACTION_EVENTS, GRADES, grade, margins, move_accuracy, review
+from domain.review import (
+    ACTION_EVENTS,
+    GRADES,
+    POINT_FLOOR,
+    Judged,
+    drop,
+    grade,
+    margins,
+    move_accuracy,
+    review,
+)
 from domain.simulation import play_game
+from domain.winning import win_chances
 
 pytestmark = pytest.mark.unit
 
@@ -19,7 +31,8 @@ TABLES = [
     ["expert", "basic"],
     ["random", "expert"],
     ["basic", "random", "expert"],
-    ["random", "basic", "expert", "expert"],
+    ["random", "basic", "expert", "master"],
+    ["master", "expert"],
     ["basic", "basic", "random", "expert", "basic"],
 ]
 
@@ -58,42 +71,48 @@ def test_every_card_drawn_is_valued_against_the_draw_it_came_from(reviewed) -> N
         assert [(c.seat, c.card) for c in r.cards] == [(e.seat, e.card) for e in drawn]
         for card in r.cards:
             assert card.luck[card.seat] == pytest.approx(card.value - card.expected, abs=1e-9)
-        # a graded draw's value is the expected value of the card it drew
-        by_version = {c.version: c for c in r.cards}
-        for d in r.decisions:
-            chosen = d.actions[d.chosen]
-            if type(chosen.action) is Draw:
-                assert chosen.value == pytest.approx(by_version[d.version].expected, abs=1e-9)
 
 
-def test_the_values_are_those_of_the_engines_outcomes() -> None:
-    """Rebuilt here by folding the log: a stop's value is the position right after it, a
-    draw's the mean over the unseen cards of the better stop after the card."""
-    bots = ["basic", "expert", "random"]
-    game = play_game(bots, "review/values")
+def test_luck_is_the_card_against_the_mean_over_the_unseen_cards() -> None:
+    """Rebuilt here by folding the log: the expected margin of a draw is the mean over the
+    unseen cards of the drawer's margin after the card and its better stop."""
+    game = play_game(["basic", "expert", "random"], "review/values")
+    r = review(game.events)
+    for card in r.cards:
+        before = _state_at(game.events, card.version)
+        total = 0.0
+        for code, p in chance_outcomes(before):
+            drawn, _ = apply(before, card.seat, Draw(), card=code)
+            if drawn.phase == "draw" and drawn.drawn and drawn.active_seat == card.seat:
+                stops = [a for a in legal_actions(drawn, card.seat) if type(a) is Stop]
+                value = max(margins(apply(drawn, card.seat, a)[0])[card.seat] for a in stops)
+            else:
+                value = margins(drawn)[card.seat]
+            total += float(p) * value
+        assert card.expected == pytest.approx(total, abs=1e-9)
+    assert len(r.cards) > 20
+
+
+def test_the_values_are_the_judges_masters_search() -> None:
+    """A stop's chance and margin are those of the position settled after it; every
+    action's value (chance + MARGIN_WEIGHT x margin) is the one master's search gives."""
+    game = play_game(["basic", "expert", "random", "master"], "review/judge")
     r = review(game.events)
     checked = 0
     for d in r.decisions:
-        if d.phase != "draw":
-            continue
         before = _state_at(game.events, d.version)
         for av in d.actions:
             if type(av.action) is Stop:
-                after, _ = apply(before, d.seat, av.action)
+                after = settle(apply(before, d.seat, av.action)[0])
                 assert av.value == pytest.approx(margins(after)[d.seat], abs=1e-9)
-            else:
-                total = 0.0
-                for code, p in chance_outcomes(before):
-                    drawn, _ = apply(before, d.seat, Draw(), card=code)
-                    if drawn.phase == "draw" and drawn.drawn and drawn.active_seat == d.seat:
-                        stops = [a for a in legal_actions(drawn, d.seat) if type(a) is Stop]
-                        value = max(margins(apply(drawn, d.seat, a)[0])[d.seat] for a in stops)
-                    else:
-                        value = margins(drawn)[d.seat]
-                    total += float(p) * value
-                assert av.value == pytest.approx(total, abs=1e-9)
+                assert av.chance == pytest.approx(win_chances(after)[d.seat], abs=1e-9)
+            judge = action_value(before, d.seat, av.action, position_value, DEPTH)
+            assert av.chance + MARGIN_WEIGHT * av.value == pytest.approx(judge, abs=1e-9)
             checked += 1
-    assert checked > 20
+        # the best is master's choice among the actions it searches
+        candidates = searched(before, d.seat, legal_actions(before, d.seat))
+        assert any(c == d.actions[d.best].action for c in candidates)
+    assert checked > 50
 
 
 def _state_at(events, version):
@@ -112,10 +131,17 @@ def _state_at(events, version):
 def test_each_decision_names_its_chosen_and_best_actions(reviewed) -> None:
     for _bots, _game, r in reviewed:
         for d in r.decisions:
-            values = [a.value for a in d.actions]
+            values = [a.chance + MARGIN_WEIGHT * a.value for a in d.actions]
             assert len(d.actions) >= 2  # forced moves are not graded
-            assert d.actions[d.best].value == max(values)
-            assert d.lost == pytest.approx(max(values) - values[d.chosen], abs=1e-12)
+            best, chosen = d.actions[d.best], d.actions[d.chosen]
+            if d.phase != "auction":  # there only what master searches may be the best
+                assert values[d.best] == pytest.approx(max(values), abs=1e-12)
+            if values[d.chosen] >= values[d.best] - 1e-12:
+                assert d.lost == pytest.approx(0, abs=1e-9)
+            else:
+                win = 100 * (best.chance - chosen.chance)
+                points = POINT_FLOOR * (best.value - chosen.value)
+                assert d.lost == pytest.approx(max(win, points), abs=1e-9)
             assert d.lost >= 0
             assert d.grade == grade(d.lost)
             assert d.accuracy == move_accuracy(d.lost)
@@ -126,17 +152,39 @@ def test_each_decision_names_its_chosen_and_best_actions(reviewed) -> None:
             assert seat.lost == pytest.approx(sum(d.lost for d in mine))
 
 
-def test_grades_and_accuracy_fall_with_the_points_lost() -> None:
+def test_masters_decisions_are_the_judges_best(reviewed) -> None:
+    """By construction: the judge is master's search, which reads what master read."""
+    graded = 0
+    for bots, _game, r in reviewed:
+        for d in r.decisions:
+            if bots[d.seat] == "master":
+                assert (d.chosen, d.lost, d.grade) == (d.best, 0.0, "best")
+                graded += 1
+    assert graded > 100
+
+
+def test_what_a_decision_lost_is_the_drop_in_winning_chance_or_the_points_floor() -> None:
+    live_best, live_chosen = Judged(0.62, 0.60, 2.0), Judged(0.505, 0.50, 0.5)
+    assert drop(live_best, live_chosen) == pytest.approx(10.0)  # 10 points of win% > 3 x 1.5
+    settled_best, settled_chosen = Judged(0.04, 0.0, -4.0), Judged(0.01, 0.0, -7.0)
+    assert drop(settled_best, settled_chosen) == pytest.approx(3 * POINT_FLOOR)
+    # more points for less chance: the drop in winning chance alone
+    assert drop(Judged(0.5, 0.5, 0.0), Judged(0.48, 0.45, 3.0)) == pytest.approx(5.0)
+    assert drop(live_best, live_best) == 0
+    assert drop(live_chosen, live_best) == 0  # worth more to the judge: nothing lost
+
+
+def test_grades_and_accuracy_fall_with_what_was_lost() -> None:
     assert move_accuracy(0) == 100
-    assert 60 < move_accuracy(1) < 70
-    lost = [0, 1e-12, 0.2, 0.5, 1, 1.5, 2, 3, 5, 50]
+    assert 60 < move_accuracy(10) < 70
+    lost = [0, 1e-12, 0.5, 2, 4, 5, 9, 10, 20, 50, 100]
     accuracies = [move_accuracy(x) for x in lost]
     assert accuracies == sorted(accuracies, reverse=True)
     assert accuracies[-1] == 0
     names = [g for _bound, g in GRADES]
     ranks = [names.index(grade(x)) for x in lost]
     assert ranks == sorted(ranks)
-    assert [grade(x) for x in (0, 0.4, 1, 2, 4)] == [
+    assert [grade(x) for x in (0, 1.9, 4, 9, 10)] == [
         "best",
         "good",
         "inaccuracy",
@@ -151,7 +199,7 @@ def test_a_stronger_bot_is_more_accurate(reviewed) -> None:
         for d in r.decisions:
             accuracy.setdefault(bots[d.seat], []).append(d.accuracy)
     mean = {level: statistics.mean(a) for level, a in accuracy.items()}
-    assert mean["random"] < mean["basic"] < mean["expert"]
+    assert mean["random"] < mean["basic"] < mean["expert"] < mean["master"]
 
 
 def test_only_a_finished_game_is_reviewed() -> None:

@@ -39,7 +39,9 @@ from urllib.parse import urlsplit
 import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's domain/
+from domain.engine import HIDDEN
 from domain.legal import legal_actions
+from domain.model import Auction, GameState
 from domain.views import PublicView
 
 ACTION_HEADERS = {"Content-Type": "application/json"}
@@ -172,8 +174,41 @@ def next_move(view: dict) -> tuple[int | None, list]:
         return None, []
     if view.get("seat") == seat and view.get("legal_actions") is not None:
         return seat, view["legal_actions"]
+    return seat, msgspec.to_builtins(legal_actions(information_state(view), seat))
+
+
+def information_state(view: dict) -> GameState:
+    """The game as its players know it (`domain.engine.information_state`), from a
+    reply's public view: what `legal_actions` reads (the pile's order is not in the view)."""
     public = msgspec.convert(view, PublicView)
-    return seat, msgspec.to_builtins(legal_actions(public, seat))
+    auction = public.auction
+    return GameState(
+        rules=public.rules,
+        seed="",
+        draw_pile=(HIDDEN,) * public.draw_pile_size,
+        players=public.players,
+        starting_seat=public.starting_seat,
+        active_seat=public.active_seat,
+        phase=public.phase,
+        drawn=public.drawn,
+        tableau=public.tableau,
+        market=public.market,
+        discard=public.discard,
+        supply_currency=public.supply.currency,
+        supply_bust=public.supply.bust,
+        auction=None
+        if auction is None
+        else Auction(
+            card=auction.card,
+            bidders=auction.bidders,
+            turn=auction.bidders.index(auction.to_act),
+            high_bid=auction.high_bid,
+            high_bidder=auction.high_bidder,
+        ),
+        final_queue=public.final_queue,
+        version=public.version,
+        results=public.results,
+    )
 
 
 async def create_game(client: Client, conn, stats: Stats, bots: str, ids: list[str], humans=1):

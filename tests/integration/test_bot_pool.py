@@ -206,3 +206,47 @@ def test_the_workers_and_the_fork_server_exit_with_the_serving_process(tmp_path)
         10,
         "the bot worker and the fork server exiting",
     )
+
+
+def test_steps_past_the_idle_workers_wait_their_turn_and_each_gets_its_own_result(pool) -> None:
+    """Eight steps at once on one worker, from the event loop and from a thread (the
+    lobby's `blocking`): each answered with what the engine computes inline."""
+    work = BotWork(pool)
+    states = [
+        play_bots(new_game([("h", None), ("b", "expert")], f"queued-{i}")[0])[0] for i in range(8)
+    ]
+    seats = [to_act(s) for s in states]
+    actions = [legal_actions(s, seat)[0] for s, seat in zip(states, seats, strict=True)]
+    inline = [play(s, seat, a, 5.0) for s, seat, a in zip(states, seats, actions, strict=True)]
+
+    async def body() -> list:
+        from_thread = asyncio.to_thread(work.blocking, play, states[0], seats[0], actions[0], 5.0)
+        looped = [
+            work.run(True, play, s, seat, a, 5.0)
+            for s, seat, a in zip(states[1:], seats[1:], actions[1:], strict=True)
+        ]
+        return await asyncio.gather(from_thread, *looped)
+
+    assert asyncio.run(body()) == inline
+    assert work.in_pool == 0
+
+
+def test_a_step_given_up_mid_way_takes_its_worker_and_the_next_step_gets_a_new_one(pool) -> None:
+    work = BotWork(pool)
+    state, _ = new_game([(f"E{i}", "expert") for i in range(5)], "pool-cancelled")
+    assert asyncio.run(work.run(True, play_bots, state))  # the pool is up
+    before = pool.pids()
+
+    async def give_up() -> None:
+        step = asyncio.ensure_future(work.run(True, expert_games, 200))
+        await asyncio.sleep(0.3)  # the worker is in the step
+        step.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await step
+
+    asyncio.run(give_up())
+    assert work.in_pool == 0
+    wait_until(lambda: not running(before[0]), 10, "the given-up worker killed")
+    assert asyncio.run(work.run(True, play_bots, state)) == play_bots(state)
+    assert pool.pids()
+    assert pool.pids() != before

@@ -111,6 +111,9 @@ def stop(proc: subprocess.Popen) -> None:
         _started.remove(proc)
 
 
+JOB_PIDS: list[int] = []  # `--job-process`: the `service.cli work` process (its CPU apart)
+
+
 def stop_all() -> None:
     for proc in list(reversed(_started)):
         stop(proc)
@@ -132,6 +135,7 @@ class Server:
         self.base = f"http://127.0.0.1:{self.port}"
         proc_env = {k: v for k, v in os.environ.items() if not k.startswith(("TEN_", "CEILING_"))}
         proc_env.update(env)
+        self.env = proc_env
         self.cmd = uvicorn_cmd(app, self.port, workers)
         self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - open while the server runs
             prefix=f"bench-{name}-", suffix=".log", delete=False
@@ -247,6 +251,7 @@ class CpuWindow:
             machine_busy_seconds(),
             server,
             sum(bots.values()),
+            sum(tree_cpu_seconds(p) for p in JOB_PIDS),
         )
 
     @staticmethod
@@ -262,6 +267,7 @@ class CpuWindow:
             "wall": wall,
             "server_cpu_s": server,
             "bots_cpu_s": max(bots, 0.0),
+            "jobs_cpu_s": end[7] - start[7],
             "server": server / wall,
             "server_processes": per_process,
             "client": client / wall,
@@ -568,19 +574,21 @@ def fmt_row(name: str, r: dict) -> str:
         f"{mark}{name:<15} {r['client']:<13} {r['rps']:>8.0f} {r['p50_ms']:>7.2f} {r['p99_ms']:>7.2f} "
         f"{r['non_200']:>7} {c['server'] * 100:>6.0f}% {us_per_req:>7.0f} "
         f"{c['bots_cpu_s'] / max(r['requests'], 1) * 1e6:>7.0f} "
+        f"{c['jobs_cpu_s'] / max(r['requests'], 1) * 1e6:>7.0f} "
         f"{c['client'] * 100:>6.0f}% {c['redis'] * 100:>6.0f}% {c['others'] * 100:>6.0f}%"
     )
 
 
 HEADER = (
     f" {'scenario':<15} {'client':<13} {'req/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'non-200':>7} "
-    f"{'server':>7} {'us/req':>7} {'bots us':>7} {'client':>7} {'redis':>7} {'others':>7}"
+    f"{'server':>7} {'us/req':>7} {'bots us':>7} {'jobs us':>7} {'client':>7} {'redis':>7} {'others':>7}"
 )
 CPU_NOTE = (
     "CPU columns: share of one core used during the window by the server processes, the load "
     "generator, redis-server and every other process on the machine (* = others above 25%: "
     "that row was measured on a busy machine); us/req = server CPU microseconds per request (the "
-    "serving processes), bots us = the bot pool's (TEN_BOT_WORKERS) per request."
+    "serving processes), bots us = the bot pool's (TEN_BOT_WORKERS) per request, jobs us = "
+    "the `service.cli work` process's (--job-process) per request."
 )
 
 
@@ -607,6 +615,11 @@ def main() -> None:
         "--service-env", action="append", default=[], metavar="TEN_X=value",
         help="a setting for the service processes (repeatable), e.g. TEN_METRICS=false",
     )  # fmt: skip
+    parser.add_argument(
+        "--job-process", action="store_true",
+        help="the queues' workers (archive, relay, webhooks) in a `service.cli work` process "
+        "of their own, the service with TEN_JOB_WORKERS=false",
+    )  # fmt: skip
     parser.add_argument("--no-client-check", action="store_true", help="skip the httpx check")
     args = parser.parse_args()
     worker_counts = [int(w) for w in args.workers.split(",")]
@@ -629,10 +642,14 @@ def main() -> None:
             "TEN_REDIS_URL": args.redis_url,
             "TEN_DATABASE_URL": f"sqlite+aiosqlite:///{archive}",
             "TEN_MIGRATE_ON_START": "true",
+            **({"TEN_JOB_WORKERS": "false"} if args.job_process else {}),
             **dict(item.split("=", 1) for item in args.service_env),
         }
         for w_index, workers in enumerate(worker_counts):
             service = Server("service", "service.app:app", workers, env)
+            if args.job_process:
+                jobs = spawn([PY, "-m", "service.cli", "work"], service.env)
+                JOB_PIDS[:] = [jobs.pid]
             if w_index == 0:
                 game = mid_play_game(service.base, args.bots, args.seed)
                 keys_to_delete += game_keys(game["id"])
@@ -720,6 +737,9 @@ def main() -> None:
             results[workers] = rows
             service.close()
             ceiling.close()
+            for proc in list(_started):
+                if proc.pid in JOB_PIDS:
+                    stop(proc)
             print()
             rounds = f", median of {args.rounds} rounds" if args.rounds > 1 else ""
             print(f"uvicorn --workers {workers}{rounds}:")

@@ -294,16 +294,23 @@ class Background:
             await upgrade_async(self.settings.database_url)
         if self.open_adapters is not None:
             await self.open_adapters()
+        if self.settings.job_workers:
+            self.start_jobs()
+        self._run(self.deadlines.run_forever(), "ten-deadlines")
+        self._run(self.watchers.run_forever(), "ten-watchers")
+        if self.obs.metrics is not None:
+            self._run(self.obs.metrics.flush_forever(), "ten-metrics")
+
+    def start_jobs(self) -> None:
+        """The queues' workers (archive, relay, reviews, tournaments, webhooks): in every
+        serving process (TEN_JOB_WORKERS), else in the processes of `python -m service.cli
+        work`."""
         self._run(self.archiver.run_forever(), "ten-archiver")
         self._run(self.relayer.run_forever(), "ten-relay")
         self._run(self.reviews.worker.run_forever(), "ten-reviews")
         self._run(self.director.run_forever(), "ten-tournaments")
-        self._run(self.deadlines.run_forever(), "ten-deadlines")
-        self._run(self.watchers.run_forever(), "ten-watchers")
         if self.webhooks.enabled:
             self._run(self.webhooks.run_forever(), "ten-webhooks")
-        if self.obs.metrics is not None:
-            self._run(self.obs.metrics.flush_forever(), "ten-metrics")
 
     def _run(self, coroutine: Any, name: str) -> None:
         self.tasks.append(asyncio.create_task(coroutine, name=name))
@@ -516,6 +523,33 @@ def bot_work(settings: Settings) -> BotWork:
     return BotWork(bot_pool(settings.bot_workers), limit=settings.bot_queue)
 
 
+def refuse_jobs_nobody_works(settings: Settings) -> None:
+    if not settings.job_workers and settings.redis_url is None:
+        raise ValueError(
+            "TEN_JOB_WORKERS=false needs TEN_REDIS_URL: the embedded store's queues live in "
+            "this process, so no other process can work them"
+        )
+
+
+async def work_jobs(settings: Settings, stop: asyncio.Event) -> None:
+    """The queues' workers without the HTTP API, until `stop` is set (`python -m service.cli
+    work`, beside serving processes started with TEN_JOB_WORKERS=false)."""
+    if settings.redis_url is None:
+        raise ValueError("the job workers' own process needs TEN_REDIS_URL (the queues)")
+    adapters = build_adapters(settings)
+    obs = Instruments(settings, adapters.store_system, None)
+    service, background = game_service(settings, adapters, obs)
+    try:
+        await service.store.open()
+        await adapters.open()
+        background.start_jobs()
+        await stop.wait()
+    finally:
+        await background.stop()
+        await finish_within(adapters.close(), "closing the adapters", CLOSE_SECONDS)
+        obs.shutdown()
+
+
 def create_app(
     settings: Settings | None = None,
     store: GameStore | None = None,
@@ -534,6 +568,7 @@ def create_app(
     settings = settings or Settings.from_env()
     if serving:
         refuse_several_embedded_workers(settings.redis_url)
+    refuse_jobs_nobody_works(settings)
     # before uvicorn logs that the server started: every line in the configured format
     configure_logging(settings.log_format, settings.log_level, settings.access_log)
     who = identity_state(settings)  # before any adapter: a bad key fails first

@@ -4,6 +4,11 @@
     python -m service.cli jobs requeue archive ID..  # put them back once the cause is fixed
     python -m service.cli jobs requeue archive --all
     python -m service.cli ratings rebuild [--url URL]  # every rating again, from the archive
+    python -m service.cli work                       # the queues' workers, no HTTP (until SIGTERM)
+
+`work` runs the workers of the queues (archive, relay, webhooks, reviews) in a process of its
+own, for serving processes started with TEN_JOB_WORKERS=false (their CPU then goes to
+requests only); any number of them may run, each job is leased to one.
 
 Queues: `archive` (ended games waiting for the SQL archive), `relay` (games whose reactions
 are to be relayed), `webhooks` (deliveries to the platform), `reviews` (post-game reviews
@@ -16,11 +21,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 import time
 from datetime import UTC, datetime
 
-from service.app import build_adapters
+from service.app import build_adapters, work_jobs
 from service.archiving import rebuild_ratings
 from service.jobs import requeue_all
 from service.settings import Settings
@@ -69,6 +75,15 @@ async def _rebuild_ratings(url: str | None) -> int:
         await archive.close()
 
 
+async def _work(settings: Settings) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await work_jobs(settings, stop)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m service.cli", description=__doc__.split("\n")[0]
@@ -82,7 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     ratings = commands.add_parser("ratings", help="the players' ratings")
     ratings.add_argument("action", choices=("rebuild",), help="recompute every rating")
     ratings.add_argument("--url", help="database URL (default: TEN_DATABASE_URL, else SQLite)")
+    commands.add_parser("work", help="the queues' workers, without the HTTP API")
     args = parser.parse_args(argv)
+    if args.command == "work":
+        return asyncio.run(_work(Settings.from_env()))
     if args.command == "ratings":
         rated = asyncio.run(_rebuild_ratings(args.url))
         print(f"ok: {rated} rated games replayed")

@@ -126,6 +126,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # TEN_BOT_QUEUE of them waiting or running at once (then 503 bots_busy)
     bot_workers: int = 1
     bot_queue: int = 64
+    # TEN_JOB_WORKERS: this process runs the queues' workers (the archive, the relay's
+    # leftovers, the webhooks, the reviews); false (Redis only): `python -m service.cli work`
+    # processes run them, and the serving processes only queue their jobs
+    job_workers: bool = True
     database_url: str | None = None  # TEN_DATABASE_URL; unset: a SQLite file (embedded default)
     migrate_on_start: bool | None = None  # TEN_MIGRATE_ON_START; unset: only on the default SQLite
     archive_interval: float = (
@@ -200,6 +204,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             act_retries=number("ACT_RETRIES", defaults.act_retries),
             bot_workers=count("BOT_WORKERS", defaults.bot_workers),
             bot_queue=number("BOT_QUEUE", defaults.bot_queue),
+            job_workers=flag("JOB_WORKERS", defaults.job_workers),
             database_url=get("DATABASE_URL"),
             migrate_on_start=None
             if get("MIGRATE_ON_START") is None

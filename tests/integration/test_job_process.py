@@ -1,0 +1,64 @@
+"""The queues' workers in a process of their own (`python -m service.cli work`,
+`service.app.work_jobs`): a serving app started with TEN_JOB_WORKERS=false queues an ended
+game and never archives it; the job workers archive it; on the embedded store the switch
+is refused (nobody else could reach its queues)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from litestar.testing import TestClient
+
+from service.app import create_app, work_jobs
+from service.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+FOUR_RANDOM = {"players": [{"name": f"R{i}", "bot": "random"} for i in range(4)]}
+
+
+def test_a_serving_process_without_job_workers_queues_the_game_and_the_workers_archive_it(
+    redis_url, tmp_path
+) -> None:
+    database = f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3"
+    settings = Settings(
+        redis_url=redis_url,
+        database_url=database,
+        migrate_on_start=True,
+        job_workers=False,
+        archive_interval=0.05,
+    )
+    with TestClient(create_app(settings)) as client:
+        created = client.post("/v1/games", json=FOUR_RANDOM)
+        assert created.status_code == 201, created.text
+        game_id = created.json()["id"]
+        assert created.json()["status"] == "finished"
+        time.sleep(0.5)  # ten looks at the queue, had this process an archiver
+        assert client.get(f"/v1/archive/games/{game_id}").status_code == 404
+
+        async def work_until_archived() -> int:
+            stop = asyncio.Event()
+            worker = asyncio.create_task(work_jobs(settings, stop))
+            try:
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    status = await asyncio.to_thread(
+                        lambda: client.get(f"/v1/archive/games/{game_id}").status_code
+                    )
+                    if status != 404:
+                        return status
+                    await asyncio.sleep(0.05)
+                return 404
+            finally:
+                stop.set()
+                await worker
+
+        assert asyncio.run(work_until_archived()) == 200
+
+
+def test_without_redis_the_serving_process_keeps_its_job_workers(tmp_path) -> None:
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/a.sqlite3", job_workers=False)
+    with pytest.raises(ValueError, match="TEN_REDIS_URL"):
+        create_app(settings)

@@ -243,9 +243,14 @@ class BotPool:
         when the worker died with it."""
         loop = asyncio.get_running_loop()
         got: asyncio.Future[_Worker] = loop.create_future()
-        worker = self._take_now(lambda w: loop.call_soon_threadsafe(_hand, got, w, self))
+        worker = self._take_now(lambda w: self._hand_over(loop, got, w))
         if worker is None:
-            worker = await got
+            try:
+                worker = await got
+            except asyncio.CancelledError:  # handed a worker just as it gave up: back
+                if got.done() and not got.cancelled():
+                    self._put_back(got.result())
+                raise
         try:
             request = pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL)
             if len(request) > BIG:
@@ -322,6 +327,16 @@ class BotPool:
             worker.close(kill=not wait)
             if wait:
                 worker.process.join(5)
+
+    def _hand_over(
+        self, loop: asyncio.AbstractEventLoop, got: asyncio.Future[_Worker], worker: _Worker
+    ) -> None:
+        """A worker for a step waiting on `loop` (from any thread); back if that loop is
+        gone."""
+        try:
+            loop.call_soon_threadsafe(_hand, got, worker, self)
+        except RuntimeError:  # the loop closed
+            self._put_back(worker)
 
 
 def _hand(got: asyncio.Future[_Worker], worker: _Worker, pool: BotPool) -> None:

@@ -34,6 +34,7 @@ from service.api.problems import internal_error_handler, problem_details_config
 from service.api.rate_limit import EXEMPT, AtomicRateLimitConfig
 from service.api.routes import GamesController, allow_every_method, health, ready, rules, score
 from service.api.static_files import LocalFiles
+from service.api.tournament_routes import TOURNAMENT_ROUTES
 from service.api.web_routes import REVALIDATE, STATIC, web_client
 from service.archive import GameArchive
 from service.archiver import Archiver
@@ -45,13 +46,16 @@ from service.history import History
 from service.identity import Identity
 from service.jobs import LeasedQueue
 from service.lobby import Lobby
+from service.model import GameRecord
 from service.observability.logs import RequestContext, configure_logging
-from service.ports import Fired, GameStore
+from service.ports import Fired, GameStore, TournamentStore
 from service.relay import ArchiveReaction, LocalReaction, Relay
 from service.reviews import QUEUE as REVIEWS
 from service.reviews import Reviews
 from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
+from service.tournaments import QUEUE as TOURNAMENTS
+from service.tournaments import TournamentReaction, Tournaments
 from service.watchers import Watchers
 from service.webhooks import WebhookOutbox, Webhooks
 
@@ -94,6 +98,7 @@ class Adapters(NamedTuple):
     close: Callable[[], Awaitable[None]]
     redis: Any = None  # the small shared client (outboxes, rate limits); None when embedded
     open: Callable[[], Awaitable[None]] | None = None  # before the first request
+    tournaments: TournamentStore | None = None  # the tournaments' store (service.tournaments)
 
 
 def build_adapters(
@@ -106,6 +111,7 @@ def build_adapters(
         archive = SqlArchive.from_url(settings.database_url)
     if settings.redis_url is None:
         from infra.memory_store import MemoryGameStore  # noqa: PLC0415
+        from infra.memory_tournaments import MemoryTournamentStore  # noqa: PLC0415
         from infra.queues import MemoryQueue  # noqa: PLC0415
         from infra.rate_limit_store import MemoryRateCounter  # noqa: PLC0415
 
@@ -123,6 +129,7 @@ def build_adapters(
             MemoryRateCounter(),  # one process, one count
             "memory",
             close_embedded,
+            tournaments=MemoryTournamentStore(),
         )
     return _redis_adapters(settings, store, archive)
 
@@ -134,6 +141,7 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
     from infra import queues as redis_queues  # noqa: PLC0415 - redis-py only when configured
     from infra.rate_limit_store import RedisRateCounter  # noqa: PLC0415
     from infra.redis_store import RedisGameStore, connect  # noqa: PLC0415
+    from infra.redis_tournaments import RedisTournamentStore  # noqa: PLC0415
 
     where = {
         "cluster": settings.redis_cluster,
@@ -172,7 +180,10 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
                     "%d job(s) of an older release's %s moved to the %s queue", moved, key, name
                 )
 
-    return Adapters(store, queue, archive, rate_counter, "redis", close_redis, client, open_redis)
+    return Adapters(
+        store, queue, archive, rate_counter, "redis", close_redis, client, open_redis,
+        RedisTournamentStore(client),
+    )  # fmt: skip
 
 
 class Instruments:
@@ -254,9 +265,12 @@ class Background:
         webhooks: Webhooks,
         deadlines: DeadlinePoller,
         reviews: Reviews,
+        tournaments: Tournaments,
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
         self.reviews = reviews
+        self.tournaments = tournaments
+        self.director = tournaments.worker(count=obs.count_job())
         self.relay = relay
         self.open_adapters: Callable[[], Awaitable[None]] | None = None
         self.relayer = relay.worker(count=obs.count_job())
@@ -283,6 +297,7 @@ class Background:
         self._run(self.archiver.run_forever(), "ten-archiver")
         self._run(self.relayer.run_forever(), "ten-relay")
         self._run(self.reviews.worker.run_forever(), "ten-reviews")
+        self._run(self.director.run_forever(), "ten-tournaments")
         self._run(self.deadlines.run_forever(), "ten-deadlines")
         self._run(self.watchers.run_forever(), "ten-watchers")
         if self.webhooks.enabled:
@@ -344,6 +359,7 @@ def routes() -> list:
     return [
         GamesController,
         LobbyController,
+        *TOURNAMENT_ROUTES,
         ArchiveController,
         player_stats,
         rating_history,
@@ -383,6 +399,7 @@ def use_cases(
             "deadlines": deadlines,
             "watchers": watchers,
             "reviews": background.reviews,
+            "tournaments": background.tournaments,
             **who,
         }
     )
@@ -436,15 +453,43 @@ def game_service(
         lease=settings.deadline_lease,
         metrics=obs.metrics,
     )
+
     # every reaction to a change, in one place: to add one, list it here. Durable (marked,
-    # at least once): the archive, the webhooks; local (this process's): the deadline
-    # poller's wake, the metrics
-    reactions = [archive_reaction, webhooks, deadlines, *obs.reactions()]
+    # at least once): the archive, the webhooks, the tournaments; local (this process's):
+    # the deadline poller's wake, the metrics
+    tournament_reaction, director = tournament_director(adapters, webhooks)
+    reactions = [archive_reaction, webhooks, tournament_reaction, deadlines, *obs.reactions()]
     relay = Relay(store, adapters.queue("relay"), reactions)
     service = GameService(store, settings, relay=relay, bots=bot_work(settings))
     reviews = post_game_reviews(settings, adapters, service, obs)
-    background = Background(settings, archiver, relay, service, obs, webhooks, deadlines, reviews)
-    return service, background
+    kept = (webhooks, deadlines, reviews, director(service))
+    return service, Background(settings, archiver, relay, service, obs, *kept)
+
+
+def tournament_director(
+    adapters: Adapters, webhooks: Webhooks
+) -> tuple[TournamentReaction, Callable[[GameService], Tournaments]]:
+    """The relay's reaction to a tournament game's end, and what makes the tournaments'
+    use case once the game service (which the relay's reactions are made before) is made:
+    the reaction looks the use case up when a game ends."""
+    made: list[Tournaments] = []
+
+    async def record_result(record: GameRecord) -> None:
+        await made[0].record_result(record)
+
+    def make(service: GameService) -> Tournaments:
+        assert adapters.tournaments is not None
+        made.append(
+            Tournaments(
+                adapters.tournaments,
+                adapters.queue(TOURNAMENTS),
+                Lobby(service).create,  # the platform deals the tables' games
+                announce=webhooks.announce,
+            )
+        )
+        return made[0]
+
+    return TournamentReaction(record_result), make
 
 
 def post_game_reviews(

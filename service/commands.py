@@ -18,6 +18,7 @@ import msgspec
 
 from domain.model import Action, Rules, TimeControl
 from service.callers import Caller
+from service.model import TableRef
 from service.text import clean_text
 
 Fill = Literal["bots", "drop"]
@@ -64,16 +65,23 @@ class CreateTable(Command, frozen=True, kw_only=True):
     deck: tuple[str, ...] | None = None
     rules: Rules | None = None
     clock: TimeControl | None = None
+    # a tournament's table (`service.tournaments`): the game's seed and where it belongs;
+    # never sent by a client
+    seed: str | None = None
+    tournament: TableRef | None = None
     idempotency_key: str | None = None
     # the client's network address as the entrypoint saw it: an anonymous host's quota of
     # open tables is counted by it (`Lobby.create`); None (tools, tests): no quota
     origin: str | None = None
 
     def fingerprint_fields(self) -> tuple:
-        return (
+        fields = (
             list(self.seats), self.private, self.fill, self.fill_bot, self.starting_seat,
             self.deck, self.rules, self.clock,
         )  # fmt: skip
+        if self.seed is None and self.tournament is None:
+            return fields  # as every create was fingerprinted before tournaments
+        return (*fields, self.seed, self.tournament)
 
 
 class JoinSeat(Command, frozen=True, kw_only=True):

@@ -41,6 +41,16 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "invalid_cursor": "This cursor was not handed out by this listing.",
     "too_many_open_tables": "This caller hosts as many open tables as it may; start or "
     "cancel one, or retry later.",
+    # tournaments (service.tournaments)
+    "tournament_not_found": "No tournament with this id.",
+    "not_organiser": "Only the tournament's organiser may do this.",
+    "tournament_not_registering": "The tournament no longer takes registrations: it started or ended.",
+    "tournament_not_running": "The tournament is not running.",
+    "tournament_not_paused": "The tournament is not paused.",
+    "tournament_over": "The tournament has ended (finished or stopped).",
+    "tournament_full": "Every place of this tournament is taken.",
+    "not_invited": "This tournament is by invitation, and this player is not invited.",
+    "invalid_tournament": "The tournament's settings are not valid.",
     # text a client sends (service.text)
     "invalid_text": "This text cannot be used: it must be visible, without control or "
     "formatting characters, and short enough.",

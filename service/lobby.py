@@ -168,7 +168,9 @@ class Lobby:
                 deck=deck,
                 rules=command.rules,
                 clock=command.clock,
+                seed=command.seed,
             ),
+            tournament=command.tournament,
             host_id=caller.player_id if caller.kind == "player" else None,
             host_token_hash=host_hash,
             host=_quota_host(caller, command.origin),
@@ -493,7 +495,7 @@ class Lobby:
             starting = None  # its seat was dropped: drawn from the seed
         state, events = new_game(
             players,  # type: ignore[arg-type]
-            self.games.new_seed(),
+            table.seed or self.games.new_seed(),
             deck=table.deck,
             starting_seat=starting,
             rules=table.rules,
@@ -570,13 +572,13 @@ class Lobby:
         return await self._page(player_index(player_id), cursor, limit)
 
     async def _page(self, index: str, cursor: str | None, limit: int) -> Page:
-        games = await self.store.list_games(index, _decode_cursor(cursor), limit + 1)
+        games = await self.store.list_games(index, decode_cursor(cursor), limit + 1)
         more = len(games) > limit
         games = games[:limit]
         last = games[-1] if games and more else None
         return Page(
             games=games,
-            next_cursor=None if last is None else _encode_cursor(last.created_at, last.id),
+            next_cursor=None if last is None else encode_cursor(last.created_at, last.id),
         )
 
 
@@ -643,11 +645,11 @@ def _seat_for(table: Table, pid: str | None, wanted: int | None) -> int:
     return free[0]
 
 
-def _encode_cursor(created_at: float, game_id: str) -> str:
+def encode_cursor(created_at: float, game_id: str) -> str:
     return base64.urlsafe_b64encode(f"{created_at!r}|{game_id}".encode()).decode().rstrip("=")
 
 
-def _decode_cursor(cursor: str | None) -> tuple[float, str] | None:
+def decode_cursor(cursor: str | None) -> tuple[float, str] | None:
     if cursor is None:
         return None
     try:

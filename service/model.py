@@ -8,7 +8,9 @@ from typing import Literal
 
 import msgspec
 
-from domain.model import GameState, Rules, TimeControl
+from domain.model import BotLevel, GameState, Rules, TimeControl
+from domain.tournament import Entrant, Round, TableResult
+from domain.tournament import Settings as TournamentSettings
 
 GameStatus = Literal["open", "active", "finished", "cancelled", "aborted", "abandoned"]
 OPEN_INDEX = "open"  # the index of the public tables waiting for players
@@ -50,12 +52,22 @@ class Table(msgspec.Struct, frozen=True, kw_only=True):
     deck: tuple[str, ...] | None = None
     rules: Rules | None = None
     clock: TimeControl | None = None  # the game's time control, started with the game
+    # the game's seed (a tournament's deal: `service.tournaments.game_seed`); None: drawn
+    seed: str | None = None
     version: int = 0  # +1 per join, leave and reissued token while open
     cancelled: bool = False
 
     @property
     def private(self) -> bool:
         return self.invite_hash is not None
+
+
+class TableRef(msgspec.Struct, frozen=True, array_like=True):
+    """A tournament's table: which tournament, round and table a game is."""
+
+    tournament_id: str
+    round: int
+    table: int
 
 
 class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,6 +97,8 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     # Set by every save of this release (`successor`); -1 in records made otherwise (older
     # releases, tests), where the version alone tells saves apart.
     revision: int = -1
+    # the tournament table this game is (`TableRef`), None for any other game
+    tournament: TableRef | None = None
 
     @property
     def stamp(self) -> int:
@@ -163,3 +177,47 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
             ids = list(self.player_ids)
         found.update(player_index(p) for p in ids if p is not None)
         return frozenset(found)
+
+
+# ---------------------------------------------------------------- tournaments
+
+TournamentStatus = Literal["registering", "running", "paused", "finished", "stopped"]
+
+
+class TournamentRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A tournament as stored (`service.tournaments`): its settings (`settings.seed` is
+    secret: the deals come from it), who may enter, the entrants once it started, the
+    rounds paired and the tables' results so far. `version` grows by one with every save
+    (the stores compare-and-set on it). `pending`: the webhooks a change called for, not
+    queued yet (the director queues them, then clears them: `Tournaments.advance`)."""
+
+    id: str
+    name: str
+    organiser: str  # the creator's `Caller.scope`: "platform" or "player:<sub>"
+    settings: TournamentSettings
+    clock: TimeControl | None = None
+    bot_level: BotLevel = "basic"  # the bots that fill the places nobody registered for
+    ranked: bool = True
+    places: int  # entrants at the start: the registered players, then bots
+    invited: tuple[str, ...] | None = None  # None: open registration (up to `places`)
+    registered: tuple[str, ...] = ()  # player ids, in order of registration
+    status: TournamentStatus = "registering"
+    entrants: tuple[Entrant, ...] = ()  # fixed at the start
+    rounds: tuple[Round, ...] = ()
+    results: tuple[TableResult, ...] = ()
+    pending: tuple[str, ...] = ()  # webhooks to queue: "started", "round:<n>", "finished"
+    fingerprint: str = ""  # what the create asked (`service.idempotency.fingerprint`)
+    remembered: tuple[tuple[str, str], ...] = ()  # (idempotency entry, fingerprint) done
+    created_at: float
+    updated_at: float
+    version: int = 0
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ("finished", "stopped")
+
+    def result_of(self, round_number: int, table: int) -> TableResult | None:
+        for result in self.results:
+            if result.round == round_number and result.table == table:
+                return result
+        return None

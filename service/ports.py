@@ -7,7 +7,7 @@ from typing import NamedTuple, Protocol
 
 import msgspec
 
-from service.model import GameRecord
+from service.model import GameRecord, TournamentRecord
 
 
 class DueGame(NamedTuple):
@@ -287,3 +287,32 @@ class ArchiveJob(msgspec.Struct, frozen=True, kw_only=True):
 
     record: GameRecord
     events: list[StoredEvent]
+
+
+class TournamentConflict(Exception):
+    """`TournamentStore.save` refused: the stored tournament is not at the version the
+    caller read. `current`: the tournament as stored then (None: there is none)."""
+
+    def __init__(self, current: TournamentRecord | None) -> None:
+        super().__init__("the tournament changed")
+        self.current = current
+
+
+class TournamentStore(Protocol):
+    """The tournaments (`service.tournaments`), each written whole with a compare-and-set
+    on its version (infra/memory_tournaments.py, infra/redis_tournaments.py)."""
+
+    async def create_tournament(self, record: TournamentRecord) -> TournamentRecord | None:
+        """Store a new tournament (version 0) and list it; None when stored, else the
+        tournament already stored under that id (nothing is overwritten)."""
+
+    async def load_tournament(self, tournament_id: str) -> TournamentRecord | None: ...
+
+    async def save_tournament(self, record: TournamentRecord) -> None:
+        """Replace the tournament if it is still at `record.version - 1`; else raise
+        TournamentConflict with the one stored."""
+
+    async def list_tournaments(
+        self, before: tuple[float, str] | None, limit: int
+    ) -> list[TournamentRecord]:
+        """Newest first by (created_at, id), strictly after the keyset cursor `before`."""

@@ -109,6 +109,52 @@ class GameAbortedData(msgspec.Struct, frozen=True, kw_only=True):
     reason: Literal["aborted", "abandoned"]
 
 
+class TournamentEntrantOut(msgspec.Struct, frozen=True, kw_only=True):
+    entrant: str  # the player id, or `bot:<n>` for a bot
+    bot: str | None = None  # a bot's level
+
+
+class TournamentStartedData(msgspec.Struct, frozen=True, kw_only=True):
+    tournament_id: str
+    name: str
+    format: Literal["swiss", "round_robin"]
+    deal_mode: Literal["duplicate", "fresh"]
+    table_size: int
+    rounds: int
+    entrants: tuple[TournamentEntrantOut, ...]
+
+
+class RoundTableOut(msgspec.Struct, frozen=True, kw_only=True):
+    table: int
+    game_id: str
+    seats: tuple[str, ...]  # entrant ids in seat order
+
+
+class RoundStartedData(msgspec.Struct, frozen=True, kw_only=True):
+    tournament_id: str
+    round: int
+    tables: tuple[RoundTableOut, ...]
+    byes: tuple[str, ...] = ()
+
+
+class StandingOut(msgspec.Struct, frozen=True, kw_only=True):
+    """An entrant's place in the standings (`domain.tournament.standings`)."""
+
+    position: int
+    entrant: str
+    points: float
+    matchpoints: float
+    buchholz: float
+    score: int
+
+
+class TournamentFinishedData(msgspec.Struct, frozen=True, kw_only=True):
+    tournament_id: str
+    status: Literal["finished", "stopped"]  # stopped: by its organiser, before its last round
+    rounds_played: int
+    standings: tuple[StandingOut, ...]
+
+
 _WEBHOOK = {"frozen": True, "kw_only": True, "tag_field": "type"}
 
 
@@ -141,14 +187,44 @@ class GameAbortedWebhook(msgspec.Struct, tag="game_aborted", **_WEBHOOK):
     data: GameAbortedData
 
 
+class TournamentStartedWebhook(msgspec.Struct, tag="tournament_started", **_WEBHOOK):
+    """A tournament started: its entrants are fixed (`data.tournament_id`)."""
+
+    timestamp: datetime
+    data: TournamentStartedData
+
+
+class RoundStartedWebhook(msgspec.Struct, tag="round_started", **_WEBHOOK):
+    """A round of a tournament was paired: its tables and their games."""
+
+    timestamp: datetime
+    data: RoundStartedData
+
+
+class TournamentFinishedWebhook(msgspec.Struct, tag="tournament_finished", **_WEBHOOK):
+    """A tournament ended (its last round played, or stopped), with its standings."""
+
+    timestamp: datetime
+    data: TournamentFinishedData
+
+
 WebhookPayload = (
-    GameStartedWebhook | GameFinishedWebhook | SeatTakenOverWebhook | GameAbortedWebhook
+    GameStartedWebhook
+    | GameFinishedWebhook
+    | SeatTakenOverWebhook
+    | GameAbortedWebhook
+    | TournamentStartedWebhook
+    | RoundStartedWebhook
+    | TournamentFinishedWebhook
 )
 # the body of each webhook by its `type` (the OpenAPI document's `webhooks`)
 WEBHOOK_PAYLOADS: dict[str, type] = {
     str(kind.__struct_config__.tag): kind
-    for kind in (GameStartedWebhook, GameFinishedWebhook, SeatTakenOverWebhook, GameAbortedWebhook)
-}
+    for kind in (
+        GameStartedWebhook, GameFinishedWebhook, SeatTakenOverWebhook, GameAbortedWebhook,
+        TournamentStartedWebhook, RoundStartedWebhook, TournamentFinishedWebhook,
+    )
+}  # fmt: skip
 
 
 # ---------------------------------------------------------------- messages
@@ -237,6 +313,11 @@ def _ended(old: GameRecord | None, new: GameRecord) -> str | None:
     ):
         return "finished"
     return None
+
+
+def message(message_id: str, payload: WebhookPayload) -> Message:
+    """A webhook of this payload, its id fixed by the fact it reports."""
+    return _message(message_id, payload)
 
 
 def _message(message_id: str, payload: WebhookPayload) -> Message:
@@ -578,6 +659,15 @@ class Webhooks:
             return
         messages = messages_for(None, record, events)
         if not messages:
+            return
+        assert self.outbox is not None
+        await self.outbox.put(messages, self.urls, self.clock())
+        self.worker.wake()
+
+    async def announce(self, messages: Sequence[Message]) -> None:
+        """Queue webhooks that are no game's change (a tournament's: `service.tournaments`),
+        each once per id. Raises when the outbox does not answer (the caller retries)."""
+        if self.worker is None or not messages:
             return
         assert self.outbox is not None
         await self.outbox.put(messages, self.urls, self.clock())

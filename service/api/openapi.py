@@ -53,13 +53,20 @@ from service.api.schemas import (
     Health,
     JoinedOut,
     JoinIn,
+    NextTableOut,
     Problem,
+    RegistrationIn,
     ReviewPending,
+    RoundsOut,
     RulesOut,
     ScoreIn,
     ScoreOut,
     SeatToken,
+    StandingsOut,
     TableOut,
+    TournamentIn,
+    TournamentOut,
+    TournamentsPage,
 )
 from service.archive import ArchivedGame, PlayerStats
 from service.history import TableForecast
@@ -97,6 +104,13 @@ API_TYPES = (
     SeatToken,
     ReviewOut,
     ReviewPending,
+    TournamentIn,
+    RegistrationIn,
+    TournamentOut,
+    TournamentsPage,
+    StandingsOut,
+    RoundsOut,
+    NextTableOut,
     *WEBHOOK_PAYLOADS.values(),
 )
 REF = "#/components/schemas/{name}"

@@ -67,6 +67,15 @@ SERVICE_STATUS = {
     "too_many_streams": 503,  # this process is full: another replica may have room
     "too_many_streams_from_client": 429,
     "too_many_open_tables": 429,
+    "tournament_not_found": 404,
+    "not_organiser": 403,
+    "tournament_not_registering": 409,
+    "tournament_not_running": 409,
+    "tournament_not_paused": 409,
+    "tournament_over": 409,
+    "tournament_full": 409,
+    "not_invited": 403,
+    "invalid_tournament": 400,
 }
 # the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
 # has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise

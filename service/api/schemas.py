@@ -23,6 +23,7 @@ from domain.views import AuctionView, Supply
 from service import text
 from service.commands import NAME_LIMIT
 from service.ports import StoredEvent
+from service.webhooks import StandingOut
 
 _IN = {"frozen": True, "kw_only": True, "forbid_unknown_fields": True}
 _OUT = {"frozen": True, "kw_only": True}
@@ -266,3 +267,100 @@ class ReviewPending(msgspec.Struct, **_OUT):
     game_id: str
     status: Literal["pending"]
     retry_after: int  # seconds
+
+
+# ---------------------------------------------------------------- tournaments
+
+
+class TournamentIn(msgspec.Struct, **_IN):
+    """A tournament (service.tournaments; pairing and scoring: domain/tournament.py)."""
+
+    name: Name
+    table_size: Annotated[int, msgspec.Meta(ge=2, le=5)] = 4
+    format: Literal["swiss", "round_robin"] = "swiss"
+    deal_mode: Literal["duplicate", "fresh"] = "duplicate"
+    rounds: Annotated[int, msgspec.Meta(ge=1, le=20)] = 3
+    clock: TimeControl | None = None  # each game's time control; none: no clock
+    bot_level: BotLevel = "basic"  # the bots that fill the places nobody registered for
+    ranked: bool = True
+    places: Annotated[int, msgspec.Meta(ge=2, le=64)] = 8  # entrants: players, then bots
+    # only these players may register; none: open registration (up to `places`)
+    invited: Annotated[list[PlayerId], msgspec.Meta(max_length=64)] | None = None
+
+
+class RegistrationIn(msgspec.Struct, **_IN):
+    player_id: PlayerId | None = None  # the platform names the player; a player: themself
+
+
+class EntrantOut(msgspec.Struct, **_OUT):
+    entrant: str  # the player id, or `bot:<n>`
+    bot: BotLevel | None = None
+
+
+class TournamentOut(msgspec.Struct, **_OUT):
+    id: str
+    name: str
+    status: Literal["registering", "running", "paused", "finished", "stopped"]
+    organiser: str  # "platform" or "player:<id>"
+    table_size: int
+    format: Literal["swiss", "round_robin"]
+    deal_mode: Literal["duplicate", "fresh"]
+    rounds: int
+    rounds_played: int  # rounds paired so far (the current one included)
+    clock: TimeControl | None
+    bot_level: BotLevel
+    ranked: bool
+    places: int
+    invited: list[str] | None
+    registered: list[str]
+    entrants: list[EntrantOut]  # fixed at the start
+    created_at: float
+    version: int
+
+
+class TournamentsPage(msgspec.Struct, **_OUT):
+    tournaments: list[TournamentOut]
+    next_cursor: str | None
+
+
+class StandingsOut(msgspec.Struct, **_OUT):
+    tournament_id: str
+    status: Literal["registering", "running", "paused", "finished", "stopped"]
+    rounds_played: int
+    standings: list[StandingOut]
+
+
+class TableResultOut(msgspec.Struct, **_OUT):
+    ranks: list[int]  # per seat, 1 = first
+    scores: list[int]  # per seat, the game score
+    points: list[float]  # per seat, the place points
+
+
+class RoundTable(msgspec.Struct, **_OUT):
+    table: int
+    game_id: str
+    seats: list[str]  # entrant ids in seat order
+    result: TableResultOut | None  # None while its game is being played
+
+
+class RoundOut(msgspec.Struct, **_OUT):
+    round: int
+    tables: list[RoundTable]
+    byes: list[str]
+
+
+class RoundsOut(msgspec.Struct, **_OUT):
+    tournament_id: str
+    rounds: list[RoundOut]
+
+
+class NextTableOut(msgspec.Struct, **_OUT):
+    """The player's table of the current round; all None while they have none."""
+
+    tournament_id: str
+    player_id: str
+    round: int | None
+    table: int | None
+    game_id: str | None
+    seat: int | None
+    bye: bool

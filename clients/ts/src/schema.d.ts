@@ -495,6 +495,221 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tournaments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List tournaments, newest first */
+        get: operations["listTournaments"];
+        put?: never;
+        /**
+         * Create a tournament
+         * @description By the platform or a verified player, who is its organiser: it takes registrations until the organiser starts it. Pairing, seats, deals and scoring are stated in domain/tournament.py (README: Tournaments).
+         */
+        post: operations["createTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a tournament */
+        get: operations["getTournament"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause (the organiser)
+         * @description No new round starts; the games being played go on and their results count.
+         */
+        post: operations["pauseTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/players/{player_id}/table": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player's table of the current round
+         * @description The game to play now and the seat in it (play it with the player's JWT); all null while the player has none (a bye: `bye` true).
+         */
+        get: operations["getTournamentTable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/registrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register for a tournament
+         * @description A player registers themself (JWT), or the platform registers `player_id`, while the tournament takes registrations; again changes nothing.
+         */
+        post: operations["registerTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused tournament (the organiser)
+         * @description The next round follows.
+         */
+        post: operations["resumeTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/rounds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The rounds: their tables, games and results */
+        get: operations["listTournamentRounds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/standings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The standings
+         * @description Best first; the primary score (fresh: points; duplicate: matchpoints), then the other, then Buchholz, then the total game score, then the seeding.
+         */
+        get: operations["getTournamentStandings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start (the organiser)
+         * @description The entrants are the players registered, then bots of `bot_level` for the places left; round 1 is paired and its games dealt.
+         */
+        post: operations["startTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop early (the organiser)
+         * @description The standings stay as the results so far make them.
+         */
+        post: operations["stopTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tournaments/{tournament_id}/withdraw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw before the start
+         * @description A player registered leaves the tournament.
+         */
+        post: operations["withdrawTournament"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     game_aborted: {
@@ -557,6 +772,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    round_started: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A round of a tournament was paired: its tables and their games.
+         * @description Signed per Standard Webhooks; delivered at least once (retried with exponential backoff until a 2xx answer).
+         */
+        post: operations["webhook_round_started"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     seat_taken_over: {
         parameters: {
             query?: never;
@@ -571,6 +806,46 @@ export interface webhooks {
          * @description Signed per Standard Webhooks; delivered at least once (retried with exponential backoff until a 2xx answer).
          */
         post: operations["webhook_seat_taken_over"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    tournament_finished: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A tournament ended (its last round played, or stopped), with its standings.
+         * @description Signed per Standard Webhooks; delivered at least once (retried with exponential backoff until a 2xx answer).
+         */
+        post: operations["webhook_tournament_finished"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    tournament_started: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A tournament started: its entrants are fixed (`data.tournament_id`).
+         * @description Signed per Standard Webhooks; delivered at least once (retried with exponential backoff until a 2xx answer).
+         */
+        post: operations["webhook_tournament_started"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1009,6 +1284,12 @@ export interface components {
             draw: number | null;
             stop: number | null;
         };
+        /** EntrantOut */
+        EntrantOut: {
+            /** @default null */
+            bot?: ("basic" | "expert" | "master" | "random") | null;
+            entrant: string;
+        };
         /** EventsOut */
         EventsOut: {
             events: (components["schemas"]["GameStarted"] | components["schemas"]["TurnStarted"] | components["schemas"]["CardDrawn"] | components["schemas"]["AuctionStarted"] | components["schemas"]["BidPlaced"] | components["schemas"]["BidPassed"] | components["schemas"]["AuctionWon"] | components["schemas"]["WildDiscarded"] | components["schemas"]["Busted"] | components["schemas"]["Stopped"] | components["schemas"]["CardBought"] | components["schemas"]["BuyDeclined"] | components["schemas"]["FinalBuyStarted"] | components["schemas"]["TimedOut"] | components["schemas"]["SeatTakenOver"] | components["schemas"]["SeatReclaimed"] | components["schemas"]["GameFinished"])[];
@@ -1260,6 +1541,19 @@ export interface components {
             /** @default 1 */
             min_players?: number;
         };
+        /**
+         * NextTableOut
+         * @description The player's table of the current round; all None while they have none.
+         */
+        NextTableOut: {
+            bye: boolean;
+            game_id: string | null;
+            player_id: string;
+            round: number | null;
+            seat: number | null;
+            table: number | null;
+            tournament_id: string;
+        };
         /** OddsOut */
         OddsOut: {
             game_id: string;
@@ -1441,6 +1735,11 @@ export interface components {
              */
             type: "reclaim";
         };
+        /** RegistrationIn */
+        RegistrationIn: {
+            /** @default null */
+            player_id?: string | null;
+        };
         /** ReplayOut */
         ReplayOut: {
             game_id: string;
@@ -1494,6 +1793,48 @@ export interface components {
             retry_after: number;
             /** @enum {unknown} */
             status: "pending";
+        };
+        /** RoundOut */
+        RoundOut: {
+            byes: string[];
+            round: number;
+            tables: components["schemas"]["RoundTable"][];
+        };
+        /** RoundStartedData */
+        RoundStartedData: {
+            /** @default [] */
+            byes?: string[];
+            round: number;
+            tables: components["schemas"]["RoundTableOut"][];
+            tournament_id: string;
+        };
+        /**
+         * RoundStartedWebhook
+         * @description A round of a tournament was paired: its tables and their games.
+         */
+        RoundStartedWebhook: {
+            data: components["schemas"]["RoundStartedData"];
+            timestamp: string;
+            /** @enum {unknown} */
+            type: "round_started";
+        };
+        /** RoundTable */
+        RoundTable: {
+            game_id: string;
+            result: components["schemas"]["TableResultOut"] | null;
+            seats: string[];
+            table: number;
+        };
+        /** RoundTableOut */
+        RoundTableOut: {
+            game_id: string;
+            seats: string[];
+            table: number;
+        };
+        /** RoundsOut */
+        RoundsOut: {
+            rounds: components["schemas"]["RoundOut"][];
+            tournament_id: string;
         };
         /** RuleOption */
         RuleOption: {
@@ -1650,6 +1991,26 @@ export interface components {
             seat: number;
             token: string;
         };
+        /**
+         * StandingOut
+         * @description An entrant's place in the standings (`domain.tournament.standings`).
+         */
+        StandingOut: {
+            buchholz: number;
+            entrant: string;
+            matchpoints: number;
+            points: number;
+            position: number;
+            score: number;
+        };
+        /** StandingsOut */
+        StandingsOut: {
+            rounds_played: number;
+            standings: components["schemas"]["StandingOut"][];
+            /** @enum {unknown} */
+            status: "finished" | "paused" | "registering" | "running" | "stopped";
+            tournament_id: string;
+        };
         /** Stop */
         Stop: {
             /** @enum {unknown} */
@@ -1705,6 +2066,12 @@ export interface components {
             status: "cancelled" | "open";
             version: number;
         };
+        /** TableResultOut */
+        TableResultOut: {
+            points: number[];
+            ranks: number[];
+            scores: number[];
+        };
         /** TableSeatOut */
         TableSeatOut: {
             bot: string | null;
@@ -1737,6 +2104,117 @@ export interface components {
             bust?: number;
             /** @default 0 */
             currency?: number;
+        };
+        /** TournamentEntrantOut */
+        TournamentEntrantOut: {
+            /** @default null */
+            bot?: string | null;
+            entrant: string;
+        };
+        /** TournamentFinishedData */
+        TournamentFinishedData: {
+            rounds_played: number;
+            standings: components["schemas"]["StandingOut"][];
+            /** @enum {unknown} */
+            status: "finished" | "stopped";
+            tournament_id: string;
+        };
+        /**
+         * TournamentFinishedWebhook
+         * @description A tournament ended (its last round played, or stopped), with its standings.
+         */
+        TournamentFinishedWebhook: {
+            data: components["schemas"]["TournamentFinishedData"];
+            timestamp: string;
+            /** @enum {unknown} */
+            type: "tournament_finished";
+        };
+        /**
+         * TournamentIn
+         * @description A tournament (service.tournaments; pairing and scoring: domain/tournament.py).
+         */
+        TournamentIn: {
+            /**
+             * @default basic
+             * @enum {unknown}
+             */
+            bot_level?: "basic" | "expert" | "master" | "random";
+            /** @default null */
+            clock?: (components["schemas"]["BankClock"] | components["schemas"]["DeadlineClock"]) | null;
+            /**
+             * @default duplicate
+             * @enum {unknown}
+             */
+            deal_mode?: "duplicate" | "fresh";
+            /**
+             * @default swiss
+             * @enum {unknown}
+             */
+            format?: "round_robin" | "swiss";
+            /** @default null */
+            invited?: string[] | null;
+            /** @description Shown to the other players: at most 40 characters, no control, bidi or invisible formatting character, something visible; stored NFC-normalized and trimmed (else 400 `invalid_text`). */
+            name: string;
+            /** @default 8 */
+            places?: number;
+            /** @default true */
+            ranked?: boolean;
+            /** @default 3 */
+            rounds?: number;
+            /** @default 4 */
+            table_size?: number;
+        };
+        /** TournamentOut */
+        TournamentOut: {
+            /** @enum {unknown} */
+            bot_level: "basic" | "expert" | "master" | "random";
+            clock: (components["schemas"]["BankClock"] | components["schemas"]["DeadlineClock"]) | null;
+            created_at: number;
+            /** @enum {unknown} */
+            deal_mode: "duplicate" | "fresh";
+            entrants: components["schemas"]["EntrantOut"][];
+            /** @enum {unknown} */
+            format: "round_robin" | "swiss";
+            id: string;
+            invited: string[] | null;
+            name: string;
+            organiser: string;
+            places: number;
+            ranked: boolean;
+            registered: string[];
+            rounds: number;
+            rounds_played: number;
+            /** @enum {unknown} */
+            status: "finished" | "paused" | "registering" | "running" | "stopped";
+            table_size: number;
+            version: number;
+        };
+        /** TournamentStartedData */
+        TournamentStartedData: {
+            /** @enum {unknown} */
+            deal_mode: "duplicate" | "fresh";
+            entrants: components["schemas"]["TournamentEntrantOut"][];
+            /** @enum {unknown} */
+            format: "round_robin" | "swiss";
+            name: string;
+            rounds: number;
+            table_size: number;
+            tournament_id: string;
+        };
+        /**
+         * TournamentStartedWebhook
+         * @description A tournament started: its entrants are fixed (`data.tournament_id`).
+         */
+        TournamentStartedWebhook: {
+            data: components["schemas"]["TournamentStartedData"];
+            timestamp: string;
+            /** @enum {unknown} */
+            type: "tournament_started";
+        };
+        /** TournamentsPage */
+        TournamentsPage: {
+            next_cursor: string | null;
+            tournaments: components["schemas"]["TournamentOut"][];
         };
         /**
          * TurnStarted
@@ -3968,6 +4446,1062 @@ export interface operations {
             };
         };
     };
+    listTournaments: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentsPage"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createTournament: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TournamentIn"];
+            };
+        };
+        responses: {
+            /** @description Document created, URL follows */
+            201: {
+                headers: {
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The tournament's URL. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tournament's id, as createTournament returned it. */
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    pauseTournament: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The tournament's id, as createTournament returned it. */
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTournamentTable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tournament's id, as createTournament returned it. */
+                tournament_id: string;
+                player_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NextTableOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    registerTournament: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The tournament's id, as createTournament returned it. */
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegistrationIn"];
+            };
+        };
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resumeTournament: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The tournament's id, as createTournament returned it. */
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTournamentRounds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tournament's id, as createTournament returned it. */
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoundsOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTournamentStandings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tournament's id, as createTournament returned it. */
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StandingsOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startTournament: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The tournament's id, as createTournament returned it. */
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    stopTournament: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The tournament's id, as createTournament returned it. */
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    withdrawTournament: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The tournament's id, as createTournament returned it. */
+                tournament_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegistrationIn"];
+            };
+        };
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TournamentOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     webhook_game_aborted: {
         parameters: {
             query?: never;
@@ -4076,6 +5610,42 @@ export interface operations {
             };
         };
     };
+    webhook_round_started: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every delivery of one message (de-duplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed (unix seconds): refuse old ones (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with TEN_WEBHOOK_SECRET. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoundStartedWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: this message is not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: sent again later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_seat_taken_over: {
         parameters: {
             query?: never;
@@ -4093,6 +5663,78 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SeatTakenOverWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: this message is not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: sent again later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_tournament_finished: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every delivery of one message (de-duplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed (unix seconds): refuse old ones (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with TEN_WEBHOOK_SECRET. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TournamentFinishedWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: this message is not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: sent again later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_tournament_started: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every delivery of one message (de-duplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed (unix seconds): refuse old ones (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with TEN_WEBHOOK_SECRET. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TournamentStartedWebhook"];
             };
         };
         responses: {

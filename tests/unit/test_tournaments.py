@@ -1,0 +1,333 @@
+"""The tournaments' use case and director (`service.tournaments`) on in-memory adapters (the
+embedded game and tournament stores, embedded queues), a fake clock and fake randomness:
+who may do what, the states, and bot tournaments played to their end by the director, each
+step run as its worker would (`drain`), twice where a replica could."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable
+
+import msgspec
+import pytest
+
+from domain.tournament import standings, table_result
+from infra.memory_store import MemoryGameStore
+from infra.memory_tournaments import MemoryTournamentStore
+from infra.queues import MemoryQueue
+from service.callers import ANONYMOUS, Caller
+from service.errors import ServiceError
+from service.games import GameService
+from service.lobby import Lobby
+from service.relay import Relay
+from service.settings import Settings
+from service.tournaments import (
+    CreateTournament,
+    TournamentReaction,
+    Tournaments,
+    current_standings,
+    game_id,
+    tournament_messages,
+)
+from service.webhooks import WEBHOOK_PAYLOADS
+
+pytestmark = pytest.mark.unit
+T0 = 1_800_000_000.0
+PLATFORM = Caller(kind="platform")
+ALICE = Caller(kind="player", player_id="alice")
+BOB = Caller(kind="player", player_id="bob")
+
+
+class World:
+    def __init__(self) -> None:
+        self.now = T0
+        clock = lambda: self.now  # noqa: E731
+        counter = itertools.count(1)
+        hexes = lambda n: f"{next(counter):0{2 * n}x}"  # noqa: E731
+        self.store = MemoryGameStore(clock=clock)
+        self.tournament_store = MemoryTournamentStore()
+        self.queue = MemoryQueue("tournaments")
+        self.told: list[str] = []
+        reaction = TournamentReaction(lambda record: self.tournaments.record_result(record))  # noqa: PLW0108 - made below
+        relay = Relay(self.store, MemoryQueue("relay"), [reaction], clock=clock)
+        self.games = GameService(self.store, Settings(), relay=relay, clock=clock, random_hex=hexes)
+        self.lobby = Lobby(self.games)
+        self.tournaments = Tournaments(
+            self.tournament_store, self.queue, self.lobby.create, announce=self.announce,
+            clock=clock, random_hex=hexes,
+        )  # fmt: skip
+
+    async def announce(self, messages) -> None:
+        self.told.extend(m.id for m in messages)
+
+    async def drain(self, twice: bool = False) -> int:
+        """Run the director's jobs as a worker would, until none is left; the steps run."""
+        steps = 0
+        for _ in range(500):
+            jobs = await self.queue.claim(self.now + 1000, 60.0, 10)
+            if not jobs:
+                return steps
+            for job in jobs:
+                if twice:  # two replicas on one job: every step is safe at once
+                    await asyncio.gather(*(self.tournaments.advance(job.id) for _ in range(2)))
+                else:
+                    await self.tournaments.advance(job.id)
+                await self.queue.done(job.id, job.token)
+                steps += 1
+        raise AssertionError("the director never settled")
+
+    async def bots_only(self, **fields: object):
+        options = {"name": "Bots", "table_size": 4, "places": 8, "rounds": 3, "bot_level": "random"}
+        options.update(fields)
+        record, _ = await self.tournaments.create(CreateTournament(caller=PLATFORM, **options))
+        return record
+
+
+def run(body: Callable[[World], Awaitable[None]]) -> None:
+    asyncio.run(body(World()))
+
+
+async def refused(code: str, call: Awaitable[object]) -> None:
+    with pytest.raises(ServiceError) as caught:
+        await call
+    assert caught.value.code == code
+
+
+def test_only_the_platform_or_a_player_creates_and_the_settings_are_checked():
+    async def body(w: World) -> None:
+        await refused(
+            "authentication_required",
+            w.tournaments.create(CreateTournament(caller=ANONYMOUS, name="x")),
+        )
+        for bad in ({"places": 3}, {"places": 65}, {"rounds": 0}, {"table_size": 6}):
+            await refused(
+                "invalid_tournament",
+                w.tournaments.create(CreateTournament(caller=ALICE, name="x", **bad)),
+            )
+        await refused(
+            "duplicate_player_id",
+            w.tournaments.create(CreateTournament(caller=ALICE, name="x", invited=("a", "a"))),
+        )
+        record, replayed = await w.tournaments.create(CreateTournament(caller=ALICE, name="x"))
+        assert (record.organiser, record.status, replayed) == ("player:alice", "registering", False)
+
+    run(body)
+
+
+def test_a_keyed_create_made_twice_is_one_tournament():
+    async def body(w: World) -> None:
+        ask = CreateTournament(caller=ALICE, name="Cup", idempotency_key="k1")
+        first, replayed = await w.tournaments.create(ask)
+        again, replayed_again = await w.tournaments.create(ask)
+        assert (again, replayed, replayed_again) == (first, False, True)
+        other = msgspec.structs.replace(ask, name="Other cup")
+        await refused("idempotency_key_reused", w.tournaments.create(other))
+        by_bob = msgspec.structs.replace(ask, caller=BOB)  # another caller's keys: its own
+        assert (await w.tournaments.create(by_bob))[0].id != first.id
+
+    run(body)
+
+
+def test_registration_invited_open_full_and_withdraw():
+    async def body(w: World) -> None:
+        invited, _ = await w.tournaments.create(
+            CreateTournament(caller=PLATFORM, name="i", places=4, invited=("alice",))
+        )
+        await refused("not_invited", w.tournaments.register(BOB, invited.id, None))
+        await refused("player_id_not_yours", w.tournaments.register(BOB, invited.id, "alice"))
+        record, _ = await w.tournaments.register(ALICE, invited.id, None)
+        again, _ = await w.tournaments.register(ALICE, invited.id, None)  # changes nothing
+        assert record.registered == again.registered == ("alice",)
+        assert again.version == record.version
+        open_, _ = await w.tournaments.create(
+            CreateTournament(caller=PLATFORM, name="o", table_size=2, places=2)
+        )
+        await w.tournaments.register(PLATFORM, open_.id, "p1")
+        await w.tournaments.register(PLATFORM, open_.id, "p2")
+        await refused("tournament_full", w.tournaments.register(PLATFORM, open_.id, "p3"))
+        left, _ = await w.tournaments.withdraw(PLATFORM, open_.id, "p1")
+        assert left.registered == ("p2",)
+        await refused("invalid_tournament", w.tournaments.register(PLATFORM, open_.id, None))
+        await refused("invalid_tournament", w.tournaments.register(PLATFORM, open_.id, "bot:1"))
+        await refused("tournament_not_found", w.tournaments.register(ALICE, "0" * 20, None))
+
+    run(body)
+
+
+def test_the_organiser_alone_starts_pauses_resumes_and_stops():
+    async def body(w: World) -> None:
+        record, _ = await w.tournaments.create(CreateTournament(caller=ALICE, name="a", places=4))
+        for caller in (BOB, PLATFORM):
+            await refused("not_organiser", w.tournaments.start(caller, record.id))
+        await refused("authentication_required", w.tournaments.start(ANONYMOUS, record.id))
+        await refused("tournament_not_running", w.tournaments.pause(ALICE, record.id))
+        await refused("tournament_not_paused", w.tournaments.resume(ALICE, record.id))
+        stopped, _ = await w.tournaments.stop(ALICE, record.id)
+        assert stopped.status == "stopped"
+        await refused("tournament_over", w.tournaments.stop(ALICE, record.id))
+        await refused("tournament_not_registering", w.tournaments.start(ALICE, record.id))
+        await refused("tournament_not_registering", w.tournaments.register(BOB, record.id, None))
+
+    run(body)
+
+
+def test_a_keyed_command_sent_twice_is_done_once():
+    async def body(w: World) -> None:
+        record = await w.bots_only()
+        started, replayed = await w.tournaments.start(PLATFORM, record.id, "s1")
+        again, replayed_again = await w.tournaments.start(PLATFORM, record.id, "s1")
+        assert (replayed, replayed_again, again.version) == (False, True, started.version)
+        await refused("idempotency_key_reused", w.tournaments.pause(PLATFORM, record.id, "s1"))
+
+    run(body)
+
+
+async def _played(w: World, record, twice: bool = False):
+    await w.tournaments.start(PLATFORM, record.id)
+    await w.drain(twice)
+    return await w.tournaments.get(record.id)
+
+
+def _recomputed(w: World, record, games: dict) -> list:
+    results = [
+        table_result(played.number, table, games[(played.number, table.number)].state.results)
+        for played in record.rounds
+        for table in played.tables
+    ]
+    return standings(record.settings, record.entrants, record.rounds, results)
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_a_duplicate_bot_tournament_plays_to_its_end(twice: bool):
+    async def body(w: World) -> None:
+        record = await _played(w, await w.bots_only(), twice)
+        assert record.status == "finished"
+        assert [r.number for r in record.rounds] == [1, 2, 3]
+        games = {}
+        for played in record.rounds:
+            for table in played.tables:
+                game = await w.store.load(game_id(record.id, played.number, table.number))
+                assert game is not None
+                assert game.status == "finished"
+                assert game.tournament.round == played.number
+                games[(played.number, table.number)] = game
+            seeds = {games[(played.number, t.number)].state.seed for t in played.tables}
+            assert len(seeds) == 1  # duplicate: one deal per round
+        assert len({g.state.seed for g in games.values()}) == 3  # each round its own deal
+        assert current_standings(record) == _recomputed(w, record, games)
+        expected = [
+            f"msg_t_{record.id}_started",
+            *(f"msg_t_{record.id}_round_{n}" for n in (1, 2, 3)),
+        ]
+        assert sorted(set(w.told)) == sorted([*expected, f"msg_t_{record.id}_finished"])
+        if not twice:
+            assert len(w.told) == len(set(w.told))  # each queued once
+
+    run(body)
+
+
+def test_fresh_deals_differ_between_tables_and_round_robin_plays_too():
+    async def body(w: World) -> None:
+        record = await _played(
+            w, await w.bots_only(deal_mode="fresh", format="round_robin", rounds=2)
+        )
+        assert record.status == "finished"
+        for played in record.rounds:
+            seeds = set()
+            for table in played.tables:
+                game = await w.store.load(game_id(record.id, played.number, table.number))
+                seeds.add(game.state.seed)
+            assert len(seeds) == len(played.tables)
+
+    run(body)
+
+
+def test_byes_when_the_entrants_do_not_fill_the_tables():
+    async def body(w: World) -> None:
+        record = await _played(w, await w.bots_only(places=6, rounds=2))
+        assert record.status == "finished"
+        assert all(len(r.byes) == 2 and len(r.tables) == 1 for r in record.rounds)
+        assert len(record.results) == 2
+
+    run(body)
+
+
+def test_pause_holds_the_next_round_and_resume_goes_on():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=2)
+        await w.tournaments.start(PLATFORM, record.id)
+        await w.tournaments.pause(PLATFORM, record.id)
+        await w.drain()
+        paused = await w.tournaments.get(record.id)
+        assert paused.status == "paused"
+        assert len(paused.rounds) == 1
+        assert paused.results == ()  # the round's games are not dealt while paused
+        await w.tournaments.resume(PLATFORM, record.id)
+        await w.drain()
+        assert (await w.tournaments.get(record.id)).status == "finished"
+
+    run(body)
+
+
+def test_a_result_is_kept_once_and_a_stopped_game_scores_a_tie():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=1, places=4)
+        await w.tournaments.start(PLATFORM, record.id)
+        await w.drain()
+        record = await w.tournaments.get(record.id)
+        game = await w.store.load(game_id(record.id, 1, 0))
+        await w.tournaments.record_result(game)  # the reaction again: nothing changes
+        assert len((await w.tournaments.get(record.id)).results) == 1
+        void = msgspec.structs.replace(game, aborted=True)
+        other = await w.bots_only(rounds=1, places=4)
+        await w.tournaments.start(PLATFORM, other.id)
+        # the other tournament's table taken as aborted before its game is dealt
+        ref = msgspec.structs.replace(void.tournament, tournament_id=other.id)
+        await w.tournaments.record_result(msgspec.structs.replace(void, tournament=ref))
+        kept = (await w.tournaments.get(other.id)).results
+        assert [r.ranks for r in kept] == [(1, 1, 1, 1)]
+        assert kept[0].scores == (0, 0, 0, 0)
+
+    run(body)
+
+
+def test_next_table_names_the_players_game():
+    async def body(w: World) -> None:
+        record, _ = await w.tournaments.create(
+            CreateTournament(caller=PLATFORM, name="h", places=4, rounds=1)
+        )
+        await w.tournaments.register(ALICE, record.id, None)
+        assert (await w.tournaments.next_table(record.id, "alice")).game_id is None
+        await w.tournaments.start(PLATFORM, record.id)
+        await w.drain()
+        where = await w.tournaments.next_table(record.id, "alice")
+        game = await w.games.get(where.game_id)
+        assert game.verified_seat_of("alice") == where.seat
+        assert game.status == "active"  # waiting on alice (bots move until she must)
+
+    run(body)
+
+
+def test_the_webhooks_decode_as_their_payload_types_and_tell_no_deal():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=1, places=4)
+        await w.tournaments.start(PLATFORM, record.id)
+        await w.drain()
+        record = await w.tournaments.get(record.id)
+        messages = tournament_messages(record, ("started", "round:1", "finished"))
+        assert [m.type for m in messages] == [
+            "tournament_started",
+            "round_started",
+            "tournament_finished",
+        ]
+        for message in messages:
+            payload = msgspec.json.decode(message.body, type=WEBHOOK_PAYLOADS[message.type])
+            assert payload.data.tournament_id == record.id
+            assert record.settings.seed.encode() not in message.body  # the secret stays here
+        end = msgspec.json.decode(messages[2].body, type=WEBHOOK_PAYLOADS["tournament_finished"])
+        assert [s.entrant for s in end.data.standings] == [
+            s.entrant for s in current_standings(record)
+        ]
+
+    run(body)

@@ -10,7 +10,7 @@ import { answered, api, describeError, failedScreen } from "../api";
 import { h, show, type Child } from "../dom";
 import { list, num, t, tn, when } from "../i18n";
 import { holdSeat, savedPlayerToken, savePlayerToken, tokenSubject } from "../store";
-import { botBadge, isolated, seatName } from "../table";
+import { isolated, seatName } from "../table";
 
 type Tournament = components["schemas"]["TournamentOut"];
 type Standing = components["schemas"]["StandingOut"];
@@ -79,14 +79,18 @@ function entrantName(tour: Tournament, entrant: string): string {
   return bot ? seatName({ name: `Bot ${entrant.replace(/^bot:/, "")}`, bot }) : isolated(entrant);
 }
 
-/** The entrant's name, a bot's level badge and "you" for the signed-in player. */
+/** The entrant's name and "you" for the signed-in player (every bot is of the tournament's
+ * level, said once in its settings). */
 function entrantEl(tour: Tournament, entrant: string, me: string | null): Child[] {
-  const bot = botOf(tour, entrant);
-  return [
-    entrantName(tour, entrant),
-    bot ? h("span", { class: "badge" }, botBadge(bot)) : null,
-    entrant === me ? h("span", { class: "badge" }, t("common.you")) : null,
-  ];
+  return [entrantName(tour, entrant), entrant === me ? h("span", { class: "badge" }, t("common.you")) : null];
+}
+
+/** A wide table in a region that scrolls sideways on a narrow screen (the page itself never
+ * does), reachable by keyboard; styled through the CSSOM (the page's CSP has no inline style). */
+function scroller(label: string, table: HTMLTableElement): HTMLElement {
+  const region = h("div", { role: "region", "aria-label": label, tabindex: "0" }, table);
+  region.style.overflowX = "auto";
+  return region;
 }
 
 function clockText(clock: Tournament["clock"]): string {
@@ -218,7 +222,7 @@ function standingsEl(tour: Tournament, rows: readonly Standing[], me: string | n
     h("h2", { id: "tour-standings" }, t("tour.standings")),
     rows.length && tour.rounds_played
       ? [
-          h(
+          scroller(t("tour.standings"), h(
             "table",
             { class: "figures", "data-testid": "standings" },
             h("thead", null, h("tr", null, head("tour.col.place"), head("tour.col.player"), head("tour.col.points"), duplicate ? head("tour.col.matchpoints") : null, head("tour.col.buchholz"), head("tour.col.score"))),
@@ -238,7 +242,7 @@ function standingsEl(tour: Tournament, rows: readonly Standing[], me: string | n
                 ),
               ),
             ),
-          ),
+          )),
           h("p", { class: "small muted" }, t(duplicate ? "tour.tiebreaks.duplicate" : "tour.tiebreaks.fresh")),
         ]
       : h("p", { class: "muted", "data-testid": "standings" }, t("tour.standings.none")),
@@ -247,8 +251,8 @@ function standingsEl(tour: Tournament, rows: readonly Standing[], me: string | n
 
 /** The signed-in player's table of the round: its game to play (the seat held with the
  * player's JWT, so the table screen plays it), a bye, or nothing. */
-function yourTableEl(next: NextTable | null, me: Me | null): HTMLElement | null {
-  if (!me || !next) return null;
+function yourTableEl(status: Tournament["status"], next: NextTable | null, me: Me | null): HTMLElement | null {
+  if (!me || !next || (status !== "running" && status !== "paused")) return null;
   let body: Child;
   if (next.bye) body = h("p", { "data-testid": "your-table", "data-bye": "1" }, t("tour.yourTable.bye"));
   else if (next.game_id && next.seat !== null && next.round !== null && next.table !== null) {
@@ -273,7 +277,7 @@ function tableEl(tour: Tournament, round: Round, table: Round["tables"][number],
   return h(
     "div",
     { "data-testid": "round-table", "data-round": round.round, "data-table": table.table, "data-game-id": table.game_id },
-    h(
+    scroller(`${t("tour.round", { n: num(round.round) })} · ${t("tour.table", { n: num(table.table + 1) })}`, h(
       "table",
       { class: "figures" },
       h("caption", null, t("tour.table", { n: num(table.table + 1) }), result ? null : ` · ${t("tour.playing")}`),
@@ -293,7 +297,7 @@ function tableEl(tour: Tournament, round: Round, table: Round["tables"][number],
           ),
         ),
       ),
-    ),
+    )),
     h("p", null, link),
   );
 }
@@ -372,7 +376,7 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
     const me = signedIn();
     const { tour, standings, rounds, next } = data;
     part("entry", [tour.status, tour.registered, me?.id, jwt], () => entryEl(tour, jwt, changed));
-    part("yours", [next, me?.id], () => yourTableEl(next, me));
+    part("yours", [tour.status, next, me?.id], () => yourTableEl(tour.status, next, me));
     part("standings", [tour.status, tour.rounds_played, standings, me?.id], () => standingsEl(tour, standings, me?.id ?? null));
     part("rounds", [rounds, me?.id], () => roundsEl(tour, rounds, me?.id ?? null));
     const heading = root.querySelector("[data-testid=tournament-settings]")?.closest("section");

@@ -20,7 +20,15 @@ type NextTable = components["schemas"]["NextTableOut"];
 /** How long the page waits before asking again: a tournament in play moves faster. */
 const POLL_MS = { registering: 10_000, running: 5_000, paused: 10_000 } as const;
 
+/** `#/tournaments`, `#/tournaments/<id>`; a platform may hand its player over signed in,
+ * `#/tournaments/<id>?token=<jwt>`: the token is kept and taken out of the address at once
+ * (in the `#` part, it never reached a server). */
 export function tournamentsRoute(root: HTMLElement, params: URLSearchParams, _route: string, id = ""): Promise<(() => void) | void> {
+  const handed = params.get("token");
+  if (handed !== null) {
+    if (tokenSubject(handed)) savePlayerToken(handed);
+    history.replaceState(null, "", `#/tournaments${id ? `/${encodeURIComponent(id)}` : ""}`);
+  }
   return id ? tournamentScreen(root, id) : tournamentsScreen(root, params);
 }
 

@@ -2,7 +2,7 @@
 duplicate Swiss tournament of bots created by the platform, a player who signs in with their
 JWT and registers (withdraws, registers again) through the page, the page's "your table"
 the API's, the player's games played from the page (each resigned at once: the seat's bot
-plays it out), and once it is over the standings and every round's tables, seats and
+plays it out; the results lead back to the tournament), and once it is over the standings and every round's tables, seats and
 results the page shows are the API's, in the page's language; the list and the page are
 free of serious axe violations."""
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -148,6 +148,11 @@ def play_my_round(app: App, api: httpx.Client, tid: str, pid: str, number: int) 
         lambda: api.get(f"/v1/games/{mine['game_id']}").json()["status"] == "finished",
         f"round {number}'s game over",
     )
+    app.wait_screen("results")  # a tournament's game leads back to it, not to a new table
+    assert page.query_selector("#play-again") is None
+    page.click("[data-testid=to-tournament]")
+    app.wait_screen("tournament")
+    assert page.evaluate("location.hash") == f"#/tournaments/{tid}"
 
 
 def check_standings(app: App, api: httpx.Client, tid: str, lang: str) -> None:
@@ -201,8 +206,9 @@ def check_rounds(app: App, api: httpx.Client, tid: str, lang: str) -> None:
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_a_player_registers_plays_and_reads_the_standings_the_api_has(
-    app: App, api: httpx.Client, lang: str
+    new_context: Callable[..., App], api: httpx.Client, lang: str
 ) -> None:
+    app = new_context(reduced_motion="reduce")  # the bots' moves shown at once, not paced
     page = app.page
     page.on("dialog", lambda dialog: dialog.accept())  # the resign's confirm
     tour = create_tournament(api)

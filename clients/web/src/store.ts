@@ -4,6 +4,8 @@ export interface HeldSeat {
   token: string;
   host?: string | undefined;
   invite?: string | null | undefined;
+  /** The tournament whose game this is (its results lead back to it). */
+  tournament?: string | undefined;
 }
 
 function read<T>(key: string, fallback: T): T {

@@ -380,6 +380,7 @@ export const en = {
   "tour.replay": "Replay the game",
   "tour.created": "Created {date}",
   "tour.updated": "The page follows the tournament: it asks the service again every few seconds.",
+  "tour.back": "Back to the tournament",
 
   "rules.heading": "Rules of TEN",
   "rules.goal": "Build runs of consecutive numbers in each of the four colours. The player with the most points wins.",

@@ -368,6 +368,7 @@ export const es: Messages = {
   "tour.replay": "Repetición de la partida",
   "tour.created": "Creado el {date}",
   "tour.updated": "La página sigue el torneo: vuelve a preguntar al servicio cada pocos segundos.",
+  "tour.back": "Volver al torneo",
   "rules.heading": "Reglas de TEN",
   "rules.goal": "Construye secuencias de números consecutivos en cada uno de los cuatro colores. Gana el jugador con más puntos.",
   "rules.turn": "En tu turno, roba cartas de una en una y colócalas en el cuadro. Las cartas de número suman; las cartas de moneda restan del total de números.",

@@ -368,6 +368,7 @@ export const id: Messages = {
   "tour.replay": "Putar ulang permainan",
   "tour.created": "Dibuat {date}",
   "tour.updated": "Halaman ini mengikuti turnamen: ia bertanya lagi ke layanan setiap beberapa detik.",
+  "tour.back": "Kembali ke turnamen",
   "rules.heading": "Aturan TEN",
   "rules.goal": "Bentuk urutan angka berturut-turut di keempat warna. Pemain dengan poin terbanyak menang.",
   "rules.turn": "Pada giliran Anda, tarik kartu satu per satu ke tablo. Kartu angka dijumlahkan; kartu mata uang mengurangi jumlah angka.",

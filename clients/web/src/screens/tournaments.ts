@@ -264,7 +264,7 @@ function yourTableEl(status: Tournament["status"], next: NextTable | null, me: M
   let body: Child;
   if (next.bye) body = h("p", { "data-testid": "your-table", "data-bye": "1" }, t("tour.yourTable.bye"));
   else if (next.game_id && next.seat !== null && next.round !== null && next.table !== null) {
-    holdSeat(next.game_id, { seat: next.seat, token: me.token });
+    holdSeat(next.game_id, { seat: next.seat, token: me.token, tournament: next.tournament_id });
     body = h(
       "p",
       { "data-testid": "your-table", "data-game-id": next.game_id, "data-seat": next.seat },

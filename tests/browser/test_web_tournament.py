@@ -251,3 +251,39 @@ def test_a_player_registers_plays_and_reads_the_standings_the_api_has(
     page.set_viewport_size(PHONE)  # nothing scrolls sideways but a wide table's own region
     wide = page.evaluate(WIDER)
     assert wide["width"] <= wide["viewport"] == PHONE["width"], wide
+
+
+def test_a_player_who_organises_starts_pauses_resumes_and_stops_it_from_the_page(
+    app: App, api: httpx.Client
+) -> None:
+    """A tournament a player created (their JWT): the page offers its organiser, and only
+    them, the decisions its status allows; each is the API's status afterwards."""
+    page = app.page
+    page.on("dialog", lambda dialog: dialog.accept())  # the stop's confirm
+    pid, other = f"p-{secrets.token_hex(4)}", f"p-{secrets.token_hex(4)}"
+    body = {"name": "Club night", "table_size": 2, "places": 2, "rounds": 3, "bot_level": "random"}
+    auth = {"Authorization": f"Bearer {player_token(pid)}"}
+    created = api.post("/v1/tournaments", json=body, headers=auth)
+    assert created.status_code == 201, created.text
+    tid = created.json()["id"]
+
+    app.goto(f"/tournaments/{tid}?token={player_token(other)}", "tournament")
+    page.wait_for_selector(f"[data-testid=signed-in-as][data-player-id='{other}']")
+    assert page.query_selector("[data-testid=organiser]") is None  # not theirs
+    page.click("#sign-out")
+    page.fill("#player-token", player_token(pid))
+    page.click("#sign-in-submit")
+    page.wait_for_selector("[data-testid=organiser]")
+    check_axe(page, "tournament (its organiser)")
+
+    def status() -> str:
+        return api.get(f"/v1/tournaments/{tid}").json()["status"]
+
+    for button, after in (("start", "running"), ("pause", "paused"), ("resume", "running")):
+        page.click(f"#tour-{button}")
+        page.wait_for_selector(f"[data-testid=tournament-status][data-status={after}]")
+        assert status() == after
+    page.click("#tour-stop")
+    page.wait_for_selector("[data-testid=tournament-status][data-status=stopped]")
+    assert status() == "stopped"
+    assert page.query_selector("[data-testid=organiser]") is None  # nothing left to decide

@@ -381,6 +381,12 @@ export const en = {
   "tour.created": "Created {date}",
   "tour.updated": "The page follows the tournament: it asks the service again every few seconds.",
   "tour.back": "Back to the tournament",
+  "tour.organiser": "You organise this tournament",
+  "tour.start": "Start now",
+  "tour.pause": "Pause",
+  "tour.resume": "Resume",
+  "tour.stop": "Stop the tournament",
+  "tour.stop.confirm": "Stop the tournament now? No further round is paired; the standings stay as they are.",
 
   "rules.heading": "Rules of TEN",
   "rules.goal": "Build runs of consecutive numbers in each of the four colours. The player with the most points wins.",

@@ -183,7 +183,56 @@ function entryEl(tour: Tournament, jwt: boolean, changed: (tour?: Tournament) =>
         : h("p", { class: "muted" }, t("tour.closed")),
     );
   }
-  return h("section", { class: "panel", "data-testid": "tournament-entry", "aria-labelledby": "tour-entry" }, h("h2", { id: "tour-entry" }, t("tour.signin")), body, message, registeredEl(tour));
+  return h(
+    "section",
+    { class: "panel", "data-testid": "tournament-entry", "aria-labelledby": "tour-entry" },
+    h("h2", { id: "tour-entry" }, t("tour.signin")),
+    body,
+    me && tour.organiser === `player:${me.id}` ? organiserEl(tour, me, message, changed) : null,
+    message,
+    registeredEl(tour),
+  );
+}
+
+type Decision = "start" | "pause" | "resume" | "stop";
+
+/** What the organiser may decide now: start (bots fill the places left), pause or resume,
+ * and stop (asked to confirm) until the tournament is over. */
+const DECISIONS: Record<Tournament["status"], readonly Decision[]> = {
+  registering: ["start", "stop"],
+  running: ["pause", "stop"],
+  paused: ["resume", "stop"],
+  finished: [],
+  stopped: [],
+};
+
+function organiserEl(tour: Tournament, me: Me, message: HTMLElement, changed: (tour?: Tournament) => void): HTMLElement | null {
+  const decisions = DECISIONS[tour.status];
+  if (!decisions.length) return null;
+  const decide = async (decision: Decision) => {
+    if (decision === "stop" && !confirm(t("tour.stop.confirm"))) return;
+    const call = {
+      params: { path: { tournament_id: tour.id }, header: { "Idempotency-Key": crypto.randomUUID() } },
+      headers: { Authorization: bearer(me.token) },
+    };
+    try {
+      changed(answered(await api.raw.POST(`/v1/tournaments/{tournament_id}/${decision}`, call)));
+    } catch (error) {
+      message.textContent = describeError(error);
+    }
+  };
+  return h(
+    "div",
+    { "data-testid": "organiser" },
+    h("h3", null, t("tour.organiser")),
+    h(
+      "div",
+      { class: "row" },
+      decisions.map((d) =>
+        h("button", { type: "button", id: `tour-${d}`, class: d === "stop" ? "danger" : d === "start" ? "primary" : undefined, onclick: () => void decide(d) }, t(`tour.${d}`)),
+      ),
+    ),
+  );
 }
 
 function signInForm(message: HTMLElement, done: () => void): HTMLFormElement {

@@ -419,8 +419,8 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
   }
   let stopped = false;
   let timer = 0;
-  const slots = { entry: h("div"), standings: h("div"), yours: h("div"), rounds: h("div") };
-  const shown: Record<keyof typeof slots, string> = { entry: "", standings: "", yours: "", rounds: "" };
+  const slots = { settings: h("div"), entry: h("div"), standings: h("div"), yours: h("div"), rounds: h("div") };
+  const shown: Record<keyof typeof slots, string> = { settings: "", entry: "", standings: "", yours: "", rounds: "" };
   const errorEl = h("p", { role: "alert", class: "error", "data-testid": "poll-error" });
   // a part is drawn again only when what it shows changed (a poll keeps the focus where it is)
   const part = (name: keyof typeof slots, key: unknown, draw: () => HTMLElement | null) => {
@@ -436,8 +436,7 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
     part("yours", [tour.status, next, me?.id], () => yourTableEl(tour.status, next, me));
     part("standings", [tour.status, tour.rounds_played, standings, me?.id], () => standingsEl(tour, standings, me?.id ?? null));
     part("rounds", [rounds, me?.id], () => roundsEl(tour, rounds, me?.id ?? null));
-    const heading = root.querySelector("[data-testid=tournament-settings]")?.closest("section");
-    if (heading) heading.replaceWith(settingsEl(tour));
+    part("settings", tour, () => settingsEl(tour));
   };
   const refresh = async () => {
     try {
@@ -467,7 +466,7 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
     h("h1", { "data-testid": "tournament-name" }, isolated(data.tour.name)),
     h("p", { class: "muted" }, summary(data.tour)),
     errorEl,
-    h("div", { class: "layout" }, h("div", { class: "col-main" }, slots.yours, slots.standings, slots.rounds), h("div", { class: "col-side" }, settingsEl(data.tour), slots.entry)),
+    h("div", { class: "layout" }, h("div", { class: "col-main" }, slots.yours, slots.standings, slots.rounds), h("div", { class: "col-side" }, slots.settings, slots.entry)),
     h("p", { class: "small muted" }, t("tour.updated")),
   );
   drawParts();

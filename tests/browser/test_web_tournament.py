@@ -116,6 +116,8 @@ def register_through_the_page(app: App, api: httpx.Client, tid: str, pid: str, l
     assert text_of(app, "[data-testid=registration]") == WORDS[lang]["registered"]
     assert registered(api, tid) == [pid]
     assert pid in page.inner_text("[data-testid=registered]")
+    # the control pressed gave way to the one that undoes it: the focus went there
+    assert page.evaluate("document.activeElement.id") == "tour-withdraw"
     page.click("#tour-withdraw")
     page.wait_for_selector("[data-testid=registration][data-registered='0']")
     assert registered(api, tid) == []

@@ -178,8 +178,8 @@ function entryEl(tour: Tournament, jwt: boolean, changed: (tour?: Tournament) =>
       h("p", { "data-testid": "registration", "data-registered": registered ? "1" : "0" }, t(registered ? "tour.isRegistered" : "tour.notRegistered")),
       tour.status === "registering"
         ? registered
-          ? h("button", { type: "button", id: "tour-withdraw", onclick: () => void act("withdraw") }, t("tour.withdraw"))
-          : h("button", { type: "button", id: "tour-register", class: "primary", onclick: () => void act("register") }, t("tour.register"))
+          ? h("button", { type: "button", id: "tour-withdraw", "data-focus": "entry", onclick: () => void act("withdraw") }, t("tour.withdraw"))
+          : h("button", { type: "button", id: "tour-register", "data-focus": "entry", class: "primary", onclick: () => void act("register") }, t("tour.register"))
         : h("p", { class: "muted" }, t("tour.closed")),
     );
   }
@@ -229,7 +229,7 @@ function organiserEl(tour: Tournament, me: Me, message: HTMLElement, changed: (t
       "div",
       { class: "row" },
       decisions.map((d) =>
-        h("button", { type: "button", id: `tour-${d}`, class: d === "stop" ? "danger" : d === "start" ? "primary" : undefined, onclick: () => void decide(d) }, t(`tour.${d}`)),
+        h("button", { type: "button", id: `tour-${d}`, "data-focus": "organiser", class: d === "stop" ? "danger" : d === "start" ? "primary" : undefined, onclick: () => void decide(d) }, t(`tour.${d}`)),
       ),
     ),
   );
@@ -422,12 +422,20 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
   const slots = { settings: h("div"), entry: h("div"), standings: h("div"), yours: h("div"), rounds: h("div") };
   const shown: Record<keyof typeof slots, string> = { settings: "", entry: "", standings: "", yours: "", rounds: "" };
   const errorEl = h("p", { role: "alert", class: "error", "data-testid": "poll-error" });
-  // a part is drawn again only when what it shows changed (a poll keeps the focus where it is)
+  // a part is drawn again only when what it shows changed (a poll keeps the focus where it
+  // is); a keyboard user inside a part drawn again stays there: on the same control, else on
+  // the one that took its place (`data-focus`: Register gives way to Withdraw), else its first
   const part = (name: keyof typeof slots, key: unknown, draw: () => HTMLElement | null) => {
     const text = JSON.stringify(key);
     if (shown[name] === text) return;
     shown[name] = text;
-    show(slots[name], draw());
+    const slot = slots[name];
+    const active = slot.contains(document.activeElement) ? (document.activeElement as HTMLElement) : null;
+    show(slot, draw());
+    if (!active) return;
+    const same = active.id ? slot.querySelector<HTMLElement>(`#${CSS.escape(active.id)}`) : null;
+    const heir = active.dataset.focus ? slot.querySelector<HTMLElement>(`[data-focus="${CSS.escape(active.dataset.focus)}"]`) : null;
+    (same ?? heir ?? slot.querySelector<HTMLElement>("button, a[href], input"))?.focus();
   };
   const drawParts = () => {
     const me = signedIn();

@@ -448,7 +448,10 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
   };
   const refresh = async () => {
     try {
-      data = await load(id);
+      const loaded = await load(id);
+      // an answer older than what the page shows (a read sent before a decision's answer
+      // came back) is dropped: every change of the tournament raises its version
+      if (loaded.tour.version >= data.tour.version) data = loaded;
       errorEl.textContent = "";
     } catch (error) {
       errorEl.textContent = describeError(error);
@@ -457,7 +460,7 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
   };
   // after a sign-in, a sign-out or an entry: drawn at once from the answer, then read again
   const changed = (tour?: Tournament) => {
-    if (tour) data = { ...data, tour };
+    if (tour && tour.version >= data.tour.version) data = { ...data, tour };
     drawParts();
     void refresh();
   };

@@ -29,6 +29,17 @@ SCREENSHOTS = outside("screenshots")  # kept between runs, outside the checkout
 SIZES = {"phone": {"width": 360, "height": 740}, "desktop": {"width": 1280, "height": 800}}
 TIMEOUT = 20.0
 SEAT_ACTIONS = frozenset({"resign", "reclaim"})  # sent whoever's turn it is
+# how wide the page is, and the innermost elements past the screen's right edge
+WIDER = """() => ({
+    width: document.documentElement.scrollWidth,
+    viewport: innerWidth,
+    // the innermost elements that reach past the right edge (+1: sub-pixel rounding)
+    past: [...document.querySelectorAll("body *")]
+        .filter((e) => e.getBoundingClientRect().right > innerWidth + 1)
+        .filter((e) => ![...e.children].some((c) => c.getBoundingClientRect().right > innerWidth + 1))
+        .map((e) => `${e.tagName.toLowerCase()}${e.id ? "#" + e.id : ""}: ${(e.textContent || "").trim().slice(0, 50)}`),
+})"""
+
 GAME_ROUTE = re.compile(r"#/(?:game|join)/([0-9a-zA-Z_-]+)")
 
 
@@ -486,7 +497,7 @@ def every_screen(app: App, api: httpx.Client) -> Iterator[tuple[str, str]]:
     """Brings `app` to every screen of the client in every language in turn, English first,
     and yields `(language, screen)` there: the lobby with held games, a waiting room, a table
     with the buy dialog open, the results, the archive, a replay, a player's stats, the
-    leaderboard and the rules."""
+    leaderboard, the rules and the tournaments' list."""
     player_id = f"web-{secrets.token_hex(4)}"
     archived = archived_game(api, player_id)
     finished = deck_game(api, ["Ann"], README_DECK)
@@ -511,6 +522,7 @@ def every_screen(app: App, api: httpx.Client) -> Iterator[tuple[str, str]]:
         "stats": (f"/players/{player_id}", None),
         "leaderboard": ("/leaderboard", None),
         "rules": ("/rules", None),
+        "tournaments": ("/tournaments", None),
     }
     for lang in LANGUAGES:
         app.goto("/", "lobby")

@@ -24,3 +24,12 @@ export function failedScreen(root: HTMLElement, error: unknown, screen: string):
   document.body.dataset.screen = screen;
   document.body.dataset.ready = "1";
 }
+
+/** The answer of an SDK `raw` call (an operation without a helper in the SDK): its body, or
+ * its problem thrown as the SDK's helpers throw it. */
+export function answered<T>(result: { data?: T; error?: unknown; response: Response }): T {
+  if (result.data === undefined) {
+    throw new TenApiError(result.response, result.error as ConstructorParameters<typeof TenApiError>[1]);
+  }
+  return result.data;
+}

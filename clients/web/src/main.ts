@@ -7,6 +7,7 @@ import { gameScreen } from "./screens/game";
 import { archiveScreen, replayScreen } from "./screens/replay";
 import { leaderboardScreen, statsScreen } from "./screens/stats";
 import { rulesScreen } from "./screens/rules";
+import { tournamentsRoute } from "./screens/tournaments";
 
 /** A screen draws itself into `root` and returns how to stop (timers, streams). */
 export type Screen = (root: HTMLElement, params: URLSearchParams, ...path: string[]) => Promise<(() => void) | void>;
@@ -20,6 +21,7 @@ const routes: Record<string, Screen> = {
   players: statsScreen,
   leaderboard: leaderboardScreen,
   rules: rulesScreen,
+  tournaments: tournamentsRoute,
 };
 
 let stopCurrent: (() => void) | void = undefined;
@@ -81,6 +83,7 @@ function header(): HTMLElement {
       "nav",
       { "aria-label": t("nav.main") },
       nav("lobby", "#/", "nav.lobby"),
+      nav("tournaments", "#/tournaments", "nav.tournaments"),
       nav("archive", "#/archive", "nav.archive"),
       nav("leaderboard", "#/leaderboard", "nav.leaderboard"),
       nav("players", "#/players", "nav.stats"),

@@ -4,6 +4,8 @@ export interface HeldSeat {
   token: string;
   host?: string | undefined;
   invite?: string | null | undefined;
+  /** The tournament whose game this is (its results lead back to it). */
+  tournament?: string | undefined;
 }
 
 function read<T>(key: string, fallback: T): T {
@@ -82,4 +84,35 @@ export function savedPace(): string | null {
 
 export function savePace(pace: string): void {
   write("ten.pace", pace);
+}
+
+/** The player's own token (a JWT the platform signed): the tournaments' sign-in. */
+export function savedPlayerToken(): string {
+  return read<string>("ten.playerToken", "");
+}
+
+export function savePlayerToken(token: string): void {
+  if (token) write("ten.playerToken", token);
+  else {
+    try {
+      localStorage.removeItem("ten.playerToken");
+    } catch {
+      /* nothing kept anyway */
+    }
+  }
+}
+
+/** The player id a JWT names (its `sub`), read without checking it (the service checks it);
+ * null when the text is no JWT. */
+export function tokenSubject(token: string): string | null {
+  const part = token.split(".")[1];
+  if (!part || token.split(".").length !== 3) return null;
+  try {
+    const base64 = part.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(part.length / 4) * 4, "=");
+    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    const claims = JSON.parse(new TextDecoder().decode(bytes)) as { sub?: unknown };
+    return typeof claims.sub === "string" && claims.sub ? claims.sub : null;
+  } catch {
+    return null;
+  }
 }

@@ -20,6 +20,11 @@ import { againBody, authMode, createTable } from "./lobby";
 
 type ActedOut = components["schemas"]["ActedOut"];
 
+/** The tournament of a game this browser holds a seat of, if it is a tournament's. */
+function tournamentOf(gameId: string): string | undefined {
+  return heldSeat(gameId)?.tournament;
+}
+
 /** The table's layout has one column below this width (app.css: `.layout`). */
 const ONE_COLUMN = window.matchMedia("(max-width: 899px)");
 
@@ -441,7 +446,12 @@ function liveTable(root: HTMLElement, first: Game): () => void {
         ? h(
             "div",
             { class: "row" },
-            seat !== null ? h("button", { type: "button", id: "play-again", class: "primary", onclick: playAgain }, t("results.again")) : null,
+            // a tournament's game leads back to its tournament (its next round), not to a new table
+            tournamentOf(gameId)
+              ? h("a", { href: `#/tournaments/${encodeURIComponent(tournamentOf(gameId) ?? "")}`, class: "button primary", "data-testid": "to-tournament" }, t("tour.back"))
+              : seat !== null
+                ? h("button", { type: "button", id: "play-again", class: "primary", onclick: playAgain }, t("results.again"))
+                : null,
             // only a finished game is reviewed (not an aborted or abandoned one)
             view.status === "finished" ? h("a", { href: `#/replay/${encodeURIComponent(gameId)}?review`, class: "button", "data-testid": "to-review" }, t("results.review")) : null,
           )

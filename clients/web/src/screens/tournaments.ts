@@ -1,0 +1,491 @@
+/**
+ * Tournaments: the list (`#/tournaments`) and one tournament's page (`#/tournaments/<id>`):
+ * its settings and status, registering and withdrawing (a player signed in with the JWT the
+ * platform gave them), the standings, the player's table of the round and every round's
+ * tables with their results. The page asks the service again every few seconds while the
+ * tournament is not over (the service has no event stream of a tournament).
+ */
+import { bearer, type components } from "../../../ts/src/client";
+import { answered, api, describeError, failedScreen } from "../api";
+import { h, show, type Child } from "../dom";
+import { list, num, t, tn, when } from "../i18n";
+import { holdSeat, savedPlayerToken, savePlayerToken, tokenSubject } from "../store";
+import { isolated, seatName } from "../table";
+
+type Tournament = components["schemas"]["TournamentOut"];
+type Standing = components["schemas"]["StandingOut"];
+type Round = components["schemas"]["RoundOut"];
+type NextTable = components["schemas"]["NextTableOut"];
+
+/** How long the page waits before asking again: a tournament in play moves faster. */
+const POLL_MS = { registering: 10_000, running: 5_000, paused: 10_000 } as const;
+
+/** `#/tournaments`, `#/tournaments/<id>`; a platform may hand its player over signed in,
+ * `#/tournaments/<id>?token=<jwt>`: the token is kept and taken out of the address at once
+ * (in the `#` part, it never reached a server). */
+export function tournamentsRoute(root: HTMLElement, params: URLSearchParams, _route: string, id = ""): Promise<(() => void) | void> {
+  const handed = params.get("token");
+  if (handed !== null) {
+    if (tokenSubject(handed)) savePlayerToken(handed);
+    history.replaceState(null, "", `#/tournaments${id ? `/${encodeURIComponent(id)}` : ""}`);
+  }
+  return id ? tournamentScreen(root, id) : tournamentsScreen(root, params);
+}
+
+function statusText(status: Tournament["status"]): string {
+  return t(`tour.status.${status}`);
+}
+
+function summary(tour: Tournament): string {
+  return t("tour.summary", {
+    format: t(`tour.format.${tour.format}`),
+    deals: t(`tour.deals.${tour.deal_mode}`),
+    size: num(tour.table_size),
+    rounds: tn("n.round", tour.rounds),
+  });
+}
+
+export async function tournamentsScreen(root: HTMLElement, params: URLSearchParams): Promise<void> {
+  let page;
+  try {
+    const cursor = params.get("cursor");
+    page = answered(await api.raw.GET("/v1/tournaments", { params: { query: { limit: 20, ...(cursor ? { cursor } : {}) } } }));
+  } catch (error) {
+    return failedScreen(root, error, "tournaments");
+  }
+  const row = (tour: Tournament) =>
+    h(
+      "li",
+      { "data-testid": "tournament-item", "data-tournament-id": tour.id, "data-status": tour.status },
+      h("a", { href: `#/tournaments/${encodeURIComponent(tour.id)}` }, isolated(tour.name)),
+      " · ",
+      statusText(tour.status),
+      " · ",
+      summary(tour),
+      " · ",
+      h("time", { datetime: new Date(tour.created_at * 1000).toISOString() }, t("tour.created", { date: when(new Date(tour.created_at * 1000).toISOString()) })),
+    );
+  show(
+    root,
+    h("h1", null, t("tour.heading")),
+    page.tournaments.length
+      ? h("ul", { class: "plain list", "data-testid": "tournaments" }, page.tournaments.map(row))
+      : h("p", { class: "muted", "data-testid": "tournaments" }, t("tour.none")),
+    page.next_cursor ? h("a", { href: `#/tournaments?cursor=${encodeURIComponent(page.next_cursor)}`, class: "button" }, t("common.more")) : null,
+  );
+  document.body.dataset.screen = "tournaments";
+  document.body.dataset.ready = "1";
+}
+
+function botOf(tour: Tournament, entrant: string): string | null | undefined {
+  return tour.entrants.find((e) => e.entrant === entrant)?.bot;
+}
+
+/** An entrant as the page names it: a bot by its number ("Bot 3"), a player by their id. */
+function entrantName(tour: Tournament, entrant: string): string {
+  const bot = botOf(tour, entrant);
+  return bot ? seatName({ name: `Bot ${entrant.replace(/^bot:/, "")}`, bot }) : isolated(entrant);
+}
+
+/** The entrant's name and "you" for the signed-in player (every bot is of the tournament's
+ * level, said once in its settings). */
+function entrantEl(tour: Tournament, entrant: string, me: string | null): Child[] {
+  return [entrantName(tour, entrant), entrant === me ? h("span", { class: "badge" }, t("common.you")) : null];
+}
+
+/** A wide table in a region that scrolls sideways on a narrow screen (the page itself never
+ * does), reachable by keyboard; styled through the CSSOM (the page's CSP has no inline style). */
+function scroller(label: string, table: HTMLTableElement): HTMLElement {
+  const region = h("div", { role: "region", "aria-label": label, tabindex: "0" }, table);
+  region.style.overflowX = "auto";
+  return region;
+}
+
+function clockText(clock: Tournament["clock"]): string {
+  if (!clock) return t("tour.clock.none");
+  if (clock.type === "bank") return t("tour.clock.bank", { initial: num(clock.initial_seconds), increment: num(clock.increment_seconds ?? 0) });
+  return t("tour.clock.deadline", { hours: num(clock.hours) });
+}
+
+function settingsEl(tour: Tournament): HTMLElement {
+  const row = (label: string, value: Child, key: string) => h("tr", { "data-setting": key }, h("th", { scope: "row" }, label), h("td", null, value));
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "tour-settings" },
+    h("h2", { id: "tour-settings" }, t("tour.settings")),
+    h(
+      "table",
+      { class: "figures", "data-testid": "tournament-settings" },
+      h(
+        "tbody",
+        null,
+        row(t("tour.status"), h("strong", { "data-testid": "tournament-status", "data-status": tour.status }, statusText(tour.status)), "status"),
+        row(t("tour.format"), t(`tour.format.${tour.format}`), "format"),
+        row(t("tour.deals"), [t(`tour.deals.${tour.deal_mode}`), h("br"), h("span", { class: "small muted" }, t(`tour.deals.${tour.deal_mode}.help`))], "deals"),
+        row(t("tour.tableSize"), num(tour.table_size), "table_size"),
+        row(t("tour.rounds"), t("tour.roundsValue", { played: num(tour.rounds_played), total: num(tour.rounds) }), "rounds"),
+        row(t("tour.clock"), clockText(tour.clock), "clock"),
+        row(t("tour.entry"), t(tour.invited === null ? "tour.entry.open" : "tour.entry.invited"), "entry"),
+        row(t("tour.places"), t("tour.placesValue", { registered: num(tour.registered.length), places: num(tour.places) }), "places"),
+        row(t("tour.bots"), t("tour.botsValue", { level: t(`bot.level.${tour.bot_level}`) }), "bots"),
+        row(t("tour.ranked"), t(tour.ranked ? "tour.ranked.yes" : "tour.ranked.no"), "ranked"),
+      ),
+    ),
+  );
+}
+
+/** What the page knows of its player: the saved token and the player id it names. */
+interface Me {
+  token: string;
+  id: string;
+}
+
+function signedIn(): Me | null {
+  const token = savedPlayerToken();
+  const id = token ? tokenSubject(token) : null;
+  return token && id ? { token, id } : null;
+}
+
+/** Sign-in (a JWT pasted), or who is signed in and register / withdraw while registering. */
+function entryEl(tour: Tournament, jwt: boolean, changed: (tour?: Tournament) => void): HTMLElement {
+  const me = signedIn();
+  const message = h("p", { role: "alert", class: "error", "data-testid": "entry-error" });
+  const body: Child[] = [];
+  if (!jwt) body.push(h("p", { class: "muted" }, t("tour.signin.none")));
+  else if (!me) body.push(signInForm(message, () => changed()));
+  else {
+    const registered = tour.registered.includes(me.id);
+    const act = async (action: "register" | "withdraw") => {
+      const call = {
+        params: { path: { tournament_id: tour.id }, header: { "Idempotency-Key": crypto.randomUUID() } },
+        body: {},
+        headers: { Authorization: bearer(me.token) },
+      };
+      try {
+        const done = answered(
+          action === "register"
+            ? await api.raw.POST("/v1/tournaments/{tournament_id}/registrations", call)
+            : await api.raw.POST("/v1/tournaments/{tournament_id}/withdraw", call),
+        );
+        changed(done);
+      } catch (error) {
+        message.textContent = describeError(error);
+      }
+    };
+    body.push(
+      h("p", { "data-testid": "signed-in-as", "data-player-id": me.id }, t("tour.signin.as", { name: isolated(me.id) }), " ",
+        h("button", { type: "button", id: "sign-out", onclick: () => { savePlayerToken(""); changed(); } }, t("tour.signout"))),
+      h("p", { "data-testid": "registration", "data-registered": registered ? "1" : "0" }, t(registered ? "tour.isRegistered" : "tour.notRegistered")),
+      tour.status === "registering"
+        ? registered
+          ? h("button", { type: "button", id: "tour-withdraw", "data-focus": "entry", onclick: () => void act("withdraw") }, t("tour.withdraw"))
+          : h("button", { type: "button", id: "tour-register", "data-focus": "entry", class: "primary", onclick: () => void act("register") }, t("tour.register"))
+        : h("p", { class: "muted" }, t("tour.closed")),
+    );
+  }
+  return h(
+    "section",
+    { class: "panel", "data-testid": "tournament-entry", "aria-labelledby": "tour-entry" },
+    h("h2", { id: "tour-entry" }, t("tour.signin")),
+    body,
+    me && tour.organiser === `player:${me.id}` ? organiserEl(tour, me, message, changed) : null,
+    message,
+    registeredEl(tour),
+  );
+}
+
+type Decision = "start" | "pause" | "resume" | "stop";
+
+/** What the organiser may decide now: start (bots fill the places left), pause or resume,
+ * and stop (asked to confirm) until the tournament is over. */
+const DECISIONS: Record<Tournament["status"], readonly Decision[]> = {
+  registering: ["start", "stop"],
+  running: ["pause", "stop"],
+  paused: ["resume", "stop"],
+  finished: [],
+  stopped: [],
+};
+
+function organiserEl(tour: Tournament, me: Me, message: HTMLElement, changed: (tour?: Tournament) => void): HTMLElement | null {
+  const decisions = DECISIONS[tour.status];
+  if (!decisions.length) return null;
+  const decide = async (decision: Decision) => {
+    if (decision === "stop" && !confirm(t("tour.stop.confirm"))) return;
+    const call = {
+      params: { path: { tournament_id: tour.id }, header: { "Idempotency-Key": crypto.randomUUID() } },
+      headers: { Authorization: bearer(me.token) },
+    };
+    try {
+      changed(answered(await api.raw.POST(`/v1/tournaments/{tournament_id}/${decision}`, call)));
+    } catch (error) {
+      message.textContent = describeError(error);
+    }
+  };
+  return h(
+    "div",
+    { "data-testid": "organiser" },
+    h("h3", null, t("tour.organiser")),
+    h(
+      "div",
+      { class: "row" },
+      decisions.map((d) =>
+        h("button", { type: "button", id: `tour-${d}`, "data-focus": "organiser", class: d === "stop" ? "danger" : d === "start" ? "primary" : undefined, onclick: () => void decide(d) }, t(`tour.${d}`)),
+      ),
+    ),
+  );
+}
+
+function signInForm(message: HTMLElement, done: () => void): HTMLFormElement {
+  const input = h("input", { id: "player-token", type: "password", required: true, autocomplete: "off", spellcheck: "false", "aria-describedby": "player-token-help" });
+  return h(
+    "form",
+    {
+      id: "sign-in",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const token = input.value.trim();
+        if (!tokenSubject(token)) {
+          message.textContent = t("tour.signin.bad");
+          return;
+        }
+        savePlayerToken(token);
+        done();
+      },
+    },
+    h("div", { class: "field" }, h("label", { for: "player-token" }, t("tour.signin.label")), input),
+    h("p", { class: "small muted", id: "player-token-help" }, t("tour.signin.help")),
+    h("button", { type: "submit", id: "sign-in-submit", class: "primary" }, t("tour.signin")),
+  );
+}
+
+function registeredEl(tour: Tournament): HTMLElement {
+  return h(
+    "div",
+    null,
+    h("h3", null, t("tour.registered")),
+    tour.registered.length
+      ? h("ul", { class: "plain", "data-testid": "registered" }, tour.registered.map((id) => h("li", { "data-player-id": id }, isolated(id))))
+      : h("p", { class: "muted", "data-testid": "registered" }, t("tour.registered.none")),
+  );
+}
+
+function standingsEl(tour: Tournament, rows: readonly Standing[], me: string | null): HTMLElement {
+  const duplicate = tour.deal_mode === "duplicate";
+  const head = (key: Parameters<typeof t>[0]) => h("th", { scope: "col" }, t(key));
+  const cell = (col: string, value: string) => h("td", { "data-col": col }, value);
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "tour-standings" },
+    h("h2", { id: "tour-standings" }, t("tour.standings")),
+    rows.length && tour.rounds_played
+      ? [
+          scroller(t("tour.standings"), h(
+            "table",
+            { class: "figures", "data-testid": "standings" },
+            h("thead", null, h("tr", null, head("tour.col.place"), head("tour.col.player"), head("tour.col.points"), duplicate ? head("tour.col.matchpoints") : null, head("tour.col.buchholz"), head("tour.col.score"))),
+            h(
+              "tbody",
+              null,
+              rows.map((r) =>
+                h(
+                  "tr",
+                  { "data-entrant": r.entrant, class: r.entrant === me ? "acting" : undefined },
+                  cell("position", num(r.position)),
+                  h("th", { scope: "row", "data-col": "entrant" }, entrantEl(tour, r.entrant, me)),
+                  cell("points", num(r.points, 2)),
+                  duplicate ? cell("matchpoints", num(r.matchpoints, 2)) : null,
+                  cell("buchholz", num(r.buchholz, 2)),
+                  cell("score", num(r.score)),
+                ),
+              ),
+            ),
+          )),
+          h("p", { class: "small muted" }, t(duplicate ? "tour.tiebreaks.duplicate" : "tour.tiebreaks.fresh")),
+        ]
+      : h("p", { class: "muted", "data-testid": "standings" }, t("tour.standings.none")),
+  );
+}
+
+/** The signed-in player's table of the round: its game to play (the seat held with the
+ * player's JWT, so the table screen plays it), a bye, or nothing. */
+function yourTableEl(status: Tournament["status"], next: NextTable | null, me: Me | null): HTMLElement | null {
+  if (!me || !next || (status !== "running" && status !== "paused")) return null;
+  let body: Child;
+  if (next.bye) body = h("p", { "data-testid": "your-table", "data-bye": "1" }, t("tour.yourTable.bye"));
+  else if (next.game_id && next.seat !== null && next.round !== null && next.table !== null) {
+    holdSeat(next.game_id, { seat: next.seat, token: me.token, tournament: next.tournament_id });
+    body = h(
+      "p",
+      { "data-testid": "your-table", "data-game-id": next.game_id, "data-seat": next.seat },
+      t("tour.yourTable.where", { round: num(next.round), table: num(next.table + 1), seat: num(next.seat + 1) }),
+      " ",
+      h("a", { href: `#/game/${encodeURIComponent(next.game_id)}`, class: "button primary", id: "play-your-game" }, t("tour.yourTable.play")),
+    );
+  } else body = h("p", { class: "muted", "data-testid": "your-table" }, t("tour.yourTable.none"));
+  return h("section", { class: "panel", "aria-labelledby": "tour-your-table" }, h("h2", { id: "tour-your-table" }, t("tour.yourTable")), body);
+}
+
+function tableEl(tour: Tournament, round: Round, table: Round["tables"][number], me: string | null): HTMLElement {
+  const result = table.result;
+  const head = (key: Parameters<typeof t>[0]) => h("th", { scope: "col" }, t(key));
+  const link = result
+    ? h("a", { href: `#/replay/${encodeURIComponent(table.game_id)}`, "data-testid": "table-replay" }, t("tour.replay"))
+    : h("a", { href: `#/game/${encodeURIComponent(table.game_id)}`, "data-testid": "table-watch" }, t("tour.watch"));
+  return h(
+    "div",
+    { "data-testid": "round-table", "data-round": round.round, "data-table": table.table, "data-game-id": table.game_id },
+    scroller(`${t("tour.round", { n: num(round.round) })} · ${t("tour.table", { n: num(table.table + 1) })}`, h(
+      "table",
+      { class: "figures" },
+      h("caption", null, t("tour.table", { n: num(table.table + 1) }), result ? null : ` · ${t("tour.playing")}`),
+      h("thead", null, h("tr", null, head("tour.col.seat"), head("tour.col.player"), head("tour.col.rank"), head("tour.col.score"), head("tour.col.points"))),
+      h(
+        "tbody",
+        null,
+        table.seats.map((entrant, seat) =>
+          h(
+            "tr",
+            { "data-seat": seat, "data-entrant": entrant },
+            h("td", { "data-col": "seat" }, num(seat + 1)),
+            h("th", { scope: "row", "data-col": "entrant" }, entrantEl(tour, entrant, me)),
+            h("td", { "data-col": "rank" }, result ? num(result.ranks[seat] ?? 0) : "—"),
+            h("td", { "data-col": "score" }, result ? num(result.scores[seat] ?? 0) : "—"),
+            h("td", { "data-col": "points" }, result ? num(result.points[seat] ?? 0, 2) : "—"),
+          ),
+        ),
+      ),
+    )),
+    h("p", null, link),
+  );
+}
+
+function roundsEl(tour: Tournament, rounds: readonly Round[], me: string | null): HTMLElement {
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "tour-rounds" },
+    h("h2", { id: "tour-rounds" }, t("tour.roundsHeading")),
+    rounds.length
+      ? [...rounds].reverse().map((round) =>
+          h(
+            "section",
+            { "data-testid": "round", "data-round": round.round, "aria-labelledby": `tour-round-${round.round}` },
+            h("h3", { id: `tour-round-${round.round}` }, t("tour.round", { n: num(round.round) })),
+            round.tables.map((table) => tableEl(tour, round, table, me)),
+            round.byes.length ? h("p", { "data-testid": "byes" }, t("tour.byes", { names: list(round.byes.map((e) => entrantName(tour, e))) })) : null,
+          ),
+        )
+      : h("p", { class: "muted", "data-testid": "rounds" }, t("tour.rounds.none")),
+  );
+}
+
+interface Loaded {
+  tour: Tournament;
+  standings: readonly Standing[];
+  rounds: readonly Round[];
+  next: NextTable | null;
+}
+
+async function load(id: string): Promise<Loaded> {
+  const path = { params: { path: { tournament_id: id } } };
+  const me = signedIn();
+  const [tour, standings, rounds, next] = await Promise.all([
+    api.raw.GET("/v1/tournaments/{tournament_id}", path).then(answered),
+    api.raw.GET("/v1/tournaments/{tournament_id}/standings", path).then(answered),
+    api.raw.GET("/v1/tournaments/{tournament_id}/rounds", path).then(answered),
+    me
+      ? api.raw.GET("/v1/tournaments/{tournament_id}/players/{player_id}/table", { params: { path: { tournament_id: id, player_id: me.id } } }).then(answered)
+      : Promise.resolve(null),
+  ]);
+  return { tour, standings: standings.standings, rounds: rounds.rounds, next };
+}
+
+/** Whether the service accepts players' JWTs (else only the platform registers players). */
+async function acceptsPlayers(): Promise<boolean> {
+  try {
+    return (await api.getInfo()).auth.jwt;
+  } catch {
+    return true; // unknown: offer the sign-in, the service says no if it must
+  }
+}
+
+export async function tournamentScreen(root: HTMLElement, id: string): Promise<() => void> {
+  let data: Loaded;
+  let jwt: boolean;
+  try {
+    [data, jwt] = await Promise.all([load(id), acceptsPlayers()]);
+  } catch (error) {
+    failedScreen(root, error, "tournament");
+    return () => undefined;
+  }
+  let stopped = false;
+  let timer = 0;
+  const slots = { settings: h("div"), entry: h("div"), standings: h("div"), yours: h("div"), rounds: h("div") };
+  const shown: Record<keyof typeof slots, string> = { settings: "", entry: "", standings: "", yours: "", rounds: "" };
+  const errorEl = h("p", { role: "alert", class: "error", "data-testid": "poll-error" });
+  // a part is drawn again only when what it shows changed (a poll keeps the focus where it
+  // is); a keyboard user inside a part drawn again stays there: on the same control, else on
+  // the one that took its place (`data-focus`: Register gives way to Withdraw), else its first
+  const part = (name: keyof typeof slots, key: unknown, draw: () => HTMLElement | null) => {
+    const text = JSON.stringify(key);
+    if (shown[name] === text) return;
+    shown[name] = text;
+    const slot = slots[name];
+    const active = slot.contains(document.activeElement) ? (document.activeElement as HTMLElement) : null;
+    show(slot, draw());
+    if (!active) return;
+    const same = active.id ? slot.querySelector<HTMLElement>(`#${CSS.escape(active.id)}`) : null;
+    const heir = active.dataset.focus ? slot.querySelector<HTMLElement>(`[data-focus="${CSS.escape(active.dataset.focus)}"]`) : null;
+    (same ?? heir ?? slot.querySelector<HTMLElement>("button, a[href], input"))?.focus();
+  };
+  const drawParts = () => {
+    const me = signedIn();
+    const { tour, standings, rounds, next } = data;
+    part("entry", [tour.status, tour.registered, me?.id, jwt], () => entryEl(tour, jwt, changed));
+    part("yours", [tour.status, next, me?.id], () => yourTableEl(tour.status, next, me));
+    part("standings", [tour.status, tour.rounds_played, standings, me?.id], () => standingsEl(tour, standings, me?.id ?? null));
+    part("rounds", [rounds, me?.id], () => roundsEl(tour, rounds, me?.id ?? null));
+    part("settings", tour, () => settingsEl(tour));
+  };
+  const refresh = async () => {
+    try {
+      const loaded = await load(id);
+      // an answer older than what the page shows (a read sent before a decision's answer
+      // came back) is dropped: every change of the tournament raises its version
+      if (loaded.tour.version >= data.tour.version) data = loaded;
+      errorEl.textContent = "";
+    } catch (error) {
+      errorEl.textContent = describeError(error);
+    }
+    if (!stopped) drawParts();
+  };
+  // after a sign-in, a sign-out or an entry: drawn at once from the answer, then read again
+  const changed = (tour?: Tournament) => {
+    if (tour && tour.version >= data.tour.version) data = { ...data, tour };
+    drawParts();
+    void refresh();
+  };
+  const poll = () => {
+    const wait = POLL_MS[data.tour.status as keyof typeof POLL_MS];
+    if (stopped || wait === undefined) return; // finished or stopped: nothing changes any more
+    timer = window.setTimeout(async () => {
+      if (!document.hidden) await refresh();
+      poll();
+    }, wait);
+  };
+  show(
+    root,
+    h("h1", { "data-testid": "tournament-name" }, isolated(data.tour.name)),
+    h("p", { class: "muted" }, summary(data.tour)),
+    errorEl,
+    h("div", { class: "layout" }, h("div", { class: "col-main" }, slots.yours, slots.standings, slots.rounds), h("div", { class: "col-side" }, slots.settings, slots.entry)),
+    h("p", { class: "small muted" }, t("tour.updated")),
+  );
+  drawParts();
+  poll();
+  document.body.dataset.screen = "tournament";
+  document.body.dataset.ready = "1";
+  return () => {
+    stopped = true;
+    window.clearTimeout(timer);
+  };
+}

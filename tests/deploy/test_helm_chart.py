@@ -343,6 +343,44 @@ def test_redis_enables_replicas_and_workers() -> None:
     assert configmap_env(objects)["WEB_CONCURRENCY"] == "5"
 
 
+def test_job_workers_run_in_a_deployment_of_their_own() -> None:
+    """jobWorkers.enabled: the queues' workers in `<fullname>-jobs` (`service.cli work`, no
+    HTTP, its own component: neither the Service nor the PDB selects its pods), and the
+    serving pods told to run none."""
+    assert configmap_env(render(REDIS))["TEN_JOB_WORKERS"] == "true"
+    objects = render(
+        {
+            **REDIS,
+            "jobWorkers": {"enabled": True, "replicas": 3},
+            "podDisruptionBudget": {"enabled": True},
+        }
+    )
+    validate_all(objects)
+    deployments = {name: body for (kind, name), body in objects.items() if kind == "Deployment"}
+    server = deployments.pop("ten")
+    ((name, jobs),) = deployments.items()
+    assert name == "ten-jobs"
+    assert jobs["spec"]["replicas"] == 3
+    (container,) = jobs["spec"]["template"]["spec"]["containers"]
+    assert container["command"][-4:] == ["python", "-m", "service.cli", "work"]
+    assert "ports" not in container
+    assert "livenessProbe" not in container
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert {e["name"] for e in container["env"]} == {
+        e["name"] for e in check_server_pod(server)["env"]
+    } - {"PORT"}
+    assert container["envFrom"] == check_server_pod(server)["envFrom"]
+    assert configmap_env(objects)["TEN_JOB_WORKERS"] == "false"
+    job_labels = jobs["spec"]["template"]["metadata"]["labels"]
+    assert jobs["spec"]["selector"]["matchLabels"].items() <= job_labels.items()
+    for selector in (
+        one(objects, "Service")["spec"]["selector"],
+        one(objects, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"],
+        server["spec"]["selector"]["matchLabels"],
+    ):
+        assert not selector.items() <= job_labels.items()
+
+
 def test_sentinels_and_wait_reach_the_service() -> None:
     """Through sentinels the URL is optional (replicas and workers are allowed); WAIT is
     rendered as settings the service reads back."""
@@ -396,6 +434,7 @@ def test_sentinels_and_wait_reach_the_service() -> None:
             "redis.sentinels or redis.cluster, not both",
         ),
         ({"redis": {"waitReplicas": 1}}, "redis.waitReplicas needs Redis"),
+        ({"jobWorkers": {"enabled": True}}, "jobWorkers.enabled needs Redis"),
         (
             {"redis": {"url": "redis://c:6379", "cluster": True, "waitReplicas": 1}},
             "redis.waitReplicas needs Redis",
@@ -422,6 +461,7 @@ def test_values_that_would_lose_games_fail_to_render(values: dict[str, Any], mes
         ({"image": {"pullPolicy": "Sometimes"}}, "/image/pullPolicy"),
         ({"ingress": {"hosts": [{"host": "x", "paths": [{"path": "/"}]}]}}, "pathType"),
         ({"workers": 0}, "/workers"),
+        ({"jobWorkers": {"replicas": 0}}, "/jobWorkers/replicas"),
     ],
 )
 def test_bad_values_fail_against_the_schema(values: dict[str, Any], where: str) -> None:

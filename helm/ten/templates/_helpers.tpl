@@ -42,6 +42,18 @@ app.kubernetes.io/component: server
 app.kubernetes.io/component: migration
 {{- end }}
 
+{{/* The queues' workers' pods (jobWorkers.enabled): component jobs, apart from the server's. */}}
+{{- define "ten.jobsSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "ten.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: jobs
+{{- end }}
+
+{{- define "ten.jobsLabels" -}}
+{{ include "ten.commonLabels" . }}
+app.kubernetes.io/component: jobs
+{{- end }}
+
 {{- define "ten.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "ten.fullname" .) .Values.serviceAccount.name }}
@@ -207,6 +219,9 @@ seccompProfile:
 {{- end }}
 {{- if and (not $redis) (gt (int (include "ten.workers" .)) 1) }}
 {{- fail "ten: workers > 1 needs Redis (set redis.url or redis.existingSecret): the embedded store keeps games in one process" }}
+{{- end }}
+{{- if and (not $redis) .Values.jobWorkers.enabled }}
+{{- fail "ten: jobWorkers.enabled needs Redis (set redis.url or redis.existingSecret): the embedded store's queues live in the serving process" }}
 {{- end }}
 {{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
 {{- fail "ten: autoscaling.minReplicas must not exceed autoscaling.maxReplicas" }}

@@ -5,33 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import subprocess
-import sys
 
 import pytest
 
 from infra.queues import RedisQueue
 from infra.redis_store import connect
-from tests.servers import ROOT
+from tests.support.jobs_cli import cli
 
 pytestmark = pytest.mark.integration
-
-
-def cli(where, redis_url: str | None, *args: str) -> subprocess.CompletedProcess:
-    """The command in a directory of the test's own (the archive it would open is there)."""
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "TEN_LOG_FORMAT": "text"}
-    env["TEN_DATABASE_URL"] = f"sqlite+aiosqlite:///{where / 'archive.sqlite3'}"
-    if redis_url is not None:
-        env["TEN_REDIS_URL"] = redis_url
-    return subprocess.run(
-        [sys.executable, "-m", "service.cli", "jobs", *args],
-        cwd=where,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_quarantined_jobs_are_listed_with_their_reason_and_put_back(redis_url, tmp_path):

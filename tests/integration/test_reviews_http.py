@@ -23,8 +23,8 @@ from infra.archive.models import reviews as reviews_table
 from infra.queues import RedisQueue
 from infra.redis_store import connect
 from service.reviews import QUEUE, ReviewOut
-from tests.integration.test_jobs_cli import cli
 from tests.support.archive import ArchiveDb, claim_redis_db, pg_database, served_on, servers
+from tests.support.jobs_cli import cli
 
 pytestmark = pytest.mark.integration
 _events = msgspec.json.Decoder(list[AnyEvent])

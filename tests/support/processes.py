@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from pathlib import Path
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -40,10 +41,13 @@ def descendants(pid: int) -> list[int]:
     found, todo = [], [pid]
     while todo:
         parent = todo.pop()
-        with contextlib.suppress(OSError), open(f"/proc/{parent}/task/{parent}/children") as f:
-            kids = [int(kid) for kid in f.read().split()]
-            found += kids
-            todo += kids
+        # each thread's own children: a process started from a thread other than the main
+        # one (the bot pool's workers, say) is listed under that thread alone
+        for children in Path(f"/proc/{parent}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                kids = [int(kid) for kid in children.read_text().split()]
+                found += kids
+                todo += kids
     return found
 
 

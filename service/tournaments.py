@@ -9,8 +9,10 @@ deals its games through the lobby's game creation and scores their results.
   replica, keyed by the tournament's id: queue the webhooks a change left pending, deal
   the current round's games not dealt yet (each game's id comes from the tournament, round
   and table: `game_id`, so a step run twice deals each game once), and once every table of
-  the round has its result, pair the next round or finish. A replica dying anywhere leaves
-  the job to another after its lease: nothing is lost and nothing done twice.
+  the round has its result, pair the next round (dealt by the next step: one round per
+  step) or finish. A replica dying anywhere leaves the job to another, after GRACE seconds
+  in a step that changes something (it queues its own follow-up first), else after its
+  lease: nothing is lost and nothing done twice.
 - A tournament game's end reaches the director through the one outbox: the relay's durable
   `TournamentReaction` records the table's result (`record_result`, once: it is kept per
   round and table) and queues the tournament's job.
@@ -508,29 +510,35 @@ class Tournaments:
             self.wake()
 
     async def advance(self, tournament_id: str) -> None:
-        """The director's step (see the module docstring); idempotent, safe on any replica
-        at once (every save compares the version)."""
-        for _ in range(MAX_ROUNDS + 2):
-            record = await self.store.load_tournament(tournament_id)
+        """The director's step (see the module docstring): one round at most; idempotent,
+        safe on any replica at once (every save compares the version). A step that changes
+        something (webhooks pending, so a round's games to deal; or a round complete) first
+        queues its own follow-up, due after GRACE: a replica dying mid-step leaves the rest
+        to another after GRACE seconds, not after the worker's lease (60 s). A step that
+        pairs the next round queues its job again at once and ends: that round's deals are
+        the next step, so no step holds the job for more than one round's games."""
+        record = await self.store.load_tournament(tournament_id)
+        if record is None:
+            return
+        if record.pending or (record.status == "running" and _round_complete(record)):
+            await self.queue.put(tournament_id, b"", self.clock() + GRACE)
+        if record.pending:
+            record = await self._announce(record)
             if record is None:
                 return
-            if record.pending:
-                record = await self._announce(record)
-                if record is None:
-                    return
-            if record.status != "running":
-                return
-            await self._deal(record)
-            paired = await self._save(tournament_id, self._paired)
-            if paired is None or not paired.pending:
-                return
+        if record.status != "running":
+            return
+        await self._deal(record)
+        paired = await self._save(tournament_id, self._paired)
+        if paired is not None and paired.pending:
+            await self.queue.put(tournament_id, b"", self.clock())
+            self.wake()
 
     def _paired(self, record: TournamentRecord) -> TournamentRecord | None:
         """Once every table of the current round has its result: the next round, or the end."""
         if record.status != "running" or not record.rounds:
             return None
-        current = record.rounds[-1]
-        if any(record.result_of(current.number, t.number) is None for t in current.tables):
+        if not _round_complete(record):
             return None
         now = self.clock()
         if len(record.rounds) >= record.settings.rounds:
@@ -649,6 +657,14 @@ def _registering(record: TournamentRecord) -> None:
 
 def _next(record: TournamentRecord, now: float, **changes: object) -> TournamentRecord:
     return msgspec.structs.replace(record, version=record.version + 1, updated_at=now, **changes)
+
+
+def _round_complete(record: TournamentRecord) -> bool:
+    """Every table of the current round has its result."""
+    if not record.rounds:
+        return False
+    current = record.rounds[-1]
+    return all(record.result_of(current.number, t.number) is not None for t in current.tables)
 
 
 def _table(record: TournamentRecord, ref: TableRef) -> Table | None:

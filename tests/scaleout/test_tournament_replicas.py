@@ -31,9 +31,9 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from domain.tournament import Entrant, Round, Settings, Table, TableResult, standings
 from infra.archive.models import games, results
 from tests.support.archive import ArchiveDb, claim_redis_db, pg_database, servers
+from tests.support.tournaments import recomputed
 from tests.support.webhooks import SECRET, Receiver
 
 pytestmark = [pytest.mark.e2e]
@@ -47,10 +47,11 @@ WAIT = 90.0  # seconds any one wait may take before the test fails (a lapsed 60 
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = WAIT) -> Any:
-    deadline = time.monotonic() + timeout
+    began = time.monotonic()
     while not (found := check()):
-        assert time.monotonic() < deadline, f"{what}: not within {timeout:g} s"
+        assert time.monotonic() < began + timeout, f"{what}: not within {timeout:g} s"
         time.sleep(0.05)
+    print(f"{what}: {time.monotonic() - began:.1f} s")  # where the time goes (-s)
     return found
 
 
@@ -113,38 +114,6 @@ def archived(db: ArchiveDb, ids: list[str]) -> dict[str, dict]:
         return found
 
     return db.runner.run(body())
-
-
-def recomputed(tournament: dict, rounds: list[dict], games_of: dict[str, dict]) -> list[dict]:
-    """The standings from the archive's rows (the deal of a table: its game's seed)."""
-    settings = Settings(
-        format=tournament["format"], deal_mode=tournament["deal_mode"],
-        table_size=tournament["table_size"], rounds=tournament["rounds"],
-    )  # fmt: skip
-    entrants = [Entrant(id=e["entrant"], bot=e["bot"]) for e in tournament["entrants"]]
-    played, scored = [], []
-    for r in rounds:
-        tables = []
-        for t in r["tables"]:
-            game = games_of[t["game_id"]]
-            table = Table(number=t["table"], seats=tuple(t["seats"]), deal=game["seed"])
-            tables.append(table)
-            by_seat = [game["seats"][seat] for seat in range(len(table.seats))]
-            scored.append(
-                TableResult(
-                    round=r["round"], table=table.number, deal=table.deal, seats=table.seats,
-                    ranks=tuple(rank for rank, _ in by_seat),
-                    scores=tuple(score for _, score in by_seat),
-                )  # fmt: skip
-            )
-        played.append(Round(number=r["round"], tables=tuple(tables), byes=tuple(r["byes"])))
-    return [
-        {
-            "position": s.position, "entrant": s.entrant, "points": s.points,
-            "matchpoints": s.matchpoints, "buchholz": s.buchholz, "score": s.score,
-        }
-        for s in standings(settings, entrants, played, scored)
-    ]  # fmt: skip
 
 
 def start_tournament(client: httpx.Client) -> str:
@@ -212,9 +181,11 @@ def test_a_duplicate_tournament_survives_a_replica_killed_mid_round(
         assert len(ids) == len(set(ids)) == ROUNDS * 4
         games_of = wait_for(
             "every game archived with its results",
-            lambda: len(found := archived(db, ids)) == len(ids)
-            and all(len(g["seats"]) == 4 for g in found.values())
-            and found,
+            lambda: (
+                len(found := archived(db, ids)) == len(ids)
+                and all(len(g["seats"]) == 4 for g in found.values())
+                and found
+            ),
         )
         assert {g["status"] for g in games_of.values()} == {"finished"}
         for r in rounds:
@@ -226,7 +197,11 @@ def test_a_duplicate_tournament_survives_a_replica_killed_mid_round(
                 assert t["result"]["ranks"] == [by_seat[s][0] for s in range(4)]
                 assert t["result"]["scores"] == [by_seat[s][1] for s in range(4)]
         assert len({games_of[r["tables"][0]["game_id"]]["seed"] for r in rounds}) == ROUNDS
-        expected = recomputed(final, rounds, games_of)
+        expected = recomputed(  # from the archive's rows alone: the seed, ranks and scores
+            final,
+            rounds,
+            lambda i: (games_of[i]["seed"], [games_of[i]["seats"][s] for s in range(4)]),
+        )
         assert shown["standings"] == expected
 
         facts = wait_for(

@@ -470,3 +470,50 @@ def test_a_decisions_job_is_due_only_once_it_is_saved_or_after_the_grace():
         assert seen[:2] == [("registering", GRACE), ("running", 0.0)]
 
     run(body)
+
+
+def test_a_director_dying_before_it_deals_leaves_the_round_to_another_after_the_grace():
+    """Found by tests/scaleout/test_tournament_replicas.py: a replica killed after round 2
+    was paired and announced but before any of its games was dealt held the director's job
+    for the worker's lease (60 s), nothing queueing it again meanwhile."""
+
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=1, places=4)
+        create = w.tournaments.create_game
+
+        async def dies_at_once(command):
+            raise ConnectionError("the replica died here")
+
+        w.tournaments.create_game = dies_at_once
+        await w.tournaments.start(PLATFORM, record.id)
+        [job] = await w.queue.claim(w.now, 60.0, 10)
+        with pytest.raises(ConnectionError):
+            await w.tournaments.advance(job.id)
+        announced = await w.tournaments.get(record.id)
+        assert announced.pending == ()
+        assert announced.results == ()
+        assert await w.queue.claim(w.now + GRACE - 0.5, 60.0, 10) == []
+        w.tournaments.create_game = create
+        [again] = await w.queue.claim(w.now + GRACE, 60.0, 10)  # long before the lease ends
+        await w.tournaments.advance(again.id)
+        await w.queue.done(again.id, again.token)
+        await w.drain()
+        assert (await w.tournaments.get(record.id)).status == "finished"
+
+    run(body)
+
+
+def test_a_step_pairs_one_round_and_leaves_its_deals_to_the_next_step():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=3)
+        await w.tournaments.start(PLATFORM, record.id)
+        [job] = await w.queue.claim(w.now, 60.0, 10)
+        await w.tournaments.advance(job.id)  # round 1 dealt and played (bots), round 2 paired
+        after = await w.tournaments.get(record.id)
+        assert [r.number for r in after.rounds] == [1, 2]
+        assert [r.round for r in after.results] == [1, 1]  # round 2: not dealt in this step
+        assert await w.queue.claim(w.now, 60.0, 10) != []  # its step is due at once
+        await w.drain()
+        assert (await w.tournaments.get(record.id)).status == "finished"
+
+    run(body)

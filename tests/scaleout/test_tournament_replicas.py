@@ -5,7 +5,8 @@ throwaway PostgreSQL archive, with a webhook receiver on loopback.
 16 entrants at tables of 4 for 3 Swiss rounds: 12 random bots and 4 registered players who
 never show up, so every round waits on short clocks (a bank of CLOCK seconds, a bot taking
 the seat at the first timeout) and stays in progress long enough to kill a replica in it.
-Once round 2 is dealt and not all of its tables have results, the replica the tournament
+As round 2's `round_started` webhook arrives (a director may be dealing its games), or
+once round 2 is dealt and not all of its tables have results, the replica the tournament
 was created and started on is SIGKILLed; the other one plays it to its end. Then:
 
 - the standings served equal a recomputation (`domain.tournament.standings`) from the
@@ -159,15 +160,31 @@ def webhooks_of(receiver: Receiver, tid: str, game_ids: set[str]) -> dict[tuple,
     return facts
 
 
+def round_announced(receiver: Receiver, tid: str, number: int) -> bool:
+    """The `round_started` webhook of round `number` was received (its games being dealt)."""
+    bodies = [json.loads(d.body) for d in receiver.accepted()]
+    return any(
+        b["type"] == "round_started"
+        and (b["data"]["tournament_id"], b["data"]["round"]) == (tid, number)
+        for b in bodies
+    )
+
+
+@pytest.mark.parametrize("kill_when", ["round 2 announced", "round 2 in play"])
 def test_a_duplicate_tournament_survives_a_replica_killed_mid_round(
-    tmp_path: Path, redis_url: str
+    kill_when: str, tmp_path: Path, redis_url: str
 ) -> None:
+    """The kill comes as the `round_started` webhook of round 2 arrives (a director may be
+    dealing its games then), or once round 2 shows a table still in play."""
     with cluster(tmp_path, redis_url) as (replicas, db, receiver):
         doomed, survivor = replicas
         with httpx.Client(base_url=doomed.base, timeout=10) as first:
             tid = start_tournament(first)
         with httpx.Client(base_url=survivor.base, timeout=10) as client:
-            wait_for("round 2 in progress", lambda: round_in_progress(client, tid, 2), 30)
+            if kill_when == "round 2 announced":
+                wait_for(kill_when, lambda: round_announced(receiver, tid, 2), 30)
+            else:
+                wait_for(kill_when, lambda: round_in_progress(client, tid, 2), 30)
             doomed.kill()
             path = f"/v1/tournaments/{tid}"
             final = wait_for(

@@ -10,9 +10,9 @@ deals its games through the lobby's game creation and scores their results.
   the current round's games not dealt yet (each game's id comes from the tournament, round
   and table: `game_id`, so a step run twice deals each game once), and once every table of
   the round has its result, pair the next round (dealt by the next step: one round per
-  step) or finish. A replica dying anywhere leaves the job to another, after GRACE seconds
-  in a step that changes something (it queues its own follow-up first), else after its
-  lease: nothing is lost and nothing done twice.
+  step) or finish. A replica dying anywhere leaves the job to another after its lease
+  (LEASE, short: a step is one round's deals at most): nothing is lost and nothing done
+  twice.
 - A tournament game's end reaches the director through the one outbox: the relay's durable
   `TournamentReaction` records the table's result (`record_result`, once: it is kept per
   round and table) and queues the tournament's job.
@@ -79,6 +79,11 @@ MAX_PLACES = 64
 MAX_ROUNDS = 20
 REMEMBERED = 100  # idempotency entries a tournament keeps (the latest)
 GRACE = 5.0  # seconds a decision's job waits for the process that saved it (`_directed`)
+# seconds a director's step holds its job: a replica dying mid-step (after a round was paired
+# and announced, before its games were dealt: nothing else queues the job again) delays the
+# tournament this long; a step outlasting it is run again by another replica meanwhile,
+# which is safe (every step is) and deals nothing twice
+LEASE = 15.0
 TRIES = 20  # saves of one change tried against other writers
 BOT_PREFIX = "bot:"  # a bot entrant's id: bot:1, bot:2 ... (player ids cannot hold ':')
 
@@ -511,17 +516,12 @@ class Tournaments:
 
     async def advance(self, tournament_id: str) -> None:
         """The director's step (see the module docstring): one round at most; idempotent,
-        safe on any replica at once (every save compares the version). A step that changes
-        something (webhooks pending, so a round's games to deal; or a round complete) first
-        queues its own follow-up, due after GRACE: a replica dying mid-step leaves the rest
-        to another after GRACE seconds, not after the worker's lease (60 s). A step that
-        pairs the next round queues its job again at once and ends: that round's deals are
-        the next step, so no step holds the job for more than one round's games."""
+        safe on any replica at once (every save compares the version). A step that pairs
+        the next round queues its job again at once and ends: that round's deals are the
+        next step, so a step lasts one round's deals, well within the worker's LEASE."""
         record = await self.store.load_tournament(tournament_id)
         if record is None:
             return
-        if record.pending or (record.status == "running" and _round_complete(record)):
-            await self.queue.put(tournament_id, b"", self.clock() + GRACE)
         if record.pending:
             record = await self._announce(record)
             if record is None:
@@ -597,6 +597,7 @@ class Tournaments:
         async def handle(job: Job) -> None:
             await self.advance(job.id)
 
+        options.setdefault("lease", LEASE)
         worker = Worker(self.queue, handle, **options)  # type: ignore[arg-type]
         self.wake = worker.wake
         return worker

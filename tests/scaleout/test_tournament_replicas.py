@@ -230,7 +230,12 @@ def test_a_duplicate_tournament_survives_a_replica_killed_mid_round(
         facts = wait_for(  # a delivery a killed replica had claimed waits for its lease
             "every webhook", lambda: wanted <= set(f := webhooks_of(receiver, tid, set(ids))) and f
         )
-    assert all(d.verified for d in receiver.received), [d.error for d in receiver.received]
+    # a delivery the SIGKILL cut short fails its signature check; it was delivered again whole
+    cut = [(d.id, d.error, len(d.body)) for d in receiver.received if not d.verified]
+    assert len(cut) <= 2, cut
+    assert {i for i, _, _ in cut} <= {d.id for d in receiver.accepted()}, cut
+    if cut:
+        print(f"deliveries cut by the kill: {cut}")
     per_type: dict[str, int] = defaultdict(int)
     for (kind, *_), delivered in facts.items():
         assert len(delivered) == 1, (kind, delivered)  # one id per fact, whatever the retries

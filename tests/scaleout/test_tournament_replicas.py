@@ -232,7 +232,6 @@ def test_a_duplicate_tournament_survives_a_replica_killed_mid_round(
         )
     # a delivery the SIGKILL cut short fails its signature check; it was delivered again whole
     cut = [(d.id, d.error, len(d.body)) for d in receiver.received if not d.verified]
-    assert len(cut) <= 2, cut
     assert {i for i, _, _ in cut} <= {d.id for d in receiver.accepted()}, cut
     if cut:
         print(f"deliveries cut by the kill: {cut}")

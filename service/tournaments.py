@@ -9,8 +9,10 @@ deals its games through the lobby's game creation and scores their results.
   replica, keyed by the tournament's id: queue the webhooks a change left pending, deal
   the current round's games not dealt yet (each game's id comes from the tournament, round
   and table: `game_id`, so a step run twice deals each game once), and once every table of
-  the round has its result, pair the next round or finish. A replica dying anywhere leaves
-  the job to another after its lease: nothing is lost and nothing done twice.
+  the round has its result, pair the next round (dealt by the next step: one round per
+  step) or finish. A replica dying anywhere leaves the job to another after its lease
+  (LEASE, short: a step is one round's deals at most): nothing is lost and nothing done
+  twice.
 - A tournament game's end reaches the director through the one outbox: the relay's durable
   `TournamentReaction` records the table's result (`record_result`, once: it is kept per
   round and table) and queues the tournament's job.
@@ -77,6 +79,11 @@ MAX_PLACES = 64
 MAX_ROUNDS = 20
 REMEMBERED = 100  # idempotency entries a tournament keeps (the latest)
 GRACE = 5.0  # seconds a decision's job waits for the process that saved it (`_directed`)
+# seconds a director's step holds its job: a replica dying mid-step (after a round was paired
+# and announced, before its games were dealt: nothing else queues the job again) delays the
+# tournament this long; a step outlasting it is run again by another replica meanwhile,
+# which is safe (every step is) and deals nothing twice
+LEASE = 15.0
 TRIES = 20  # saves of one change tried against other writers
 BOT_PREFIX = "bot:"  # a bot entrant's id: bot:1, bot:2 ... (player ids cannot hold ':')
 
@@ -508,29 +515,30 @@ class Tournaments:
             self.wake()
 
     async def advance(self, tournament_id: str) -> None:
-        """The director's step (see the module docstring); idempotent, safe on any replica
-        at once (every save compares the version)."""
-        for _ in range(MAX_ROUNDS + 2):
-            record = await self.store.load_tournament(tournament_id)
+        """The director's step (see the module docstring): one round at most; idempotent,
+        safe on any replica at once (every save compares the version). A step that pairs
+        the next round queues its job again at once and ends: that round's deals are the
+        next step, so a step lasts one round's deals, well within the worker's LEASE."""
+        record = await self.store.load_tournament(tournament_id)
+        if record is None:
+            return
+        if record.pending:
+            record = await self._announce(record)
             if record is None:
                 return
-            if record.pending:
-                record = await self._announce(record)
-                if record is None:
-                    return
-            if record.status != "running":
-                return
-            await self._deal(record)
-            paired = await self._save(tournament_id, self._paired)
-            if paired is None or not paired.pending:
-                return
+        if record.status != "running":
+            return
+        await self._deal(record)
+        paired = await self._save(tournament_id, self._paired)
+        if paired is not None and paired.pending:
+            await self.queue.put(tournament_id, b"", self.clock())
+            self.wake()
 
     def _paired(self, record: TournamentRecord) -> TournamentRecord | None:
         """Once every table of the current round has its result: the next round, or the end."""
         if record.status != "running" or not record.rounds:
             return None
-        current = record.rounds[-1]
-        if any(record.result_of(current.number, t.number) is None for t in current.tables):
+        if not _round_complete(record):
             return None
         now = self.clock()
         if len(record.rounds) >= record.settings.rounds:
@@ -589,6 +597,7 @@ class Tournaments:
         async def handle(job: Job) -> None:
             await self.advance(job.id)
 
+        options.setdefault("lease", LEASE)
         worker = Worker(self.queue, handle, **options)  # type: ignore[arg-type]
         self.wake = worker.wake
         return worker
@@ -649,6 +658,14 @@ def _registering(record: TournamentRecord) -> None:
 
 def _next(record: TournamentRecord, now: float, **changes: object) -> TournamentRecord:
     return msgspec.structs.replace(record, version=record.version + 1, updated_at=now, **changes)
+
+
+def _round_complete(record: TournamentRecord) -> bool:
+    """Every table of the current round has its result."""
+    if not record.rounds:
+        return False
+    current = record.rounds[-1]
+    return all(record.result_of(current.number, t.number) is not None for t in current.tables)
 
 
 def _table(record: TournamentRecord, ref: TableRef) -> Table | None:

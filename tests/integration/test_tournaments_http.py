@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from domain.tournament import Entrant, Round, Settings, Table, TableResult, standings
 from service.app import create_app
 from service.settings import Settings as ServiceSettings
 from tests.support.archive import claim_redis_db
+from tests.support.tournaments import recomputed
 
 pytestmark = pytest.mark.integration
 API_KEY = "platform-key-0123456789abcdef"
@@ -67,38 +67,10 @@ def streamed(client: TestClient, path: str, **headers: str) -> list[tuple[str, d
     return found
 
 
-def recomputed(tournament: dict, rounds: list[dict], games: dict[str, dict]) -> list[dict]:
-    """The standings from the games' results as the API shows them (domain rules)."""
-    settings = Settings(
-        format=tournament["format"], deal_mode=tournament["deal_mode"],
-        table_size=tournament["table_size"], rounds=tournament["rounds"],
-    )  # fmt: skip
-    entrants = [Entrant(id=e["entrant"], bot=e["bot"]) for e in tournament["entrants"]]
-    played, results = [], []
-    for r in rounds:
-        tables = []
-        for t in r["tables"]:
-            deal = games[t["game_id"]]["seed"]
-            tables.append(Table(number=t["table"], seats=tuple(t["seats"]), deal=deal))
-            by_seat = sorted(games[t["game_id"]]["results"], key=lambda x: x["seat"])
-            results.append(
-                TableResult(
-                    round=r["round"],
-                    table=t["table"],
-                    deal=deal,
-                    seats=tuple(t["seats"]),
-                    ranks=tuple(x["rank"] for x in by_seat),
-                    scores=tuple(x["score"] for x in by_seat),
-                )
-            )
-        played.append(Round(number=r["round"], tables=tuple(tables), byes=tuple(r["byes"])))
-    return [
-        {
-            "position": s.position, "entrant": s.entrant, "points": s.points,
-            "matchpoints": s.matchpoints, "buchholz": s.buchholz, "score": s.score,
-        }
-        for s in standings(settings, entrants, played, results)
-    ]  # fmt: skip
+def shown_game(game: dict) -> tuple[str, list[tuple[int, int]]]:
+    """A game as the archive's API shows it: its seed, (rank, score) per seat."""
+    by_seat = sorted(game["results"], key=lambda x: x["seat"])
+    return game["seed"], [(x["rank"], x["score"]) for x in by_seat]
 
 
 @contextlib.contextmanager
@@ -171,7 +143,7 @@ def test_a_bot_tournament_plays_to_its_end_over_http(
         assert len({g["seed"] for g in games.values()}) == 3
         shown = client.get(f"/v1/tournaments/{tid}/standings").json()
         assert shown["status"] == "finished"
-        assert shown["standings"] == recomputed(final, rounds, games)
+        assert shown["standings"] == recomputed(final, rounds, lambda i: shown_game(games[i]))
         seen = streamed(other, f"/v1/tournaments/{tid}/events/stream")
         assert [body["version"] for _, body in seen] == [final["version"]]  # ended: once, last
         assert seen[0][0] == str(final["version"])

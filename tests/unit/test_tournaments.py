@@ -25,6 +25,7 @@ from service.relay import Relay
 from service.settings import Settings
 from service.tournaments import (
     GRACE,
+    LEASE,
     CreateTournament,
     TournamentReaction,
     Tournaments,
@@ -468,5 +469,54 @@ def test_a_decisions_job_is_due_only_once_it_is_saved_or_after_the_grace():
         await w.tournaments.start(PLATFORM, record.id)
         # before the save: due after the grace; after it: at once
         assert seen[:2] == [("registering", GRACE), ("running", 0.0)]
+
+    run(body)
+
+
+def test_a_director_dying_before_it_deals_leaves_the_round_to_another_after_its_lease():
+    """Found by tests/scaleout/test_tournament_replicas.py: a replica killed after a round
+    was paired and announced but before any of its games was dealt holds the director's
+    job until its claim lapses, nothing queueing it again meanwhile: the director's worker
+    claims for LEASE seconds (a step is one round's deals), not the workers' default 60."""
+
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=1, places=4)
+        create = w.tournaments.create_game
+
+        async def dies_at_once(command):
+            raise ConnectionError("the replica died here")
+
+        worker = w.tournaments.worker(clock=lambda: w.now)
+        assert worker.lease == LEASE < 60.0
+        w.tournaments.create_game = dies_at_once
+        await w.tournaments.start(PLATFORM, record.id)
+        [job] = await w.queue.claim(w.now, worker.lease, 10)  # the replica that dies
+        with pytest.raises(ConnectionError):
+            await w.tournaments.advance(job.id)
+        announced = await w.tournaments.get(record.id)
+        assert announced.pending == ()
+        assert announced.results == ()
+        assert await w.queue.claim(w.now + LEASE - 0.5, 60.0, 10) == []
+        w.tournaments.create_game = create
+        w.now += LEASE
+        assert await worker.run_once() == 1  # another replica's worker takes it over
+        await w.drain()
+        assert (await w.tournaments.get(record.id)).status == "finished"
+
+    run(body)
+
+
+def test_a_step_pairs_one_round_and_leaves_its_deals_to_the_next_step():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=3)
+        await w.tournaments.start(PLATFORM, record.id)
+        [job] = await w.queue.claim(w.now, 60.0, 10)
+        await w.tournaments.advance(job.id)  # round 1 dealt and played (bots), round 2 paired
+        after = await w.tournaments.get(record.id)
+        assert [r.number for r in after.rounds] == [1, 2]
+        assert [r.round for r in after.results] == [1, 1]  # round 2: not dealt in this step
+        assert await w.queue.claim(w.now, 60.0, 10) != []  # its step is due at once
+        await w.drain()
+        assert (await w.tournaments.get(record.id)).status == "finished"
 
     run(body)

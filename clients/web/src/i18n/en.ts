@@ -265,7 +265,7 @@ export const en = {
   "review.valueLost": "value lost {v}",
   "review.chosen": "Chosen: {action} ({lost})",
   "review.decisions": "Every decision",
-  "review.decisions.help": "Each decision graded by the value it lost against the best one, from best through good, inaccuracy and mistake to blunder.",
+  "review.decisions.help": "Each decision graded by the value it lost against the best one, from best through good, inaccuracy and mistake to blunder. The value lost is the drop in the chance of winning, in percentage points.",
   "review.decisions.seat": "{name}: {decisions}",
   "review.decision": "{action}: {grade}",
   "review.decision.step": "Step {n}",

@@ -255,7 +255,7 @@ export const es: Messages = {
   "review.valueLost": "valor perdido {v}",
   "review.chosen": "Elegido: {action} ({lost})",
   "review.decisions": "Todas las decisiones",
-  "review.decisions.help": "Cada decisión calificada por el valor que perdió frente a la mejor, de mejor, pasando por buena, imprecisión y error, hasta error grave.",
+  "review.decisions.help": "Cada decisión calificada por el valor que perdió frente a la mejor, de mejor, pasando por buena, imprecisión y error, hasta error grave. El valor perdido es la caída de la probabilidad de ganar, en puntos porcentuales.",
   "review.decisions.seat": "{name}: {decisions}",
   "review.decision": "{action}: {grade}",
   "review.decision.step": "Paso {n}",

@@ -255,7 +255,7 @@ export const gu: Messages = {
   "review.valueLost": "ગુમાવેલું મૂલ્ય {v}",
   "review.chosen": "પસંદ કર્યું: {action} ({lost})",
   "review.decisions": "દરેક નિર્ણય",
-  "review.decisions.help": "દરેક નિર્ણયને શ્રેષ્ઠ નિર્ણયની સામે ગુમાવેલા મૂલ્ય પ્રમાણે ગ્રેડ અપાય છે: શ્રેષ્ઠ, સારો, અચોકસાઈ, ભૂલ અને ગંભીર ભૂલ.",
+  "review.decisions.help": "દરેક નિર્ણયને શ્રેષ્ઠ નિર્ણયની સામે ગુમાવેલા મૂલ્ય પ્રમાણે ગ્રેડ અપાય છે: શ્રેષ્ઠ, સારો, અચોકસાઈ, ભૂલ અને ગંભીર ભૂલ. ગુમાવેલું મૂલ્ય એટલે જીતવાની શક્યતામાં થયેલો ઘટાડો, ટકાવારી પોઈન્ટમાં.",
   "review.decisions.seat": "{name}: {decisions}",
   "review.decision": "{action}: {grade}",
   "review.decision.step": "પગલું {n}",

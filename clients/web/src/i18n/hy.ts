@@ -255,7 +255,7 @@ export const hy: Messages = {
   "review.valueLost": "կորցրած արժեք {v}",
   "review.chosen": "Ընտրվել է՝ {action} ({lost})",
   "review.decisions": "Բոլոր որոշումները",
-  "review.decisions.help": "Յուրաքանչյուր որոշում գնահատվում է լավագույնի համեմատ կորցրած արժեքով՝ լավագույն, լավ, անճշտություն, սխալ, կոպիտ սխալ։",
+  "review.decisions.help": "Յուրաքանչյուր որոշում գնահատվում է լավագույնի համեմատ կորցրած արժեքով՝ լավագույն, լավ, անճշտություն, սխալ, կոպիտ սխալ։ Կորցրած արժեքը հաղթելու հավանականության անկումն է՝ տոկոսային կետերով։",
   "review.decisions.seat": "{name}՝ {decisions}",
   "review.decision": "{action}՝ {grade}",
   "review.decision.step": "Քայլ {n}",

@@ -255,7 +255,7 @@ export const id: Messages = {
   "review.valueLost": "nilai hilang {v}",
   "review.chosen": "Dipilih: {action} ({lost})",
   "review.decisions": "Setiap keputusan",
-  "review.decisions.help": "Setiap keputusan dinilai menurut nilai yang hilang dibandingkan keputusan terbaik: terbaik, baik, kurang tepat, kesalahan, blunder.",
+  "review.decisions.help": "Setiap keputusan dinilai menurut nilai yang hilang dibandingkan keputusan terbaik: terbaik, baik, kurang tepat, kesalahan, blunder. Nilai yang hilang adalah turunnya peluang menang, dalam poin persentase.",
   "review.decisions.seat": "{name}: {decisions}",
   "review.decision": "{action}: {grade}",
   "review.decision.step": "Langkah {n}",

@@ -176,10 +176,17 @@ def bust_odds(view: GameState, unseen: Counter[str] | None = None) -> BustOdds:
 
 def bust_risk(view: GameState) -> Fraction:
     """The chance that the next card drawn busts the active seat (either way):
-    `bust_odds(view).bust`, with one fraction made instead of four, and the unseen cards
-    not copied: the counts of the cards shown but in this turn (`_unseen_but_turn`, kept
-    for the turn's decisions) less what the turn shows of each, as `unseen_cards` takes
-    it off (never below zero)."""
+    `bust_odds(view).bust`, with one fraction made instead of four."""
+    busting, total = bust_counts(view)
+    return Fraction(busting, total) if total else Fraction(0)
+
+
+def bust_counts(view: GameState) -> tuple[int, int]:
+    """(the unseen cards that bust the active seat drawn next, either way; the unseen
+    cards): `bust_risk` as two counts, for a caller comparing it with a limit in integers.
+    The unseen cards are not copied: the counts of the cards shown but in this turn
+    (`_unseen_but_turn`, kept for the turn's decisions) less what the turn shows of each,
+    as `unseen_cards` takes it off (never below zero)."""
     unseen, total = _shown(view)
     tableau = view.tableau
     get = unseen.get
@@ -194,9 +201,7 @@ def bust_risk(view: GameState) -> Fraction:
             total -= gone
             if kind_of[code] in _BUSTS:
                 busting -= gone
-    if total == 0:
-        return Fraction(0)
-    return Fraction(busting, total)
+    return busting, total
 
 
 def _next_card_counts(

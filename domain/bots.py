@@ -30,7 +30,7 @@ from domain.model import (
     Pass,
     Stop,
 )
-from domain.odds import TOKENS_PER_POINT, bust_risk
+from domain.odds import TOKENS_PER_POINT, bust_counts
 from domain.rng import SeededRandom
 from domain.scoring import cached_best_total as best_total
 
@@ -49,9 +49,16 @@ def random_bot(view: GameState, seat: int, rng: SeededRandom) -> Action:
 
 def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_PER_POINT) -> Bot:
     """The basic bot with its two constants (tuned with `python -m service.simulator`)."""
-    # the same comparison as with the float (a Fraction compares with a float exactly),
-    # without converting the float at every decision
-    risk_at = Fraction(risk_limit) if math.isfinite(risk_limit) else risk_limit
+    # `bust_risk(view) < risk_limit` in integers, exactly (a Fraction compares with a float
+    # exactly): busting / unseen < num / den, a risk of 0 when nothing is unseen
+    if math.isfinite(risk_limit):
+        num, den = Fraction(risk_limit).as_integer_ratio()
+    else:  # a Fraction is below inf, not below -inf nor nan
+        num, den = (1, 0) if risk_limit > 0 else (0, 1)
+
+    def safe(view: GameState) -> bool:
+        busting, unseen = bust_counts(view)
+        return busting * den < num * (unseen or 1)
 
     def basic(view: GameState, seat: int, rng: SeededRandom) -> Action:
         # unpriced: only the action kept gets its payment (`with_payment`), as the priced
@@ -63,7 +70,7 @@ def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_
         bonus = view.rules.perfect_bonus
         if view.phase == "draw":
             can_draw = any(isinstance(a, Draw) for a in actions)
-            if can_draw and (not view.drawn or bust_risk(view) < risk_at):
+            if can_draw and (not view.drawn or safe(view)):
                 return Draw()
             numbers = [c for c in view.tableau if c in NUMBER_CARDS]
             _, money = tableau_sums(view.tableau)

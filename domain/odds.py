@@ -129,22 +129,28 @@ def chance_outcomes(view: GameState) -> tuple[tuple[str, Fraction], ...]:
 # leave unseen, in one tuple (replaced whole, never changed): the decisions of a turn
 # share them (the engine hands on the same tuples while they do not change), only the
 # tableau and the auction change. Held by identity, so kept alive while kept.
-_LAST_SHOWN: tuple[object, object, object, Counter[str]] = (None, None, None, Counter())
+_LAST_SHOWN: tuple[object, object, object, Counter[str], int] = (None, None, None, Counter(), 0)
 
 
 def _unseen_but_turn(view: GameState) -> Counter[str]:
     """`unseen_cards` counting neither the tableau nor the card auctioned (read only)."""
+    return _shown(view)[0]
+
+
+def _shown(view: GameState) -> tuple[Counter[str], int]:
+    """`_unseen_but_turn(view)` and the number of its cards (kept with it)."""
     global _LAST_SHOWN  # noqa: PLW0603 - a cache of one entry
-    players, market, discard, unseen = _LAST_SHOWN
+    players, market, discard, unseen, total = _LAST_SHOWN
     if players is view.players and market is view.market and discard is view.discard:
-        return unseen
+        return unseen, total
     shown = [view.market, view.discard, *(p.cards for p in view.players)]
     seen = Counter(chain.from_iterable(shown)).get
     # explicit decks can differ from the standard: no zero or negative counts
     deck = _deck(len(view.players)).items()
     unseen = Counter({code: left for code, count in deck if (left := count - seen(code, 0)) > 0})
-    _LAST_SHOWN = (view.players, view.market, view.discard, unseen)
-    return unseen
+    total = sum(unseen.values())
+    _LAST_SHOWN = (view.players, view.market, view.discard, unseen, total)
+    return unseen, total
 
 
 @cache
@@ -171,10 +177,31 @@ def bust_odds(view: GameState, unseen: Counter[str] | None = None) -> BustOdds:
 def bust_risk(view: GameState) -> Fraction:
     """The chance that the next card drawn busts the active seat (either way):
     `bust_odds(view).bust`, with one fraction made instead of four."""
-    total, counts = _next_card_counts(view, None)
-    if total == 0:
-        return Fraction(0)
-    return Fraction(counts["numbers"] + counts["currency"], total)
+    busting, total = bust_counts(view)
+    return Fraction(busting, total) if total else Fraction(0)
+
+
+def bust_counts(view: GameState) -> tuple[int, int]:
+    """(the unseen cards that bust the active seat drawn next, either way; the unseen
+    cards): `bust_risk` as two counts, for a caller comparing it with a limit in integers.
+    The unseen cards are not copied: the counts of the cards shown but in this turn
+    (`_unseen_but_turn`, kept for the turn's decisions) less what the turn shows of each,
+    as `unseen_cards` takes it off (never below zero)."""
+    unseen, total = _shown(view)
+    tableau = view.tableau
+    get = unseen.get
+    kinds = _kinds_by_sums(tableau)
+    busting = sum(map(get, kinds[2], repeat(0)))
+    turn = tableau if view.auction is None else (*tableau, view.auction.card)
+    kind_of = kinds[1]
+    for code in set(turn):
+        left = get(code)
+        if left is not None:
+            gone = min(turn.count(code), left)
+            total -= gone
+            if kind_of[code] in _BUSTS:
+                busting -= gone
+    return busting, total
 
 
 def _next_card_counts(
@@ -203,9 +230,12 @@ def _next_card_counts(
 # stands for them all. The sums of the tableaus a game can hold before a bust are few
 # (some hundreds).
 _KindOf = dict[str, str | None]  # code -> "wild", "numbers", "currency" or None (no bust)
-_KINDS_BY_SUMS: dict[tuple[int, int], tuple[tuple[tuple[str, tuple[str, ...]], ...], _KindOf]] = {}
+_KINDS_BY_SUMS: dict[
+    tuple[int, int], tuple[tuple[tuple[str, tuple[str, ...]], ...], _KindOf, tuple[str, ...]]
+] = {}
 _KINDS_KEPT = 4096  # a bound all the same (forgotten wholesale beyond it)
 _KINDS = ("numbers", "currency", "wild")
+_BUSTS = ("numbers", "currency")
 
 
 def _next_card_kinds(tableau: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -221,7 +251,8 @@ def _kind_of(tableau: tuple[str, ...]) -> _KindOf:
 
 def _kinds_by_sums(
     tableau: tuple[str, ...],
-) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], _KindOf]:
+) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], _KindOf, tuple[str, ...]]:
+    """(`_next_card_kinds`, `_kind_of`, the cards that bust it either way) of `tableau`."""
     sums = tableau_sums(tableau)
     kinds = _KINDS_BY_SUMS.get(sums)
     if kinds is None:
@@ -234,7 +265,8 @@ def _kinds_by_sums(
         by_kind = tuple(
             (kind, tuple(code for code, its in kind_of.items() if its == kind)) for kind in _KINDS
         )
-        kinds = _KINDS_BY_SUMS[sums] = (by_kind, kind_of)
+        busts = tuple(code for code, its in kind_of.items() if its in _BUSTS)
+        kinds = _KINDS_BY_SUMS[sums] = (by_kind, kind_of, busts)
     return kinds
 
 

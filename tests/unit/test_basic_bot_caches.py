@@ -3,6 +3,7 @@ bust odds by the tableau's sums, the cached scores, and the buy phase's bound.""
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from fractions import Fraction
@@ -11,11 +12,11 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from domain.bots import _best_buy, basic_bot, bot_rng
+from domain.bots import _best_buy, basic_bot, basic_policy, bot_rng
 from domain.cards import ALL_CODES, NUMBER_CARDS, WILDS, deck_for
 from domain.engine import bust_kind, information_state, tableau_sums
 from domain.legal import legal_actions
-from domain.model import CURRENCY_CAP, Buy, Decline, GameState, Stop
+from domain.model import CURRENCY_CAP, Buy, Decline, Draw, GameState, Stop
 from domain.odds import TOKENS_PER_POINT, bust_odds, bust_risk, unseen_cards
 from domain.scoring import best_total, cached_best_total
 from domain.simulation import play_game
@@ -69,6 +70,23 @@ def test_bust_risk_is_the_bust_odds_sum_on_played_views() -> None:
         assert bust_risk(view) == bust_odds(view).bust
         total, numbers, currency, _wild = _plain_odds(view, unseen_cards(view))
         assert bust_risk(view) == (Fraction(numbers + currency, total) if total else 0)
+
+
+@pytest.mark.parametrize(
+    "limit", [0.0, 0.1, 0.3, 1 / 3, 0.5, 1.0, -0.2, math.inf, -math.inf, math.nan]
+)
+def test_the_basic_bot_draws_when_the_bust_risk_is_below_its_limit(limit: float) -> None:
+    # the bot compares in integers (`odds.bust_counts`); the rule is the Fraction's
+    bot = basic_policy(risk_limit=limit)
+    draws = [(v, s) for v, s in _views(range(2)) if v.phase == "draw" and v.drawn]
+    assert draws
+    drew = 0
+    for view, seat in draws:
+        can_draw = bool(view.draw_pile)
+        expected = can_draw and bust_risk(view) < limit
+        drew += expected
+        assert isinstance(bot(view, seat, bot_rng("s", 0)), Draw) == expected
+    assert drew or limit <= 0.1 or math.isnan(limit)
 
 
 def test_an_unknown_code_among_the_unseen_is_refused_as_the_engine_refuses_it() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar
 
 import msgspec
@@ -70,8 +71,14 @@ def tournament_out(record: TournamentRecord) -> TournamentOut:
         invited=None if record.invited is None else list(record.invited),
         registered=list(record.registered),
         entrants=[EntrantOut(entrant=e.id, bot=e.bot) for e in record.entrants],  # type: ignore[arg-type]
-        created_at=record.created_at, version=record.version,
+        starts_at=_moment(record.starts_at), round_gap_seconds=int(record.round_gap),
+        next_round_at=_moment(record.next_round_at), created_at=record.created_at,
+        version=record.version,
     )  # fmt: skip
+
+
+def _moment(at: float | None) -> datetime | None:
+    return None if at is None else datetime.fromtimestamp(at, UTC)
 
 
 def _answer(record: TournamentRecord, replayed: bool, status: int = 200) -> Response[bytes]:
@@ -180,7 +187,8 @@ class TournamentController(Controller):
             deal_mode=data.deal_mode, rounds=data.rounds, clock=data.clock,
             bot_level=data.bot_level, ranked=data.ranked, places=data.places,
             invited=None if data.invited is None else tuple(data.invited),
-            idempotency_key=idempotency_key,
+            starts_at=None if data.starts_at is None else data.starts_at.timestamp(),
+            round_gap=float(data.round_gap_seconds), idempotency_key=idempotency_key,
         )  # fmt: skip
         record, replayed = await tournaments_of(request).create(command)
         return _answer(record, replayed, 201)

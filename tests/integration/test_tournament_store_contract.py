@@ -103,3 +103,61 @@ def test_list_newest_first_with_a_keyset_cursor(backend):
         assert [r.id for r in rest] == ["b", "a"]
 
     run(backend, body)
+
+
+def test_a_save_on_one_replica_reaches_a_stream_on_the_other(redis_url: str):
+    """Two replicas' adapters on one Redis (each its game store's subscriber, its own
+    client): a save by the first reaches a stream served by the second's reader; that
+    reader's quiet re-read is an hour away, so only the save's publish can bring it."""
+    from infra.redis_store import RedisGameStore
+    from service.tournament_watchers import TournamentWatchers
+    from service.watchers import Watchers
+
+    async def main() -> None:
+        prefix = f"ten-test-{secrets.token_hex(6)}"
+        games = [RedisGameStore(redis_url), RedisGameStore(redis_url)]
+        clients = [connect(redis_url), connect(redis_url)]
+        one, two = (
+            RedisTournamentStore(c, prefix=prefix, news=g.news)
+            for c, g in zip(clients, games, strict=True)
+        )
+        encode = lambda r: msgspec.json.encode({"v": r.version, "s": r.status})  # noqa: E731
+        reads: list[str] = []
+        load = two.load_tournament
+
+        async def counted(tournament_id: str) -> TournamentRecord | None:
+            reads.append(tournament_id)
+            return await load(tournament_id)
+
+        two.load_tournament = counted  # type: ignore[method-assign]
+        watchers = TournamentWatchers(two, encode, keepalive=3600.0)
+        reader = asyncio.create_task(watchers.run_forever())
+        try:
+            first = record("cd" * 10)
+            await one.create_tournament(first)
+            body = watchers.stream(first, -1, Watchers(None).admit("c"))  # type: ignore[arg-type]
+            assert b"ten event stream" in await anext(body)
+            assert b'"v":0' in await anext(body)
+            for _ in range(600):  # the second's subscription confirmed: its first read
+                if reads:
+                    break
+                await asyncio.sleep(0.05)
+            stopped = msgspec.structs.replace(first, version=1, status="stopped")
+            await one.save_tournament(stopped)
+            pushed = await asyncio.wait_for(anext(body), 30)
+            assert b"id: 1\r\n" in pushed
+            assert b'"s":"stopped"' in pushed
+            with pytest.raises(StopAsyncIteration):  # it ended with the tournament
+                await asyncio.wait_for(anext(body), 30)
+        finally:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+            keys = await clients[0].keys(f"{prefix}:*")
+            if keys:
+                await clients[0].delete(*keys)
+            for c in clients:
+                await c.aclose()
+            for g in games:
+                await g.close()
+
+    asyncio.run(main())

@@ -520,3 +520,103 @@ def test_a_step_pairs_one_round_and_leaves_its_deals_to_the_next_step():
         assert (await w.tournaments.get(record.id)).status == "finished"
 
     run(body)
+
+
+async def _settled(w: World, worker) -> None:
+    """Run the director's worker at the fake clock's now until nothing is due."""
+    for _ in range(100):
+        if await worker.run_once() == 0:
+            return
+    raise AssertionError("the director never settled")
+
+
+def test_starts_at_is_checked_on_create():
+    async def body(w: World) -> None:
+        for bad in (
+            {"starts_at": T0 - 1},
+            {"starts_at": T0},
+            {"starts_at": T0 + 30 * 86400 + 1},
+            {"round_gap": -1.0},
+            {"round_gap": 3601.0},
+        ):
+            await refused(
+                "invalid_tournament",
+                w.tournaments.create(CreateTournament(caller=ALICE, name="x", **bad)),
+            )
+        record, _ = await w.tournaments.create(
+            CreateTournament(caller=ALICE, name="x", starts_at=T0 + 30 * 86400, round_gap=60.0)
+        )
+        assert (record.starts_at, record.round_gap) == (T0 + 30 * 86400, 60.0)
+
+    run(body)
+
+
+def test_a_tournament_starts_itself_at_its_time_through_the_directors_job():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=1, places=4, starts_at=T0 + 600)
+        await w.tournaments.register(ALICE, record.id, None)
+        worker = w.tournaments.worker(clock=lambda: w.now)
+        await _settled(w, worker)
+        assert (await w.tournaments.get(record.id)).status == "registering"
+        w.now += 599
+        await _settled(w, worker)
+        assert (await w.tournaments.get(record.id)).status == "registering"
+        w.now += 1
+        await _settled(w, worker)
+        started = await w.tournaments.get(record.id)
+        assert started.status == "running"
+        assert [e.id for e in started.entrants] == ["alice", "bot:1", "bot:2", "bot:3"]
+        assert f"msg_t_{record.id}_started" in w.told
+        await refused("tournament_not_registering", w.tournaments.register(BOB, record.id, None))
+
+    run(body)
+
+
+def test_a_job_waiting_for_its_start_is_due_then_not_at_every_lease():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=1, places=4, starts_at=T0 + 3600)
+        await w.queue.put(record.id, b"", T0)  # due now (as any decision queues it)
+        worker = w.tournaments.worker(clock=lambda: w.now)
+        assert await worker.run_once() == 1  # the step finds it too early
+        assert await w.queue.claim(T0 + LEASE + 1, 60.0, 10) == []  # not at the lease's end
+        assert [j.id for j in await w.queue.claim(T0 + 3600, 60.0, 10)] == [record.id]
+
+    run(body)
+
+
+def test_the_organiser_may_start_before_starts_at_and_the_job_then_changes_nothing():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=1, places=4, starts_at=T0 + 600)
+        worker = w.tournaments.worker(clock=lambda: w.now)
+        await w.tournaments.start(PLATFORM, record.id)
+        await _settled(w, worker)
+        done = await w.tournaments.get(record.id)
+        assert done.status == "finished"
+        w.now = T0 + 700
+        await _settled(w, worker)
+        assert await w.tournaments.get(record.id) == done
+        assert w.told.count(f"msg_t_{record.id}_started") == 1
+
+    run(body)
+
+
+def test_a_round_gap_holds_the_next_round_until_its_time():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=2, round_gap=120.0)
+        worker = w.tournaments.worker(clock=lambda: w.now)
+        await w.tournaments.start(PLATFORM, record.id)
+        await _settled(w, worker)  # round 1 dealt and played (bots)
+        waiting = await w.tournaments.get(record.id)
+        assert [r.number for r in waiting.rounds] == [1]
+        assert len(waiting.results) == len(waiting.rounds[0].tables)
+        assert waiting.next_round_at == T0 + 120
+        w.now += 119
+        await _settled(w, worker)
+        assert len((await w.tournaments.get(record.id)).rounds) == 1
+        w.now += 1
+        await _settled(w, worker)
+        finished = await w.tournaments.get(record.id)
+        assert [r.number for r in finished.rounds] == [1, 2]
+        assert (finished.status, finished.next_round_at) == ("finished", None)
+
+    run(body)

@@ -30,8 +30,10 @@ from service.watchers import (
     CHECKS_AT_ONCE,
     KEEPALIVE,
     OPENING,
-    NewsReader,
+    RECONNECT_DELAYS,
+    RETRY_MS,
     Slot,
+    reconnect,
 )
 
 log = logging.getLogger("ten.streams")
@@ -65,7 +67,7 @@ class _Stream:
         self.woken.set()
 
 
-class TournamentWatchers(NewsReader):
+class TournamentWatchers:
     """Every tournament stream of the process, and the one reader that serves them."""
 
     def __init__(
@@ -150,16 +152,32 @@ class TournamentWatchers(NewsReader):
 
     # -- the reader
 
-    _what = "tournament streams"
-
-    def _subscribe(self) -> LogNews:
-        news = self.store.tournament_news()
-        for tournament_id in self._followed:
-            news.watch(tournament_id)
-        return news
-
-    def _store_failed(self, exc: StoreUnavailable, ended: int) -> None:
-        log.warning("tournament streams: the store is unavailable (%s); %d ended", exc, ended)
+    async def run_forever(self) -> None:
+        """The process's one reader: subscribed to the followed tournaments' saves, it
+        reads each reported one once; when the store fails, every stream ends and it
+        subscribes again."""
+        while True:
+            stop_if_cancelled()  # a cancellation a library dropped (service.cancellation)
+            news = self.store.tournament_news()
+            self._news = news
+            for tournament_id in self._followed:
+                news.watch(tournament_id)
+            try:
+                await self._read_news(news)
+            except StoreUnavailable as exc:
+                ended = self._end_all(reconnect("store_unavailable", RETRY_MS, 3 * RETRY_MS))
+                log.warning(
+                    "tournament streams: the store is unavailable (%s); %d ended", exc, ended
+                )
+                self._failures += 1
+            except Exception:  # a bug: the streams end, the reader starts again
+                ended = self._end_all(reconnect("internal_error", RETRY_MS, 3 * RETRY_MS))
+                log.exception("tournament streams: the reader failed; %d stream(s) ended", ended)
+                self._failures += 1
+            finally:
+                self._news = None
+                await news.close()
+            await asyncio.sleep(RECONNECT_DELAYS[min(self._failures, len(RECONNECT_DELAYS)) - 1])
 
     async def _read_news(self, news: LogNews) -> None:
         loop = asyncio.get_running_loop()

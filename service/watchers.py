@@ -173,50 +173,7 @@ class Slot:
         self.release()
 
 
-class NewsReader:
-    """The one reader of a process's streams (the games' and the tournaments'): subscribed to
-    what its streams follow, it reads what the store reports at every wake-up; when the
-    store fails, every stream ends (a `reconnect` event) and it subscribes again after a
-    backoff. Subclasses say how to subscribe, read, end their streams and log a failure."""
-
-    _news: LogNews | None
-    _failures: int  # reader failures in a row (1: the delay before a first subscriber)
-    _what = "event streams"  # for the log
-
-    def _subscribe(self) -> LogNews:
-        raise NotImplementedError
-
-    async def _read_news(self, news: LogNews) -> None:
-        raise NotImplementedError
-
-    def _end_all(self, last: bytes) -> int:
-        raise NotImplementedError
-
-    def _store_failed(self, exc: StoreUnavailable, ended: int) -> None:
-        raise NotImplementedError
-
-    async def run_forever(self) -> None:
-        while True:
-            stop_if_cancelled()  # a cancellation a library dropped (service.cancellation)
-            news = self._subscribe()
-            self._news = news
-            try:
-                await self._read_news(news)
-            except StoreUnavailable as exc:
-                ended = self._end_all(reconnect("store_unavailable", RETRY_MS, 3 * RETRY_MS))
-                self._store_failed(exc, ended)
-                self._failures += 1
-            except Exception:  # a bug: the streams end, the reader starts again
-                ended = self._end_all(reconnect("internal_error", RETRY_MS, 3 * RETRY_MS))
-                log.exception("%s: the reader failed; %d stream(s) ended", self._what, ended)
-                self._failures += 1
-            finally:
-                self._news = None
-                await news.close()
-            await asyncio.sleep(RECONNECT_DELAYS[min(self._failures, len(RECONNECT_DELAYS)) - 1])
-
-
-class Watchers(NewsReader):
+class Watchers:
     """Every event stream of the process, and the one reader that serves them."""
 
     def __init__(
@@ -370,11 +327,29 @@ class Watchers(NewsReader):
 
     # -- the reader
 
-    def _subscribe(self) -> LogNews:
-        news = self.store.log_news()
-        for game_id in self._games:
-            news.watch(game_id)
-        return news
+    async def run_forever(self) -> None:
+        """The process's one reader: subscribed to the followed games' logs, it reads them
+        at every wake-up; when the store fails, every stream ends and it starts again."""
+        while True:
+            stop_if_cancelled()  # a cancellation a library dropped (service.cancellation)
+            news = self.store.log_news()
+            self._news = news
+            for game_id in self._games:
+                news.watch(game_id)
+            try:
+                await self._read_news(news)
+            except StoreUnavailable as exc:
+                ended = self._end_all(reconnect("store_unavailable", RETRY_MS, 3 * RETRY_MS))
+                self._store_failed(exc, ended)
+                self._failures += 1
+            except Exception:  # a bug: the streams end, the reader starts again
+                ended = self._end_all(reconnect("internal_error", RETRY_MS, 3 * RETRY_MS))
+                log.exception("event streams: the reader failed; %d stream(s) ended", ended)
+                self._failures += 1
+            finally:
+                self._news = None
+                await news.close()
+            await asyncio.sleep(RECONNECT_DELAYS[min(self._failures, len(RECONNECT_DELAYS)) - 1])
 
     def _end_all(self, last: bytes) -> int:
         ended = 0

@@ -17,7 +17,6 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Protocol
 
 from infra.store_rules import due_moved_earlier, listed, memberships, still_held
 from service.model import GameRecord, host_index
@@ -102,7 +101,7 @@ class MemoryGameStore(GameStore):
         self._clock = clock
         self._games: dict[str, _Entry] = {}
         self._lock = threading.Lock()
-        self._news: dict[str, set[MemoryNews]] = {}  # game id -> its subscribers (log_news)
+        self._news: dict[str, set[_MemoryNews]] = {}  # game id -> its subscribers (log_news)
         self._creates = 0
         self._listings: dict[str, list[tuple[float, str]]] = {}  # index -> (created_at, id)
         self._due = _DueIndex()
@@ -189,11 +188,17 @@ class MemoryGameStore(GameStore):
         return {game_id: events for game_id, events in found.items() if events}
 
     def log_news(self) -> LogNews:
-        return MemoryNews(self)
+        return _MemoryNews(self)
 
-    def _subscribe(self, news: MemoryNews, game_id: str, on: bool) -> None:
+    def _subscribe(self, news: _MemoryNews, game_id: str, on: bool) -> None:
         with self._lock:
-            subscribe(self._news, news, game_id, on)
+            subscribers = self._news.setdefault(game_id, set())
+            if on:
+                subscribers.add(news)
+            else:
+                subscribers.discard(news)
+            if not subscribers:
+                del self._news[game_id]
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         with self._lock:
@@ -298,29 +303,12 @@ class MemoryGameStore(GameStore):
         return None
 
 
-class _Subscribers(Protocol):
-    """A store whose saves report to its subscribers (the games', the tournaments')."""
-
-    def _subscribe(self, news: MemoryNews, key: str, on: bool) -> None: ...
-
-
-def subscribe(registry: dict[str, set[MemoryNews]], news: MemoryNews, key: str, on: bool) -> None:
-    """Add (`on`) or remove a subscriber of `key` in a store's registry of subscribers."""
-    subscribers = registry.setdefault(key, set())
-    if on:
-        subscribers.add(news)
-    else:
-        subscribers.discard(news)
-    if not subscribers:
-        del registry[key]
-
-
-class MemoryNews:
+class _MemoryNews:
     """`LogNews` of the embedded store: a save with events reports its game to the
     subscribers watching it, on the subscriber's own event loop (a save may run on another
     loop or thread)."""
 
-    def __init__(self, store: _Subscribers) -> None:
+    def __init__(self, store: MemoryGameStore) -> None:
         self._store = store
         self._loop = asyncio.get_running_loop()
         self._reported: set[str] = set()

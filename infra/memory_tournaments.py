@@ -3,25 +3,13 @@ one process, lost with it like its games."""
 
 from __future__ import annotations
 
-import threading
-
-from infra.memory_store import MemoryNews, subscribe
 from service.model import TournamentRecord
-from service.ports import LogNews, TournamentConflict
+from service.ports import TournamentConflict
 
 
 class MemoryTournamentStore:
     def __init__(self) -> None:
         self._records: dict[str, TournamentRecord] = {}
-        self._news: dict[str, set[MemoryNews]] = {}  # tournament id -> its subscribers
-        self._lock = threading.Lock()
-
-    def tournament_news(self) -> LogNews:
-        return MemoryNews(self)
-
-    def _subscribe(self, news: MemoryNews, tournament_id: str, on: bool) -> None:
-        with self._lock:
-            subscribe(self._news, news, tournament_id, on)
 
     async def create_tournament(self, record: TournamentRecord) -> TournamentRecord | None:
         stored = self._records.get(record.id)
@@ -38,10 +26,6 @@ class MemoryTournamentStore:
         if stored is None or stored.version != record.version - 1:
             raise TournamentConflict(stored)
         self._records[record.id] = record
-        with self._lock:
-            subscribers = list(self._news.get(record.id, ()))
-        for news in subscribers:
-            news.report(record.id)
 
     async def list_tournaments(
         self, before: tuple[float, str] | None, limit: int

@@ -37,7 +37,7 @@ import asyncio
 import contextlib
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import msgspec
 from redis import exceptions as redis_errors
@@ -695,14 +695,8 @@ class RedisGameStore(GameStore):
         }
 
     def log_news(self) -> LogNews:
-        return self.news(lambda game_id: _keys(game_id)[1], _LOG_CHANNEL)
-
-    def news(self, channel_of: Callable[[str], str], pattern: re.Pattern[bytes]) -> LogNews:
-        """A subscriber to the shard channels `channel_of(id)` (whose names `pattern` matches,
-        its group the id): the games' logs (`log_news`), the tournaments' saves
-        (infra/redis_tournaments.py)."""
         if self._cluster:  # ClusterPubSub: a connection of its own per node, from the nodes'
-            return _RedisNews(self._redis, cluster=True, channel_of=channel_of, pattern=pattern)
+            return _RedisNews(self._redis, cluster=True)
         # standalone: a client of its own, so the subscriber never starts on a pooled
         # connection that a Redis restart left dead (it would fail at once, and every
         # stream of the process with it); closed with the subscriber
@@ -711,7 +705,7 @@ class RedisGameStore(GameStore):
             client = connect(self._url, sentinels=sentinels, master=master, max_connections=4)
         else:
             client = Redis.from_url(self._url, socket_connect_timeout=5)
-        return _RedisNews(client, cluster=False, channel_of=channel_of, pattern=pattern)
+        return _RedisNews(client, cluster=False)
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         with unavailable_on_connection_errors():
@@ -879,17 +873,8 @@ class _RedisNews:
     after a reconnection. One reader task per connection turns its messages into reports: a
     subscription confirmed (the first, and again after a reconnection) or a publish."""
 
-    def __init__(
-        self,
-        client,
-        *,
-        cluster: bool,
-        channel_of: Callable[[str], str],
-        pattern: re.Pattern[bytes],
-    ) -> None:
+    def __init__(self, client, *, cluster: bool) -> None:
         self._cluster = cluster
-        self._channel_of = channel_of
-        self._pattern = pattern
         self._client = client
         self._pubsub = client.pubsub()
         self._changes: dict[str, bool] = {}  # game id -> watch (True) or unwatch, to send
@@ -915,7 +900,7 @@ class _RedisNews:
         readers), then start a reader for each connection that has none yet."""
         while self._changes:
             game_id, on = self._changes.popitem()
-            channel = self._channel_of(game_id)
+            channel = _keys(game_id)[1]
             if on:
                 await self._pubsub.ssubscribe(channel)
             else:
@@ -940,7 +925,7 @@ class _RedisNews:
                 message = await self._pubsub.get_message(timeout=_READ_SECONDS)
             if message is None or message["type"] not in ("smessage", "ssubscribe"):
                 continue
-            found = self._pattern.match(message["channel"])
+            found = _LOG_CHANNEL.match(message["channel"])
             if found:
                 self._reported.add(found.group(1).decode())
                 self._woken.set()

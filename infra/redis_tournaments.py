@@ -6,22 +6,17 @@ replica. Layout, under a prefix (`ten` by default):
   each tournament, read backwards by lex (newest first; the member is the keyset cursor)
 
 Every write of a tournament is one Lua script: create only when absent, save only when the
-stored version is the one before the record's (a compare-and-set). A save publishes the new
-version on the shard channel `<prefix>:tournament:{<id>}:news` (the key's slot), which the
-processes following the tournament's streams subscribe to (`tournament_news`)."""
+stored version is the one before the record's (a compare-and-set)."""
 
 from __future__ import annotations
 
-import asyncio
-import re
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from infra.redis_store import unavailable_on_connection_errors
 from service.model import TournamentRecord
-from service.ports import LogNews, TournamentConflict
+from service.ports import TournamentConflict
 
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -37,10 +32,8 @@ if tonumber(v) ~= tonumber(ARGV[1]) - 1 then
   return {0, redis.call('HGET', KEYS[1], 'd')}
 end
 redis.call('HSET', KEYS[1], 'v', ARGV[1], 'd', ARGV[2])
-redis.call('SPUBLISH', KEYS[2], ARGV[1])
 return {1}
 """
-_NEWS = re.compile(rb"^.*:tournament:\{(.+)\}:news$")
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(TournamentRecord)
 
@@ -49,36 +42,9 @@ def _member(created_at: float, tournament_id: str) -> str:
     return f"{created_at:020.6f}|{tournament_id}"
 
 
-class _NoNews:
-    """No subscriber (a game store without `news`): the streams' readers find the changes
-    by their quiet check alone."""
-
-    def watch(self, tournament_id: str) -> None:
-        return None
-
-    def unwatch(self, tournament_id: str) -> None:
-        return None
-
-    async def next(self, timeout: float) -> set[str]:
-        await asyncio.sleep(timeout)
-        return set()
-
-    async def close(self) -> None:
-        return None
-
-
 class RedisTournamentStore:
-    """`news`: the game store's subscriber factory (`RedisGameStore.news`)."""
-
-    def __init__(
-        self,
-        client: Any,
-        *,
-        prefix: str = "ten",
-        news: Callable[[Callable[[str], str], re.Pattern[bytes]], LogNews] | None = None,
-    ) -> None:
+    def __init__(self, client: Any, *, prefix: str = "ten") -> None:
         self.client = client
-        self._news = news
         self.prefix = prefix
         self.index = f"{prefix}:tournaments"
         self._create = client.register_script(_CREATE)
@@ -86,12 +52,6 @@ class RedisTournamentStore:
 
     def key(self, tournament_id: str) -> str:
         return f"{self.prefix}:tournament:{{{tournament_id}}}"
-
-    def channel(self, tournament_id: str) -> str:
-        return f"{self.key(tournament_id)}:news"
-
-    def tournament_news(self) -> LogNews:
-        return _NoNews() if self._news is None else self._news(self.channel, _NEWS)
 
     async def create_tournament(self, record: TournamentRecord) -> TournamentRecord | None:
         with unavailable_on_connection_errors():
@@ -110,8 +70,7 @@ class RedisTournamentStore:
     async def save_tournament(self, record: TournamentRecord) -> None:
         with unavailable_on_connection_errors():
             answer = await self._save(
-                keys=[self.key(record.id), self.channel(record.id)],
-                args=[record.version, _encoder.encode(record)],
+                keys=[self.key(record.id)], args=[record.version, _encoder.encode(record)]
             )
         if answer[0] != 1:
             raise TournamentConflict(_decoder.decode(answer[1]) if len(answer) > 1 else None)

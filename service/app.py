@@ -34,7 +34,7 @@ from service.api.problems import internal_error_handler, problem_details_config
 from service.api.rate_limit import EXEMPT, AtomicRateLimitConfig
 from service.api.routes import GamesController, allow_every_method, health, ready, rules, score
 from service.api.static_files import LocalFiles
-from service.api.tournament_routes import TOURNAMENT_ROUTES, encode_tournament
+from service.api.tournament_routes import TOURNAMENT_ROUTES
 from service.api.web_routes import REVALIDATE, STATIC, web_client
 from service.archive import GameArchive
 from service.archiver import Archiver
@@ -54,7 +54,6 @@ from service.reviews import QUEUE as REVIEWS
 from service.reviews import Reviews
 from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
-from service.tournament_watchers import TournamentWatchers
 from service.tournaments import QUEUE as TOURNAMENTS
 from service.tournaments import TournamentReaction, Tournaments
 from service.watchers import Watchers
@@ -183,7 +182,7 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
 
     return Adapters(
         store, queue, archive, rate_counter, "redis", close_redis, client, open_redis,
-        RedisTournamentStore(client, news=getattr(store, "news", None)),
+        RedisTournamentStore(client),
     )  # fmt: skip
 
 
@@ -286,10 +285,6 @@ class Background:
             buffer=settings.sse_buffer,
             keepalive=settings.sse_keepalive,
         )
-        # every tournament stream of the process, served by one reader too
-        self.tournament_watchers = TournamentWatchers(
-            tournaments.store, encode_tournament, keepalive=settings.sse_keepalive
-        )
 
     async def start(self) -> None:
         await self.service.store.open()
@@ -303,7 +298,6 @@ class Background:
             self.start_jobs()
         self._run(self.deadlines.run_forever(), "ten-deadlines")
         self._run(self.watchers.run_forever(), "ten-watchers")
-        self._run(self.tournament_watchers.run_forever(), "ten-tournament-watchers")
         if self.obs.metrics is not None:
             self._run(self.obs.metrics.flush_forever(), "ten-metrics")
 
@@ -413,7 +407,6 @@ def use_cases(
             "watchers": watchers,
             "reviews": background.reviews,
             "tournaments": background.tournaments,
-            "tournament_watchers": background.tournament_watchers,
             **who,
         }
     )

@@ -208,9 +208,6 @@ class TournamentRecord(msgspec.Struct, frozen=True, kw_only=True):
     rounds: tuple[Round, ...] = ()
     results: tuple[TableResult, ...] = ()
     pending: tuple[str, ...] = ()  # webhooks to queue: "started", "round:<n>", "finished"
-    starts_at: float | None = None  # unix s: it starts itself then (unless started before)
-    round_gap: float = 0.0  # seconds between a round's end and the next round's deals
-    next_round_at: float | None = None  # unix s: the next round's pairing (in a round gap)
     fingerprint: str = ""  # what the create asked (`service.idempotency.fingerprint`)
     remembered: tuple[tuple[str, str], ...] = ()  # (idempotency entry, fingerprint) done
     created_at: float

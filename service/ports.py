@@ -312,10 +312,6 @@ class TournamentStore(Protocol):
         """Replace the tournament if it is still at `record.version - 1`; else raise
         TournamentConflict with the one stored."""
 
-    def tournament_news(self) -> LogNews:
-        """Wake-ups for the tournaments one process follows (`LogNews` keyed by tournament
-        id): a save reports its tournament; a hint to read it again, never the tournament."""
-
     async def list_tournaments(
         self, before: tuple[float, str] | None, limit: int
     ) -> list[TournamentRecord]:

@@ -85,8 +85,6 @@ GRACE = 5.0  # seconds a decision's job waits for the process that saved it (`_d
 # which is safe (every step is) and deals nothing twice
 LEASE = 15.0
 TRIES = 20  # saves of one change tried against other writers
-MAX_AHEAD = 30 * 86400.0  # seconds: how far ahead a tournament's `starts_at` may be
-MAX_ROUND_GAP = 3600.0  # seconds: the longest pause between two rounds
 BOT_PREFIX = "bot:"  # a bot entrant's id: bot:1, bot:2 ... (player ids cannot hold ':')
 
 Announce = Callable[[Sequence[Message]], Awaitable[None]]
@@ -104,15 +102,12 @@ class CreateTournament(msgspec.Struct, frozen=True, kw_only=True):
     ranked: bool = True
     places: int = 8
     invited: tuple[str, ...] | None = None
-    starts_at: float | None = None  # unix s, in the future: it starts itself then
-    round_gap: float = 0.0  # seconds between a round's end and the next round
     idempotency_key: str | None = None
 
     def fingerprint_fields(self) -> tuple:
         return (
             self.name, self.table_size, self.format, self.deal_mode, self.rounds, self.clock,
-            self.bot_level, self.ranked, self.places, self.invited, self.starts_at,
-            self.round_gap,
+            self.bot_level, self.ranked, self.places, self.invited,
         )  # fmt: skip
 
 
@@ -251,8 +246,7 @@ class Tournaments:
         caller = command.caller
         if caller.kind == "anonymous":
             raise ServiceError("authentication_required")
-        now = self.clock()
-        _check_create(command, now)
+        _check_create(command)
         operation = "create_tournament"
         fingerprint = idempotency.fingerprint(operation, *command.fingerprint_fields())
         if command.idempotency_key is None:
@@ -261,6 +255,7 @@ class Tournaments:
             tournament_id = idempotency.created_game_id(
                 caller.scope, f"{operation}|{command.idempotency_key}"
             )
+        now = self.clock()
         settings = TournamentSettings(
             format=command.format, deal_mode=command.deal_mode, table_size=command.table_size,
             rounds=command.rounds, seed=self.random_hex(16),
@@ -269,11 +264,8 @@ class Tournaments:
             id=tournament_id, name=command.name, organiser=caller.scope, settings=settings,
             clock=command.clock, bot_level=command.bot_level, ranked=command.ranked,
             places=command.places, invited=command.invited, fingerprint=fingerprint,
-            starts_at=command.starts_at, round_gap=command.round_gap, created_at=now,
-            updated_at=now,
+            created_at=now, updated_at=now,
         )  # fmt: skip
-        if command.starts_at is not None:  # queued first: a create saved has its start
-            await self.queue.put(tournament_id, b"", command.starts_at)
         stored = await self.store.create_tournament(record)
         if stored is None:
             return record, False
@@ -370,13 +362,21 @@ class Tournaments:
         self, caller: Caller, tournament_id: str, key: str | None = None
     ) -> tuple[TournamentRecord, bool]:
         """Start: the entrants are the players registered, then bots to fill the places;
-        round 1 is paired and its games dealt by the director. A tournament with
-        `starts_at` starts so by itself then (`advance`), unless started before."""
+        round 1 is paired and its games dealt by the director."""
 
         def change(record: TournamentRecord) -> TournamentRecord:
             _check_organiser(caller, record)
             _registering(record)
-            return _started(record, self.clock())
+            entrants = [Entrant(id=p) for p in record.registered]
+            bots = record.places - len(entrants)
+            entrants += [
+                Entrant(id=f"{BOT_PREFIX}{i + 1}", bot=record.bot_level) for i in range(bots)
+            ]
+            first = next_round(record.settings, entrants, (), ())
+            return _next(
+                record, self.clock(), status="running", entrants=tuple(entrants),
+                rounds=(first,), pending=(*record.pending, "started", "round:1"),
+            )  # fmt: skip
 
         return await self._directed(tournament_id, change, key, caller, "start")
 
@@ -514,48 +514,28 @@ class Tournaments:
             await self.queue.put(ref.tournament_id, b"", self.clock())
             self.wake()
 
-    async def advance(self, tournament_id: str) -> float | None:
+    async def advance(self, tournament_id: str) -> None:
         """The director's step (see the module docstring): one round at most; idempotent,
         safe on any replica at once (every save compares the version). A step that pairs
         the next round queues its job again at once and ends: that round's deals are the
-        next step, so a step lasts one round's deals, well within the worker's LEASE.
-        Returns when the job is due again (a start or a round waiting for its time: the
-        worker queues it so), None when nothing waits."""
+        next step, so a step lasts one round's deals, well within the worker's LEASE."""
         record = await self.store.load_tournament(tournament_id)
         if record is None:
-            return None
-        if record.status == "registering" and record.starts_at is not None:
-            if self.clock() < record.starts_at:
-                return record.starts_at
-            record = await self._save(tournament_id, self._on_time)
-            if record is None:
-                return None
+            return
         if record.pending:
             record = await self._announce(record)
             if record is None:
-                return None
+                return
         if record.status != "running":
-            return None
+            return
         await self._deal(record)
         paired = await self._save(tournament_id, self._paired)
         if paired is not None and paired.pending:
             await self.queue.put(tournament_id, b"", self.clock())
             self.wake()
-        elif paired is not None and paired.status == "running":
-            return paired.next_round_at
-        return None
-
-    def _on_time(self, record: TournamentRecord) -> TournamentRecord | None:
-        """A tournament's `starts_at` came while it still takes registrations: it starts."""
-        now = self.clock()
-        if record.status != "registering" or record.starts_at is None or now < record.starts_at:
-            return None
-        return _started(record, now)
 
     def _paired(self, record: TournamentRecord) -> TournamentRecord | None:
-        """Once every table of the current round has its result: the next round (after the
-        `round_gap`: `next_round_at` is set when the step first finds the round complete,
-        and the round is paired by a step at that time), or the end."""
+        """Once every table of the current round has its result: the next round, or the end."""
         if record.status != "running" or not record.rounds:
             return None
         if not _round_complete(record):
@@ -563,13 +543,9 @@ class Tournaments:
         now = self.clock()
         if len(record.rounds) >= record.settings.rounds:
             return _next(record, now, status="finished", pending=(*record.pending, "finished"))
-        if record.round_gap > 0 and record.next_round_at is None:
-            return _next(record, now, next_round_at=now + record.round_gap)
-        if record.next_round_at is not None and now < record.next_round_at:
-            return None
         played = next_round(record.settings, record.entrants, record.rounds, record.results)
         return _next(
-            record, now, rounds=(*record.rounds, played), next_round_at=None,
+            record, now, rounds=(*record.rounds, played),
             pending=(*record.pending, f"round:{played.number}"),
         )  # fmt: skip
 
@@ -619,11 +595,7 @@ class Tournaments:
         """The director's worker (every replica runs one)."""
 
         async def handle(job: Job) -> None:
-            again = await self.advance(job.id)
-            if again is not None:  # due then, not at the lease's end: put, then set its time
-                token = await self.queue.put(job.id, b"", again)
-                if token:
-                    await self.queue.retry(job.id, token, again, failed=False)
+            await self.advance(job.id)
 
         options.setdefault("lease", LEASE)
         worker = Worker(self.queue, handle, **options)  # type: ignore[arg-type]
@@ -656,17 +628,7 @@ def _is_id(tournament_id: str) -> bool:
     return len(tournament_id) == 20 and all(c in "0123456789abcdef" for c in tournament_id)
 
 
-def _check_create(command: CreateTournament, now: float) -> None:
-    if command.starts_at is not None and not now < command.starts_at <= now + MAX_AHEAD:
-        raise ServiceError(
-            "invalid_tournament", "starts_at must be in the future, at most {days} days ahead.",
-            days=int(MAX_AHEAD // 86400),
-        )  # fmt: skip
-    if not 0 <= command.round_gap <= MAX_ROUND_GAP:
-        raise ServiceError(
-            "invalid_tournament", "round_gap_seconds must be between 0 and {most}.",
-            most=int(MAX_ROUND_GAP),
-        )  # fmt: skip
+def _check_create(command: CreateTournament) -> None:
     if not 2 <= command.table_size <= 5:
         raise ServiceError("invalid_tournament", "table_size must be between 2 and 5.")
     if not command.table_size <= command.places <= MAX_PLACES:
@@ -692,18 +654,6 @@ def _check_organiser(caller: Caller, record: TournamentRecord) -> None:
 def _registering(record: TournamentRecord) -> None:
     if record.status != "registering":
         raise ServiceError("tournament_not_registering")
-
-
-def _started(record: TournamentRecord, now: float) -> TournamentRecord:
-    """The start: registration closes, bots fill the places left, round 1 is paired."""
-    entrants = [Entrant(id=p) for p in record.registered]
-    bots = record.places - len(entrants)
-    entrants += [Entrant(id=f"{BOT_PREFIX}{i + 1}", bot=record.bot_level) for i in range(bots)]
-    first = next_round(record.settings, entrants, (), ())
-    return _next(
-        record, now, status="running", entrants=tuple(entrants), rounds=(first,),
-        pending=(*record.pending, "started", "round:1"),
-    )  # fmt: skip
 
 
 def _next(record: TournamentRecord, now: float, **changes: object) -> TournamentRecord:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
@@ -287,11 +286,6 @@ class TournamentIn(msgspec.Struct, **_IN):
     places: Annotated[int, msgspec.Meta(ge=2, le=64)] = 8  # entrants: players, then bots
     # only these players may register; none: open registration (up to `places`)
     invited: Annotated[list[EntrantId], msgspec.Meta(max_length=64)] | None = None
-    # it starts itself then (RFC 3339, with its offset; in the future, at most 30 days ahead),
-    # unless the organiser started it before; none: only the organiser starts it
-    starts_at: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
-    # seconds between a round's last result and the next round's pairing
-    round_gap_seconds: Annotated[int, msgspec.Meta(ge=0, le=3600)] = 0
 
 
 # a player id a tournament takes: none starting with `bot:` (its bots' entrant ids)
@@ -333,9 +327,6 @@ class TournamentOut(msgspec.Struct, **_OUT):
     invited: list[str] | None
     registered: list[str]
     entrants: list[EntrantOut]  # fixed at the start
-    starts_at: datetime | None  # when it starts itself, if it still takes registrations
-    round_gap_seconds: int
-    next_round_at: datetime | None  # during a round gap: when the next round is paired
     created_at: float
     version: int
 

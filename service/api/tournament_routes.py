@@ -4,7 +4,8 @@ stop, standings, rounds and a player's table. Thin: the use cases are
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import asyncio
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, ClassVar
 
 import msgspec
@@ -39,11 +40,12 @@ from service.api.schemas import (
     TournamentOut,
     TournamentsPage,
 )
+from service.errors import ServiceError
 from service.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.model import TournamentRecord
-from service.tournament_watchers import TournamentWatchers
+from service.ports import StoreUnavailable
 from service.tournaments import CreateTournament, Tournaments, game_id, standings_out
-from service.watchers import Watchers
+from service.watchers import KEEPALIVE, OPENING, RETRY_MS, Slot, Watchers, reconnect
 
 _encoder = msgspec.json.Encoder()
 TournamentId = Annotated[
@@ -68,14 +70,8 @@ def tournament_out(record: TournamentRecord) -> TournamentOut:
         invited=None if record.invited is None else list(record.invited),
         registered=list(record.registered),
         entrants=[EntrantOut(entrant=e.id, bot=e.bot) for e in record.entrants],  # type: ignore[arg-type]
-        starts_at=_moment(record.starts_at), round_gap_seconds=int(record.round_gap),
-        next_round_at=_moment(record.next_round_at), created_at=record.created_at,
-        version=record.version,
+        created_at=record.created_at, version=record.version,
     )  # fmt: skip
-
-
-def _moment(at: float | None) -> datetime | None:
-    return None if at is None else datetime.fromtimestamp(at, UTC)
 
 
 def _answer(record: TournamentRecord, replayed: bool, status: int = 200) -> Response[bytes]:
@@ -110,9 +106,40 @@ def _rounds(record: TournamentRecord) -> RoundsOut:
     return RoundsOut(tournament_id=record.id, rounds=rounds)
 
 
-def encode_tournament(record: TournamentRecord) -> bytes:
-    """A tournament as getTournament shows it, as the data of its stream's events."""
-    return _encoder.encode(tournament_out(record))
+POLL = 1.0  # seconds between two reads of a followed tournament
+
+
+async def changes(
+    use: Tournaments, tournament_id: str, after: int, slot: Slot, keepalive: float
+) -> AsyncIterator[bytes]:
+    """The SSE body of a tournament's stream: the tournament (`event: tournament`, `id` its
+    version) each time its version passed `after`, read every POLL seconds (a tournament
+    changes a few times a round); comment lines keep the connection alive; it ends once
+    the tournament ended, or with a `reconnect` event when the store fails."""
+    try:
+        yield OPENING
+        quiet = 0.0
+        while True:
+            try:
+                record = await use.get(tournament_id)
+            except StoreUnavailable:
+                yield reconnect("store_unavailable", RETRY_MS, 3 * RETRY_MS)
+                return
+            except ServiceError:  # gone
+                return
+            if record.version > after:
+                after, quiet = record.version, 0.0
+                data = _encoder.encode(tournament_out(record))
+                yield b"id: %d\r\nevent: tournament\r\ndata: %s\r\n\r\n" % (after, data)
+            if record.ended:
+                return
+            await asyncio.sleep(POLL)
+            quiet += POLL
+            if quiet >= keepalive:
+                yield KEEPALIVE
+                quiet = 0.0
+    finally:
+        slot.release()
 
 
 _DECISION = {
@@ -153,8 +180,7 @@ class TournamentController(Controller):
             deal_mode=data.deal_mode, rounds=data.rounds, clock=data.clock,
             bot_level=data.bot_level, ranked=data.ranked, places=data.places,
             invited=None if data.invited is None else tuple(data.invited),
-            starts_at=None if data.starts_at is None else data.starts_at.timestamp(),
-            round_gap=float(data.round_gap_seconds), idempotency_key=idempotency_key,
+            idempotency_key=idempotency_key,
         )  # fmt: skip
         record, replayed = await tournaments_of(request).create(command)
         return _answer(record, replayed, 201)
@@ -230,16 +256,17 @@ class TournamentController(Controller):
     ) -> Stream:
         watchers: Watchers = request.app.state.watchers
         slot = admit(watchers, request)
+        use = tournaments_of(request)
         try:
-            record = await tournaments_of(request).get(tournament_id)
+            await use.get(tournament_id)
         except BaseException:
             slot.release()
             raise
         after = -1
         if last_event_id is not None and last_event_id.strip().isdigit():
             after = int(last_event_id.strip())
-        followers: TournamentWatchers = request.app.state.tournament_watchers
-        return sse(followers.stream(record, after, slot))
+        body = changes(use, tournament_id, after, slot, watchers.keepalive)
+        return sse(body)
 
     @get(
         "/{tournament_id:str}/players/{player_id:str}/table",

@@ -2179,12 +2179,8 @@ export interface components {
             places?: number;
             /** @default true */
             ranked?: boolean;
-            /** @default 0 */
-            round_gap_seconds?: number;
             /** @default 3 */
             rounds?: number;
-            /** @default null */
-            starts_at?: string | null;
             /** @default 4 */
             table_size?: number;
         };
@@ -2202,15 +2198,12 @@ export interface components {
             id: string;
             invited: string[] | null;
             name: string;
-            next_round_at: string | null;
             organiser: string;
             places: number;
             ranked: boolean;
             registered: string[];
-            round_gap_seconds: number;
             rounds: number;
             rounds_played: number;
-            starts_at: string | null;
             /** @enum {unknown} */
             status: "finished" | "paused" | "registering" | "running" | "stopped";
             table_size: number;

@@ -13,6 +13,7 @@ from litestar.testing import TestClient
 
 from service.app import create_app, work_jobs
 from service.settings import Settings
+from tests.support.archive import claim_redis_db
 
 pytestmark = pytest.mark.integration
 
@@ -22,40 +23,44 @@ FOUR_RANDOM = {"players": [{"name": f"R{i}", "bot": "random"} for i in range(4)]
 def test_a_serving_process_without_job_workers_queues_the_game_and_the_workers_archive_it(
     redis_url, tmp_path
 ) -> None:
-    database = f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3"
-    settings = Settings(
-        redis_url=redis_url,
-        database_url=database,
-        migrate_on_start=True,
-        job_workers=False,
-        archive_interval=0.05,
-    )
-    with TestClient(create_app(settings)) as client:
-        created = client.post("/v1/games", json=FOUR_RANDOM)
-        assert created.status_code == 201, created.text
-        game_id = created.json()["id"]
-        assert created.json()["status"] == "finished"
-        time.sleep(0.5)  # ten looks at the queue, had this process an archiver
-        assert client.get(f"/v1/archive/games/{game_id}").status_code == 404
+    # a Redis database of the test's own: on the shared one, another test's service could
+    # claim this game's archive job (and archive it into its own archive)
+    with claim_redis_db(redis_url) as (own_url, _raw):
+        redis_url = own_url
+        database = f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3"
+        settings = Settings(
+            redis_url=redis_url,
+            database_url=database,
+            migrate_on_start=True,
+            job_workers=False,
+            archive_interval=0.05,
+        )
+        with TestClient(create_app(settings)) as client:
+            created = client.post("/v1/games", json=FOUR_RANDOM)
+            assert created.status_code == 201, created.text
+            game_id = created.json()["id"]
+            assert created.json()["status"] == "finished"
+            time.sleep(0.5)  # ten looks at the queue, had this process an archiver
+            assert client.get(f"/v1/archive/games/{game_id}").status_code == 404
 
-        async def work_until_archived() -> int:
-            stop = asyncio.Event()
-            worker = asyncio.create_task(work_jobs(settings, stop))
-            try:
-                deadline = time.monotonic() + 30
-                while time.monotonic() < deadline:
-                    status = await asyncio.to_thread(
-                        lambda: client.get(f"/v1/archive/games/{game_id}").status_code
-                    )
-                    if status != 404:
-                        return status
-                    await asyncio.sleep(0.05)
-                return 404
-            finally:
-                stop.set()
-                await worker
+            async def work_until_archived() -> int:
+                stop = asyncio.Event()
+                worker = asyncio.create_task(work_jobs(settings, stop))
+                try:
+                    deadline = time.monotonic() + 30
+                    while time.monotonic() < deadline:
+                        status = await asyncio.to_thread(
+                            lambda: client.get(f"/v1/archive/games/{game_id}").status_code
+                        )
+                        if status != 404:
+                            return status
+                        await asyncio.sleep(0.05)
+                    return 404
+                finally:
+                    stop.set()
+                    await worker
 
-        assert asyncio.run(work_until_archived()) == 200
+            assert asyncio.run(work_until_archived()) == 200
 
 
 def test_without_redis_the_serving_process_keeps_its_job_workers(tmp_path) -> None:

@@ -145,8 +145,12 @@ def test_a_bot_tournament_plays_to_its_end_over_http(
         assert shown["status"] == "finished"
         assert shown["standings"] == recomputed(final, rounds, lambda i: shown_game(games[i]))
         seen = streamed(other, f"/v1/tournaments/{tid}/events/stream")
-        assert [body["version"] for _, body in seen] == [final["version"]]  # ended: once, last
-        assert seen[0][0] == str(final["version"])
+        # ended: sent once, as it is now (a version after `final` when the director's save
+        # that clears the pending `tournament_finished` webhook came between the two reads)
+        assert len(seen) == 1
+        assert seen[0][1]["status"] == "finished"
+        assert seen[0][1]["version"] >= final["version"]
+        assert seen[0][0] == str(seen[0][1]["version"])
         bot = final["entrants"][0]["entrant"]
         table = client.get(f"/v1/tournaments/{tid}/players/{bot}/table").json()
         assert table["game_id"] is None  # finished: no table

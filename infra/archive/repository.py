@@ -510,13 +510,20 @@ def _sqlstate(exc: sa_exc.DBAPIError) -> str:
 
 @contextmanager
 def _translate_errors() -> Iterator[None]:
-    """Connection-level failures become StoreUnavailable (the API answers 503)."""
+    """Connection-level failures become StoreUnavailable (the API answers 503).
+
+    Besides the error classes and SQLSTATEs of a server that cannot answer, any error on a
+    connection SQLAlchemy found broken and invalidated (`connection_invalidated`): a
+    session PostgreSQL ends in the middle of a query can leave asyncpg's protocol mid-way,
+    and the next step on it fails as asyncpg's InternalClientError ("cannot switch to
+    state 12; another operation (2) is in progress"), an InternalError with no SQLSTATE
+    (sqlalchemy/sqlalchemy#13241, MagicStack/asyncpg#1069)."""
     try:
         yield
     except (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError, OSError) as exc:
         raise StoreUnavailable(f"the archive database is unavailable: {exc}") from exc
     except sa_exc.DBAPIError as exc:
-        if _sqlstate(exc).startswith(_UNAVAILABLE_STATES):
+        if exc.connection_invalidated or _sqlstate(exc).startswith(_UNAVAILABLE_STATES):
             raise StoreUnavailable(f"the archive database is unavailable: {exc}") from exc
         raise
 

@@ -328,11 +328,17 @@ class Replicas:
                     current.rss_end = rss
                     current.rss_peak = max(current.rss_peak, rss)
 
-    def tracebacks(self) -> int:
-        return sum(
-            path.read_text(errors="replace").count("Traceback")
-            for path in self.logs.glob("replica*.log")
-        )
+    def tracebacks(self) -> collections.Counter[str]:
+        """The replicas' logged tracebacks by their exception line (the first line after a
+        `Traceback` that is not a frame), so a run's report says what went wrong."""
+        found: collections.Counter[str] = collections.Counter()
+        for path in sorted(self.logs.glob("replica*.log")):
+            lines = path.read_text(errors="replace").splitlines()
+            for i, line in enumerate(lines):
+                if line.startswith("Traceback (most recent call last)"):
+                    tail = (x for x in lines[i + 1 :] if x.strip() and not x[0].isspace())
+                    found[next(tail, "?")[:200]] += 1
+        return found
 
     def stop(self) -> None:
         for proc in self.procs:
@@ -1146,7 +1152,9 @@ def run(
     return Outcome(collected, accounting)
 
 
-def report(c: Collected, a: Accounting, tracebacks: int, out: Callable[[str], None]) -> None:
+def report(
+    c: Collected, a: Accounting, tracebacks: collections.Counter[str], out: Callable[[str], None]
+) -> None:
     kinds = collections.Counter(n.kind for n in c.games.values())
     out("\n== faults (seconds since the play began)")
     for w in c.windows:
@@ -1164,7 +1172,9 @@ def report(c: Collected, a: Accounting, tracebacks: int, out: Callable[[str], No
     )
     refusals = ", ".join(f"{k} {n}" for k, n in sorted(c.refusals.items())) or "none"
     out(f"  4xx: {refusals} (a clock game's player acting as its clock ran out: 409)")
-    out(f"  tracebacks in the replicas' logs: {tracebacks}")
+    out(f"  tracebacks in the replicas' logs: {tracebacks.total()}")
+    for line, count in tracebacks.most_common():
+        out(f"    {count} x {line}")
     out("\n== accounting")
     for clean, line in a.lines:
         out(f"  [{'ok' if clean else 'FAIL'}] {line}")

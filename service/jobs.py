@@ -17,6 +17,9 @@ replica), each handled by a `Worker`:
   quarantined jobs of a queue and puts them back (`requeue`) once the cause is fixed.
 - **Log once**: a streak of failures of the worker's dependency is logged when it begins
   and when it ends, not at every try.
+- **Later**: a handler may return a time (unix s): its job then stays queued, due at that
+  time (a step that waits for a time, e.g. a tournament's start), unless it was put again
+  while it ran: then it is due as that put made it (no wake-up is lost).
 
 No adapter here: the queue is a port and the handler a callable.
 """
@@ -107,7 +110,8 @@ class LeasedQueue(Protocol):
 
 
 _UNPRINTABLE = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))  # controls, bidi and format marks
-Handler = Callable[[Job], Awaitable[None]]
+# a handler's answer: None, the job is done; a time (unix s), the job is due again then
+Handler = Callable[[Job], Awaitable[float | None]]
 Counter = Callable[[str, str], None]  # (queue name, outcome): done, retried, quarantined
 
 
@@ -189,7 +193,7 @@ class Worker:
         it did not answer (the job is due again soon, not blamed), else None."""
         try:
             try:
-                await self.handle(job)
+                later = await self.handle(job)
             except Unavailable as exc:
                 at = self.clock() + self.first_backoff
                 await self.queue.retry(job.id, job.token, at, failed=False)
@@ -201,7 +205,12 @@ class Worker:
             except Exception as exc:
                 await self._failed(job, exc)
                 return None
-            await self.queue.done(job.id, job.token, now=self.clock(), remember=self.remember_done)
+            if later is None:
+                await self.queue.done(
+                    job.id, job.token, now=self.clock(), remember=self.remember_done
+                )
+            else:  # the claim's token: a put while it ran keeps the job due as that put made it
+                await self.queue.retry(job.id, job.token, later, failed=False)
             self._counted("done")
             if self._down:
                 log.info("%s working again after %d failure(s)", self.queue.name, self._down)

@@ -169,6 +169,35 @@ def test_a_job_put_again_while_claimed_is_not_removed_by_that_claim():
     run(body())
 
 
+def test_a_handler_answering_a_time_leaves_its_job_due_then_unless_it_was_put_meanwhile():
+    async def body() -> None:
+        clock, queue = Clock(), MemoryQueue("tournaments")
+        later = clock.now + 3600
+        puts = {"put-meanwhile": clock.now + 2}
+
+        async def handle(job: Job) -> float:
+            if job.id in puts:  # another process queues it while the step runs
+                await queue.put(job.id, b"", puts.pop(job.id))
+            return later
+
+        for job_id in ("waits", "put-meanwhile"):
+            await queue.put(job_id, b"", clock.now)
+        w = worker(queue, handle, clock)  # type: ignore[arg-type]
+        assert await w.run_once() == 2
+        assert w.counted == [("tournaments", "done"), ("tournaments", "done")]
+        assert await queue.backlog() == 2
+        assert await queue.claim(clock.now + 1, 30.0, 10) == []
+        # at its lease's end: only the one put meanwhile (due as that put made it)
+        [meanwhile] = await queue.claim(clock.now + w.lease, 30.0, 10)
+        assert meanwhile.id == "put-meanwhile"
+        assert await queue.done(meanwhile.id, meanwhile.token)
+        assert await queue.claim(later - 1, 30.0, 10) == []
+        [waited] = await queue.claim(later, 30.0, 10)
+        assert waited.id == "waits"
+
+    run(body())
+
+
 def test_a_claim_hides_the_job_until_its_lease_ends():
     async def body() -> None:
         clock, queue = Clock(), MemoryQueue("relay")

@@ -197,7 +197,7 @@ class TournamentRecord(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     organiser: str  # the creator's `Caller.scope`: "platform" or "player:<sub>"
     settings: TournamentSettings
-    clock: TimeControl | None = None
+    clock: TimeControl | None = None  # None (made before every tournament had one): the default
     bot_level: BotLevel = "basic"  # the bots that fill the places nobody registered for
     ranked: bool = True
     places: int  # entrants at the start: the registered players, then bots
@@ -208,6 +208,9 @@ class TournamentRecord(msgspec.Struct, frozen=True, kw_only=True):
     rounds: tuple[Round, ...] = ()
     results: tuple[TableResult, ...] = ()
     pending: tuple[str, ...] = ()  # webhooks to queue: "started", "round:<n>", "finished"
+    starts_at: float | None = None  # unix s: it starts itself then (unless started before)
+    round_interval: float = 0.0  # seconds from a round's end to the next round's pairing
+    next_round_at: float | None = None  # unix s: the next round's pairing (in an interval)
     fingerprint: str = ""  # what the create asked (`service.idempotency.fingerprint`)
     remembered: tuple[tuple[str, str], ...] = ()  # (idempotency entry, fingerprint) done
     created_at: float

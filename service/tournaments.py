@@ -19,10 +19,17 @@ deals its games through the lobby's game creation and scores their results.
 - Deals: a game's seed is a digest of its table's deal (`game_seed`), so every table of a
   duplicate round plays the same pile and starting seat, and a game's seed, public in the
   archive once it ended, tells nothing of the tournament's secret seed or other deals.
+- Times: a tournament created with `starts_at` starts itself then, as its organiser's
+  start would (who may still start it earlier); with a `round_interval` the next round is
+  paired that long after the previous one's games all ended (`next_round_at`, set by the
+  step that finds the round complete). Both are the director's job due at that time (a
+  step waiting for a time answers it to its worker: `service.jobs`), so they hold on any
+  replica and across restarts, and no task sleeps.
 - A table whose game ended without results (aborted, or abandoned: nobody acted for
-  TEN_IDLE_TTL) scores as a tie of every seat with game score 0. A player who does not show
-  up is played by the game's bot after the clock's timeouts (`domain.clock`): the seat
-  scores what it makes.
+  TEN_IDLE_TTL) scores as a tie of every seat with game score 0. Every tournament game has
+  a clock (`DEFAULT_CLOCK` when the create names none), so a player who does not show up
+  is played by the game's bot after the clock's timeouts (`domain.clock`): the seat scores
+  what it makes, and the round never waits on them longer than the clock says.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from domain.model import BotLevel, TimeControl
+from domain.model import BankClock, BotLevel, TimeControl
 from domain.tournament import (
     DealMode,
     Entrant,
@@ -86,6 +93,12 @@ GRACE = 5.0  # seconds a decision's job waits for the process that saved it (`_d
 LEASE = 15.0
 TRIES = 20  # saves of one change tried against other writers
 BOT_PREFIX = "bot:"  # a bot entrant's id: bot:1, bot:2 ... (player ids cannot hold ':')
+MAX_AHEAD = 30 * 86400.0  # seconds: how far ahead a tournament's `starts_at` may be
+MAX_ROUND_INTERVAL = 3600.0  # seconds: the longest `round_interval`
+# the clock of a tournament created without one: a no-show's seat is played by a bot after
+# 2 minutes and 2 more decisions of 5 s (3 timeouts), and a game of about 75 decisions a
+# seat leaves each player 2 minutes plus 5 s a decision
+DEFAULT_CLOCK = BankClock(initial_seconds=120, increment_seconds=5, takeover_after=3)
 
 Announce = Callable[[Sequence[Message]], Awaitable[None]]
 
@@ -97,18 +110,27 @@ class CreateTournament(msgspec.Struct, frozen=True, kw_only=True):
     format: Format = "swiss"
     deal_mode: DealMode = "duplicate"
     rounds: int = 3
-    clock: TimeControl | None = None
+    clock: TimeControl | None = None  # None: DEFAULT_CLOCK
     bot_level: BotLevel = "basic"
     ranked: bool = True
     places: int = 8
     invited: tuple[str, ...] | None = None
+    starts_at: float | None = None  # unix s, in the future: it starts itself then
+    round_interval: float = 0.0  # seconds from a round's end to the next round's pairing
     idempotency_key: str | None = None
 
     def fingerprint_fields(self) -> tuple:
         return (
-            self.name, self.table_size, self.format, self.deal_mode, self.rounds, self.clock,
-            self.bot_level, self.ranked, self.places, self.invited,
+            self.name, self.table_size, self.format, self.deal_mode, self.rounds,
+            tournament_clock(self.clock), self.bot_level, self.ranked, self.places,
+            self.invited, self.starts_at, self.round_interval,
         )  # fmt: skip
+
+
+def tournament_clock(clock: TimeControl | None) -> TimeControl:
+    """The clock of a tournament's games: the one asked for, else DEFAULT_CLOCK (a tournament
+    always plays with a clock: a no-show is played by a bot after its timeouts)."""
+    return DEFAULT_CLOCK if clock is None else clock
 
 
 class TournamentPage(msgspec.Struct, frozen=True, kw_only=True):
@@ -255,23 +277,31 @@ class Tournaments:
             tournament_id = idempotency.created_game_id(
                 caller.scope, f"{operation}|{command.idempotency_key}"
             )
+            # a copy is answered as the first one was, even once its `starts_at` passed
+            stored = await self.store.load_tournament(tournament_id)
+            if stored is not None:
+                return _replayed(stored, fingerprint), True
         now = self.clock()
+        _check_times(command, now)
         settings = TournamentSettings(
             format=command.format, deal_mode=command.deal_mode, table_size=command.table_size,
             rounds=command.rounds, seed=self.random_hex(16),
         )  # fmt: skip
         record = TournamentRecord(
             id=tournament_id, name=command.name, organiser=caller.scope, settings=settings,
-            clock=command.clock, bot_level=command.bot_level, ranked=command.ranked,
-            places=command.places, invited=command.invited, fingerprint=fingerprint,
-            created_at=now, updated_at=now,
+            clock=tournament_clock(command.clock), bot_level=command.bot_level,
+            ranked=command.ranked, places=command.places, invited=command.invited,
+            starts_at=command.starts_at, round_interval=command.round_interval,
+            fingerprint=fingerprint, created_at=now, updated_at=now,
         )  # fmt: skip
+        if command.starts_at is not None:  # queued first: a tournament saved has its start
+            await self.queue.put(tournament_id, b"", command.starts_at)
         stored = await self.store.create_tournament(record)
         if stored is None:
             return record, False
-        if command.idempotency_key is None or stored.fingerprint != fingerprint:
+        if command.idempotency_key is None:
             raise ServiceError("idempotency_key_reused")
-        return stored, True
+        return _replayed(stored, fingerprint), True
 
     async def get(self, tournament_id: str) -> TournamentRecord:
         record = await self.store.load_tournament(tournament_id) if _is_id(tournament_id) else None
@@ -361,22 +391,13 @@ class Tournaments:
     async def start(
         self, caller: Caller, tournament_id: str, key: str | None = None
     ) -> tuple[TournamentRecord, bool]:
-        """Start: the entrants are the players registered, then bots to fill the places;
-        round 1 is paired and its games dealt by the director."""
+        """Start (`_started`); a tournament with `starts_at` starts so by itself then
+        (`advance`), unless its organiser started it before."""
 
         def change(record: TournamentRecord) -> TournamentRecord:
             _check_organiser(caller, record)
             _registering(record)
-            entrants = [Entrant(id=p) for p in record.registered]
-            bots = record.places - len(entrants)
-            entrants += [
-                Entrant(id=f"{BOT_PREFIX}{i + 1}", bot=record.bot_level) for i in range(bots)
-            ]
-            first = next_round(record.settings, entrants, (), ())
-            return _next(
-                record, self.clock(), status="running", entrants=tuple(entrants),
-                rounds=(first,), pending=(*record.pending, "started", "round:1"),
-            )  # fmt: skip
+            return _started(record, self.clock())
 
         return await self._directed(tournament_id, change, key, caller, "start")
 
@@ -416,7 +437,9 @@ class Tournaments:
             pending = (
                 record.pending if record.status == "registering" else (*record.pending, "finished")
             )
-            return _next(record, self.clock(), status="stopped", pending=pending)
+            return _next(
+                record, self.clock(), status="stopped", pending=pending, next_round_at=None
+            )
 
         return await self._directed(tournament_id, change, key, caller, "stop")
 
@@ -514,38 +537,67 @@ class Tournaments:
             await self.queue.put(ref.tournament_id, b"", self.clock())
             self.wake()
 
-    async def advance(self, tournament_id: str) -> None:
+    async def advance(self, tournament_id: str) -> float | None:
         """The director's step (see the module docstring): one round at most; idempotent,
         safe on any replica at once (every save compares the version). A step that pairs
         the next round queues its job again at once and ends: that round's deals are the
-        next step, so a step lasts one round's deals, well within the worker's LEASE."""
+        next step, so a step lasts one round's deals, well within the worker's LEASE.
+        Answers the time the tournament waits for (its `starts_at`, its `next_round_at`):
+        the worker keeps its job due then; None when it waits for no time."""
         record = await self.store.load_tournament(tournament_id)
         if record is None:
-            return
+            return None
+        if record.status == "registering" and record.starts_at is not None:
+            if self.clock() < record.starts_at:
+                return record.starts_at
+            record = await self._save(tournament_id, self._on_time)
+            if record is None:
+                return None
         if record.pending:
             record = await self._announce(record)
             if record is None:
-                return
+                return None
         if record.status != "running":
-            return
+            return None
         await self._deal(record)
         paired = await self._save(tournament_id, self._paired)
         if paired is not None and paired.pending:
             await self.queue.put(tournament_id, b"", self.clock())
             self.wake()
+            return None
+        if paired is not None and paired.status == "running":
+            return paired.next_round_at
+        return None
+
+    def _on_time(self, record: TournamentRecord) -> TournamentRecord | None:
+        """Its `starts_at` came while it still takes registrations: it starts."""
+        now = self.clock()
+        if record.status != "registering" or record.starts_at is None or now < record.starts_at:
+            return None
+        return _started(record, now)
 
     def _paired(self, record: TournamentRecord) -> TournamentRecord | None:
-        """Once every table of the current round has its result: the next round, or the end."""
+        """Once every table of the current round has its result: the end, or the next
+        round, after the `round_interval` (`next_round_at` set by the step that first finds
+        the round complete; the round paired by a step at that time or after it)."""
         if record.status != "running" or not record.rounds:
             return None
         if not _round_complete(record):
             return None
         now = self.clock()
         if len(record.rounds) >= record.settings.rounds:
-            return _next(record, now, status="finished", pending=(*record.pending, "finished"))
+            return _next(
+                record, now, status="finished", pending=(*record.pending, "finished"),
+                next_round_at=None,
+            )  # fmt: skip
+        due = record.next_round_at
+        if due is None and record.round_interval > 0:
+            return _next(record, now, next_round_at=now + record.round_interval)
+        if due is not None and now < due:
+            return None
         played = next_round(record.settings, record.entrants, record.rounds, record.results)
         return _next(
-            record, now, rounds=(*record.rounds, played),
+            record, now, rounds=(*record.rounds, played), next_round_at=None,
             pending=(*record.pending, f"round:{played.number}"),
         )  # fmt: skip
 
@@ -585,7 +637,7 @@ class Tournaments:
             caller=PLATFORM,
             seats=tuple(seats),
             fill_bot=record.bot_level,
-            clock=record.clock,
+            clock=tournament_clock(record.clock),
             seed=game_seed(table),
             tournament=TableRef(record.id, played.number, table.number, record.ranked),
             idempotency_key=_game_key(record.id, played.number, table.number),
@@ -594,8 +646,8 @@ class Tournaments:
     def worker(self, **options: object) -> Worker:
         """The director's worker (every replica runs one)."""
 
-        async def handle(job: Job) -> None:
-            await self.advance(job.id)
+        async def handle(job: Job) -> float | None:
+            return await self.advance(job.id)
 
         options.setdefault("lease", LEASE)
         worker = Worker(self.queue, handle, **options)  # type: ignore[arg-type]
@@ -639,9 +691,29 @@ def _check_create(command: CreateTournament) -> None:
         raise ServiceError(
             "invalid_tournament", "rounds must be between 1 and {most}.", most=MAX_ROUNDS
         )
+    if not 0 <= command.round_interval <= MAX_ROUND_INTERVAL:
+        raise ServiceError(
+            "invalid_tournament", "round_interval must be between 0 and {most} seconds.",
+            most=int(MAX_ROUND_INTERVAL),
+        )  # fmt: skip
     invited = command.invited
     if invited is not None and len(set(invited)) != len(invited):
         raise ServiceError("duplicate_player_id")
+
+
+def _check_times(command: CreateTournament, now: float) -> None:
+    if command.starts_at is not None and not now < command.starts_at <= now + MAX_AHEAD:
+        raise ServiceError(
+            "invalid_tournament", "starts_at must be in the future, at most {days} days ahead.",
+            days=int(MAX_AHEAD // 86400),
+        )  # fmt: skip
+
+
+def _replayed(stored: TournamentRecord, fingerprint: str) -> TournamentRecord:
+    """The tournament a keyed create made before, if this create asks what it asked."""
+    if stored.fingerprint != fingerprint:
+        raise ServiceError("idempotency_key_reused")
+    return stored
 
 
 def _check_organiser(caller: Caller, record: TournamentRecord) -> None:
@@ -654,6 +726,18 @@ def _check_organiser(caller: Caller, record: TournamentRecord) -> None:
 def _registering(record: TournamentRecord) -> None:
     if record.status != "registering":
         raise ServiceError("tournament_not_registering")
+
+
+def _started(record: TournamentRecord, now: float) -> TournamentRecord:
+    """The start: registration closes, bots fill the places left, round 1 is paired."""
+    entrants = [Entrant(id=p) for p in record.registered]
+    bots = record.places - len(entrants)
+    entrants += [Entrant(id=f"{BOT_PREFIX}{i + 1}", bot=record.bot_level) for i in range(bots)]
+    first = next_round(record.settings, entrants, (), ())
+    return _next(
+        record, now, status="running", entrants=tuple(entrants), rounds=(first,),
+        pending=(*record.pending, "started", "round:1"),
+    )  # fmt: skip
 
 
 def _next(record: TournamentRecord, now: float, **changes: object) -> TournamentRecord:

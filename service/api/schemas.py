@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
@@ -23,6 +24,7 @@ from domain.views import AuctionView, Supply
 from service import text
 from service.commands import NAME_LIMIT
 from service.ports import StoredEvent
+from service.tournaments import DEFAULT_CLOCK
 from service.webhooks import StandingOut
 
 _IN = {"frozen": True, "kw_only": True, "forbid_unknown_fields": True}
@@ -280,12 +282,40 @@ class TournamentIn(msgspec.Struct, **_IN):
     format: Literal["swiss", "round_robin"] = "swiss"
     deal_mode: Literal["duplicate", "fresh"] = "duplicate"
     rounds: Annotated[int, msgspec.Meta(ge=1, le=20)] = 3
-    clock: TimeControl | None = None  # each game's time control; none: no clock
+    clock: Annotated[
+        TimeControl | None,
+        msgspec.Meta(
+            description="Each game's time control. Absent or null: the default, a bank of "
+            f"{DEFAULT_CLOCK.initial_seconds:g} s per seat and "
+            f"{DEFAULT_CLOCK.increment_seconds:g} s back after each decision, a bot taking "
+            f"the seat after {DEFAULT_CLOCK.takeover_after} timeouts in a row. Every "
+            "tournament game has a clock, so an entrant who does not show up is played by a "
+            "bot after the clock's timeouts (`takeover_after`)."
+        ),
+    ] = None
     bot_level: BotLevel = "basic"  # the bots that fill the places nobody registered for
     ranked: bool = True
     places: Annotated[int, msgspec.Meta(ge=2, le=64)] = 8  # entrants: players, then bots
     # only these players may register; none: open registration (up to `places`)
     invited: Annotated[list[EntrantId], msgspec.Meta(max_length=64)] | None = None
+    starts_at: Annotated[
+        Annotated[datetime, msgspec.Meta(tz=True)] | None,
+        msgspec.Meta(
+            description="RFC 3339 with its offset: the tournament starts itself then, as its "
+            "organiser's start would (registration closes, bots fill the places left); the "
+            "organiser may still start it earlier. In the future and at most 30 days ahead "
+            "(else 400 `invalid_tournament`). Absent or null: only the organiser starts it.",
+        ),
+    ] = None
+    round_interval: Annotated[
+        int,
+        msgspec.Meta(
+            ge=0,
+            le=3600,
+            description="Seconds from the end of a round's last game to the pairing of the "
+            "next round (`next_round_at` shows when); 0: at once.",
+        ),
+    ] = 0
 
 
 # a player id a tournament takes: none starting with `bot:` (its bots' entrant ids)
@@ -320,13 +350,30 @@ class TournamentOut(msgspec.Struct, **_OUT):
     deal_mode: Literal["duplicate", "fresh"]
     rounds: int
     rounds_played: int  # rounds paired so far (the current one included)
-    clock: TimeControl | None
+    clock: TimeControl  # each game's (the default when the create named none)
     bot_level: BotLevel
     ranked: bool
     places: int
     invited: list[str] | None
     registered: list[str]
     entrants: list[EntrantOut]  # fixed at the start
+    starts_at: Annotated[
+        datetime | None,
+        msgspec.Meta(
+            description="When it starts itself (as created); null: when its organiser starts it."
+        ),
+    ]
+    round_interval: Annotated[
+        int, msgspec.Meta(description="Seconds from a round's end to the next round's pairing.")
+    ]
+    next_round_at: Annotated[
+        datetime | None,
+        msgspec.Meta(
+            description="When the next round is paired, while the tournament waits for it "
+            "(its `round_interval` after a round ended); else null. A paused tournament "
+            "pairs nothing: resumed after this time, it pairs the next round at once."
+        ),
+    ]
     created_at: float
     version: int
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar
 
 import msgspec
@@ -44,7 +45,13 @@ from service.errors import ServiceError
 from service.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.model import TournamentRecord
 from service.ports import StoreUnavailable
-from service.tournaments import CreateTournament, Tournaments, game_id, standings_out
+from service.tournaments import (
+    CreateTournament,
+    Tournaments,
+    game_id,
+    standings_out,
+    tournament_clock,
+)
 from service.watchers import KEEPALIVE, OPENING, RETRY_MS, Slot, Watchers, reconnect
 
 _encoder = msgspec.json.Encoder()
@@ -65,13 +72,19 @@ def tournament_out(record: TournamentRecord) -> TournamentOut:
     return TournamentOut(
         id=record.id, name=record.name, status=record.status, organiser=record.organiser,
         table_size=settings.table_size, format=settings.format, deal_mode=settings.deal_mode,
-        rounds=settings.rounds, rounds_played=len(record.rounds), clock=record.clock,
-        bot_level=record.bot_level, ranked=record.ranked, places=record.places,
-        invited=None if record.invited is None else list(record.invited),
+        rounds=settings.rounds, rounds_played=len(record.rounds),
+        clock=tournament_clock(record.clock), bot_level=record.bot_level, ranked=record.ranked,
+        places=record.places, invited=None if record.invited is None else list(record.invited),
         registered=list(record.registered),
         entrants=[EntrantOut(entrant=e.id, bot=e.bot) for e in record.entrants],  # type: ignore[arg-type]
-        created_at=record.created_at, version=record.version,
+        starts_at=_moment(record.starts_at), round_interval=int(record.round_interval),
+        next_round_at=_moment(record.next_round_at), created_at=record.created_at,
+        version=record.version,
     )  # fmt: skip
+
+
+def _moment(at: float | None) -> datetime | None:
+    return None if at is None else datetime.fromtimestamp(at, UTC)
 
 
 def _answer(record: TournamentRecord, replayed: bool, status: int = 200) -> Response[bytes]:
@@ -161,8 +174,12 @@ class TournamentController(Controller):
         summary="Create a tournament",
         status_code=201,
         description="By the platform or a verified player, who is its organiser: it takes "
-        "registrations until the organiser starts it. Pairing, seats, deals and scoring are "
-        "stated in domain/tournament.py (README: Tournaments).",
+        "registrations until the organiser starts it, or until its `starts_at` (then it "
+        "starts itself). A round ends when its games all ended; the next one is paired "
+        "`round_interval` seconds later (`next_round_at`). Every game has a clock (the "
+        "default when `clock` is absent): an entrant who does not show up is played by a bot "
+        "after the clock's timeouts. Pairing, seats, deals and scoring are stated in "
+        "domain/tournament.py (README: Tournaments).",
         security=WHO,
         response_headers=[T_LOCATION, REPLAYED],
         responses=problems(400, 401, 409),
@@ -180,7 +197,8 @@ class TournamentController(Controller):
             deal_mode=data.deal_mode, rounds=data.rounds, clock=data.clock,
             bot_level=data.bot_level, ranked=data.ranked, places=data.places,
             invited=None if data.invited is None else tuple(data.invited),
-            idempotency_key=idempotency_key,
+            starts_at=None if data.starts_at is None else data.starts_at.timestamp(),
+            round_interval=float(data.round_interval), idempotency_key=idempotency_key,
         )  # fmt: skip
         record, replayed = await tournaments_of(request).create(command)
         return _answer(record, replayed, 201)
@@ -345,14 +363,19 @@ TOURNAMENT_ROUTES = [
         "start",
         "Start (the organiser)",
         "The entrants are the players registered, then bots of `bot_level` for the places "
-        "left; round 1 is paired and its games dealt.",
+        "left; round 1 is paired and its games dealt. A tournament with `starts_at` starts "
+        "so by itself then; its organiser may start it before.",
     ),
     _decision(
         "pause",
         "Pause (the organiser)",
         "No new round starts; the games being played go on and their results count.",
     ),
-    _decision("resume", "Resume a paused tournament (the organiser)", "The next round follows."),
+    _decision(
+        "resume",
+        "Resume a paused tournament (the organiser)",
+        "The next round follows: at once if its `next_round_at` has passed, else then.",
+    ),
     _decision(
         "stop", "Stop early (the organiser)", "The standings stay as the results so far make them."
     ),

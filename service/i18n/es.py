@@ -164,6 +164,8 @@ MESSAGES: dict[str, str] = {
     "The tournament's settings are not valid.": "La configuración del torneo no es válida.",
     "table_size must be between 2 and 5.": "table_size debe estar entre 2 y 5.",
     "places must be between table_size and {most}.": "places debe estar entre table_size y {most}.",
+    "starts_at must be in the future, at most {days} days ahead.": "starts_at debe estar en el futuro, como mucho {days} días después.",
+    "round_interval must be between 0 and {most} seconds.": "round_interval debe estar entre 0 y {most} segundos.",
     "rounds must be between 1 and {most}.": "rounds debe estar entre 1 y {most}.",
     "The platform names the player_id.": "La plataforma indica el player_id.",
     "A player id starting with bot: names a bot.": "Un id de jugador que empieza por bot: nombra a un bot.",

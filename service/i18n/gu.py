@@ -164,6 +164,8 @@ MESSAGES: dict[str, str] = {
     "The tournament's settings are not valid.": "ટુર્નામેન્ટની સેટિંગ્સ માન્ય નથી.",
     "table_size must be between 2 and 5.": "table_size 2 અને 5 ની વચ્ચે હોવું જોઈએ.",
     "places must be between table_size and {most}.": "places table_size અને {most} ની વચ્ચે હોવું જોઈએ.",
+    "starts_at must be in the future, at most {days} days ahead.": "starts_at ભવિષ્યમાં હોવું જોઈએ, વધુમાં વધુ {days} દિવસ પછી.",
+    "round_interval must be between 0 and {most} seconds.": "round_interval 0 અને {most} સેકન્ડની વચ્ચે હોવું જોઈએ.",
     "rounds must be between 1 and {most}.": "rounds 1 અને {most} ની વચ્ચે હોવું જોઈએ.",
     "The platform names the player_id.": "પ્લેટફોર્મ player_id જણાવે છે.",
     "A player id starting with bot: names a bot.": "bot: થી શરૂ થતો ખેલાડી id બોટને દર્શાવે છે.",

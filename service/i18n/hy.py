@@ -164,6 +164,8 @@ MESSAGES: dict[str, str] = {
     "The tournament's settings are not valid.": "Մրցաշարի կարգավորումներն անվավեր են։",
     "table_size must be between 2 and 5.": "table_size-ը պետք է լինի 2-ից 5։",
     "places must be between table_size and {most}.": "places-ը պետք է լինի table_size-ից {most}։",
+    "starts_at must be in the future, at most {days} days ahead.": "starts_at-ը պետք է լինի ապագայում, առավելագույնը {days} օր հետո։",
+    "round_interval must be between 0 and {most} seconds.": "round_interval-ը պետք է լինի 0-ից {most} վայրկյան։",
     "rounds must be between 1 and {most}.": "rounds-ը պետք է լինի 1-ից {most}։",
     "The platform names the player_id.": "Հարթակը նշում է player_id-ն։",
     "A player id starting with bot: names a bot.": "bot:-ով սկսվող խաղացողի id-ն բոտ է նշանակում։",

@@ -164,6 +164,8 @@ MESSAGES: dict[str, str] = {
     "The tournament's settings are not valid.": "Pengaturan turnamen tidak valid.",
     "table_size must be between 2 and 5.": "table_size harus antara 2 dan 5.",
     "places must be between table_size and {most}.": "places harus antara table_size dan {most}.",
+    "starts_at must be in the future, at most {days} days ahead.": "starts_at harus di masa depan, paling lambat {days} hari lagi.",
+    "round_interval must be between 0 and {most} seconds.": "round_interval harus antara 0 dan {most} detik.",
     "rounds must be between 1 and {most}.": "rounds harus antara 1 dan {most}.",
     "The platform names the player_id.": "Platform harus menyebutkan player_id.",
     "A player id starting with bot: names a bot.": "Id pemain yang diawali bot: menamai sebuah bot.",

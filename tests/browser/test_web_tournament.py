@@ -268,7 +268,8 @@ def test_a_player_who_organises_starts_pauses_resumes_and_stops_it_from_the_page
     created = api.post("/v1/tournaments", json=body, headers=auth)
     assert created.status_code == 201, created.text
     tid = created.json()["id"]
-    # an entrant who never plays (and no clock): round 1 stays in play until it is stopped
+    # an entrant who never plays (the default clock: minutes before a bot takes the seat):
+    # round 1 stays in play until it is stopped
     entered = api.post(
         f"/v1/tournaments/{tid}/registrations",
         json={},

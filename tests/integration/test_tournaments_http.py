@@ -10,6 +10,7 @@ import contextlib
 import json
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -205,3 +206,74 @@ def test_the_stream_follows_a_tournament_from_registration_to_its_end(tmp_path: 
         versions = [b["version"] for _, b in seen]
         assert versions == sorted(set(versions))
         assert seen[-1][1]["status"] == "finished"
+
+
+def _at(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_a_tournament_starts_itself_at_its_time_and_waits_its_round_interval(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Bad times are refused and create nothing; a tournament created with `starts_at` a
+    second ahead starts itself (on either replica) no sooner, and its second round's games
+    are dealt no sooner than `round_interval` after the first round's games ended."""
+    ask = {"name": "On time", "table_size": 2, "places": 2, "rounds": 2, "bot_level": "random"}
+    with replicas(kind, tmp_path, request) as (client, other):
+        for bad in (
+            {"starts_at": "2001-01-01T00:00:00Z"},  # past
+            {"starts_at": (datetime.now(UTC) + timedelta(days=31)).isoformat()},  # too far
+        ):
+            refused = client.post("/v1/tournaments", json={**ask, **bad}, headers=PLATFORM)
+            problem(refused, 400, "invalid_tournament")
+            assert "starts_at" in refused.json()["detail"]
+        for bad in (
+            {"starts_at": "2030-01-01T00:00:00"},  # no offset
+            {"round_interval": 3601},
+            {"round_interval": -1},
+            {"clock": {"type": "bank", "initial_seconds": 0}},
+        ):
+            refused = client.post("/v1/tournaments", json={**ask, **bad}, headers=PLATFORM)
+            assert refused.status_code == 400, refused.text
+            assert refused.headers["content-type"].startswith("application/problem+json")
+        assert client.get("/v1/tournaments").json()["tournaments"] == []  # nothing made
+        soon = datetime.now(UTC) + timedelta(seconds=1)
+        body = {**ask, "starts_at": soon.isoformat(), "round_interval": 1}
+        created = client.post("/v1/tournaments", json=body, headers=PLATFORM)
+        assert created.status_code == 201, created.text
+        shown = created.json()
+        assert abs(_at(shown["starts_at"]) - soon) < timedelta(milliseconds=1)
+        assert (shown["status"], shown["round_interval"], shown["next_round_at"]) == (
+            "registering",
+            1,
+            None,
+        )
+        assert shown["clock"] == {
+            "type": "bank",
+            "initial_seconds": 120.0,
+            "increment_seconds": 5.0,
+            "takeover_after": 3,
+        }
+        tid = shown["id"]
+        final = wait_for(other, f"/v1/tournaments/{tid}", lambda b: b["status"] == "finished")
+        assert [e["entrant"] for e in final["entrants"]] == ["bot:1", "bot:2"]
+        assert final["next_round_at"] is None
+        problem(
+            client.post(
+                f"/v1/tournaments/{tid}/registrations", json={"player_id": "ann"}, headers=PLATFORM
+            ),
+            409,
+            "tournament_not_registering",
+        )
+        rounds = other.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"]
+        played = [
+            [
+                wait_for(client, f"/v1/archive/games/{t['game_id']}", lambda b: "seed" in b)
+                for t in r["tables"]
+            ]
+            for r in rounds
+        ]
+        assert min(_at(g["created_at"]) for g in played[0]) >= soon
+        first_ended = max(_at(g["finished_at"]) for g in played[0])
+        assert min(_at(g["created_at"]) for g in played[1]) >= first_ended + timedelta(seconds=1)

@@ -24,8 +24,11 @@ from service.ranking import ranking
 from service.relay import Relay
 from service.settings import Settings
 from service.tournaments import (
+    DEFAULT_CLOCK,
     GRACE,
     LEASE,
+    MAX_AHEAD,
+    MAX_ROUND_INTERVAL,
     CreateTournament,
     TournamentReaction,
     Tournaments,
@@ -518,5 +521,231 @@ def test_a_step_pairs_one_round_and_leaves_its_deals_to_the_next_step():
         assert await w.queue.claim(w.now, 60.0, 10) != []  # its step is due at once
         await w.drain()
         assert (await w.tournaments.get(record.id)).status == "finished"
+
+    run(body)
+
+
+# ---------------------------------------------------------------- times and clocks
+
+
+async def _settled(w: World, worker) -> None:
+    """Run the director's worker at the fake clock's now until nothing is due."""
+    for _ in range(100):
+        if await worker.run_once() == 0:
+            return
+    raise AssertionError("the director never settled")
+
+
+async def _first_round_played(w: World, **fields: object):
+    """A bot tournament started, its first round played (at once) by the director's worker
+    on the fake clock: (the tournament, the worker)."""
+    record = await w.bots_only(**fields)
+    worker = w.tournaments.worker(clock=lambda: w.now)
+    await w.tournaments.start(PLATFORM, record.id)
+    await _settled(w, worker)
+    return record, worker
+
+
+async def _nothing_stored(w: World) -> None:
+    assert await w.tournament_store.list_tournaments(None, 10) == []
+    assert await w.queue.backlog() == 0
+
+
+def test_bad_times_are_refused_and_change_nothing():
+    async def body(w: World) -> None:
+        for bad in (
+            {"starts_at": T0 - 1},
+            {"starts_at": T0},
+            {"starts_at": T0 + MAX_AHEAD + 1},
+            {"round_interval": -1.0},
+            {"round_interval": MAX_ROUND_INTERVAL + 1},
+        ):
+            await refused(
+                "invalid_tournament",
+                w.tournaments.create(CreateTournament(caller=ALICE, name="x", **bad)),
+            )
+            await _nothing_stored(w)
+        record, _ = await w.tournaments.create(
+            CreateTournament(
+                caller=ALICE, name="x", starts_at=T0 + MAX_AHEAD, round_interval=MAX_ROUND_INTERVAL
+            )
+        )
+        assert (record.starts_at, record.round_interval) == (T0 + MAX_AHEAD, MAX_ROUND_INTERVAL)
+        assert record.next_round_at is None
+
+    run(body)
+
+
+def test_a_tournament_starts_itself_at_its_time_not_before():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=1, places=4, starts_at=T0 + 600)
+        await w.tournaments.register(ALICE, record.id, None)
+        worker = w.tournaments.worker(clock=lambda: w.now)
+        await _settled(w, worker)
+        assert (await w.tournaments.get(record.id)).status == "registering"
+        w.now += 599
+        assert await worker.run_once() == 0  # its job is due at the time, not before
+        assert (await w.tournaments.get(record.id)).status == "registering"
+        w.now += 1
+        # two replicas at once: it starts once
+        [job] = await w.queue.claim(w.now, LEASE, 10)
+        await asyncio.gather(*(w.tournaments.advance(job.id) for _ in range(2)))
+        started = await w.tournaments.get(record.id)
+        assert started.status in ("running", "finished")
+        assert [e.id for e in started.entrants] == ["alice", "bot:1", "bot:2", "bot:3"]
+        assert len(started.rounds) == 1
+        assert f"msg_t_{record.id}_started" in w.told
+        await refused("tournament_not_registering", w.tournaments.register(BOB, record.id, None))
+
+    run(body)
+
+
+def test_a_step_run_early_leaves_the_job_due_at_the_start_not_at_every_lease():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=1, places=4, starts_at=T0 + 3600)
+        await w.tournaments.register(ALICE, record.id, None)
+        await w.queue.put(record.id, b"", T0)  # due now (another change queued it)
+        worker = w.tournaments.worker(clock=lambda: w.now)
+        assert await worker.run_once() == 1  # the step finds it too early
+        assert await w.queue.claim(T0 + LEASE + 1, 60.0, 10) == []  # not at its lease's end
+        assert [j.id for j in await w.queue.claim(T0 + 3600, 60.0, 10)] == [record.id]
+
+    run(body)
+
+
+def test_the_organiser_may_start_it_before_its_time_and_the_time_then_changes_nothing():
+    async def body(w: World) -> None:
+        record = await w.bots_only(rounds=1, places=4, starts_at=T0 + 600)
+        worker = w.tournaments.worker(clock=lambda: w.now)
+        await w.tournaments.start(PLATFORM, record.id)
+        await _settled(w, worker)
+        done = await w.tournaments.get(record.id)
+        assert done.status == "finished"
+        w.now = T0 + 700
+        await w.queue.put(record.id, b"", T0 + 600)  # its start's job, however late
+        await _settled(w, worker)
+        assert await w.tournaments.get(record.id) == done
+        assert w.told.count(f"msg_t_{record.id}_started") == 1
+
+    run(body)
+
+
+def test_a_keyed_create_replayed_after_its_start_time_is_the_same_tournament():
+    async def body(w: World) -> None:
+        ask = CreateTournament(caller=ALICE, name="Cup", starts_at=T0 + 60, idempotency_key="k")
+        first, _ = await w.tournaments.create(ask)
+        w.now += 120
+        again, replayed = await w.tournaments.create(ask)
+        assert (again.id, replayed) == (first.id, True)
+        other = msgspec.structs.replace(ask, round_interval=5.0)
+        await refused("idempotency_key_reused", w.tournaments.create(other))
+
+    run(body)
+
+
+def test_the_next_round_waits_for_its_interval():
+    async def body(w: World) -> None:
+        record, worker = await _first_round_played(w, rounds=2, round_interval=120.0)
+        waiting = await w.tournaments.get(record.id)
+        assert [r.number for r in waiting.rounds] == [1]
+        assert len(waiting.results) == len(waiting.rounds[0].tables)
+        assert waiting.next_round_at == T0 + 120
+        w.now += LEASE + 1
+        assert await worker.run_once() == 0  # due at its time, not at its lease's end
+        w.now = T0 + 119
+        await _settled(w, worker)
+        assert len((await w.tournaments.get(record.id)).rounds) == 1
+        w.now = T0 + 120
+        await _settled(w, worker)
+        finished = await w.tournaments.get(record.id)
+        assert [r.number for r in finished.rounds] == [1, 2]
+        assert (finished.status, finished.next_round_at) == ("finished", None)
+
+    run(body)
+
+
+def test_a_pause_across_the_next_rounds_time_pairs_nothing_and_its_resume_pairs_at_once():
+    async def body(w: World) -> None:
+        record, worker = await _first_round_played(w, rounds=3, round_interval=120.0)
+        assert (await w.tournaments.get(record.id)).next_round_at == T0 + 120
+        w.now = T0 + 10
+        await w.tournaments.pause(PLATFORM, record.id)
+        w.now = T0 + 500  # its time passes while it is paused
+        await _settled(w, worker)
+        paused = await w.tournaments.get(record.id)
+        assert (paused.status, len(paused.rounds)) == ("paused", 1)
+        await w.tournaments.resume(PLATFORM, record.id)
+        await _settled(w, worker)  # round 2 paired at once, played, round 3 waits its interval
+        resumed = await w.tournaments.get(record.id)
+        assert [r.number for r in resumed.rounds] == [1, 2]
+        assert resumed.next_round_at == T0 + 500 + 120
+        # a pause and a resume before the time: the round still waits for it
+        await w.tournaments.pause(PLATFORM, record.id)
+        w.now = T0 + 550
+        await w.tournaments.resume(PLATFORM, record.id)
+        await _settled(w, worker)
+        assert len((await w.tournaments.get(record.id)).rounds) == 2
+        w.now = T0 + 620
+        await _settled(w, worker)
+        assert (await w.tournaments.get(record.id)).status == "finished"
+
+    run(body)
+
+
+def test_stop_in_an_interval_clears_the_next_rounds_time():
+    async def body(w: World) -> None:
+        record, worker = await _first_round_played(w, rounds=2, round_interval=60.0)
+        stopped, _ = await w.tournaments.stop(PLATFORM, record.id)
+        assert (stopped.status, stopped.next_round_at) == ("stopped", None)
+        w.now = T0 + 60
+        await _settled(w, worker)
+        assert len((await w.tournaments.get(record.id)).rounds) == 1
+
+    run(body)
+
+
+def test_a_tournament_without_a_clock_plays_with_the_default_and_a_no_show_is_taken_over():
+    async def body(w: World) -> None:
+        record, _ = await w.tournaments.create(
+            CreateTournament(caller=PLATFORM, name="h", places=4, rounds=1, bot_level="random")
+        )
+        assert record.clock == DEFAULT_CLOCK
+        await w.tournaments.register(ALICE, record.id, None)  # who never plays
+        await w.tournaments.start(PLATFORM, record.id)
+        await w.drain()
+        where = await w.tournaments.next_table(record.id, "alice")
+        game = await w.store.load(where.game_id)
+        assert game.state.clock.control == DEFAULT_CLOCK
+        taken_at = None
+        while not game.ended:  # the deadline poller, at each due
+            w.now = max(w.now, game.due)
+            await w.games.fire_due(game.id)
+            game = await w.store.load(where.game_id)
+            if taken_at is None and game.state.players[where.seat].stand_in is not None:
+                taken_at = w.now
+        # `takeover_after` timeouts in a row: the bank's time, then its increment each time
+        bank, back = DEFAULT_CLOCK.initial_seconds, DEFAULT_CLOCK.increment_seconds
+        assert taken_at == T0 + bank + (DEFAULT_CLOCK.takeover_after - 1) * back
+        await w.drain()
+        done = await w.tournaments.get(record.id)
+        assert done.status == "finished"
+        assert done.result_of(1, where.table) is not None
+
+    run(body)
+
+
+def test_a_tournament_stored_without_a_clock_deals_its_games_with_the_default():
+    async def body(w: World) -> None:
+        record, _ = await w.tournaments.create(
+            CreateTournament(caller=PLATFORM, name="o", places=4)
+        )
+        old = msgspec.structs.replace(record, clock=None, version=record.version + 1)
+        await w.tournament_store.save_tournament(old)  # as a tournament made before
+        await w.tournaments.register(ALICE, record.id, None)
+        await w.tournaments.start(PLATFORM, record.id)
+        await w.drain()
+        where = await w.tournaments.next_table(record.id, "alice")
+        game = await w.store.load(where.game_id)
+        assert game.state.clock.control == DEFAULT_CLOCK
 
     run(body)

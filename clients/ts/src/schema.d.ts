@@ -507,7 +507,7 @@ export interface paths {
         put?: never;
         /**
          * Create a tournament
-         * @description By the platform or a verified player, who is its organiser: it takes registrations until the organiser starts it. Pairing, seats, deals and scoring are stated in domain/tournament.py (README: Tournaments).
+         * @description By the platform or a verified player, who is its organiser: it takes registrations until the organiser starts it, or until its `starts_at` (then it starts itself). A round ends when its games all ended; the next one is paired `round_interval` seconds later (`next_round_at`). Every game has a clock (the default when `clock` is absent): an entrant who does not show up is played by a bot after the clock's timeouts. Pairing, seats, deals and scoring are stated in domain/tournament.py (README: Tournaments).
          */
         post: operations["createTournament"];
         delete?: never;
@@ -624,7 +624,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a paused tournament (the organiser)
-         * @description The next round follows.
+         * @description The next round follows: at once if its `next_round_at` has passed, else then.
          */
         post: operations["resumeTournament"];
         delete?: never;
@@ -681,7 +681,7 @@ export interface paths {
         put?: never;
         /**
          * Start (the organiser)
-         * @description The entrants are the players registered, then bots of `bot_level` for the places left; round 1 is paired and its games dealt.
+         * @description The entrants are the players registered, then bots of `bot_level` for the places left; round 1 is paired and its games dealt. A tournament with `starts_at` starts so by itself then; its organiser may start it before.
          */
         post: operations["startTournament"];
         delete?: never;
@@ -2159,7 +2159,10 @@ export interface components {
              * @enum {unknown}
              */
             bot_level?: "basic" | "expert" | "master" | "random";
-            /** @default null */
+            /**
+             * @description Each game's time control. Absent or null: the default, a bank of 120 s per seat and 5 s back after each decision, a bot taking the seat after 3 timeouts in a row. Every tournament game has a clock, so an entrant who does not show up is played by a bot after the clock's timeouts (`takeover_after`).
+             * @default null
+             */
             clock?: (components["schemas"]["BankClock"] | components["schemas"]["DeadlineClock"]) | null;
             /**
              * @default duplicate
@@ -2179,8 +2182,18 @@ export interface components {
             places?: number;
             /** @default true */
             ranked?: boolean;
+            /**
+             * @description Seconds from the end of a round's last game to the pairing of the next round (`next_round_at` shows when); 0: at once.
+             * @default 0
+             */
+            round_interval?: number;
             /** @default 3 */
             rounds?: number;
+            /**
+             * @description RFC 3339 with its offset: the tournament starts itself then, as its organiser's start would (registration closes, bots fill the places left); the organiser may still start it earlier. In the future and at most 30 days ahead (else 400 `invalid_tournament`). Absent or null: only the organiser starts it.
+             * @default null
+             */
+            starts_at?: string | null;
             /** @default 4 */
             table_size?: number;
         };
@@ -2188,7 +2201,7 @@ export interface components {
         TournamentOut: {
             /** @enum {unknown} */
             bot_level: "basic" | "expert" | "master" | "random";
-            clock: (components["schemas"]["BankClock"] | components["schemas"]["DeadlineClock"]) | null;
+            clock: components["schemas"]["BankClock"] | components["schemas"]["DeadlineClock"];
             created_at: number;
             /** @enum {unknown} */
             deal_mode: "duplicate" | "fresh";
@@ -2198,12 +2211,18 @@ export interface components {
             id: string;
             invited: string[] | null;
             name: string;
+            /** @description When the next round is paired, while the tournament waits for it (its `round_interval` after a round ended); else null. A paused tournament pairs nothing: resumed after this time, it pairs the next round at once. */
+            next_round_at: string | null;
             organiser: string;
             places: number;
             ranked: boolean;
             registered: string[];
+            /** @description Seconds from a round's end to the next round's pairing. */
+            round_interval: number;
             rounds: number;
             rounds_played: number;
+            /** @description When it starts itself (as created); null: when its organiser starts it. */
+            starts_at: string | null;
             /** @enum {unknown} */
             status: "finished" | "paused" | "registering" | "running" | "stopped";
             table_size: number;

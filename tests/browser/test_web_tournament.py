@@ -12,6 +12,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -297,3 +298,49 @@ def test_a_player_who_organises_starts_pauses_resumes_and_stops_it_from_the_page
     page.wait_for_selector("[data-testid=tournament-status][data-status=stopped]")
     assert status() == "stopped"
     assert page.query_selector("[data-testid=organiser]") is None  # nothing left to decide
+
+
+# how the countdown begins in each language (its catalogue): to the start, to round 2
+COUNTDOWN = {
+    "en": ("Starts by itself in ", "Round 2 starts in "),
+    "es": ("Empieza automáticamente dentro de ", "La ronda 2 empieza dentro de "),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_page_counts_down_to_the_start_by_itself_and_to_the_next_round(
+    app: App, api: httpx.Client, lang: str
+) -> None:
+    """A tournament that starts itself a few seconds after it was created, with a minute
+    between rounds: the page shows both settings and counts down to the start, then (with
+    no reload) shows it running and counts down to round 2 (the API's `next_round_at`);
+    stopped, the countdown goes."""
+    page = app.page
+    starts = datetime.now(UTC) + timedelta(seconds=4)
+    body = {
+        "name": f"On time {secrets.token_hex(3)}", "table_size": 2, "places": 2, "rounds": 2,
+        "bot_level": "random", "starts_at": starts.isoformat(), "round_interval": 60,
+    }  # fmt: skip
+    created = api.post("/v1/tournaments", json=body, headers=PLATFORM)
+    assert created.status_code == 201, created.text
+    tid = created.json()["id"]
+    app.goto("/tournaments", "tournaments")
+    choose_language(app, lang)
+    app.goto(f"/tournaments/{tid}", "tournament")
+    to_start = "[data-testid=tournament-countdown][data-waits=start]"
+    page.wait_for_selector(to_start)
+    assert text_of(app, to_start).startswith(COUNTDOWN[lang][0])
+    assert "60" in text_of(app, "[data-setting=round_interval] td")
+    assert str(starts.year) in text_of(app, "[data-setting=starts_at] td")
+    check_axe(page, "tournament (counting down to its start)")
+    to_round = "[data-testid=tournament-countdown][data-waits=round]"
+    page.wait_for_selector(to_round)  # it started by itself, round 1 was played (bots)
+    assert text_of(app, to_round).startswith(COUNTDOWN[lang][1])
+    shown = api.get(f"/v1/tournaments/{tid}").json()
+    assert (shown["status"], shown["rounds_played"]) == ("running", 1)
+    assert shown["next_round_at"] is not None
+    assert page.get_attribute("[data-testid=tournament-status]", "data-status") == "running"
+    stopped = api.post(f"/v1/tournaments/{tid}/stop", headers=PLATFORM)
+    assert stopped.status_code == 200, stopped.text
+    page.wait_for_selector("[data-testid=tournament-status][data-status=stopped]")
+    assert page.is_hidden("[data-testid=tournament-countdown]")

@@ -179,6 +179,11 @@ export function clockText(view: View & { clock?: Clock | null }, seat: number, n
     seconds = clock.remaining[seat] ?? null;
   }
   if (seconds === null) return null;
+  return hms(seconds);
+}
+
+/** Seconds as a clock shows them: m:ss, or h:mm:ss from an hour on (never below 0:00). */
+export function hms(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
   const hours = Math.floor(s / 3600);
   const mm = String(Math.floor((s % 3600) / 60)).padStart(hours ? 2 : 1, "0");

@@ -3,14 +3,16 @@
  * its settings and status, registering and withdrawing (a player signed in with the JWT the
  * platform gave them), the standings, the player's table of the round and every round's
  * tables with their results. The page asks the service again every few seconds while the
- * tournament is not over (the service has no event stream of a tournament).
+ * tournament is not over (the service has no event stream of a tournament), and at once when
+ * what it waits for is due: its start by itself (`starts_at`) or its next round
+ * (`next_round_at`), counted down each second by the browser's clock.
  */
 import { bearer, type components } from "../../../ts/src/client";
 import { answered, api, describeError, failedScreen } from "../api";
 import { h, show, type Child } from "../dom";
 import { list, num, t, tn, when } from "../i18n";
 import { holdSeat, savedPlayerToken, savePlayerToken, tokenSubject } from "../store";
-import { isolated, seatName } from "../table";
+import { hms, isolated, seatName } from "../table";
 
 type Tournament = components["schemas"]["TournamentOut"];
 type Standing = components["schemas"]["StandingOut"];
@@ -101,6 +103,31 @@ function scroller(label: string, table: HTMLTableElement): HTMLElement {
   return region;
 }
 
+/** A moment of the service (RFC 3339, maybe with microseconds) as the browser reads it. */
+function moment(at: string): string {
+  return at.replace(/(\.\d{3})\d+/, "$1");
+}
+
+/** What the tournament waits for and when: its start by itself, or its next round. */
+function waiting(tour: Tournament): { kind: "start" | "round"; at: number } | null {
+  if (tour.status === "registering" && tour.starts_at) return { kind: "start", at: Date.parse(moment(tour.starts_at)) };
+  if ((tour.status === "running" || tour.status === "paused") && tour.next_round_at) return { kind: "round", at: Date.parse(moment(tour.next_round_at)) };
+  return null;
+}
+
+/** The countdown to what the tournament waits for at `now` (ms); null when it waits for no time. */
+function countdownText(tour: Tournament, now: number): string | null {
+  const wait = waiting(tour);
+  if (!wait) return null;
+  const next = num(tour.rounds_played + 1);
+  if (tour.status === "paused") return t("tour.countdown.paused", { n: next });
+  const seconds = (wait.at - now) / 1000;
+  if (seconds <= 0) return t("tour.countdown.due");
+  if (wait.kind === "round") return t("tour.countdown.round", { n: next, time: hms(seconds) });
+  if (seconds >= 86_400) return t("tour.countdown.startOn", { date: when(new Date(wait.at).toISOString()) });
+  return t("tour.countdown.start", { time: hms(seconds) });
+}
+
 function clockText(clock: Tournament["clock"]): string {
   if (!clock) return t("tour.clock.none");
   if (clock.type === "bank") return t("tour.clock.bank", { initial: num(clock.initial_seconds), increment: num(clock.increment_seconds ?? 0) });
@@ -125,6 +152,8 @@ function settingsEl(tour: Tournament): HTMLElement {
         row(t("tour.tableSize"), num(tour.table_size), "table_size"),
         row(t("tour.rounds"), t("tour.roundsValue", { played: num(tour.rounds_played), total: num(tour.rounds) }), "rounds"),
         row(t("tour.clock"), clockText(tour.clock), "clock"),
+        row(t("tour.startsAt"), tour.starts_at ? t("tour.startsAt.value", { date: when(moment(tour.starts_at)) }) : t("tour.startsAt.none"), "starts_at"),
+        row(t("tour.interval"), tour.round_interval ? t("tour.interval.value", { seconds: num(tour.round_interval) }) : t("tour.interval.none"), "round_interval"),
         row(t("tour.entry"), t(tour.invited === null ? "tour.entry.open" : "tour.entry.invited"), "entry"),
         row(t("tour.places"), t("tour.placesValue", { registered: num(tour.registered.length), places: num(tour.places) }), "places"),
         row(t("tour.bots"), t("tour.botsValue", { level: t(`bot.level.${tour.bot_level}`) }), "bots"),
@@ -422,6 +451,15 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
   const slots = { settings: h("div"), entry: h("div"), standings: h("div"), yours: h("div"), rounds: h("div") };
   const shown: Record<keyof typeof slots, string> = { settings: "", entry: "", standings: "", yours: "", rounds: "" };
   const errorEl = h("p", { role: "alert", class: "error", "data-testid": "poll-error" });
+  const countdownEl = h("p", { role: "timer", "data-testid": "tournament-countdown" });
+  // redrawn each second by itself: nothing else on the page moves, the focus stays
+  const drawCountdown = () => {
+    const text = countdownText(data.tour, Date.now());
+    countdownEl.textContent = text ?? "";
+    countdownEl.hidden = text === null;
+    countdownEl.dataset.waits = waiting(data.tour)?.kind ?? "";
+  };
+  const tick = window.setInterval(drawCountdown, 1000);
   // a part is drawn again only when what it shows changed (a poll keeps the focus where it
   // is); a keyboard user inside a part drawn again stays there: on the same control, else on
   // the one that took its place (`data-focus`: Register gives way to Withdraw), else its first
@@ -445,6 +483,7 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
     part("standings", [tour.status, tour.rounds_played, standings, me?.id], () => standingsEl(tour, standings, me?.id ?? null));
     part("rounds", [rounds, me?.id], () => roundsEl(tour, rounds, me?.id ?? null));
     part("settings", tour, () => settingsEl(tour));
+    drawCountdown();
   };
   const refresh = async () => {
     try {
@@ -465,8 +504,11 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
     void refresh();
   };
   const poll = () => {
-    const wait = POLL_MS[data.tour.status as keyof typeof POLL_MS];
+    let wait: number | undefined = POLL_MS[data.tour.status as keyof typeof POLL_MS];
     if (stopped || wait === undefined) return; // finished or stopped: nothing changes any more
+    const due = data.tour.status === "paused" ? null : waiting(data.tour);
+    // what it waits for is due: asked again just after (then each second until it shows)
+    if (due) wait = Math.min(wait, Math.max(1000, due.at - Date.now() + 500));
     timer = window.setTimeout(async () => {
       if (!document.hidden) await refresh();
       poll();
@@ -476,6 +518,7 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
     root,
     h("h1", { "data-testid": "tournament-name" }, isolated(data.tour.name)),
     h("p", { class: "muted" }, summary(data.tour)),
+    countdownEl,
     errorEl,
     h("div", { class: "layout" }, h("div", { class: "col-main" }, slots.yours, slots.standings, slots.rounds), h("div", { class: "col-side" }, slots.settings, slots.entry)),
     h("p", { class: "small muted" }, t("tour.updated")),
@@ -487,5 +530,6 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
   return () => {
     stopped = true;
     window.clearTimeout(timer);
+    window.clearInterval(tick);
   };
 }

@@ -78,6 +78,21 @@ def test_a_put_again_moves_a_job_earlier_never_later_and_voids_its_claim(backend
     run(backend, body)
 
 
+def test_a_claimed_job_retried_past_its_lease_is_due_then_not_at_its_leases_end(backend):
+    """What the worker does with a handler's answered time (a step waiting for a time)."""
+
+    async def body(queue) -> None:
+        await queue.put("t", b"", NOW)
+        [job] = await queue.claim(NOW, 15.0, 10)
+        assert await queue.retry("t", job.token, NOW + 3600, failed=False) == 0
+        assert await queue.claim(NOW + 15, 15.0, 10) == []
+        assert await queue.claim(NOW + 3599, 15.0, 10) == []
+        [due] = await queue.claim(NOW + 3600, 15.0, 10)
+        assert (due.id, due.failures) == ("t", 0)
+
+    run(backend, body)
+
+
 def test_retry_counts_failures_and_quarantine_sets_the_job_aside(backend):
     async def body(queue) -> None:
         await queue.put("p", b"poison", NOW)

@@ -103,3 +103,20 @@ def test_list_newest_first_with_a_keyset_cursor(backend):
         assert [r.id for r in rest] == ["b", "a"]
 
     run(backend, body)
+
+
+def test_the_times_of_a_tournament_are_kept(backend):
+    async def body(store) -> None:
+        timed = record("t1", starts_at=NOW + 600.25, round_interval=60.0)
+        assert await store.create_tournament(timed) is None
+        waiting = msgspec.structs.replace(timed, version=1, next_round_at=NOW + 660.5)
+        await store.save_tournament(waiting)
+        loaded = await store.load_tournament("t1")
+        assert loaded == waiting
+        assert (loaded.starts_at, loaded.round_interval, loaded.next_round_at) == (
+            NOW + 600.25,
+            60.0,
+            NOW + 660.5,
+        )
+
+    run(backend, body)

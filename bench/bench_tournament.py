@@ -1,11 +1,12 @@
 """How many rounds a tournament needs to rank bots of known strength (issue 25):
-`python bench/bench_tournament.py [--tournaments T] [--rounds R]`.
+`python bench/bench_tournament.py [--tournaments T] [--rounds R] [--cache PATH]`.
 
 16 bot entrants, four of each level (master > expert > basic > random, the known order),
 tables of 4, T tournaments per format (swiss, round_robin) and deal mode (duplicate with
-the standings by matchpoints first, duplicate by place points first, fresh). Tournament i has the seed `bench/{i}` in every format and mode and seeds its
-entrants in a shuffled order (`bench/{i}/entrants`). After each round r = 1..R the
-standings are compared with the known order:
+the standings by matchpoints first, duplicate by place points first, fresh). Tournament i
+has the seed `bench/{i}` in every format and mode and seeds its entrants in a shuffled
+order (`bench/{i}/entrants`). After each round r = 1..R the standings are compared with
+the known order:
 
 - `gamma`: over the pairs of entrants of different levels, (concordant - discordant) /
   (concordant + discordant), a pair concordant when the higher-standing entrant has the
@@ -16,12 +17,25 @@ standings are compared with the known order:
 - `levels`: Kendall's tau-b between the four levels ordered by their entrants' mean
   position and the known order (1 when the four levels come out in the right order).
 
-Prints, per format and mode, the mean of each over the tournaments after each round, and
-the first round where the mean reaches 0.9. Bots are deterministic on a deal (the random
-bot's stream comes from the deal's seed), so games are cached by (deal seed, levels in
-seat order): duplicate tables with the same levels in the same seats are one game. No
-assertions: a report. The defaults (8 tournaments, 10 rounds) take about 8 minutes of
-one core (a game of four bots takes 0.1-0.8 s, the master's the longest).
+Prints, per format and mode, the mean of each over the tournaments after each round (with
+the half-width of its 95% interval, 1.96 standard errors, for gamma and levels), then one
+table of the first round where each mean reaches 0.9, every format and mode side by side.
+
+Then how much of a seat's luck a duplicate deal shares (`shared_luck`): each seat-game's
+place points less the mean over every game played with the same level in that seat
+against the same levels (the lineup's expectation), and the correlation of that residual
+between two holders of the same seat of the same deal at tables with different lineups.
+It is what duplicate scoring can remove: near 0 means the deal does not repeat a seat's
+luck at another table (in TEN every table draws the same pile in the same order, but who
+draws which card depends on every stop and bid before it).
+
+Bots are deterministic on a deal (the random bot's stream comes from the deal's seed), so
+games are cached by (deal seed, levels in seat order): duplicate tables with the same
+levels in the same seats are one game; `--cache PATH` keeps that cache in a JSON file
+(read at start, written as games are played) so a rerun replays nothing. No assertions: a
+report. 16 tournaments x 10 rounds play about 3,200 distinct games, about 25 minutes of
+a loaded machine's core without the cache (a game of four bots takes 0.1-0.8 s, the
+master's the longest); from a full cache, about 2 minutes.
 """
 
 from __future__ import annotations
@@ -29,10 +43,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import os
 import statistics
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
+
+import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -44,8 +62,8 @@ from domain.tournament import (
     Settings,
     TableResult,
     next_round,
+    place_points,
     standings,
-    table_result,
 )
 
 LEVELS = ("master", "expert", "basic", "random")  # the known order, strongest first
@@ -53,7 +71,39 @@ FORMATS = ("swiss", "round_robin")
 # deal mode and the standings' first key in duplicate mode
 MODES = (("duplicate", "matchpoints"), ("duplicate", "points"), ("fresh", "points"))
 GOAL = 0.9
-_games: dict[tuple[str, tuple[str, ...]], tuple] = {}
+SAVE_EVERY = 50  # new games between writes of the cache file
+Game = tuple[tuple[int, int], ...]  # per seat (rank, score)
+
+
+class Cache:
+    """Games by (deal seed, levels in seat order), optionally kept in a JSON file."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.games: dict[tuple[str, tuple[str, ...]], Game] = {}
+        self.new = 0
+        if path and os.path.exists(path):
+            rows = msgspec.json.decode(Path(path).read_bytes())
+            for deal, levels, seats in rows:
+                self.games[(deal, tuple(levels))] = tuple((r, s) for r, s in seats)
+
+    def play(self, deal: str, levels: tuple[str, ...]) -> Game:
+        key = (deal, levels)
+        if key not in self.games:
+            results = sorted(play_game(levels, deal).state.results, key=lambda r: r.seat)
+            self.games[key] = tuple((r.rank, r.score) for r in results)
+            self.new += 1
+            if self.new % SAVE_EVERY == 0:
+                self.save()
+        return self.games[key]
+
+    def save(self) -> None:
+        if not self.path:
+            return
+        rows = [(deal, levels, seats) for (deal, levels), seats in self.games.items()]
+        tmp = f"{self.path}.tmp"
+        Path(tmp).write_bytes(msgspec.json.encode(rows))
+        os.replace(tmp, self.path)
 
 
 def tau_b(x: list[float], y: list[float]) -> float:
@@ -98,15 +148,10 @@ def measures(level_ranks: list[int]) -> tuple[float, float, float]:
     )
 
 
-def play(deal: str, levels: tuple[str, ...]) -> tuple:
-    key = (deal, levels)
-    if key not in _games:
-        _games[key] = play_game(levels, deal).state.results
-    return _games[key]
-
-
-def tournament(settings: Settings, index: int) -> list[tuple[float, float, float]]:
-    """The measures after each round of one tournament."""
+def tournament(
+    settings: Settings, index: int, cache: Cache, used: set[tuple[str, tuple[str, ...]]]
+) -> list[tuple[float, float, float]]:
+    """The measures after each round of one tournament (each game's key added to `used`)."""
     pool = [Entrant(id=f"{level}{k}", bot=level) for level in LEVELS for k in range(4)]
     entrants = SeededRandom(f"bench/{index}/entrants").shuffled(pool)
     level_of = {e.id: e.bot for e in entrants}
@@ -117,52 +162,116 @@ def tournament(settings: Settings, index: int) -> list[tuple[float, float, float
         played = next_round(settings, entrants, rounds, results)
         rounds.append(played)
         for table in played.tables:
-            levels = tuple(level_of[e] for e in table.seats)
-            results.append(table_result(played.number, table, play(table.deal, levels)))
+            key = (table.deal, tuple(level_of[e] for e in table.seats))
+            used.add(key)
+            game = cache.play(*key)
+            results.append(
+                TableResult(
+                    round=played.number,
+                    table=table.number,
+                    deal=table.deal,
+                    seats=table.seats,
+                    ranks=tuple(rank for rank, _ in game),
+                    scores=tuple(score for _, score in game),
+                )
+            )
         order = standings(settings, entrants, rounds, results)
         out.append(measures([LEVELS.index(level_of[s.entrant]) for s in order]))
     return out
 
 
-def report(name: str, per_tournament: list[list[tuple[float, float, float]]]) -> None:
+def half_width(values: list[float]) -> float:
+    """Half the width of the 95% interval of the mean (1.96 standard errors)."""
+    return 1.96 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
+
+
+def report(name: str, per_tournament: list[list[tuple[float, float, float]]]) -> dict[str, int]:
+    """Prints the means per round; returns the first round each mean reaches the goal."""
     rounds = len(per_tournament[0])
-    means = [
-        [statistics.mean(t[r][m] for t in per_tournament) for r in range(rounds)] for m in range(3)
-    ]
     print(f"{name}")
-    print("  round  " + " ".join(f"{r + 1:>5}" for r in range(rounds)))
-    for label, row in zip(("gamma", "tau_b", "levels"), means, strict=True):
-        first = next((r + 1 for r, v in enumerate(row) if v >= GOAL), None)
-        cells = " ".join(f"{v:5.3f}" for v in row)
-        print(f"  {label:<6} {cells}   first round >= {GOAL}: {first or '-'}")
+    print("  round         " + " ".join(f"{r + 1:>5}" for r in range(rounds)))
+    firsts = {}
+    for m, label in enumerate(("gamma", "tau_b", "levels")):
+        values = [[t[r][m] for t in per_tournament] for r in range(rounds)]
+        row = [statistics.mean(v) for v in values]
+        firsts[label] = next((r + 1 for r, v in enumerate(row) if v >= GOAL), 0)
+        print(f"  {label:<6} mean  " + " ".join(f"{v:5.3f}" for v in row))
+        if label != "tau_b":
+            print("         +-    " + " ".join(f"{half_width(v):5.3f}" for v in values))
+    return firsts
+
+
+def shared_luck(
+    cache: Cache, used: dict[str, set[tuple[str, tuple[str, ...]]]]
+) -> tuple[int, float]:
+    """(pairs, correlation) of the place points' residuals (less the lineup's mean over
+    the games played) of two holders of one seat of one duplicate deal, different lineups."""
+    rows = []
+    duplicate = used["duplicate"]
+    for deal, levels in used["duplicate"] | used["fresh"]:
+        game = cache.games[(deal, levels)]
+        points = place_points([rank for rank, _ in game])
+        for seat, level in enumerate(levels):
+            lineup = (level, tuple(sorted(levels[:seat] + levels[seat + 1 :])))
+            rows.append(((deal, levels) in duplicate, deal, seat, lineup, points[seat]))
+    by_lineup: dict[tuple, list[float]] = defaultdict(list)
+    for _, _, _, lineup, points in rows:
+        by_lineup[lineup].append(points)
+    expected = {lineup: statistics.mean(v) for lineup, v in by_lineup.items()}
+    holders: dict[tuple[str, int], list[tuple[tuple, float]]] = defaultdict(list)
+    for is_duplicate, deal, seat, lineup, points in rows:
+        if is_duplicate:
+            holders[(deal, seat)].append((lineup, points - expected[lineup]))
+    xs, ys = [], []
+    for group in holders.values():
+        for (lineup_a, a), (lineup_b, b) in itertools.permutations(group, 2):
+            if lineup_a != lineup_b:
+                xs.append(a)
+                ys.append(b)
+    return len(xs) // 2, statistics.correlation(xs, ys) if len(xs) > 2 else 0.0
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tournaments", type=int, default=8)
+    parser.add_argument("--tournaments", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--cache", help="a JSON file of the games played (kept across runs)")
     args = parser.parse_args()
+    cache = Cache(args.cache)
     print(
         f"16 entrants (4 each of {', '.join(LEVELS)}), tables of 4, "
         f"{args.tournaments} tournaments x {args.rounds} rounds per format and deal mode"
     )
+    summary = []
+    used: dict[str, set[tuple[str, tuple[str, ...]]]] = {"duplicate": set(), "fresh": set()}
     for fmt, (mode, primary) in itertools.product(FORMATS, MODES):
-        start, games = time.process_time(), len(_games)
-        runs = [
-            tournament(
-                Settings(
-                    format=fmt,
-                    deal_mode=mode,
-                    duplicate_primary=primary,  # type: ignore[arg-type]
-                    rounds=args.rounds,
-                    seed=f"bench/{i}",
-                ),
-                i,
+        start, before = time.process_time(), set(cache.games)
+        runs = []
+        for i in range(args.tournaments):
+            settings = Settings(
+                format=fmt,
+                deal_mode=mode,
+                duplicate_primary=primary,  # type: ignore[arg-type]
+                rounds=args.rounds,
+                seed=f"bench/{i}",
             )
-            for i in range(args.tournaments)
-        ]
-        report(f"{fmt} / {mode}, standings by {primary} first", runs)
-        print(f"  ({len(_games) - games} games played, {time.process_time() - start:.0f} s cpu)")
+            runs.append(tournament(settings, i, cache, used[mode]))
+        name = f"{fmt} / {mode}" + (f" (by {primary})" if mode == "duplicate" else "")
+        firsts = report(name, runs)
+        summary.append((name, firsts, statistics.mean(t[-1][0] for t in runs)))
+        played = len(set(cache.games) - before)
+        print(f"  ({played} games played, {time.process_time() - start:.0f} s cpu)")
+    cache.save()
+    print(f"\nfirst round where the mean reaches {GOAL} (- for none in {args.rounds} rounds)")
+    print(f"  {'format / deals (ranked by)':<40} {'gamma':>6} {'levels':>7} {'gamma at end':>13}")
+    for name, firsts, last in summary:
+        g, lv = firsts["gamma"] or "-", firsts["levels"] or "-"
+        print(f"  {name:<40} {g:>6} {lv:>7} {last:>13.3f}")
+    pairs, correlation = shared_luck(cache, used)
+    print(
+        f"\nshared luck: correlation of place-point residuals of two holders of one seat of"
+        f" one duplicate deal (different lineups): {correlation:.3f} over {pairs} pairs"
+    )
 
 
 if __name__ == "__main__":

@@ -22,10 +22,16 @@ Rules stated:
 - Matchpoints (duplicate): per deal and seat, an entrant's game score against every other
   entrant who held that seat of that deal: 1 per score beaten, 0.5 per tie, divided by the
   number compared (so 0..1 per deal; 0.5 with no one to compare) (`matchpoints`).
-- Standings (`standings`): first the primary score (fresh: points; duplicate:
-  matchpoints, or points when `duplicate_primary` says so), then the other of the two, then Buchholz (the sum of the primary scores
-  of every opponent met, once per meeting), then the total game score, then the
-  seeding (the entrants' order as given).
+- Standings (`standings`): first the primary score, points (in duplicate mode,
+  matchpoints when `duplicate_primary` says so: tournaments created before Dec 4 2026 keep
+  it), then the other of the two, then Buchholz (the sum of the primary scores of every
+  opponent met, once per meeting), then the total game score, then the seeding (the
+  entrants' order as given). Points come first in duplicate mode too because they rank
+  better: over 16 tournaments of 16 bots of four known strengths, matchpoints first rank
+  the levels clearly worse than points first, which rank them as well as fresh deals do (a
+  seat's luck is barely shared between two tables of one deal, correlation 0.02: who gets
+  which card depends on every stop and bid before it; bench/README.md, "Duplicate
+  tournaments").
 """
 
 from __future__ import annotations
@@ -51,8 +57,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     table_size: int = 4  # 2 to 5
     rounds: int = 5
     seed: str = "tournament"
-    # duplicate mode: the standings' first key; "points" keeps matchpoints second
-    duplicate_primary: Literal["matchpoints", "points"] = "matchpoints"
+    # duplicate mode: the standings' first key, matchpoints second ("matchpoints": the
+    # reverse, as tournaments created before Dec 4 2026 were ranked; they keep it)
+    duplicate_primary: Literal["matchpoints", "points"] = "points"
 
     def __post_init__(self) -> None:
         if not 2 <= self.table_size <= 5:

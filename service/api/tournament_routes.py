@@ -233,8 +233,10 @@ class TournamentController(Controller):
         "/{tournament_id:str}/standings",
         operation_id="getTournamentStandings",
         summary="The standings",
-        description="Best first; the primary score (fresh: points; duplicate: matchpoints), "
-        "then the other, then Buchholz, then the total game score, then the seeding.",
+        description="Best first: points, then matchpoints (duplicate mode: each seat against "
+        "everyone who held it on the same deal), then Buchholz, then the total game score, "
+        "then the seeding. (Duplicate tournaments created before Dec 4 2026 rank by "
+        "matchpoints first.)",
         responses=problems(404),
     )
     async def standings(self, request: Request, tournament_id: TournamentId) -> StandingsOut:

@@ -300,20 +300,25 @@ def test_tie_breaks_points_then_buchholz_then_score_then_seeding() -> None:
     assert [r.position for r in rows] == list(range(1, 9))
 
 
-def test_duplicate_standings_put_matchpoints_first() -> None:
+def test_duplicate_standings_put_points_first_and_matchpoints_second() -> None:
     field = [Entrant(id=i) for i in "abcd"]
     round1 = Round(number=1, tables=(table(0, ("a", "b"), "d"), table(1, ("c", "d"), "d")))
     results = [
         TableResult(round=1, table=0, deal="d", seats=("a", "b"), ranks=(2, 1), scores=(9, 10)),
         TableResult(round=1, table=1, deal="d", seats=("c", "d"), ranks=(1, 2), scores=(3, 2)),
     ]
-    # a lost its table but beat c on seat 0 of the deal; b beat d on seat 1
-    by_marks = standings(Settings(deal_mode="duplicate", table_size=2), field, [round1], results)
-    assert [r.entrant for r in by_marks] == ["b", "a", "c", "d"]
-    by_points = standings(
-        Settings(deal_mode="duplicate", table_size=2, duplicate_primary="points"),
+    # b and c won their tables (1 point each), a and d lost theirs; on the deal's seat 0 a
+    # (9) beat c (3), on seat 1 b (10) beat d (2): matchpoints b 1, a 1, c 0, d 0
+    by_points = standings(Settings(deal_mode="duplicate", table_size=2), field, [round1], results)
+    assert [r.entrant for r in by_points] == ["b", "c", "a", "d"]
+    assert [(r.points, r.matchpoints) for r in by_points] == [
+        (1.0, 1.0), (1.0, 0.0), (0.0, 1.0), (0.0, 0.0),
+    ]  # fmt: skip
+    # as duplicate tournaments created before Dec 4 2026 are ranked: matchpoints first
+    by_marks = standings(
+        Settings(deal_mode="duplicate", table_size=2, duplicate_primary="matchpoints"),
         field,
         [round1],
         results,
     )
-    assert [r.entrant for r in by_points] == ["b", "c", "a", "d"]
+    assert [r.entrant for r in by_marks] == ["b", "a", "c", "d"]

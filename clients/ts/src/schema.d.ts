@@ -659,7 +659,7 @@ export interface paths {
         };
         /**
          * The standings
-         * @description Best first; the primary score (fresh: points; duplicate: matchpoints), then the other, then Buchholz, then the total game score, then the seeding.
+         * @description Best first: points, then matchpoints (duplicate mode: each seat against everyone who held it on the same deal), then Buchholz, then the total game score, then the seeding. (Duplicate tournaments created before Dec 4 2026 rank by matchpoints first.)
          */
         get: operations["getTournamentStandings"];
         put?: never;

@@ -329,7 +329,7 @@ function standingsEl(tour: Tournament, rows: readonly Standing[], me: string | n
               ),
             ),
           )),
-          h("p", { class: "small muted" }, t(duplicate ? "tour.tiebreaks.duplicate" : "tour.tiebreaks.fresh")),
+          h("p", { class: "small muted" }, t("tour.tiebreaks")),
         ]
       : h("p", { class: "muted", "data-testid": "standings" }, t("tour.standings.none")),
   );

@@ -54,6 +54,7 @@ from service.reviews import QUEUE as REVIEWS
 from service.reviews import Reviews
 from service.runtime import refuse_several_embedded_workers, tune_gc
 from service.settings import Settings
+from service.tournament_feeds import TournamentFeeds
 from service.tournaments import QUEUE as TOURNAMENTS
 from service.tournaments import TournamentReaction, Tournaments
 from service.watchers import Watchers
@@ -394,7 +395,8 @@ def use_cases(
 ) -> State:
     """What the handlers call, in the app state: the games, the lobby, the history, who is
     calling (`identity_state`), the deadline poller (`deadlines`), the event streams
-    (`watchers`) and the post-game reviews (`reviews`)."""
+    (`watchers`; the tournaments' `tournament_feeds`) and the post-game reviews
+    (`reviews`)."""
     lobby = Lobby(service, identities_open=who["identity"].open)
     history = History(archive)
     deadlines, watchers = background.deadlines, background.watchers
@@ -407,6 +409,7 @@ def use_cases(
             "watchers": watchers,
             "reviews": background.reviews,
             "tournaments": background.tournaments,
+            "tournament_feeds": TournamentFeeds(background.tournaments.get),
             **who,
         }
     )

@@ -4,7 +4,6 @@ stop, standings, rounds and a player's table. Thin: the use cases are
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar
@@ -45,6 +44,7 @@ from service.errors import ServiceError
 from service.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.model import TournamentRecord
 from service.ports import StoreUnavailable
+from service.tournament_feeds import TournamentFeeds
 from service.tournaments import (
     CreateTournament,
     Tournaments,
@@ -119,38 +119,34 @@ def _rounds(record: TournamentRecord) -> RoundsOut:
     return RoundsOut(tournament_id=record.id, rounds=rounds)
 
 
-POLL = 1.0  # seconds between two reads of a followed tournament
-
-
 async def changes(
-    use: Tournaments, tournament_id: str, after: int, slot: Slot, keepalive: float
+    feeds: TournamentFeeds, tournament_id: str, after: int, slot: Slot, keepalive: float
 ) -> AsyncIterator[bytes]:
     """The SSE body of a tournament's stream: the tournament (`event: tournament`, `id` its
-    version) each time its version passed `after`, read every POLL seconds (a tournament
-    changes a few times a round); comment lines keep the connection alive; it ends once
-    the tournament ended, or with a `reconnect` event when the store fails."""
+    version) each time its version passed `after` (`service.tournament_feeds`: read once
+    a second for all of this process's streams of it); comment lines keep the connection
+    alive; it ends once the tournament ended, or with a `reconnect` event when the store
+    fails."""
     try:
         yield OPENING
-        quiet = 0.0
-        while True:
-            try:
-                record = await use.get(tournament_id)
-            except StoreUnavailable:
-                yield reconnect("store_unavailable", RETRY_MS, 3 * RETRY_MS)
-                return
-            except ServiceError:  # gone
-                return
-            if record.version > after:
-                after, quiet = record.version, 0.0
-                data = _encoder.encode(tournament_out(record))
-                yield b"id: %d\r\nevent: tournament\r\ndata: %s\r\n\r\n" % (after, data)
-            if record.ended:
-                return
-            await asyncio.sleep(POLL)
-            quiet += POLL
-            if quiet >= keepalive:
-                yield KEEPALIVE
-                quiet = 0.0
+        async with feeds.follow(tournament_id) as feed:
+            while True:
+                try:
+                    record = await feed.after(after, keepalive)
+                except StoreUnavailable:
+                    yield reconnect("store_unavailable", RETRY_MS, 3 * RETRY_MS)
+                    return
+                except ServiceError:  # gone
+                    return
+                if record is None:
+                    yield KEEPALIVE
+                    continue
+                if record.version > after:
+                    after = record.version
+                    data = _encoder.encode(tournament_out(record))
+                    yield b"id: %d\r\nevent: tournament\r\ndata: %s\r\n\r\n" % (after, data)
+                if record.ended:
+                    return
     finally:
         slot.release()
 
@@ -285,7 +281,8 @@ class TournamentController(Controller):
         after = -1
         if last_event_id is not None and last_event_id.strip().isdigit():
             after = int(last_event_id.strip())
-        body = changes(use, tournament_id, after, slot, watchers.keepalive)
+        feeds: TournamentFeeds = request.app.state.tournament_feeds
+        body = changes(feeds, tournament_id, after, slot, watchers.keepalive)
         return sse(body)
 
     @get(

@@ -95,8 +95,7 @@ def test_a_game_that_is_gone_says_so_and_leads_back_to_the_lobby(
             gone = api.get(path, headers={"Accept-Language": lang})
             assert gone.status_code == 404, gone.text
             app.goto("/", "lobby")
-            app.page.select_option("#language", lang)
-            app.page.wait_for_selector(f'html[lang="{lang}"]', state="attached")
+            app.set_language(lang)
             app.goto(route, screen)
             assert app.page.text_content("[role=alert]") == gone.json()["detail"], lang
             app.page.click("[data-testid=to-lobby]")

@@ -97,6 +97,16 @@ class App:
     def screen(self) -> str:
         return self.page.evaluate("document.body.dataset.screen || ''")
 
+    def set_language(self, lang: str) -> None:
+        """Switches the page's language and waits until the screen shown drew itself again
+        in it (the switch redraws the page: a navigation started before that redraw ends
+        could see the redraw land after it)."""
+        shown = self.screen()
+        self.page.select_option("#language", lang)
+        self.page.wait_for_selector(f'html[lang="{lang}"]', state="attached")
+        if shown:
+            self.wait_screen(shown)
+
     def reload(self, screen: str | None = None) -> None:
         self.page.reload()
         if screen:

@@ -227,8 +227,16 @@ def test_a_duplicate_tournament_survives_a_replica_killed_mid_round(
             ("tournament_finished", None, None, None),
             *(("game_finished", i, None, None) for i in ids),
         }
+
+        def redelivered() -> bool:  # each delivery the SIGKILL cut short, whole since
+            accepted = {d.id for d in receiver.accepted()}
+            return all(d.id in accepted for d in receiver.received if not d.verified)
+
         facts = wait_for(  # a delivery a killed replica had claimed waits for its lease
-            "every webhook", lambda: wanted <= set(f := webhooks_of(receiver, tid, set(ids))) and f
+            "every webhook, each cut one delivered again",
+            lambda: (
+                wanted <= set(f := webhooks_of(receiver, tid, set(ids))) and redelivered() and f
+            ),
         )
     # a delivery the SIGKILL cut short fails its signature check; it was delivered again whole
     cut = [(d.id, d.error, len(d.body)) for d in receiver.received if not d.verified]

@@ -24,7 +24,7 @@ from domain.views import AuctionView, Supply
 from service import text
 from service.commands import NAME_LIMIT
 from service.ports import StoredEvent
-from service.tournaments import DEFAULT_CLOCK
+from service.tournaments import DEFAULT_CLOCK, MAX_AHEAD, MAX_ROUND_INTERVAL
 from service.webhooks import StandingOut
 
 _IN = {"frozen": True, "kw_only": True, "forbid_unknown_fields": True}
@@ -303,7 +303,8 @@ class TournamentIn(msgspec.Struct, **_IN):
         msgspec.Meta(
             description="RFC 3339 with its offset: the tournament starts itself then, as its "
             "organiser's start would (registration closes, bots fill the places left); the "
-            "organiser may still start it earlier. In the future and at most 30 days ahead "
+            "organiser may still start it earlier. In the future and at most "
+            f"{MAX_AHEAD // 86400:g} days ahead "
             "(else 400 `invalid_tournament`). Absent or null: only the organiser starts it.",
         ),
     ] = None
@@ -311,7 +312,7 @@ class TournamentIn(msgspec.Struct, **_IN):
         int,
         msgspec.Meta(
             ge=0,
-            le=3600,
+            le=int(MAX_ROUND_INTERVAL),
             description="Seconds from the end of a round's last game to the pairing of the "
             "next round (`next_round_at` shows when); 0: at once.",
         ),

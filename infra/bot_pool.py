@@ -240,53 +240,80 @@ class BotPool:
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in a worker, its reply read by this event loop. BrokenProcessPool
-        when the worker died with it."""
+        when the worker died with it.
+
+        A step waiting for a worker is handed one, and sent, in the very callback that reads
+        the reply of the step before it (`_readable`): a worker never idles while the loop
+        gets round to the coroutines of those two steps (with many requests in flight,
+        that took as long as a step and halved what one worker computed)."""
         loop = asyncio.get_running_loop()
-        got: asyncio.Future[_Worker] = loop.create_future()
-        worker = self._take_now(lambda w: self._hand_over(loop, got, w))
-        if worker is None:
-            try:
-                worker = await got
-            except asyncio.CancelledError:  # handed a worker just as it gave up: back
-                if got.done() and not got.cancelled():
-                    self._put_back(got.result())
-                raise
+        step = _Step(loop, pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL))
+        worker = self._take_now(lambda w: self._hand_over(step, w))
+        if worker is not None:
+            self._send(step, worker)
         try:
-            request = pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL)
-            if len(request) > BIG:
-                await asyncio.to_thread(worker.send, request)
-            else:
-                worker.send(request)
-            message = await self._reply(loop, worker)
+            message = await step.reply
         except (EOFError, OSError) as exc:
-            self._lost(worker)
             raise BrokenProcessPool(f"a bot worker process died: {exc}") from exc
-        except BaseException:  # cancelled mid-step: the worker goes with it
-            self._lost(worker, kill=True)
+        except BaseException:  # cancelled, waiting (skipped when its turn comes) or
+            # mid-step: the worker goes with it
+            step.gone = True
+            worker, step.worker = step.worker, None
+            if worker is not None:
+                loop.remove_reader(worker.reader.fd)
+                self._lost(worker, kill=True)
             raise
-        self._put_back(worker)
         return _outcome(message)
 
-    @staticmethod
-    async def _reply(loop: asyncio.AbstractEventLoop, worker: _Worker) -> bytes:
-        done: asyncio.Future[bytes] = loop.create_future()
-        reader = worker.reader
-
-        def readable() -> None:
-            try:
-                message = reader.read()
-            except (EOFError, OSError) as exc:
-                if not done.done():
-                    done.set_exception(exc)
-                return
-            if message is not None and not done.done():
-                done.set_result(message)
-
-        loop.add_reader(reader.fd, readable)
+    def _send(self, step: _Step, worker: _Worker) -> None:
+        """Send `step` to `worker` and read its reply when it comes (on the step's loop)."""
+        if step.gone:  # given up while it waited
+            self._put_back(worker)
+            return
+        step.worker = worker
         try:
-            return await done
-        finally:
-            loop.remove_reader(reader.fd)
+            if len(step.request) > BIG:  # from a thread: a full pipe would block the loop
+                sent = step.loop.run_in_executor(None, worker.send, step.request)
+                sent.add_done_callback(lambda f: self._unsent(step, worker, f))
+            else:
+                worker.send(step.request)
+        except OSError as exc:
+            self._failed(step, exc)
+            return
+        step.loop.add_reader(worker.reader.fd, self._readable, step)
+
+    def _unsent(self, step: _Step, worker: _Worker, sent: asyncio.Future[None]) -> None:
+        exc = None if sent.cancelled() else sent.exception()
+        if exc is not None and step.worker is worker:
+            self._failed(step, exc)
+
+    def _readable(self, step: _Step) -> None:
+        """The worker's reply pipe can be read: once the whole reply is in, the worker goes
+        to the next waiting step (sent now) and this step gets its reply."""
+        worker = step.worker
+        if worker is None:
+            return
+        try:
+            message = worker.reader.read()
+        except (EOFError, OSError) as exc:
+            self._failed(step, exc)
+            return
+        if message is None:
+            return
+        step.loop.remove_reader(worker.reader.fd)
+        step.worker = None
+        self._put_back(worker)
+        if not step.reply.done():
+            step.reply.set_result(message)
+
+    def _failed(self, step: _Step, exc: BaseException) -> None:
+        """The step's worker died (or its pipe broke): gone, and the step fails with it."""
+        worker, step.worker = step.worker, None
+        if worker is not None:
+            step.loop.remove_reader(worker.reader.fd)
+            self._lost(worker)
+        if not step.reply.done():
+            step.reply.set_exception(exc)
 
     def call_blocking(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in a worker, waited for in this thread."""
@@ -328,23 +355,34 @@ class BotPool:
             if wait:
                 worker.process.join(5)
 
-    def _hand_over(
-        self, loop: asyncio.AbstractEventLoop, got: asyncio.Future[_Worker], worker: _Worker
-    ) -> None:
-        """A worker for a step waiting on `loop` (from any thread); back if that loop is
-        gone."""
+    def _hand_over(self, step: _Step, worker: _Worker) -> None:
+        """A worker put back, for `step` (from any thread): sent now on the step's own loop,
+        else from that loop; back if that loop is gone."""
         try:
-            loop.call_soon_threadsafe(_hand, got, worker, self)
+            here = asyncio.get_running_loop() is step.loop
+        except RuntimeError:  # no loop runs in this thread
+            here = False
+        if here:
+            self._send(step, worker)
+            return
+        try:
+            step.loop.call_soon_threadsafe(self._send, step, worker)
         except RuntimeError:  # the loop closed
             self._put_back(worker)
 
 
-def _hand(got: asyncio.Future[_Worker], worker: _Worker, pool: BotPool) -> None:
-    """A worker put back, for a step waiting on this loop; back again if it gave up."""
-    if got.cancelled():
-        pool._put_back(worker)
-    else:
-        got.set_result(worker)
+class _Step:
+    """A step of `BotPool.call`: its request, the worker it is on (None while it waits
+    for one, and once its reply is in), its reply to come; `gone` once its caller gave up."""
+
+    __slots__ = ("gone", "loop", "reply", "request", "worker")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, request: bytes) -> None:
+        self.loop = loop
+        self.request = request
+        self.reply: asyncio.Future[bytes] = loop.create_future()
+        self.worker: _Worker | None = None
+        self.gone = False
 
 
 _pools: dict[int, BotPool] = {}

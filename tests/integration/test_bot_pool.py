@@ -250,3 +250,58 @@ def test_a_step_given_up_mid_way_takes_its_worker_and_the_next_step_gets_a_new_o
     assert asyncio.run(work.run(True, play_bots, state)) == play_bots(state)
     assert pool.pids()
     assert pool.pids() != before
+
+
+def test_a_waiting_step_is_sent_in_the_callback_that_reads_the_reply_before_it(
+    pool, monkeypatch
+) -> None:
+    """With one worker and a loop kept busy (a task that yields at every turn of the loop),
+    the second step goes down the worker's pipe in the same turn of the loop in which the
+    first step's reply is read: the worker does not idle while the loop gets round to the
+    steps' coroutines (which took three turns, each as long as what else the loop had)."""
+    from infra import bot_pool as pool_module
+
+    turns = 0
+    read_at: list[int] = []
+    sent_at: list[int] = []
+    read, send = pool_module._Reader.read, pool_module._Worker.send
+
+    def reading(self):
+        message = read(self)
+        if message is not None:
+            read_at.append(turns)
+        return message
+
+    def sending(self, request):
+        sent_at.append(turns)
+        return send(self, request)
+
+    monkeypatch.setattr(pool_module._Reader, "read", reading)
+    monkeypatch.setattr(pool_module._Worker, "send", sending)
+    states = [
+        new_game([(f"E{i}", "expert") for i in range(3)], f"hand-off-{i}")[0] for i in range(3)
+    ]
+
+    async def body() -> list:
+        nonlocal turns
+        stop = False
+
+        async def busy() -> None:
+            nonlocal turns
+            while not stop:
+                turns += 1
+                await asyncio.sleep(0)
+
+        hog = asyncio.ensure_future(busy())
+        try:
+            return await asyncio.gather(*(pool.call(play_bots, s) for s in states))
+        finally:
+            stop = True
+            await hog
+
+    assert asyncio.run(body()) == [play_bots(s) for s in states]
+    assert len(sent_at) == 3
+    assert len(read_at) == 3
+    assert turns > 10  # the loop turned while the steps ran
+    # each next step was sent in the turn its predecessor's reply was read
+    assert sent_at[1:] == read_at[:2]

@@ -137,7 +137,7 @@ def synthetic_rows(games: int) -> tuple[list[tuple], list[tuple], list[tuple]]:
         finished = base + timedelta(seconds=i * 300 + rng.randrange(300))
         game_rows.append(
             (game_id, 4, rules, f"seed{i}", deck, 1, finished - timedelta(minutes=20),
-             finished, 300, 400)
+             finished, 300, 400, True)
         )  # fmt: skip
         players = rng.sample(range(PLAYER_POOL), 4)
         scores = [rng.randrange(0, 41) for _ in range(4)]
@@ -165,7 +165,7 @@ async def load_synthetic(url: str, games: int) -> float:
                 "games",
                 records=game_rows,
                 columns=["id", "player_count", "rules", "seed", "deck", "schema_version",
-                         "created_at", "finished_at", "version", "event_count"],
+                         "created_at", "finished_at", "version", "event_count", "ranked"],
             )  # fmt: skip
             await conn.copy_records_to_table(
                 "seats",

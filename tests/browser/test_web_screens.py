@@ -100,3 +100,35 @@ def test_a_game_that_is_gone_says_so_and_leads_back_to_the_lobby(
             assert app.page.text_content("[role=alert]") == gone.json()["detail"], lang
             app.page.click("[data-testid=to-lobby]")
             app.wait_screen("lobby")
+
+
+def test_a_screen_left_before_its_reads_came_back_never_draws_over_the_next(app: App) -> None:
+    """The leaderboard's read is held until the rules screen, opened meanwhile, is shown;
+    then the leaderboard's reply comes: the page goes on showing the rules (each route draws
+    into a root of its own, and a screen whose root left the page does not say it is ready)."""
+    held: list = []
+
+    def hold(route) -> None:  # a function: Playwright wraps no builtin (held.append)
+        held.append(route)
+
+    app.page.route("**/v1/leaderboard*", hold)
+    app.goto("/", "lobby")
+    app.page.click("a[data-nav=leaderboard]")
+    for _ in range(200):  # until the route handler held the read
+        if held:
+            break
+        app.page.wait_for_timeout(50)
+    assert held, "the leaderboard's read was not held"
+    assert app.page.evaluate("document.body.dataset.ready") == "0"
+    app.page.click("a[data-nav=rules]")
+    app.wait_screen("rules")
+    rules = app.page.inner_text("main")
+    with app.page.expect_response("**/v1/leaderboard*"):
+        held[0].continue_()
+    # the leaderboard's continuation runs once its reply is read: a few frames
+    app.page.evaluate(
+        "() => new Promise(r => { let n = 10; const f = () => --n ? requestAnimationFrame(f) : r(); f(); })"
+    )
+    assert app.screen() == "rules"
+    assert app.page.inner_text("main") == rules
+    assert not app.page.query_selector("main table")

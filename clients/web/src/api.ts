@@ -1,6 +1,6 @@
 /** The one SDK instance the page calls the service through (same origin). */
 import { createTenClient, TenApiError } from "../../ts/src/client";
-import { h, show } from "./dom";
+import { h, show, shown } from "./dom";
 import { language, t } from "./i18n";
 
 export const api = createTenClient({ language: () => language() });
@@ -21,8 +21,7 @@ export function failedScreen(root: HTMLElement, error: unknown, screen: string):
     h("p", { role: "alert", class: "error" }, describeError(error)),
     h("p", null, h("a", { href: "#/", class: "button", "data-testid": "to-lobby" }, t("nav.lobby"))),
   );
-  document.body.dataset.screen = screen;
-  document.body.dataset.ready = "1";
+  shown(root, screen);
 }
 
 /** The answer of an SDK `raw` call (an operation without a helper in the SDK): its body, or

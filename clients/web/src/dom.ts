@@ -39,3 +39,13 @@ export function show(parent: Element, ...children: Child[]): void {
 export function byId<T extends HTMLElement = HTMLElement>(id: string): T | null {
   return document.getElementById(id) as T | null;
 }
+
+/** Tell that `screen` is drawn (`data-screen`, `data-ready` on the body: what the browser
+ * tests wait for), unless its root has left the page: a screen left before its reads came
+ * back (a route or a language switch started meanwhile) draws into a root nobody sees, and
+ * must not say the newer screen is ready. */
+export function shown(root: Element, screen: string): void {
+  if (!root.isConnected) return;
+  document.body.dataset.screen = screen;
+  document.body.dataset.ready = "1";
+}

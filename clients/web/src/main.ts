@@ -37,8 +37,12 @@ async function route(): Promise<void> {
   const main = byId("main");
   if (!main) return;
   document.body.dataset.ready = "0";
-  show(main, h("p", { class: "muted" }, t("common.loading")));
-  const stop = await screen(main, new URLSearchParams(query), name, ...rest);
+  // each route draws into a root of its own: a screen left before its reads came back
+  // draws into a root no longer on the page, never over the screen that followed it
+  const root = h("div", { class: "screen" });
+  show(main, root);
+  show(root, h("p", { class: "muted" }, t("common.loading")));
+  const stop = await screen(root, new URLSearchParams(query), name, ...rest);
   if (turn !== routing) {
     if (stop) stop();
     return;

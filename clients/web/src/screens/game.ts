@@ -8,7 +8,7 @@
 import { bearer, type Action, type components, type Game, type Odds, type Problem, type Table } from "../../../ts/src/client";
 import { api, describeError, failedScreen, TenApiError } from "../api";
 import { closeConfirm, controlsEl } from "../controls";
-import { h, show } from "../dom";
+import { h, show, shown } from "../dom";
 import { describeEvent, type GameEvent } from "../events";
 import { fold, tableKey } from "../fold";
 import { oddsEl } from "../odds";
@@ -125,8 +125,7 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
       !held && current.status === "open" ? joinForm() : null,
       message ? h("p", { role: "alert", class: "error" }, message) : null,
     );
-    document.body.dataset.screen = "waiting";
-    document.body.dataset.ready = "1";
+    shown(root, "waiting");
   };
   const joinForm = () => {
     const name = h("input", { id: "join-name", required: true, maxlength: 40, autocomplete: "nickname", value: savedName() });
@@ -465,8 +464,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     );
     drawLog();
     void showOdds();
-    document.body.dataset.screen = finished ? "results" : "table";
-    document.body.dataset.ready = "1";
+    shown(root, finished ? "results" : "table");
     if (firstDraw) {
       firstDraw = false;
       performance.mark("ten:interactive");

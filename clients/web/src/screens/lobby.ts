@@ -1,7 +1,7 @@
 /** The lobby: create a table (you, open seats, bots, a clock), see open tables, resume games. */
 import type { components, CreateGameIn } from "../../../ts/src/client";
 import { api, describeError } from "../api";
-import { h, show } from "../dom";
+import { h, show, shown } from "../dom";
 import { list, t, tn } from "../i18n";
 import { BOT_LEVELS, seatName, type BotLevel } from "../table";
 import { heldSeats, holdSeat, playerId, savedName, saveName } from "../store";
@@ -229,8 +229,7 @@ export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
       errorEl,
       h("div", { class: "layout" }, h("div", { class: "col-main" }, createForm((m) => (errorEl.textContent = m))), h("div", { class: "col-side" }, openTablesEl(page), myGamesEl(mine))),
     );
-    document.body.dataset.screen = "lobby";
-    document.body.dataset.ready = "1";
+    shown(root, "lobby");
   };
   const load = async () => {
     try {

@@ -1,7 +1,7 @@
 /** Past games: the archive's list, and a replay that steps through every public state. */
 import type { components } from "../../../ts/src/client";
 import { api, failedScreen, TenApiError } from "../api";
-import { h, show } from "../dom";
+import { h, show, shown } from "../dom";
 import { list, num, t, when } from "../i18n";
 import { reviewSection } from "../review";
 import { boardEl, nameOf, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
@@ -34,8 +34,7 @@ export async function archiveScreen(root: HTMLElement, params: URLSearchParams):
     page.items.length ? h("ul", { class: "plain list", "data-testid": "archive" }, page.items.map(row)) : h("p", { class: "muted" }, t("archive.none")),
     page.next_cursor ? h("a", { href: `#/archive?cursor=${encodeURIComponent(page.next_cursor)}`, class: "button" }, t("common.more")) : null,
   );
-  document.body.dataset.screen = "archive";
-  document.body.dataset.ready = "1";
+  shown(root, "archive");
 }
 
 /** Every public state of the game, page by page from the archive; `wait`: a game just
@@ -126,7 +125,6 @@ export async function replayScreen(root: HTMLElement, params: URLSearchParams, _
   );
   go(step);
   if (toReview) review?.el.scrollIntoView({ block: "start" });
-  document.body.dataset.screen = "replay";
-  document.body.dataset.ready = "1";
+  shown(root, "replay");
   return review?.stop;
 }

@@ -1,7 +1,7 @@
 /** The rules in short, in the page's language, with the deck as the service deals it. */
 import { api, describeError } from "../api";
 import { cardEl } from "../cards";
-import { h, show } from "../dom";
+import { h, show, shown } from "../dom";
 import { t, tn } from "../i18n";
 
 // docs/rules.md as a page of its own, served beside the client (clients/web/docs/render.py)
@@ -25,6 +25,5 @@ export async function rulesScreen(root: HTMLElement): Promise<void> {
     deck,
     h("p", { class: "small" }, h("a", { href: FULL_RULES, hreflang: "en", "data-testid": "full-rules" }, t("rules.full"))),
   );
-  document.body.dataset.screen = "rules";
-  document.body.dataset.ready = "1";
+  shown(root, "rules");
 }

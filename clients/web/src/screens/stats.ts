@@ -1,6 +1,6 @@
 /** A player's figures and the leaderboard. */
 import { api, describeError } from "../api";
-import { h, show } from "../dom";
+import { h, show, shown } from "../dom";
 import { num, t, when } from "../i18n";
 import { playerId } from "../store";
 
@@ -68,8 +68,7 @@ export async function statsScreen(root: HTMLElement, _params: URLSearchParams, _
     body,
     await historyEl(id),
   );
-  document.body.dataset.screen = "stats";
-  document.body.dataset.ready = "1";
+  shown(root, "stats");
 }
 
 /** The player's last rated games and what each did to the rating. */
@@ -146,6 +145,5 @@ export async function leaderboardScreen(root: HTMLElement, params: URLSearchPara
     ),
   );
   show(root, h("h1", null, t("leaderboard.heading")), order, rankedToggle(() => void leaderboardScreen(root, params)), body);
-  document.body.dataset.screen = "leaderboard";
-  document.body.dataset.ready = "1";
+  shown(root, "leaderboard");
 }

@@ -9,7 +9,7 @@
  */
 import { bearer, type components } from "../../../ts/src/client";
 import { answered, api, describeError, failedScreen } from "../api";
-import { h, show, type Child } from "../dom";
+import { h, show, shown, type Child } from "../dom";
 import { list, num, t, tn, when } from "../i18n";
 import { holdSeat, savedPlayerToken, savePlayerToken, tokenSubject } from "../store";
 import { hms, isolated, seatName } from "../table";
@@ -75,8 +75,7 @@ export async function tournamentsScreen(root: HTMLElement, params: URLSearchPara
       : h("p", { class: "muted", "data-testid": "tournaments" }, t("tour.none")),
     page.next_cursor ? h("a", { href: `#/tournaments?cursor=${encodeURIComponent(page.next_cursor)}`, class: "button" }, t("common.more")) : null,
   );
-  document.body.dataset.screen = "tournaments";
-  document.body.dataset.ready = "1";
+  shown(root, "tournaments");
 }
 
 function botOf(tour: Tournament, entrant: string): string | null | undefined {
@@ -449,7 +448,7 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
   let stopped = false;
   let timer = 0;
   const slots = { settings: h("div"), entry: h("div"), standings: h("div"), yours: h("div"), rounds: h("div") };
-  const shown: Record<keyof typeof slots, string> = { settings: "", entry: "", standings: "", yours: "", rounds: "" };
+  const drawnText: Record<keyof typeof slots, string> = { settings: "", entry: "", standings: "", yours: "", rounds: "" };
   const errorEl = h("p", { role: "alert", class: "error", "data-testid": "poll-error" });
   const countdownEl = h("p", { role: "timer", "data-testid": "tournament-countdown" });
   // redrawn each second by itself: nothing else on the page moves, the focus stays
@@ -465,8 +464,8 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
   // the one that took its place (`data-focus`: Register gives way to Withdraw), else its first
   const part = (name: keyof typeof slots, key: unknown, draw: () => HTMLElement | null) => {
     const text = JSON.stringify(key);
-    if (shown[name] === text) return;
-    shown[name] = text;
+    if (drawnText[name] === text) return;
+    drawnText[name] = text;
     const slot = slots[name];
     const active = slot.contains(document.activeElement) ? (document.activeElement as HTMLElement) : null;
     show(slot, draw());
@@ -525,8 +524,7 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
   );
   drawParts();
   poll();
-  document.body.dataset.screen = "tournament";
-  document.body.dataset.ready = "1";
+  shown(root, "tournament");
   return () => {
     stopped = true;
     window.clearTimeout(timer);

@@ -9,7 +9,8 @@ Keys of one game share the hash tag `{game:<id>}`, so every script touches one s
   the rendered answer, still read: `RenderedResponse`)
 A create writes the game, its first events and its idempotent response, a save checks the
 version and writes state, events and idempotent response, each in one Lua call (one round
-trip); every key expires together after the configured time. A save that
+trip, shared with the other loads, saves and creates of the same event-loop turn:
+`infra.redis_batch`); every key expires together after the configured time. A save that
 loses the race gets the stored record back from the same call, so the caller can retry on
 it without another round trip.
 
@@ -51,6 +52,7 @@ from redis.asyncio.sentinel import (
     SentinelManagedSSLConnection,
 )
 
+from infra.redis_batch import Batcher
 from infra.store_rules import due_moved_earlier, listed, memberships, still_held
 from service.model import GameRecord, host_index
 from service.ports import (
@@ -340,9 +342,13 @@ class _UnavailableOnConnectionErrors:
         return None
 
     def __exit__(self, kind, exc, tb) -> bool:
-        if exc is not None and (isinstance(exc, _UNAVAILABLE) or _closed_transport(exc)):
+        if exc is not None and _unreachable(exc):
             raise StoreUnavailable(str(exc)) from exc
         return False
+
+
+def _unreachable(exc: BaseException) -> bool:
+    return isinstance(exc, _UNAVAILABLE) or _closed_transport(exc)
 
 
 def _closed_transport(exc: BaseException) -> bool:
@@ -539,6 +545,24 @@ class RedisGameStore(GameStore):
         self._relayed = self._redis.register_script(_RELAYED)
         self._hold = self._redis.register_script(_HOLD)
         self._unhold = self._redis.register_script(_UNHOLD)
+        # the hot commands (a game's load, save and create, an idempotency entry's read)
+        # of one event-loop turn go in one pipeline
+        self._batch = Batcher(self._pipeline, _unreachable, wait=self._wait)
+
+    async def _script(self, script, keys: list[str], args: list, *, replicated: bool = False):
+        """A registered script's EVALSHA, queued in this turn's pipeline (`Batcher`); one
+        Redis lost (a restart) is loaded and run again alone. `replicated`: `(reply,
+        replicas that confirmed it)`."""
+        try:
+            return await self._batch.call(
+                "EVALSHA", script.sha, len(keys), *keys, *args, replicated=replicated
+            )
+        except redis_errors.NoScriptError:
+            reply = await script(keys=keys, args=args)
+            if not replicated:
+                return reply
+            await self._replicas_caught_up()
+            return reply, self._wait[0]
 
     def _index_key(self, index: str) -> str:
         """One listing's sorted set: its name is its hash tag (one slot, any node)."""
@@ -574,7 +598,7 @@ class RedisGameStore(GameStore):
         if idempotency is not None:
             args += (idempotency[0], _record_encoder.encode(idempotency[1]))
         with unavailable_on_connection_errors():
-            created = await self._create(keys=list(_keys(record.id)), args=args)
+            created = await self._script(self._create, list(_keys(record.id)), args)
         if created != 1:  # taken: 0, or what that game remembers under the entry's key
             remembered = _decode_remembered(created) if isinstance(created, bytes) else None
             if remembered is not None and self._wait[0]:
@@ -612,7 +636,7 @@ class RedisGameStore(GameStore):
 
     async def load(self, game_id: str) -> GameRecord | None:
         with unavailable_on_connection_errors():
-            blob = await self._redis.hget(_keys(game_id)[0], "rec")
+            blob = await self._batch.call("HGET", _keys(game_id)[0], "rec")
         return None if blob is None else _record_decoder.decode(blob)
 
     async def write(self, save: Save) -> None:
@@ -628,23 +652,18 @@ class RedisGameStore(GameStore):
         left, joined = memberships(record, previous)
         due = ended or due_moved_earlier(record, previous)
         after = due or left or joined  # else no other round trip (an action, most of the time)
-        if self._wait[0] and not after:  # the save and its WAIT on one connection (taken
-            # from the pool when the block is entered: a connection error there too)
-            with unavailable_on_connection_errors():
-                async with self._redis.client() as connection:
-                    await self._save_on(connection, record, args)
-                    self._replicated([await connection.execute_command("WAIT", *self._wait)])
-            return
-        await self._save_on(self._redis, record, args)
-        if after:
-            await self._after_save(record, ended, left, joined, due=due)
-
-    async def _save_on(self, client, record: GameRecord, args: list) -> None:
+        wait = bool(self._wait[0]) and not after  # else the WAIT ends the round trip after
         with unavailable_on_connection_errors():
-            saved = await self._save(keys=list(_keys(record.id)), args=args, client=client)
+            saved = await self._script(self._save, list(_keys(record.id)), args, replicated=wait)
+        if wait:
+            saved, replicas = saved
         if saved != 1:  # the stored record, or 0 when the game is gone
             current = _record_decoder.decode(saved) if isinstance(saved, bytes) else None
             raise VersionConflict(record.id, current=current)
+        if wait:
+            self._replicated([replicas])
+        if after:
+            await self._after_save(record, ended, left, joined, due=due)
 
     async def _after_save(
         self, record: GameRecord, ended: bool, left: set[str], joined: set[str], *, due: bool
@@ -709,7 +728,7 @@ class RedisGameStore(GameStore):
 
     async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
         with unavailable_on_connection_errors():
-            blob = await self._redis.hget(_keys(game_id)[2], key)
+            blob = await self._batch.call("HGET", _keys(game_id)[2], key)
         if blob is None:
             return None
         if self._wait[0]:  # a replay: of a write that may be one the replicas never confirmed
@@ -857,6 +876,7 @@ class RedisGameStore(GameStore):
             await self._redis.ping()
 
     async def close(self) -> None:
+        await self._batch.close()
         await self._redis.aclose()
 
 

@@ -172,7 +172,9 @@ def test_a_refused_save_writes_no_entry(backend):
 
 def test_redis_a_save_whose_due_moved_later_costs_no_other_round_trip(redis_backend):
     """Actions push the idle expiry later: the save script alone. A due moved earlier or a
-    game ended: one pipeline more, nothing else; a create: one call before it."""
+    game ended: one pipeline more, nothing else; a create: one call before it. Round trips
+    are commands sent alone and pipelines (a save or create goes in its turn's pipeline,
+    `infra.redis_batch`)."""
     due = Due(redis_backend)
     r0, _ = new_record(redis_backend.new_id())
     r0 = replace(r0, due=NOW + 100)
@@ -182,22 +184,37 @@ def test_redis_a_save_whose_due_moved_later_costs_no_other_round_trip(redis_back
     r2 = replace(r2, due=NOW + 150)
 
     async def body(store):
-        pipelines: list[int] = []
-        calls: list[tuple] = []
+        for script in (store._due_write, store._create, store._save):  # on every node
+            await store._redis.script_load(script.script)
+        sent: list[str] = []
         pipeline, execute = store._pipeline, store._redis.execute_command
-        store._pipeline = lambda: pipelines.append(1) or pipeline()
+
+        def counted_pipeline():
+            pipe = pipeline()
+            run = pipe.execute
+
+            async def counted_run(*args, **options):
+                sent.append(f"pipeline of {len(pipe)}")
+                return await run(*args, **options)
+
+            pipe.execute = counted_run
+            return pipe
 
         async def counted(*args, **options):
-            calls.append(args)
+            sent.append(str(args[0]))
             return await execute(*args, **options)
 
+        store._pipeline = store._batch._pipeline = counted_pipeline
         store._redis.execute_command = counted
         await store.create(r0, [], TTL)
-        assert (len(calls), len(pipelines)) == (2, 1)  # the entry, the create; its pipeline
+        # the entry, the create, its listings
+        assert sent == ["EVALSHA", "pipeline of 1", "pipeline of 1"]
+        sent.clear()
         await store.save(r1, r0.stamp, e1, TTL, previous=r0)
-        assert (len(calls), len(pipelines)) == (3, 1)  # the save script alone
+        assert sent == ["pipeline of 1"]  # the save script alone
+        sent.clear()
         await store.save(r2, r1.stamp, e2, TTL, previous=r1)
-        assert (len(calls), len(pipelines)) == (4, 2)  # earlier: the pipeline after it
+        assert sent == ["pipeline of 1", "pipeline of 1"]  # earlier: the entry after
         assert await entry(store, r0.id) == NOW + 150
 
     due.run(body)

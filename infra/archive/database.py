@@ -10,6 +10,11 @@ timeout, and SQLAlchemy-controlled transactions (the sqlite3 module's legacy mod
 BEGIN before SELECT or DDL): `BEGIN` for reads, `BEGIN IMMEDIATE` for connections marked
 `execution_options(sqlite_immediate=True)`, so a writer takes the write lock up front
 and waits its turn (busy timeout) instead of failing on a stale snapshot.
+
+`sqlite_twin(engine)`: a synchronous engine (the sqlite3 module) on the same SQLite file,
+configured the same, for the archive's unit of work to run each of its steps in one thread
+hop (`repository.SqlArchive.unit`): through aiosqlite every statement costs three or four
+hops to its thread and back.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
-from sqlalchemy import event
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 DEFAULT_PATH = "./ten-archive.sqlite3"
@@ -68,25 +73,48 @@ def make_engine(
     table by dropping it, which with foreign keys on would cascade to the rows that refer
     to it."""
     full = make_url(database_url(url))
-    kwargs.setdefault("json_serializer", _json_serializer)
-    kwargs.setdefault("json_deserializer", msgspec.json.decode)
+    _json_options(kwargs)
     if full.get_backend_name() == "sqlite":
-        connect_args = kwargs.setdefault("connect_args", {})
-        connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT)
+        _sqlite_options(kwargs)
         engine = create_async_engine(full, **kwargs)
         _configure_sqlite(
-            engine,
-            in_memory=full.database in (None, "", ":memory:"),
-            foreign_keys=sqlite_foreign_keys,
+            engine.sync_engine, in_memory=_in_memory(full), foreign_keys=sqlite_foreign_keys
         )
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     return create_async_engine(full, **kwargs)
 
 
-def _configure_sqlite(engine: AsyncEngine, *, in_memory: bool, foreign_keys: bool) -> None:
-    sync_engine = engine.sync_engine
+def sqlite_twin(engine: AsyncEngine) -> Engine | None:
+    """A synchronous engine on the SQLite file of `engine`, configured as `make_engine`
+    configures it (foreign keys on); None for another database or an in-memory one (a
+    second engine would open a database of its own)."""
+    url = engine.url
+    if url.get_backend_name() != "sqlite" or _in_memory(url):
+        return None
+    kwargs: dict[str, Any] = {}
+    _json_options(kwargs)
+    _sqlite_options(kwargs)
+    twin = create_engine(url.set(drivername="sqlite+pysqlite"), **kwargs)
+    _configure_sqlite(twin, in_memory=False, foreign_keys=True)
+    return twin
 
+
+def _json_options(kwargs: dict[str, Any]) -> None:
+    kwargs.setdefault("json_serializer", _json_serializer)
+    kwargs.setdefault("json_deserializer", msgspec.json.decode)
+
+
+def _sqlite_options(kwargs: dict[str, Any]) -> None:
+    connect_args = kwargs.setdefault("connect_args", {})
+    connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT)
+
+
+def _in_memory(url: URL) -> bool:
+    return url.database in (None, "", ":memory:")
+
+
+def _configure_sqlite(sync_engine: Engine, *, in_memory: bool, foreign_keys: bool) -> None:
     @event.listens_for(sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)

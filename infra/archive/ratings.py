@@ -1,7 +1,8 @@
 """The ratings in SQL, the unit of work's part (`service.archive.ArchiveUnit`): read and
 held, updated in the transaction that archives a rated game, read in rating order and
 replaced for a rebuild. Which games are rated, how, and when, is `service.archiving` and
-`service.ratings`.
+`service.ratings`. The unit's parts are synchronous, on a `Connection` (the unit runs each
+as one step: `repository.SqlUnit`); the reads outside a unit are async.
 
 No lost update (`hold`): the game's players' rows are created if missing (INSERT ... ON
 CONFLICT DO NOTHING) and then locked (PostgreSQL: SELECT ... FOR UPDATE), both in player id
@@ -25,6 +26,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, delete, insert, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from service.archive import GameRating, RankedGame, RatingChange
@@ -37,7 +39,7 @@ _INSERTS = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
 _PG_LOCK = "LOCK TABLE ratings, rated_games, rating_history IN EXCLUSIVE MODE"
 
 
-async def hold(conn: AsyncConnection, player_ids: Sequence[str]) -> dict[str, Rating]:
+def hold(conn: Connection, player_ids: Sequence[str]) -> dict[str, Rating]:
     """The current ratings of `player_ids` (the prior for those without one yet: their rows
     are created), locked until `conn`'s transaction ends (see the module docstring)."""
     dialect = conn.dialect.name
@@ -47,32 +49,30 @@ async def hold(conn: AsyncConnection, player_ids: Sequence[str]) -> dict[str, Ra
     # a new player's row, created to be locked; the game's `save` overwrites it
     at = datetime.now(UTC)
     prior = [_rating_row(pid, PRIOR, at) for pid in players]
-    await conn.execute(_INSERTS[dialect](ratings).on_conflict_do_nothing(), prior)
+    conn.execute(_INSERTS[dialect](ratings).on_conflict_do_nothing(), prior)
     query = select(ratings).where(ratings.c.player_id.in_(players)).order_by(ratings.c.player_id)
     if dialect == "postgresql":
         query = query.with_for_update()
-    return {row.player_id: _rating(row) for row in await conn.execute(query)}
+    return {row.player_id: _rating(row) for row in conn.execute(query)}
 
 
-async def save(conn: AsyncConnection, rated: GameRating) -> None:
+def save(conn: Connection, rated: GameRating) -> None:
     """A rated game's new ratings and history, in `conn`'s transaction, its players' rows
     held (`hold`); the game takes the next seq."""
-    seq = (
-        await conn.execute(
-            insert(rated_games).returning(rated_games.c.seq), {"game_id": rated.game_id}
-        )
+    seq = conn.execute(
+        insert(rated_games).returning(rated_games.c.seq), {"game_id": rated.game_id}
     ).scalar_one()
-    await conn.execute(
+    conn.execute(
         _UPDATE_RATING,
         [
             {**_values(o.after), "at": rated.finished_at, "pid": o.player_id}
             for o in sorted(rated.outcomes, key=lambda o: o.player_id)
         ],
     )
-    await _write(conn, [(seq, rated)])
+    _write(conn, [(seq, rated)])
 
 
-async def _write(conn: AsyncConnection, rated: Sequence[tuple[int, GameRating]]) -> None:
+def _write(conn: Connection, rated: Sequence[tuple[int, GameRating]]) -> None:
     """The history rows of rated games (each with its seq)."""
     history = [
         {
@@ -93,7 +93,7 @@ async def _write(conn: AsyncConnection, rated: Sequence[tuple[int, GameRating]])
         for o in game.outcomes
     ]
     if history:
-        await conn.execute(insert(rating_history), history)
+        conn.execute(insert(rating_history), history)
 
 
 _UPDATE_RATING = (
@@ -121,15 +121,15 @@ def _values(r: Rating) -> dict[str, Any]:
     return {"mu": r.mu, "sigma": r.sigma, "ordinal": r.ordinal, "games": r.games}
 
 
-async def ranked_games(conn: AsyncConnection) -> list[RankedGame]:
+def ranked_games(conn: Connection) -> list[RankedGame]:
     """Every archived ranked game in rating order (those rated before by seq, after those
     archived before ratings existed, by their end then id), its seats in seat order. On
     PostgreSQL the rating tables are locked until `conn`'s transaction ends, which the
     caller began (SQLite: BEGIN IMMEDIATE): nothing is rated meanwhile."""
     if conn.dialect.name == "postgresql":
-        await conn.execute(text(_PG_LOCK))
+        conn.execute(text(_PG_LOCK))
     key = (rated_games.c.seq.is_not(None), rated_games.c.seq, games.c.finished_at, games.c.id)
-    rows = await conn.execute(
+    rows = conn.execute(
         select(
             games.c.id,
             games.c.finished_at,
@@ -162,26 +162,22 @@ async def ranked_games(conn: AsyncConnection) -> list[RankedGame]:
     ]
 
 
-async def replace(
-    conn: AsyncConnection, rated: Sequence[GameRating], current: Mapping[str, Rating]
-) -> None:
+def replace(conn: Connection, rated: Sequence[GameRating], current: Mapping[str, Rating]) -> None:
     """Every rating, the history and the rating order replaced by `rated` (renumbered
     1..n) and `current`, in `conn`'s transaction (after `ranked_games`' lock). Each
     player's row is dated by the end of the last game that rated them."""
     for table in (rating_history, rated_games, ratings):
-        await conn.execute(delete(table))
+        conn.execute(delete(table))
     numbered = list(enumerate(rated, start=1))
     if numbered:
-        await conn.execute(
-            insert(rated_games), [{"seq": n, "game_id": g.game_id} for n, g in numbered]
-        )
-        await _write(conn, numbered)
+        conn.execute(insert(rated_games), [{"seq": n, "game_id": g.game_id} for n, g in numbered])
+        _write(conn, numbered)
         last = {o.player_id: g.finished_at for g in rated for o in g.outcomes}
-        await conn.execute(
+        conn.execute(
             insert(ratings), [_rating_row(pid, r, last[pid]) for pid, r in sorted(current.items())]
         )
     if conn.dialect.name == "postgresql":  # the next game rated comes after them
-        await conn.execute(
+        conn.execute(
             text("SELECT setval(pg_get_serial_sequence('rated_games', 'seq'), :n, :called)"),
             {"n": max(len(numbered), 1), "called": bool(numbered)},
         )

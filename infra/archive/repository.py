@@ -3,7 +3,12 @@ SQLite), the `GameArchive` port.
 
 Writes: `unit()` is the unit of work (`service.archive.ArchiveUnit`), one transaction
 (SQLite: BEGIN IMMEDIATE, so writers queue up front) committed by `commit()` and rolled
-back otherwise; what is written, and when a game is rated, is `service.archiving`'s. Its
+back otherwise. Each of its steps is one synchronous function of SQLAlchemy Core on a
+`Connection` (`_add_game`, `ratings.hold`, ...), the same code on both databases, run by the
+unit's `_Steps`: on PostgreSQL through `AsyncConnection.run_sync` (asyncpg's own I/O), on
+a SQLite file in one thread hop on a synchronous engine of the same file
+(`database.sqlite_twin`; through aiosqlite each statement costs three or four hops to its
+thread and back: about 2 ms of CPU per game archived, against a few tenths now); what is written, and when a game is rated, is `service.archiving`'s. Its
 `add_game` inserts a game with its seats, results and events (`rows.archive_rows`), the
 game row first with INSERT ... ON CONFLICT DO NOTHING: of several units racing on one game,
 PostgreSQL makes the others wait on the primary key until the first commits and then skip;
@@ -19,10 +24,11 @@ the seat was not taken over).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -30,6 +36,7 @@ import msgspec
 from sqlalchemy import Select, case, func, insert, literal, select, text, true, tuple_
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.cards import COLORS
@@ -54,7 +61,7 @@ from service.jobs import PermanentFailure
 from service.ports import StoredEvent, StoreUnavailable
 from service.ratings import PRIOR, Rating
 
-from .database import make_engine
+from .database import make_engine, sqlite_twin
 from .models import events as events_table
 from .models import games, results, seats
 from .models import ratings as ratings_table
@@ -64,10 +71,11 @@ from .ratings import history as rating_history
 from .ratings import hold as hold_ratings
 from .ratings import replace as replace_ratings
 from .ratings import save as save_ratings
-from .rows import archive_rows
+from .rows import ArchiveRows, archive_rows
 
 MAX_LIMIT = 500
 _S = TypeVar("_S", bound=msgspec.Struct)
+_T = TypeVar("_T")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _cursor_decoder = msgspec.json.Decoder(tuple[int, int, str])
@@ -112,6 +120,9 @@ class SqlArchive:
         self._insert_review = dialects[self._dialect](reviews_table).on_conflict_do_nothing(
             index_elements=[reviews_table.c.game_id]
         )
+        # a SQLite file: the unit of work's engine (None: the unit runs on `engine`)
+        self._writer = sqlite_twin(engine)
+        self._writing: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
     @classmethod
     def from_url(cls, url: str | None = None, **engine_kwargs: Any) -> SqlArchive:
@@ -119,6 +130,8 @@ class SqlArchive:
         return cls(make_engine(url, **engine_kwargs))
 
     async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.dispose()
         await self.engine.dispose()
 
     # ------------------------------------------------------------------ writes
@@ -129,15 +142,32 @@ class SqlArchive:
         ends otherwise. A connection failure is StoreUnavailable; a value the database
         refuses, PermanentFailure (`_refused_data`)."""
         with _translate_errors(), _refused_data():
+            if self._writer is not None:
+                async with self._one_writer():
+                    steps = _OnThread(await asyncio.to_thread(_immediate, self._writer))
+                    try:
+                        yield SqlUnit(steps, self._insert_game)
+                    finally:
+                        await steps(_ended)
+                return
             async with self.engine.connect() as conn:
                 if self._dialect == "sqlite":
                     await conn.execution_options(sqlite_immediate=True)
                 transaction = await conn.begin()
                 try:
-                    yield SqlUnit(conn, self._insert_game)
+                    yield SqlUnit(_OnGreenlet(conn), self._insert_game)
                 finally:
                     if transaction.is_active:
                         await transaction.rollback()
+
+    def _one_writer(self) -> asyncio.Lock:
+        """The SQLite writer's units of this process, one at a time (SQLite has one writer
+        anyway): a unit waiting for the write lock waits here, not in a worker thread, so
+        the units never take every thread while the one holding the lock waits for one."""
+        loop = asyncio.get_running_loop()
+        if self._writing is None or self._writing[0] is not loop:
+            self._writing = (loop, asyncio.Lock())
+        return self._writing[1]
 
     async def save_review(self, game_id: str, review: bytes, at: datetime) -> bool:
         """Keep a finished game's review (its JSON); False when one is kept already (the
@@ -397,62 +427,111 @@ class SqlArchive:
                 await conn.execute(text("SELECT 1"))
 
 
-class SqlUnit:
-    """`service.archive.ArchiveUnit` on one connection in a transaction (`SqlArchive.unit`)."""
+def _immediate(engine: Engine) -> Connection:
+    """A connection of the SQLite writer in its transaction, the write lock taken."""
+    conn = engine.connect()
+    try:
+        conn.execution_options(sqlite_immediate=True).begin()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
-    def __init__(self, conn: AsyncConnection, insert_game: Any) -> None:
+
+def _ended(conn: Connection) -> None:
+    """The end of a unit on `_OnThread`: rolled back unless committed, the connection back."""
+    try:
+        if conn.in_transaction():
+            conn.rollback()
+    finally:
+        conn.close()
+
+
+class _OnGreenlet:
+    """A unit's steps on an async connection (`AsyncConnection.run_sync`)."""
+
+    def __init__(self, conn: AsyncConnection) -> None:
         self._conn = conn
+
+    async def __call__(self, step: Callable[..., _T], *args: Any) -> _T:
+        return await self._conn.run_sync(step, *args)
+
+
+class _OnThread:
+    """A unit's steps on a synchronous connection, each in one hop to a worker thread. A
+    step whose caller is cancelled is waited for all the same (a connection is never used
+    by two threads at once: the unit's end comes after it)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    async def __call__(self, step: Callable[..., _T], *args: Any) -> _T:
+        running = asyncio.ensure_future(asyncio.to_thread(step, self._conn, *args))
+        try:
+            return await asyncio.shield(running)
+        except asyncio.CancelledError:
+            with suppress(BaseException):
+                await running
+            raise
+
+
+class SqlUnit:
+    """`service.archive.ArchiveUnit` on one connection in a transaction (`SqlArchive.unit`):
+    each method one step (`_OnGreenlet`, `_OnThread`)."""
+
+    def __init__(self, steps: _OnGreenlet | _OnThread, insert_game: Any) -> None:
+        self._steps = steps
         self._insert_game = insert_game
 
     async def add_game(self, archival: Archival) -> bool:
         """Insert the game, its seats, results and log; False when it is there already
         (nothing is written)."""
-        rows = archive_rows(archival)
-        inserted = await self._conn.execute(self._insert_game, rows.game)
-        if inserted.rowcount != 1:
-            return False  # already archived: nothing else is written
-        await self._conn.execute(insert(seats), rows.seats)
-        if rows.results:  # none for an aborted or abandoned game
-            await self._conn.execute(insert(results), rows.results)
-        await self._insert_events(rows.events)
-        return True
-
-    async def _insert_events(self, rows: list[dict[str, Any]]) -> None:
-        if self._conn.dialect.name != "postgresql":
-            # the driver's executemany (sqlite3's loop in C, one hop to aiosqlite's thread)
-            # instead of SQLAlchemy's parameters built row by row: 3.9 -> 2.7 ms of CPU per game (372 events)
-            await self._conn.exec_driver_sql(
-                _SQLITE_INSERT_EVENTS,
-                [(r["game_id"], r["seq"], r["type"], r["data"]) for r in rows],
-            )
-            return
-        # one statement with three arrays instead of a row per event: ~1.5x the games/s
-        await self._conn.execute(
-            _PG_INSERT_EVENTS,
-            {
-                "game_id": rows[0]["game_id"],
-                "seqs": [r["seq"] for r in rows],
-                "types": [r["type"] for r in rows],
-                "datas": [r["data"] for r in rows],
-            },
-        )
+        return await self._steps(_add_game, self._insert_game, archive_rows(archival))
 
     async def ratings_of(self, player_ids: Sequence[str]) -> dict[str, Rating]:
-        return await hold_ratings(self._conn, player_ids)
+        return await self._steps(hold_ratings, player_ids)
 
     async def save_ratings(self, rated: GameRating) -> None:
-        await save_ratings(self._conn, rated)
+        await self._steps(save_ratings, rated)
 
     async def ranked_games(self) -> list[RankedGame]:
-        return await ranked_games(self._conn)
+        return await self._steps(ranked_games)
 
     async def replace_ratings(
         self, rated: Sequence[GameRating], ratings: Mapping[str, Rating]
     ) -> None:
-        await replace_ratings(self._conn, rated, ratings)
+        await self._steps(replace_ratings, rated, ratings)
 
     async def commit(self) -> None:
-        await self._conn.commit()
+        await self._steps(Connection.commit)
+
+
+def _add_game(conn: Connection, insert_game: Any, rows: ArchiveRows) -> bool:
+    inserted = conn.execute(insert_game, rows.game)
+    if inserted.rowcount != 1:
+        return False  # already archived: nothing else is written
+    conn.execute(insert(seats), rows.seats)
+    if rows.results:  # none for an aborted or abandoned game
+        conn.execute(insert(results), rows.results)
+    if conn.dialect.name != "postgresql":
+        # the driver's executemany (sqlite3's loop in C) instead of SQLAlchemy's parameters
+        # built row by row: 3.9 -> 2.7 ms of CPU per game (372 events)
+        conn.exec_driver_sql(
+            _SQLITE_INSERT_EVENTS,
+            [(r["game_id"], r["seq"], r["type"], r["data"]) for r in rows.events],
+        )
+        return True
+    # one statement with three arrays instead of a row per event: ~1.5x the games/s
+    conn.execute(
+        _PG_INSERT_EVENTS,
+        {
+            "game_id": rows.game["id"],
+            "seqs": [r["seq"] for r in rows.events],
+            "types": [r["type"] for r in rows.events],
+            "datas": [r["data"] for r in rows.events],
+        },
+    )
+    return True
 
 
 def _board_columns() -> tuple[Any, Any, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import random
+import time
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -563,6 +564,38 @@ def test_sqlite_connections() -> None:
 
     with migrated_database("sqlite") as db:
         assert db.run(body) == (1, "wal")
+        # the unit of work's own engine on the file (`sqlite_twin`) is configured the same
+        assert db.archive._writer is not None
+        with db.archive._writer.connect() as conn:
+            keys = conn.exec_driver_sql("PRAGMA foreign_keys").scalar()
+            journal = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
+            timeout = conn.exec_driver_sql("PRAGMA busy_timeout").scalar()
+        assert (keys, journal, timeout) == (1, "wal", 30_000)
+
+
+def test_a_unit_step_whose_caller_is_cancelled_ends_before_the_next_step() -> None:
+    """On a SQLite file each step of a unit runs in a worker thread: a step cancelled by its
+    caller (a request given up, a worker stopping) still runs to its end before the unit's
+    next step (its rollback and close) touches the connection."""
+    from infra.archive.repository import _OnThread
+
+    order: list[str] = []
+
+    def slow(conn: list[str]) -> None:
+        time.sleep(0.2)
+        conn.append("the step's end")
+
+    async def body() -> None:
+        steps = _OnThread(order)
+        step = asyncio.ensure_future(steps(slow))
+        await asyncio.sleep(0.05)
+        step.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await step
+        await steps(lambda conn: conn.append("the unit's end"))
+
+    asyncio.run(body())
+    assert order == ["the step's end", "the unit's end"]
 
 
 def test_event_types_are_indexed(filled: Db) -> None:

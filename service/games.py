@@ -347,7 +347,7 @@ class GameService:
                 current=record.version,
             )
         now = self._clock()
-        state, events = await self.bots.run(
+        state, events = await self.bots.step(
             bots_search(record.state, request.action),
             play,
             record.state,
@@ -386,7 +386,7 @@ class GameService:
         if clock is not None and clock.deadline is not None and clock.deadline <= now:
             outcome, late = "timeout", now - clock.deadline
             # the game's bot moves for the seat
-            state, events = await self.bots.run(True, time_out, record.state, now)
+            state, events = await self.bots.step(True, time_out, record.state, now)
             new = record.successor(state=state, updated_at=now)
         elif record.updated_at + self.settings.idle_ttl > now:
             # the due was a bound the running seat's deadline came after: saved at that

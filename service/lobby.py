@@ -503,7 +503,7 @@ class Lobby:
         )
         state = msgspec.structs.replace(state, takeover_bot=table.fill_bot)
         if bots_search(state):  # in the bot pool (this runs in a worker thread then)
-            state, bot_events = self.games.bots.blocking(play_bots, state)
+            state, bot_events = self.games.bots.blocking_step(play_bots, state)
         else:
             state, bot_events = play_bots(state)
         events.extend(bot_events)

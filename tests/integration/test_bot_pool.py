@@ -16,6 +16,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import msgspec
 import pytest
 from litestar.testing import TestClient
 
@@ -27,6 +28,7 @@ from infra.bot_pool import BotPool
 from service.app import create_app
 from service.bot_work import BotWork
 from service.errors import ServiceError
+from service.games import encode_events
 from service.settings import Settings
 from tests.servers import ROOT, wait_until
 from tests.support.processes import cpu_ticks, parent, running
@@ -73,11 +75,20 @@ def test_the_pool_computes_what_the_engine_computes_inline(pool) -> None:
             state, _ = play_bots(state)
             while (seat := to_act(state)) is not None:
                 action = rng.choice(legal_actions(state, seat))
-                inline = play(state, seat, action, 1000.0)
-                pooled = await work.run(True, play, state, seat, action, 1000.0)
+                inline = play(state, seat, action, 1000.0 + steps / 7)
+                pooled = await work.step(True, play, state, seat, action, 1000.0 + steps / 7)
                 assert pooled == inline  # the same state and the same events
+                # byte for byte as stored: the events' JSON, the state's msgpack
+                assert encode_events(pooled[1]) == encode_events(inline[1])
+                assert msgspec.msgpack.encode(pooled[0]) == msgspec.msgpack.encode(inline[0])
                 state = inline[0]
                 steps += 1
+        # a table of bots played to its end in one step (the lobby's, from a thread)
+        dealt, _ = new_game([(f"E{i}", "expert") for i in range(3)], "pool-bots-only")
+        inline = play_bots(dealt)
+        pooled = await asyncio.to_thread(work.blocking_step, play_bots, dealt)
+        assert pooled == inline
+        assert encode_events(pooled[1]) == encode_events(inline[1])
         return steps
 
     assert asyncio.run(body()) > 50

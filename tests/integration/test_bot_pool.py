@@ -263,13 +263,13 @@ def test_a_step_given_up_mid_way_takes_its_worker_and_the_next_step_gets_a_new_o
     assert pool.pids() != before
 
 
-def test_a_waiting_step_is_sent_in_the_callback_that_reads_the_reply_before_it(
+def test_the_next_step_waits_in_the_workers_pipe_and_the_one_after_is_sent_on_a_reply(
     pool, monkeypatch
 ) -> None:
     """With one worker and a loop kept busy (a task that yields at every turn of the loop),
-    the second step goes down the worker's pipe in the same turn of the loop in which the
-    first step's reply is read: the worker does not idle while the loop gets round to the
-    steps' coroutines (which took three turns, each as long as what else the loop had)."""
+    the second step goes down the worker's pipe at once, behind the first (`depth` 2): the
+    worker starts it as soon as it is done with the first, whatever the loop is doing; the
+    third goes in the turn of the loop in which the first one's reply is read."""
     from infra import bot_pool as pool_module
 
     turns = 0
@@ -310,9 +310,71 @@ def test_a_waiting_step_is_sent_in_the_callback_that_reads_the_reply_before_it(
             stop = True
             await hog
 
+    assert pool.depth == 2
     assert asyncio.run(body()) == [play_bots(s) for s in states]
     assert len(sent_at) == 3
     assert len(read_at) == 3
     assert turns > 10  # the loop turned while the steps ran
-    # each next step was sent in the turn its predecessor's reply was read
-    assert sent_at[1:] == read_at[:2]
+    assert sent_at[0] == sent_at[1] < read_at[0]  # the second waited in the pipe
+    assert sent_at[2] == read_at[0]  # the third: sent in the turn the first reply was read
+
+
+def test_a_step_given_up_in_the_pipe_is_dropped_and_the_others_get_their_replies(pool) -> None:
+    """Three steps on one worker: the second, given up while it waits in the worker's pipe
+    behind the first, is computed and its reply dropped; the first and third are answered,
+    and no worker is killed for it."""
+    work = BotWork(pool)
+    states = [
+        play_bots(new_game([("h", None), ("b", "expert")], f"dropped-{i}")[0])[0] for i in range(3)
+    ]
+    seats = [to_act(s) for s in states]
+    actions = [legal_actions(s, seat)[0] for s, seat in zip(states, seats, strict=True)]
+    before = pool.pids()
+
+    async def body() -> tuple:
+        steps = [
+            asyncio.ensure_future(work.step(True, play, s, seat, a, 5.0))
+            for s, seat, a in zip(states, seats, actions, strict=True)
+        ]
+        await asyncio.sleep(0)  # all three sent or waiting
+        steps[1].cancel()
+        first = await steps[0]
+        with pytest.raises(asyncio.CancelledError):
+            await steps[1]
+        return first, await steps[2]
+
+    first, third = asyncio.run(body())
+    assert first == play(states[0], seats[0], actions[0], 5.0)
+    assert third == play(states[2], seats[2], actions[2], 5.0)
+    assert pool.pids() == before
+    assert work.in_pool == 0
+
+
+def test_the_steps_behind_a_killed_one_are_computed_by_the_next_worker(pool) -> None:
+    """A worker killed while it computes a step fails that step (503 bots_busy); the step
+    waiting behind it in its pipe, never started, is sent to the new worker and answered."""
+    work = BotWork(pool)
+    state, _ = new_game([(f"E{i}", "expert") for i in range(5)], "behind-killed")
+    assert asyncio.run(work.step(True, play_bots, state))  # the pool is up
+    stop = threading.Event()
+    killed: list[int] = []
+
+    async def body() -> tuple:
+        long = asyncio.ensure_future(work.run(True, expert_games, 200))
+        behind = asyncio.ensure_future(work.step(True, play_bots, state))
+        await asyncio.sleep(0)
+        killer = threading.Thread(target=lambda: killed.extend(kill_when_busy(pool, stop)))
+        killer.start()
+        try:
+            return await asyncio.gather(long, behind, return_exceptions=True)
+        finally:
+            stop.set()
+            await asyncio.to_thread(killer.join)
+
+    long, behind = asyncio.run(body())
+    assert killed, "the worker was never seen busy"
+    assert isinstance(long, ServiceError)
+    assert long.code == "bots_busy"
+    assert behind == play_bots(state)
+    assert killed[0] not in pool.pids()
+    assert work.in_pool == 0

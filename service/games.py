@@ -90,12 +90,14 @@ def encode_events(events: Sequence[Event]) -> list[StoredEvent]:
 
 class Acted(msgspec.Struct, frozen=True):
     """What an action did: the game as it left it, the acting seat, the events it produced
-    (the bots' moves after it included); `replayed` when it is the outcome of an earlier
-    request with the same idempotency key, handed back unchanged."""
+    (the bots' moves after it included) and the same as stored (`stored`: their JSON, byte
+    for byte as the log has it); `replayed` when it is the outcome of an earlier request
+    with the same idempotency key, handed back unchanged."""
 
     record: GameRecord
     seat: int
     events: list[Event]
+    stored: list[StoredEvent]
     replayed: bool
 
 
@@ -337,7 +339,13 @@ class GameService:
                     return prior
                 events = [_event_decoder.decode(e.data) for e in prior.events]
                 assert prior.seat is not None  # an action's
-                return Acted(record=prior.record, seat=prior.seat, events=events, replayed=True)
+                return Acted(
+                    record=prior.record,
+                    seat=prior.seat,
+                    events=events,
+                    stored=prior.events,
+                    replayed=True,
+                )
         expected = request.expected_version
         if expected is not None and record.version != expected:
             raise ServiceError(
@@ -364,7 +372,7 @@ class GameService:
             )
             remembered = (key, outcome)
         new = await self.store_change(record, new, stored, remembered)
-        return Acted(record=new, seat=seat, events=events, replayed=False)
+        return Acted(record=new, seat=seat, events=events, stored=stored, replayed=False)
 
     async def fire_due(self, game_id: str) -> Fired:
         """Deal with a game whose entry in the due index came (the deadline poller calls

@@ -201,7 +201,11 @@ class ArchiveReaction:
     async def react(self, record: GameRecord, events: Sequence[StoredEvent]) -> None:
         if record.status not in ARCHIVED:
             return
-        whole = await self.store.events(record.id, 0, WHOLE_LOG)
+        # the events not relayed yet are the whole log when none was relayed before (the
+        # log starts at seq 1, without gaps): no second read of it
+        whole = list(events)
+        if not whole or whole[0].seq != 1:
+            whole = await self.store.events(record.id, 0, WHOLE_LOG)
         job = ArchiveJob(record=record, events=whole)
         queued = await self.queue.put(record.id, _job_encoder.encode(job), self.clock())
         if queued and self.count is not None:

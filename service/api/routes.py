@@ -202,8 +202,10 @@ def game_or_table(record: GameRecord, seat: int | None) -> GameOut | TableOut:
 
 
 def render_acted(acted: Acted) -> bytes:
-    """An action's answer; a replayed one renders to the bytes of the first."""
-    return _encoder.encode(ActedOut(events=acted.events, **view_fields(acted.record, acted.seat)))
+    """An action's answer; a replayed one renders to the bytes of the first. Its events are
+    their JSON as stored (the log's bytes, encoded once)."""
+    events = [msgspec.Raw(e.data) for e in acted.stored]
+    return _encoder.encode(ActedOut(events=events, **view_fields(acted.record, acted.seat)))
 
 
 def parse_if_match(value: str | None) -> int | None:

@@ -203,6 +203,47 @@ def test_a_local_reaction_is_told_of_every_save_and_only_a_durable_one_is_marked
     asyncio.run(body())
 
 
+class LogReads(MemoryGameStore):
+    """The event log read whole, counted."""
+
+    def __init__(self) -> None:
+        super().__init__(clock=lambda: 0.0)
+        self.log_reads = 0
+
+    async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
+        self.log_reads += 1
+        return await super().events(game_id, after, limit)
+
+
+@pytest.mark.parametrize("relayed_before", [False, True])
+def test_the_archive_job_holds_the_whole_log_read_once(relayed_before: bool):
+    """An ended game's archive job holds its whole log: the events the relay hands over when
+    none was relayed before (no second read of the log), else the log read whole."""
+    import msgspec
+
+    from service.ports import ArchiveJob
+
+    async def body() -> None:
+        clock, store = Clock(), LogReads()
+        archive_queue = MemoryQueue("archive")
+        reaction = ArchiveReaction(store, archive_queue, clock=clock)
+        relay = Relay(store, MemoryQueue("relay"), [reaction, Recorder()], clock=clock)
+        record, events = game()
+        await store.create(record, events, 3600)
+        if relayed_before:  # the start relayed for another reaction (a webhook, say)
+            await relay.relay(record.id)
+        ended = replace(record, aborted=True, updated_at=NOW + 1)
+        mark = await relay.mark(record, ended, [])
+        await store.save(ended, record.stamp, [], 3600, previous=record)
+        await relay.settle(ended.id, mark)
+        [job] = await archive_queue.claim(clock(), 60, 10)
+        archived = msgspec.msgpack.decode(job.payload, type=ArchiveJob)
+        assert archived.events == events  # every event, from seq 1
+        assert store.log_reads == (1 if relayed_before else 0)
+
+    asyncio.run(body())
+
+
 def test_a_relay_with_local_reactions_only_never_touches_the_queue_or_the_store():
     async def body() -> None:
         store, queue, local = CountingStore(), MemoryQueue("relay"), Local()

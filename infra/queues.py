@@ -36,10 +36,17 @@ _why_decoder = msgspec.msgpack.Decoder(_Why)
 
 
 class MemoryQueue:
+    """The due jobs are found in a heap of (due, job id), as Redis's sorted set finds them:
+    a claim costs what it takes, not a look at every job queued (with thousands of games
+    waiting for the archive, that look cost about a millisecond of the serving loop per
+    claim). An entry whose job was claimed, retried, done or put again since is stale:
+    skipped when met, and the heap is rebuilt when they outnumber the live ones."""
+
     def __init__(self, name: str) -> None:
         self.name = name
         self._jobs: dict[str, bytes] = {}
         self._due: dict[str, float] = {}
+        self._heap: list[tuple[float, str]] = []
         self._token: dict[str, int] = {}
         self._fails: dict[str, int] = {}
         self._quarantine: dict[str, tuple[bytes, _Why]] = {}
@@ -55,6 +62,13 @@ class MemoryQueue:
         self._token.pop(job_id, None)
         self._fails.pop(job_id, None)
 
+    def _set_due(self, job_id: str, at: float) -> None:
+        self._due[job_id] = at
+        heapq.heappush(self._heap, (at, job_id))
+        if len(self._heap) > 2 * len(self._due) + 64:  # mostly stale: rebuilt
+            self._heap = [(due, job) for job, due in self._due.items()]
+            heapq.heapify(self._heap)
+
     async def put(self, job_id: str, payload: bytes, at: float, *, keep: bool = False) -> int:
         if job_id in self._quarantine:
             return 0
@@ -62,16 +76,20 @@ class MemoryQueue:
             return 0
         self._jobs[job_id] = payload
         held = self._due.get(job_id)
-        self._due[job_id] = at if held is None else min(held, at)
+        if held is None or at < held:
+            self._set_due(job_id, at)
         return self._bump(job_id)
 
     async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
-        due = [(at, job_id) for job_id, at in self._due.items() if at <= now]
-        found = []
-        for _, job_id in heapq.nsmallest(limit, due):
-            self._due[job_id] = now + lease
+        heap, due, found = self._heap, self._due, []
+        while heap and len(found) < limit and heap[0][0] <= now:
+            at, job_id = heapq.heappop(heap)
+            if due.get(job_id) != at:
+                continue  # stale
             token = self._bump(job_id)
             found.append(Job(job_id, self._jobs[job_id], token, self._fails.get(job_id, 0)))
+        for job in found:  # leased: due again when the lease ends (after the loop: a lease
+            self._set_due(job.id, now + lease)  # of 0 would be met again in it)
         return found
 
     async def done(
@@ -91,7 +109,7 @@ class MemoryQueue:
     async def retry(self, job_id: str, token: int, at: float, *, failed: bool) -> int | None:
         if self._token.get(job_id) != token:
             return None
-        self._due[job_id] = at
+        self._set_due(job_id, at)
         if failed:
             self._fails[job_id] = self._fails.get(job_id, 0) + 1
         return self._fails.get(job_id, 0)
@@ -122,7 +140,7 @@ class MemoryQueue:
         if held is None:
             return False
         self._jobs[job_id] = held[0]
-        self._due[job_id] = now
+        self._set_due(job_id, now)
         self._fails.pop(job_id, None)
         self._bump(job_id)
         return True

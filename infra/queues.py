@@ -81,11 +81,12 @@ class MemoryQueue:
         return self._bump(job_id)
 
     async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
-        heap, due, found = self._heap, self._due, []
+        heap, due, found, taken = self._heap, self._due, [], set()
         while heap and len(found) < limit and heap[0][0] <= now:
             at, job_id = heapq.heappop(heap)
-            if due.get(job_id) != at:
-                continue  # stale
+            if due.get(job_id) != at or job_id in taken:
+                continue  # stale (a job done, then put again at the same time: twice)
+            taken.add(job_id)
             token = self._bump(job_id)
             found.append(Job(job_id, self._jobs[job_id], token, self._fails.get(job_id, 0)))
         for job in found:  # leased: due again when the lease ends (after the loop: a lease

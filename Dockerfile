@@ -33,6 +33,16 @@ COPY domain ./app/domain
 COPY service ./app/service
 COPY infra ./app/infra
 COPY migrations ./app/migrations
+# the modules setup.py compiles (COMPILED: domain/scoring.py) made C extensions by mypyc, next
+# to their sources as `pip install -e .` makes them, with the build requirements
+# pyproject.toml pins, in a virtualenv of this stage only
+COPY setup.py ./
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires']))" > build-requirements.txt \
+ && python -m venv /opt/build \
+ && /opt/build/bin/pip install --no-compile -r build-requirements.txt \
+ && cd app \
+ && /opt/build/bin/mypyc --config-file ../pyproject.toml $(python -c "import ast; print(' '.join(next(ast.literal_eval(n.value) for n in ast.parse(open('../setup.py').read()).body if isinstance(n, ast.Assign) and n.targets[0].id == 'COMPILED')))") \
+ && rm -rf build .mypy_cache
 # bytecode compiled now: the running container cannot write it (read-only root filesystem)
 RUN /opt/venv/bin/python -m compileall -q /opt/venv /src/app
 

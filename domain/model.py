@@ -177,6 +177,24 @@ class ColorResult(msgspec.Struct, **_FROZEN):
     run: tuple[str, ...]
 
 
+# `domain.scoring`'s answers, defined here and not in that module, which mypyc compiles
+# (setup.py): a class defined in a compiled module keeps no field types for msgspec (a
+# Score decoded from JSON held dicts for its ColorScores). They keep the name
+# `domain.scoring` gives them (the OpenAPI document's, pickle's), and that module holds
+# them: the field types resolve there as here.
+class ColorScore(msgspec.Struct, frozen=True, kw_only=True):
+    points: int  # run length + perfect bonus if the run is 1..9
+    run: tuple[str, ...]  # codes of the cards in the scored run, in number order, wilds included
+
+
+class Score(msgspec.Struct, frozen=True, kw_only=True):
+    total: int
+    colors: dict[str, ColorScore]  # keys exactly "R", "B", "O", "G" in that order
+
+
+ColorScore.__module__ = Score.__module__ = "domain.scoring"
+
+
 class Result(msgspec.Struct, **_FROZEN):
     seat: int
     score: int

@@ -58,9 +58,8 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Final
 
-import msgspec
-
 from domain.cards import COLORS, FULL_WILD
+from domain.model import ColorScore, Score
 
 __all__ = [
     "ColorScore",
@@ -70,16 +69,6 @@ __all__ = [
     "score_collection",
     "total_bound",
 ]
-
-
-class ColorScore(msgspec.Struct, frozen=True, kw_only=True):
-    points: int  # run length + perfect bonus if the run is 1..9
-    run: tuple[str, ...]  # codes of the cards in the scored run, in number order, wilds included
-
-
-class Score(msgspec.Struct, frozen=True, kw_only=True):
-    total: int
-    colors: dict[str, ColorScore]  # keys exactly "R", "B", "O", "G" in that order
 
 
 # ---------------------------------------------------------------------------------------
@@ -241,7 +230,8 @@ def _steps(cands: tuple[_Cand, ...]) -> _Choice:
 def _choice(held: int, k: int, wmask: int, full: int, bonus: int, c: int) -> _Choice:
     """Colour `c`'s candidates (`_candidates`) with composite values (`_SCORE_W`)."""
     weight = _COLOR_WEIGHT[c]
-    cands = []
+    cands: list[_Cand] = []
+    row: _Interval | None
     for score, d, n, row in _candidates(held, k, wmask, full, bonus):
         if row is None:
             cands.append((0, d, n, row))

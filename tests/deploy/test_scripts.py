@@ -40,6 +40,9 @@ def checkout(tmp_path: Path) -> Path:
     copy = tmp_path / "checkout"
     shutil.copytree(ROOT / "scripts", copy / "scripts")
     shutil.copy(ROOT / "pyproject.toml", copy)
+    shutil.copy(ROOT / "setup.py", copy)
+    (copy / "domain").mkdir()
+    shutil.copy(ROOT / "domain/scoring.py", copy / "domain")
     for pkg in ("clients/ts", "clients/web"):
         (copy / pkg).mkdir(parents=True)
         shutil.copy(ROOT / pkg / "package-lock.json", copy / pkg)
@@ -123,6 +126,15 @@ def test_a_changed_dependency_list_reinstalls(checkout: Path) -> None:
     with (checkout / "pyproject.toml").open("a") as pyproject:
         pyproject.write("\n# a changed dependency list\n")
     assert len(installs(run(checkout, "scripts/setup", "--runtime"))) == 1
+
+
+def test_a_changed_compiled_module_reinstalls(checkout: Path) -> None:
+    """A module setup.py compiles (next to its source) is built again when it changes."""
+    run(checkout, "scripts/setup")
+    assert run(checkout, "scripts/setup") == []
+    with (checkout / "domain/scoring.py").open("a") as source:
+        source.write("\n# a changed rule\n")
+    assert len(installs(run(checkout, "scripts/setup"))) == 1
 
 
 def test_apt_get_is_called_only_through_the_lock_waiting_helper() -> None:

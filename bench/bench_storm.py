@@ -9,6 +9,14 @@ pool; 1 = one worker process), each measured in two windows of `--duration` seco
   (POST /v1/games, the whole game played in the request) one after the other.
 Prints per window the readers' requests/s, p50 and p99, /health p50/p99/max, the tables
 created (and refused: 503 bots_busy), and the storm's ratio of reader p99 to the quiet one.
+
+`--control` (on by default) adds a third window per round, a control: the readers while a
+process outside the service does the storm's bot work (the simulator playing tables of five
+experts, `python -m service.simulator --players 5 --bots expert`) at the bot pool's priority
+(SCHED_IDLE), with no request at all. Its ratio to the quiet window is what that work costs
+the readers on this machine when it runs anywhere on it (its two cores share caches, memory
+and the host's scheduling), the floor under the storm's own ratio. `--rounds N` repeats quiet, control and
+storm N times in turns and prints each ratio per round and the median of the rounds.
 The issue's goals: readers' p99 within 20% of quiet, /health p99 under 50 ms. The load
 generator (bench/loadgen.py's raw HTTP/1.1 client) runs in this process. No assertions.
 """
@@ -18,6 +26,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -101,6 +111,33 @@ async def games(port: int, count: int) -> list[str]:
     return ids
 
 
+# the control's neighbour: the storm's own bot work (tables of five experts played to their
+# end by the simulator) in a process of the pool's priority, outside the service
+NEIGHBOUR = """
+import os, runpy, sys
+try:
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+except OSError:
+    os.nice(19)
+sys.argv = ["ten-sim", "--games", "1000000", "--players", "5", "--bots", "expert", "--workers", "1"]
+runpy.run_module("service.simulator", run_name="__main__")
+"""
+
+
+def apart(port: int, ids: list[str], readers: int, seconds: float) -> dict:
+    """The readers' window while a process of the lowest priority plays bot tables outside
+    the service (the control)."""
+    root = Path(__file__).resolve().parents[1]
+    neighbour = subprocess.Popen(
+        [sys.executable, "-c", NEIGHBOUR], cwd=root, stdout=subprocess.DEVNULL
+    )
+    try:
+        return asyncio.run(window(port, ids, readers, 0, seconds))
+    finally:
+        neighbour.kill()
+        neighbour.wait()
+
+
 def line(name: str, r: dict) -> str:
     return (
         f"  {name:<6} reads {r['reads/s']:7.0f}/s  p50 {r['read p50']:6.1f} ms  "
@@ -115,6 +152,11 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=15.0)
     parser.add_argument("--readers", type=int, default=16)
     parser.add_argument("--storm", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=1, help="quiet, control, storm: N times")
+    parser.add_argument(
+        "--control", action=argparse.BooleanOptionalAction, default=True,
+        help="a window with the bot work in a SCHED_IDLE process apart, no request (the floor)",
+    )  # fmt: skip
     args = parser.parse_args()
     for workers in args.bot_workers.split(","):
         with tempfile.TemporaryDirectory(prefix="ten-storm-") as tmp:
@@ -127,8 +169,14 @@ def main() -> None:
             try:
                 port = server.port
                 ids = asyncio.run(games(port, args.readers))
-                quiet = asyncio.run(window(port, ids, args.readers, 0, args.duration))
-                storm = asyncio.run(window(port, ids, args.readers, args.storm, args.duration))
+                rounds = []
+                for _ in range(args.rounds):
+                    quiet = asyncio.run(window(port, ids, args.readers, 0, args.duration))
+                    control = (
+                        apart(port, ids, args.readers, args.duration) if args.control else None
+                    )
+                    storm = asyncio.run(window(port, ids, args.readers, args.storm, args.duration))
+                    rounds.append((quiet, control, storm))
                 # the tables alone: the serving process's CPU per table, and its children's
                 # (the bot pool)
                 # (uvicorn with one worker serves in its own process; the fork server and
@@ -143,9 +191,25 @@ def main() -> None:
             finally:
                 server.stop()
         print(f"TEN_BOT_WORKERS={workers}: {args.readers} readers, storm of {args.storm}")
-        print(line("quiet", quiet))
-        print(line("storm", storm))
-        print(f"  storm/quiet reader p99: {storm['read p99'] / quiet['read p99']:.2f}")
+        storms, controls = [], []
+        for n, (quiet, control, storm) in enumerate(rounds, 1):
+            if args.rounds > 1:
+                print(f" round {n}")
+            print(line("quiet", quiet))
+            if control is not None:
+                print(line("apart", control))
+            print(line("storm", storm))
+            storms.append(storm["read p99"] / quiet["read p99"])
+            text = f"  storm/quiet reader p99: {storms[-1]:.2f}"
+            if control is not None:
+                controls.append(control["read p99"] / quiet["read p99"])
+                text += f"   control (the bot work apart, no request)/quiet: {controls[-1]:.2f}"
+            print(text)
+        if args.rounds > 1:
+            text = f"  median of {args.rounds} rounds: storm/quiet {statistics.median(storms):.2f}"
+            if controls:
+                text += f", control/quiet {statistics.median(controls):.2f}"
+            print(text)
         print(
             f"  tables alone: {tables} five-expert tables in {args.duration:g} s; per table "
             f"{own / max(tables, 1) * 1000:.2f} ms of the serving process's CPU, "

@@ -20,7 +20,7 @@ import msgspec
 from domain.clock import start_clock
 from domain.engine import new_game
 from domain.errors import RuleError
-from domain.model import Rules, TimeControl
+from domain.model import Event, GameState, Rules, TimeControl
 from domain.simulation import play_bots
 from service import idempotency
 from service.callers import ANONYMOUS, Caller
@@ -72,6 +72,14 @@ class Joined(msgspec.Struct, frozen=True, kw_only=True):
     token: str
     events: list[StoredEvent]  # the game's first events when it started (none: replayed)
     replayed: bool = False  # the first outcome of this Idempotency-Key, handed back
+
+
+class _Dealt(msgspec.Struct, frozen=True, kw_only=True):
+    """A table's game as dealt, before any bot moves (`Lobby._dealt`)."""
+
+    state: GameState
+    events: list[Event]
+    kept: list[tuple[int, Seat]]  # the table's seats that play, with their index
 
 
 class _Keyed:
@@ -177,8 +185,10 @@ class Lobby:
         )
         events: list[StoredEvent] = []
         if all(s.taken for s in table_seats):  # nobody awaited: the game starts at version 0
-            bots = any(s.bot is not None for s in table_seats)
-            record, events = await off_the_loop(bots, self._started, record, command.fill, 0)
+            # dealt on the loop, the bots' first moves awaited from the pool (no thread)
+            dealt = self._dealt(record, command.fill, 0)
+            moved = await self.games.bots.step(bots_search(dealt.state), play_bots, dealt.state)
+            record, events = self._seated(record, dealt, moved)
         else:
             await self._hold_open_table(record, keyed)
         made = TableCreated(record=record, tokens=tokens, host_token=host_token, invite_code=invite)
@@ -483,7 +493,17 @@ class Lobby:
     ) -> tuple[GameRecord, list[StoredEvent]]:
         """The table's game dealt: empty seats filled with bots or dropped, the game's
         version going on from the table's (or `version`), bots moving until a human must
-        decide."""
+        decide. For a change computed in a worker thread (a join, a start): a searching
+        bot's moves are waited for there (`BotWork.blocking_step`)."""
+        dealt = self._dealt(record, fill, version)
+        if bots_search(dealt.state):  # in the bot pool (this runs in a worker thread then)
+            moved = self.games.bots.blocking_step(play_bots, dealt.state)
+        else:
+            moved = play_bots(dealt.state)
+        return self._seated(record, dealt, moved)
+
+    def _dealt(self, record: GameRecord, fill: Fill, version: int | None) -> _Dealt:
+        """`_started`'s deal: the new game before any bot moves, and the seats kept."""
         table = record.table
         assert table is not None
         kept = [(i, s) for i, s in enumerate(table.seats) if s.taken or fill == "bots"]
@@ -502,14 +522,20 @@ class Lobby:
             version=table.version + 1 if version is None else version,
         )
         state = msgspec.structs.replace(state, takeover_bot=table.fill_bot)
-        if bots_search(state):  # in the bot pool (this runs in a worker thread then)
-            state, bot_events = self.games.bots.blocking_step(play_bots, state)
-        else:
-            state, bot_events = play_bots(state)
-        events.extend(bot_events)
+        return _Dealt(state=state, events=events, kept=kept)
+
+    def _seated(
+        self, record: GameRecord, dealt: _Dealt, moved: tuple[GameState, list[Event]]
+    ) -> tuple[GameRecord, list[StoredEvent]]:
+        """`_started`'s end: the game after the bots' moves `moved`, its clock started, in
+        the record with the kept seats' tokens and ids."""
+        table = record.table
+        assert table is not None
+        state, bot_events = moved
         now = self.games.now()
         if table.clock is not None:
             state = start_clock(state, table.clock, now)
+        kept = dealt.kept
         new = record.successor(
             state=state,
             token_hashes=tuple(record.token_hashes[i] for i, _ in kept),
@@ -517,7 +543,7 @@ class Lobby:
             verified=tuple(s.verified and s.taken for _, s in kept),
             updated_at=now,
         )
-        return new, encode_events(events)
+        return new, encode_events([*dealt.events, *bot_events])
 
     # ------------------------------------------------------------ saving
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -15,6 +17,7 @@ from domain.errors import RuleError
 from domain.model import BankClock, Bid, Draw
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
+from service.bot_work import BotWork
 from service.callers import ANONYMOUS, Caller
 from service.commands import (
     AbortGame,
@@ -375,6 +378,57 @@ def test_a_table_of_bots_alone_cannot_be_started():
             "no_players", w.lobby.start(StartTable(caller=PLATFORM, game_id=made.record.id))
         )
         assert (await w.store.load(made.record.id)).status == "open"
+
+    run(body)
+
+
+class WhereBotsMove(BotWork):
+    """Bot work on a thread pool standing for the process pool, noting how each step was
+    waited for (awaited or blocking) and from which thread."""
+
+    def __init__(self) -> None:
+        super().__init__(ThreadPoolExecutor(1, thread_name_prefix="bot-pool"))
+        self.waited: list[tuple[str, str]] = []
+
+    async def step(self, search, step, *args):  # type: ignore[no-untyped-def]
+        if search:
+            self.waited.append(("awaited", threading.current_thread().name))
+        return await super().step(search, step, *args)
+
+    def blocking_step(self, step, *args):  # type: ignore[no-untyped-def]
+        self.waited.append(("blocking", threading.current_thread().name))
+        return super().blocking_step(step, *args)
+
+
+def test_a_created_table_of_searching_bots_is_awaited_from_the_pool_on_the_loop():
+    """The create deals on the event loop and awaits the bots' moves from the pool: no
+    worker thread of the serving process waits for them (one competed with the loop for
+    the interpreter lock in a storm of bot tables); a start, computed in a worker thread,
+    waits there. The same game either way: dealt from the seed, then the bots' moves."""
+
+    async def body(w: World) -> None:
+        w.games.bots = bots = WhereBotsMove()
+        experts = [SeatRequest(name=f"E{i}", bot="expert") for i in range(3)]
+        made = await w.lobby.create(CreateTable(caller=PLATFORM, seats=experts))
+        assert bots.waited == [("awaited", "MainThread")]
+        assert made.record.status == "finished"  # played to its end in that one step
+        logged = await w.store.events(made.record.id, 0, 10_000)
+        assert [e.seq for e in logged] == list(range(1, made.record.state.last_seq + 1))
+        assert logged[-1].data.startswith(b'{"type":"game_finished"')
+        # the empty seat filled by an expert when the host starts: a change computed in a
+        # worker thread, which waits there for the pool
+        table = await _table(
+            w, SeatRequest(name="Ann"), SeatRequest(open=True), fill="bots", fill_bot="expert"
+        )
+        started, _ = await w.lobby.start(
+            StartTable(caller=Caller(seat_token=table.host_token), game_id=table.record.id)
+        )
+        assert started.status == "active"
+        assert [p.bot for p in started.state.players] == [None, "expert"]
+        assert len(bots.waited) == 2
+        assert bots.waited[1][0] == "blocking"
+        assert bots.waited[1][1] != "MainThread"
+        bots._pool.shutdown()
 
     run(body)
 

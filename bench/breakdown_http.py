@@ -407,7 +407,7 @@ async def framework(service: GameService) -> list[str]:
     created = await Lobby(service).deal(players())  # a game whose seat token we know
     rec = await service.get(created.record.id)
     auth = f"Bearer {created.tokens[0][1]}"
-    canned = Acted(record=rec, seat=0, events=[], stored=[], replayed=False)
+    canned = Acted(record=rec, seat=0, events=[], replayed=False)
     enc = msgspec.json.Encoder()
     decoder = msgspec.json.Decoder(Action)
 

@@ -355,10 +355,7 @@ class BotPool:
         """The worker died (or its pipe broke): the step it was computing fails with it; the
         steps behind it in its pipe, which it never started, are sent again (a step is a
         pure function of what it is sent)."""
-        with self._lock:
-            steps = list(worker.steps)
-            worker.steps.clear()
-            worker.unsent.clear()
+        steps = self._taken(worker)
         self._drop(worker)
         if steps and not steps[0].reply.done():
             steps[0].reply.set_exception(exc)
@@ -383,14 +380,31 @@ class BotPool:
 
     def _lost(self, worker: _Worker, *, kill: bool = False) -> None:
         """A worker given up (closed, its steps sent again) or dead: what waits gets a new one."""
+        steps = self._taken(worker)
+        self._drop(worker, kill=kill)
+        self._again(steps)
+
+    def _taken(self, worker: _Worker) -> list[_Step]:
+        """The steps given to `worker`, taken off it (it is being dropped)."""
         with self._lock:
             steps = list(worker.steps)
             worker.steps.clear()
             worker.unsent.clear()
-        self._drop(worker, kill=kill)
-        self._again(steps)
+        return steps
 
     # ------------------------------------------------------------------ steps
+
+    def _queue(self, waiting: collections.deque[Any], item: Any) -> None:
+        """`item` (a step of `call`, or a thread's `call_blocking`) waits in `waiting`: a
+        worker is started for it when none is free and fewer than `workers` live, else the
+        free workers are handed out."""
+        with self._lock:
+            waiting.append(item)
+            grow = self._free(None) is None and self._grow()
+        if grow:
+            self._started()
+        else:
+            self._dispatch()
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in a worker, its reply read by this event loop. BrokenProcessPool
@@ -399,13 +413,7 @@ class BotPool:
         that reads it: `_readable`)."""
         loop = asyncio.get_running_loop()
         step = _Step(loop, pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL))
-        with self._lock:
-            self._waiting.append(step)
-            grow = self._free(None) is None and self._grow()
-        if grow:
-            self._started()
-        else:
-            self._dispatch()
+        self._queue(self._waiting, step)
         try:
             message = await step.reply
         except (EOFError, OSError) as exc:
@@ -424,25 +432,17 @@ class BotPool:
     def call_blocking(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in a worker, waited for in this thread (an idle worker, whole)."""
         handed: Future[_Worker] = Future()
-        with self._lock:
-            self._blocked.append(handed)
-            grow = self._free(None) is None and self._grow()
-        if grow:
-            self._started()
-        else:
-            self._dispatch()
+        self._queue(self._blocked, handed)
         worker = handed.result()
         try:
             worker.send(pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL))
             while (message := worker.reader.read()) is None:
                 select.select([worker.reader.fd], [], [])
         except (EOFError, OSError) as exc:
-            self._drop(worker)
-            self._again([])
+            self._lost(worker)  # held whole: no step of `call` on it
             raise BrokenProcessPool(f"a bot worker process died: {exc}") from exc
         except BaseException:
-            self._drop(worker, kill=True)
-            self._again([])
+            self._lost(worker, kill=True)
             raise
         with self._lock:
             worker.held = False

@@ -137,9 +137,10 @@ class BotWork:
             return await self.run(search, step, *args)
         return unpacked(await self.run(True, packed, step, *args))
 
-    def blocking_step(self, step: Callable[..., Stepped], *args: object) -> Stepped:
-        """`blocking` for an engine step: from the pool as msgpack (`packed`)."""
-        if self._pool is None:
+    def blocking_step(self, search: bool, step: Callable[..., Stepped], *args: object) -> Stepped:
+        """`step`'s twin for a thread: inline unless `search`, else from the pool as msgpack
+        (`packed`), waited for in this thread (`blocking`)."""
+        if not search or self._pool is None:
             return step(*args)
         return unpacked(self.blocking(packed, step, *args))
 

@@ -90,14 +90,13 @@ def encode_events(events: Sequence[Event]) -> list[StoredEvent]:
 
 class Acted(msgspec.Struct, frozen=True):
     """What an action did: the game as it left it, the acting seat, the events it produced
-    (the bots' moves after it included) and the same as stored (`stored`: their JSON, byte
-    for byte as the log has it); `replayed` when it is the outcome of an earlier request
-    with the same idempotency key, handed back unchanged."""
+    (the bots' moves after it included) as stored (their JSON, byte for byte as the log has
+    it: the reply carries them as they are); `replayed` when it is the outcome of an earlier
+    request with the same idempotency key, handed back unchanged."""
 
     record: GameRecord
     seat: int
-    events: list[Event]
-    stored: list[StoredEvent]
+    events: list[StoredEvent]
     replayed: bool
 
 
@@ -337,14 +336,9 @@ class GameService:
                 idempotency.check_same(prior, fingerprint, seat)
                 if isinstance(prior, RenderedResponse):
                     return prior
-                events = [_event_decoder.decode(e.data) for e in prior.events]
                 assert prior.seat is not None  # an action's
                 return Acted(
-                    record=prior.record,
-                    seat=prior.seat,
-                    events=events,
-                    stored=prior.events,
-                    replayed=True,
+                    record=prior.record, seat=prior.seat, events=prior.events, replayed=True
                 )
         expected = request.expected_version
         if expected is not None and record.version != expected:
@@ -372,7 +366,7 @@ class GameService:
             )
             remembered = (key, outcome)
         new = await self.store_change(record, new, stored, remembered)
-        return Acted(record=new, seat=seat, events=events, stored=stored, replayed=False)
+        return Acted(record=new, seat=seat, events=stored, replayed=False)
 
     async def fire_due(self, game_id: str) -> Fired:
         """Deal with a game whose entry in the due index came (the deadline poller calls

@@ -496,10 +496,8 @@ class Lobby:
         decide. For a change computed in a worker thread (a join, a start): a searching
         bot's moves are waited for there (`BotWork.blocking_step`)."""
         dealt = self._dealt(record, fill, version)
-        if bots_search(dealt.state):  # in the bot pool (this runs in a worker thread then)
-            moved = self.games.bots.blocking_step(play_bots, dealt.state)
-        else:
-            moved = play_bots(dealt.state)
+        search = bots_search(dealt.state)
+        moved = self.games.bots.blocking_step(search, play_bots, dealt.state)
         return self._seated(record, dealt, moved)
 
     def _dealt(self, record: GameRecord, fill: Fill, version: int | None) -> _Dealt:

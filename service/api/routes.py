@@ -204,7 +204,7 @@ def game_or_table(record: GameRecord, seat: int | None) -> GameOut | TableOut:
 def render_acted(acted: Acted) -> bytes:
     """An action's answer; a replayed one renders to the bytes of the first. Its events are
     their JSON as stored (the log's bytes, encoded once)."""
-    events = [msgspec.Raw(e.data) for e in acted.stored]
+    events = [msgspec.Raw(e.data) for e in acted.events]
     return _encoder.encode(ActedOut(events=events, **view_fields(acted.record, acted.seat)))
 
 

@@ -86,7 +86,7 @@ def test_the_pool_computes_what_the_engine_computes_inline(pool) -> None:
         # a table of bots played to its end in one step (the lobby's, from a thread)
         dealt, _ = new_game([(f"E{i}", "expert") for i in range(3)], "pool-bots-only")
         inline = play_bots(dealt)
-        pooled = await asyncio.to_thread(work.blocking_step, play_bots, dealt)
+        pooled = await asyncio.to_thread(work.blocking_step, True, play_bots, dealt)
         assert pooled == inline
         assert encode_events(pooled[1]) == encode_events(inline[1])
         return steps

@@ -128,7 +128,7 @@ async def play(replica: Replica) -> tuple[set[str], set[str]]:
         Act(caller=Caller(seat_token=token), game_id=first.record.id, action=Resign())
     )
     assert acted.record.status == "finished"
-    taken = next(e for e in acted.events if type(e).__struct_config__.tag == "seat_taken_over")
+    taken = next(e for e in acted.events if json.loads(e.data)["type"] == "seat_taken_over")
     second = await replica.lobby.deal([("cy", None), ("dee", None)])
     aborted = await replica.lobby.abort(AbortGame(caller=PLATFORM, game_id=second.record.id))
     assert aborted.status == "aborted"

@@ -395,9 +395,10 @@ class WhereBotsMove(BotWork):
             self.waited.append(("awaited", threading.current_thread().name))
         return await super().step(search, step, *args)
 
-    def blocking_step(self, step, *args):  # type: ignore[no-untyped-def]
-        self.waited.append(("blocking", threading.current_thread().name))
-        return super().blocking_step(step, *args)
+    def blocking_step(self, search, step, *args):  # type: ignore[no-untyped-def]
+        if search:
+            self.waited.append(("blocking", threading.current_thread().name))
+        return super().blocking_step(search, step, *args)
 
 
 def test_a_created_table_of_searching_bots_is_awaited_from_the_pool_on_the_loop():

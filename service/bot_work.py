@@ -50,11 +50,20 @@ def ready() -> bool:
 Stepped = tuple[GameState, list[Event]]
 _step_encoder = msgspec.msgpack.Encoder()
 _step_decoder = msgspec.msgpack.Decoder(tuple[GameState, list[AnyEvent]])
+_state_decoder = msgspec.msgpack.Decoder(GameState)
 
 
-def packed(step: Callable[..., Stepped], *args: object) -> bytes:
-    """`step(*args)`, an engine step's state and events, as msgpack (in a pool worker)."""
-    return _step_encoder.encode(step(*args))
+def packed(step: Callable[..., Stepped], state: bytes, *args: object) -> bytes:
+    """`step(state, *args)`, an engine step's state and events, as msgpack (in a pool
+    worker); the state it starts from comes as msgpack too (`sent`)."""
+    return _step_encoder.encode(step(_state_decoder.decode(state), *args))
+
+
+def sent(state: GameState) -> bytes:
+    """A step's state for the pool: msgpack, which msgspec writes in C; pickled, each of its
+    structs was a Python call (~40 us of the serving process a step against ~4;
+    bench/README.md, "The state to the pool as msgpack")."""
+    return _step_encoder.encode(state)
 
 
 def unpacked(blob: bytes) -> Stepped:
@@ -131,18 +140,23 @@ class BotWork:
                 return await self._hops.call(step, *args)
             return await asyncio.wrap_future(self._pool.submit(step, *args))
 
-    async def step(self, search: bool, step: Callable[..., Stepped], *args: object) -> Stepped:
-        """`run` for an engine step: from the pool as msgpack (`packed`)."""
+    async def step(
+        self, search: bool, step: Callable[..., Stepped], state: GameState, *args: object
+    ) -> Stepped:
+        """`run` for an engine step `step(state, *args)`: to and from the pool as msgpack
+        (`sent`, `packed`)."""
         if not search or self._pool is None:
-            return await self.run(search, step, *args)
-        return unpacked(await self.run(True, packed, step, *args))
+            return await self.run(search, step, state, *args)
+        return unpacked(await self.run(True, packed, step, sent(state), *args))
 
-    def blocking_step(self, search: bool, step: Callable[..., Stepped], *args: object) -> Stepped:
-        """`step`'s twin for a thread: inline unless `search`, else from the pool as msgpack
-        (`packed`), waited for in this thread (`blocking`)."""
+    def blocking_step(
+        self, search: bool, step: Callable[..., Stepped], state: GameState, *args: object
+    ) -> Stepped:
+        """`step`'s twin for a thread: inline unless `search`, else to and from the pool as
+        msgpack (`sent`, `packed`), waited for in this thread (`blocking`)."""
         if not search or self._pool is None:
-            return step(*args)
-        return unpacked(self.blocking(packed, step, *args))
+            return step(state, *args)
+        return unpacked(self.blocking(packed, step, sent(state), *args))
 
     def blocking(self, step: Callable[..., T], *args: object) -> T:
         """`step(*args)` in the pool, waited for in this (worker) thread: for a step deep in

@@ -765,7 +765,7 @@ class RedisGameStore(GameStore):
 
     async def relay_read(self, game_id: str) -> tuple[GameRecord | None, list[StoredEvent]]:
         with unavailable_on_connection_errors():
-            found = await self._relay_read(keys=list(_keys(game_id)[:2]))
+            found = await self._script(self._relay_read, list(_keys(game_id)[:2]), [])
         if not found:
             return None, []
         blob, packed = found
@@ -773,7 +773,7 @@ class RedisGameStore(GameStore):
 
     async def relayed(self, game_id: str, seq: int) -> None:
         with unavailable_on_connection_errors():
-            await self._relayed(keys=[_keys(game_id)[0]], args=[seq])
+            await self._script(self._relayed, [_keys(game_id)[0]], [seq])
 
     async def list_games(
         self, index: str, before: tuple[float, str] | None, limit: int

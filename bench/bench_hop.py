@@ -1,7 +1,8 @@
 """The hop to the bot pool: the serving process's CPU per step sent to a worker process
-(`service.bot_work.BotWork.run` over `infra.bot_pool.bot_pool(1)`), for a step that only
+(`service.bot_work.BotWork.run`, and `BotWork.step` as the service sends an engine step, over
+`infra.bot_pool.bot_pool(1)`), for a step that only
 hands back the state it was given (a 4-player game in mid-play), so what is measured is the
-hop alone: pickling both ways, the pipes, the event loop's wake-up. Also the archive's cost
+hop alone: pickling or msgpack both ways, the pipes, the event loop's wake-up. Also the archive's cost
 per finished game on SQLite (`service.archiving.archive_game`, process CPU: the aiosqlite
 thread's included). Prints figures, asserts nothing.
 
@@ -47,17 +48,19 @@ async def hops(steps: int) -> None:
     state = mid_game_state()
     work = BotWork(bot_pool(1))
     await work.warm()
-    for _ in range(50):
-        await work.run(True, echo, state)
-    cpu, wall = time.process_time(), time.perf_counter()
-    for _ in range(steps):
-        await work.run(True, echo, state)
-    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     pickled = len(pickle.dumps(state))
-    print(
-        f"hop: {cpu / steps * 1e6:.0f} us of the serving process's CPU per step, "
-        f"{wall / steps * 1e6:.0f} us wall ({steps} steps; the state {pickled} B pickled)"
-    )
+    # `run`: the call and its reply pickled; `step`: an engine step as the service sends it
+    for name, hop in (("run", work.run), ("step", work.step)):
+        for _ in range(50):
+            await hop(True, echo, state)
+        cpu, wall = time.process_time(), time.perf_counter()
+        for _ in range(steps):
+            await hop(True, echo, state)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        print(
+            f"hop ({name}): {cpu / steps * 1e6:.0f} us of the serving process's CPU per step, "
+            f"{wall / steps * 1e6:.0f} us wall ({steps} steps; the state {pickled} B pickled)"
+        )
 
 
 async def archiving(games: int) -> None:

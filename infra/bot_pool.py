@@ -48,6 +48,11 @@ from typing import Any, TypeVar
 NICE = 10
 PRELOAD = ["domain.clock", "domain.simulation", "domain.expert", "domain.master", "domain.odds"]
 BIG = 32_768  # a request this large is written from a thread (a pipe holds 64 KiB)
+# the most one read of a reply pipe asks for: what a pipe holds. `os.read` allocates what it
+# is asked for first: 1 MiB cost ~13 us a read (an mmap, page faults, a munmap), against ~1
+# (bench/README.md, "A reply pipe read 64 KiB at a time"), twice a reply (the read that
+# finds it empty too)
+READ = 1 << 16
 T = TypeVar("T")
 
 
@@ -115,7 +120,7 @@ class _Reader:
         the worker is gone."""
         while True:
             try:
-                chunk = os.read(self.fd, 1 << 20)
+                chunk = os.read(self.fd, READ)
             except BlockingIOError:
                 return self._message()
             if not chunk:

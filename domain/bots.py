@@ -33,7 +33,6 @@ from domain.model import (
 from domain.odds import TOKENS_PER_POINT, bust_counts
 from domain.rng import SeededRandom
 from domain.scoring import cached_best_total as best_total
-from domain.scoring import total_bound
 
 Bot = Callable[[GameState, int, SeededRandom], Action]
 
@@ -84,7 +83,19 @@ def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_
                 take_numbers = gain * tokens_per_point >= room or gain > 0
             return Stop(take="numbers" if take_numbers else "currency")
         if view.phase == "auction":
-            return _basic_bid(view, seat, actions, tokens_per_point)
+            assert view.auction is not None
+            card = view.auction.card
+            worth = best_total((*me.cards, card), bonus) - best_total(me.cards, bonus)
+            # a wild card that adds nothing now can still fill a gap later
+            limit = max(worth, 1) * tokens_per_point - 1
+            bids = [a for a in actions if isinstance(a, Bid) and a.amount <= limit]
+            if not bids:
+                return Pass()
+            # one chance each: the last bidder outbids by the least, the others bid their
+            # limit at once (the least bid invites the next bidder to take it cheaply)
+            return with_payment(
+                view, seat, bids[0] if view.auction.bidders[-1] == seat else bids[-1]
+            )
         return _best_buy(view, seat, actions)
 
     return basic
@@ -93,47 +104,14 @@ def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_
 basic_bot = basic_policy()
 
 
-def _basic_bid(view: GameState, seat: int, actions: list[Action], tokens_per_point: int) -> Action:
-    """The basic bot's auction: it bids what the card is worth to its runs, `tokens_per_point`
-    tokens a point (a wild card that adds nothing now can still fill a gap later: one point
-    at least), the least bid when it bids last, else its limit at once (the least bid
-    invites the next bidder to take it cheaply). `actions`: the pass, then the bids upwards,
-    without payments."""
-    assert view.auction is not None
-    me = view.players[seat]
-    bonus = view.rules.perfect_bonus
-    card = view.auction.card
-    base = best_total(me.cards, bonus)
-    # a card added never lowers a score: its worth is at most what the card's bound
-    # (`total_bound`, no search) allows; when even that limit is below the least bid, the
-    # exact worth is not needed, it is a pass
-    if len(actions) < 2:
-        return Pass()
-    least = actions[1]  # a Bid: actions[0] is the pass
-    assert isinstance(least, Bid)
-    if _highest_bid(total_bound((*me.cards, card), bonus) - base, tokens_per_point) < least.amount:
-        return Pass()
-    limit = _highest_bid(best_total((*me.cards, card), bonus) - base, tokens_per_point)
-    bids = [a for a in actions if isinstance(a, Bid) and a.amount <= limit]
-    if not bids:
-        return Pass()
-    return with_payment(view, seat, bids[0] if view.auction.bidders[-1] == seat else bids[-1])
-
-
-def _highest_bid(worth: int, tokens_per_point: int) -> int:
-    """The highest bid for a card worth `worth` points to a collection."""
-    return max(worth, 1) * tokens_per_point - 1
-
-
 def _best_buy(view: GameState, seat: int, actions: list[Action]) -> Action:
     """The basic bot's buy phase: the purchase that raises the score most, if any (the
     first in `actions` among equals).
 
     A card added never lowers a score, so a purchase gains at most what the card would
-    with no card spent: that bound, one collection scored per card of the market (and
-    before it `scoring.total_bound`'s, which needs no search), is taken first, and a
-    purchase it puts no higher than the best gain so far is not scored nor priced (it
-    could not replace it). `actions`: the legal actions without
+    with no card spent: that bound, one collection scored per card of the market, is
+    taken first, and a purchase it puts no higher than the best gain so far is not
+    scored nor priced (it could not replace it). `actions`: the legal actions without
     payments (`with_payment` names the one the service would choose)."""
     me = view.players[seat]
     bonus = view.rules.perfect_bonus
@@ -146,10 +124,6 @@ def _best_buy(view: GameState, seat: int, actions: list[Action]) -> Action:
         card = action.card
         bound = most.get(card)
         if bound is None:
-            # `total_bound` first (no search): a card whose bound is no higher than the best
-            # gain so far is not scored either
-            if total_bound((*me.cards, card), bonus) - base <= best[0]:
-                continue
             bound = most[card] = best_total((*me.cards, card), bonus) - base
         if bound <= best[0]:
             continue

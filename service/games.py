@@ -6,7 +6,6 @@ events) and render them themselves.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import logging
@@ -15,13 +14,12 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import TypeVar
 
 import msgspec
 
 from domain.clock import earliest_deadline, play, time_out
 from domain.errors import RuleError
-from domain.model import Action, AnyEvent, Event, GameState, Reclaim, Resign
+from domain.model import Action, Event, GameState, Reclaim, Resign
 from service import idempotency
 from service.bot_work import BotWork
 from service.callers import Caller
@@ -45,10 +43,6 @@ log = logging.getLogger("ten.games")
 IDLE_GRACE_MAX = 24 * 3600
 GAME_ID = re.compile(r"[0-9a-f]{20}")  # matched whole (fullmatch): no "...\n"
 _event_encoder = msgspec.json.Encoder()
-_event_decoder = msgspec.json.Decoder(AnyEvent)
-
-
-T = TypeVar("T")
 
 
 CHEAP_BOTS = frozenset({"random", "basic"})  # tens of microseconds a decision, no search
@@ -69,15 +63,6 @@ def bots_search(state: GameState, action: Action | None = None) -> bool:
         return False
     humans = any(p.bot is None and p.stand_in is None for p in state.players)
     return not humans or not bots <= CHEAP_BOTS
-
-
-async def off_the_loop(bots: bool, step: Callable[..., T], *args: object) -> T:
-    """Run a change the lobby computes (a join, a start: it may deal the game and let bots
-    move): in a worker thread when bots may move in it, inline otherwise. The bots' moves in
-    it go to the bot pool (`BotWork.blocking`), waited for in that thread."""
-    if bots:
-        return await asyncio.to_thread(step, *args)
-    return step(*args)
 
 
 def hash_token(token: str) -> str:

@@ -9,6 +9,7 @@ race, so 50 players joining the last seat at once leave exactly one seated.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import math
 import secrets
@@ -41,7 +42,6 @@ from service.games import (
     bots_search,
     encode_events,
     hash_token,
-    off_the_loop,
     token_matches,
 )
 from service.model import OPEN_INDEX, GameRecord, Seat, Table, player_index
@@ -564,8 +564,9 @@ class Lobby:
                 if prior is not None:
                     first = keyed.first(prior)
                     return first.record, first.events
-            # a change may start the game, and bots then move first (`_started`)
-            new, events = await off_the_loop(True, change, record)
+            # a change may start the game, and bots then move first (`_started`): in a
+            # worker thread, whose searching bots' moves the pool computes (`blocking_step`)
+            new, events = await asyncio.to_thread(change, record)
             remembered = None
             if keyed is not None and outcome is not None:
                 remembered = (keyed.entry, outcome(new))

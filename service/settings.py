@@ -119,6 +119,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # TEN_MAX_OPEN_TABLES: open tables one caller (a player, or an anonymous client's
     # address) hosts at once, then 429 too_many_open_tables; 0: no quota. The platform: none.
     max_open_tables: int = 20
+    # TEN_MAX_OPEN_TOURNAMENTS: tournaments one organiser (a player) has not seen end, then
+    # 429 too_many_open_tournaments; 0: no quota. The platform: none.
+    max_open_tournaments: int = 5
+    # TEN_MAX_PENDING_REVIEWS: review requests one caller has waiting at once (then 429);
+    # TEN_REVIEW_QUEUE: waiting in all, every caller together (then 429); 0: no bound
+    max_pending_reviews: int = 3
+    review_queue: int = 200
     sse_buffer: int = 256  # TEN_SSE_BUFFER: events a stream may fall behind before it is dropped
     act_retries: int = 20  # TEN_ACT_RETRIES: optimistic-concurrency retries per action
     # the steps in which bots move (service.bot_work): computed by this many worker processes
@@ -200,6 +207,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             sse_max_streams=number("SSE_MAX_STREAMS", defaults.sse_max_streams),
             sse_max_per_client=count("SSE_MAX_PER_CLIENT", defaults.sse_max_per_client),
             max_open_tables=count("MAX_OPEN_TABLES", defaults.max_open_tables),
+            max_open_tournaments=count("MAX_OPEN_TOURNAMENTS", defaults.max_open_tournaments),
+            max_pending_reviews=count("MAX_PENDING_REVIEWS", defaults.max_pending_reviews),
+            review_queue=count("REVIEW_QUEUE", defaults.review_queue),
             sse_buffer=number("SSE_BUFFER", defaults.sse_buffer),
             act_retries=number("ACT_RETRIES", defaults.act_retries),
             bot_workers=count("BOT_WORKERS", defaults.bot_workers),

@@ -41,6 +41,10 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "invalid_cursor": "This cursor was not handed out by this listing.",
     "too_many_open_tables": "This caller hosts as many open tables as it may; start or "
     "cancel one, or retry later.",
+    "too_many_open_tournaments": "This organiser has as many tournaments not yet ended as it "
+    "may; end one, or retry later.",
+    "too_many_pending_reviews": "This caller waits for as many reviews as it may; retry once "
+    "one of them is ready.",
     # tournaments (service.tournaments)
     "tournament_not_found": "No tournament with this id.",
     "not_organiser": "Only the tournament's organiser may do this.",

@@ -67,6 +67,8 @@ SERVICE_STATUS = {
     "too_many_streams": 503,  # this process is full: another replica may have room
     "too_many_streams_from_client": 429,
     "too_many_open_tables": 429,
+    "too_many_open_tournaments": 429,
+    "too_many_pending_reviews": 429,
     "tournament_not_found": 404,
     "not_organiser": 403,
     "tournament_not_registering": 409,

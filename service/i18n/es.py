@@ -96,6 +96,8 @@ MESSAGES: dict[str, str] = {
     "This server holds as many event streams as it may; retry later.": "Este servidor ya mantiene tantos flujos de eventos como puede; reinténtalo más tarde.",
     "This client holds as many event streams as it may; close one or retry later.": "Este cliente ya mantiene tantos flujos de eventos como puede; cierra alguno o reinténtalo más tarde.",
     "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "Este llamante ya aloja tantas mesas abiertas como puede; inicia o cancela alguna, o reinténtalo más tarde.",
+    "This organiser has as many tournaments not yet ended as it may; end one, or retry later.": "Este organizador ya tiene tantos torneos sin terminar como puede; termina alguno, o reinténtalo más tarde.",
+    "This caller waits for as many reviews as it may; retry once one of them is ready.": "Este llamante ya espera tantas revisiones como puede; reinténtalo cuando alguna esté lista.",
     "This is not a seat token.": "Esto no es un token de asiento.",
     "This seat token belongs to another game.": "Este token de asiento pertenece a otra partida.",
     "The seat token is not valid.": "El token de asiento no es válido.",

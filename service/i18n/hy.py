@@ -96,6 +96,8 @@ MESSAGES: dict[str, str] = {
     "This server holds as many event streams as it may; retry later.": "Այս սերվերն արդեն պահում է թույլատրված առավելագույն թվով իրադարձությունների հոսքեր. կրկին փորձեք ավելի ուշ։",
     "This client holds as many event streams as it may; close one or retry later.": "Այս հաճախորդն արդեն պահում է թույլատրված առավելագույն թվով իրադարձությունների հոսքեր. փակեք դրանցից մեկը կամ կրկին փորձեք ավելի ուշ։",
     "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "Այս կանչողն արդեն հյուրընկալում է թույլատրված առավելագույն թվով բաց սեղաններ. սկսեք կամ չեղարկեք դրանցից մեկը կամ կրկին փորձեք ավելի ուշ։",
+    "This organiser has as many tournaments not yet ended as it may; end one, or retry later.": "Այս կազմակերպիչն արդեն ունի թույլատրված առավելագույն թվով չավարտված մրցաշարեր. ավարտեք դրանցից մեկը կամ կրկին փորձեք ավելի ուշ։",
+    "This caller waits for as many reviews as it may; retry once one of them is ready.": "Այս կանչողն արդեն սպասում է թույլատրված առավելագույն թվով վերլուծությունների. կրկին փորձեք, երբ դրանցից մեկը պատրաստ լինի։",
     "This is not a seat token.": "Սա տեղի թոքեն չէ։",
     "This seat token belongs to another game.": "Այս տեղի թոքենը պատկանում է այլ խաղի։",
     "The seat token is not valid.": "Տեղի թոքենը վավեր չէ։",

@@ -96,6 +96,8 @@ MESSAGES: dict[str, str] = {
     "This server holds as many event streams as it may; retry later.": "Server ini sudah menahan aliran peristiwa sebanyak yang diizinkan; coba lagi nanti.",
     "This client holds as many event streams as it may; close one or retry later.": "Klien ini sudah menahan aliran peristiwa sebanyak yang diizinkan; tutup salah satunya atau coba lagi nanti.",
     "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "Pemanggil ini sudah menjadi tuan rumah meja terbuka sebanyak yang diizinkan; mulai atau batalkan salah satunya, atau coba lagi nanti.",
+    "This organiser has as many tournaments not yet ended as it may; end one, or retry later.": "Penyelenggara ini sudah memiliki turnamen yang belum selesai sebanyak yang diizinkan; akhiri salah satunya, atau coba lagi nanti.",
+    "This caller waits for as many reviews as it may; retry once one of them is ready.": "Pemanggil ini sudah menunggu ulasan sebanyak yang diizinkan; coba lagi setelah salah satunya siap.",
     "This is not a seat token.": "Ini bukan token kursi.",
     "This seat token belongs to another game.": "Token kursi ini milik permainan lain.",
     "The seat token is not valid.": "Token kursi tidak valid.",

@@ -11,6 +11,10 @@ replica), each handled by a `Worker`:
 - **Backoff**: a failed job is due again after 1 s, 2 s, 4 s ... (capped, with jitter);
   a dependency that does not answer (`Unavailable`: the store or the database is down)
   holds the whole worker back instead, and counts against no job.
+- **Busy is a wait**: a refusal that says "busy, try again" (`busy_for`: an error with a
+  `retry_after`, e.g. the bots' pool full, `bots_busy`) holds the whole worker back the same
+  way, for at least that long, on every queue: the job is never blamed for it, so no busy
+  spell, however long, sets a job aside.
 - **Poison quarantine**: a job that fails `max_failures` times, or fails with a
   `PermanentFailure`, is set aside with its reason (`LeasedQueue.quarantine`), counted and
   logged once, and never blocks the jobs behind it. `python -m service.cli jobs` lists the
@@ -42,6 +46,17 @@ log = logging.getLogger("ten.jobs")
 
 # a dependency that does not answer: the worker backs off, no job is blamed
 Unavailable = (StoreUnavailable, OSError, TimeoutError)
+
+
+def busy_for(exc: BaseException) -> float | None:
+    """The seconds to wait when `exc` says "busy, try again", else None (a failure). Such a
+    refusal carries a `retry_after` (a `ServiceError` with a Retry-After: the bots' pool full,
+    a quota) and was raised by no other error: one raised from a failure (a bot worker that
+    died computing the job's step, which may be the job's doing) is that failure."""
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is None or exc.__cause__ is not None:
+        return None
+    return float(retry_after)
 
 
 class PermanentFailure(Exception):
@@ -203,8 +218,14 @@ class Worker:
                 await self._quarantine(job, job.failures + 1, f"{type(exc).__name__}: {exc}")
                 return None
             except Exception as exc:
-                await self._failed(job, exc)
-                return None
+                wait = busy_for(exc)
+                if wait is None:
+                    await self._failed(job, exc)
+                    return None
+                at = self.clock() + max(self.first_backoff, wait)
+                await self.queue.retry(job.id, job.token, at, failed=False)
+                self._unavailable(exc, wait)
+                return exc
             if later is None:
                 await self.queue.done(
                     job.id, job.token, now=self.clock(), remember=self.remember_done
@@ -250,13 +271,15 @@ class Worker:
             )  # fmt: skip
             self._counted("quarantined")
 
-    def _unavailable(self, exc: BaseException) -> None:
-        """The queue or the handler's dependency did not answer: logged once a streak, and
-        no claim until a backoff has passed."""
+    def _unavailable(self, exc: BaseException, busy: float | None = None) -> None:
+        """The queue or the handler's dependency did not answer, or is `busy` (that many
+        seconds at least): logged once a streak, and no claim until a backoff has passed."""
         self._down += 1
-        self._paused_until = self.clock() + self._pause()
+        self._paused_until = self.clock() + max(self._pause(), busy or 0.0)
         if self._down == 1:
-            if isinstance(exc, Unavailable):
+            if busy is not None:
+                log.info("%s: %s; its jobs wait", self.queue.name, exc)
+            elif isinstance(exc, Unavailable):
                 log.warning("%s unavailable (%s); retrying", self.queue.name, exc)
             else:
                 log.error("%s jobs: the queue failed; retrying", self.queue.name, exc_info=exc)

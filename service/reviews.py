@@ -16,9 +16,9 @@ pool (`service.bot_work.BotWork`: worker processes, so a review of 0.2-0.4 s of 
 holds the serving process's interpreter) and keeps the JSON with `GameArchive.save_review`,
 written once (the first of two replicas reviewing one game wins; both computed the same
 review). A log that cannot be reviewed is a `PermanentFailure`: set aside in quarantine
-(`python -m service.cli jobs`), never retried forever. A pool with no room (`bots_busy`:
-the players' bots hold it) is no failure of the review: the worker waits, as for a store
-down, so a busy spell never sets a review aside.
+(`python -m service.cli jobs`), never retried forever. A pool with no room (`bots_busy`)
+is no failure of the review: the worker waits (`service.jobs`, as every queue's), so a
+busy spell never sets a review aside.
 """
 
 from __future__ import annotations
@@ -111,16 +111,10 @@ class Reviews:
         if await self.archive.get_review(game_id) is not None:
             return  # another replica kept it meanwhile
         log = await self._log(game_id)
-        try:
+        try:  # a pool with no room (bots_busy) is a wait of the worker (service.jobs)
             found = await self.bots.run(True, reviewed, game_id, log)
         except ValueError as exc:  # a log no review can be made of: it never will be
             raise PermanentFailure(str(exc)) from exc
-        except ServiceError as exc:
-            if exc.code == "bots_busy" and exc.__cause__ is None:
-                # the pool is full (the players' bots have it): the worker waits, and the
-                # job is not blamed (five busy spells would set it aside: review_failed)
-                raise TimeoutError("the bots' pool is full") from exc
-            raise  # a worker died mid-review: a failure, counted (it may be this review's)
         await self.archive.save_review(game_id, found, datetime.fromtimestamp(self.clock(), UTC))
 
     async def _log(self, game_id: str) -> list[bytes]:

@@ -5,11 +5,14 @@ put again while claimed."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 import pytest
 
 from infra.queues import MemoryQueue
+from service.bot_work import bots_busy
+from service.errors import ServiceError
 from service.jobs import Job, PermanentFailure, Worker
 from service.ports import StoreUnavailable
 from tests.support.aio import dropping_sleep, run_without_waiting
@@ -282,3 +285,57 @@ def test_a_worker_whose_cancellation_a_claim_dropped_still_stops() -> None:
         assert task.cancelled()
 
     run_without_waiting(body())  # a worker that does not stop fails the test, not hangs it
+
+
+def busy() -> Exception:
+    """A refusal that says "busy, try again" (the bots' pool full: service.bot_work)."""
+    return bots_busy()
+
+
+def test_a_busy_dependency_is_a_wait_never_a_failure_and_the_job_runs_once_it_frees(caplog):
+    """A full bot pool (bots_busy, Retry-After) many more times than `max_failures`: the
+    job waits, is never quarantined nor counted as failed, and is done once the pool frees."""
+
+    async def body() -> None:
+        clock, queue = Clock(), MemoryQueue("tournaments")
+        handle = Handler({"t": busy()})
+        await queue.put("t", b"", clock.now)
+        w = worker(queue, handle, clock, max_failures=3, unavailable_cap=30.0)
+        with caplog.at_level(logging.INFO, logger="ten.jobs"):
+            for _ in range(3 * 4):
+                with contextlib.suppress(ServiceError):  # held back, as for a store down
+                    await w.run_once()
+                assert await queue.quarantined(10) == []
+                [job] = await queue.claim(clock.now, 0.0, 10) or [None]
+                assert job is None  # it waits: not due again at once
+                clock.now += 30.0  # past any wait
+        assert handle.tried == ["t"] * 12
+        assert await queue.quarantined(10) == []
+        assert queue._fails.get("t", 0) == 0  # never blamed
+        assert ("tournaments", "retried") not in w.counted
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+        handle.fail.clear()  # the pool frees
+        clock.now += 30.0
+        assert await w.run_once() == 1
+        assert handle.handled == ["t"]
+        assert await queue.backlog() == 0
+        assert w.counted == [("tournaments", "done")]
+
+    run(body())
+
+
+def test_a_busy_refusal_raised_from_a_failure_is_that_failure():
+    """A bot worker that died computing the job's step (bots_busy raised from it) may be the
+    job's doing: a failure, counted, so a job that kills every worker is set aside."""
+
+    async def body() -> None:
+        clock, queue = Clock(), MemoryQueue("reviews")
+        died = busy()
+        died.__cause__ = RuntimeError("a bot worker process died")
+        await queue.put("r", b"", clock.now)
+        w = worker(queue, Handler({"r": died}), clock, max_failures=1)
+        assert await w.run_once() == 1
+        [aside] = await queue.quarantined(10)
+        assert "bots_busy" in aside.reason
+
+    run(body())

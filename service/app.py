@@ -495,6 +495,7 @@ def tournament_director(
                 adapters.queue(TOURNAMENTS),
                 Lobby(service).create,  # the platform deals the tables' games
                 announce=webhooks.announce,
+                retry=service.retry,
             )
         )
         return made[0]

@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from domain.clock import earliest_deadline, play, time_out
-from domain.errors import RuleError
 from domain.model import Action, Event, GameState, Reclaim, Resign
 from service import idempotency
 from service.bot_work import BotWork
@@ -36,6 +35,7 @@ from service.ports import (
 )
 from service.relay import Mark, Relay
 from service.settings import Settings
+from service.unit_of_work import Retry, write
 
 log = logging.getLogger("ten.games")
 # a live game's Redis key outlives its idle expiry by this much (at most a day), so the
@@ -96,6 +96,7 @@ class GameService:
         random_hex: Callable[[int], str] = secrets.token_hex,
         recent_games: int = 1024,  # about 9 KB each (a 4-player game at its start)
         bots: BotWork | None = None,
+        retry: Retry | None = None,
     ) -> None:
         # the whole store: the use cases here use `Games` and `EventLog.events`; the lobby
         # (`Listings`), the readiness check (`Lifecycle.ping`) and the composition root (the
@@ -116,6 +117,8 @@ class GameService:
         # answer, only for a first try; see `act`. Reads (`get`) always go to the store.
         self._recent: OrderedDict[str, GameRecord] = OrderedDict()
         self._recent_max = recent_games
+        # the one retry rule of every write on this store (service.unit_of_work)
+        self.retry = retry if retry is not None else Retry(settings.act_retries)
 
     def _remember(self, record: GameRecord) -> None:
         recent = self._recent
@@ -284,26 +287,25 @@ class GameService:
         as read from the store, so a stale copy costs a retry, never a wrong answer."""
         game_id = command.game_id
         record = self._recent.get(game_id)
-        fresh = record is None
-        if fresh:
+        stale = record is not None
+        if record is None:
             record = await self.get(game_id)
-        tries = 0
-        while True:
-            try:
-                return await self._act_on(record, command)
-            except VersionConflict as conflict:
-                tries += 1
-                if tries >= self.settings.act_retries:
-                    raise ServiceError("concurrent_update") from None
-                if conflict.current is None:  # expired or deleted since
-                    self._recent.pop(game_id, None)
-                    raise ServiceError("game_not_found") from None
-                record, fresh = conflict.current, True
-                self._remember(record)
-            except (ServiceError, RuleError):
-                if fresh:
-                    raise
-                record, fresh = await self.get(game_id), True  # judge it on the stored game
+
+        def seen(current: GameRecord | None) -> None:
+            if current is None:  # expired or deleted since
+                self._recent.pop(game_id, None)
+            else:
+                self._remember(current)
+
+        return await write(
+            record,
+            lambda record: self._act_on(record, command),
+            self.retry,
+            gone="game_not_found",
+            stale=stale,  # judged again on the stored game
+            reread=lambda: self.get(game_id),
+            seen=seen,
+        )
 
     async def _act_on(self, record: GameRecord, request: Act) -> Acted | RenderedResponse:
         """One try of `act` on `record`; raises VersionConflict if the game moved on."""

@@ -51,8 +51,8 @@ from service.ports import (
     IdempotentResponse,
     Listings,
     StoredEvent,
-    VersionConflict,
 )
+from service.unit_of_work import write
 
 
 class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
@@ -557,8 +557,8 @@ class Lobby:
         an Idempotency-Key, its `outcome` saved with it; when the game remembers one for
         that key already (before each try: the race may have been lost to a copy), nothing
         is changed and `keyed.prior` holds it."""
-        record = await self.games.get(game_id)
-        for _ in range(max(self.games.settings.act_retries, 3)):
+
+        async def attempt(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             if keyed is not None:
                 prior = await self.store.idempotent_response(game_id, keyed.entry)
                 if prior is not None:
@@ -570,15 +570,14 @@ class Lobby:
             remembered = None
             if keyed is not None and outcome is not None:
                 remembered = (keyed.entry, outcome(new))
-            try:
-                new = await self.games.store_change(record, new, events, remembered)
-            except VersionConflict as conflict:
-                if conflict.current is None:
-                    raise ServiceError("game_not_found") from None
-                record = conflict.current
-                continue
+            new = await self.games.store_change(record, new, events, remembered)
             return new, events
-        raise ServiceError("concurrent_update")
+
+        record = await self.games.get(game_id)
+        return await write(
+            record, attempt, self.games.retry, gone="game_not_found",
+            reread=lambda: self.games.get(game_id),
+        )  # fmt: skip
 
     # ------------------------------------------------------------ listing
 

@@ -8,6 +8,7 @@ from typing import NamedTuple, Protocol
 import msgspec
 
 from service.model import GameRecord, TournamentRecord
+from service.unit_of_work import Conflict
 
 
 class DueGame(NamedTuple):
@@ -67,15 +68,11 @@ class RenderedResponse(msgspec.Struct, frozen=True, kw_only=True):
 Remembered = IdempotentResponse | RenderedResponse
 
 
-class VersionConflict(Exception):
+class VersionConflict(Conflict["GameRecord"]):
     """The stored game is no longer at the version the caller read.
 
     A failed `save` names the game as stored when it refused (`current`; None when there is
     no such game any more), so the caller can retry on it without reading it again."""
-
-    def __init__(self, message: str = "", *, current: GameRecord | None = None) -> None:
-        super().__init__(message)
-        self.current = current
 
 
 class GameExists(VersionConflict):
@@ -289,13 +286,12 @@ class ArchiveJob(msgspec.Struct, frozen=True, kw_only=True):
     events: list[StoredEvent]
 
 
-class TournamentConflict(Exception):
+class TournamentConflict(Conflict["TournamentRecord"]):
     """`TournamentStore.save` refused: the stored tournament is not at the version the
     caller read. `current`: the tournament as stored then (None: there is none)."""
 
     def __init__(self, current: TournamentRecord | None) -> None:
-        super().__init__("the tournament changed")
-        self.current = current
+        super().__init__("the tournament changed", current=current)
 
 
 class TournamentStore(Protocol):

@@ -34,6 +34,7 @@ deals its games through the lobby's game creation and scores their results.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import secrets
@@ -64,7 +65,9 @@ from service.errors import ServiceError
 from service.jobs import Job, LeasedQueue, Worker
 from service.lobby import decode_cursor, encode_cursor
 from service.model import GameRecord, TableRef, TournamentRecord
-from service.ports import StoredEvent, TournamentConflict, TournamentStore
+from service.ports import StoredEvent, TournamentStore
+from service.settings import Settings
+from service.unit_of_work import Retry, write
 from service.webhooks import (
     Message,
     RoundStartedData,
@@ -91,7 +94,6 @@ GRACE = 5.0  # seconds a decision's job waits for the process that saved it (`_d
 # tournament this long; a step outlasting it is run again by another replica meanwhile,
 # which is safe (every step is) and deals nothing twice
 LEASE = 15.0
-TRIES = 20  # saves of one change tried against other writers
 BOT_PREFIX = "bot:"  # a bot entrant's id: bot:1, bot:2 ... (player ids cannot hold ':')
 MAX_AHEAD = 30 * 86400.0  # seconds: how far ahead a tournament's `starts_at` may be
 MAX_ROUND_INTERVAL = 3600.0  # seconds: the longest `round_interval`
@@ -249,8 +251,10 @@ class Tournaments:
         clock: Callable[[], float] = time.time,
         random_hex: Callable[[int], str] = secrets.token_hex,
         identities_open: bool = True,
+        retry: Retry | None = None,
     ) -> None:
         self.store = store
+        self.retry = retry if retry is not None else Retry(Settings().act_retries)
         self.queue = queue
         self.create_game = create
         self.announce = announce
@@ -457,7 +461,10 @@ class Tournaments:
         and find nothing to do)."""
         await self.get(tournament_id)
         await self.queue.put(tournament_id, b"", self.clock() + GRACE)
-        answer = await self._update(tournament_id, change, key, caller, (operation,))
+        # a start pairs round 1
+        answer = await self._update(
+            tournament_id, change, key, caller, (operation,), pairs=operation == "start"
+        )
         await self.queue.put(tournament_id, b"", self.clock())
         self.wake()
         return answer
@@ -471,44 +478,49 @@ class Tournaments:
         key: str | None,
         caller: Caller,
         fields: tuple,
+        *,
+        pairs: bool = False,
     ) -> tuple[TournamentRecord, bool]:
         """Apply `change` and save with the version compared, judged again on the stored
         tournament when another writer won; (the tournament, replayed). `change` None:
         nothing to save. With an Idempotency-Key (`key`), the entry is saved with the change
         and a copy is answered with the tournament as it is (`replayed`)."""
-        record = await self.get(tournament_id)
         fingerprint = idempotency.fingerprint("tournament", *fields)
-        for _ in range(TRIES):
-            entry = None
-            if key is not None:
-                entry = idempotency.entry_key("tournament", caller.scope, key)
+        entry = None if key is None else idempotency.entry_key("tournament", caller.scope, key)
+
+        async def attempt(record: TournamentRecord) -> tuple[TournamentRecord, bool]:
+            if entry is not None:
                 prior = dict(record.remembered).get(entry)
                 if prior is not None:
                     if prior != fingerprint:
                         raise ServiceError("idempotency_key_reused")
                     return record, True
-            new = change(record)
+            # one that may pair a round (`next_round`) is decided off the event loop
+            new = await asyncio.to_thread(change, record) if pairs else change(record)
             if new is None:
                 return record, False
             if entry is not None:
                 kept = (*record.remembered, (entry, fingerprint))[-REMEMBERED:]
                 new = msgspec.structs.replace(new, remembered=kept)
-            try:
-                await self.store.save_tournament(new)
-            except TournamentConflict as conflict:
-                if conflict.current is None:
-                    raise ServiceError("tournament_not_found") from None
-                record = conflict.current
-                continue
+            await self.store.save_tournament(new)
             return new, False
-        raise ServiceError("concurrent_update")
+
+        record = await self.get(tournament_id)
+        return await write(
+            record, attempt, self.retry, gone="tournament_not_found",
+            reread=lambda: self.get(tournament_id),
+        )  # fmt: skip
 
     async def _save(
-        self, tournament_id: str, change: Callable[[TournamentRecord], TournamentRecord | None]
+        self,
+        tournament_id: str,
+        change: Callable[[TournamentRecord], TournamentRecord | None],
+        *,
+        pairs: bool = False,
     ) -> TournamentRecord | None:
         """The director's saves: `_update` without a key; None for a tournament gone."""
         try:
-            record, _ = await self._update(tournament_id, change, None, PLATFORM, ())
+            record, _ = await self._update(tournament_id, change, None, PLATFORM, (), pairs=pairs)
         except ServiceError as error:
             if error.code == "tournament_not_found":
                 return None
@@ -550,7 +562,7 @@ class Tournaments:
         if record.status == "registering" and record.starts_at is not None:
             if self.clock() < record.starts_at:
                 return record.starts_at
-            record = await self._save(tournament_id, self._on_time)
+            record = await self._save(tournament_id, self._on_time, pairs=True)
             if record is None:
                 return None
         if record.pending:
@@ -560,7 +572,7 @@ class Tournaments:
         if record.status != "running":
             return None
         await self._deal(record)
-        paired = await self._save(tournament_id, self._paired)
+        paired = await self._save(tournament_id, self._paired, pairs=True)
         if paired is not None and paired.pending:
             await self.queue.put(tournament_id, b"", self.clock())
             self.wake()

@@ -1,0 +1,106 @@
+"""Players registering at once for one tournament, through the one write path
+(`service.unit_of_work`), on the embedded store and on Redis. Prints figures, asserts
+nothing.
+
+    .venv/bin/python bench/bench_registrations.py [--redis redis://127.0.0.1:6379/15]
+                                                  [--players 60] [--places 64] [--runs 20]
+
+Each run creates a tournament of `--places` places and sends `--players` registrations at
+once (asyncio.gather: on Redis each is a load and a compare-and-set script, so they race).
+Shown per store: how many of the runs took every registration, the registrations refused
+in all runs, the most lost races one registration survived (of Settings.act_retries) and
+the wall time of a run (median, max).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import secrets
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from infra.memory_store import MemoryGameStore
+from infra.memory_tournaments import MemoryTournamentStore
+from infra.queues import MemoryQueue
+from infra.redis_store import connect
+from infra.redis_tournaments import RedisTournamentStore
+from service.callers import Caller
+from service.games import GameService
+from service.lobby import Lobby
+from service.settings import Settings
+from service.tournaments import CreateTournament, Tournaments
+from service.unit_of_work import Retry
+
+
+class CountingRetry(Retry):
+    """The service's retry rule, counting the lost races each pause follows."""
+
+    def __init__(self, tries: int) -> None:
+        super().__init__(tries)
+        self.most = 0
+
+    def pause(self, lost: int) -> float:
+        self.most = max(self.most, lost + 1)
+        return super().pause(lost)
+
+
+async def one_run(store, players: int, places: int) -> tuple[int, int, float]:
+    retry = CountingRetry(Settings().act_retries)
+    lobby = Lobby(GameService(MemoryGameStore(), Settings()))
+    tournaments = Tournaments(store, MemoryQueue("tournaments"), lobby.create, retry=retry)
+    created, _ = await tournaments.create(
+        CreateTournament(caller=Caller(kind="platform"), name="Crowd", places=places)
+    )
+    callers = [Caller(kind="player", player_id=f"p{n}") for n in range(players)]
+    start = time.perf_counter()
+    answers = await asyncio.gather(
+        *(tournaments.register(c, created.id, None) for c in callers), return_exceptions=True
+    )
+    took = time.perf_counter() - start
+    refused = sum(isinstance(a, BaseException) for a in answers)
+    return refused, retry.most, took
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/15")
+    parser.add_argument("--players", type=int, default=60)
+    parser.add_argument("--places", type=int, default=64)
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    client = connect(args.redis)
+    prefix = f"ten-bench-{secrets.token_hex(6)}"
+    try:
+        for kind in ("embedded", "redis"):
+            results = []
+            for _ in range(args.runs):
+                store = (
+                    MemoryTournamentStore()
+                    if kind == "embedded"
+                    else RedisTournamentStore(client, prefix=prefix)
+                )
+                results.append(await one_run(store, args.players, args.places))
+            whole = sum(refused == 0 for refused, _, _ in results)
+            refused = sum(r for r, _, _ in results)
+            most = max(m for _, m, _ in results)
+            times = [t * 1000 for _, _, t in results]
+            print(
+                f"{kind:9} {args.players} players, {args.places} places, {args.runs} runs: "
+                f"all in {whole}/{args.runs}, refused {refused}, most lost races "
+                f"{most}/{Settings().act_retries}, run {statistics.median(times):.0f} ms "
+                f"median, {max(times):.0f} ms max"
+            )
+    finally:
+        keys = await client.keys(f"{prefix}:*")
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -44,7 +44,7 @@ from service.deadlines import DeadlinePoller
 from service.games import GameService
 from service.history import History
 from service.identity import Identity
-from service.jobs import LeasedQueue
+from service.jobs import LeasedQueue, registered
 from service.lobby import Lobby
 from service.model import GameRecord
 from service.observability.logs import RequestContext, configure_logging
@@ -125,7 +125,7 @@ def build_adapters(
         # one queue per name for the process (functools.cache: made once, on first use)
         return Adapters(
             store,
-            functools.cache(MemoryQueue),
+            functools.cache(registered(MemoryQueue)),
             archive,
             MemoryRateCounter(),  # one process, one count
             "memory",
@@ -166,6 +166,7 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
         await archive.close()
 
     @functools.cache
+    @registered
     def queue(name: str) -> LeasedQueue:
         return redis_queues.RedisQueue(client, name)
 

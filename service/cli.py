@@ -6,15 +6,13 @@
     python -m service.cli ratings rebuild [--url URL]  # every rating again, from the archive
     python -m service.cli work                       # the queues' workers, no HTTP (until SIGTERM)
 
-`work` runs the workers of the queues (archive, relay, webhooks, reviews) in a process of its
-own, for serving processes started with TEN_JOB_WORKERS=false (their CPU then goes to
-requests only); any number of them may run, each job is leased to one.
+`work` runs the workers of every queue in a process of its own, for serving processes
+started with TEN_JOB_WORKERS=false (their CPU then goes to requests only); any number of
+them may run, each job is leased to one.
 
-Queues: `archive` (ended games waiting for the SQL archive), `relay` (games whose reactions
-are to be relayed), `webhooks` (deliveries to the platform), `reviews` (post-game reviews
-to compute: one set aside answers 500 `review_failed` until it is put back). On the embedded store the
-queues live in the service's process, so there is nothing for this command to reach: it
-says so.
+The queues are those of `service.jobs.QUEUES` (`jobs --help` lists them). On the embedded
+store the queues live in the service's process, so there is nothing for this command to
+reach: it says so.
 """
 
 from __future__ import annotations
@@ -28,10 +26,8 @@ from datetime import UTC, datetime
 
 from service.app import build_adapters, work_jobs
 from service.archiving import rebuild_ratings
-from service.jobs import requeue_all
+from service.jobs import QUEUES, requeue_all
 from service.settings import Settings
-
-QUEUES = ("archive", "relay", "webhooks", "reviews")
 
 
 async def _jobs(settings: Settings, args: argparse.Namespace) -> int:
@@ -53,7 +49,7 @@ async def _jobs(settings: Settings, args: argparse.Namespace) -> int:
             print(f"{len(aside)} quarantined job(s) in {args.queue}", file=sys.stderr)
             return 0
         ids = [job.id for job in aside] if args.all else args.ids
-        if not ids:
+        if not ids and not args.all:
             print("name the jobs to put back, or --all", file=sys.stderr)
             return 2
         back = await requeue_all(queue, ids, time.time())
@@ -89,9 +85,13 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m service.cli", description=__doc__.split("\n")[0]
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    jobs = commands.add_parser("jobs", help="the quarantined jobs of a queue")
+    jobs = commands.add_parser(
+        "jobs",
+        help="the quarantined jobs of a queue",
+        epilog="queues: " + "; ".join(f"{name}: {about}" for name, about in QUEUES.items()),
+    )
     jobs.add_argument("action", choices=("list", "requeue"))
-    jobs.add_argument("queue", choices=QUEUES)
+    jobs.add_argument("queue", choices=tuple(QUEUES))
     jobs.add_argument("ids", nargs="*", help="the jobs to put back (requeue)")
     jobs.add_argument("--all", action="store_true", help="requeue every quarantined job")
     ratings = commands.add_parser("ratings", help="the players' ratings")

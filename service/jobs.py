@@ -24,6 +24,8 @@ replica), each handled by a `Worker`:
 - **Later**: a handler may return a time (unix s): its job then stays queued, due at that
   time (a step that waits for a time, e.g. a tournament's start), unless it was put again
   while it ran: then it is due as that put made it (no wake-up is lost).
+- **Every queue named once**: `QUEUES` names every queue of the service; the adapters make
+  no other (`registered`), and the jobs command line offers each of them.
 
 No adapter here: the queue is a port and the handler a callable.
 """
@@ -37,7 +39,7 @@ import random
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
-from typing import NamedTuple, Protocol
+from typing import Final, NamedTuple, Protocol, TypeVar
 
 from service.cancellation import stop_if_cancelled
 from service.ports import StoreUnavailable
@@ -57,6 +59,31 @@ def busy_for(exc: BaseException) -> float | None:
     if retry_after is None or exc.__cause__ is not None:
         return None
     return float(retry_after)
+
+
+# every leased queue of the service: its name, what its jobs are (`python -m service.cli jobs`)
+QUEUES: Final[dict[str, str]] = {
+    "archive": "ended games waiting for the SQL archive",
+    "relay": "games whose reactions are to be relayed",
+    "webhooks": "deliveries to the platform",
+    "reviews": "post-game reviews to compute (one set aside answers 500 review_failed "
+    "until it is put back)",
+    "tournaments": "tournaments whose director has a step to take (dealing a round, "
+    "pairing the next)",
+}
+Q = TypeVar("Q")
+
+
+def registered(make: Callable[[str], Q]) -> Callable[[str], Q]:
+    """`make` (a queue by name) for the names in `QUEUES` only: a queue that is not there
+    cannot be made, so none escapes the jobs command line."""
+
+    def made(name: str) -> Q:
+        if name not in QUEUES:
+            raise ValueError(f"no queue {name!r} in service.jobs.QUEUES: name it there first")
+        return make(name)
+
+    return made
 
 
 class PermanentFailure(Exception):

@@ -362,6 +362,18 @@ def _closed_transport(exc: BaseException) -> bool:
 _unavailable = _UnavailableOnConnectionErrors()
 
 
+def replicated(acked: int, wait: tuple[int, int]) -> None:
+    """WAIT's answer `acked` for a write that wants `wait` = (replicas, timeout ms): one the
+    replicas did not confirm in time is not acknowledged: StoreUnavailable (503, as when the
+    primary cannot be reached: the client retries with the same Idempotency-Key). It may
+    still be on the primary, and kept if the primary lives."""
+    wanted, timeout_ms = wait
+    if wanted and acked < wanted:
+        raise StoreUnavailable(
+            f"the save reached {acked} of {wanted} replica(s) in {timeout_ms} ms"
+        )
+
+
 def unavailable_on_connection_errors() -> _UnavailableOnConnectionErrors:
     return _unavailable
 
@@ -621,14 +633,8 @@ class RedisGameStore(GameStore):
             pipe.execute_command("WAIT", *self._wait)
 
     def _replicated(self, results: list) -> None:
-        """A save the replicas did not confirm in time is not acknowledged: StoreUnavailable
-        (503, as when the primary cannot be reached: the client retries with the same
-        Idempotency-Key). It may still be on the primary, and kept if the primary lives."""
-        wanted, timeout_ms = self._wait
-        if wanted and results[-1] < wanted:
-            raise StoreUnavailable(
-                f"the save reached {results[-1]} of {wanted} replica(s) in {timeout_ms} ms"
-            )
+        """A save the replicas did not confirm in time is not acknowledged (`replicated`)."""
+        replicated(results[-1], self._wait)
 
     def _pipeline(self):
         """One round trip for commands on keys of different slots (not a transaction)."""

@@ -6,7 +6,10 @@ replica. Layout, under a prefix (`ten` by default):
   each tournament, read backwards by lex (newest first; the member is the keyset cursor)
 
 Every write of a tournament is one Lua script: create only when absent, save only when the
-stored version is the one before the record's (a compare-and-set)."""
+stored version is the one before the record's (a compare-and-set). With `wait` (replicas,
+timeout ms: TEN_REDIS_WAIT_REPLICAS) the script and a WAIT go in one pipeline, on one
+connection, and a write the replicas did not confirm is not acknowledged (503), as the
+game store's (`infra.redis_store.replicated`)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from infra.redis_store import unavailable_on_connection_errors
+from infra.redis_store import replicated, unavailable_on_connection_errors
 from service.model import TournamentRecord
 from service.ports import TournamentConflict
 
@@ -43,9 +46,10 @@ def _member(created_at: float, tournament_id: str) -> str:
 
 
 class RedisTournamentStore:
-    def __init__(self, client: Any, *, prefix: str = "ten") -> None:
+    def __init__(self, client: Any, *, prefix: str = "ten", wait: tuple[int, int] = (0, 0)) -> None:
         self.client = client
         self.prefix = prefix
+        self.wait = wait
         self.index = f"{prefix}:tournaments"
         self._create = client.register_script(_CREATE)
         self._save = client.register_script(_SAVE)
@@ -55,12 +59,22 @@ class RedisTournamentStore:
 
     async def create_tournament(self, record: TournamentRecord) -> TournamentRecord | None:
         with unavailable_on_connection_errors():
-            stored = await self._create(
-                keys=[self.key(record.id)], args=[record.version, _encoder.encode(record)]
-            )
+            stored = await self._write(self._create, record)
             # listed after it is stored: a create that died between is stored, unlisted
             await self.client.zadd(self.index, {_member(record.created_at, record.id): 0})
         return None if stored is None else _decoder.decode(stored)
+
+    async def _write(self, script: Any, record: TournamentRecord) -> Any:
+        """The script's answer, acknowledged by the replicas `wait` asks for."""
+        keys, args = [self.key(record.id)], [record.version, _encoder.encode(record)]
+        if not self.wait[0]:
+            return await script(keys=keys, args=args)
+        pipe = self.client.pipeline(transaction=False)
+        await script(keys=keys, args=args, client=pipe)
+        pipe.execute_command("WAIT", *self.wait)
+        answer, acked = await pipe.execute()
+        replicated(acked, self.wait)
+        return answer
 
     async def load_tournament(self, tournament_id: str) -> TournamentRecord | None:
         with unavailable_on_connection_errors():
@@ -69,9 +83,7 @@ class RedisTournamentStore:
 
     async def save_tournament(self, record: TournamentRecord) -> None:
         with unavailable_on_connection_errors():
-            answer = await self._save(
-                keys=[self.key(record.id)], args=[record.version, _encoder.encode(record)]
-            )
+            answer = await self._write(self._save, record)
         if answer[0] != 1:
             raise TournamentConflict(_decoder.decode(answer[1]) if len(answer) > 1 else None)
 

@@ -156,7 +156,9 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
             wait_timeout=settings.redis_wait_timeout,
             **where,
         )
-    # the outbox (shared by every replica) and the rate-limit counts: a small pool of their own
+    # the outbox (shared by every replica), the tournaments and the rate-limit counts: a
+    # small pool of their own; the tournaments' writes are acknowledged on WAIT as the games'
+    wait = (settings.redis_wait_replicas, int(settings.redis_wait_timeout * 1000))
     client = connect(settings.redis_url, max_connections=50, **where)
     rate_counter = RedisRateCounter(client, namespace="ten-rate")  # shared by every replica
 
@@ -184,7 +186,7 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
 
     return Adapters(
         store, queue, archive, rate_counter, "redis", close_redis, client, open_redis,
-        RedisTournamentStore(client),
+        RedisTournamentStore(client, wait=wait),
     )  # fmt: skip
 
 

@@ -9,9 +9,13 @@ import asyncio
 import signal
 from collections.abc import Iterator
 
+import msgspec
 import pytest
 
-from infra.redis_store import RedisGameStore
+from domain.tournament import Settings as TournamentSettings
+from infra.redis_store import RedisGameStore, connect
+from infra.redis_tournaments import RedisTournamentStore
+from service.model import TournamentRecord
 from service.ports import IdempotentResponse, StoreUnavailable
 from tests.servers import RedisServer, wait_until
 from tests.support.records import TTL, advance, new_record
@@ -124,3 +128,42 @@ def test_waiting_on_a_redis_that_cannot_be_reached_is_unavailable() -> None:
             await store.save(first, record.stamp, first_events, TTL)
 
     run(store, work)
+
+
+def test_a_tournament_write_is_acknowledged_only_once_the_replicas_have_it(replicated) -> None:
+    """The tournaments' store waits as the games' does: acknowledged once on the replica;
+    a create or save the stopped replica cannot confirm is StoreUnavailable (503)."""
+    primary, replica = replicated
+    assert replica.proc is not None
+
+    async def work() -> None:
+        client = connect(primary.url)
+        store = RedisTournamentStore(client, prefix="ten-wait", wait=(1, 200))
+        created = TournamentRecord(
+            id="t-wait",
+            name="Open",
+            organiser="platform",
+            places=8,
+            settings=TournamentSettings(seed="s"),
+            created_at=1.0,
+            updated_at=1.0,
+        )
+        try:
+            assert await store.create_tournament(created) is None
+            with replica.client() as raw:  # on the replica when acknowledged
+                assert raw.hget(store.key(created.id), "v") == b"0"
+            replica.proc.send_signal(signal.SIGSTOP)
+            try:
+                later = msgspec.structs.replace(created, version=1, registered=("ann",))
+                with pytest.raises(StoreUnavailable, match="of 1 replica"):
+                    await store.save_tournament(later)
+                other = msgspec.structs.replace(created, id="t-wait-2")
+                with pytest.raises(StoreUnavailable, match="of 1 replica"):
+                    await store.create_tournament(other)
+            finally:
+                replica.proc.send_signal(signal.SIGCONT)
+        finally:
+            await client.delete(store.key("t-wait"), store.key("t-wait-2"), store.index)
+            await client.aclose()
+
+    asyncio.run(work())

@@ -45,6 +45,8 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "may; end one, or retry later.",
     "too_many_pending_reviews": "This caller waits for as many reviews as it may; retry once "
     "one of them is ready.",
+    "too_many_reviews": "The service holds as many reviews waiting to be computed as it may; "
+    "retry later.",
     # tournaments (service.tournaments)
     "tournament_not_found": "No tournament with this id.",
     "not_organiser": "Only the tournament's organiser may do this.",

@@ -69,6 +69,7 @@ SERVICE_STATUS = {
     "too_many_open_tables": 429,
     "too_many_open_tournaments": 429,
     "too_many_pending_reviews": 429,
+    "too_many_reviews": 429,
     "tournament_not_found": 404,
     "not_organiser": 403,
     "tournament_not_registering": 409,

@@ -98,6 +98,7 @@ MESSAGES: dict[str, str] = {
     "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "Este llamante ya aloja tantas mesas abiertas como puede; inicia o cancela alguna, o reinténtalo más tarde.",
     "This organiser has as many tournaments not yet ended as it may; end one, or retry later.": "Este organizador ya tiene tantos torneos sin terminar como puede; termina alguno, o reinténtalo más tarde.",
     "This caller waits for as many reviews as it may; retry once one of them is ready.": "Este llamante ya espera tantas revisiones como puede; reinténtalo cuando alguna esté lista.",
+    "The service holds as many reviews waiting to be computed as it may; retry later.": "El servicio ya tiene tantas revisiones pendientes de calcular como puede; reinténtalo más tarde.",
     "This is not a seat token.": "Esto no es un token de asiento.",
     "This seat token belongs to another game.": "Este token de asiento pertenece a otra partida.",
     "The seat token is not valid.": "El token de asiento no es válido.",

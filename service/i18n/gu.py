@@ -98,6 +98,7 @@ MESSAGES: dict[str, str] = {
     "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "આ કૉલર પહેલેથી જ મંજૂર હોય તેટલા ખુલ્લા ટેબલ હોસ્ટ કરે છે; એક શરૂ કરો કે રદ કરો, અથવા પછીથી ફરી પ્રયાસ કરો.",
     "This organiser has as many tournaments not yet ended as it may; end one, or retry later.": "આ આયોજક પાસે પહેલેથી જ મંજૂર હોય તેટલી અધૂરી ટુર્નામેન્ટ છે; એક પૂરી કરો, અથવા પછીથી ફરી પ્રયાસ કરો.",
     "This caller waits for as many reviews as it may; retry once one of them is ready.": "આ કૉલર પહેલેથી જ મંજૂર હોય તેટલી સમીક્ષાઓની રાહ જુએ છે; તેમાંથી એક તૈયાર થાય પછી ફરી પ્રયાસ કરો.",
+    "The service holds as many reviews waiting to be computed as it may; retry later.": "સેવા પાસે ગણતરી માટે રાહ જોતી મંજૂર હોય તેટલી સમીક્ષાઓ પહેલેથી જ છે; પછીથી ફરી પ્રયાસ કરો.",
     "This is not a seat token.": "આ બેઠક ટોકન નથી.",
     "This seat token belongs to another game.": "આ બેઠક ટોકન બીજી રમતનું છે.",
     "The seat token is not valid.": "બેઠક ટોકન માન્ય નથી.",

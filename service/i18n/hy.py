@@ -98,6 +98,7 @@ MESSAGES: dict[str, str] = {
     "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "Այս կանչողն արդեն հյուրընկալում է թույլատրված առավելագույն թվով բաց սեղաններ. սկսեք կամ չեղարկեք դրանցից մեկը կամ կրկին փորձեք ավելի ուշ։",
     "This organiser has as many tournaments not yet ended as it may; end one, or retry later.": "Այս կազմակերպիչն արդեն ունի թույլատրված առավելագույն թվով չավարտված մրցաշարեր. ավարտեք դրանցից մեկը կամ կրկին փորձեք ավելի ուշ։",
     "This caller waits for as many reviews as it may; retry once one of them is ready.": "Այս կանչողն արդեն սպասում է թույլատրված առավելագույն թվով վերլուծությունների. կրկին փորձեք, երբ դրանցից մեկը պատրաստ լինի։",
+    "The service holds as many reviews waiting to be computed as it may; retry later.": "Ծառայությունն արդեն ունի հաշվարկման սպասող թույլատրված առավելագույն թվով վերլուծություններ. կրկին փորձեք ավելի ուշ։",
     "This is not a seat token.": "Սա տեղի թոքեն չէ։",
     "This seat token belongs to another game.": "Այս տեղի թոքենը պատկանում է այլ խաղի։",
     "The seat token is not valid.": "Տեղի թոքենը վավեր չէ։",

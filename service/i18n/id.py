@@ -98,6 +98,7 @@ MESSAGES: dict[str, str] = {
     "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "Pemanggil ini sudah menjadi tuan rumah meja terbuka sebanyak yang diizinkan; mulai atau batalkan salah satunya, atau coba lagi nanti.",
     "This organiser has as many tournaments not yet ended as it may; end one, or retry later.": "Penyelenggara ini sudah memiliki turnamen yang belum selesai sebanyak yang diizinkan; akhiri salah satunya, atau coba lagi nanti.",
     "This caller waits for as many reviews as it may; retry once one of them is ready.": "Pemanggil ini sudah menunggu ulasan sebanyak yang diizinkan; coba lagi setelah salah satunya siap.",
+    "The service holds as many reviews waiting to be computed as it may; retry later.": "Layanan ini sudah menampung ulasan yang menunggu dihitung sebanyak yang diizinkan; coba lagi nanti.",
     "This is not a seat token.": "Ini bukan token kursi.",
     "This seat token belongs to another game.": "Token kursi ini milik permainan lain.",
     "The seat token is not valid.": "Token kursi tidak valid.",

@@ -22,7 +22,7 @@ import heapq
 import msgspec
 
 from infra.redis_store import unavailable_on_connection_errors
-from service.jobs import Job, Quarantined
+from service.jobs import Job, Quarantined, QueueFull
 
 
 class _Why(msgspec.Struct, array_like=True, frozen=True):
@@ -69,11 +69,15 @@ class MemoryQueue:
             self._heap = [(due, job) for job, due in self._due.items()]
             heapq.heapify(self._heap)
 
-    async def put(self, job_id: str, payload: bytes, at: float, *, keep: bool = False) -> int:
+    async def put(
+        self, job_id: str, payload: bytes, at: float, *, keep: bool = False, bound: int = 0
+    ) -> int:
         if job_id in self._quarantine:
             return 0
         if keep and (job_id in self._jobs or self._done.get(job_id, float("-inf")) > at):
             return 0
+        if bound and job_id not in self._jobs and len(self._due) >= bound:
+            raise QueueFull(self.name)
         self._jobs[job_id] = payload
         held = self._due.get(job_id)
         if held is None or at < held:
@@ -149,16 +153,22 @@ class MemoryQueue:
     async def backlog(self) -> int:
         return len(self._due)
 
+    async def queued(self, job_id: str) -> bool:
+        return job_id in self._jobs
 
-# KEYS: jobs, due, token, quarantine, done. ARGV: id, payload, at, keep ("1"/"0"). ZADD LT
-# adds a new member, or moves one earlier only.
+
+# KEYS: jobs, due, token, quarantine, done. ARGV: id, payload, at, keep ("1"/"0"), bound
+# ("0": none). ZADD LT adds a new member, or moves one earlier only. -1: refused (bound).
 _PUT = """
 if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then return 0 end
+local queued = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
 if ARGV[4] == '1' then
-  if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+  if queued then return 0 end
   local kept = redis.call('ZSCORE', KEYS[5], ARGV[1])
   if kept and tonumber(kept) > tonumber(ARGV[3]) then return 0 end
 end
+local bound = tonumber(ARGV[5])
+if bound > 0 and not queued and redis.call('ZCARD', KEYS[2]) >= bound then return -1 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], 'LT', ARGV[3], ARGV[1])
 return redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
@@ -262,11 +272,16 @@ class RedisQueue:
     def _keys(self, *parts: str) -> list[str]:
         return [self.keys[part] for part in parts]
 
-    async def put(self, job_id: str, payload: bytes, at: float, *, keep: bool = False) -> int:
+    async def put(
+        self, job_id: str, payload: bytes, at: float, *, keep: bool = False, bound: int = 0
+    ) -> int:
         keys = self._keys("jobs", "due", "token", "quarantine", "done")
-        args = [job_id, payload, repr(at), "1" if keep else "0"]
+        args = [job_id, payload, repr(at), "1" if keep else "0", bound]
         with unavailable_on_connection_errors():
-            return int(await self._put(keys=keys, args=args))
+            token = int(await self._put(keys=keys, args=args))
+        if token < 0:
+            raise QueueFull(self.name)
+        return token
 
     async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
         keys = self._keys("jobs", "due", "token", "fails")
@@ -329,6 +344,10 @@ class RedisQueue:
     async def backlog(self) -> int:
         with unavailable_on_connection_errors():
             return int(await self._redis.zcard(self.keys["due"]))
+
+    async def queued(self, job_id: str) -> bool:
+        with unavailable_on_connection_errors():
+            return bool(await self._redis.hexists(self.keys["jobs"], job_id))
 
 
 # Where releases before the leased queues kept their jobs (hashes: id -> the same payload

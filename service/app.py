@@ -515,6 +515,7 @@ def post_game_reviews(
         adapters.archive,
         adapters.queue(REVIEWS),
         service.bots,
+        bound=settings.review_queue,
         poll=settings.archive_interval,
         max_backoff=30.0,
         count=obs.count_job(),

@@ -90,6 +90,10 @@ class PermanentFailure(Exception):
     """A job that can never succeed as it is (its data is refused): quarantined at once."""
 
 
+class QueueFull(Exception):
+    """A bounded `put` refused: the queue holds its bound of jobs already."""
+
+
 class Job(NamedTuple):
     """A claimed job: `token` is the claim's (only its holder settles the job), `failures`
     how many times it failed before this claim."""
@@ -115,13 +119,16 @@ class LeasedQueue(Protocol):
 
     name: str
 
-    async def put(self, job_id: str, payload: bytes, at: float, *, keep: bool = False) -> int:
+    async def put(
+        self, job_id: str, payload: bytes, at: float, *, keep: bool = False, bound: int = 0
+    ) -> int:
         """Queue the job, due at `at` (a job of that id already queued: its payload is
         replaced, it is due at the earlier of the two times, and its current claim, if
         any, can no longer settle it; with `keep`, it is left as it is instead, and so is
         one done within its `remember` time: 0 returned). A job in quarantine stays there
         (0 returned); else the token a caller may settle the job with (`done`) without
-        claiming it."""
+        claiming it. With a `bound`, a job not queued yet is refused (QueueFull, nothing
+        changed) when `bound` jobs are queued (`backlog`) already."""
 
     async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
         """Up to `limit` jobs due at `now`, earliest first, each claimed until now + lease."""
@@ -149,6 +156,9 @@ class LeasedQueue(Protocol):
 
     async def backlog(self) -> int:
         """Jobs queued (due, claimed or waiting for a retry), quarantined ones apart."""
+
+    async def queued(self, job_id: str) -> bool:
+        """Whether the job is queued (due, claimed or waiting for a retry)."""
 
 
 _UNPRINTABLE = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))  # controls, bidi and format marks

@@ -4,7 +4,11 @@ off the serving process's interpreter, and kept in the archive.
 `Reviews.review` answers a review kept already; else, for a finished game (live in the game
 store, or archived), it queues the game in the `reviews` queue and answers None (the API's
 202 with Retry-After); a game still being played, aborted or abandoned is refused
-(`game_not_reviewable`: a review of a live game would coach its players mid-game). A
+(`game_not_reviewable`: a review of a live game would coach its players mid-game). The
+reviews waiting are bounded: per caller (TEN_MAX_PENDING_REVIEWS, through the one quota
+mechanism, `service.quotas`: 429 `too_many_pending_reviews`) and in all (TEN_REVIEW_QUEUE,
+the queue's own atomic bound: 429 `too_many_reviews`); a refused request queues nothing,
+and asking again for a review already waiting is no new request. A
 review whose job the queue set aside (quarantined: a log that cannot be reviewed, or
 `max_failures` failures in a row) is refused too (`review_failed`, the API's 500: the
 service's failure, which asking again cannot mend) until an operator puts it back
@@ -24,7 +28,7 @@ busy spell never sets a review aside.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,14 +40,23 @@ from service.archive import GameArchive
 from service.bot_work import BotWork
 from service.errors import ServiceError
 from service.games import GAME_ID
-from service.jobs import Job, LeasedQueue, PermanentFailure, Worker
+from service.jobs import Job, LeasedQueue, PermanentFailure, QueueFull, Worker
 from service.ports import GameStore
+from service.quotas import Quota, QuotaStore
 
 QUEUE = "reviews"
 RETRY_AFTER = 2  # seconds: a four-player game's review takes 0.2-0.4 s of one core
+FULL_RETRY_AFTER = 10  # seconds: the reviews waiting at their bound in all
+KEEP = 24 * 3600  # seconds a caller's quota of pending reviews lives after its last request
 PAGE = 1000  # events read per round trip
 
 _events_decoder = msgspec.json.Decoder(AnyEvent)
+
+
+def _full() -> ServiceError:
+    error = ServiceError("too_many_reviews")
+    error.retry_after = FULL_RETRY_AFTER
+    return error
 
 
 class ReviewOut(GameReview, frozen=True, kw_only=True):
@@ -72,18 +85,31 @@ class Reviews:
         queue: LeasedQueue,
         bots: BotWork,
         *,
+        bound: int = 0,
+        quotas: QuotaStore | None = None,
+        per_caller: int = 0,
         clock: Callable[[], float] = time.time,
         **worker: Any,
     ) -> None:
+        """`bound`: the reviews waiting in all (0: no bound); `per_caller`: those one owner
+        waits for (0, or no `quotas`: no quota)."""
         self.store = store
         self.archive = archive
         self.queue = queue
         self.bots = bots
+        self.bound = bound
         self.clock = clock
+        self.quota = None
+        if quotas is not None:
+            self.quota = Quota(
+                quotas, "reviews", per_caller, "too_many_pending_reviews", self._pending,
+                keep=KEEP, retry_after=lambda oldest, now: RETRY_AFTER, clock=clock,
+            )  # fmt: skip
         self.worker = Worker(queue, self.handle, clock=clock, **worker)
 
-    async def review(self, game_id: str) -> bytes | None:
-        """The game's review (JSON), or None while it is computed (it is queued)."""
+    async def review(self, game_id: str, owner: str | None = None) -> bytes | None:
+        """The game's review (JSON), or None while it is computed (it is queued). `owner`:
+        whose quota a new request counts in (`service.quotas.owner_of`; None: none)."""
         if not GAME_ID.fullmatch(game_id):
             raise ServiceError("game_not_found")
         kept = await self.archive.get_review(game_id)
@@ -99,12 +125,36 @@ class Reviews:
             status = archived.status
         if status != "finished":
             raise ServiceError("game_not_reviewable")
-        queued = await self.queue.put(game_id, b"", self.clock(), keep=True)
-        # not queued: it is already, or it was set aside (failed for good until requeued)
+        if await self.queue.queued(game_id):
+            return None  # asked already: no new request
+        if await self.queue.quarantined_job(game_id) is not None:
+            raise ServiceError("review_failed")  # set aside: failed for good until requeued
+        if self.bound and await self.queue.backlog() >= self.bound:
+            raise _full()  # before the quota: a refused request holds no place in it
+        if self.quota is not None:
+            await self.quota.take(owner, game_id)
+        try:
+            queued = await self.queue.put(game_id, b"", self.clock(), keep=True, bound=self.bound)
+        except QueueFull:
+            raise _full() from None
+        # not queued: it is already (asked meanwhile), or it was set aside meanwhile
         if not queued and await self.queue.quarantined_job(game_id) is not None:
             raise ServiceError("review_failed")
         self.worker.wake()
         return None
+
+    async def _pending(self, game_ids: Sequence[str]) -> dict[str, bool]:
+        """Which of these reviews still count in a caller's quota: those waiting do; those
+        computed or set aside do not; one neither (its request is on its way) is unknown."""
+        found: dict[str, bool] = {}
+        for game_id in game_ids:
+            if await self.queue.queued(game_id):
+                found[game_id] = True
+            elif await self.archive.get_review(game_id) is not None:
+                found[game_id] = False  # computed
+            elif await self.queue.quarantined_job(game_id) is not None:
+                found[game_id] = False  # set aside
+        return found
 
     async def handle(self, job: Job) -> None:
         game_id = job.id

@@ -12,6 +12,7 @@ from redis.crc import key_slot
 
 from infra.queues import LEGACY_ARCHIVE_OUTBOX, MemoryQueue, RedisQueue, adopt_legacy
 from infra.redis_store import connect
+from service.jobs import QueueFull
 
 pytestmark = pytest.mark.integration
 NOW = 1_760_000_000.5
@@ -157,6 +158,52 @@ def test_a_kept_put_leaves_a_queued_job_and_one_done_within_its_remember_time(ba
         assert again.payload == b"again"
         assert await queue.done("d", again.token)  # not remembered this time
         assert await queue.put("d", b"third", NOW + 3602, keep=True) > 0
+
+    run(backend, body)
+
+
+def test_a_bounded_put_refuses_a_new_job_when_the_queue_holds_its_bound(backend):
+    """`bound`: past that many jobs queued (due, claimed or retried; not those set aside), a
+    new job is refused (QueueFull) and nothing changes; a job queued already is no new one."""
+
+    async def body(queue) -> None:
+        for job_id in ("a", "b", "c"):
+            assert await queue.put(job_id, b"", NOW, keep=True, bound=3) > 0
+        with pytest.raises(QueueFull):
+            await queue.put("d", b"", NOW, keep=True, bound=3)
+        with pytest.raises(QueueFull):
+            await queue.put("d", b"", NOW, bound=2)
+        assert await queue.backlog() == 3
+        assert await queue.put("a", b"", NOW, keep=True, bound=3) == 0  # queued already
+        assert await queue.put("a", b"again", NOW, bound=3) > 0  # replaced, not a new one
+        assert await queue.put("d", b"", NOW, bound=0) > 0  # 0: no bound
+        assert await queue.backlog() == 4
+        [job, *_] = await queue.claim(NOW, 30.0, 10)  # claimed: still queued
+        with pytest.raises(QueueFull):
+            await queue.put("e", b"", NOW, bound=4)
+        assert await queue.quarantine(job.id, job.token, "set aside", NOW)
+        assert await queue.put("e", b"", NOW, bound=4) > 0  # one set aside: room again
+        assert await queue.backlog() == 4
+
+    run(backend, body)
+
+
+def test_queued_tells_a_job_waiting_claimed_or_retried_from_one_done_or_set_aside(backend):
+    async def body(queue) -> None:
+        assert not await queue.queued("a")
+        await queue.put("a", b"", NOW + 60)
+        await queue.put("b", b"", NOW)
+        assert await queue.queued("a")
+        [job] = await queue.claim(NOW, 30.0, 10)
+        assert await queue.queued("b")  # claimed
+        assert await queue.retry("b", job.token, NOW + 5, failed=True) == 1
+        assert await queue.queued("b")  # waiting for its retry
+        [job] = await queue.claim(NOW + 5, 30.0, 10)
+        assert await queue.quarantine("b", job.token, "set aside", NOW + 5)
+        assert not await queue.queued("b")
+        [job] = await queue.claim(NOW + 60, 30.0, 10)
+        assert await queue.done("a", job.token)
+        assert not await queue.queued("a")
 
     run(backend, body)
 

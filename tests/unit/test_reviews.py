@@ -14,6 +14,7 @@ from domain.model import AnyEvent
 from domain.review import review
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
+from infra.quotas import MemoryQuotas
 from service.archiving import archive_game
 from service.bot_work import BotWork, bots_busy
 from service.errors import ServiceError
@@ -41,6 +42,7 @@ def reviews(
     archive: MemoryArchive | None = None,
     bots: BotWork | None = None,
     clock: Clock | None = None,
+    **options: object,
 ) -> Reviews:
     return Reviews(
         store or MemoryGameStore(),
@@ -50,6 +52,7 @@ def reviews(
         max_failures=3,
         clock=clock or Clock(),
         jitter=lambda: 0.5,
+        **options,  # type: ignore[arg-type]
     )
 
 
@@ -274,3 +277,63 @@ def test_a_full_pool_holds_the_reviews_back_without_blaming_the_job() -> None:
     assert bots.runs == 7
     assert done is not None
     assert archive.reviews == {played.id: done}
+
+
+def finished_games(count: int) -> list[Played]:
+    return [p for p in dataset() if p.record.status == "finished"][:count]
+
+
+def test_past_the_queue_bound_a_new_review_is_429_too_many_reviews_and_nothing_is_queued():
+    """TEN_REVIEW_QUEUE: with that many reviews waiting, a review of another game is refused
+    with Retry-After and queues nothing; one waiting already is still answered pending, and
+    the next review gets in once one is computed."""
+    games = finished_games(3)
+    archive = MemoryArchive()
+
+    async def body() -> None:
+        for played in games:
+            await archive_game(archive, played.record, played.stored, played.player_ids)
+        use = reviews(archive=archive, bound=2)
+        first, second, third = (p.id for p in games)
+        assert await use.review(first) is None
+        assert await use.review(second) is None
+        with pytest.raises(ServiceError) as refused:
+            await use.review(third)
+        assert refused.value.code == "too_many_reviews"
+        assert (refused.value.retry_after or 0) >= 1
+        assert await use.queue.backlog() == 2
+        assert not await use.queue.queued(third)
+        assert await use.review(first) is None  # waiting already: no new one
+        assert await use.worker.run_once() == 2
+        assert await use.review(third) is None  # room again
+        assert await use.queue.queued(third)
+
+    run(body())
+
+
+def test_past_a_callers_quota_its_next_review_is_429_and_the_others_are_not_affected():
+    """TEN_MAX_PENDING_REVIEWS through the one quota mechanism (service.quotas): an owner
+    waiting for that many reviews is refused another (nothing queued), another owner and
+    the platform (no owner) are not; a review computed frees its place."""
+    games = finished_games(4)
+    archive = MemoryArchive()
+
+    async def body() -> None:
+        for played in games:
+            await archive_game(archive, played.record, played.stored, played.player_ids)
+        use = reviews(archive=archive, quotas=MemoryQuotas(), per_caller=2)
+        first, second, third, fourth = (p.id for p in games)
+        assert await use.review(first, "address:one") is None
+        assert await use.review(second, "address:one") is None
+        assert await use.review(first, "address:one") is None  # asked again: no new one
+        with pytest.raises(ServiceError) as refused:
+            await use.review(third, "address:one")
+        assert refused.value.code == "too_many_pending_reviews"
+        assert (refused.value.retry_after or 0) >= 1
+        assert not await use.queue.queued(third)
+        assert await use.review(third, None) is None  # the platform: no quota
+        assert await use.worker.run_once() == 3  # all three computed
+        assert await use.review(fourth, "address:one") is None  # its reviews freed its places
+        assert await use.queue.queued(fourth)
+
+    run(body())

@@ -18,8 +18,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from infra.store_rules import due_moved_earlier, listed, memberships, still_held
-from service.model import GameRecord, host_index
+from infra.quotas import MemoryQuotas
+from infra.store_rules import due_moved_earlier, listed, memberships
+from service.model import GameRecord
 from service.ports import (
     DueGame,
     GameExists,
@@ -105,6 +106,7 @@ class MemoryGameStore(GameStore):
         self._creates = 0
         self._listings: dict[str, list[tuple[float, str]]] = {}  # index -> (created_at, id)
         self._due = _DueIndex()
+        self._quotas = MemoryQuotas()
 
     def _live(self, game_id: str) -> _Entry | None:
         entry = self._games.get(game_id)
@@ -228,28 +230,18 @@ class MemoryGameStore(GameStore):
         for index in indexes:
             listing = self._listings.setdefault(index, [])
             at = bisect.bisect_left(listing, entry)
-            if listing[at : at + 1] != [entry]:  # held already (`hold_open_table`)
+            if listing[at : at + 1] != [entry]:
                 listing.insert(at, entry)
 
-    async def hold_open_table(self, record: GameRecord, limit: int) -> float | None:
-        assert record.host is not None
-        index = host_index(record.host)
-        with self._lock:
-            listing = self._listings.get(index, [])
-            if any(game_id == record.id for _, game_id in listing):
-                return None
-            if len(listing) >= limit:
-                now = record.created_at  # the lobby's clock, as the entries' scores
-                for created_at, game_id in list(listing):
-                    entry = self._live(game_id)
-                    found = None if entry is None else entry.record
-                    if not still_held(found, index, created_at, now):
-                        self._unlist_entry(index, (created_at, game_id))
-                listing = self._listings.get(index, [])
-                if len(listing) >= limit:
-                    return listing[0][0]
-            self._list(record, [index])
-            return None
+    # -- QuotaStore: the quotas of this process (`infra.quotas`)
+    async def hold(self, key: str, item: str, score: float, limit: int, ttl: int) -> float | None:
+        return await self._quotas.hold(key, item, score, limit, ttl)
+
+    async def held(self, key: str) -> list[tuple[str, float]]:
+        return await self._quotas.held(key)
+
+    async def drop(self, key: str, entries: Sequence[tuple[str, float]]) -> None:
+        await self._quotas.drop(key, entries)
 
     def _unlist(self, record: GameRecord, indexes: Iterable[str]) -> None:
         for index in indexes:

@@ -9,8 +9,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from infra.redis_store import unavailable_on_connection_errors
-
 # KEYS[1] the owner's set; ARGV the item, its score, the limit, the key's ttl. false: held
 # (or it was); else the lowest score held, the set holding `limit` items or more.
 _HOLD = """
@@ -68,6 +66,8 @@ class MemoryQuotas:
 
 
 class RedisQuotas:
+    """On a Redis client (connection errors are its caller's to map: `RedisGameStore`)."""
+
     def __init__(self, client: Any, *, prefix: str = "ten") -> None:
         self.client = client
         self.prefix = prefix
@@ -78,18 +78,15 @@ class RedisQuotas:
         return f"{self.prefix}:quota:{{{key}}}"
 
     async def hold(self, key: str, item: str, score: float, limit: int, ttl: int) -> float | None:
-        with unavailable_on_connection_errors():
-            oldest = await self._hold(keys=[self._key(key)], args=[item, repr(score), limit, ttl])
+        oldest = await self._hold(keys=[self._key(key)], args=[item, repr(score), limit, ttl])
         return None if oldest is None else float(oldest)
 
     async def held(self, key: str) -> list[tuple[str, float]]:
-        with unavailable_on_connection_errors():
-            found = await self.client.zrange(self._key(key), 0, -1, withscores=True)
+        found = await self.client.zrange(self._key(key), 0, -1, withscores=True)
         return [(item.decode(), float(score)) for item, score in found]
 
     async def drop(self, key: str, entries: Sequence[tuple[str, float]]) -> None:
         args: list[object] = []
         for item, score in entries:
             args += (item, repr(score))
-        with unavailable_on_connection_errors():
-            await self._drop(keys=[self._key(key)], args=args)
+        await self._drop(keys=[self._key(key)], args=args)

@@ -19,8 +19,9 @@ Outside the games' slots (each key in its own slot, written in pipelines, never 
   "player:<id>"): member the game id, score its created_at. Kept in step by create and by
   the saves that change a game's listings (one more round trip, only then); entries of
   games that expired are dropped by `list_games` when it meets them. A host's listing
-  ("host:<caller>", never listed over the API) is also its quota of open tables: a create
-  is counted there by `_HOLD` before the game is written (`hold_open_table`).
+  ("host:<caller>") is never listed over the API.
+- `ten:quota:{<kind>:<owner>}` sorted set per quota and owner (`service.quotas`, the
+  scripts of `infra.quotas`): the items held, scored by when each was held.
 
 The due index (`GameStore.due_games`), three keys under one hash tag (one slot: its
 scripts run on a Cluster too):
@@ -52,9 +53,10 @@ from redis.asyncio.sentinel import (
     SentinelManagedSSLConnection,
 )
 
+from infra.quotas import RedisQuotas
 from infra.redis_batch import Batcher
-from infra.store_rules import due_moved_earlier, listed, memberships, still_held
-from service.model import GameRecord, host_index
+from infra.store_rules import due_moved_earlier, listed, memberships
+from service.model import GameRecord
 from service.ports import (
     DueGame,
     GameExists,
@@ -259,30 +261,6 @@ _RELAYED = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local held = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
 if tonumber(ARGV[1]) > held then redis.call('HSET', KEYS[1], 'r', ARGV[1]) end
-return 1
-"""
-
-# A host's quota of open tables (`hold_open_table`), on their listing's sorted set (KEYS[1]):
-# ARGV the game id, its created_at, the limit. 1: counted (or it was already); else the
-# score (created_at) of the oldest entry, the listing holding `limit` entries or more.
-_HOLD = """
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 1 end
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
-  return redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]
-end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-return 1
-"""
-
-# Drop entries (ARGV: id, score, id, score, ...) still at the score they were read at (an
-# expired game's id taken again by a new table is not dropped with the old entry).
-_UNHOLD = """
-for i = 1, #ARGV, 2 do
-  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
-  if score and tonumber(score) == tonumber(ARGV[i + 1]) then
-    redis.call('ZREM', KEYS[1], ARGV[i])
-  end
-end
 return 1
 """
 
@@ -555,8 +533,7 @@ class RedisGameStore(GameStore):
         self._relay_read = self._redis.register_script(_RELAY_READ)
         self._log_read = self._redis.register_script(_LOG_READ)
         self._relayed = self._redis.register_script(_RELAYED)
-        self._hold = self._redis.register_script(_HOLD)
-        self._unhold = self._redis.register_script(_UNHOLD)
+        self._quotas = RedisQuotas(self._redis)
         # the hot commands (a game's load, save and create, an idempotency entry's read)
         # of one event-loop turn go in one pipeline
         self._batch = Batcher(self._pipeline, _unreachable, wait=self._wait)
@@ -813,32 +790,18 @@ class RedisGameStore(GameStore):
                 await self._redis.zrem(key, *dropped)
         return found
 
-    async def hold_open_table(self, record: GameRecord, limit: int) -> float | None:
-        """`_HOLD`; when full, the entries whose game left the listing (`still_held`) are
-        dropped (`_UNHOLD`) and `_HOLD` is tried once more."""
-        assert record.host is not None
-        index = host_index(record.host)
-        key = self._index_key(index)
-        args = [record.id, record.created_at, limit]
+    # -- QuotaStore: on this store's Redis (`infra.quotas`)
+    async def hold(self, key: str, item: str, score: float, limit: int, ttl: int) -> float | None:
         with unavailable_on_connection_errors():
-            held = await self._hold(keys=[key], args=args)
-            if held == 1:
-                return None
-            entries = await self._redis.zrange(key, 0, -1, withscores=True)
-            pipe = self._pipeline()
-            for member, _ in entries:
-                pipe.hget(_keys(member.decode())[0], "rec")
-            blobs = await pipe.execute()
-            now, stale = record.created_at, []  # the lobby's clock, as the scores
-            for (member, score), blob in zip(entries, blobs, strict=True):
-                found = None if blob is None else _record_decoder.decode(blob)
-                if not still_held(found, index, score, now):
-                    stale += (member, score)
-            if not stale:
-                return float(held)
-            await self._unhold(keys=[key], args=stale)
-            held = await self._hold(keys=[key], args=args)
-        return None if held == 1 else float(held)
+            return await self._quotas.hold(key, item, score, limit, ttl)
+
+    async def held(self, key: str) -> list[tuple[str, float]]:
+        with unavailable_on_connection_errors():
+            return await self._quotas.held(key)
+
+    async def drop(self, key: str, entries: Sequence[tuple[str, float]]) -> None:
+        with unavailable_on_connection_errors():
+            await self._quotas.drop(key, entries)
 
     async def _listed(
         self, index: str, entries: list[tuple[str, float]]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from service.model import GameRecord
-from service.ports import HOLD_GRACE
 
 
 def listed(record: GameRecord, index: str, created_at: float) -> bool:
@@ -28,12 +27,3 @@ def due_moved_earlier(record: GameRecord, previous: GameRecord | None) -> bool:
     was unknown as read): otherwise the entry, at most the previous due, still holds."""
     due = record.due
     return due is not None and (previous is None or previous.due is None or due < previous.due)
-
-
-def still_held(record: GameRecord | None, index: str, created_at: float, now: float) -> bool:
-    """An entry (created_at, id) of a host's listing still counts in their quota
-    (`hold_open_table`): its game is in the listing, or is not stored yet and was held less
-    than HOLD_GRACE seconds ago (its create is in flight)."""
-    if record is None:
-        return created_at > now - HOLD_GRACE
-    return listed(record, index, created_at)

@@ -499,6 +499,8 @@ def tournament_director(
                 Lobby(service).create,  # the platform deals the tables' games
                 announce=webhooks.announce,
                 retry=service.retry,
+                quotas=service.store,
+                max_open=service.settings.max_open_tournaments,
             )
         )
         return made[0]

@@ -305,6 +305,7 @@ class GameService:
             stale=stale,  # judged again on the stored game
             reread=lambda: self.get(game_id),
             seen=seen,
+            read_after_pause=False,  # a game's seats take turns: the conflict's record
         )
 
     async def _act_on(self, record: GameRecord, request: Act) -> Acted | RenderedResponse:

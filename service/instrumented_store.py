@@ -31,7 +31,7 @@ from service.ports import (
 # operations as label tuples, made once
 _CREATE, _LOAD, _SAVE, _EVENTS = ("create",), ("load",), ("save",), ("events",)
 _EVENTS_OF, _IDEMPOTENT_RESPONSE, _PING = ("events_of",), ("idempotent_response",), ("ping",)
-_LIST_GAMES, _HOLD_OPEN_TABLE = ("list_games",), ("hold_open_table",)
+_LIST_GAMES, _HOLD, _HELD, _DROP = ("list_games",), ("hold",), ("held",), ("drop",)
 _DUE_GAMES, _CLAIM_DUE, _SETTLE_DUE = ("due_games",), ("claim_due",), ("settle_due",)
 _RELAY_READ, _RELAYED = ("relay_read",), ("relayed",)
 
@@ -112,9 +112,15 @@ class InstrumentedStore(GameStore):
     ) -> list[GameRecord]:
         return await self._call(_LIST_GAMES, None, self.inner.list_games, index, before, limit)
 
-    async def hold_open_table(self, record: GameRecord, limit: int) -> float | None:
-        call = self.inner.hold_open_table
-        return await self._call(_HOLD_OPEN_TABLE, record.id, call, record, limit)
+    # -- QuotaStore
+    async def hold(self, key: str, item: str, score: float, limit: int, ttl: int) -> float | None:
+        return await self._call(_HOLD, None, self.inner.hold, key, item, score, limit, ttl)
+
+    async def held(self, key: str) -> list[tuple[str, float]]:
+        return await self._call(_HELD, None, self.inner.held, key)
+
+    async def drop(self, key: str, entries: Sequence[tuple[str, float]]) -> None:
+        await self._call(_DROP, None, self.inner.drop, key, entries)
 
     async def live_games(self) -> int:
         return await self.inner.live_games()

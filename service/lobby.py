@@ -52,6 +52,7 @@ from service.ports import (
     Listings,
     StoredEvent,
 )
+from service.quotas import GRACE, Quota, owner_of
 from service.unit_of_work import write
 
 
@@ -134,6 +135,12 @@ class Lobby:
         self.games = games
         self.store: LobbyStore = games.store
         self.identities_open = identities_open  # nothing configured: ids are unverified
+        settings = games.settings
+        self.open_tables = Quota(
+            games.store, "open-tables", settings.max_open_tables, "too_many_open_tables",
+            self._still_open, keep=settings.idle_ttl + 2 * int(GRACE),
+            retry_after=lambda oldest, now: oldest + settings.idle_ttl - now,
+        )  # fmt: skip
 
     def require_credentials(self, caller: Caller) -> None:
         if caller.kind == "anonymous" and not self.identities_open:
@@ -181,7 +188,7 @@ class Lobby:
             tournament=command.tournament,
             host_id=caller.player_id if caller.kind == "player" else None,
             host_token_hash=host_hash,
-            host=_quota_host(caller, command.origin),
+            host=owner_of(caller, command.origin),
         )
         events: list[StoredEvent] = []
         if all(s.taken for s in table_seats):  # nobody awaited: the game starts at version 0
@@ -195,24 +202,27 @@ class Lobby:
         return await self._store_created(made, events, keyed)
 
     async def _hold_open_table(self, record: GameRecord, keyed: _Keyed | None) -> None:
-        """Count a table about to be created open in its host's quota
-        (`Listings.hold_open_table`, atomically: concurrent creates never overshoot), or
-        refuse it: 429 `too_many_open_tables`, with Retry-After the seconds until the
-        host's oldest open table would expire idle (`TEN_IDLE_TTL` after its creation at
-        the earliest; starting or cancelling one frees a slot at once). A copy of a keyed
-        create whose table is stored is let through: `_store_created` answers it."""
-        limit = self.games.settings.max_open_tables
-        if record.host is None or limit == 0:
-            return
-        oldest = await self.store.hold_open_table(record, limit)
-        if oldest is None:
-            return
-        if keyed is not None and await self.store.load(record.id) is not None:
-            return
-        error = ServiceError("too_many_open_tables")
-        idle_end = oldest + self.games.settings.idle_ttl - record.created_at
-        error.retry_after = max(1, math.ceil(idle_end))
-        raise error
+        """Count a table about to be created open in its host's quota (`service.quotas`:
+        a table counts while it is open), or refuse: 429 `too_many_open_tables`, with
+        Retry-After the seconds until the host's oldest open table would expire idle
+        (`TEN_IDLE_TTL` after its creation at the earliest; starting or cancelling one frees
+        a slot at once). A copy of a keyed create whose table is stored is let through:
+        `_store_created` answers it."""
+        try:
+            await self.open_tables.take(record.host, record.id, record.created_at)
+        except ServiceError:
+            if keyed is not None and await self.store.load(record.id) is not None:
+                return
+            raise
+
+    async def _still_open(self, game_ids: Sequence[str]) -> dict[str, bool]:
+        """Of these games, the ones stored, and whether each is still an open table."""
+        found = {}
+        for game_id in game_ids:
+            record = await self.store.load(game_id)
+            if record is not None:
+                found[game_id] = record.status == "open"
+        return found
 
     def _new_id(self, command: CreateTable) -> tuple[str, _Keyed | None]:
         """A new game's id: random, or with an Idempotency-Key derived from it (a keyed
@@ -604,18 +614,6 @@ class Lobby:
             games=games,
             next_cursor=None if last is None else encode_cursor(last.created_at, last.id),
         )
-
-
-def _quota_host(caller: Caller, origin: str | None) -> str | None:
-    """Whose quota of open tables a table counts in (`GameRecord.host`): a player's by their
-    JWT's `sub`; an anonymous client's by a digest of its address (never stored as such);
-    None for the platform (trusted: its own rate limit bounds it) and for an anonymous
-    caller without an address (the tools, in process)."""
-    if caller.kind == "player":
-        return caller.scope
-    if caller.kind == "anonymous" and origin is not None:
-        return f"address:{hash_token(origin)[:32]}"
-    return None
 
 
 def _refusal(caller: Caller, record: GameRecord, code: str) -> ServiceError:

@@ -22,8 +22,8 @@ def player_index(player_id: str) -> str:
 
 
 def host_index(host: str) -> str:
-    """The index of the open tables one caller hosts (`GameRecord.host`): what their quota
-    counts (`Lobby.create`, `GameStore.hold_open_table`); never listed over the API."""
+    """The index of the open tables one caller hosts (`GameRecord.host`, the owner of their
+    quota: `service.quotas.owner_of`); never listed over the API."""
     return f"host:{host}"
 
 

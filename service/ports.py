@@ -8,6 +8,7 @@ from typing import NamedTuple, Protocol
 import msgspec
 
 from service.model import GameRecord, TournamentRecord
+from service.quotas import QuotaStore
 from service.unit_of_work import Conflict
 
 
@@ -98,11 +99,6 @@ class Save(NamedTuple):
     ttl: int
     idempotency: tuple[str, IdempotentResponse] | None
     previous: GameRecord | None = None  # the game as read (its index memberships)
-
-
-# seconds a held entry (`Listings.hold_open_table`) whose game is not stored still counts:
-# the create that follows the hold is in flight (or died)
-HOLD_GRACE = 60.0
 
 
 class LogNews(Protocol):
@@ -208,15 +204,6 @@ class Listings(Protocol):
         """Games stored, neither finished nor expired, across every replica (for metrics;
         may lag an idle game's expiry by a minute or so)."""
 
-    async def hold_open_table(self, record: GameRecord, limit: int) -> float | None:
-        """Count `record`, a table about to be created open (`Games.create` follows), in its
-        host's listing (`host_index(record.host)`), atomically with the count: only while
-        fewer than `limit` games are counted there, so concurrent creates never overshoot.
-        None: counted (or it was already, a copy of a keyed create); else the `created_at`
-        of the oldest game counted (the caller's quota is full). When full, entries of games
-        no longer in the listing (started, cancelled, expired, or never created: a create
-        that died, HOLD_GRACE seconds before `record.created_at`) are dropped and the count taken again."""
-
 
 class RelayLog(Protocol):
     """The relay's cursor in each game's event log (`service.relay`): the event log is the
@@ -272,7 +259,7 @@ class Lifecycle(Protocol):
     async def close(self) -> None: ...
 
 
-class GameStore(Games, EventLog, Listings, RelayLog, DueIndex, Lifecycle, Protocol):
+class GameStore(Games, EventLog, Listings, RelayLog, DueIndex, Lifecycle, QuotaStore, Protocol):
     """Every port of the store at once: what the adapters in `infra/` and the instrumented
     decorator (`service.instrumented_store`) implement, and what the composition root hands
     around."""

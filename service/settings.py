@@ -185,6 +185,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Every setting from its variable: long because it is one line per setting."""
         env = _Env(os.environ if environ is None else environ)
         get, flag, number, count, choice = env.get, env.flag, env.number, env.count, env.choice
         defaults = cls()

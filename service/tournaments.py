@@ -66,6 +66,7 @@ from service.jobs import Job, LeasedQueue, Worker
 from service.lobby import decode_cursor, encode_cursor
 from service.model import GameRecord, TableRef, TournamentRecord
 from service.ports import StoredEvent, TournamentStore
+from service.quotas import Quota, QuotaStore, owner_of
 from service.settings import Settings
 from service.unit_of_work import Retry, write
 from service.webhooks import (
@@ -97,6 +98,10 @@ LEASE = 15.0
 BOT_PREFIX = "bot:"  # a bot entrant's id: bot:1, bot:2 ... (player ids cannot hold ':')
 MAX_AHEAD = 30 * 86400.0  # seconds: how far ahead a tournament's `starts_at` may be
 MAX_ROUND_INTERVAL = 3600.0  # seconds: the longest `round_interval`
+RETRY_OPEN = (
+    60  # Retry-After of a create past the organiser's quota (a tournament's end is not foreseen)
+)
+KEEP_OPEN = 90 * 86400  # seconds an organiser's quota outlives its last create
 # the clock of a tournament created without one: a no-show's seat is played by a bot after
 # 2 minutes and 2 more decisions of 5 s (3 timeouts), and a game of about 75 decisions a
 # seat leaves each player 2 minutes plus 5 s a decision
@@ -252,6 +257,8 @@ class Tournaments:
         random_hex: Callable[[int], str] = secrets.token_hex,
         identities_open: bool = True,
         retry: Retry | None = None,
+        quotas: QuotaStore | None = None,
+        max_open: int = 0,
     ) -> None:
         self.store = store
         self.retry = retry if retry is not None else Retry(Settings().act_retries)
@@ -262,6 +269,12 @@ class Tournaments:
         self.random_hex = random_hex
         self.identities_open = identities_open
         self.wake: Callable[[], None] = lambda: None  # the worker's, once it is made
+        # an organiser's tournaments not ended (`service.quotas`; none without a store)
+        self.open = Quota(
+            quotas, "open-tournaments", max_open if quotas is not None else 0,
+            "too_many_open_tournaments", self._not_ended, keep=KEEP_OPEN,
+            retry_after=lambda oldest, now: RETRY_OPEN, clock=clock,
+        )  # fmt: skip
 
     # ------------------------------------------------------------ creating and reading
 
@@ -298,6 +311,7 @@ class Tournaments:
             starts_at=command.starts_at, round_interval=command.round_interval,
             fingerprint=fingerprint, created_at=now, updated_at=now,
         )  # fmt: skip
+        await self.open.take(owner_of(caller, None), tournament_id, now)
         if command.starts_at is not None:  # queued first: a tournament saved has its start
             await self.queue.put(tournament_id, b"", command.starts_at)
         stored = await self.store.create_tournament(record)
@@ -306,6 +320,15 @@ class Tournaments:
         if command.idempotency_key is None:
             raise ServiceError("idempotency_key_reused")
         return _replayed(stored, fingerprint), True
+
+    async def _not_ended(self, tournament_ids: Sequence[str]) -> dict[str, bool]:
+        """Of these tournaments, the ones stored, and whether each has yet to end."""
+        found = {}
+        for tournament_id in tournament_ids:
+            record = await self.store.load_tournament(tournament_id)
+            if record is not None:
+                found[tournament_id] = not record.ended
+        return found
 
     async def get(self, tournament_id: str) -> TournamentRecord:
         record = await self.store.load_tournament(tournament_id) if _is_id(tournament_id) else None

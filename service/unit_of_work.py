@@ -67,12 +67,14 @@ async def write(
     stale: bool = False,
     reread: Callable[[], Awaitable[R]] | None = None,
     seen: Callable[[R | None], None] | None = None,
+    read_after_pause: bool = True,
 ) -> T:
     """`attempt(record)` until it is not refused by a lost race (see the module docstring).
 
     A lost race tries again after its pause, on the record as stored then (`reread`; without
-    it, the record the conflict names); `seen` is told of the conflict's record (None: the
-    record is gone, ServiceError `gone`); past `retry.tries`, `concurrent_update`.
+    it, or without `read_after_pause`, on the record the conflict names: no round trip, for
+    records seldom contended); `seen` is told of the conflict's record (None: the record is
+    gone, ServiceError `gone`); past `retry.tries`, `concurrent_update`.
     `stale`: `record` is a copy that may be out of date (a process's cache): a refusal of the
     change itself (a ServiceError or RuleError) is then judged again on the record as stored
     (`reread`), so a stale copy costs a retry, never a wrong answer."""
@@ -92,7 +94,7 @@ async def write(
                 raise ServiceError(gone) from None
             record, fresh = current, True
             await retry.sleep(retry.pause(lost - 1))
-            if reread is not None:  # others may have written during the pause
+            if read_after_pause and reread is not None:  # others wrote during the pause
                 record = await reread()
         except (ServiceError, RuleError):
             if fresh or reread is None:

@@ -25,6 +25,7 @@ CLUSTER_SUITES = frozenset(
         "test_lobby_store_contract.py",
         "test_due_index_contract.py",
         "test_log_news_contract.py",
+        "test_quota_contract.py",
     }
 )
 STANDALONE_ONLY = frozenset(

@@ -15,10 +15,14 @@ import pytest
 from msgspec.structs import replace
 
 from domain.engine import new_game
-from service.games import encode_events
+from service.errors import ServiceError
+from service.games import GameService, encode_events
 from service.instrumented_store import InstrumentedStore
+from service.lobby import Lobby as LobbyUseCase
 from service.model import OPEN_INDEX, GameRecord, Seat, Table, host_index, player_index
-from service.ports import HOLD_GRACE, GameExists, IdempotentResponse
+from service.ports import GameExists, IdempotentResponse
+from service.quotas import GRACE, Quota
+from service.settings import Settings
 from tests.support.records import NOW, PLAYERS, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration
@@ -361,37 +365,54 @@ def hosted(backend, host: str, at: float, **options) -> GameRecord:
     return replace(table(backend.new_id(), at, **options), host=host)
 
 
+def quota(store, limit: int) -> Quota:
+    """The lobby's quota of open tables (`service.lobby.Lobby.open_tables`) on this store."""
+    return LobbyUseCase(GameService(store, Settings(max_open_tables=limit))).open_tables
+
+
+async def hold(store, record: GameRecord, limit: int) -> float | None:
+    """Hold `record` in its host's quota of open tables: None, or the refusal's Retry-After."""
+    try:
+        await quota(store, limit).take(record.host, record.id, record.created_at)
+    except ServiceError as error:
+        if error.code != "too_many_open_tables":
+            raise
+        return error.retry_after
+    return None
+
+
 def test_a_hosts_open_tables_are_counted_up_to_the_limit_and_freed_as_they_leave(backend):
-    """`hold_open_table` counts a host's tables (public and private) up to the limit, then
-    answers the oldest one's created_at and counts nothing; another host is unaffected; a
-    table that started or was cancelled frees its slot, and so does an entry whose game was
-    never created once HOLD_GRACE has passed (one still in flight counts)."""
+    """The quota of open tables counts a host's tables (public and private) up to the limit,
+    then refuses with Retry-After (when the oldest would expire idle) and counts nothing;
+    another host is unaffected; a table that started or was cancelled frees its slot, and so
+    does an entry whose game was never created once GRACE has passed (one in flight counts)."""
     lobby = Lobby(backend)
     host, other = lobby.host(), lobby.host()
+    backend.other_keys += [f"ten:quota:{{open-tables:{h}}}" for h in (host, other)]
     first = hosted(backend, host, NOW)
     second = hosted(backend, host, NOW + 1, invite_hash="0" * 64)  # private: counted too
     third = hosted(backend, host, NOW + 2)
     in_flight = hosted(backend, host, NOW + 3)  # held, its create not yet written
+    idle = Settings().idle_ttl
 
     async def body(store):
         for record in (first, second, third):
-            assert await store.hold_open_table(record, 3) is None
+            assert await hold(store, record, 3) is None
             await store.create(record, [], TTL)
-        assert await store.hold_open_table(third, 3) is None  # counted already: a copy
+        assert await hold(store, third, 3) is None  # counted already: a copy
         late = hosted(backend, host, NOW + 4)
-        assert await store.hold_open_table(late, 3) == first.created_at
-        assert await store.hold_open_table(hosted(backend, other, NOW + 4), 3) is None
+        assert await hold(store, late, 3) == idle - 4  # the first's idle end
+        assert await hold(store, hosted(backend, other, NOW + 4), 3) is None
         playing, events = started(first)
         await store.save(playing, first.version, events, TTL, previous=first)
         await store.save(cancelled(second), second.version, [], TTL, previous=second)
-        assert await store.hold_open_table(in_flight, 3) is None  # two slots freed
-        assert await store.hold_open_table(late, 3) is None
-        assert await store.hold_open_table(hosted(backend, host, NOW + 5), 3) == third.created_at
-        # HOLD_GRACE later than in_flight's hold, not late's: in_flight's lapsed, late's counts
-        after = NOW + 3.5 + HOLD_GRACE
-        assert await store.hold_open_table(hosted(backend, host, after), 3) is None
-        assert await store.hold_open_table(hosted(backend, host, after), 3) == third.created_at
-        assert await store.list_games(host_index(host), None, 10) == [third]  # only stored ones
+        assert await hold(store, in_flight, 3) is None  # two slots freed
+        assert await hold(store, late, 3) is None
+        assert await hold(store, hosted(backend, host, NOW + 5), 3) == idle - 3  # the third's
+        # GRACE later than in_flight's hold, not late's: in_flight's lapsed, late's counts
+        after = NOW + 3.5 + GRACE
+        assert await hold(store, hosted(backend, host, after), 3) is None
+        assert await hold(store, hosted(backend, host, after), 3) is not None
 
     lobby.run(body)
 
@@ -400,12 +421,11 @@ def test_concurrent_holds_of_one_host_never_overshoot_the_limit(backend):
     """Forty tables of one host held at once, limit 7: exactly seven are counted."""
     lobby = Lobby(backend)
     host = lobby.host()
+    backend.other_keys += [f"ten:quota:{{open-tables:{host}}}"]
     records = [hosted(backend, host, NOW + i / 100) for i in range(40)]
 
     async def body(store):
-        answers = await asyncio.gather(*(store.hold_open_table(r, 7) for r in records))
+        answers = await asyncio.gather(*(hold(store, r, 7) for r in records))
         assert sum(answer is None for answer in answers) == 7
-        oldest = min(r.created_at for r, a in zip(records, answers, strict=True) if a is None)
-        assert {a for a in answers if a is not None} == {oldest}
 
     lobby.run(body)

@@ -24,14 +24,15 @@ def run(backend, body: Callable[..., Awaitable[None]]) -> None:
         if backend.kind == "memory":
             await body(MemoryQuotas())
             return
-        client = connect(backend.url)
+        client = connect(backend.url, cluster=backend.kind == "cluster")
+        if backend.kind == "cluster":
+            await client.initialize()  # as RedisGameStore.open does, before concurrent calls
         store = RedisQuotas(client, prefix=f"ten-test-{secrets.token_hex(6)}")
         try:
             await body(store)
         finally:
-            keys = await client.keys(f"{store.prefix}:*")
-            if keys:
-                await client.delete(*keys)
+            for key in await client.keys(f"{store.prefix}:*"):
+                await client.delete(key)
             await client.aclose()
 
     asyncio.run(main())

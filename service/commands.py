@@ -19,20 +19,11 @@ import msgspec
 from domain.model import Action, Rules, TimeControl
 from service.callers import Caller
 from service.model import TableRef
-from service.text import clean_text
 
 Fill = Literal["bots", "drop"]
-NAME_LIMIT = 40  # characters of a player's name, after normalization (`service.text`)
-
-
-def _clean_name(command: msgspec.Struct) -> None:
-    """A command's `name` as `service.text` keeps it: every path that takes a name (a seat
-    at creation, a join) builds a command, so none takes one unchecked."""
-    name = command.name  # type: ignore[attr-defined]
-    if name is not None:
-        msgspec.structs.force_setattr(
-            command, "name", clean_text(name, field="name", limit=NAME_LIMIT)
-        )
+# characters of a name (a player's, a tournament's), as sent: the request schemas state it
+# and the text policy enforces it at the one boundary (`service.api.boundary`)
+NAME_LIMIT = 40
 
 
 class SeatRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,9 +34,6 @@ class SeatRequest(msgspec.Struct, frozen=True, kw_only=True):
     bot: str | None = None
     player_id: str | None = None
     open: bool = False
-
-    def __post_init__(self) -> None:
-        _clean_name(self)
 
 
 class Command(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,9 +82,6 @@ class JoinSeat(Command, frozen=True, kw_only=True):
     invite: str | None = None  # a private table's invite code
     player_id: str | None = None
     idempotency_key: str | None = None
-
-    def __post_init__(self) -> None:
-        _clean_name(self)
 
     def fingerprint_fields(self) -> tuple:
         return (self.name, self.seat, self.invite, self.player_id)

@@ -23,6 +23,7 @@ from domain.model import BOT_LEVELS, Action, Clock, Rules
 from domain.scoring import score_collection
 from domain.views import public_view
 from service.api.auth import AuthenticatedRequest, authenticate
+from service.api.boundary import policed
 from service.api.paging import After, events_handler
 from service.api.problems import foreign, get_game_part, problem, problems
 from service.api.schemas import (
@@ -234,12 +235,12 @@ async def strictly(request: Request, body_type: Any) -> Any:
     if decoder is None:
         decoder = _strict_decoders[body_type] = msgspec.json.Decoder(body_type)
     try:
-        return decoder.decode(body)
+        return policed(decoder.decode(body), body_type)  # the text policy: one boundary
     except msgspec.DecodeError:
         pass
     try:
         value = _integral_floats_as_ints(msgspec.json.decode(body))
-        return msgspec.convert(value, type=body_type, strict=True)
+        return policed(msgspec.convert(value, type=body_type, strict=True), body_type)
     except msgspec.DecodeError as exc:  # ValidationError included
         raise problem(
             400,

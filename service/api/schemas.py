@@ -61,7 +61,10 @@ Name = Annotated[
         "NFC-normalized and trimmed (else 400 `invalid_text`).",
     ),
 ]
-InviteCode = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+# an invite code as the lobby makes them (`secrets.token_urlsafe`): URL-safe base64
+InviteCode = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+(?!\n)$")
+]
 
 
 class PlayerIn(msgspec.Struct, **_IN):

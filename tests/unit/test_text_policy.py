@@ -9,8 +9,6 @@ import unicodedata
 
 import pytest
 
-from service.callers import ANONYMOUS
-from service.commands import NAME_LIMIT, JoinSeat, SeatRequest
 from service.errors import ServiceError
 from service.text import PATTERN, clean_text
 
@@ -110,17 +108,3 @@ KEPT = [
 def test_the_schema_pattern_and_the_policy_agree_on_what_is_kept(text: str):
     assert re.search(PATTERN, text) is not None
     assert clean_text(text, field="name", limit=40)
-
-
-def test_every_command_that_takes_a_name_applies_the_policy():
-    assert SeatRequest(name=" Ann ").name == "Ann"
-    assert JoinSeat(caller=ANONYMOUS, game_id="0" * 20, name="Bo\u0301b").name == "B\u00f3b"
-    assert SeatRequest(bot="basic").name is None  # no name: nothing to check
-    for build in (
-        lambda: SeatRequest(name="Ann\x00"),
-        lambda: JoinSeat(caller=ANONYMOUS, game_id="0" * 20, name="\u202eAnn"),
-        lambda: SeatRequest(name="x" * (NAME_LIMIT + 1)),
-    ):
-        with pytest.raises(ServiceError) as caught:
-            build()
-        assert caught.value.code == "invalid_text"

@@ -1,0 +1,70 @@
+"""The one boundary over HTTP, on a capability built after games: a tournament's name goes
+through the text policy (400 `invalid_text`, nothing created), and a player's tournaments
+count in the one quota mechanism (429 `too_many_open_tournaments` with Retry-After, nothing
+created; the platform exempt), so no player fills the listing's first page."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import jwt
+import pytest
+from litestar.testing import TestClient
+
+from service.app import create_app
+from service.settings import Settings
+
+pytestmark = pytest.mark.integration
+API_KEY = "platform-key-0123456789abcdef"
+SECRET = "s" * 32
+
+
+def settings(tmp_path: Path) -> Settings:
+    return Settings(
+        database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
+        migrate_on_start=True,
+        api_keys=(API_KEY,),
+        jwt_secret=SECRET,
+        jwt_issuer="platform",
+        jwt_audience="ten",
+        max_open_tournaments=3,
+        log_format="json",
+    )
+
+
+def player(sub: str) -> dict[str, str]:
+    claims = {"sub": sub, "iss": "platform", "aud": "ten", "exp": int(time.time()) + 3600}
+    token = jwt.encode(claims, SECRET, algorithm="HS256")
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_tournament_names_go_through_the_text_policy(tmp_path: Path) -> None:
+    with TestClient(create_app(settings(tmp_path))) as client:
+        for name in ("Ann\x00", "\u202eCup", "Cup\nnight", "\x1b[31mCup", " ", "\u200b"):
+            made = client.post("/v1/tournaments", json={"name": name}, headers=player("ann"))
+            assert made.status_code == 400, (name, made.text)
+            assert made.json()["code"] == "invalid_text"
+        assert client.get("/v1/tournaments").json()["tournaments"] == []
+        kept = client.post("/v1/tournaments", json={"name": " Cu\u0301p "}, headers=player("ann"))
+        assert kept.status_code == 201, kept.text
+        assert kept.json()["name"] == "C\u00fap"  # NFC, trimmed
+
+
+def test_a_player_cannot_fill_the_tournament_listing(tmp_path: Path) -> None:
+    with TestClient(create_app(settings(tmp_path))) as client:
+        ann = player("ann")
+        for n in range(3):
+            made = client.post("/v1/tournaments", json={"name": f"Cup {n}"}, headers=ann)
+            assert made.status_code == 201, made.text
+        for n in range(3, 6):
+            refused = client.post("/v1/tournaments", json={"name": f"Cup {n}"}, headers=ann)
+            assert refused.status_code == 429, refused.text
+            assert refused.json()["code"] == "too_many_open_tournaments"
+            assert int(refused.headers["retry-after"]) >= 1
+        platform = {"X-API-Key": API_KEY}
+        for n in range(5):
+            made = client.post("/v1/tournaments", json={"name": f"League {n}"}, headers=platform)
+            assert made.status_code == 201, made.text
+        page = client.get("/v1/tournaments").json()["tournaments"]
+        assert sum(t["name"].startswith("Cup") for t in page) == 3

@@ -355,7 +355,9 @@ class GamesController(Controller):
                 **table_fields(record),
             )
         else:
-            body = CreatedGameOut(seats=tokens, **view_fields(record, None))
+            body = CreatedGameOut(
+                seats=tokens, host_token=created.host_token, **view_fields(record, None)
+            )
         headers = {"Location": f"/v1/games/{record.id}", "ETag": etag(record.version)}
         if created.replayed:
             headers["Idempotent-Replayed"] = "true"

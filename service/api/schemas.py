@@ -154,6 +154,7 @@ class GameOut(msgspec.Struct, **_OUT):
 
 class CreatedGameOut(GameOut, **_OUT):
     seats: list[SeatToken]
+    host_token: str | None  # an anonymous host's credential (abort); shown once
 
 
 class ActedOut(GameOut, **_OUT):

@@ -68,3 +68,25 @@ def test_a_player_cannot_fill_the_tournament_listing(tmp_path: Path) -> None:
             assert made.status_code == 201, made.text
         page = client.get("/v1/tournaments").json()["tournaments"]
         assert sum(t["name"].startswith("Cup") for t in page) == 3
+
+
+def test_an_anonymous_creator_of_a_game_that_starts_at_once_may_abort_it(tmp_path: Path) -> None:
+    """Every seat taken at create: the game starts at once, and its anonymous creator gets
+    the host's credential as for an open table (the host may abort a live game)."""
+    open_settings = Settings(
+        database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3", migrate_on_start=True
+    )
+    with TestClient(create_app(open_settings)) as client:
+        made = client.post(
+            "/v1/games", json={"players": [{"name": "Ann"}, {"name": "Bot", "bot": "basic"}]}
+        )
+        assert made.status_code == 201, made.text
+        game = made.json()
+        assert game["status"] == "active"
+        seat = {"Authorization": f"Bearer {game['seats'][0]['token']}"}
+        refused = client.post(f"/v1/games/{game['id']}/abort", headers=seat)
+        assert refused.status_code == 403  # a seat's token is no host's
+        host = {"Authorization": f"Bearer {game['host_token']}"}
+        aborted = client.post(f"/v1/games/{game['id']}/abort", headers=host)
+        assert aborted.status_code == 200, aborted.text
+        assert client.get(f"/v1/games/{game['id']}").json()["status"] == "aborted"

@@ -1215,6 +1215,7 @@ export interface components {
             draw_pile_size: number;
             drawn: boolean;
             final_queue: number[];
+            host_token: string | null;
             id: string;
             last_turn: boolean;
             /** @default null */

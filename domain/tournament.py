@@ -5,7 +5,8 @@ tournament's seed, so the same settings, entrants and results give the same roun
 
 Rules stated:
 
-- Formats. `swiss`: each round, tables are formed from the standings (`swiss_tables`);
+- Formats. `swiss`: each round, tables are formed from the standings (`swiss_tables`: the
+  fewest repeated meetings, then the tables closest in the standings);
   `round_robin`: tables come from a fixed schedule (`round_robin_groups`), the standings
   aside.
 - Byes. When the entrants do not fill whole tables, `len(entrants) % table_size` sit out:
@@ -48,7 +49,8 @@ from domain.rng import SeededRandom
 
 Format = Literal["swiss", "round_robin"]
 DealMode = Literal["duplicate", "fresh"]
-SEARCH_BUDGET = 20_000  # grouping steps tried per allowance of repeated meetings
+SEARCH_BUDGET = 100_000  # about the swaps weighed per grouping of a round (`_search`)
+TABU_TENURE = 5  # steps before an entrant may go back to a table it left (`_untangle`)
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -228,65 +230,207 @@ def bye_entrants(order: Sequence[str], byes_had: Mapping[str, int], count: int) 
 def swiss_tables(
     order: Sequence[str], met: Mapping[frozenset[str], int], size: int
 ) -> list[tuple[str, ...]]:
-    """Tables of `size` from `order` (best first; a multiple of `size`): the best entrant
-    not seated yet sits with the next ones in the standings who have not met it or one
-    another, the nearest in the standings first (combinations in order), backtracking when
-    the later tables cannot avoid a repeat. When no grouping within the search budget
-    avoids every repeat, the fewest repeated meetings (counted per pair) are allowed."""
+    """Tables of `size` from `order` (best first; a multiple of `size`): a grouping with the
+    fewest repeated meetings (a pair counted as often as it has met), then the closest in
+    the standings (the least sum, over the pairs at a table, of the squared distance of
+    their places in `order`), as found by a bounded, deterministic search (`_search`).
+    Each table lists its members in `order`; the tables come in the order of their best."""
     if len(order) % size:
         raise ValueError("the entrants seated must fill whole tables")
-    times: dict[str, dict[str, int]] = defaultdict(dict)
-    for pair, count in met.items():
-        a, b = sorted(pair)
-        times[a][b] = times[b][a] = count
-    for allowed in itertools.count():
-        budget = [SEARCH_BUDGET]
-        found = _group(list(order), times, size, allowed, budget)
-        if found is not None:
-            return found
-    raise AssertionError("unreachable")  # pragma: no cover
+    n = len(order)
+    place = {entrant: i for i, entrant in enumerate(order)}
+    repeat = size * n**3  # a repeated meeting costs more than any grouping's distances
+    cost = [[(i - j) ** 2 for j in range(n)] for i in range(n)]
+    for pair, times in met.items():
+        a, b = (place.get(entrant) for entrant in pair)
+        if a is not None and b is not None:
+            cost[a][b] = cost[b][a] = (a - b) ** 2 + repeat * times
+    tables = _search(cost, size, repeat)
+    return [tuple(order[i] for i in members) for members in sorted(map(sorted, tables))]
 
 
-Met = Mapping[str, Mapping[str, int]]
+def _search(cost: list[list[int]], size: int, repeat: int) -> list[list[int]]:
+    """A grouping of entrants 0 .. n - 1 (by place) into tables of `size` of low total cost
+    (the sum of `cost` over the pairs at each table), deterministic and bounded
+    (`SEARCH_BUDGET` swaps weighed): `_greedy`, then the swaps between two tables that
+    lower the cost (`_Grouping.descend`), then a tabu search for a grouping without repeats
+    (`_untangle`), then seeded kicks each followed by a descent (`_kick`). It stops early
+    at a grouping with no repeat and the standings' own blocks' distances: none costs
+    less."""
+    n = len(cost)
+    grouping = _Grouping(cost, _greedy(cost, size, repeat))
+    if len(grouping.tables) < 2:
+        return grouping.tables
+    grouping.descend(set(range(len(grouping.tables))), [])
+    grouping = _untangle(grouping, repeat, SEARCH_BUDGET // 2)
+    least = n // size * sum((j - i) ** 2 for i, j in itertools.combinations(range(size), 2))
+    total = grouping.total()
+    rng = SeededRandom("swiss_tables")
+    while total > least and grouping.weighed < SEARCH_BUDGET:
+        total += _kick(grouping, size, repeat, rng)
+    return grouping.tables
 
 
-def _group(
-    rest: list[str], met: Met, size: int, allowed: int, budget: list[int]
-) -> list[tuple[str, ...]] | None:
-    """A grouping of `rest` into tables with at most `allowed` repeated meetings, or None
-    (none, or the budget of steps spent)."""
-    if not rest:
-        return []
-    return _fill((rest[0],), rest[1:], 0, met, size, allowed, budget)
+def _greedy(cost: list[list[int]], size: int, repeat: int) -> list[list[int]]:
+    """The best entrant not seated sits with the next ones who add the fewest repeated
+    meetings, the nearest in the standings first."""
+    rest = list(range(len(cost)))
+    tables = []
+    while rest:
+        table = [rest.pop(0)]
+        while len(table) < size:
+            added = [sum(cost[x][m] for m in table) // repeat for x in rest]
+            table.append(rest.pop(added.index(min(added))))
+        tables.append(table)
+    return tables
 
 
-def _fill(
-    table: tuple[str, ...],
-    rest: list[str],
-    start: int,
-    met: Met,
-    size: int,
-    allowed: int,
-    budget: list[int],
-) -> list[tuple[str, ...]] | None:
-    """Complete `table` from rest[start:], the nearest in the standings first, then group
-    the others; a member joins only while the repeats stay within `allowed`."""
-    if len(table) == size:
-        seated = set(table)
-        tail = _group([e for e in rest if e not in seated], met, size, allowed, budget)
-        return None if tail is None else [table, *tail]
-    for i in range(start, len(rest) - (size - 1 - len(table))):
-        budget[0] -= 1
-        if budget[0] < 0:
-            return None
-        candidate = rest[i]
-        times = met.get(candidate, {})
-        added = sum(times.get(member, 0) for member in table)
-        if added <= allowed:
-            found = _fill((*table, candidate), rest, i + 1, met, size, allowed - added, budget)
-            if found is not None:
-                return found
-    return None
+class _Grouping:
+    """Tables of entrants and, per entrant and table, the sum of the entrant's costs with
+    that table's members (`near`): what a swap changes in O(1), kept in O(n) a swap."""
+
+    def __init__(self, cost: list[list[int]], tables: list[list[int]], weighed: int = 0) -> None:
+        self.cost = cost
+        self.tables = tables
+        self.where = [0] * len(cost)
+        for t, members in enumerate(tables):
+            for x in members:
+                self.where[x] = t
+        self.near = [
+            [sum(row[y] for y in members if y != x) for members in tables]
+            for x, row in enumerate(cost)
+        ]
+        self.weighed = weighed  # swaps weighed so far
+
+    def total(self) -> int:
+        return sum(near[t] for near, t in zip(self.near, self.where, strict=True)) // 2
+
+    def repeated(self, repeat: int) -> list[int]:
+        """The entrants at a table with someone they have met."""
+        pairs = zip(self.near, self.where, strict=True)
+        return [x for x, (near, t) in enumerate(pairs) if near[t] >= repeat]
+
+    def change(self, x: int, y: int) -> int:
+        """How much swapping x and y (at different tables) changes the total cost."""
+        a, b = self.where[x], self.where[y]
+        near_x, near_y = self.near[x], self.near[y]
+        return near_x[b] - near_x[a] + near_y[a] - near_y[b] - 2 * self.cost[x][y]
+
+    def swap(self, x: int, y: int) -> None:
+        a, b = self.where[x], self.where[y]
+        self.tables[a][self.tables[a].index(x)] = y
+        self.tables[b][self.tables[b].index(y)] = x
+        self.where[x], self.where[y] = b, a
+        cost_x, cost_y = self.cost[x], self.cost[y]
+        for z, near in enumerate(self.near):
+            moved = cost_y[z] - cost_x[z]
+            near[a] += moved
+            near[b] -= moved
+
+    def best_swap(self, x: int) -> tuple[int, int]:
+        """(change, y): the swap of x with an entrant of another table that lowers the
+        total cost most, or (0, -1) when none lowers it."""
+        a, near, cost_x = self.where[x], self.near, self.cost[x]
+        near_x = near[x]
+        best, partner = 0, -1
+        for b, members in enumerate(self.tables):
+            if b == a:
+                continue
+            base = near_x[b] - near_x[a]
+            for y in members:
+                near_y = near[y]
+                change = base + near_y[a] - near_y[b] - 2 * cost_x[y]
+                if change < best:
+                    best, partner = change, y
+        self.weighed += len(self.cost)
+        return best, partner
+
+    def descend(self, dirty: set[int], swaps: list[tuple[int, int]]) -> int:
+        """Swaps that lower the total cost, from the tables in `dirty`, until none does (a
+        swap between two tables can only start to lower the cost when one of them
+        changes, and a changed table is dirty again). Returns the change; logs the swaps."""
+        total = 0
+        while dirty:
+            a = min(dirty)
+            dirty.discard(a)
+            i = 0
+            while i < len(self.tables[a]):
+                x = self.tables[a][i]
+                change, y = self.best_swap(x)
+                if y < 0:
+                    i += 1
+                    continue
+                dirty.add(self.where[y])
+                swaps.append((x, y))
+                self.swap(x, y)
+                total += change
+                i = 0
+        return total
+
+
+def _untangle(grouping: _Grouping, repeat: int, budget: int) -> _Grouping:
+    """A tabu search while a meeting repeats, within `budget` swaps weighed: each step
+    makes the swap, of an entrant in a repeated meeting with one of another table, that
+    changes the total cost least, even upwards, except one that sends an entrant back to
+    a table it left in the last `TABU_TENURE` steps (unless the cost falls below the
+    best yet). Returns the best grouping seen, descended."""
+    if not grouping.repeated(repeat):
+        return grouping
+    where, near, cost = grouping.where, grouping.near, grouping.cost
+    total = best = grouping.total()
+    best_tables = [list(t) for t in grouping.tables]
+    left: dict[tuple[int, int], int] = {}  # (entrant, table) -> the last step it left it
+    step = 0
+    while grouping.weighed < budget and (repeated := grouping.repeated(repeat)):
+        step += 1
+        move, pick = 0, (-1, -1)
+        for x in repeated:
+            a, near_x, cost_x = where[x], near[x], cost[x]
+            for y, b in enumerate(where):
+                if b == a:
+                    continue
+                near_y = near[y]
+                change = near_x[b] - near_x[a] + near_y[a] - near_y[b] - 2 * cost_x[y]
+                if pick[0] >= 0 and change >= move:
+                    continue
+                last = max(left.get((x, b), -TABU_TENURE), left.get((y, a), -TABU_TENURE))
+                if step - last > TABU_TENURE or total + change < best:
+                    move, pick = change, (x, y)
+            grouping.weighed += len(where)
+        x, y = pick
+        if x < 0:
+            break
+        left[(x, where[x])] = left[(y, where[y])] = step
+        grouping.swap(x, y)
+        total += move
+        if total < best:
+            best, best_tables = total, [list(t) for t in grouping.tables]
+    found = _Grouping(cost, best_tables, grouping.weighed)
+    found.descend(set(range(len(best_tables))), [])
+    return found
+
+
+def _kick(grouping: _Grouping, size: int, repeat: int, rng: SeededRandom) -> int:
+    """Swaps an entrant in a repeated meeting (any entrant, when none is) with one drawn
+    from another table (when none is repeated, one within twice a table's size of places),
+    even at a cost, then descends from the two tables; keeps the result when the total
+    cost did not rise, else undoes it. Returns the change."""
+    n, where = len(grouping.cost), grouping.where
+    repeated = grouping.repeated(repeat)
+    x = rng.choice(repeated or range(n))
+    pool = range(n) if repeated else range(max(0, x - 2 * size), min(n, x + 2 * size + 1))
+    y = rng.choice([y for y in pool if where[y] != where[x]])
+    grouping.weighed += n
+    change = grouping.change(x, y)
+    swaps = [(x, y)]
+    dirty = {where[x], where[y]}
+    grouping.swap(x, y)
+    change += grouping.descend(dirty, swaps)
+    if change <= 0:
+        return change
+    for a, b in reversed(swaps):
+        grouping.swap(a, b)
+    return 0
 
 
 _GF4_MUL = ((0, 0, 0, 0), (0, 1, 2, 3), (0, 2, 3, 1), (0, 3, 1, 2))  # GF(4): + is xor
@@ -335,7 +479,7 @@ def round_robin_groups(
     of 2, the circle method (every pair once in n - 1 rounds, n rounded up to even);
     size**2 entrants, the affine plane (every pair once in size + 1 rounds); past the end,
     the schedule starts over. Otherwise the fewest byes sit out (the last seeded first) and
-    the rest are grouped as `swiss_tables` groups them (no repeat while avoidable), in a
+    the rest are grouped as `swiss_tables` groups them (the fewest repeats), in a
     seeded shuffle of the round instead of the standings."""
     size = settings.table_size
     if size == 2:
@@ -360,21 +504,29 @@ def assign_seats(
     one (16 entrants at 4 tables, 8 swiss rounds: most hold each seat twice)."""
     seated = []
     for group in groups:
+        excess = _seat_excess(counts, group)
         orders = list(itertools.permutations(group))
-        cost = [_seat_cost(counts, o) for o in orders]
-        best = [o for o, c in zip(orders, cost, strict=True) if c == min(cost)]
+        cost = [_seat_cost(excess, o) for o in orders]
+        least = min(cost)
+        best = [o for o, c in zip(orders, cost, strict=True) if c == least]
         seated.append(rng.choice(best))
     return seated
 
 
-def _seat_cost(counts: Mapping[str, Counter[int]], order: Sequence[str]) -> tuple[int, int]:
-    """Per entrant, how many more times it has held its seat than its least held seat;
-    the most of these, then their sum."""
-    size = len(order)
-    held = []
-    for seat, entrant in enumerate(order):
+def _seat_excess(counts: Mapping[str, Counter[int]], group: Sequence[str]) -> dict[str, list[int]]:
+    """entrant -> per seat of the table, how many more times it has held that seat than
+    its least held seat."""
+    excess = {}
+    for entrant in group:
         mine = counts.get(entrant, Counter())
-        held.append(mine[seat] - min(mine[s] for s in range(size)))
+        held = [mine[seat] for seat in range(len(group))]
+        excess[entrant] = [h - min(held) for h in held]
+    return excess
+
+
+def _seat_cost(excess: Mapping[str, Sequence[int]], order: Sequence[str]) -> tuple[int, int]:
+    """The excess of each entrant at its seat (`_seat_excess`): the most, then the sum."""
+    held = [excess[entrant][seat] for seat, entrant in enumerate(order)]
     return max(held), sum(held)
 
 

@@ -118,6 +118,93 @@ def test_a_round_repeats_no_meeting_while_avoidable(
     assert forced < len(done) - 1  # the rounds checked include avoidable ones
 
 
+def repeats(tables: list[tuple[str, ...]], met: Counter) -> int:
+    """The meetings the tables repeat, a pair counted as often as it has met."""
+    return sum(met[frozenset(p)] for t in tables for p in itertools.combinations(t, 2))
+
+
+def distance(tables: list[tuple[str, ...]], place: dict[str, int]) -> int:
+    """How far apart in the standings the tables are: over the pairs at a table, the sum of
+    the squared distance of their places."""
+    return sum((place[a] - place[b]) ** 2 for t in tables for a, b in itertools.combinations(t, 2))
+
+
+def better_swap(tables: list[tuple[str, ...]], met: Counter, order: list[str]) -> tuple | None:
+    """Two entrants of different tables whose swap gives tables repeating fewer meetings,
+    or as many and closer in the standings; None when no swap does."""
+    place = {e: i for i, e in enumerate(order)}
+    for (i, a), (j, b) in itertools.combinations(enumerate(tables), 2):
+        now = (repeats([a, b], met), distance([a, b], place))
+        for x, y in itertools.product(a, b):
+            swapped = [tuple(y if e == x else e for e in a), tuple(x if e == y else e for e in b)]
+            if (repeats(swapped, met), distance(swapped, place)) < now:
+                return (i, x), (j, y)
+    return None
+
+
+def test_swiss_of_64_at_tables_of_5_over_12_rounds() -> None:
+    # the largest tournament allowed (64 places, tables of 5), a round's tables and byes
+    settings = Settings(format="swiss", table_size=5)
+    field = entrants(64)
+    done, results = run(settings, field, 12)
+    byes_had: Counter = Counter()
+    for number, round_ in enumerate(done):
+        order = [
+            s.entrant
+            for s in standings(settings, field, done[:number], results_of(results, number))
+        ]
+        tables = [t.seats for t in round_.tables]
+        seated = [e for t in tables for e in t]
+        assert sorted(seated + list(round_.byes)) == [e.id for e in field]
+        # byes: 4 a round (64 = 12 x 5 + 4), to those all below whom have had one
+        assert len(round_.byes) == 4
+        for bye in round_.byes:
+            assert byes_had[bye] == 0
+            assert all(byes_had[e] for e in order[order.index(bye) + 1 :] if e not in round_.byes)
+        byes_had.update(round_.byes)
+        # no two entrants could swap tables to repeat fewer meetings, or as few and sit
+        # closer to their neighbours in the standings (of the entrants seated)
+        playing = [e for e in order if e not in round_.byes]
+        assert better_swap(tables, meeting_counts(done[:number]), playing) is None, number + 1
+    assert max(meeting_counts(done).values()) <= 2  # 48 opponents of 63 each: no third meeting
+    counts = seat_counts(done)
+    spread = [
+        max(counts[e][s] for s in range(5)) - min(counts[e][s] for s in range(5)) for e in counts
+    ]
+    assert max(spread) <= 2
+    assert spread.count(2) <= len(spread) // 10  # 11 or 12 games on 5 seats: 2 or 3 each
+    # the same step run twice pairs the same round
+    assert next_round(settings, field, done[:11], results_of(results, 11)) == done[11]
+
+
+def results_of(results: list[TableResult], rounds: int) -> list[TableResult]:
+    return [r for r in results if r.round <= rounds]
+
+
+@pytest.mark.parametrize("size", [3, 4, 5])
+@pytest.mark.parametrize("seed", range(3))
+def test_swiss_finds_the_grouping_without_repeats_a_dense_field_hides(size: int, seed: int) -> None:
+    # 60 entrants who have each met about half of the others, all but the members of
+    # hidden tables: a round exists that repeats no meeting, and the pairing finds one
+    ids = [f"e{i:02d}" for i in range(60)]
+    rng = SeededRandom(f"hidden/{size}/{seed}")
+    hidden = rng.shuffled(ids)
+    allowed = {
+        frozenset(p)
+        for k in range(0, 60, size)
+        for p in itertools.combinations(hidden[k : k + size], 2)
+    }
+    met = Counter(
+        frozenset(p)
+        for p in itertools.combinations(ids, 2)
+        if frozenset(p) not in allowed and rng.random() < 0.5
+    )
+    tables = swiss_tables(ids, met, size)
+    assert sorted(e for t in tables for e in t) == ids
+    assert {len(t) for t in tables} == {size}
+    assert repeats(tables, met) == 0
+
+
 def test_byes_go_to_the_lowest_without_a_bye() -> None:
     order = ["a", "b", "c", "d", "e"]
     assert bye_entrants(order, {}, 2) == ["e", "d"]

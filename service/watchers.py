@@ -289,14 +289,18 @@ class Watchers:
             if record.state is None or record.state.last_seq <= stream.after:
                 stream.end(b"")  # a reconnecting client gets an ended stream, not keep-alives
         else:
-            self._join(game_id, stream)
+            self._join(game_id, stream, 0 if record.state is None else record.state.last_seq)
         return None
 
-    def _join(self, game_id: str, stream: _Stream) -> None:
+    def _join(self, game_id: str, stream: _Stream, end: int) -> None:
+        """The stream joins its game's ring; a new ring starts where the stream's cursor
+        is, or at the log's `end` if that is earlier: a client's cursor past the log (its
+        stream is sent what comes after it) never moves where the ring every stream of the
+        game shares starts."""
         game = self._games.get(game_id)
         if game is None:
             loop = asyncio.get_running_loop()
-            game = _Game(game_id, stream.after, self.buffer, loop.time())
+            game = _Game(game_id, min(stream.after, end), self.buffer, loop.time())
             self._games[game_id] = game
             if self._news is not None:
                 self._news.watch(game_id)

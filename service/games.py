@@ -25,6 +25,7 @@ from service.callers import Caller
 from service.commands import Act
 from service.errors import ServiceError
 from service.model import GameRecord
+from service.numbers import ascii_number
 from service.ports import (
     Fired,
     GameStore,
@@ -241,9 +242,10 @@ class GameService:
             return None
         game_id, _, rest = token.partition(".")
         seat_text, _, _ = rest.partition(".")
-        if not seat_text.isdigit() or len(seat_text) > 1:
-            raise ServiceError("unauthorized", "This is not a seat token.")
-        seat = int(seat_text)
+        try:
+            seat = ascii_number(seat_text, high=9)
+        except ValueError:
+            raise ServiceError("unauthorized", "This is not a seat token.") from None
         if game_id != record.id:
             other = await self.store.load(game_id) if GAME_ID.fullmatch(game_id) else None
             if other is not None and _token_matches(other, seat, token):

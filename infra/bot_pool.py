@@ -7,6 +7,9 @@ and the bots; it lowers its own scheduling priority (SCHED_IDLE, else nice 10), 
 busy machine the serving processes answer first and the bots wait, and exits when the
 serving process is gone (then the fork server does too). One pool per serving process,
 shared by every app it builds (tests build many), its workers started on the first step.
+Work no game waits for (post-game reviews) has a pool of its own, its background lane
+(`bot_pool(1, "background")`, started on its first step): a live game's step never waits
+behind a review in a worker's pipe or in the line.
 
 The hop is lean (measured: bench/README.md, "A lean hop to the bot pool"): a step goes to
 an idle worker down its own pipe (the function and its arguments pickled, one write), and
@@ -490,13 +493,15 @@ class _Step:
         self.gone = False
 
 
-_pools: dict[int, BotPool] = {}
+_pools: dict[tuple[int, str], BotPool] = {}
 _pools_lock = threading.Lock()
 
 
-def bot_pool(workers: int) -> BotPool:
-    """This process's pool of `workers` processes (made once, started on first use)."""
+def bot_pool(workers: int, lane: str = "live") -> BotPool:
+    """This process's pool of `workers` processes for `lane` (made once, started on first
+    use): "live", the steps of the games being played; "background", work no game waits
+    for (post-game reviews), on workers of its own, so a live step never waits behind it."""
     with _pools_lock:
-        if workers not in _pools:
-            _pools[workers] = BotPool(workers)
-        return _pools[workers]
+        if (workers, lane) not in _pools:
+            _pools[workers, lane] = BotPool(workers)
+        return _pools[workers, lane]

@@ -516,7 +516,7 @@ def post_game_reviews(
         service.store,
         adapters.archive,
         adapters.queue(REVIEWS),
-        service.bots,
+        bot_work(settings, "background"),  # never in a live step's way
         bound=settings.review_queue,
         poll=settings.archive_interval,
         max_backoff=30.0,
@@ -524,13 +524,15 @@ def post_game_reviews(
     )
 
 
-def bot_work(settings: Settings) -> BotWork:
-    """The bots' steps on this process's pool of worker processes (TEN_BOT_WORKERS)."""
+def bot_work(settings: Settings, lane: str = "live") -> BotWork:
+    """The bots' steps on this process's pool of worker processes (TEN_BOT_WORKERS); the
+    "background" lane (reviews) on a worker of its own (`infra.bot_pool.bot_pool`)."""
     if not settings.bot_workers:
         return BotWork(None)
     from infra.bot_pool import bot_pool  # noqa: PLC0415 - the pool only when there is one
 
-    return BotWork(bot_pool(settings.bot_workers), limit=settings.bot_queue)
+    workers = settings.bot_workers if lane == "live" else 1
+    return BotWork(bot_pool(workers, lane), limit=settings.bot_queue)
 
 
 def refuse_jobs_nobody_works(settings: Settings) -> None:

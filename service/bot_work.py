@@ -9,6 +9,10 @@ and `basic` bots until a human seat decides (`service.games.bots_search`), cheap
 hop to another process. With no pool (TEN_BOT_WORKERS=0), pool steps run in a worker thread
 of the serving process.
 
+Work no game waits for (a post-game review: `service.reviews`) runs in a `BotWork` of its
+own on the pool's background lane (`infra.bot_pool.bot_pool(1, "background")`: its own
+worker process), so a live game's step never waits behind it.
+
 The pool's work is bounded per process: past TEN_BOT_QUEUE steps waiting or running, a new
 one is refused with 503 `bots_busy` (Retry-After) before anything is computed or saved; a
 worker process that dies mid-step fails its steps the same way (the pool is made anew for

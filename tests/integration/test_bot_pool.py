@@ -31,6 +31,7 @@ from service.errors import ServiceError
 from service.games import encode_events
 from service.settings import Settings
 from tests.servers import ROOT, wait_until
+from tests.support.gates import Gate, held
 from tests.support.processes import cpu_ticks, parent, running
 
 pytestmark = pytest.mark.integration
@@ -378,3 +379,34 @@ def test_the_steps_behind_a_killed_one_are_computed_by_the_next_worker(pool) -> 
     assert behind == play_bots(state)
     assert killed[0] not in pool.pids()
     assert work.in_pool == 0
+
+
+def test_a_live_bot_step_does_not_wait_behind_reviews_in_the_pool(tmp_path) -> None:
+    """Reviews are background work: with the live games' one worker (TEN_BOT_WORKERS=1), a
+    review computing (held at a gate) and another waiting behind it, an expert bot's move
+    is still computed at once (it waited behind them, the create never came back)."""
+    settings = Settings(
+        bot_workers=1,
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'archive.sqlite3'}",
+        migrate_on_start=True,
+    )
+    app = create_app(settings)
+    gates = [Gate(tmp_path, f"review-{i}") for i in range(2)]
+    with TestClient(app, timeout=60) as client:
+        reviews = app.state.reviews
+        portal = client.blocking_portal
+        waiting = [portal.start_task_soon(reviews.bots.run, True, held, g.path) for g in gates]
+        try:
+            wait_until(lambda: reviews.bots.in_pool == 2, 30, "the reviews in the pool")
+            table = {"players": [{"name": "E", "bot": "expert"}, {"name": "Ann"}]}
+            asker = ThreadPoolExecutor(1)
+            creating = asker.submit(client.post, "/v1/games", json={**table, "starting_seat": 0})
+            asker.shutdown(wait=False)
+            created = creating.result(timeout=60)  # a failure bound: it hung behind them
+            assert created.status_code == 201, created.text
+            assert created.json()["to_act"] == 1  # the expert moved: it is Ann's turn
+            assert not any(w.done() for w in waiting)  # the reviews still wait
+        finally:
+            for gate in gates:
+                gate.open()
+            assert [w.result(timeout=30) for w in waiting] == [b"open", b"open"]

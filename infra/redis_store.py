@@ -611,7 +611,8 @@ class RedisGameStore(GameStore):
 
     def _replicated(self, results: list) -> None:
         """A save the replicas did not confirm in time is not acknowledged (`replicated`)."""
-        replicated(results[-1], self._wait)
+        if self._wait[0]:  # else no WAIT in the pipeline (it may be empty: a game ended)
+            replicated(results[-1], self._wait)
 
     def _pipeline(self):
         """One round trip for commands on keys of different slots (not a transaction)."""

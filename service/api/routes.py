@@ -54,6 +54,7 @@ from service.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.lobby import Lobby, Page
 from service.model import GameRecord
 from service.ports import RenderedResponse
+from service.quotas import owner_of
 from service.reviews import RETRY_AFTER, ReviewOut, Reviews
 from service.watchers import REFUSAL_RETRY_AFTER, Slot, StreamsRefused, Watchers
 
@@ -486,19 +487,26 @@ class GamesController(Controller):
         "being played, aborted or abandoned is 409 `game_not_reviewable`. A review the "
         "service failed to compute (its job set aside after repeated failures) is 500 "
         "`review_failed`, without `Retry-After`: stop asking, it stays so until an operator "
-        "requeues it (`python -m service.cli jobs requeue reviews <game id>`).",
+        "requeues it (`python -m service.cli jobs requeue reviews <game id>`). A new request "
+        "past the reviews one caller may wait for (`TEN_MAX_PENDING_REVIEWS`) is 429 "
+        "`too_many_pending_reviews`, past those waiting in all (`TEN_REVIEW_QUEUE`) 429 "
+        "`too_many_reviews`, both with `Retry-After`.",
         responses={
             202: ResponseSpec(
                 data_container=ReviewPending,
                 description="The review is being computed: ask again after `Retry-After` seconds.",
                 generate_examples=False,
             ),
-            **problems(404, 409),
+            **problems(401, 404, 409),
         },
+        before_request=authenticate,  # whose quota a new request counts in
     )
-    async def get_review(self, request: Request, game_id: GameId) -> Response[ReviewOut]:
+    async def get_review(
+        self, request: AuthenticatedRequest, game_id: GameId
+    ) -> Response[ReviewOut]:
         reviews: Reviews = request.app.state.reviews
-        review = await reviews.review(game_id)
+        owner = owner_of(request.user, get_remote_address(request))
+        review = await reviews.review(game_id, owner)
         if review is not None:
             return Response(review, media_type=JSON)
         pending = ReviewPending(game_id=game_id, status="pending", retry_after=RETRY_AFTER)

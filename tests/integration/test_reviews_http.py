@@ -143,3 +143,46 @@ async def set_aside(redis_url: str, game_id: str) -> None:
         assert await queue.quarantine(game_id, job.token, "RuntimeError: the test's", later)
     finally:
         await client.aclose()
+
+
+def test_past_the_reviews_waiting_in_all_a_new_one_is_429_with_retry_after_and_nothing_queued(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """TEN_REVIEW_QUEUE=2 on Redis, the queues worked by no process (TEN_JOB_WORKERS=false):
+    two reviews wait; a third game's is 429 `too_many_reviews` with Retry-After and is not
+    queued; asking again for one that waits is still 202."""
+    with contextlib.ExitStack() as stack:
+        url, _ = stack.enter_context(claim_redis_db(request.getfixturevalue("redis_url")))
+        env = {
+            "TEN_REDIS_URL": url,
+            "TEN_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'archive.sqlite3'}",
+            "TEN_MIGRATE_ON_START": "true",
+            "TEN_JOB_WORKERS": "false",
+            "TEN_REVIEW_QUEUE": "2",
+            "TEN_MAX_PENDING_REVIEWS": "0",
+        }
+        (server,) = stack.enter_context(servers(tmp_path, env))
+        client = stack.enter_context(httpx.Client(base_url=server.base, timeout=10))
+        bots = [{"name": f"Bot {i}", "bot": "basic"} for i in range(2)]
+        games = []
+        for _ in range(3):
+            created = client.post("/v1/games", json={"players": bots})
+            assert created.status_code == 201, created.text
+            games.append(created.json()["id"])
+        for game_id in games[:2]:
+            assert client.get(f"/v1/games/{game_id}/review").status_code == 202
+        refused = client.get(f"/v1/games/{games[2]}/review")
+        problem(refused, 429, "too_many_reviews")
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert client.get(f"/v1/games/{games[0]}/review").status_code == 202  # waits already
+        assert asyncio.run(waiting(url)) == {games[0], games[1]}
+
+
+async def waiting(redis_url: str) -> set[str]:
+    """The games whose review waits in the service's `reviews` queue."""
+    client = connect(redis_url)
+    try:
+        queue = RedisQueue(client, QUEUE)
+        return {job.id for job in await queue.claim(time.time() + 10**6, 0.0, 100)}
+    finally:
+        await client.aclose()

@@ -276,7 +276,7 @@ export interface paths {
         };
         /**
          * Review a finished game
-         * @description Every decision of a finished game (live or archived) valued from what its player knew, as the master bot's own search values it: each legal action's `chance` (the seat's winning chance after it) and `value` (its expected margin in points over the others' mean), the one chosen, master's best, what was lost in percentage points of winning chance (the drop in winning chance, or 3 per point of margin dropped if more) and a grade (`best` none lost, `good` < 2, `inaccuracy` < 5, `mistake` < 10, else `blunder`); per seat, its accuracy (Lichess's curve of what was lost), the sum lost, and its final margin in points split into `start + skill + luck` (luck: each card drawn's value less the draw's expectation); each seat's chance of winning before every action. Computed once, in the background: 202 with `Retry-After` while it is, then 200 with the review, kept for good. A game still being played, aborted or abandoned is 409 `game_not_reviewable`. A review the service failed to compute (its job set aside after repeated failures) is 500 `review_failed`, without `Retry-After`: stop asking, it stays so until an operator requeues it (`python -m service.cli jobs requeue reviews <game id>`).
+         * @description Every decision of a finished game (live or archived) valued from what its player knew, as the master bot's own search values it: each legal action's `chance` (the seat's winning chance after it) and `value` (its expected margin in points over the others' mean), the one chosen, master's best, what was lost in percentage points of winning chance (the drop in winning chance, or 3 per point of margin dropped if more) and a grade (`best` none lost, `good` < 2, `inaccuracy` < 5, `mistake` < 10, else `blunder`); per seat, its accuracy (Lichess's curve of what was lost), the sum lost, and its final margin in points split into `start + skill + luck` (luck: each card drawn's value less the draw's expectation); each seat's chance of winning before every action. Computed once, in the background: 202 with `Retry-After` while it is, then 200 with the review, kept for good. A game still being played, aborted or abandoned is 409 `game_not_reviewable`. A review the service failed to compute (its job set aside after repeated failures) is 500 `review_failed`, without `Retry-After`: stop asking, it stays so until an operator requeues it (`python -m service.cli jobs requeue reviews <game id>`). A new request past the reviews one caller may wait for (`TEN_MAX_PENDING_REVIEWS`) is 429 `too_many_pending_reviews`, past those waiting in all (`TEN_REVIEW_QUEUE`) 429 `too_many_reviews`, both with `Retry-After`.
          */
         get: operations["getGameReview"];
         put?: never;
@@ -3576,6 +3576,16 @@ export interface operations {
             /** @description Malformed request or values that fail the schema. */
             400: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

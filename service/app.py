@@ -518,6 +518,8 @@ def post_game_reviews(
         adapters.queue(REVIEWS),
         bot_work(settings, "background"),  # never in a live step's way
         bound=settings.review_queue,
+        quotas=service.store,
+        per_caller=settings.max_pending_reviews,
         poll=settings.archive_interval,
         max_backoff=30.0,
         count=obs.count_job(),

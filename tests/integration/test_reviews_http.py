@@ -186,3 +186,44 @@ async def waiting(redis_url: str) -> set[str]:
         return {job.id for job in await queue.claim(time.time() + 10**6, 0.0, 100)}
     finally:
         await client.aclose()
+
+
+def test_past_a_callers_pending_reviews_its_next_is_429_and_the_platform_is_not_bound(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """TEN_MAX_PENDING_REVIEWS=2 on Redis, the queues worked by no process: an anonymous
+    client (its address) waiting for two reviews is refused a third with 429
+    `too_many_pending_reviews` and Retry-After (nothing queued); asking again for one of
+    its two is still 202; the platform's request for that third game is queued."""
+    key = "platform-key-for-the-review-quota"
+    with contextlib.ExitStack() as stack:
+        url, raw = stack.enter_context(claim_redis_db(request.getfixturevalue("redis_url")))
+        for left in raw.scan_iter(match="ten:quota:*"):  # an earlier run's holds
+            raw.delete(left)
+        env = {
+            "TEN_REDIS_URL": url,
+            "TEN_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'archive.sqlite3'}",
+            "TEN_MIGRATE_ON_START": "true",
+            "TEN_JOB_WORKERS": "false",
+            "TEN_REVIEW_QUEUE": "0",
+            "TEN_MAX_PENDING_REVIEWS": "2",
+            "TEN_API_KEYS": key,
+        }
+        (server,) = stack.enter_context(servers(tmp_path, env))
+        client = stack.enter_context(httpx.Client(base_url=server.base, timeout=10))
+        bots = [{"name": f"Bot {i}", "bot": "basic"} for i in range(2)]
+        games = []
+        for _ in range(3):
+            created = client.post("/v1/games", json={"players": bots}, headers={"X-API-Key": key})
+            assert created.status_code == 201, created.text
+            games.append(created.json()["id"])
+        for game_id in games[:2]:
+            assert client.get(f"/v1/games/{game_id}/review").status_code == 202
+        refused = client.get(f"/v1/games/{games[2]}/review")
+        problem(refused, 429, "too_many_pending_reviews")
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert client.get(f"/v1/games/{games[1]}/review").status_code == 202  # waits already
+        assert asyncio.run(waiting(url)) == {games[0], games[1]}
+        platform = client.get(f"/v1/games/{games[2]}/review", headers={"X-API-Key": key})
+        assert platform.status_code == 202, platform.text
+        assert asyncio.run(waiting(url)) == set(games)

@@ -65,9 +65,10 @@ COPY --from=build /src/app /app
 # store (no TEN_REDIS_URL), whose games live in one process's memory. `exec`, so the server
 # gets the signals. Other uvicorn options come from UVICORN_* variables (e.g.
 # UVICORN_TIMEOUT_GRACEFUL_SHUTDOWN, UVICORN_LOG_LEVEL) or arguments after `ten-serve`;
-# UVICORN_HTTP is uvicorn's httptools protocol with a header timeout and size limits
-# (service/http_protocol.py, TEN_HEADER_TIMEOUT...), UVICORN_LIMIT_CONCURRENCY answers 503
-# past 512 connections or requests per worker (the README's "Bounded connections").
+# UVICORN_HTTP is uvicorn's httptools protocol with header and body timeouts and size limits
+# (service/http_protocol.py, TEN_HEADER_TIMEOUT, TEN_BODY_TIMEOUT...), UVICORN_LIMIT_CONCURRENCY
+# answers 503 past 512 requests the app is working on per worker (idle and slow connections
+# do not count; the README's "Bounded connections"). scripts/run defaults to the same two.
 COPY --chmod=0555 <<'EOF' /usr/local/bin/ten-serve
 #!/bin/sh
 set -eu

@@ -76,11 +76,15 @@ class _Env:
 
 
 class HttpLimits(msgspec.Struct, frozen=True, kw_only=True):
-    """Bounds on a request's head (request line and headers), kept by the serving process's
+    """Bounds on how a request arrives (its head, then its body), kept by the serving process's
     HTTP protocol (service/http_protocol.py) before the app sees the request."""
 
     header_timeout: float = 10.0  # TEN_HEADER_TIMEOUT: seconds from connecting (or a request's
     # first byte on a kept-alive connection) to the end of its headers
+    # TEN_BODY_TIMEOUT: seconds from the end of the headers to the end of the body. A deadline
+    # rather than a minimum rate: bodies are small (TEN_MAX_BODY_BYTES), so the whole body
+    # fits in one bound with a single knob, and a trickle of any rate is cut at it
+    body_timeout: float = 15.0
     max_header_bytes: int = 32 * 1024  # TEN_MAX_HEADER_BYTES: request line + headers
     max_headers: int = 100  # TEN_MAX_HEADERS: header lines in one request
 
@@ -90,6 +94,7 @@ class HttpLimits(msgspec.Struct, frozen=True, kw_only=True):
         defaults = cls()
         return cls(
             header_timeout=env.number("HEADER_TIMEOUT", defaults.header_timeout, float),
+            body_timeout=env.number("BODY_TIMEOUT", defaults.body_timeout, float),
             max_header_bytes=env.number("MAX_HEADER_BYTES", defaults.max_header_bytes),
             max_headers=env.number("MAX_HEADERS", defaults.max_headers),
         )

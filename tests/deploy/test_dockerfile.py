@@ -508,26 +508,45 @@ def test_the_image_closes_a_connection_that_trickles_its_headers(tmp_path: Path)
 
 
 @pytest.mark.e2e
-def test_past_the_concurrency_limit_requests_get_503_but_the_liveness_probe(
-    tmp_path: Path,
-) -> None:
-    """UVICORN_LIMIT_CONCURRENCY counts open connections: with that many held open, every
-    request is answered 503 at once (readiness included: the pod leaves the endpoints while
-    saturated), except /health, so that a busy pod is not restarted; closed again, served."""
-    with image_command(tmp_path, {"UVICORN_LIMIT_CONCURRENCY": "4"}) as (proc, base):
-        held = [connect(base) for _ in range(5)]
+def test_the_concurrency_limit_counts_the_apps_work_not_connections(tmp_path: Path) -> None:
+    """UVICORN_LIMIT_CONCURRENCY counts the requests the app is working on (whole, not yet
+    answered; tests/e2e/test_http_protocol.py holds them in the app): with four times that
+    many connections open and idle, trickling a head, or trickling a body the app waits for,
+    requests are served. The limit reaches the protocol: at 0 every request is answered 503
+    at once (readiness included: the pod leaves the endpoints while saturated), except
+    /health, so that a busy pod is not restarted."""
+    for run in ("4", "0"):
+        (tmp_path / run).mkdir()
+    with image_command(tmp_path / "4", {"UVICORN_LIMIT_CONCURRENCY": "4"}) as (proc, base):
+        idle = [connect(base) for _ in range(5)]
+        heads = [connect(base) for _ in range(5)]
+        bodies = [connect(base) for _ in range(5)]
         try:
-            time.sleep(0.2)
+            for sock in heads:
+                sock.sendall(b"GET /ready HTTP/1.1\r\nHost: t\r\n")
+            for sock in bodies:
+                sock.sendall(
+                    b"POST /v1/games HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 100\r\nExpect: 100-continue\r\n\r\n"
+                )
+            for sock in bodies:  # the app has each request, and waits for its body
+                assert sock.recv(100).startswith(b"HTTP/1.1 100 Continue")
             with httpx.Client(base_url=base, timeout=5) as http:
-                assert http.get("/ready").status_code == 503
-                assert http.get("/v1/games/nope").status_code == 503
+                assert http.get("/ready").status_code == 200
+                assert http.get("/v1/games/nope").status_code == 404
                 assert http.get("/health").status_code == 200
-                assert http.get("/health?probe=1").status_code == 200
         finally:
-            for sock in held:
+            for sock in idle + heads + bodies:
                 sock.close()
-        time.sleep(0.2)
+        stop(proc)
+    with image_command(tmp_path / "0", {"UVICORN_LIMIT_CONCURRENCY": "0"}) as (proc, base):
         with httpx.Client(base_url=base, timeout=5) as http:
-            assert http.get("/ready").status_code == 200
-            assert http.get("/v1/games/nope").status_code == 404
+            for path in ("/ready", "/v1/games/nope"):
+                busy = http.get(path)
+                assert busy.status_code == 503, busy.text
+                assert busy.headers["content-type"] == "application/problem+json"
+                assert busy.headers["retry-after"] == "1"
+                assert busy.json()["code"] == "server_busy"
+            assert http.get("/health").status_code == 200
+            assert http.get("/health?probe=1").status_code == 200
         stop(proc)

@@ -188,20 +188,20 @@ def test_production_values_render_valid_manifests() -> None:
 
 
 def test_connection_bounds_reach_the_server() -> None:
-    """The header limits parse with the service's own HttpLimits; uvicorn's limits are set."""
+    """The head and body limits parse with the service's own HttpLimits; uvicorn's limits are set."""
     env = configmap_env(render())
     assert HttpLimits.from_env(env) == HttpLimits()  # the chart's defaults are the service's
     assert int(env["UVICORN_LIMIT_CONCURRENCY"]) == 512
     assert int(env["UVICORN_TIMEOUT_KEEP_ALIVE"]) == 5
     values = {
         "connections": {
-            "headerTimeout": 2.5, "maxHeaderBytes": 8192, "maxHeaders": 40,
+            "headerTimeout": 2.5, "bodyTimeout": 4, "maxHeaderBytes": 8192, "maxHeaders": 40,
             "limitConcurrency": 64, "keepAliveTimeout": 30,
         }
     }  # fmt: skip
     env = configmap_env(render(values))
     assert HttpLimits.from_env(env) == HttpLimits(
-        header_timeout=2.5, max_header_bytes=8192, max_headers=40
+        header_timeout=2.5, body_timeout=4.0, max_header_bytes=8192, max_headers=40
     )
     assert (env["UVICORN_LIMIT_CONCURRENCY"], env["UVICORN_TIMEOUT_KEEP_ALIVE"]) == ("64", "30")
 

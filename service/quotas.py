@@ -88,6 +88,11 @@ class Quota:
     def key(self, owner: str) -> str:
         return f"{self.kind}:{owner}"
 
+    async def count(self, owner: str) -> int:
+        """How many items `owner` holds now (those that no longer count included, until a
+        full quota drops them)."""
+        return len(await self.store.held(self.key(owner)))
+
     async def take(self, owner: str | None, item: str, now: float | None = None) -> None:
         """Hold `item` in `owner`'s quota, or refuse: 429 `code` with Retry-After."""
         if owner is None or self.limit == 0:

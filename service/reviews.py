@@ -16,7 +16,7 @@ service's failure, which asking again cannot mend) until an operator puts it bac
 
 The queue's worker (`service.jobs.Worker`, in every replica) reads the game's public log
 (the live store's while the game is there, else the archive's), reviews it in the bots'
-pool (`service.bot_work.BotWork`: worker processes, so a review of 0.2-0.4 s of CPU never
+pool (`service.bot_work.BotWork`: worker processes, so a review of about 2 s of CPU never
 holds the serving process's interpreter) and keeps the JSON with `GameArchive.save_review`,
 written once (the first of two replicas reviewing one game wins; both computed the same
 review). A log that cannot be reviewed is a `PermanentFailure`: set aside in quarantine
@@ -45,7 +45,8 @@ from service.ports import GameStore
 from service.quotas import Quota, QuotaStore
 
 QUEUE = "reviews"
-RETRY_AFTER = 2  # seconds: a four-player game's review takes 0.2-0.4 s of one core
+REVIEW_SECONDS = 2.0  # about one review's time on one core (the master bot judges each decision)
+RETRY_AFTER = 2  # seconds a client is told to wait before asking again
 FULL_RETRY_AFTER = 10  # seconds: the reviews waiting at their bound in all
 KEEP = 24 * 3600  # seconds a caller's quota of pending reviews lives after its last request
 PAGE = 1000  # events read per round trip
@@ -131,10 +132,14 @@ class Reviews:
             raise ServiceError("review_failed")  # set aside: failed for good until requeued
         if self.bound and await self.queue.backlog() >= self.bound:
             raise _full()  # before the quota: a refused request holds no place in it
-        if self.quota is not None:
+        due = self.clock()
+        if self.quota is not None and owner is not None:
             await self.quota.take(owner, game_id)
+            # fair between callers: an owner's k-th waiting review is due k-1 reviews' time
+            # later, so another caller's first one is computed before it
+            due += (await self.quota.count(owner) - 1) * REVIEW_SECONDS
         try:
-            queued = await self.queue.put(game_id, b"", self.clock(), keep=True, bound=self.bound)
+            queued = await self.queue.put(game_id, b"", due, keep=True, bound=self.bound)
         except QueueFull:
             raise _full() from None
         # not queued: it is already (asked meanwhile), or it was set aside meanwhile

@@ -64,6 +64,7 @@ VIEW_ONLY = (
     "seat_actions",
     "events",
     "seats",
+    "host_token",
     "clock",
 )  # beyond a view
 PLAYER_POOL = ("ann", "bob", "cy", "dee", "eve", "Zed")  # "Zed" < "ann": ids compare byte-wise

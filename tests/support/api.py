@@ -42,7 +42,9 @@ TOTAL_CURRENCY = 50
 TOTAL_BUST = 15
 CURRENCY_CAP = 10
 # fields of a game body that are not part of the public state every reader sees alike
-PRIVATE_FIELDS = ("id", "seat", "legal_actions", "seat_actions", "seats", "events", "clock")
+PRIVATE_FIELDS = (
+    "id", "seat", "legal_actions", "seat_actions", "seats", "host_token", "events", "clock",
+)  # fmt: skip
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -20,7 +20,7 @@ from service.bot_work import BotWork, bots_busy
 from service.errors import ServiceError
 from service.games import encode_events
 from service.jobs import requeue_all
-from service.reviews import QUEUE, ReviewOut, Reviews, reviewed
+from service.reviews import QUEUE, REVIEW_SECONDS, ReviewOut, Reviews, reviewed
 from tests.support.ended_games import Played, aborted_game, dataset
 from tests.support.games import started
 from tests.support.memory_archive import MemoryArchive
@@ -321,7 +321,8 @@ def test_past_a_callers_quota_its_next_review_is_429_and_the_others_are_not_affe
     async def body() -> None:
         for played in games:
             await archive_game(archive, played.record, played.stored, played.player_ids)
-        use = reviews(archive=archive, quotas=MemoryQuotas(), per_caller=2)
+        clock = Clock()
+        use = reviews(archive=archive, clock=clock, quotas=MemoryQuotas(), per_caller=2)
         first, second, third, fourth = (p.id for p in games)
         assert await use.review(first, "address:one") is None
         assert await use.review(second, "address:one") is None
@@ -332,8 +333,34 @@ def test_past_a_callers_quota_its_next_review_is_429_and_the_others_are_not_affe
         assert (refused.value.retry_after or 0) >= 1
         assert not await use.queue.queued(third)
         assert await use.review(third, None) is None  # the platform: no quota
+        clock.now += REVIEW_SECONDS  # one's second review is due a review's time later
         assert await use.worker.run_once() == 3  # all three computed
         assert await use.review(fourth, "address:one") is None  # its reviews freed its places
         assert await use.queue.queued(fourth)
+
+    run(body())
+
+
+def test_a_callers_waiting_reviews_queue_behind_another_callers_first():
+    """Fair between callers: an owner's k-th waiting review is due k-1 reviews' time after
+    its request, so another owner's first review is computed before the flooder's second."""
+    games = finished_games(4)
+    archive = MemoryArchive()
+
+    async def body() -> None:
+        for played in games:
+            await archive_game(archive, played.record, played.stored, played.player_ids)
+        clock = Clock()
+        use = reviews(archive=archive, clock=clock, quotas=MemoryQuotas(), per_caller=3, batch=1)
+        flood, other = [p.id for p in games[:3]], games[3].id
+        for game_id in flood:
+            assert await use.review(game_id, "address:flood") is None
+        assert await use.review(other, "address:other") is None
+        done = []
+        for _ in range(4):
+            await use.worker.run_once()
+            done += [g for g in (*flood, other) if g not in done and not await use.queue.queued(g)]
+            clock.now += REVIEW_SECONDS
+        assert done == [flood[0], other, flood[1], flood[2]]
 
     run(body())

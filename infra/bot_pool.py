@@ -3,8 +3,8 @@ per serving process.
 
 Each worker is a `multiprocessing` process started through a fork server (the serving
 process has threads and an event loop: forking it is unsafe), which preloads the engine
-and the bots; it lowers its own scheduling priority (SCHED_IDLE, else nice 10), so on a
-busy machine the serving processes answer first and the bots wait, and exits when the
+and the bots; it lowers its own scheduling priority (`_worker_start`: a background one
+lowest), so on a busy machine the serving processes answer first and the bots wait, and exits when the
 serving process is gone (then the fork server does too). One pool per serving process,
 shared by every app it builds (tests build many), its workers started on the first step.
 Work no game waits for (post-game reviews) has a pool of its own, its background lane
@@ -59,11 +59,16 @@ READ = 1 << 16
 T = TypeVar("T")
 
 
-def _worker_start(serving: int) -> None:
-    """In each worker, first: the lowest scheduling class Linux has (SCHED_IDLE: a core only
-    when no other process wants it; else nice 10), and a watch on the serving process."""
+def _worker_start(serving: int, background: bool) -> None:
+    """In each worker, first: a scheduling priority below the serving process's, and a watch
+    on the serving process. A live game's worker: SCHED_BATCH at nice 19 (a core's 1/70th
+    beside a busy serving process; else nice 10); a background one: SCHED_IDLE, the lowest
+    class Linux has (a core only when no other process wants it, a fifth of a live worker's
+    share when both want one), so a review never slows a live game's bots much."""
+    policy, nice = (os.SCHED_IDLE, 0) if background else (os.SCHED_BATCH, 19)
     try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        os.sched_setscheduler(0, policy, os.sched_param(0))
+        os.nice(nice)
     except (AttributeError, OSError):
         os.nice(NICE)
     threading.Thread(target=_exit_with, args=(serving,), daemon=True).start()
@@ -89,10 +94,10 @@ def _exit_with(serving: int) -> None:
     os._exit(0)
 
 
-def _serve(requests: Connection, replies: Connection, serving: int) -> None:
+def _serve(requests: Connection, replies: Connection, serving: int, background: bool) -> None:
     """A worker's life: read a step, compute it, write back (True, result) or (False, the
     exception it raised), until the serving process closes the pipe."""
-    _worker_start(serving)
+    _worker_start(serving, background)
     while True:
         try:
             fn, args = pickle.loads(requests.recv_bytes())
@@ -152,11 +157,11 @@ class _Reader:
 
 
 class _Worker:
-    def __init__(self, context: Any, serving: int) -> None:
+    def __init__(self, context: Any, serving: int, background: bool) -> None:
         requests_out, self.requests = context.Pipe(duplex=False)
         replies_in, replies_out = context.Pipe(duplex=False)
         self.process = context.Process(
-            target=_serve, args=(requests_out, replies_out, serving), daemon=True
+            target=_serve, args=(requests_out, replies_out, serving, background), daemon=True
         )
         self.process.start()
         requests_out.close()  # the worker holds its ends alone: its death ends the pipe
@@ -199,9 +204,10 @@ class BotPool:
     busy with other requests, gets round to reading a reply and sending what comes next
     (with one worker and 64 clients on expert tables, it idled 43% of the time)."""
 
-    def __init__(self, workers: int, *, depth: int = 2) -> None:
+    def __init__(self, workers: int, *, depth: int = 2, background: bool = False) -> None:
         self.workers = workers
         self.depth = depth
+        self.background = background  # its workers' priority: see `_worker_start`
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(PRELOAD)
         self._live: list[_Worker] = []  # started and not dead nor closed
@@ -224,7 +230,7 @@ class BotPool:
     def _started(self) -> _Worker:
         """A new worker, live (`_starting` counted it), handed what waits for one."""
         try:
-            worker = _Worker(self._context, os.getpid())
+            worker = _Worker(self._context, os.getpid(), self.background)
         except BaseException:
             with self._lock:
                 self._starting -= 1
@@ -503,5 +509,5 @@ def bot_pool(workers: int, lane: str = "live") -> BotPool:
     for (post-game reviews), on workers of its own, so a live step never waits behind it."""
     with _pools_lock:
         if (workers, lane) not in _pools:
-            _pools[workers, lane] = BotPool(workers)
+            _pools[workers, lane] = BotPool(workers, background=lane == "background")
         return _pools[workers, lane]

@@ -410,3 +410,19 @@ def test_a_live_bot_step_does_not_wait_behind_reviews_in_the_pool(tmp_path) -> N
             for gate in gates:
                 gate.open()
             assert [w.result(timeout=30) for w in waiting] == [b"open", b"open"]
+
+
+def test_a_background_worker_runs_below_a_live_games_worker() -> None:
+    """Live games' workers: SCHED_BATCH at nice 19; the background lane's (reviews):
+    SCHED_IDLE, the lowest class, so a review takes a fifth of a live worker's share of a
+    core both want, and the serving process (nice 0) is above both."""
+    live, background = BotPool(1), BotPool(1, background=True)
+    try:
+        live_pid = live.submit(os.getpid).result(timeout=60)
+        background_pid = background.submit(os.getpid).result(timeout=60)
+        assert os.sched_getscheduler(live_pid) == os.SCHED_BATCH
+        assert os.getpriority(os.PRIO_PROCESS, live_pid) == 19
+        assert os.sched_getscheduler(background_pid) == os.SCHED_IDLE
+    finally:
+        live.shutdown()
+        background.shutdown()

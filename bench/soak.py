@@ -76,11 +76,11 @@ from standardwebhooks import Webhook
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from service.jobs import QUEUES  # every leased queue of the service (service/app.py)
 from tests.servers import PostgresServer, RedisServer, ServiceProcess, free_port
 
 API_KEY = "soak-platform-key-0123456789abcdef"
 SECRET = "whsec_" + base64.b64encode(b"soak-webhook-secret-of-32-bytes!").decode()
-QUEUES = ("relay", "archive", "webhooks")  # service/app.py's leased queues (infra/queues.py)
 ACTION_DEADLINE = 60.0  # seconds one request may take, retries included
 RETRY_PAUSE = 0.1
 GRACE = 10.0  # seconds after a dependency is back during which its 503s are still expected

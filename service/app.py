@@ -53,6 +53,7 @@ from service.relay import ArchiveReaction, LocalReaction, Relay
 from service.reviews import QUEUE as REVIEWS
 from service.reviews import Reviews
 from service.runtime import refuse_several_embedded_workers, tune_gc
+from service.secrecy import Secrecy
 from service.settings import Settings
 from service.tournament_feeds import TournamentFeeds
 from service.tournaments import QUEUE as TOURNAMENTS
@@ -401,7 +402,9 @@ def use_cases(
     (`watchers`; the tournaments' `tournament_feeds`) and the post-game reviews
     (`reviews`)."""
     lobby = Lobby(service, identities_open=who["identity"].open)
-    history = History(archive)
+    tournaments = background.tournaments
+    secrecy = Secrecy(service.store.load, tournaments.store.load_tournament, service.seat_or_none)
+    history = History(archive, secrecy)
     deadlines, watchers = background.deadlines, background.watchers
     return State(
         {
@@ -411,8 +414,9 @@ def use_cases(
             "deadlines": deadlines,
             "watchers": watchers,
             "reviews": background.reviews,
-            "tournaments": background.tournaments,
-            "tournament_feeds": TournamentFeeds(background.tournaments.get),
+            "tournaments": tournaments,
+            "tournament_feeds": TournamentFeeds(tournaments.get),
+            "secrecy": secrecy,
             **who,
         }
     )

@@ -57,6 +57,9 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "tournament_full": "Every place of this tournament is taken.",
     "not_invited": "This tournament is by invitation, and this player is not invited.",
     "invalid_tournament": "The tournament's settings are not valid.",
+    "game_embargoed": "This game's deal is still being played at another table of its "
+    "tournament round: it can be read once every table of that deal has finished (its "
+    "players follow their own game meanwhile).",
     # text a client sends (service.text)
     "invalid_text": "This text cannot be used: it must be visible, without control or "
     "formatting characters, and short enough.",

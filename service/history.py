@@ -1,6 +1,7 @@
 """Use cases over the SQL archive: ended games (finished, aborted or abandoned), their logs
 and replays, player figures (of the seats that count in ranked games unless asked for
-all)."""
+all). A game of a tournament round is read, and listed, once its deal has been played at
+every table (`service.secrecy`), by everyone but the platform."""
 
 from __future__ import annotations
 
@@ -21,10 +22,12 @@ from service.archive import (
     PlayerStats,
     RatingChange,
 )
+from service.callers import Caller
 from service.errors import ServiceError
 from service.games import GAME_ID
 from service.ports import StoredEvent
 from service.ratings import PRIOR, Rating, predict
+from service.secrecy import Secrecy
 
 _RECORD = {"frozen": True, "kw_only": True}
 
@@ -44,11 +47,13 @@ _events_decoder = msgspec.json.Decoder(AnyEvent)
 
 
 class History:
-    def __init__(self, archive: GameArchive) -> None:
+    def __init__(self, archive: GameArchive, secrecy: Secrecy) -> None:
         self.archive = archive
+        self.secrecy = secrecy
 
     async def list_games(
         self,
+        caller: Caller,
         *,
         player_id: str | None,
         since: datetime | None,
@@ -58,7 +63,9 @@ class History:
         status: ArchivedStatus | None = None,
         ranked: bool | None = None,
     ) -> tuple[list[GameSummary], str | None]:
-        return await self.archive.list_games(
+        """A page of the archive, less the games still secret to the caller (a page may
+        hold fewer than `limit`; `next_cursor` goes on after the page as read)."""
+        items, cursor = await self.archive.list_games(
             player_id=player_id,
             since=since,
             until=until,
@@ -67,21 +74,28 @@ class History:
             cursor=cursor,
             limit=limit,
         )
+        hidden = await self.secrecy.hidden([g.id for g in items], caller)
+        return [g for g in items if g.id not in hidden], cursor
 
-    async def game(self, game_id: str) -> ArchivedGame:
+    async def game(self, game_id: str, caller: Caller) -> ArchivedGame:
         found = await self.archive.get_game(game_id) if GAME_ID.fullmatch(game_id) else None
         if found is None:
             raise ServiceError("archived_game_not_found")
+        await self.secrecy.check_id(game_id, caller)
         return found
 
-    async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
-        await self.game(game_id)
+    async def events(
+        self, game_id: str, after: int, limit: int | None, *, caller: Caller
+    ) -> list[StoredEvent]:
+        await self.game(game_id, caller)
         return await self.archive.events(game_id, after, limit)
 
-    async def replay(self, game_id: str, from_version: int, limit: int) -> list[PublicView]:
+    async def replay(
+        self, game_id: str, from_version: int, limit: int, caller: Caller
+    ) -> list[PublicView]:
         """The public state after each action, versions from_version .. from_version+limit-1,
         rebuilt from the archived event log alone."""
-        stored = await self.events(game_id, 0, None)
+        stored = await self.events(game_id, 0, None, caller=caller)
         states = []
         for view in replay(_events_decoder.decode(e.data) for e in stored):
             if view.version >= from_version + limit:
@@ -90,10 +104,11 @@ class History:
                 states.append(view)
         return states
 
-    async def final_view(self, game_id: str) -> PublicView | None:
+    async def final_view(self, game_id: str, caller: Caller) -> PublicView | None:
         """The last public state of an archived game (None when not archived)."""
         if not GAME_ID.fullmatch(game_id) or await self.archive.get_game(game_id) is None:
             return None
+        await self.secrecy.check_id(game_id, caller)
         stored = await self.archive.events(game_id, 0, None)
         last = None
         for last in replay(_events_decoder.decode(e.data) for e in stored):  # noqa: B007

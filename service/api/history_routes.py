@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Annotated, ClassVar, Literal
 
 import msgspec
@@ -14,6 +15,7 @@ from litestar.params import Parameter
 
 from domain.errors import Text
 from domain.views import PublicView
+from service.api.auth import AuthenticatedRequest, authenticate
 from service.api.paging import events_handler
 from service.api.problems import get_game_part, problem, problems
 from service.api.schemas import PLAYER_ID_PATTERN, PlayerId
@@ -25,6 +27,7 @@ from service.archive import (
     RatingChange,
 )
 from service.history import History, TableForecast
+from service.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.ratings import MAX_TABLE, MIN_SEATS
 
 _OUT = {"frozen": True, "kw_only": True}
@@ -134,6 +137,15 @@ def history_of(request: Request) -> History:
     return request.app.state.history  # not injected: see routes.games_of
 
 
+# the archive's reads of one game: anyone, but a game of a tournament round whose deal is
+# still being played elsewhere only by the platform (`service.secrecy`)
+WHO = [{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}]
+SECRET = (
+    " A game of a tournament round whose deal is still being played at another table is "
+    "403 `game_embargoed` to all but the platform (and left out of the listing)."
+)
+
+
 class ArchiveController(Controller):
     path = "/v1/archive/games"
     tags: ClassVar[list[str]] = ["archive"]
@@ -142,11 +154,14 @@ class ArchiveController(Controller):
         "/",
         operation_id="listArchivedGames",
         summary="List ended games (finished, aborted or abandoned), ranked or not",
-        responses=problems(),
+        description="Newest first; `next_cursor` fetches the next page." + SECRET,
+        responses=problems(401),
+        security=WHO,
+        before_request=authenticate,
     )
     async def list_games(
         self,
-        request: Request,
+        request: AuthenticatedRequest,
         player_id: Annotated[
             str | None,
             Parameter(required=False, pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100),
@@ -189,6 +204,7 @@ class ArchiveController(Controller):
     ) -> ArchivedGamesPage:
         history = history_of(request)
         items, next_cursor = await history.list_games(
+            request.user,
             player_id=player_id,
             since=parse_timestamp("since", since),
             until=parse_timestamp("until", until),
@@ -201,34 +217,44 @@ class ArchiveController(Controller):
 
     @get_game_part(
         "/{game_id:str}",
+        401,
         operation_id="getArchivedGame",
         summary="A finished game's record",
+        description="Its seats, results, seed and deck." + SECRET,
+        security=WHO,
+        before_request=authenticate,
     )
-    async def get_game(self, request: Request, game_id: ArchivedId) -> ArchivedGame:
+    async def get_game(self, request: AuthenticatedRequest, game_id: ArchivedId) -> ArchivedGame:
         history = history_of(request)
-        return await history.game(game_id)
+        return await history.game(game_id, request.user)
 
     events = events_handler(
         ArchivedId,
-        lambda request: history_of(request).events,
+        lambda request: partial(history_of(request).events, caller=request.user),
         operation_id="listArchivedEvents",
         summary="A finished game's event log",
+        description="The game's events with `seq` greater than `after`, oldest first." + SECRET,
+        security=WHO,
     )
 
     @get_game_part(
         "/{game_id:str}/replay",
+        401,
         operation_id="replayArchivedGame",
         summary="Every public state of a finished game, rebuilt from its event log",
+        description="From `from_version` on, `limit` states a page." + SECRET,
+        security=WHO,
+        before_request=authenticate,
     )
     async def replay(
         self,
-        request: Request,
+        request: AuthenticatedRequest,
         game_id: ArchivedId,
         from_version: Annotated[int, Parameter(ge=0, le=10**9)] = 0,
         limit: Annotated[int, Parameter(ge=1, le=500)] = 100,
     ) -> ReplayOut:
         history = history_of(request)
-        states = await history.replay(game_id, from_version, limit + 1)
+        states = await history.replay(game_id, from_version, limit + 1, request.user)
         more = len(states) > limit
         states = states[:limit]
         return ReplayOut(

@@ -105,7 +105,7 @@ class LobbyController(Controller):
         return Response(_encoder.encode(body), status_code=201, media_type=JSON, headers=headers)
 
     @delete(
-        "/seats/{seat:int}",
+        "/seats/{seat:str}",  # read strictly by SeatNumber (a path :int takes "١", "+1")
         operation_id="leaveGame",
         summary="Leave a table before it starts",
         status_code=200,
@@ -171,7 +171,7 @@ class LobbyController(Controller):
         return _view(await lobby_of(request).abort(command))
 
     @post(
-        "/seats/{seat:int}/token",
+        "/seats/{seat:str}/token",  # as leave
         operation_id="reissueSeatToken",
         summary="A fresh seat token",
         status_code=200,

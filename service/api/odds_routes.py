@@ -7,13 +7,14 @@ import threading
 from fractions import Fraction
 
 import msgspec
-from litestar import Request
 
 from domain.engine import information_state
 from domain.model import GameState
 from domain.odds import bust_odds, draw_value
+from service.api.auth import AuthenticatedRequest, authenticate
 from service.api.problems import get_game_part
-from service.api.routes import GameId, games_of
+from service.api.routes import SEAT_TOKEN, GameId, live_game
+from service.identity import PLAYER_TOKEN
 
 _OUT = {"frozen": True, "kw_only": True}
 
@@ -98,6 +99,7 @@ def _compute(state: GameState) -> OddsView | None:
 
 @get_game_part(
     "/v1/games/{game_id:str}/odds",
+    401,
     operation_id="getOdds",
     summary="The odds of the next card",
     description="For the seat whose turn it is in the draw phase: the probability that the "
@@ -107,11 +109,15 @@ def _compute(state: GameState) -> OddsView | None:
     "more). Exact, computed from public information only: the standard deck for the player "
     "count minus every card in view, so two games whose draw piles hold the same cards in "
     "any order get the same odds. A hand-made deck's game gets the same public computation. "
-    "`odds` is null outside a live game's draw phase.",
+    "`odds` is null outside a live game's draw phase. A game of a tournament round whose "
+    "deal is still being played at another table is 403 `game_embargoed` to all but the "
+    "platform and its own players.",
     tags=["games"],
+    security=[{}, {SEAT_TOKEN: []}, {PLAYER_TOKEN: []}],
+    before_request=authenticate,
 )
-async def odds(request: Request, game_id: GameId) -> OddsOut:
-    record = await games_of(request).get(game_id)
+async def odds(request: AuthenticatedRequest, game_id: GameId) -> OddsOut:
+    record = await live_game(request, game_id)
     state = record.state
     # the search runs off the event loop: tens of milliseconds of CPU at worst
     view = (

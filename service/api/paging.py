@@ -11,20 +11,46 @@ from litestar import Request, Response
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import Parameter
 
-from service.api.problems import get_game_part
+from domain.errors import Text
+from service.api.auth import authenticate
+from service.api.problems import get_game_part, problem
 from service.api.schemas import EventsOut, events_page
+from service.numbers import ascii_number
 from service.ports import StoredEvent
 
-After = Annotated[int, Parameter(ge=0, le=10**9, description="Only events after this seq.")]
+MAX_CURSOR = 10**9  # the largest seq or version a client may name
+After = Annotated[int, Parameter(ge=0, le=MAX_CURSOR, description="Only events after this seq.")]
 EventLimit = Annotated[int, Parameter(ge=1, le=1000, description="At most this many events.")]
 ReadEvents = Callable[[str, int, int], Awaitable[list[StoredEvent]]]
+
+
+def number_in(name: str, value: str, *, high: int = MAX_CURSOR, low: int = 0) -> int:
+    """A number a handler reads itself from a header (`Last-Event-ID`, `If-Match`): ASCII
+    digits from `low` to `high` (`service.numbers`), spaces and tabs around them allowed as
+    in any header; else 400. Litestar reads the declared integer parameters (path, query)
+    as strictly: ASCII digits within the declared bounds."""
+    try:
+        return ascii_number(value.strip(" \t"), low=low, high=high)
+    except ValueError:
+        raise problem(
+            400,
+            "invalid_request",
+            Text(
+                "{name} must be a number from {low} to {high}, in ASCII digits.",
+                name=name,
+                low=low,
+                high=high,
+            ),
+        ) from None
 
 
 def events_handler(
     game_id_type: Any, reader: Callable[[Request], ReadEvents], **route: Any
 ) -> HTTPRouteHandler:
     """A controller's `GET {game_id}/events`: the events after `after`, at most `limit`, read
-    with `reader(request)` (asked for one more, to tell whether another page follows)."""
+    with `reader(request)` (asked for one more, to tell whether another page follows), for
+    the caller `authenticate` found (`request.user`: who may read a tournament's secret
+    game, `service.secrecy`)."""
 
     async def list_events(
         self: Any,
@@ -36,4 +62,6 @@ def events_handler(
         stored = await reader(request)(game_id, after, limit + 1)
         return Response(events_page(game_id, stored, after, limit))
 
-    return get_game_part("/{game_id:str}/events", **route)(list_events)
+    return get_game_part("/{game_id:str}/events", 401, before_request=authenticate, **route)(
+        list_events
+    )

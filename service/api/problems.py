@@ -79,6 +79,7 @@ SERVICE_STATUS = {
     "tournament_full": 409,
     "not_invited": 403,
     "invalid_tournament": 400,
+    "game_embargoed": 403,  # readable later: not a 404, the game exists and its id is public
 }
 # the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
 # has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise
@@ -141,10 +142,11 @@ def problems(*statuses: int) -> dict[int, ResponseSpec]:
     }
 
 
-def get_game_part(path: str, **route: Any) -> Any:
+def get_game_part(path: str, *statuses: int, **route: Any) -> Any:
     """`@get` for a read of one game (live or archived) or a part of it: 404 if there is no
-    such game."""
-    return get(path, responses=problems(404), **route)
+    such game, 403 `game_embargoed` while it is a secret of a tournament round
+    (`service.secrecy`), and the other `statuses` it answers."""
+    return get(path, responses=problems(403, 404, *statuses), **route)
 
 
 class LocalizedProblem(ProblemDetailsException):

@@ -24,7 +24,7 @@ from domain.scoring import score_collection
 from domain.views import public_view
 from service.api.auth import AuthenticatedRequest, authenticate
 from service.api.boundary import policed
-from service.api.paging import After, events_handler
+from service.api.paging import After, ReadEvents, events_handler, number_in
 from service.api.problems import foreign, get_game_part, problem, problems
 from service.api.schemas import (
     ActedOut,
@@ -53,9 +53,10 @@ from service.history import History
 from service.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.lobby import Lobby, Page
 from service.model import GameRecord
-from service.ports import RenderedResponse
+from service.ports import RenderedResponse, StoredEvent
 from service.quotas import owner_of
 from service.reviews import RETRY_AFTER, ReviewOut, Reviews
+from service.secrecy import Secrecy
 from service.watchers import REFUSAL_RETRY_AFTER, Slot, StreamsRefused, Watchers
 
 JSON = "application/json"
@@ -79,7 +80,8 @@ LastEventId = Annotated[
         name="Last-Event-ID",
         required=False,
         max_length=20,
-        description="The `id` of the last event received: the stream resumes after it.",
+        description="The `id` of the last event received: the stream resumes after it. ASCII "
+        "digits, 0 to 1000000000 (else 400).",
     ),
 ]
 IdempotencyKey = Annotated[
@@ -215,7 +217,7 @@ def parse_if_match(value: str | None) -> int | None:
     if value is None:
         return None
     text = value.strip(" \t")
-    return None if text == "*" else int(text.strip('"'))
+    return None if text == "*" else number_in("If-Match", text.strip('"'), high=10**12 - 1)
 
 
 _strict_decoders: dict[Any, msgspec.json.Decoder] = {}
@@ -269,6 +271,29 @@ def games_of(request: Request) -> GameService:
     """The game use cases, from the app state. Not dependency injection: Litestar resolving
     a dependency cost more than a whole game read (bench/breakdown_http.py)."""
     return request.app.state.service
+
+
+def secrecy_of(request: Request) -> Secrecy:
+    """Who may read a tournament's game now (`service.secrecy`), from the app state."""
+    return request.app.state.secrecy
+
+
+async def live_game(request: AuthenticatedRequest, game_id: str) -> GameRecord:
+    """A live game one of its own reads (events, stream, odds) may show the caller: 404
+    without it, 403 `game_embargoed` while it is a tournament's secret to the caller."""
+    record = await games_of(request).get(game_id)
+    await secrecy_of(request).check(record, request.user, live=True)
+    return record
+
+
+def live_events(request: AuthenticatedRequest) -> ReadEvents:
+    """The live game's events, for a caller who may read them (`live_game`)."""
+
+    async def read(game_id: str, after: int, limit: int) -> list[StoredEvent]:
+        await live_game(request, game_id)
+        return await games_of(request).store.events(game_id, after, limit)
+
+    return read
 
 
 def _listed(record: GameRecord) -> GameListItem:
@@ -395,7 +420,9 @@ class GamesController(Controller):
         operation_id="getGame",
         summary="Read a game",
         description="The public state of a game. With a seat token, also the legal actions of "
-        "that seat (empty when it is not that seat's decision).",
+        "that seat (empty when it is not that seat's decision). A game of a tournament round "
+        "whose deal is still being played at another table is 403 `game_embargoed` to all but "
+        "the platform and its own players (README: Tournaments).",
         security=[{}, {SEAT_TOKEN: []}, {PLAYER_TOKEN: []}],
         response_headers=[ETAG],
         responses=problems(401, 403, 404),
@@ -410,7 +437,8 @@ class GamesController(Controller):
         except ServiceError as exc:
             # a finished game outlives the live store's expiry in the archive
             history: History = request.app.state.history
-            view = await history.final_view(game_id) if exc.code == "game_not_found" else None
+            found = exc.code == "game_not_found"
+            view = await history.final_view(game_id, request.user) if found else None
             if view is None:
                 raise
             body = GameOut(
@@ -418,6 +446,8 @@ class GamesController(Controller):
             )
             return Response(body, headers={"ETag": etag(view.version)})
         seat = await service.seat_or_none(record, request.user)
+        if seat is None:  # a player reads their own game
+            await secrecy_of(request).check(record, request.user)
         return Response(  # encoded here: Litestar's serializer path costs more
             _encoder.encode(game_or_table(record, seat)),
             media_type=JSON,
@@ -490,14 +520,16 @@ class GamesController(Controller):
         "requeues it (`python -m service.cli jobs requeue reviews <game id>`). A new request "
         "past the reviews one caller may wait for (`TEN_MAX_PENDING_REVIEWS`) is 429 "
         "`too_many_pending_reviews`, past those waiting in all (`TEN_REVIEW_QUEUE`) 429 "
-        "`too_many_reviews`, both with `Retry-After`.",
+        "`too_many_reviews`, both with `Retry-After`. A game of a tournament round whose deal "
+        "is still being played at another table is 403 `game_embargoed` to all but the "
+        "platform.",
         responses={
             202: ResponseSpec(
                 data_container=ReviewPending,
                 description="The review is being computed: ask again after `Retry-After` seconds.",
                 generate_examples=False,
             ),
-            **problems(401, 404, 409),
+            **problems(401, 403, 404, 409),
         },
         before_request=authenticate,  # whose quota a new request counts in
     )
@@ -505,6 +537,7 @@ class GamesController(Controller):
         self, request: AuthenticatedRequest, game_id: GameId
     ) -> Response[ReviewOut]:
         reviews: Reviews = request.app.state.reviews
+        await secrecy_of(request).check_id(game_id, request.user)  # before any work is queued
         owner = owner_of(request.user, get_remote_address(request))
         review = await reviews.review(game_id, owner)
         if review is not None:
@@ -519,14 +552,16 @@ class GamesController(Controller):
 
     list_events = events_handler(
         GameId,
-        lambda request: games_of(request).events,
+        live_events,
         operation_id="listEvents",
         summary="Read the event log",
         description="The game's events with `seq` greater than `after`, oldest first.",
+        security=[{}, {SEAT_TOKEN: []}, {PLAYER_TOKEN: []}],
     )
 
     @get_game_part(
         "/{game_id:str}/events/stream",
+        401,
         operation_id="streamEvents",
         summary="Follow the event log (server-sent events)",
         description="A text/event-stream of the game's events: `id` is the event's seq, `event` "
@@ -540,26 +575,25 @@ class GamesController(Controller):
         "address holding `TEN_SSE_MAX_PER_CLIENT` with 429 `too_many_streams_from_client`, both "
         "before the stream starts and with `Retry-After`.",
         media_type="text/event-stream",
+        security=[{}, {SEAT_TOKEN: []}, {PLAYER_TOKEN: []}],
+        before_request=authenticate,
     )
     async def stream_events(
         self,
-        request: Request,
+        request: AuthenticatedRequest,
         game_id: GameId,
         after: After = 0,
         last_event_id: LastEventId = None,
     ) -> Stream:
-        service = games_of(request)
+        start = after if last_event_id is None else number_in("Last-Event-ID", last_event_id)
         watchers: Watchers = request.app.state.watchers
-        slot = admit(watchers, request)  # before anything else: a refusal costs no store read
+        slot = admit(watchers, request)  # before any read: a refusal costs no store read
         try:
             async with watchers.starting:
-                await service.get(game_id)
+                await live_game(request, game_id)
         except BaseException:
             slot.release()
             raise
-        start = after
-        if last_event_id is not None and last_event_id.strip().isdigit():
-            start = int(last_event_id.strip())
         return follow(watchers, game_id, start, slot)
 
 

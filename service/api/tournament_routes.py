@@ -15,6 +15,7 @@ from litestar.response import Stream
 
 from domain.tournament import place_points
 from service.api.auth import AuthenticatedRequest, authenticate
+from service.api.paging import number_in
 from service.api.problems import problems
 from service.api.routes import (
     JSON,
@@ -22,6 +23,7 @@ from service.api.routes import (
     IdempotencyKey,
     LastEventId,
     admit,
+    secrecy_of,
     sent_header,
     sse,
     strictly,
@@ -232,12 +234,18 @@ class TournamentController(Controller):
         description="Best first: points, then matchpoints (duplicate mode: each seat against "
         "everyone who held it on the same deal), then Buchholz, then the total game score, "
         "then the seeding. (Duplicate tournaments created before Dec 4 2026 rank by "
-        "matchpoints first.)",
-        responses=problems(404),
+        "matchpoints first.) A deal's results count once it has been played at every table "
+        "(for all but the platform: README, Tournaments).",
+        responses=problems(401, 404),
+        security=[{}, *WHO],
+        before_request=authenticate,
     )
-    async def standings(self, request: Request, tournament_id: TournamentId) -> StandingsOut:
+    async def standings(
+        self, request: AuthenticatedRequest, tournament_id: TournamentId
+    ) -> StandingsOut:
         record = await tournaments_of(request).get(tournament_id)
-        rows = list(standings_out(record))
+        shown = await secrecy_of(request).standings_shown(record, request.user)
+        rows = list(standings_out(shown))
         return StandingsOut(
             tournament_id=record.id, status=record.status, rounds_played=len(record.rounds),
             standings=rows,
@@ -247,10 +255,16 @@ class TournamentController(Controller):
         "/{tournament_id:str}/rounds",
         operation_id="listTournamentRounds",
         summary="The rounds: their tables, games and results",
-        responses=problems(404),
+        description="While a deal is still being played at a table with a human player, the "
+        "other tables of that deal in its round are left out for all but the platform: a "
+        "player sees their own table (README, Tournaments).",
+        responses=problems(401, 404),
+        security=[{}, *WHO],
+        before_request=authenticate,
     )
-    async def rounds(self, request: Request, tournament_id: TournamentId) -> RoundsOut:
-        return _rounds(await tournaments_of(request).get(tournament_id))
+    async def rounds(self, request: AuthenticatedRequest, tournament_id: TournamentId) -> RoundsOut:
+        record = await tournaments_of(request).get(tournament_id)
+        return _rounds(await secrecy_of(request).rounds_shown(record, request.user))
 
     @get(
         "/{tournament_id:str}/events/stream",
@@ -270,6 +284,7 @@ class TournamentController(Controller):
         tournament_id: TournamentId,
         last_event_id: LastEventId = None,
     ) -> Stream:
+        after = -1 if last_event_id is None else number_in("Last-Event-ID", last_event_id)
         watchers: Watchers = request.app.state.watchers
         slot = admit(watchers, request)
         use = tournaments_of(request)
@@ -278,9 +293,6 @@ class TournamentController(Controller):
         except BaseException:
             slot.release()
             raise
-        after = -1
-        if last_event_id is not None and last_event_id.strip().isdigit():
-            after = int(last_event_id.strip())
         feeds: TournamentFeeds = request.app.state.tournament_feeds
         body = changes(feeds, tournament_id, after, slot, watchers.keepalive)
         return sse(body)

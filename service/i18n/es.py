@@ -95,6 +95,8 @@ MESSAGES: dict[str, str] = {
     "The keys that verify player JWTs cannot be fetched; retry shortly.": "No se pueden obtener las claves que verifican los JWT de jugador; reinténtalo en breve.",
     "This server holds as many event streams as it may; retry later.": "Este servidor ya mantiene tantos flujos de eventos como puede; reinténtalo más tarde.",
     "This client holds as many event streams as it may; close one or retry later.": "Este cliente ya mantiene tantos flujos de eventos como puede; cierra alguno o reinténtalo más tarde.",
+    "This game's deal is still being played at another table of its tournament round: it can be read once every table of that deal has finished (its players follow their own game meanwhile).": "El reparto de esta partida aún se está jugando en otra mesa de su ronda del torneo: podrá leerse cuando todas las mesas de ese reparto hayan terminado (mientras tanto, sus jugadores siguen su propia partida).",
+    "{name} must be a number from {low} to {high}, in ASCII digits.": "{name} debe ser un número de {low} a {high}, en dígitos ASCII.",
     "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "Este llamante ya aloja tantas mesas abiertas como puede; inicia o cancela alguna, o reinténtalo más tarde.",
     "This organiser has as many tournaments not yet ended as it may; end one, or retry later.": "Este organizador ya tiene tantos torneos sin terminar como puede; termina alguno, o reinténtalo más tarde.",
     "This caller waits for as many reviews as it may; retry once one of them is ready.": "Este llamante ya espera tantas revisiones como puede; reinténtalo cuando alguna esté lista.",

@@ -95,6 +95,8 @@ MESSAGES: dict[str, str] = {
     "The keys that verify player JWTs cannot be fetched; retry shortly.": "ખેલાડી JWT ચકાસતી કી મેળવી શકાતી નથી; થોડી વારમાં ફરી પ્રયાસ કરો.",
     "This server holds as many event streams as it may; retry later.": "આ સર્વર પહેલેથી જ મંજૂર હોય તેટલા ઇવેન્ટ સ્ટ્રીમ ધરાવે છે; પછીથી ફરી પ્રયાસ કરો.",
     "This client holds as many event streams as it may; close one or retry later.": "આ ક્લાયન્ટ પહેલેથી જ મંજૂર હોય તેટલા ઇવેન્ટ સ્ટ્રીમ ધરાવે છે; એક બંધ કરો અથવા પછીથી ફરી પ્રયાસ કરો.",
+    "This game's deal is still being played at another table of its tournament round: it can be read once every table of that deal has finished (its players follow their own game meanwhile).": "આ રમતની વહેંચણી હજી તેના ટુર્નામેન્ટ રાઉન્ડના બીજા ટેબલ પર રમાઈ રહી છે: તે વહેંચણીના બધા ટેબલ પૂરા થાય પછી જ તે વાંચી શકાશે (ત્યાં સુધી તેના ખેલાડીઓ પોતાની રમત અનુસરે છે).",
+    "{name} must be a number from {low} to {high}, in ASCII digits.": "{name} {low} થી {high} સુધીની સંખ્યા હોવી જોઈએ, ASCII અંકોમાં.",
     "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "આ કૉલર પહેલેથી જ મંજૂર હોય તેટલા ખુલ્લા ટેબલ હોસ્ટ કરે છે; એક શરૂ કરો કે રદ કરો, અથવા પછીથી ફરી પ્રયાસ કરો.",
     "This organiser has as many tournaments not yet ended as it may; end one, or retry later.": "આ આયોજક પાસે પહેલેથી જ મંજૂર હોય તેટલી અધૂરી ટુર્નામેન્ટ છે; એક પૂરી કરો, અથવા પછીથી ફરી પ્રયાસ કરો.",
     "This caller waits for as many reviews as it may; retry once one of them is ready.": "આ કૉલર પહેલેથી જ મંજૂર હોય તેટલી સમીક્ષાઓની રાહ જુએ છે; તેમાંથી એક તૈયાર થાય પછી ફરી પ્રયાસ કરો.",

@@ -95,6 +95,8 @@ MESSAGES: dict[str, str] = {
     "The keys that verify player JWTs cannot be fetched; retry shortly.": "Kunci untuk memverifikasi JWT pemain tidak dapat diambil; coba lagi sebentar lagi.",
     "This server holds as many event streams as it may; retry later.": "Server ini sudah menahan aliran peristiwa sebanyak yang diizinkan; coba lagi nanti.",
     "This client holds as many event streams as it may; close one or retry later.": "Klien ini sudah menahan aliran peristiwa sebanyak yang diizinkan; tutup salah satunya atau coba lagi nanti.",
+    "This game's deal is still being played at another table of its tournament round: it can be read once every table of that deal has finished (its players follow their own game meanwhile).": "Kartu permainan ini masih dimainkan di meja lain pada babak turnamennya: permainan ini dapat dibaca setelah semua meja dengan kartu yang sama selesai (sementara itu para pemainnya tetap mengikuti permainan mereka sendiri).",
+    "{name} must be a number from {low} to {high}, in ASCII digits.": "{name} harus berupa angka dari {low} sampai {high}, dalam digit ASCII.",
     "This caller hosts as many open tables as it may; start or cancel one, or retry later.": "Pemanggil ini sudah menjadi tuan rumah meja terbuka sebanyak yang diizinkan; mulai atau batalkan salah satunya, atau coba lagi nanti.",
     "This organiser has as many tournaments not yet ended as it may; end one, or retry later.": "Penyelenggara ini sudah memiliki turnamen yang belum selesai sebanyak yang diizinkan; akhiri salah satunya, atau coba lagi nanti.",
     "This caller waits for as many reviews as it may; retry once one of them is ready.": "Pemanggil ini sudah menunggu ulasan sebanyak yang diizinkan; coba lagi setelah salah satunya siap.",

@@ -45,7 +45,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List ended games (finished, aborted or abandoned), ranked or not */
+        /**
+         * List ended games (finished, aborted or abandoned), ranked or not
+         * @description Newest first; `next_cursor` fetches the next page. A game of a tournament round whose deal is still being played at another table is 403 `game_embargoed` to all but the platform (and left out of the listing).
+         */
         get: operations["listArchivedGames"];
         put?: never;
         post?: never;
@@ -62,7 +65,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A finished game's record */
+        /**
+         * A finished game's record
+         * @description Its seats, results, seed and deck. A game of a tournament round whose deal is still being played at another table is 403 `game_embargoed` to all but the platform (and left out of the listing).
+         */
         get: operations["getArchivedGame"];
         put?: never;
         post?: never;
@@ -79,7 +85,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A finished game's event log */
+        /**
+         * A finished game's event log
+         * @description The game's events with `seq` greater than `after`, oldest first. A game of a tournament round whose deal is still being played at another table is 403 `game_embargoed` to all but the platform (and left out of the listing).
+         */
         get: operations["listArchivedEvents"];
         put?: never;
         post?: never;
@@ -96,7 +105,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every public state of a finished game, rebuilt from its event log */
+        /**
+         * Every public state of a finished game, rebuilt from its event log
+         * @description From `from_version` on, `limit` states a page. A game of a tournament round whose deal is still being played at another table is 403 `game_embargoed` to all but the platform (and left out of the listing).
+         */
         get: operations["replayArchivedGame"];
         put?: never;
         post?: never;
@@ -139,7 +151,7 @@ export interface paths {
         };
         /**
          * Read a game
-         * @description The public state of a game. With a seat token, also the legal actions of that seat (empty when it is not that seat's decision).
+         * @description The public state of a game. With a seat token, also the legal actions of that seat (empty when it is not that seat's decision). A game of a tournament round whose deal is still being played at another table is 403 `game_embargoed` to all but the platform and its own players (README: Tournaments).
          */
         get: operations["getGame"];
         put?: never;
@@ -256,7 +268,7 @@ export interface paths {
         };
         /**
          * The odds of the next card
-         * @description For the seat whose turn it is in the draw phase: the probability that the next card busts it, by numbers and by currency, the chance of a wild card (an auction), and the value in points of stopping now against the expected value of drawing exactly one more card and then stopping (`advantage` = draw - stop: positive, drawing is worth more). Exact, computed from public information only: the standard deck for the player count minus every card in view, so two games whose draw piles hold the same cards in any order get the same odds. A hand-made deck's game gets the same public computation. `odds` is null outside a live game's draw phase.
+         * @description For the seat whose turn it is in the draw phase: the probability that the next card busts it, by numbers and by currency, the chance of a wild card (an auction), and the value in points of stopping now against the expected value of drawing exactly one more card and then stopping (`advantage` = draw - stop: positive, drawing is worth more). Exact, computed from public information only: the standard deck for the player count minus every card in view, so two games whose draw piles hold the same cards in any order get the same odds. A hand-made deck's game gets the same public computation. `odds` is null outside a live game's draw phase. A game of a tournament round whose deal is still being played at another table is 403 `game_embargoed` to all but the platform and its own players.
          */
         get: operations["getOdds"];
         put?: never;
@@ -276,7 +288,7 @@ export interface paths {
         };
         /**
          * Review a finished game
-         * @description Every decision of a finished game (live or archived) valued from what its player knew, as the master bot's own search values it: each legal action's `chance` (the seat's winning chance after it) and `value` (its expected margin in points over the others' mean), the one chosen, master's best, what was lost in percentage points of winning chance (the drop in winning chance, or 3 per point of margin dropped if more) and a grade (`best` none lost, `good` < 2, `inaccuracy` < 5, `mistake` < 10, else `blunder`); per seat, its accuracy (Lichess's curve of what was lost), the sum lost, and its final margin in points split into `start + skill + luck` (luck: each card drawn's value less the draw's expectation); each seat's chance of winning before every action. Computed once, in the background: 202 with `Retry-After` while it is, then 200 with the review, kept for good. A game still being played, aborted or abandoned is 409 `game_not_reviewable`. A review the service failed to compute (its job set aside after repeated failures) is 500 `review_failed`, without `Retry-After`: stop asking, it stays so until an operator requeues it (`python -m service.cli jobs requeue reviews <game id>`). A new request past the reviews one caller may wait for (`TEN_MAX_PENDING_REVIEWS`) is 429 `too_many_pending_reviews`, past those waiting in all (`TEN_REVIEW_QUEUE`) 429 `too_many_reviews`, both with `Retry-After`.
+         * @description Every decision of a finished game (live or archived) valued from what its player knew, as the master bot's own search values it: each legal action's `chance` (the seat's winning chance after it) and `value` (its expected margin in points over the others' mean), the one chosen, master's best, what was lost in percentage points of winning chance (the drop in winning chance, or 3 per point of margin dropped if more) and a grade (`best` none lost, `good` < 2, `inaccuracy` < 5, `mistake` < 10, else `blunder`); per seat, its accuracy (Lichess's curve of what was lost), the sum lost, and its final margin in points split into `start + skill + luck` (luck: each card drawn's value less the draw's expectation); each seat's chance of winning before every action. Computed once, in the background: 202 with `Retry-After` while it is, then 200 with the review, kept for good. A game still being played, aborted or abandoned is 409 `game_not_reviewable`. A review the service failed to compute (its job set aside after repeated failures) is 500 `review_failed`, without `Retry-After`: stop asking, it stays so until an operator requeues it (`python -m service.cli jobs requeue reviews <game id>`). A new request past the reviews one caller may wait for (`TEN_MAX_PENDING_REVIEWS`) is 429 `too_many_pending_reviews`, past those waiting in all (`TEN_REVIEW_QUEUE`) 429 `too_many_reviews`, both with `Retry-After`. A game of a tournament round whose deal is still being played at another table is 403 `game_embargoed` to all but the platform.
          */
         get: operations["getGameReview"];
         put?: never;
@@ -640,7 +652,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The rounds: their tables, games and results */
+        /**
+         * The rounds: their tables, games and results
+         * @description While a deal is still being played at a table with a human player, the other tables of that deal in its round are left out for all but the platform: a player sees their own table (README, Tournaments).
+         */
         get: operations["listTournamentRounds"];
         put?: never;
         post?: never;
@@ -659,7 +674,7 @@ export interface paths {
         };
         /**
          * The standings
-         * @description Best first: points, then matchpoints (duplicate mode: each seat against everyone who held it on the same deal), then Buchholz, then the total game score, then the seeding. (Duplicate tournaments created before Dec 4 2026 rank by matchpoints first.)
+         * @description Best first: points, then matchpoints (duplicate mode: each seat against everyone who held it on the same deal), then Buchholz, then the total game score, then the seeding. (Duplicate tournaments created before Dec 4 2026 rank by matchpoints first.) A deal's results count once it has been played at every table (for all but the platform: README, Tournaments).
          */
         get: operations["getTournamentStandings"];
         put?: never;
@@ -2465,6 +2480,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate-limited. */
             429: {
                 headers: {
@@ -2519,6 +2544,25 @@ export interface operations {
             };
             /** @description Malformed request or values that fail the schema. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2601,6 +2645,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unknown game. */
             404: {
                 headers: {
@@ -2667,6 +2730,25 @@ export interface operations {
             };
             /** @description Malformed request or values that fail the schema. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3355,6 +3437,25 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unknown game. */
             404: {
                 headers: {
@@ -3402,7 +3503,7 @@ export interface operations {
                 after?: number;
             };
             header?: {
-                /** @description The `id` of the last event received: the stream resumes after it. */
+                /** @description The `id` of the last event received: the stream resumes after it. ASCII digits, 0 to 1000000000 (else 400). */
                 "Last-Event-ID"?: string;
             };
             path: {
@@ -3424,6 +3525,25 @@ export interface operations {
             };
             /** @description Malformed request or values that fail the schema. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3494,6 +3614,25 @@ export interface operations {
             };
             /** @description Malformed request or values that fail the schema. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3586,6 +3725,15 @@ export interface operations {
             401: {
                 headers: {
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4719,7 +4867,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The `id` of the last event received: the stream resumes after it. */
+                /** @description The `id` of the last event received: the stream resumes after it. ASCII digits, 0 to 1000000000 (else 400). */
                 "Last-Event-ID"?: string;
             };
             path: {
@@ -5202,6 +5350,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Unknown game. */
             404: {
                 headers: {
@@ -5266,6 +5424,16 @@ export interface operations {
             /** @description Malformed request or values that fail the schema. */
             400: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

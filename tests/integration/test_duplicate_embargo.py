@@ -1,0 +1,233 @@
+"""Secrets across games (`service.secrecy`): a duplicate round of a tournament over HTTP, in
+process (the embedded store, a SQLite archive). Six entrants at tables of two, round robin,
+one round: ann and bob (humans, at two tables) and four bots (the third table, played to its
+end at once), every table dealt the same pile.
+
+While a human's table of the deal is still being played, every read path of every other
+table's game is refused to everyone but the platform (`403 game_embargoed`): its view,
+events, stream, odds, review, archived record, events and replay, the archive's listing,
+the tournament's rounds (the table left out) and standings (its result not counted). Its
+own players still play and follow their live game (view, events, odds); its archived record
+waits for the deal like everyone's. Once every table finished, everything is readable."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+from litestar.testing import TestClient
+
+from service.app import create_app
+from service.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+API_KEY = "platform-key-0123456789abcdef"
+SECRET = "a-secret-of-the-platform-32-bytes-or-more"
+ISSUER, AUDIENCE = "https://platform.example", "ten"
+PLATFORM = {"X-API-Key": API_KEY}
+WAITS = 600  # looks (0.05 s apart) before giving up on a fact
+TOURNAMENT = {
+    "name": "Duplicate cup",
+    "table_size": 2,
+    "places": 6,
+    "rounds": 1,
+    "format": "round_robin",
+    "deal_mode": "duplicate",
+    "bot_level": "random",
+    "clock": {"type": "deadline", "hours": 24},  # nobody times out during the test
+}
+
+
+def player(sub: str) -> dict[str, str]:
+    claims = {"sub": sub, "iss": ISSUER, "aud": AUDIENCE, "exp": int(time.time()) + 600}
+    return {"Authorization": f"Bearer {jwt.encode(claims, SECRET, algorithm='HS256')}"}
+
+
+ANN, BOB, CAT = player("ann"), player("bob"), player("cat")  # cat: no entrant
+ANYONE: dict[str, str] = {}
+
+
+def settings(tmp_path: Path) -> Settings:
+    return Settings(
+        database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
+        migrate_on_start=True,
+        log_format="json",
+        api_keys=(API_KEY,),
+        jwt_secret=SECRET,
+        jwt_issuer=ISSUER,
+        jwt_audience=AUDIENCE,
+        archive_interval=0.05,
+    )
+
+
+def wait_for(what: str, fact: Callable[[], Any]) -> Any:
+    for _ in range(WAITS):
+        found = fact()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"never: {what}")
+
+
+# every read of one game, by path: (name, method, path, whether it is an archived read)
+def reads(game: str) -> list[tuple[str, str]]:
+    return [
+        ("view", f"/v1/games/{game}"),
+        ("events", f"/v1/games/{game}/events"),
+        ("stream", f"/v1/games/{game}/events/stream"),
+        ("odds", f"/v1/games/{game}/odds"),
+        ("review", f"/v1/games/{game}/review"),
+        ("archived", f"/v1/archive/games/{game}"),
+        ("archived events", f"/v1/archive/games/{game}/events"),
+        ("replay", f"/v1/archive/games/{game}/replay"),
+    ]
+
+
+def embargoed(response: Any, where: str) -> None:
+    assert response.status_code == 403, f"{where}: {response.status_code} {response.text[:300]}"
+    assert response.headers["content-type"].startswith("application/problem+json"), where
+    assert response.json()["code"] == "game_embargoed", where
+
+
+def status(client: TestClient, path: str, headers: dict[str, str]) -> int:
+    """A read's status; a stream is read to its end (a game that ended ends its stream)."""
+    if path.endswith("/stream"):
+        with client.stream("GET", path, headers=headers) as response:
+            if response.status_code == 200:
+                assert "game_finished" in response.read().decode()
+            return response.status_code
+    return client.get(path, headers=headers).status_code
+
+
+def refused_everywhere(
+    client: TestClient, tid: str, game: str, who: dict[str, str], *, live: bool = False
+) -> None:
+    """Every read of `game`, and the tournament's and the archive's listings, by `who` (the
+    archive's reads of a `live` game find nothing to refuse: 404)."""
+    for name, path in reads(game):
+        response = client.get(path, headers=who)
+        if live and path.startswith("/v1/archive/"):
+            assert response.json()["code"] == "archived_game_not_found", (name, response.text)
+            continue
+        embargoed(response, f"{name} {path} {who.keys()}")
+    listed = client.get("/v1/archive/games?limit=200", headers=who).json()["items"]
+    assert game not in [g["id"] for g in listed]
+    tables = client.get(f"/v1/tournaments/{tid}/rounds", headers=who).json()["rounds"][0]
+    assert game not in [t["game_id"] for t in tables["tables"]]
+
+
+def test_no_table_of_a_duplicate_deal_is_readable_until_the_deal_is_played_everywhere(
+    tmp_path: Path,
+) -> None:
+    with TestClient(create_app(settings(tmp_path))) as client:
+        tid = client.post("/v1/tournaments", json=TOURNAMENT, headers=PLATFORM).json()["id"]
+        for pid in ("ann", "bob"):
+            url = f"/v1/tournaments/{tid}/registrations"
+            assert client.post(url, json={"player_id": pid}, headers=PLATFORM).status_code == 200
+        assert client.post(f"/v1/tournaments/{tid}/start", headers=PLATFORM).status_code == 200
+
+        def played_by_bots() -> dict | None:
+            rounds = client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()
+            tables = rounds["rounds"][0]["tables"] if rounds["rounds"] else []
+            return next((t for t in tables if t["result"] is not None), None)
+
+        tables = {}
+        bots = wait_for("the bots' table's result", played_by_bots)
+        for t in client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()["rounds"][0][
+            "tables"
+        ]:
+            tables["ann" if "ann" in t["seats"] else "bob" if "bob" in t["seats"] else "bots"] = t
+        assert len(tables) == 3, tables
+        assert tables["bots"] == bots
+        ann_game, bob_game, bot_game = (tables[k]["game_id"] for k in ("ann", "bob", "bots"))
+        for game in (ann_game, bob_game):
+            wait_for(
+                f"{game} dealt", lambda g=game: client.get(f"/v1/games/{g}").status_code != 404
+            )
+        archived = f"/v1/archive/games/{bot_game}"
+        wait_for(
+            "the bots' game archived", lambda: client.get(archived, headers=PLATFORM).is_success
+        )
+
+        # the bots' finished game, and each human's live game, to everyone but the platform
+        for who in (ANYONE, CAT, ANN, BOB):
+            refused_everywhere(client, tid, bot_game, who)
+        for game, others in ((ann_game, (ANYONE, CAT, BOB)), (bob_game, (ANYONE, CAT, ANN))):
+            for who in others:
+                refused_everywhere(client, tid, game, who, live=True)
+        standings = client.get(f"/v1/tournaments/{tid}/standings").json()["standings"]
+        assert all(row["points"] == 0 and row["score"] == 0 for row in standings), standings
+        told = client.get(f"/v1/tournaments/{tid}/standings", headers=PLATFORM).json()
+        assert any(row["points"] > 0 for row in told["standings"])
+
+        # the platform reads everything
+        for game in (bot_game, ann_game, bob_game):
+            for name, path in reads(game):
+                if name in ("stream", "review", "archived", "archived events", "replay") and (
+                    game != bot_game
+                ):
+                    continue  # a live game: its stream never ends, it is not archived yet
+                assert status(client, path, PLATFORM) in (200, 202), (name, path)
+        listed = client.get("/v1/archive/games?limit=200", headers=PLATFORM).json()["items"]
+        assert bot_game in [g["id"] for g in listed]
+        shown = client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()
+        assert len(shown["rounds"][0]["tables"]) == 3
+
+        # each human plays and follows their own live game, and sees their own table only
+        for who, game in ((ANN, ann_game), (BOB, bob_game)):
+            view = client.get(f"/v1/games/{game}", headers=who)
+            assert view.status_code == 200, view.text
+            assert view.json()["seat"] is not None
+            assert client.get(f"/v1/games/{game}/events", headers=who).status_code == 200
+            assert client.get(f"/v1/games/{game}/odds", headers=who).status_code == 200
+            mine = client.get(f"/v1/tournaments/{tid}/rounds", headers=who).json()
+            assert [t["game_id"] for t in mine["rounds"][0]["tables"]] == [game]
+
+        # ann leaves (a bot plays her seat to its end): her game ends, bob's is still played
+        resigned = client.post(
+            f"/v1/games/{ann_game}/actions", json={"type": "resign"}, headers=ANN
+        )
+        assert resigned.status_code == 200, resigned.text
+        wait_for(
+            "ann's game ended",
+            lambda: client.get(f"/v1/games/{ann_game}", headers=ANN).json()["status"] == "finished",
+        )
+        wait_for(
+            "ann's game archived",
+            lambda: client.get(f"/v1/archive/games/{ann_game}", headers=PLATFORM).is_success,
+        )
+        assert client.get(f"/v1/games/{ann_game}", headers=ANN).status_code == 200  # her own
+        for name, path in reads(ann_game)[4:]:  # its review and archive: the whole pile
+            embargoed(client.get(path, headers=ANN), f"ann's own {name}")
+        for who in (ANYONE, CAT, BOB):
+            refused_everywhere(client, tid, ann_game, who)
+        # bob's game: every other table of the deal has finished, nothing left to spoil
+        assert client.get(f"/v1/games/{bob_game}", headers=CAT).status_code == 200
+
+        # bob leaves too: the deal has been played everywhere, every read is anyone's
+        resigned = client.post(
+            f"/v1/games/{bob_game}/actions", json={"type": "resign"}, headers=BOB
+        )
+        assert resigned.status_code == 200, resigned.text
+        wait_for(
+            "the tournament's end",
+            lambda: client.get(f"/v1/tournaments/{tid}").json()["status"] == "finished",
+        )
+        for game in (ann_game, bob_game, bot_game):
+            path = f"/v1/archive/games/{game}"
+            wait_for(f"{game} archived", lambda p=path: client.get(p, headers=PLATFORM).is_success)
+            for who in (ANYONE, CAT, ANN, BOB):
+                for name, read in reads(game):
+                    assert status(client, read, who) in (200, 202), (name, read, who.keys())
+        listed = client.get("/v1/archive/games?limit=200").json()["items"]
+        assert {ann_game, bob_game, bot_game} <= {g["id"] for g in listed}
+        shown = client.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"][0]["tables"]
+        assert len(shown) == 3
+        assert all(t["result"] is not None for t in shown)
+        standings = client.get(f"/v1/tournaments/{tid}/standings").json()
+        assert standings == client.get(f"/v1/tournaments/{tid}/standings", headers=PLATFORM).json()

@@ -65,8 +65,9 @@ def limits() -> HttpLimits:
     return HttpLimits.from_env()
 
 
-def problem(status: http.HTTPStatus, code: str, detail: str) -> bytes:
-    """A problem document (RFC 9457) shaped as the app's."""
+def problem_document(status: http.HTTPStatus, code: str, detail: str) -> bytes:
+    """A problem document (RFC 9457) shaped as the app's, in English: the protocol answers
+    before the app, and before the head (its Accept-Language) is whole."""
     document = {
         "type": TYPE_BASE + code,
         "title": status.phrase,
@@ -77,7 +78,7 @@ def problem(status: http.HTTPStatus, code: str, detail: str) -> bytes:
     return json.dumps(document, separators=(",", ":")).encode("ascii")
 
 
-BUSY = problem(
+BUSY = problem_document(
     http.HTTPStatus.SERVICE_UNAVAILABLE,
     "server_busy",
     "The server is working on as many requests as it takes; retry shortly.",
@@ -302,7 +303,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._cancel_header_timer()
         self._cancel_body_timer()
         self.head_open = self.body_open = False
-        body = problem(status, code, detail)
+        body = problem_document(status, code, detail)
         head = [f"HTTP/1.1 {status.value} {status.phrase}\r\n".encode("ascii")]
         for name, value in self.server_state.default_headers:
             head.extend([name, b": ", value, b"\r\n"])

@@ -22,12 +22,12 @@ from domain.errors import Joined, RuleError, Text
 from service.api.schemas import Problem
 from service.archive import InvalidCursor
 from service.errors import ServiceError
+from service.http_protocol import TYPE_BASE  # the protocol's own answers share it
 from service.i18n import localize, negotiate, title
 from service.ports import StoreUnavailable
 
 log = logging.getLogger("ten.api")
 
-TYPE_BASE = "https://ten.example/problems/"
 RETRY_AFTER_SECONDS = "1"
 
 SERVICE_STATUS = {

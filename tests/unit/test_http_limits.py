@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from service import http_protocol
-from service.api import problems
 from service.settings import HttpLimits
 
 pytestmark = pytest.mark.unit
@@ -39,8 +37,3 @@ def test_defaults_and_values() -> None:
 def test_a_bad_value_is_refused(name: str, value: str) -> None:
     with pytest.raises(ValueError, match=name.removeprefix("TEN_") + "|invalid|could not convert"):
         HttpLimits.from_env({name: value})
-
-
-def test_the_protocols_problem_documents_have_the_apps_type() -> None:
-    """What the protocol answers itself is typed as the app's problems."""
-    assert http_protocol.TYPE_BASE == problems.TYPE_BASE

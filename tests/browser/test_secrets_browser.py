@@ -5,10 +5,11 @@ What is recorded, all of it from the browser's side:
 - every HTTP response the page receives (the document, scripts, styles, every fetch: the
   game's views, the actions' answers, the event pages), body and headers, read through
   Playwright's `Response.body()`;
-- every message of the game's server-sent event stream (`EventSource`), from Chromium's own
-  network layer (the DevTools protocol's `Network.eventSourceMessageReceived`), not from the
-  page's script. A stream read by `fetch` instead would not be seen there: the test then fails
-  on the check that the stream was captured (and says so) rather than pass unexamined.
+- every byte of the game's server-sent event stream (the page reads it with `fetch`, to send
+  its seat's token), from Chromium's own network layer (the DevTools protocol's
+  `Network.streamResourceContent` and the `Network.dataReceived` it then sends), not from the
+  page's script, and parsed into its messages here. A stream not captured so fails the check
+  that the stream was captured (and says so) rather than pass unexamined.
 
 The secrets are read from the game's record in Redis at every step (the layout the e2e secrets
 test reads, tests/e2e/test_secrets.py): the seed, and the draw pile as it stands then. Each
@@ -20,6 +21,7 @@ messages are also compared with the game's event log: the stream sends exactly t
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 from collections.abc import Iterator
@@ -52,6 +54,29 @@ def pile_windows(pile: tuple[str, ...]) -> set[bytes]:
     return patterns
 
 
+def sse_messages(raw: bytes) -> tuple[list[dict[str, str]], bytes]:
+    """The complete messages of a stream's bytes (the service ends lines with CRLF), as the
+    DevTools protocol names an EventSource's (eventName, eventId, data), and the rest."""
+    *blocks, rest = raw.replace(b"\r\n", b"\n").split(b"\n\n")
+    messages = []
+    for block in blocks:
+        fields: dict[str, list[str]] = {}
+        for line in block.decode().split("\n"):
+            if not line or line.startswith(":"):
+                continue
+            name, _, value = line.partition(":")
+            fields.setdefault(name, []).append(value.removeprefix(" "))
+        if "data" in fields:
+            messages.append(
+                {
+                    "eventName": fields.get("event", ["message"])[-1],
+                    "eventId": fields.get("id", [""])[-1],
+                    "data": "\n".join(fields["data"]),
+                }
+            )
+    return messages, rest
+
+
 class Traffic:
     """What the page received, by step: HTTP responses and the stream's messages."""
 
@@ -59,11 +84,12 @@ class Traffic:
         self.responses: list[Any] = []
         self.stream_messages: list[dict[str, Any]] = []
         self.stream_urls: list[str] = []
+        self.stream_bytes: dict[str, bytes] = {}  # by request id: the bytes not parsed yet
         page = app.page
         page.on("response", self._on_response)  # a bound method: Playwright tags handlers
         cdp = page.context.new_cdp_session(page)
-        cdp.on("Network.eventSourceMessageReceived", self._on_message)
         cdp.on("Network.responseReceived", self._response_received)
+        cdp.on("Network.dataReceived", self._data_received)
         cdp.send("Network.enable")
         self.cdp = cdp
         self.read = 0  # responses already read
@@ -73,12 +99,24 @@ class Traffic:
     def _on_response(self, response: Any) -> None:
         self.responses.append(response)
 
-    def _on_message(self, params: dict[str, Any]) -> None:
-        self.stream_messages.append(params)
-
     def _response_received(self, params: dict[str, Any]) -> None:
         if params["response"].get("mimeType") == "text/event-stream":
             self.stream_urls.append(params["response"]["url"])
+            request = params["requestId"]
+            # what arrived before this, then every chunk through Network.dataReceived
+            streamed = self.cdp.send("Network.streamResourceContent", {"requestId": request})
+            self.stream_bytes[request] = base64.b64decode(streamed["bufferedData"])
+            self._parse(request)
+
+    def _data_received(self, params: dict[str, Any]) -> None:
+        request = params["requestId"]
+        if request in self.stream_bytes and params.get("data"):
+            self.stream_bytes[request] += base64.b64decode(params["data"])
+            self._parse(request)
+
+    def _parse(self, request: str) -> None:
+        messages, self.stream_bytes[request] = sse_messages(self.stream_bytes[request])
+        self.stream_messages += messages
 
     def take(self) -> list[bytes]:
         """Everything received since the last call, as bytes (bodies with their headers)."""
@@ -158,7 +196,7 @@ def test_the_page_never_receives_the_draw_pile_or_the_seed(
         log += page["events"]
         if not page["more"]:
             break
-    assert traffic.stream_urls, "the page opened no event stream (or not through EventSource)"
+    assert traffic.stream_urls, "the page opened no event stream"
     assert all(f"/v1/games/{game_id}/events/stream" in url for url in traffic.stream_urls)
     assert traffic.stream_messages, "no stream message seen through the DevTools protocol"
     by_seq = {e["seq"]: e for e in log}
@@ -182,3 +220,14 @@ def test_pile_windows_catch_the_order_anywhere_in_the_pile() -> None:
         assert any(p in leak.encode() for p in patterns), leak
     public = compact({"tableau": ["R1", "B7", "W3", "$2"], "market": ["G9", "O4"]}).encode()
     assert not any(p in public for p in patterns)
+
+
+def test_sse_messages_parses_complete_messages_and_keeps_the_rest() -> None:
+    raw = (
+        b': hello\r\nretry: 2000\r\n\r\nid: 3\r\nevent: card_drawn\r\ndata: {"a":1}\r\n\r\nid: 4\r'
+    )
+    messages, rest = sse_messages(raw)
+    assert messages == [{"eventName": "card_drawn", "eventId": "3", "data": '{"a":1}'}]
+    more, rest = sse_messages(rest + b"\nevent: stopped\r\ndata: x\r\ndata: y\r\n\r\n")
+    assert more == [{"eventName": "stopped", "eventId": "4", "data": "x\ny"}]
+    assert rest == b""

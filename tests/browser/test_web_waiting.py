@@ -32,7 +32,7 @@ def test_the_waiting_room_sees_the_start_on_the_stream(app: App, api: httpx.Clie
     streams: list[str] = []
     app.page.on(
         "request",
-        lambda r: streams.append(r.url) if r.resource_type == "eventsource" else None,
+        lambda r: streams.append(r.url) if "/events/stream" in r.url else None,
     )
     app.goto("/", "lobby")
     game_id = app.create_table("Ann", ["open"])

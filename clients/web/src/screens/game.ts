@@ -1,12 +1,12 @@
 /**
  * One game: the waiting room of an open table, then the live table, then the results. The seat
  * this browser holds (its token in localStorage) makes it a player; without one it watches.
- * Other seats' moves arrive through the event stream (`EventSource`, which reconnects by itself
- * with `Last-Event-ID`) and in the reply to this seat's own; the table moves on from them one
- * move at a time (`liveTable`).
+ * Other seats' moves arrive through the event stream (`EventStream`, which reconnects by itself
+ * with `Last-Event-ID`, and sends the held seat's token) and in the reply to this seat's own;
+ * the table moves on from them one move at a time (`liveTable`).
  */
 import { bearer, type Action, type components, type Game, type Odds, type Problem, type Table } from "../../../ts/src/client";
-import { api, describeError, failedScreen, TenApiError } from "../api";
+import { answered, api, describeError, failedScreen, TenApiError } from "../api";
 import { closeConfirm, controlsEl } from "../controls";
 import { h, show, shown } from "../dom";
 import { describeEvent, type GameEvent } from "../events";
@@ -15,6 +15,7 @@ import { oddsEl } from "../odds";
 import { t, tn } from "../i18n";
 import { choosePace, isPace, moveDelay, pace, PACES, Pacer, reducedMotion, type Move, type Pace } from "../pacing";
 import { heldSeat, holdSeat, playerId, savedName, saveName } from "../store";
+import { EventStream } from "../stream";
 import { boardEl, botBadge, clockText, mySeat, nameOf, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
 import { againBody, authMode, createTable } from "./lobby";
 
@@ -74,7 +75,7 @@ const SEATS_REFRESH_MS = 10_000;
 function waitingRoom(root: HTMLElement, table: Table, invite: string | null, started: () => void): () => void {
   let timer = 0;
   let current = table;
-  let stream: EventSource | null = null;
+  let stream: EventStream | null = null;
   const draw = (message = "") => {
     const held = heldSeat(current.id);
     const link = inviteLink(current.id, held?.invite ?? invite);
@@ -189,7 +190,7 @@ function waitingRoom(root: HTMLElement, table: Table, invite: string | null, sta
   // the game's first event (game_started) says the table has started: no polling for it; the
   // seats (joins make no event) are re-read now and then, and whenever the stream (re)opens
   const follow = () => {
-    stream = new EventSource(api.eventStreamUrl(current.id, 0));
+    stream = new EventStream(api.eventStreamUrl(current.id, 0), heldSeat(current.id)?.token);
     stream.addEventListener("game_started", () => {
       stop();
       started();
@@ -236,7 +237,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   let busy = false;
   let message = "";
   let offline = false;
-  let stream: EventSource | null = null;
+  let stream: EventStream | null = null;
   let ended = false; // the stream said game_finished: it closes, and that is no lost connection
   let refreshing: Promise<void> | null = null;
   let loading: Promise<void> | null = null;
@@ -497,7 +498,9 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     if (oddsVersion === view.version) return;
     oddsVersion = view.version;
     try {
-      const odds: Odds = await api.getOdds(gameId);
+      const odds: Odds = answered(
+        await api.raw.GET("/v1/games/{game_id}/odds", { params: { path: { game_id: gameId } }, headers: seatHeaders() }),
+      );
       if (odds.version === view.version) oddsBox.replaceChildren(oddsEl(odds.odds) ?? "");
     } catch {
       oddsBox.replaceChildren(); // the odds are a help: the game goes on without them
@@ -505,6 +508,12 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   };
 
   const held = () => heldSeat(gameId);
+  // the live reads a seated player makes as one (a duplicate round's game is theirs alone while
+  // its deal is still played elsewhere); the SDK's listEvents and getOdds take no token
+  const seatHeaders = (): Record<string, string> => {
+    const token = held()?.token;
+    return token ? { Authorization: bearer(token) } : {};
+  };
   const playAgain = async () => {
     const seat = mySeat(view);
     if (seat === null) return;
@@ -572,7 +581,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
   const follow = () => {
     if (view.status !== "active") return;
     stream?.close();
-    stream = new EventSource(api.eventStreamUrl(gameId, received));
+    stream = new EventStream(api.eventStreamUrl(gameId, received), held()?.token);
     const onEvent = (message: MessageEvent<string>) => {
       const event = JSON.parse(message.data) as GameEvent;
       if (event.type === "game_finished") ended = true;
@@ -588,7 +597,7 @@ function liveTable(root: HTMLElement, first: Game): () => void {
     ];
     for (const type of types) stream.addEventListener(type, onEvent as EventListener);
     // the server ends a stream it cannot serve on (its store failed, this page fell too far
-    // behind) with a `reconnect` event: EventSource reconnects by itself after the `retry`
+    // behind) with a `reconnect` event: the stream reconnects by itself after the `retry`
     // the server set, resuming with Last-Event-ID
     stream.addEventListener("reconnect", () => {
       offline = true;
@@ -599,8 +608,8 @@ function liveTable(root: HTMLElement, first: Game): () => void {
       offline = true;
       draw();
       // a refused reconnection (503/429: the server holds all the streams it may) makes
-      // EventSource give up for good: open a new one later, resuming after the last event
-      if (stream?.readyState === EventSource.CLOSED) {
+      // the stream give up for good: open a new one later, resuming after the last event
+      if (stream?.readyState === EventStream.CLOSED) {
         failures += 1;
         window.clearTimeout(retryTimer);
         retryTimer = window.setTimeout(follow, Math.min(30_000, 1000 * 2 ** failures));
@@ -621,7 +630,12 @@ function liveTable(root: HTMLElement, first: Game): () => void {
       try {
         let more = true;
         while (more) {
-          const page = await api.listEvents(gameId, { after: received });
+          const page = answered(
+            await api.raw.GET("/v1/games/{game_id}/events", {
+              params: { path: { game_id: gameId }, query: { after: received } },
+              headers: seatHeaders(),
+            }),
+          );
           receive(page.events as GameEvent[]);
           more = page.more && page.events.length > 0;
         }

@@ -79,7 +79,9 @@ LastEventId = Annotated[
     HeaderParameter(
         name="Last-Event-ID",
         required=False,
-        max_length=20,
+        # 0 to 1000000000 in ASCII digits, as the schema can say it (the handler reads it
+        # again: service.numbers)
+        pattern=r"^([0-9]{1,9}|1000000000)(?!\n)$",
         description="The `id` of the last event received: the stream resumes after it. ASCII "
         "digits, 0 to 1000000000 (else 400).",
     ),

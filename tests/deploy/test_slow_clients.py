@@ -25,9 +25,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.deploy.test_dockerfile import image_command, image_env
 from tests.servers import ROOT, wait_until
 from tests.support.api import README_DECK
+from tests.support.image import image_command, image_env
 from tests.support.launchers import (
     Trickle,
     connect,

@@ -44,7 +44,8 @@ TOURNAMENT = {
 
 
 def player(sub: str) -> dict[str, str]:
-    claims = {"sub": sub, "iss": ISSUER, "aud": AUDIENCE, "exp": int(time.time()) + 600}
+    # made at import (the module's constants): valid for the whole run, however long it is
+    claims = {"sub": sub, "iss": ISSUER, "aud": AUDIENCE, "exp": int(time.time()) + 30 * 86400}
     return {"Authorization": f"Bearer {jwt.encode(claims, SECRET, algorithm='HS256')}"}
 
 

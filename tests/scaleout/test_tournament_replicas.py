@@ -138,8 +138,9 @@ def start_tournament(client: httpx.Client) -> str:
 
 
 def round_in_progress(client: httpx.Client, tid: str, number: int) -> bool:
-    """Round `number` is dealt and some table of it has no result yet."""
-    rounds = client.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"]
+    """Round `number` is dealt and some table of it has no result yet (as the platform sees
+    it: to anyone else the tables of a duplicate deal still played by a human are secret)."""
+    rounds = client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()["rounds"]
     return len(rounds) == number and any(t["result"] is None for t in rounds[-1]["tables"])
 
 

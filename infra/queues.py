@@ -97,6 +97,14 @@ class MemoryQueue:
             self._set_due(job.id, now + lease)  # of 0 would be met again in it)
         return found
 
+    async def hasten(self, job_id: str, at: float) -> bool:
+        held = self._due.get(job_id)
+        if held is None or held <= at:
+            return False
+        self._set_due(job_id, at)
+        self._bump(job_id)
+        return True
+
     async def done(
         self, job_id: str, token: int, *, now: float = 0.0, remember: float = 0.0
     ) -> bool:
@@ -196,6 +204,15 @@ end
 return out
 """
 
+# KEYS: due, token. ARGV: id, at. 1: moved earlier (a new token voids the claim).
+_HASTEN = """
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not due or tonumber(due) <= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], 'XX', ARGV[2], ARGV[1])
+redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+return 1
+"""
+
 _DROP = """
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
@@ -264,6 +281,7 @@ class RedisQueue:
         }
         self._put = client.register_script(_PUT)
         self._claim = client.register_script(_CLAIM)
+        self._hasten = client.register_script(_HASTEN)
         self._done = client.register_script(_DONE)
         self._retry = client.register_script(_RETRY)
         self._quarantine = client.register_script(_QUARANTINE)
@@ -291,6 +309,12 @@ class RedisQueue:
             Job(found[i].decode(), found[i + 1], int(found[i + 2]), int(found[i + 3]))
             for i in range(0, len(found), 4)
         ]
+
+    async def hasten(self, job_id: str, at: float) -> bool:
+        with unavailable_on_connection_errors():
+            return bool(
+                await self._hasten(keys=self._keys("due", "token"), args=[job_id, repr(at)])
+            )
 
     async def done(
         self, job_id: str, token: int, *, now: float = 0.0, remember: float = 0.0

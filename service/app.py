@@ -39,6 +39,7 @@ from service.api.web_routes import REVALIDATE, STATIC, web_client
 from service.archive import GameArchive
 from service.archiver import Archiver
 from service.bot_work import BotWork
+from service.callers import Caller
 from service.cancellation import finish_within, stop_tasks
 from service.deadlines import DeadlinePoller
 from service.games import GameService
@@ -267,6 +268,7 @@ class Background:
         relay: Relay,
         service: GameService,
         obs: Instruments,
+        secrecy: Secrecy,
         webhooks: Webhooks,
         deadlines: DeadlinePoller,
         reviews: Reviews,
@@ -274,6 +276,7 @@ class Background:
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
         self.reviews = reviews
+        self.secrecy = secrecy
         self.tournaments = tournaments
         self.director = tournaments.worker(count=obs.count_job())
         self.relay = relay
@@ -403,7 +406,7 @@ def use_cases(
     (`reviews`)."""
     lobby = Lobby(service, identities_open=who["identity"].open)
     tournaments = background.tournaments
-    secrecy = Secrecy(service.store.load, tournaments.store.load_tournament, service.seat_or_none)
+    secrecy = background.secrecy
     history = History(archive, secrecy)
     deadlines, watchers = background.deadlines, background.watchers
     return State(
@@ -429,28 +432,17 @@ def game_service(
     reactions (the archive queue, the platform's webhooks: TEN_WEBHOOK_URLS), the workers of
     their queues and the deadline poller."""
     store = obs.store(adapters.store)
+    assert adapters.tournaments is not None
+    secrecy = deal_secrecy(store, adapters.tournaments, lambda: service)  # made below
     archiver = Archiver(
         adapters.queue("archive"),
         adapters.archive,
+        secrecy=secrecy,
         poll=settings.archive_interval,
         max_backoff=30.0,
         count=obs.count_job(),
     )
-    outbox = sender = None
-    if settings.webhook_urls:
-        from infra.webhook_sender import HttpSender  # noqa: PLC0415 - httpx only when on
-
-        outbox = WebhookOutbox(adapters.queue("webhooks"))
-        sender = HttpSender(settings.webhook_secret or "", timeout=settings.webhook_timeout)
-    webhooks = Webhooks(
-        outbox,
-        settings.webhook_urls,
-        sender,
-        metrics=obs.metrics,
-        timeout=settings.webhook_timeout,
-        max_backoff=settings.webhook_max_backoff,
-        retention=settings.webhook_retention,
-    )
+    webhooks = platform_webhooks(settings, adapters, obs)
     archive_reaction = ArchiveReaction(
         store, archiver.queue, wake=archiver.wake, count=obs.count_queued()
     )
@@ -480,7 +472,38 @@ def game_service(
     service = GameService(store, settings, relay=relay, bots=bot_work(settings))
     reviews = post_game_reviews(settings, adapters, service, obs)
     kept = (webhooks, deadlines, reviews, director(service))
-    return service, Background(settings, archiver, relay, service, obs, *kept)
+    return service, Background(settings, archiver, relay, service, obs, secrecy, *kept)
+
+
+def platform_webhooks(settings: Settings, adapters: Adapters, obs: Instruments) -> Webhooks:
+    """The platform's webhooks (TEN_WEBHOOK_URLS): their outbox and sender when on."""
+    outbox = sender = None
+    if settings.webhook_urls:
+        from infra.webhook_sender import HttpSender  # noqa: PLC0415 - httpx only when on
+
+        outbox = WebhookOutbox(adapters.queue("webhooks"))
+        sender = HttpSender(settings.webhook_secret or "", timeout=settings.webhook_timeout)
+    return Webhooks(
+        outbox,
+        settings.webhook_urls,
+        sender,
+        metrics=obs.metrics,
+        timeout=settings.webhook_timeout,
+        max_backoff=settings.webhook_max_backoff,
+        retention=settings.webhook_retention,
+    )
+
+
+def deal_secrecy(
+    store: GameStore, tournaments: TournamentStore, service: Callable[[], GameService]
+) -> Secrecy:
+    """Who may read a game of a deal still played at another table: the reads' policy, and
+    the archive's (which holds such a game until its deal is played everywhere)."""
+
+    async def seat_of(record: GameRecord, caller: Caller) -> int | None:
+        return await service().seat_or_none(record, caller)
+
+    return Secrecy(store.load, tournaments.load_tournament, seat_of)
 
 
 def tournament_director(

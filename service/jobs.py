@@ -133,6 +133,11 @@ class LeasedQueue(Protocol):
     async def claim(self, now: float, lease: float, limit: int) -> list[Job]:
         """Up to `limit` jobs due at `now`, earliest first, each claimed until now + lease."""
 
+    async def hasten(self, job_id: str, at: float) -> bool:
+        """A queued job due after `at` is due at `at`, its payload kept, and its current
+        claim, if any, can no longer settle it (as a `put` of it would); True when moved.
+        A job not queued, or due by then already, is left as it is."""
+
     async def done(
         self, job_id: str, token: int, *, now: float = 0.0, remember: float = 0.0
     ) -> bool:
@@ -269,7 +274,7 @@ class Worker:
                 )
             else:  # the claim's token: a put while it ran keeps the job due as that put made it
                 await self.queue.retry(job.id, job.token, later, failed=False)
-            self._counted("done")
+            self._counted("done" if later is None else "later")
             if self._down:
                 log.info("%s working again after %d failure(s)", self.queue.name, self._down)
                 self._down = 0

@@ -19,9 +19,13 @@ never secret again: a round's tables are paired at once, and a table that finish
 so. A table has finished once the tournament holds its result, its game has ended (the
 relay records the result just after), or the tournament ended without it.
 
+A secret game is not archived either (`service.archiver` holds it, `sealed`, and frees the
+rest of its deal, `deal_of`, once the last table's game is archived): the archive is read
+by everyone and feeds the stats, the leaderboard and the ratings.
+
 `Secrecy.check` is the one decision; `check_id` applies it to a game known by its id only
-(the archive's reads: its tournament table is the live record's), `hidden` to a listing,
-`rounds_shown` and `standings_shown` to the tournament's own reads. No framework here: the
+(its tournament table is the live record's), `hidden` to a listing, `rounds_shown` and
+`standings_shown` to the tournament's own reads. No framework here: the
 games, the tournaments and a caller's seat are read through callables the composition
 root hands in."""
 
@@ -134,6 +138,25 @@ class Secrecy:
         if caller.platform:
             return tournament
         return _without_results(tournament, await self.secret(tournament))
+
+    async def sealed(self, ref: TableRef) -> bool:
+        """Whether the game of this table is secret now: its archiving waits (the archive is
+        read by everyone, and its record shows the seed)."""
+        return await self._secret(ref)
+
+    async def deal_of(self, ref: TableRef) -> list[str]:
+        """The games of the other tables dealt this table's pile in its round."""
+        tournament = await self._load_tournament(ref.tournament_id)
+        rounds = () if tournament is None else tournament.rounds
+        played = next((r for r in rounds if r.number == ref.round), None)
+        if played is None:
+            return []
+        deal = next((t.deal for t in played.tables if t.number == ref.table), None)
+        return [
+            game_id(ref.tournament_id, ref.round, t.number)
+            for t in played.tables
+            if t.deal == deal and t.number != ref.table
+        ]
 
     async def secret(self, tournament: TournamentRecord) -> frozenset[Place]:
         """(round, table) of every secret game of the tournament now."""

@@ -185,7 +185,7 @@ class Metrics:
         self.jobs = counter(
             "ten_jobs",
             "Background jobs (service.jobs), by queue (archive, relay) and outcome: done, "
-            "retried (failed, tried again after a backoff), quarantined (set aside with its "
+            "later (due again at a time its step waits for), retried (failed, tried again after a backoff), quarantined (set aside with its "
             "reason after failing too often or for good: `python -m service.cli jobs list`).",
             ["queue", "outcome"],
         )

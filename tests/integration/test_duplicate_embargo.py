@@ -7,11 +7,14 @@ While a human's table of the deal is still being played, every read path of ever
 table's game is refused to everyone but the platform (`403 game_embargoed`): its view,
 events, stream, odds, review, archived record, events and replay, the archive's listing,
 the tournament's rounds (the table left out) and standings (its result not counted). Its
-own players still play and follow their live game (view, events, odds); its archived record
-waits for the deal like everyone's. Once every table finished, everything is readable."""
+own players still play and follow their live game (view, events, odds). A finished game of
+the deal is not archived at all while it is secret (the archive is everyone's, and feeds the
+stats, the leaderboard and the ratings): its archive job waits, even for the platform. Once
+every table finished, everything is archived and readable."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -89,6 +92,33 @@ def reads(game: str) -> list[tuple[str, str]]:
     ]
 
 
+def held(client: TestClient) -> int:
+    """How many times the archiver looked at a game and left it waiting for its deal."""
+    found = re.search(
+        r'^ten_jobs_total\{outcome="later",queue="archive"\} (\S+)$',
+        client.get("/metrics").text,
+        re.MULTILINE,
+    )
+    return 0 if found is None else int(float(found.group(1)))
+
+
+def not_archived(client: TestClient, game: str) -> None:
+    """Not in the archive, for anyone: not the platform either."""
+    for who in (PLATFORM, ANYONE):
+        response = client.get(f"/v1/archive/games/{game}", headers=who)
+        assert response.status_code == 404, response.text
+        assert response.json()["code"] == "archived_game_not_found"
+        listed = client.get("/v1/archive/games?limit=200", headers=who).json()["items"]
+        assert game not in [g["id"] for g in listed]
+
+
+def counted_games(client: TestClient, player_id: str) -> int:
+    """The player's archived games, ranked or not (their stats)."""
+    found = client.get(f"/v1/players/{player_id}/stats?ranked=all").json()
+    assert "games" in found, found
+    return found["games"]
+
+
 def embargoed(response: Any, where: str) -> None:
     assert response.status_code == 403, f"{where}: {response.status_code} {response.text[:300]}"
     assert response.headers["content-type"].startswith("application/problem+json"), where
@@ -105,14 +135,12 @@ def status(client: TestClient, path: str, headers: dict[str, str]) -> int:
     return client.get(path, headers=headers).status_code
 
 
-def refused_everywhere(
-    client: TestClient, tid: str, game: str, who: dict[str, str], *, live: bool = False
-) -> None:
+def refused_everywhere(client: TestClient, tid: str, game: str, who: dict[str, str]) -> None:
     """Every read of `game`, and the tournament's and the archive's listings, by `who` (the
-    archive's reads of a `live` game find nothing to refuse: 404)."""
+    archive's reads find nothing to refuse: a secret game is not archived, 404)."""
     for name, path in reads(game):
         response = client.get(path, headers=who)
-        if live and path.startswith("/v1/archive/"):
+        if path.startswith("/v1/archive/"):
             assert response.json()["code"] == "archived_game_not_found", (name, response.text)
             continue
         embargoed(response, f"{name} {path} {who.keys()}")
@@ -150,17 +178,16 @@ def test_no_table_of_a_duplicate_deal_is_readable_until_the_deal_is_played_every
             wait_for(
                 f"{game} dealt", lambda g=game: client.get(f"/v1/games/{g}").status_code != 404
             )
-        archived = f"/v1/archive/games/{bot_game}"
-        wait_for(
-            "the bots' game archived", lambda: client.get(archived, headers=PLATFORM).is_success
-        )
+        # the bots' game ended; the archiver looked at it and left it waiting for the deal
+        wait_for("the bots' game held", lambda: held(client) >= 1)
+        not_archived(client, bot_game)
 
         # the bots' finished game, and each human's live game, to everyone but the platform
         for who in (ANYONE, CAT, ANN, BOB):
             refused_everywhere(client, tid, bot_game, who)
         for game, others in ((ann_game, (ANYONE, CAT, BOB)), (bob_game, (ANYONE, CAT, ANN))):
             for who in others:
-                refused_everywhere(client, tid, game, who, live=True)
+                refused_everywhere(client, tid, game, who)
         standings = client.get(f"/v1/tournaments/{tid}/standings").json()["standings"]
         assert all(row["points"] == 0 and row["score"] == 0 for row in standings), standings
         told = client.get(f"/v1/tournaments/{tid}/standings", headers=PLATFORM).json()
@@ -169,13 +196,11 @@ def test_no_table_of_a_duplicate_deal_is_readable_until_the_deal_is_played_every
         # the platform reads everything
         for game in (bot_game, ann_game, bob_game):
             for name, path in reads(game):
-                if name in ("stream", "review", "archived", "archived events", "replay") and (
-                    game != bot_game
+                if name in ("review", "archived", "archived events", "replay") or (
+                    name == "stream" and game != bot_game
                 ):
-                    continue  # a live game: its stream never ends, it is not archived yet
+                    continue  # not archived yet; a live game's stream never ends
                 assert status(client, path, PLATFORM) in (200, 202), (name, path)
-        listed = client.get("/v1/archive/games?limit=200", headers=PLATFORM).json()["items"]
-        assert bot_game in [g["id"] for g in listed]
         shown = client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()
         assert len(shown["rounds"][0]["tables"]) == 3
 
@@ -198,12 +223,11 @@ def test_no_table_of_a_duplicate_deal_is_readable_until_the_deal_is_played_every
             "ann's game ended",
             lambda: client.get(f"/v1/games/{ann_game}", headers=ANN).json()["status"] == "finished",
         )
-        wait_for(
-            "ann's game archived",
-            lambda: client.get(f"/v1/archive/games/{ann_game}", headers=PLATFORM).is_success,
-        )
+        wait_for("ann's game held", lambda: held(client) >= 2)
+        not_archived(client, ann_game)
+        assert counted_games(client, "ann") == 0  # her result counts nowhere yet
         assert client.get(f"/v1/games/{ann_game}", headers=ANN).status_code == 200  # her own
-        for name, path in reads(ann_game)[4:]:  # its review and archive: the whole pile
+        for name, path in reads(ann_game)[4:5]:  # its review: the whole pile
             embargoed(client.get(path, headers=ANN), f"ann's own {name}")
         for who in (ANYONE, CAT, BOB):
             refused_everywhere(client, tid, ann_game, who)
@@ -227,6 +251,7 @@ def test_no_table_of_a_duplicate_deal_is_readable_until_the_deal_is_played_every
                     assert status(client, read, who) in (200, 202), (name, read, who.keys())
         listed = client.get("/v1/archive/games?limit=200").json()["items"]
         assert {ann_game, bob_game, bot_game} <= {g["id"] for g in listed}
+        assert counted_games(client, "ann") == counted_games(client, "bob") == 1
         shown = client.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"][0]["tables"]
         assert len(shown) == 3
         assert all(t["result"] is not None for t in shown)

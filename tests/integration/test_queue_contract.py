@@ -94,6 +94,34 @@ def test_a_claimed_job_retried_past_its_lease_is_due_then_not_at_its_leases_end(
     run(backend, body)
 
 
+def test_hasten_moves_a_waiting_job_earlier_keeps_its_payload_and_voids_its_claim(backend):
+    """What the archive does with a game held for its deal once the deal is played."""
+
+    async def body(queue) -> None:
+        assert not await queue.hasten("nobody", NOW)  # not queued: nothing to move
+        await queue.put("h", b"held", NOW)
+        [job] = await queue.claim(NOW, 15.0, 10)
+        assert await queue.hasten("h", NOW + 1)  # claimed until NOW + 15: now due at NOW + 1
+        assert await queue.retry("h", job.token, NOW + 3600, failed=False) is None  # void
+        assert not await queue.hasten("h", NOW + 2)  # due earlier already: left
+        [again] = await queue.claim(NOW + 1, 15.0, 10)
+        assert (again.id, again.payload, again.failures) == ("h", b"held", 0)
+        assert await queue.retry("h", again.token, NOW + 3600, failed=False) == 0
+        assert await queue.claim(NOW + 100, 15.0, 10) == []
+        assert await queue.hasten("h", NOW + 100)
+        [due] = await queue.claim(NOW + 100, 15.0, 10)
+        assert due.payload == b"held"
+        assert await queue.done("h", due.token)
+        assert not await queue.hasten("h", NOW + 100)  # done: not queued
+        await queue.put("q", b"poison", NOW)
+        [bad] = await queue.claim(NOW, 15.0, 10)
+        assert await queue.quarantine("q", bad.token, "why", NOW)
+        assert not await queue.hasten("q", NOW)  # set aside: stays there
+        assert await queue.backlog() == 0
+
+    run(backend, body)
+
+
 def test_retry_counts_failures_and_quarantine_sets_the_job_aside(backend):
     async def body(queue) -> None:
         await queue.put("p", b"poison", NOW)

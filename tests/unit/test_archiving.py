@@ -20,6 +20,7 @@ from service.archive import Archival
 from service.archiver import Archiver
 from service.archiving import archival, archive_game, rebuild_ratings
 from service.jobs import Job, PermanentFailure
+from service.model import TableRef
 from service.ports import ArchiveJob
 from service.ratings import PRIOR, Rating, replay
 from tests.support.ended_games import (
@@ -353,3 +354,53 @@ def test_the_archiver_archives_a_job_and_refuses_a_broken_log_for_good() -> None
         )
     with pytest.raises(PermanentFailure, match="not an archive job"):
         run(archiver.handle(Job(id="y", payload=b"\xc1", token=1, failures=0)))
+
+
+class Deal:
+    """A fake `DealSecrecy`: the tables whose game is secret now, and one deal of three."""
+
+    def __init__(self, *secret: int) -> None:
+        self.secret = set(secret)
+
+    async def sealed(self, ref: TableRef) -> bool:
+        return ref.table in self.secret
+
+    async def deal_of(self, ref: TableRef) -> list[str]:
+        return [f"game-{t}" for t in (1, 2, 3) if t != ref.table]
+
+
+def test_a_game_of_a_deal_still_played_elsewhere_waits_and_the_deals_last_frees_the_others():
+    """Nothing of it reaches the archive (its record, the stats, the ratings) until the deal
+    is done; then the deal's held games are due at once, not after the hold."""
+
+    async def body() -> None:
+        archive, queue, now = MemoryArchive(), MemoryQueue("archive"), [1000.0]
+        deal = Deal(1, 2)
+        archiver = Archiver(queue, archive, secrecy=deal, hold=60.0, clock=lambda: now[0])
+        games = rated()[:3]
+        for table, p in enumerate(games, start=1):
+            record = msgspec.structs.replace(p.record, id=f"game-{table}")
+            record = msgspec.structs.replace(record, tournament=TableRef("t", 1, table))
+            job = ArchiveJob(record=record, events=p.stored)
+            await queue.put(record.id, msgspec.msgpack.encode(job), now[0])
+        claimed = {j.id: j for j in await queue.claim(now[0], 30.0, 10)}
+        assert sorted(claimed) == ["game-1", "game-2", "game-3"]
+        for held in ("game-1", "game-2"):
+            job = claimed[held]
+            assert await archiver.handle(job) == now[0] + 60.0  # waits for its deal
+            await queue.retry(job.id, job.token, now[0] + 60.0, failed=False)
+        assert archive.state.rated == []
+        assert await archive.get_game("game-1") is None
+        deal.secret.clear()  # table 3's game ended: the deal is played everywhere
+        now[0] += 1.0
+        last = claimed["game-3"]  # still claimed: handled once the deal is done
+        assert await archiver.handle(last) is None
+        assert await queue.done(last.id, last.token)
+        assert await archive.get_game("game-3") is not None
+        freed = await queue.claim(now[0], 30.0, 10)  # due now, not at the hold's end
+        assert sorted(j.id for j in freed) == ["game-1", "game-2"]
+        for job in freed:
+            assert await archiver.handle(job) is None
+        assert {g.game_id for g in archive.state.rated} == {"game-1", "game-2", "game-3"}
+
+    run(body())

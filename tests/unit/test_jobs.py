@@ -187,7 +187,7 @@ def test_a_handler_answering_a_time_leaves_its_job_due_then_unless_it_was_put_me
             await queue.put(job_id, b"", clock.now)
         w = worker(queue, handle, clock)  # type: ignore[arg-type]
         assert await w.run_once() == 2
-        assert w.counted == [("tournaments", "done"), ("tournaments", "done")]
+        assert w.counted == [("tournaments", "later"), ("tournaments", "later")]
         assert await queue.backlog() == 2
         assert await queue.claim(clock.now + 1, 30.0, 10) == []
         # at its lease's end: only the one put meanwhile (due as that put made it)

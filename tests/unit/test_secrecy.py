@@ -121,3 +121,14 @@ def test_who_is_refused() -> None:
         assert (await policy.rounds_shown(record, PLATFORM)) is record
 
     asyncio.run(body())
+
+
+def test_what_the_archive_asks_a_tables_deal_and_whether_its_game_is_sealed() -> None:
+    record = tournament(SEATS, ["d", "e", "d"], results=(result(2, SEATS[2]),))
+    policy = secrecy(record, {0: "live", 1: "live", 2: "finished"})
+    bots_table = TableRef(tournament_id=TID, round=1, table=2)
+    assert asyncio.run(policy.deal_of(bots_table)) == [game_id(TID, 1, 0)]  # not table 1's
+    assert asyncio.run(policy.sealed(bots_table))  # ann still plays its deal
+    assert not asyncio.run(policy.sealed(TableRef(tournament_id=TID, round=1, table=1)))
+    assert asyncio.run(policy.deal_of(TableRef(tournament_id=TID, round=2, table=0))) == []
+    assert asyncio.run(policy.deal_of(TableRef(tournament_id="other", round=1, table=0))) == []

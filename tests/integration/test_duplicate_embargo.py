@@ -1,5 +1,5 @@
 """Secrets across games (`service.secrecy`): a duplicate round of a tournament over HTTP, in
-process (the embedded store, a SQLite archive). Six entrants at tables of two, round robin,
+process (the embedded store; a SQLite archive, and PostgreSQL). Six entrants at tables of two, round robin,
 one round: ann and bob (humans, at two tables) and four bots (the third table, played to its
 end at once), every table dealt the same pile.
 
@@ -14,6 +14,7 @@ every table finished, everything is archived and readable."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from litestar.testing import TestClient
 
 from service.app import create_app
 from service.settings import Settings
+from tests.support.archive import pg_database
 
 pytestmark = pytest.mark.integration
 
@@ -56,9 +58,9 @@ ANN, BOB, CAT = player("ann"), player("bob"), player("cat")  # cat: no entrant
 ANYONE: dict[str, str] = {}
 
 
-def settings(tmp_path: Path) -> Settings:
+def settings(database_url: str) -> Settings:
     return Settings(
-        database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
+        database_url=database_url,
         migrate_on_start=True,
         log_format="json",
         api_keys=(API_KEY,),
@@ -150,110 +152,113 @@ def refused_everywhere(client: TestClient, tid: str, game: str, who: dict[str, s
     assert game not in [t["game_id"] for t in tables["tables"]]
 
 
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
 def test_no_table_of_a_duplicate_deal_is_readable_until_the_deal_is_played_everywhere(
-    tmp_path: Path,
+    tmp_path: Path, database: str
 ) -> None:
-    with TestClient(create_app(settings(tmp_path))) as client:
-        tid = client.post("/v1/tournaments", json=TOURNAMENT, headers=PLATFORM).json()["id"]
-        for pid in ("ann", "bob"):
-            url = f"/v1/tournaments/{tid}/registrations"
-            assert client.post(url, json={"player_id": pid}, headers=PLATFORM).status_code == 200
-        assert client.post(f"/v1/tournaments/{tid}/start", headers=PLATFORM).status_code == 200
+    with contextlib.ExitStack() as stack:
+        if database == "postgresql":
+            url = stack.enter_context(pg_database(migrate=False)).url
+        else:
+            url = f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3"
+        play_a_duplicate_round(stack.enter_context(TestClient(create_app(settings(url)))))
 
-        def played_by_bots() -> dict | None:
-            rounds = client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()
-            tables = rounds["rounds"][0]["tables"] if rounds["rounds"] else []
-            return next((t for t in tables if t["result"] is not None), None)
 
-        tables = {}
-        bots = wait_for("the bots' table's result", played_by_bots)
-        for t in client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()["rounds"][0][
-            "tables"
-        ]:
-            tables["ann" if "ann" in t["seats"] else "bob" if "bob" in t["seats"] else "bots"] = t
-        assert len(tables) == 3, tables
-        assert tables["bots"] == bots
-        ann_game, bob_game, bot_game = (tables[k]["game_id"] for k in ("ann", "bob", "bots"))
-        for game in (ann_game, bob_game):
-            wait_for(
-                f"{game} dealt", lambda g=game: client.get(f"/v1/games/{g}").status_code != 404
-            )
-        # the bots' game ended; the archiver looked at it and left it waiting for the deal
-        wait_for("the bots' game held", lambda: held(client) >= 1)
-        not_archived(client, bot_game)
+def play_a_duplicate_round(client: TestClient) -> None:
+    tid = client.post("/v1/tournaments", json=TOURNAMENT, headers=PLATFORM).json()["id"]
+    for pid in ("ann", "bob"):
+        url = f"/v1/tournaments/{tid}/registrations"
+        assert client.post(url, json={"player_id": pid}, headers=PLATFORM).status_code == 200
+    assert client.post(f"/v1/tournaments/{tid}/start", headers=PLATFORM).status_code == 200
 
-        # the bots' finished game, and each human's live game, to everyone but the platform
+    def played_by_bots() -> dict | None:
+        rounds = client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()
+        tables = rounds["rounds"][0]["tables"] if rounds["rounds"] else []
+        return next((t for t in tables if t["result"] is not None), None)
+
+    tables = {}
+    bots = wait_for("the bots' table's result", played_by_bots)
+    for t in client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()["rounds"][0][
+        "tables"
+    ]:
+        tables["ann" if "ann" in t["seats"] else "bob" if "bob" in t["seats"] else "bots"] = t
+    assert len(tables) == 3, tables
+    assert tables["bots"] == bots
+    ann_game, bob_game, bot_game = (tables[k]["game_id"] for k in ("ann", "bob", "bots"))
+    for game in (ann_game, bob_game):
+        wait_for(f"{game} dealt", lambda g=game: client.get(f"/v1/games/{g}").status_code != 404)
+    # the bots' game ended; the archiver looked at it and left it waiting for the deal
+    wait_for("the bots' game held", lambda: held(client) >= 1)
+    not_archived(client, bot_game)
+
+    # the bots' finished game, and each human's live game, to everyone but the platform
+    for who in (ANYONE, CAT, ANN, BOB):
+        refused_everywhere(client, tid, bot_game, who)
+    for game, others in ((ann_game, (ANYONE, CAT, BOB)), (bob_game, (ANYONE, CAT, ANN))):
+        for who in others:
+            refused_everywhere(client, tid, game, who)
+    standings = client.get(f"/v1/tournaments/{tid}/standings").json()["standings"]
+    assert all(row["points"] == 0 and row["score"] == 0 for row in standings), standings
+    told = client.get(f"/v1/tournaments/{tid}/standings", headers=PLATFORM).json()
+    assert any(row["points"] > 0 for row in told["standings"])
+
+    # the platform reads everything
+    for game in (bot_game, ann_game, bob_game):
+        for name, path in reads(game):
+            if name in ("review", "archived", "archived events", "replay") or (
+                name == "stream" and game != bot_game
+            ):
+                continue  # not archived yet; a live game's stream never ends
+            assert status(client, path, PLATFORM) in (200, 202), (name, path)
+    shown = client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()
+    assert len(shown["rounds"][0]["tables"]) == 3
+
+    # each human plays and follows their own live game, and sees their own table only
+    for who, game in ((ANN, ann_game), (BOB, bob_game)):
+        view = client.get(f"/v1/games/{game}", headers=who)
+        assert view.status_code == 200, view.text
+        assert view.json()["seat"] is not None
+        assert client.get(f"/v1/games/{game}/events", headers=who).status_code == 200
+        assert client.get(f"/v1/games/{game}/odds", headers=who).status_code == 200
+        mine = client.get(f"/v1/tournaments/{tid}/rounds", headers=who).json()
+        assert [t["game_id"] for t in mine["rounds"][0]["tables"]] == [game]
+
+    # ann leaves (a bot plays her seat to its end): her game ends, bob's is still played
+    resigned = client.post(f"/v1/games/{ann_game}/actions", json={"type": "resign"}, headers=ANN)
+    assert resigned.status_code == 200, resigned.text
+    wait_for(
+        "ann's game ended",
+        lambda: client.get(f"/v1/games/{ann_game}", headers=ANN).json()["status"] == "finished",
+    )
+    wait_for("ann's game held", lambda: held(client) >= 2)
+    not_archived(client, ann_game)
+    assert counted_games(client, "ann") == 0  # her result counts nowhere yet
+    assert client.get(f"/v1/games/{ann_game}", headers=ANN).status_code == 200  # her own
+    for name, path in reads(ann_game)[4:5]:  # its review: the whole pile
+        embargoed(client.get(path, headers=ANN), f"ann's own {name}")
+    for who in (ANYONE, CAT, BOB):
+        refused_everywhere(client, tid, ann_game, who)
+    # bob's game: every other table of the deal has finished, nothing left to spoil
+    assert client.get(f"/v1/games/{bob_game}", headers=CAT).status_code == 200
+
+    # bob leaves too: the deal has been played everywhere, every read is anyone's
+    resigned = client.post(f"/v1/games/{bob_game}/actions", json={"type": "resign"}, headers=BOB)
+    assert resigned.status_code == 200, resigned.text
+    wait_for(
+        "the tournament's end",
+        lambda: client.get(f"/v1/tournaments/{tid}").json()["status"] == "finished",
+    )
+    for game in (ann_game, bob_game, bot_game):
+        path = f"/v1/archive/games/{game}"
+        wait_for(f"{game} archived", lambda p=path: client.get(p, headers=PLATFORM).is_success)
         for who in (ANYONE, CAT, ANN, BOB):
-            refused_everywhere(client, tid, bot_game, who)
-        for game, others in ((ann_game, (ANYONE, CAT, BOB)), (bob_game, (ANYONE, CAT, ANN))):
-            for who in others:
-                refused_everywhere(client, tid, game, who)
-        standings = client.get(f"/v1/tournaments/{tid}/standings").json()["standings"]
-        assert all(row["points"] == 0 and row["score"] == 0 for row in standings), standings
-        told = client.get(f"/v1/tournaments/{tid}/standings", headers=PLATFORM).json()
-        assert any(row["points"] > 0 for row in told["standings"])
-
-        # the platform reads everything
-        for game in (bot_game, ann_game, bob_game):
-            for name, path in reads(game):
-                if name in ("review", "archived", "archived events", "replay") or (
-                    name == "stream" and game != bot_game
-                ):
-                    continue  # not archived yet; a live game's stream never ends
-                assert status(client, path, PLATFORM) in (200, 202), (name, path)
-        shown = client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()
-        assert len(shown["rounds"][0]["tables"]) == 3
-
-        # each human plays and follows their own live game, and sees their own table only
-        for who, game in ((ANN, ann_game), (BOB, bob_game)):
-            view = client.get(f"/v1/games/{game}", headers=who)
-            assert view.status_code == 200, view.text
-            assert view.json()["seat"] is not None
-            assert client.get(f"/v1/games/{game}/events", headers=who).status_code == 200
-            assert client.get(f"/v1/games/{game}/odds", headers=who).status_code == 200
-            mine = client.get(f"/v1/tournaments/{tid}/rounds", headers=who).json()
-            assert [t["game_id"] for t in mine["rounds"][0]["tables"]] == [game]
-
-        # ann leaves (a bot plays her seat to its end): her game ends, bob's is still played
-        resigned = client.post(
-            f"/v1/games/{ann_game}/actions", json={"type": "resign"}, headers=ANN
-        )
-        assert resigned.status_code == 200, resigned.text
-        wait_for(
-            "ann's game ended",
-            lambda: client.get(f"/v1/games/{ann_game}", headers=ANN).json()["status"] == "finished",
-        )
-        wait_for("ann's game held", lambda: held(client) >= 2)
-        not_archived(client, ann_game)
-        assert counted_games(client, "ann") == 0  # her result counts nowhere yet
-        assert client.get(f"/v1/games/{ann_game}", headers=ANN).status_code == 200  # her own
-        for name, path in reads(ann_game)[4:5]:  # its review: the whole pile
-            embargoed(client.get(path, headers=ANN), f"ann's own {name}")
-        for who in (ANYONE, CAT, BOB):
-            refused_everywhere(client, tid, ann_game, who)
-        # bob's game: every other table of the deal has finished, nothing left to spoil
-        assert client.get(f"/v1/games/{bob_game}", headers=CAT).status_code == 200
-
-        # bob leaves too: the deal has been played everywhere, every read is anyone's
-        resigned = client.post(
-            f"/v1/games/{bob_game}/actions", json={"type": "resign"}, headers=BOB
-        )
-        assert resigned.status_code == 200, resigned.text
-        wait_for(
-            "the tournament's end",
-            lambda: client.get(f"/v1/tournaments/{tid}").json()["status"] == "finished",
-        )
-        for game in (ann_game, bob_game, bot_game):
-            path = f"/v1/archive/games/{game}"
-            wait_for(f"{game} archived", lambda p=path: client.get(p, headers=PLATFORM).is_success)
-            for who in (ANYONE, CAT, ANN, BOB):
-                for name, read in reads(game):
-                    assert status(client, read, who) in (200, 202), (name, read, who.keys())
-        listed = client.get("/v1/archive/games?limit=200").json()["items"]
-        assert {ann_game, bob_game, bot_game} <= {g["id"] for g in listed}
-        assert counted_games(client, "ann") == counted_games(client, "bob") == 1
-        shown = client.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"][0]["tables"]
-        assert len(shown) == 3
-        assert all(t["result"] is not None for t in shown)
-        standings = client.get(f"/v1/tournaments/{tid}/standings").json()
-        assert standings == client.get(f"/v1/tournaments/{tid}/standings", headers=PLATFORM).json()
+            for name, read in reads(game):
+                assert status(client, read, who) in (200, 202), (name, read, who.keys())
+    listed = client.get("/v1/archive/games?limit=200").json()["items"]
+    assert {ann_game, bob_game, bot_game} <= {g["id"] for g in listed}
+    assert counted_games(client, "ann") == counted_games(client, "bob") == 1
+    shown = client.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"][0]["tables"]
+    assert len(shown) == 3
+    assert all(t["result"] is not None for t in shown)
+    standings = client.get(f"/v1/tournaments/{tid}/standings").json()
+    assert standings == client.get(f"/v1/tournaments/{tid}/standings", headers=PLATFORM).json()

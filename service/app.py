@@ -28,6 +28,7 @@ from service.api.history_routes import (
 )
 from service.api.info_routes import info, service_info
 from service.api.lobby_routes import LobbyController
+from service.api.numbers import strict_numbers
 from service.api.odds_routes import odds
 from service.api.openapi import finish_openapi, openapi_config
 from service.api.problems import internal_error_handler, problem_details_config
@@ -628,7 +629,7 @@ def create_app(
         await finish_within(adapters.close(), "closing the adapters", CLOSE_SECONDS)
         obs.shutdown()
 
-    middleware = rate_limiting(settings, adapters)
+    middleware = [*rate_limiting(settings, adapters), strict_numbers]
     app = Litestar(
         route_handlers=[*routes(), *obs.route_handlers(store)],
         state=use_cases(service, adapters.archive, who, background),

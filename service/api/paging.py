@@ -24,13 +24,15 @@ EventLimit = Annotated[int, Parameter(ge=1, le=1000, description="At most this m
 ReadEvents = Callable[[str, int, int], Awaitable[list[StoredEvent]]]
 
 
-def number_in(name: str, value: str, *, high: int = MAX_CURSOR, low: int = 0) -> int:
-    """A number a handler reads itself from a header (`Last-Event-ID`, `If-Match`): ASCII
-    digits from `low` to `high` (`service.numbers`), spaces and tabs around them allowed as
-    in any header; else 400. Litestar reads the declared integer parameters (path, query)
-    as strictly: ASCII digits within the declared bounds."""
+def number_in(
+    name: str, value: str, *, high: int = MAX_CURSOR, low: int = 0, spaces: bool = True
+) -> int:
+    """A number of a request: ASCII digits from `low` to `high` (`service.numbers`), else
+    400. A handler reads its own from a header (`Last-Event-ID`, `If-Match`: spaces and
+    tabs around them allowed as in any header); the declared integer parameters of a path
+    or a query are read so without `spaces` (`service.api.numbers`)."""
     try:
-        return ascii_number(value.strip(" \t"), low=low, high=high)
+        return ascii_number(value.strip(" \t") if spaces else value, low=low, high=high)
     except ValueError:
         raise problem(
             400,

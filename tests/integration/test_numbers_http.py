@@ -34,6 +34,11 @@ NOT_NUMBERS = [
     "1_0",
     "0x1",
     "1.5",
+    "1.0",  # read as a float, then 1: Litestar parses a query's or a path's number laxly
+    "1e0",
+    "1e3",
+    "1E2",
+    "-0",
     "",
     " ",
 ]

@@ -66,7 +66,7 @@ COPY --from=build /src/app /app
 # gets the signals. Other uvicorn options come from UVICORN_* variables (e.g.
 # UVICORN_TIMEOUT_GRACEFUL_SHUTDOWN, UVICORN_LOG_LEVEL) or arguments after `ten-serve`;
 # UVICORN_HTTP is uvicorn's httptools protocol with header and body timeouts and size limits
-# (service/http_protocol.py, TEN_HEADER_TIMEOUT, TEN_BODY_TIMEOUT...), UVICORN_LIMIT_CONCURRENCY
+# (infra/http_protocol.py, TEN_HEADER_TIMEOUT, TEN_BODY_TIMEOUT...), UVICORN_LIMIT_CONCURRENCY
 # answers 503 past 512 requests the app is working on per worker (idle and slow connections
 # do not count; the README's "Bounded connections"). scripts/run defaults to the same two.
 COPY --chmod=0555 <<'EOF' /usr/local/bin/ten-serve
@@ -97,7 +97,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     WEB_CONCURRENCY=2 \
     UVICORN_TIMEOUT_GRACEFUL_SHUTDOWN=25 \
-    UVICORN_HTTP=service.http_protocol:BoundedHttpToolsProtocol \
+    UVICORN_HTTP=infra.http_protocol:BoundedHttpToolsProtocol \
     UVICORN_LIMIT_CONCURRENCY=512 \
     UVICORN_ACCESS_LOG=false \
     TEN_LOG_FORMAT=json \

@@ -41,10 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.integrati
 
 from domain.simulation import play_game
 from infra.archive import SqlArchive, make_engine, upgrade_async
-from service.archiving import archive_game
-from service.games import encode_events
-from service.model import GameRecord
-from service.ports import StoredEvent
+from service.core.model import GameRecord
+from service.core.ports import StoredEvent
+from service.games.use_cases import encode_events
+from service.history.archiving import archive_game
 from tests.support.scratch import scratch_database
 
 PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")

@@ -7,7 +7,7 @@ embedded store. Prints figures, asserts nothing.
 `--games` two-seat games, both seats human and silent, with a bank clock of 0.1 s, no
 increment and `takeover_after` 100: once a seat's bank is spent every deadline it gets is
 due at once, so every game stays due and each poll finds a full batch. The poller
-(`service.deadlines.DeadlinePoller`, as a replica runs it: batches of 100, 32 games fired at
+(`service.reactions.deadlines.DeadlinePoller`, as a replica runs it: batches of 100, 32 games fired at
 once) runs for `--seconds`; each fire is what production does: the game read, the timeout
 applied (the `basic` bot's move for the seat), the game saved with its version compared, the
 due index written and the claim settled (on Redis: the claim, the read, the save, the due
@@ -26,10 +26,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from domain.model import BankClock
-from service.deadlines import DeadlinePoller
-from service.games import GameService
-from service.lobby import Lobby
-from service.settings import Settings
+from service.core.settings import Settings
+from service.games.use_cases import GameService
+from service.lobby.use_cases import Lobby
+from service.reactions.deadlines import DeadlinePoller
 
 CLOCK = BankClock(initial_seconds=0.1, increment_seconds=0, takeover_after=100)
 

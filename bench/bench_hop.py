@@ -1,9 +1,9 @@
 """The hop to the bot pool: the serving process's CPU per step sent to a worker process
-(`service.bot_work.BotWork.run`, and `BotWork.step` as the service sends an engine step, over
+(`service.games.bot_work.BotWork.run`, and `BotWork.step` as the service sends an engine step, over
 `infra.bot_pool.bot_pool(1)`), for a step that only
 hands back the state it was given (a 4-player game in mid-play), so what is measured is the
 hop alone: pickling or msgpack both ways, the pipes, the event loop's wake-up. Also the archive's cost
-per finished game on SQLite (`service.archiving.archive_game`, process CPU: the aiosqlite
+per finished game on SQLite (`service.history.archiving.archive_game`, process CPU: the aiosqlite
 thread's included). Prints figures, asserts nothing.
 
     .venv/bin/python bench/bench_hop.py [--steps 1000] [--games 50]
@@ -28,8 +28,8 @@ from domain.model import GameState
 from domain.simulation import play_game
 from infra.archive import SqlArchive, make_engine, upgrade_async
 from infra.bot_pool import bot_pool
-from service.archiving import archive_game
-from service.bot_work import BotWork
+from service.games.bot_work import BotWork
+from service.history.archiving import archive_game
 
 
 def echo(state: GameState) -> tuple[GameState, list]:

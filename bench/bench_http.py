@@ -111,7 +111,9 @@ def stop(proc: subprocess.Popen) -> None:
         _started.remove(proc)
 
 
-JOB_PIDS: list[int] = []  # `--job-process`: the `service.cli work` process (its CPU apart)
+JOB_PIDS: list[
+    int
+] = []  # `--job-process`: the `service.entrypoints.cli work` process (its CPU apart)
 
 
 def stop_all() -> None:
@@ -588,7 +590,7 @@ CPU_NOTE = (
     "generator, redis-server and every other process on the machine (* = others above 25%: "
     "that row was measured on a busy machine); us/req = server CPU microseconds per request (the "
     "serving processes), bots us = the bot pool's (TEN_BOT_WORKERS) per request, jobs us = "
-    "the `service.cli work` process's (--job-process) per request."
+    "the `service.entrypoints.cli work` process's (--job-process) per request."
 )
 
 
@@ -617,7 +619,7 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument(
         "--job-process", action="store_true",
-        help="the queues' workers (archive, relay, webhooks) in a `service.cli work` process "
+        help="the queues' workers (archive, relay, webhooks) in a `service.entrypoints.cli work` process "
         "of their own, the service with TEN_JOB_WORKERS=false",
     )  # fmt: skip
     parser.add_argument("--no-client-check", action="store_true", help="skip the httpx check")

@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from infra.memory_store import MemoryGameStore
 from infra.redis_store import RedisGameStore
-from service.model import OPEN_INDEX, GameRecord, Seat, Table
-from service.ports import GameStore
+from service.core.model import OPEN_INDEX, GameRecord, Seat, Table
+from service.core.ports import GameStore
 
 PAGE = 20
 START = 1_760_000_000.0

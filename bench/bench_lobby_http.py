@@ -34,8 +34,8 @@ os.environ.setdefault("TEN_DATABASE_URL", f"sqlite+aiosqlite:///{tempfile.mkdtem
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.breakdown_http import Asgi, interleaved
-from service.app import create_app
-from service.settings import Settings
+from service.core.settings import Settings
+from service.entrypoints.api.app import create_app
 
 OPEN5 = json.dumps({"players": [{"open": True}] * 5}).encode()
 

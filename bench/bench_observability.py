@@ -30,8 +30,8 @@ os.environ.setdefault("TEN_DATABASE_URL", f"sqlite+aiosqlite:///{_TMP}/archive.s
 
 from bench.breakdown_http import Asgi  # noqa: E402 - the same in-process ASGI driver
 from infra.memory_store import MemoryGameStore  # noqa: E402 - after the environment is set
-from service.app import create_app  # noqa: E402 - after the environment is set
-from service.settings import Settings  # noqa: E402 - after the environment is set
+from service.core.settings import Settings  # noqa: E402 - after the environment is set
+from service.entrypoints.api.app import create_app  # noqa: E402 - after the environment is set
 
 ROUNDS = 7
 PER_ROUND = 1500
@@ -151,9 +151,9 @@ async def _store_us(store, game_id: str, n: int = 20000) -> float:
 def wrapper_costs() -> None:
     """The observability pieces alone, around a do-nothing endpoint: less noise than whole
     requests, whose CPU varies with the (random) games each app plays."""
-    from service.instrumented_store import InstrumentedStore
-    from service.observability.logs import RequestContext
-    from service.observability.metrics import Metrics
+    from infra.observability.instrumented_store import InstrumentedStore
+    from infra.observability.logs import RequestContext
+    from infra.observability.metrics import Metrics
 
     m = Metrics()
     rows = {
@@ -175,8 +175,8 @@ def wrapper_costs() -> None:
 
 
 async def _create(store) -> str:
-    from service.games import GameService
-    from service.lobby import Lobby
+    from service.games.use_cases import GameService
+    from service.lobby.use_cases import Lobby
 
     created = await Lobby(GameService(store, Settings())).deal([("a", None)])
     return created.record.id

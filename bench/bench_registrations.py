@@ -1,5 +1,5 @@
 """Players registering at once for one tournament, through the one write path
-(`service.unit_of_work`), on the embedded store and on Redis. Prints figures, asserts
+(`service.core.unit_of_work`), on the embedded store and on Redis. Prints figures, asserts
 nothing.
 
     .venv/bin/python bench/bench_registrations.py [--redis redis://127.0.0.1:6379/15]
@@ -7,7 +7,7 @@ nothing.
                                                   [--tree PATH]
 
 `--tree`: the checkout whose code is measured (default: this one), e.g. a `git worktree` of
-an older commit, to set two trees side by side; a tree before `service.unit_of_work` has no
+an older commit, to set two trees side by side; a tree before `service.core.unit_of_work` has no
 retry rule to count (its lost races are shown as "-").
 
 Each run creates a tournament of `--places` places and sends `--players` registrations at
@@ -43,18 +43,18 @@ from infra.memory_tournaments import MemoryTournamentStore
 from infra.queues import MemoryQueue
 from infra.redis_store import connect
 from infra.redis_tournaments import RedisTournamentStore
-from service.callers import Caller
-from service.games import GameService
-from service.lobby import Lobby
-from service.settings import Settings
-from service.tournaments import CreateTournament, Tournaments
+from service.core.callers import Caller
+from service.core.settings import Settings
+from service.games.use_cases import GameService
+from service.lobby.use_cases import Lobby
+from service.tournaments.use_cases import CreateTournament, Tournaments
 
 TREE = Path(sys.path[0])
 
 # a tree before the one write loop has no retry rule to hand the use case (an editable
 # install would still find the module in this checkout: ask the use case itself)
 if "retry" in inspect.signature(Tournaments).parameters:
-    from service.unit_of_work import Retry
+    from service.core.unit_of_work import Retry
 else:
     Retry = None
 

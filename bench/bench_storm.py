@@ -12,7 +12,7 @@ created (and refused: 503 bots_busy), and the storm's ratio of reader p99 to the
 
 `--control` (on by default) adds a third window per round, a control: the readers while a
 process outside the service does the storm's bot work (the simulator playing tables of five
-experts, `python -m service.simulator --players 5 --bots expert`) at the bot pool's priority
+experts, `python -m service.entrypoints.simulator --players 5 --bots expert`) at the bot pool's priority
 (SCHED_IDLE), with no request at all. Its ratio to the quiet window is what that work costs
 the readers on this machine when it runs anywhere on it (its two cores share caches, memory
 and the host's scheduling), the floor under the storm's own ratio. `--rounds N` repeats quiet, control and
@@ -120,7 +120,7 @@ try:
 except OSError:
     os.nice(19)
 sys.argv = ["ten-sim", "--games", "1000000", "--players", "5", "--bots", "expert", "--workers", "1"]
-runpy.run_module("service.simulator", run_name="__main__")
+runpy.run_module("service.entrypoints.simulator", run_name="__main__")
 """
 
 

@@ -1,7 +1,7 @@
 """A normal client next to hundreds of slow ones, on the server as `bash scripts/run` starts it.
 
 Run: `.venv/bin/python bench/bench_trickle.py [--seconds 30] [--slow 500]
-[--protocol service.http_protocol:BoundedHttpToolsProtocol]` (prints figures, asserts nothing;
+[--protocol infra.http_protocol:BoundedHttpToolsProtocol]` (prints figures, asserts nothing;
 about two minutes). The server is `bash scripts/run` itself (tests/support/launchers.py: the
 script from a copy, with its own defaults: the embedded store, one worker, UVICORN_HTTP and
 UVICORN_LIMIT_CONCURRENCY=512 as the image); `--protocol httptools` runs it on uvicorn's plain

@@ -47,18 +47,18 @@ OUTBOX_KEY = "ten:archive:outbox"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `bench.ceiling_app`
 
 import domain.clock as clock_mod  # noqa: E402 - after the environment is set
-import service.games as games_mod  # noqa: E402 - after the environment is set
+import service.games.use_cases as games_mod  # noqa: E402 - after the environment is set
 from bench.loadgen import next_move  # noqa: E402 - the load generator's own move choice
 from domain.model import Action  # noqa: E402 - after the environment is set
 from infra.redis_store import _record_decoder, _record_encoder, connect  # noqa: E402 - after the environment is set
-from service.api.routes import etag, render_acted, view_fields  # noqa: E402 - after the environment is set
-from service.api.schemas import GameOut  # noqa: E402 - after the environment is set
-from service.app import create_app  # noqa: E402 - after the environment is set
-from service.callers import Caller  # noqa: E402 - after the environment is set
-from service.commands import Act  # noqa: E402 - after the environment is set
-from service.games import Acted, GameService  # noqa: E402 - after the environment is set
-from service.lobby import Lobby  # noqa: E402 - after the environment is set
-from service.settings import Settings  # noqa: E402 - after the environment is set
+from service.core.callers import Caller  # noqa: E402 - after the environment is set
+from service.core.settings import Settings  # noqa: E402 - after the environment is set
+from service.entrypoints.api.app import create_app  # noqa: E402 - after the environment is set
+from service.entrypoints.api.routes import etag, render_acted, view_fields  # noqa: E402 - after the environment is set
+from service.entrypoints.api.schemas import GameOut  # noqa: E402 - after the environment is set
+from service.games.commands import Act  # noqa: E402 - after the environment is set
+from service.games.use_cases import Acted, GameService  # noqa: E402 - after the environment is set
+from service.lobby.use_cases import Lobby  # noqa: E402 - after the environment is set
 
 ACTIONS = 2000
 CALLS = 2000

@@ -6,7 +6,7 @@ service. Environment:
 - `TEN_REDIS_URL`           the Redis (same pool settings as `infra.redis_store`)
 - `CEILING_READ_BYTES`      pad the read reply to this many bytes (a real `GET` reply's size)
 - `CEILING_WRITE_BYTES`     pad the write reply to this many bytes (a real action reply's size)
-- `TEN_GC_THRESHOLD`        the garbage-collector tuning, as the service does it (`service.runtime`)
+- `TEN_GC_THRESHOLD`        the garbage-collector tuning, as the service does it (`infra.runtime`)
 
 Keys (prepared by the benchmark): `{bench:ceil}:<n>` hashes with `v` (version) and `rec` (the
 msgpack blob of a real stored game record, so the decode does the real work).
@@ -32,9 +32,9 @@ from msgspec.structs import replace
 from redis.asyncio import BlockingConnectionPool, Redis
 
 from domain.model import GameState
-from service.model import GameRecord
-from service.runtime import tune_gc
-from service.settings import Settings
+from infra.runtime import tune_gc
+from service.core.model import GameRecord
+from service.core.settings import Settings
 
 JSON = "application/json"
 REDIS_URL = os.environ.get("TEN_REDIS_URL", "redis://127.0.0.1:6379/0")

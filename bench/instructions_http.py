@@ -160,7 +160,7 @@ async def started(app) -> None:
 
 
 def quiet_background() -> None:
-    """Stop the app's background tasks (`service.app.Background`: the job workers, the
+    """Stop the app's background tasks (`service.bootstrap.Background`: the job workers, the
     deadline poller, the metrics flusher...): they wake by the wall clock, and a run under
     callgrind is so slow that their looks would weigh on the requests they land beside."""
     for task in asyncio.all_tasks():
@@ -260,18 +260,18 @@ def _resolve(dotted: str):
 # the steps of an action (dotted `module:attribute`), each left out of one phase; the
 # environment's STEPS and CEILING_STEPS (comma-separated, may be empty) replace them
 STEPS = [
-    "service.games:GameService.act",
-    "service.games:GameService.seat_of_caller",
-    "service.games:play",
-    "service.games:encode_events",
-    "service.games:GameService.store_change",
-    "service.ports:GameStore.save",
+    "service.games.use_cases:GameService.act",
+    "service.games.use_cases:GameService.seat_of_caller",
+    "service.games.use_cases:play",
+    "service.games.use_cases:encode_events",
+    "service.games.use_cases:GameService.store_change",
+    "service.core.ports:GameStore.save",
     "infra.redis_store:RedisGameStore.write",
     "infra.redis_store:_record_encoder",
     "redis.commands.core:AsyncScript.__call__",
-    "service.api.routes:render_acted",
-    "service.api.routes:strictly",
-    "service.api.routes:caller_of",
+    "service.entrypoints.api.routes:render_acted",
+    "service.entrypoints.api.routes:strictly",
+    "service.entrypoints.api.routes:caller_of",
     "litestar._kwargs.kwargs_model:KwargsModel.to_kwargs",
     "litestar._signature.model:SignatureModel.parse_values_from_connection_kwargs",
     "litestar.handlers.http_handlers.base:HTTPRouteHandler.to_response",

@@ -76,7 +76,7 @@ from standardwebhooks import Webhook
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service.jobs import QUEUES  # every leased queue of the service (service/app.py)
+from service.jobs.worker import QUEUES  # every leased queue of the service (service/app.py)
 from tests.servers import PostgresServer, RedisServer, ServiceProcess, free_port
 
 API_KEY = "soak-platform-key-0123456789abcdef"

@@ -48,7 +48,7 @@ def random_bot(view: GameState, seat: int, rng: SeededRandom) -> Action:
 
 
 def basic_policy(risk_limit: float = RISK_LIMIT, tokens_per_point: int = TOKENS_PER_POINT) -> Bot:
-    """The basic bot with its two constants (tuned with `python -m service.simulator`)."""
+    """The basic bot with its two constants (tuned with `python -m service.entrypoints.simulator`)."""
     # `bust_risk(view) < risk_limit` in integers, exactly (a Fraction compares with a float
     # exactly): busting / unseen < num / den, a risk of 0 when nothing is unseen
     if math.isfinite(risk_limit):

@@ -1,6 +1,6 @@
 """The engine's one error type: every refusal carries a stable machine-readable code, and a
 message as an English template with named parameters (`Text`), which an outer layer may
-translate (the problem responses: `service.i18n`)."""
+translate (the problem responses: `service.entrypoints.api.i18n`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The worker processes that compute bot steps (`service.bot_work`), TEN_BOT_WORKERS of them
+"""The worker processes that compute bot steps (`service.games.bot_work`), TEN_BOT_WORKERS of them
 per serving process.
 
 Each worker is a `multiprocessing` process started through a fork server (the serving
@@ -19,10 +19,10 @@ wakes for it: `concurrent.futures.ProcessPoolExecutor` took 150-290 us of the se
 process's CPU per step in its feeder and manager threads, this takes tens. A busy worker
 holds the next step in its pipe (`depth`: it starts it the moment it is done, whatever the
 serving process's loop is doing); steps past that wait in the order they came
-(`service.bot_work` bounds how many) and go as replies free places.
+(`service.games.bot_work` bounds how many) and go as replies free places.
 
 A worker that dies (SIGKILL, OOM) ends its pipe: the step it was computing fails with
-`BrokenProcessPool` (`service.bot_work` answers 503 bots_busy; nothing was saved), the
+`BrokenProcessPool` (`service.games.bot_work` answers 503 bots_busy; nothing was saved), the
 steps behind it in its pipe go to a new worker (a step is a pure function of what it is
 sent: computing it again is safe). A step whose caller gave up (a cancelled request) while
 it is computed takes its worker with it (killed: what it computes is wanted by nobody;

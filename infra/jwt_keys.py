@@ -1,10 +1,10 @@
-"""Player JWTs verified with PyJWT: the adapter behind `service.callers.TokenVerifier`.
+"""Player JWTs verified with PyJWT: the adapter behind `service.core.callers.TokenVerifier`.
 
 The key is the HS256 secret `TEN_JWT_SECRET`, the public key `TEN_JWT_PUBLIC_KEY` (PEM: RSA,
 EC or EdDSA) or a key of the JWKS at `TEN_JWT_JWKS_URL`. The algorithms are pinned by the
 kind of key (never `none`, never an HMAC with a public key); `iss`, `aud`, `exp` and `sub`
 are required, `nbf` and `iat` honoured, with `TEN_JWT_LEEWAY` seconds of clock skew. What a
-valid token's claims make of the caller is `service.identity`'s to say.
+valid token's claims make of the caller is `service.entrypoints.api.identity`'s to say.
 
 A refusal is a ServiceError: `invalid_token` saying why (never quoting the token), or
 `identity_unavailable` when the JWKS cannot be fetched for a key not cached yet.
@@ -23,11 +23,11 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from jwt.exceptions import InvalidSubjectError
 
 from domain.errors import Text
-from service.callers import token_refused
-from service.errors import ServiceError
+from service.core.callers import token_refused
+from service.core.errors import ServiceError
 
 if TYPE_CHECKING:
-    from service.settings import Settings
+    from service.core.settings import Settings
 
 log = logging.getLogger("ten.identity")
 
@@ -114,7 +114,7 @@ class JwksKeys:
 
 
 class JwtVerifier:
-    """A `service.callers.TokenVerifier`: the claims of a player JWT signed with `key`, for
+    """A `service.core.callers.TokenVerifier`: the claims of a player JWT signed with `key`, for
     `audience`, by `issuer`."""
 
     def __init__(

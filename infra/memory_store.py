@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from infra.quotas import MemoryQuotas
 from infra.store_rules import due_moved_earlier, listed, memberships
-from service.model import GameRecord
-from service.ports import (
+from service.core.model import GameRecord
+from service.core.ports import (
     DueGame,
     GameExists,
     GameStore,
@@ -42,7 +42,7 @@ class _Entry:
         self.events = events
         self.idempotency: dict[str, Remembered] = {}
         self.expires_at = expires_at
-        self.relayed = 0  # the relay cursor (service.relay): events up to it were relayed
+        self.relayed = 0  # the relay cursor (service.reactions.relay): events up to it were relayed
 
 
 class _DueIndex:

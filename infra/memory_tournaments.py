@@ -1,10 +1,10 @@
-"""The tournaments' store in memory (`service.ports.TournamentStore`): the embedded default,
+"""The tournaments' store in memory (`service.core.ports.TournamentStore`): the embedded default,
 one process, lost with it like its games."""
 
 from __future__ import annotations
 
-from service.model import TournamentRecord
-from service.ports import TournamentConflict
+from service.core.model import TournamentRecord
+from service.core.ports import TournamentConflict
 
 
 class MemoryTournamentStore:

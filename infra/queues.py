@@ -1,4 +1,4 @@
-"""The leased queues of `service.jobs` (`LeasedQueue`).
+"""The leased queues of `service.jobs.worker` (`LeasedQueue`).
 
 - `MemoryQueue`: the embedded default (one process; lost with it, like its games).
 - `RedisQueue`: shared by every replica, durable as the Redis server is. The keys of one
@@ -22,7 +22,7 @@ import heapq
 import msgspec
 
 from infra.redis_store import unavailable_on_connection_errors
-from service.jobs import Job, Quarantined, QueueFull
+from service.jobs.worker import Job, Quarantined, QueueFull
 
 
 class _Why(msgspec.Struct, array_like=True, frozen=True):

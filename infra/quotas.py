@@ -1,4 +1,4 @@
-"""The quotas' held items (`service.quotas.QuotaStore`): in memory (the embedded default)
+"""The quotas' held items (`service.core.quotas.QuotaStore`): in memory (the embedded default)
 and on Redis, shared by every replica: `<prefix>:quota:{<kind>:<owner>}`, a sorted set of
 the items held, scored by the time each was held (one key per owner: a Cluster keeps it on
 one node)."""

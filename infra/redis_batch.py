@@ -28,7 +28,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from service.ports import StoreUnavailable
+from service.core.ports import StoreUnavailable
 
 _Queued = tuple[tuple[Any, ...], bool, asyncio.Future]
 

@@ -2,9 +2,9 @@
 
 Keys of one game share the hash tag `{game:<id>}`, so every script touches one slot:
 - `{game:<id>}`       hash: `v` (the record's stamp), `rec` (the msgpack-encoded GameRecord)
-  and `r` (the relay cursor, `service.relay`: the last seq relayed; absent: none)
+  and `r` (the relay cursor, `service.reactions.relay`: the last seq relayed; absent: none)
 - `{game:<id>}:log`   stream: one entry per event, id `0-<seq>`, field `d` (the event JSON)
-- `{game:<id>}:idem`  hash: idempotency entry (`service.idempotency.entry_key`) -> the outcome
+- `{game:<id>}:idem`  hash: idempotency entry (`service.core.idempotency.entry_key`) -> the outcome
   of the act, join or create that wrote it (msgpack; action entries of older releases hold
   the rendered answer, still read: `RenderedResponse`)
 A create writes the game, its first events and its idempotent response, a save checks the
@@ -20,7 +20,7 @@ Outside the games' slots (each key in its own slot, written in pipelines, never 
   the saves that change a game's listings (one more round trip, only then); entries of
   games that expired are dropped by `list_games` when it meets them. A host's listing
   ("host:<caller>") is never listed over the API.
-- `ten:quota:{<kind>:<owner>}` sorted set per quota and owner (`service.quotas`, the
+- `ten:quota:{<kind>:<owner>}` sorted set per quota and owner (`service.core.quotas`, the
   scripts of `infra.quotas`): the items held, scored by when each was held.
 
 The due index (`GameStore.due_games`), three keys under one hash tag (one slot: its
@@ -56,8 +56,8 @@ from redis.asyncio.sentinel import (
 from infra.quotas import RedisQuotas
 from infra.redis_batch import Batcher
 from infra.store_rules import due_moved_earlier, listed, memberships
-from service.model import GameRecord
-from service.ports import (
+from service.core.model import GameRecord
+from service.core.ports import (
     DueGame,
     GameExists,
     GameStore,
@@ -245,7 +245,7 @@ return packed(redis.call('XRANGE', KEYS[1], '(0-' .. ARGV[1], '+', 'COUNT', ARGV
 """
 )
 
-# The relay (service.relay): the game and its log past the relay cursor, field `r` of the
+# The relay (service.reactions.relay): the game and its log past the relay cursor, field `r` of the
 # game's hash (absent: 0), in one call; the cursor moved forward only, never on a game gone.
 _RELAY_READ = (
     _PACK

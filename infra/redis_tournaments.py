@@ -1,4 +1,4 @@
-"""The tournaments' store on Redis (`service.ports.TournamentStore`), shared by every
+"""The tournaments' store on Redis (`service.core.ports.TournamentStore`), shared by every
 replica. Layout, under a prefix (`ten` by default):
 
 - `<prefix>:tournament:{<id>}`  hash: `v` the version, `d` the record (msgpack)
@@ -18,8 +18,8 @@ from typing import Any
 import msgspec
 
 from infra.redis_store import replicated, unavailable_on_connection_errors
-from service.model import TournamentRecord
-from service.ports import TournamentConflict
+from service.core.model import TournamentRecord
+from service.core.ports import TournamentConflict
 
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.model import GameRecord
+from service.core.model import GameRecord
 
 
 def listed(record: GameRecord, index: str, created_at: float) -> bool:

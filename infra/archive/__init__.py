@@ -1,12 +1,12 @@
 """The SQL archive of finished games (PostgreSQL, or a SQLite file by default).
 
 `upgrade(url)` migrates the database to head (idempotent, safe from several processes);
-`SqlArchive(make_engine(url))` is the `GameArchive` port (`service.archive`) on it.
+`SqlArchive(make_engine(url))` is the `GameArchive` port (`service.history.archive`) on it.
 """
 
 from __future__ import annotations
 
-from service.archive import (
+from service.history.archive import (
     ArchivedGame,
     ArchivedResult,
     ArchivedSeat,

@@ -14,10 +14,10 @@ join).
              none for an aborted or abandoned game
 - `events`   the complete event log, each event's JSON exactly as it was published
 - `rated_games`    the games that changed ratings, numbered in the order they were rated
-                   (`seq`): the order `service.ratings` replays them in to rebuild
-- `ratings`        each rated player's current rating (`service.ratings`)
+                   (`seq`): the order `service.history.ratings` replays them in to rebuild
+- `ratings`        each rated player's current rating (`service.history.ratings`)
 - `rating_history` per rated game and player: the rating before and after it
-- `game_reviews`   per finished game, its post-game review's JSON (`service.reviews`),
+- `game_reviews`   per finished game, its post-game review's JSON (`service.history.reviews`),
                    written once; no key to `games`, since a finished game still in the
                    game store is reviewed before the archiver has it
 
@@ -52,7 +52,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-from service.archive import ID_LENGTH, PLAYER_ID_LENGTH
+from service.history.archive import ID_LENGTH, PLAYER_ID_LENGTH
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -62,7 +62,7 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-REASON_LENGTH = 32  # an unranked reason's code (`service.ranking`)
+REASON_LENGTH = 32  # an unranked reason's code (`service.history.ranking`)
 
 
 def identifier(length: int) -> TypeEngine[str]:
@@ -120,7 +120,7 @@ class GameRow(Base):
     # "finished", "aborted" (stopped while live) or "abandoned" (nobody acted for the idle
     # time): the last two have no results; rows of release 0001 are finished
     status: Mapped[str] = mapped_column(String(16), server_default=text("'finished'"))
-    # counted by stats and the leaderboard (`service.ranking`); rows archived before
+    # counted by stats and the leaderboard (`service.history.ranking`); rows archived before
     # identities were verified are unranked, reason "legacy"
     ranked: Mapped[bool] = mapped_column(Boolean, server_default=false())
     unranked_reason: Mapped[str | None] = mapped_column(String(REASON_LENGTH))  # the primary
@@ -153,7 +153,7 @@ class SeatRow(Base):
     player_id: Mapped[str | None] = mapped_column(identifier(PLAYER_ID_LENGTH))
     finished_at: Mapped[datetime] = mapped_column(UTCDateTime())  # copy of games.finished_at
     # the seat's result counts for its player's ranked figures: games.ranked, and the seat
-    # has no reason of its own not to (`service.ranking`); rows archived before per-seat
+    # has no reason of its own not to (`service.history.ranking`); rows archived before per-seat
     # ranking have their game's
     ranked: Mapped[bool] = mapped_column(Boolean, server_default=false())
     unranked_reason: Mapped[str | None] = mapped_column(String(REASON_LENGTH))  # "taken_over"

@@ -1,7 +1,7 @@
-"""The ratings in SQL, the unit of work's part (`service.archive.ArchiveUnit`): read and
+"""The ratings in SQL, the unit of work's part (`service.history.archive.ArchiveUnit`): read and
 held, updated in the transaction that archives a rated game, read in rating order and
-replaced for a rebuild. Which games are rated, how, and when, is `service.archiving` and
-`service.ratings`. The unit's parts are synchronous, on a `Connection` (the unit runs each
+replaced for a rebuild. Which games are rated, how, and when, is `service.history.archiving` and
+`service.history.ratings`. The unit's parts are synchronous, on a `Connection` (the unit runs each
 as one step: `repository.SqlUnit`); the reads outside a unit are async.
 
 No lost update (`hold`): the game's players' rows are created if missing (INSERT ... ON
@@ -29,8 +29,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from service.archive import GameRating, RankedGame, RatingChange
-from service.ratings import PRIOR, Rating, SeatFacts
+from service.history.archive import GameRating, RankedGame, RatingChange
+from service.history.ratings import PRIOR, Rating, SeatFacts
 
 from .models import games, rated_games, rating_history, ratings, results, seats
 

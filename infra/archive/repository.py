@@ -1,14 +1,14 @@
 """`SqlArchive`: ended games (finished, aborted or abandoned) in SQL (PostgreSQL or
 SQLite), the `GameArchive` port.
 
-Writes: `unit()` is the unit of work (`service.archive.ArchiveUnit`), one transaction
+Writes: `unit()` is the unit of work (`service.history.archive.ArchiveUnit`), one transaction
 (SQLite: BEGIN IMMEDIATE, so writers queue up front) committed by `commit()` and rolled
 back otherwise. Each of its steps is one synchronous function of SQLAlchemy Core on a
 `Connection` (`_add_game`, `ratings.hold`, ...), the same code on both databases, run by the
 unit's `_Steps`: on PostgreSQL through `AsyncConnection.run_sync` (asyncpg's own I/O), on
 a SQLite file in one thread hop on a synchronous engine of the same file
 (`database.sqlite_twin`; through aiosqlite each statement costs three or four hops to its
-thread and back: about 2 ms of CPU per game archived, against a few tenths now); what is written, and when a game is rated, is `service.archiving`'s. Its
+thread and back: about 2 ms of CPU per game archived, against a few tenths now); what is written, and when a game is rated, is `service.history.archiving`'s. Its
 `add_game` inserts a game with its seats, results and events (`rows.archive_rows`), the
 game row first with INSERT ... ON CONFLICT DO NOTHING: of several units racing on one game,
 PostgreSQL makes the others wait on the primary key until the first commits and then skip;
@@ -40,7 +40,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from domain.cards import COLORS
-from service.archive import (
+from service.core.ports import StoredEvent, StoreUnavailable
+from service.history.archive import (
     ARCHIVED_STATUSES,
     Archival,
     ArchivedGame,
@@ -57,9 +58,8 @@ from service.archive import (
     RatingChange,
     SeatSummary,
 )
-from service.jobs import PermanentFailure
-from service.ports import StoredEvent, StoreUnavailable
-from service.ratings import PRIOR, Rating
+from service.history.ratings import PRIOR, Rating
+from service.jobs.worker import PermanentFailure
 
 from .database import make_engine, sqlite_twin
 from .models import events as events_table
@@ -476,7 +476,7 @@ class _OnThread:
 
 
 class SqlUnit:
-    """`service.archive.ArchiveUnit` on one connection in a transaction (`SqlArchive.unit`):
+    """`service.history.archive.ArchiveUnit` on one connection in a transaction (`SqlArchive.unit`):
     each method one step (`_OnGreenlet`, `_OnThread`)."""
 
     def __init__(self, steps: _OnGreenlet | _OnThread, insert_game: Any) -> None:
@@ -611,7 +611,7 @@ def _translate_errors() -> Iterator[None]:
 def _refused_data() -> Iterator[None]:
     """A value the database refuses (a data exception, SQLSTATE class 22: PostgreSQL refuses
     a NUL character in a text, a number out of range) will be refused again: the job is
-    poisoned (`service.jobs`)."""
+    poisoned (`service.jobs.worker`)."""
     try:
         yield
     except sa_exc.DBAPIError as exc:

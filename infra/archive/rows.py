@@ -1,5 +1,5 @@
-"""What the archive keeps of a game (`service.archive.Archival`, decided and checked by
-`service.archiving.archival`) as the rows of its tables: a mapping, no rule.
+"""What the archive keeps of a game (`service.history.archive.Archival`, decided and checked by
+`service.history.archiving.archival`) as the rows of its tables: a mapping, no rule.
 
 The copies the queries need (`models`): each seat's row has the game's end, each result's
 row the seat's player id and whether the seat counts.
@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from service.archive import Archival
+from service.history.archive import Archival
 
 
 class ArchiveRows(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,4 +1,4 @@
-"""Ratings: each rated player's Weng-Lin rating (`service.ratings`), its history per rated
+"""Ratings: each rated player's Weng-Lin rating (`service.history.ratings`), its history per rated
 game, and the order games were rated in.
 
 Revision ID: 0004_ratings

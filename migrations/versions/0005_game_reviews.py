@@ -1,4 +1,4 @@
-"""Post-game reviews: one row per reviewed finished game (`service.reviews`).
+"""Post-game reviews: one row per reviewed finished game (`service.history.reviews`).
 
 Revision ID: 0005_game_reviews
 Revises: 0004_ratings

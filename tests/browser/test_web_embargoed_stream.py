@@ -1,7 +1,7 @@
 """A tournament player follows their own table live while its deal is a secret: a duplicate
 round of four humans at two tables of two (the same pile at both), the other table still in
 play. Their game is refused to everyone but the platform and its own players
-(`service.secrecy`, 403 `game_embargoed`), so the page's event stream must say who it is
+(`service.tournaments.secrecy`, 403 `game_embargoed`), so the page's event stream must say who it is
 (`Authorization: Bearer <the player's JWT>`, which an `EventSource` cannot send): the page
 opened from the tournament's "your table" gets its stream (200), its event log and no error,
 and the other human's move at the same table reaches it through that stream."""

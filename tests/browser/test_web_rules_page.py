@@ -35,7 +35,7 @@ def test_the_rules_screen_links_the_full_rules_in_every_language(app: App) -> No
 
 
 def test_following_the_link_shows_the_rules_with_their_decisions(app: App) -> None:
-    from service.api.web_routes import CSP
+    from service.entrypoints.api.web_routes import CSP
 
     page = app.page
     requested: list[str] = []

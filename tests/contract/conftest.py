@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from litestar.testing import TestClient
 
-from service.app import create_app
-from service.settings import Settings
+from service.core.settings import Settings
+from service.entrypoints.api.app import create_app
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from litestar.testing import TestClient
 
-from service import openapi_export
+from service.entrypoints import openapi_export
 
 pytestmark = pytest.mark.contract
 

@@ -87,7 +87,7 @@ def test_the_page_loads_nothing_the_policy_refuses() -> None:
 
 
 def test_the_service_serves_the_page_and_its_stylesheet() -> None:
-    from service.app import create_app
+    from service.entrypoints.api.app import create_app
 
     with TestClient(create_app()) as client:
         page = client.get("/static/docs/rules.html")

@@ -63,11 +63,11 @@ from requests.structures import CaseInsensitiveDict
 from schemathesis.config import SchemathesisConfig
 
 from infra.memory_store import MemoryGameStore
-from service.app import create_app
-from service.games import GameService
-from service.lobby import Lobby
-from service.ports import GameStore
-from service.settings import Settings
+from service.core.ports import GameStore
+from service.core.settings import Settings
+from service.entrypoints.api.app import create_app
+from service.games.use_cases import GameService
+from service.lobby.use_cases import Lobby
 from tests.support.archive import CLAIM_KEY, claim_redis_db
 
 pytestmark = pytest.mark.contract

@@ -118,7 +118,7 @@ def test_every_language_has_every_text(language: str) -> None:
 
 
 def test_the_page_is_served_at_the_root_with_everything_it_loads() -> None:
-    from service.app import create_app
+    from service.entrypoints.api.app import create_app
 
     with TestClient(create_app()) as client:
         page = client.get("/")

@@ -18,7 +18,7 @@ import helm_python as helm
 import pytest
 import yaml
 
-from service.settings import HttpLimits, Settings
+from service.core.settings import HttpLimits, Settings
 from tests.servers import ROOT
 from tests.support.helm import (
     CHART,
@@ -344,7 +344,7 @@ def test_redis_enables_replicas_and_workers() -> None:
 
 
 def test_job_workers_run_in_a_deployment_of_their_own() -> None:
-    """jobWorkers.enabled: the queues' workers in `<fullname>-jobs` (`service.cli work`, no
+    """jobWorkers.enabled: the queues' workers in `<fullname>-jobs` (`service.entrypoints.cli work`, no
     HTTP, its own component: neither the Service nor the PDB selects its pods), and the
     serving pods told to run none."""
     assert configmap_env(render(REDIS))["TEN_JOB_WORKERS"] == "true"

@@ -11,8 +11,8 @@ from typing import Any
 import helm_python as helm
 import pytest
 
-from service.identity import Identity
-from service.settings import Settings
+from service.core.settings import Settings
+from service.entrypoints.api.identity import Identity
 from tests.support.helm import (
     configmap_env,
     env_of,

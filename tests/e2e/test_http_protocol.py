@@ -22,7 +22,7 @@ import httpx
 import pytest
 import uvicorn
 
-from service.http_protocol import BoundedHttpToolsProtocol
+from infra.http_protocol import BoundedHttpToolsProtocol
 from tests.servers import free_port, wait_until
 from tests.support.launchers import connect, read_until_closed, status_of
 

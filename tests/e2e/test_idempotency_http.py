@@ -390,7 +390,7 @@ def test_requests_cut_by_a_redis_stall_succeed_when_retried(own_redis: RedisServ
     """Redis' replies held (a stall) while a create, a join and an action are sent with
     their keys: each is a 503 after the client's timeout. Each one's first command is held
     before anything is applied (the create's is the relay's mark of a game that ends at
-    once, service.relay, written before the game; the join's and the action's are reads).
+    once, service.reactions.relay, written before the game; the join's and the action's are reads).
     Once the replies flow again, each retried with its key succeeds at once and runs afresh,
     its effect there once. (A create cut after its atomic write, answer lost, gets its first
     outcome: tests/unit/test_idempotency.py, with the store failing after the write.)"""

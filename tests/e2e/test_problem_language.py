@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from service.i18n import CATALOGS
+from service.entrypoints.api.i18n import CATALOGS
 from tests.support.api import Table, check_problem
 
 pytestmark = pytest.mark.e2e

@@ -18,7 +18,7 @@ from sqlalchemy import exc as sa_exc
 from infra.archive import SqlArchive, make_engine
 from infra.archive.migrate import upgrade_async
 from infra.archive.repository import _translate_errors
-from service.ports import StoreUnavailable
+from service.core.ports import StoreUnavailable
 from tests.servers import PostgresServer
 
 pytestmark = pytest.mark.integration

@@ -4,7 +4,7 @@ Test data are whole bot games (`play_game`) with known player ids in their seats
 other game the platform vouched for the ids (`verified`) and those seats count as humans,
 so some games are ranked and some are not (too few humans, a custom deck). Every expected
 figure and ranking is computed here from the simulated games themselves (the ranking rule
-restated, not `service.ranking` called), not read back from the archive. Each dialect gets a throwaway database (PostgreSQL: `CREATE DATABASE`, dropped
+restated, not `service.history.ranking` called), not read back from the archive. Each dialect gets a throwaway database (PostgreSQL: `CREATE DATABASE`, dropped
 afterwards; SQLite: a temporary file), migrated with Alembic like production.
 """
 
@@ -39,9 +39,9 @@ from domain.views import public_view
 from infra.archive import InvalidCursor, SqlArchive, make_engine
 from infra.archive.models import events as events_table
 from infra.archive.models import games, results, seats
-from service.archiving import archival, archive_game
-from service.model import GameRecord
-from service.ports import StoredEvent, StoreUnavailable
+from service.core.model import GameRecord
+from service.core.ports import StoredEvent, StoreUnavailable
+from service.history.archiving import archival, archive_game
 from tests.support.archived_games import DIALECTS, Db, migrated_database
 from tests.support.ended_games import (
     BASE,
@@ -931,12 +931,12 @@ def test_a_game_the_database_refuses_is_quarantined_and_the_games_behind_it_are_
     empty: Db,
 ) -> None:
     """A player's name with U+0000: PostgreSQL refuses the text for good (SQLite stores it).
-    The archiver (service.archiver on the leased queue) sets the refused game aside with the
+    The archiver (service.history.archiver on the leased queue) sets the refused game aside with the
     database's reason, at once, and archives the games queued after it; put back once the
     cause is fixed, it is tried again. Never retried forever, never blocking the queue."""
     from infra.queues import MemoryQueue
-    from service.archiver import Archiver
-    from service.ports import ArchiveJob
+    from service.core.ports import ArchiveJob
+    from service.history.archiver import Archiver
 
     first, behind, last = dataset()[:3]
     state = first.record.state

@@ -42,7 +42,7 @@ from domain.cards import deck_for
 from domain.engine import apply, information_state, new_game, to_act
 from domain.model import Action, Rules
 from domain.views import public_view
-from service.ports import ArchiveJob
+from service.core.ports import ArchiveJob
 from tests.servers import free_port
 from tests.support.archive import (
     OUTBOX_KEY,
@@ -68,7 +68,7 @@ VIEW_ONLY = (
     "clock",
 )  # beyond a view
 PLAYER_POOL = ("ann", "bob", "cy", "dee", "eve", "Zed")  # "Zed" < "ann": ids compare byte-wise
-# a player never rated has the prior (service.ratings): mu 25, sigma 25/3, ordinal mu - 3 sigma
+# a player never rated has the prior (service.history.ratings): mu 25, sigma 25/3, ordinal mu - 3 sigma
 PRIOR_JSON = {"mu": 25.0, "sigma": 25 / 3, "ordinal": 25 - 3 * (25 / 3), "games": 0}
 
 

@@ -1,4 +1,4 @@
-"""Bot steps in the pool of worker processes (`infra.bot_pool`, `service.bot_work`), for
+"""Bot steps in the pool of worker processes (`infra.bot_pool`, `service.games.bot_work`), for
 real: the pool computes exactly what the engine computes inline; a worker SIGKILLed in the
 middle of a step fails that step cleanly (503 bots_busy, nothing saved) and the next step
 runs on a new pool; through the HTTP API, a table of five experts refused that way leaves
@@ -25,11 +25,11 @@ from domain.engine import new_game, to_act
 from domain.legal import legal_actions
 from domain.simulation import play_bots
 from infra.bot_pool import BotPool
-from service.app import create_app
-from service.bot_work import BotWork
-from service.errors import ServiceError
-from service.games import encode_events
-from service.settings import Settings
+from service.core.errors import ServiceError
+from service.core.settings import Settings
+from service.entrypoints.api.app import create_app
+from service.games.bot_work import BotWork
+from service.games.use_cases import encode_events
 from tests.servers import ROOT, wait_until
 from tests.support.gates import Gate, held
 from tests.support.processes import cpu_ticks, parent, running

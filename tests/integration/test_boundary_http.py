@@ -12,8 +12,8 @@ import jwt
 import pytest
 from litestar.testing import TestClient
 
-from service.app import create_app
-from service.settings import Settings
+from service.core.settings import Settings
+from service.entrypoints.api.app import create_app
 
 pytestmark = pytest.mark.integration
 API_KEY = "platform-key-0123456789abcdef"

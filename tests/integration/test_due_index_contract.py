@@ -19,8 +19,8 @@ import pytest
 from msgspec.structs import replace
 from redis.crc import key_slot
 
-from service.model import GameRecord
-from service.ports import DueGame
+from service.core.model import GameRecord
+from service.core.ports import DueGame
 from tests.support.records import NOW, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration

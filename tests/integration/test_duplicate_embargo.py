@@ -1,4 +1,4 @@
-"""Secrets across games (`service.secrecy`): a duplicate round of a tournament over HTTP, in
+"""Secrets across games (`service.tournaments.secrecy`): a duplicate round of a tournament over HTTP, in
 process (the embedded store; a SQLite archive, and PostgreSQL). Six entrants at tables of two, round robin,
 one round: ann and bob (humans, at two tables) and four bots (the third table, played to its
 end at once), every table dealt the same pile.
@@ -25,8 +25,8 @@ import jwt
 import pytest
 from litestar.testing import TestClient
 
-from service.app import create_app
-from service.settings import Settings
+from service.core.settings import Settings
+from service.entrypoints.api.app import create_app
 from tests.support.archive import pg_database
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,4 @@
-"""The event stream (`service.watchers.Watchers.stream`) against a save landing between
+"""The event stream (`infra.watchers.Watchers.stream`) against a save landing between
 its two reads: it read the log (nothing new), then the game, which the final save had
 finished meanwhile. It must deliver the final events, not end the stream before them."""
 
@@ -10,10 +10,10 @@ import msgspec
 import pytest
 
 from infra.memory_store import MemoryGameStore
-from service.games import GameService
-from service.lobby import Lobby
-from service.settings import Settings
-from service.watchers import Watchers
+from infra.watchers import Watchers
+from service.core.settings import Settings
+from service.games.use_cases import GameService
+from service.lobby.use_cases import Lobby
 
 pytestmark = pytest.mark.integration
 

@@ -1,6 +1,6 @@
 """Identity over HTTP, in-process: GET /v1/info in the open and the verified mode, the
 security schemes in the OpenAPI document, CORS (preflight and simple requests) as
-TEN_CORS_ORIGINS asks, and the caller (service.api.auth's hook): its errors as
+TEN_CORS_ORIGINS asks, and the caller (service.entrypoints.api.auth's hook): its errors as
 problem+json 401/400 with a `WWW-Authenticate` challenge, none asked for by a handler without
 it, and no trace of it in the OpenAPI document."""
 
@@ -20,11 +20,11 @@ from litestar.datastructures import State
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.testing import TestClient
 
-from service.api.auth import AuthenticatedRequest, authenticate
-from service.api.problems import problem_details_config
-from service.app import CORS_REQUEST_HEADERS, CORS_RESPONSE_HEADERS, create_app
-from service.identity import PLATFORM_KEY, PLAYER_TOKEN, Identity
-from service.settings import Settings
+from service.core.settings import Settings
+from service.entrypoints.api.app import CORS_REQUEST_HEADERS, CORS_RESPONSE_HEADERS, create_app
+from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
+from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN, Identity
+from service.entrypoints.api.problems import problem_details_config
 
 pytestmark = pytest.mark.integration
 

@@ -17,10 +17,10 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
-from service.callers import Caller
-from service.errors import ServiceError
-from service.identity import Identity
-from service.settings import Settings
+from service.core.callers import Caller
+from service.core.errors import ServiceError
+from service.core.settings import Settings
+from service.entrypoints.api.identity import Identity
 from tests.servers import free_port
 
 pytestmark = pytest.mark.integration

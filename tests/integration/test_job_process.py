@@ -1,5 +1,5 @@
 """The queues' workers in a process of their own (`python -m service.cli work`,
-`service.app.work_jobs`): a serving app started with TEN_JOB_WORKERS=false queues an ended
+`service.bootstrap.work_jobs`): a serving app started with TEN_JOB_WORKERS=false queues an ended
 game and never archives it; the job workers archive it; on the embedded store the switch
 is refused (nobody else could reach its queues)."""
 
@@ -11,8 +11,9 @@ import time
 import pytest
 from litestar.testing import TestClient
 
-from service.app import create_app, work_jobs
-from service.settings import Settings
+from service.bootstrap import work_jobs
+from service.core.settings import Settings
+from service.entrypoints.api.app import create_app
 from tests.support.archive import claim_redis_db
 
 pytestmark = pytest.mark.integration

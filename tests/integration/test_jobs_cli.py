@@ -12,8 +12,8 @@ import pytest
 
 from infra.queues import RedisQueue
 from infra.redis_store import connect
-from service.app import Instruments, build_adapters, game_service
-from service.settings import Settings
+from service.bootstrap import Instruments, build_adapters, game_service
+from service.core.settings import Settings
 from tests.support.jobs_cli import cli
 
 pytestmark = pytest.mark.integration
@@ -102,7 +102,7 @@ def queues_the_service_makes(tmp_path) -> set[str]:
         return adapters.queue(name)
 
     game_service(settings, adapters._replace(queue=queue), Instruments(settings, "memory", None))
-    with pytest.raises(ValueError, match=r"service\.jobs\.QUEUES"):
+    with pytest.raises(ValueError, match=r"service\.jobs\.worker\.QUEUES"):
         adapters.queue("a-queue-nobody-named")  # none made that the command cannot reach
     asyncio.run(adapters.close())
     return asked

@@ -15,14 +15,14 @@ import pytest
 from msgspec.structs import replace
 
 from domain.engine import new_game
-from service.errors import ServiceError
-from service.games import GameService, encode_events
-from service.instrumented_store import InstrumentedStore
-from service.lobby import Lobby as LobbyUseCase
-from service.model import OPEN_INDEX, GameRecord, Seat, Table, host_index, player_index
-from service.ports import GameExists, IdempotentResponse
-from service.quotas import GRACE, Quota
-from service.settings import Settings
+from infra.observability.instrumented_store import InstrumentedStore
+from service.core.errors import ServiceError
+from service.core.model import OPEN_INDEX, GameRecord, Seat, Table, host_index, player_index
+from service.core.ports import GameExists, IdempotentResponse
+from service.core.quotas import GRACE, Quota
+from service.core.settings import Settings
+from service.games.use_cases import GameService, encode_events
+from service.lobby.use_cases import Lobby as LobbyUseCase
 from tests.support.records import NOW, PLAYERS, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration
@@ -366,7 +366,7 @@ def hosted(backend, host: str, at: float, **options) -> GameRecord:
 
 
 def quota(store, limit: int) -> Quota:
-    """The lobby's quota of open tables (`service.lobby.Lobby.open_tables`) on this store."""
+    """The lobby's quota of open tables (`service.lobby.use_cases.Lobby.open_tables`) on this store."""
     return LobbyUseCase(GameService(store, Settings(max_open_tables=limit))).open_tables
 
 

@@ -1,6 +1,6 @@
 """The contract of `GameStore.log_news` and `GameStore.events_of`, on the embedded store and
 real Redis (and, through tests/scaleout/test_cluster_store_contract.py, a 3-node Cluster):
-what the process's one stream reader (`service.watchers`) relies on.
+what the process's one stream reader (`infra.watchers`) relies on.
 
 A watched game is reported once its subscription holds, then after every save that added
 events to its log (a save without events reports nothing), never after `unwatch`; other
@@ -18,7 +18,7 @@ from msgspec.structs import replace
 
 from infra.memory_store import MemoryGameStore
 from infra.redis_store import RedisGameStore
-from service.ports import StoreUnavailable
+from service.core.ports import StoreUnavailable
 from tests.support.records import NOW, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration

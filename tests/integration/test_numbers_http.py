@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from service.app import create_app
-from service.settings import Settings
+from service.core.settings import Settings
+from service.entrypoints.api.app import create_app
 
 pytestmark = pytest.mark.integration
 

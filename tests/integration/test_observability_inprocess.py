@@ -14,8 +14,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from infra.redis_store import RedisGameStore
-from service.app import create_app
-from service.settings import Settings
+from service.core.settings import Settings
+from service.entrypoints.api.app import create_app
 from tests.servers import ROOT
 
 pytestmark = pytest.mark.integration
@@ -151,8 +151,8 @@ BLOCK_OTEL = textwrap.dedent(
 
     sys.meta_path.insert(0, NoOpenTelemetry())
     from litestar.testing import TestClient
-    from service.app import create_app
-    from service.settings import Settings
+    from service.entrypoints.api.app import create_app
+    from service.core.settings import Settings
 
     tracing = sys.argv[1] == "on"
     try:

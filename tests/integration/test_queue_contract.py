@@ -1,4 +1,4 @@
-"""The LeasedQueue contract (service.jobs), run against both adapters: the embedded queue and
+"""The LeasedQueue contract (service.jobs.worker), run against both adapters: the embedded queue and
 real Redis (each test its own queue name, its keys deleted afterwards)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from redis.crc import key_slot
 
 from infra.queues import LEGACY_ARCHIVE_OUTBOX, MemoryQueue, RedisQueue, adopt_legacy
 from infra.redis_store import connect
-from service.jobs import QueueFull
+from service.jobs.worker import QueueFull
 
 pytestmark = pytest.mark.integration
 NOW = 1_760_000_000.5

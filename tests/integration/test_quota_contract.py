@@ -1,4 +1,4 @@
-"""The quotas (`service.quotas`) on both stores, in memory and on real Redis: a hold counts
+"""The quotas (`service.core.quotas`) on both stores, in memory and on real Redis: a hold counts
 atomically with the limit, concurrent holds never overshoot, and what no longer counts (or
 was never stored, once GRACE has passed) is dropped when the owner's set is full."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from infra.quotas import MemoryQuotas, RedisQuotas
 from infra.redis_store import connect
-from service.errors import ServiceError
-from service.quotas import GRACE, Quota
+from service.core.errors import ServiceError
+from service.core.quotas import GRACE, Quota
 
 pytestmark = pytest.mark.integration
 NOW = 1_760_000_000.25

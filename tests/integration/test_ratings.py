@@ -4,7 +4,7 @@ The games are test_archive's (bot games with verified or unverified player ids, 
 not, and the clocked ones: timeouts, seats taken over, resigned, abandoned). Which seats
 are rated is restated here from the games themselves (ranked, counting, human with a player
 id, two or more), and every expected number comes from replaying those tables with the
-rule (`service.ratings.replay`) in the order the archive rated them: exact floats.
+rule (`service.history.ratings.replay`) in the order the archive rated them: exact floats.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from sqlalchemy import select
 from domain.model import GameFinished
 from infra.archive import SqlArchive, downgrade, make_engine, upgrade
 from infra.archive.models import rated_games, rating_history, ratings
-from service.archiving import archive_game, rebuild_ratings
-from service.games import encode_events
-from service.ratings import PRIOR, Rating, predict, replay
+from service.games.use_cases import encode_events
+from service.history.archiving import archive_game, rebuild_ratings
+from service.history.ratings import PRIOR, Rating, predict, replay
 from tests.servers import ROOT, ServiceProcess
 from tests.support.archived_games import DIALECTS, Db, migrated_database
 from tests.support.ended_games import (

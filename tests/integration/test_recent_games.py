@@ -23,13 +23,13 @@ from domain.engine import to_act
 from domain.errors import RuleError
 from domain.legal import legal_actions
 from domain.model import Draw, Stop
-from service.api.routes import render_acted
-from service.callers import Caller
-from service.commands import Act
-from service.errors import ServiceError
-from service.games import GameService as _GameService
-from service.lobby import Lobby
-from service.settings import Settings
+from service.core.callers import Caller
+from service.core.errors import ServiceError
+from service.core.settings import Settings
+from service.entrypoints.api.routes import render_acted
+from service.games.commands import Act
+from service.games.use_cases import GameService as _GameService
+from service.lobby.use_cases import Lobby
 from tests.servers import run_server
 
 

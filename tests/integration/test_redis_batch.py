@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from infra.redis_batch import Batcher
 from infra.redis_store import _unreachable
-from service.ports import StoreUnavailable
+from service.core.ports import StoreUnavailable
 
 pytestmark = pytest.mark.integration
 

@@ -15,8 +15,8 @@ import pytest
 from domain.tournament import Settings as TournamentSettings
 from infra.redis_store import RedisGameStore, connect
 from infra.redis_tournaments import RedisTournamentStore
-from service.model import TournamentRecord
-from service.ports import IdempotentResponse, StoreUnavailable
+from service.core.model import TournamentRecord
+from service.core.ports import IdempotentResponse, StoreUnavailable
 from tests.servers import RedisServer, wait_until
 from tests.support.records import TTL, advance, new_record
 

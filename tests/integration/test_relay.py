@@ -1,4 +1,4 @@
-"""At least once, whatever process died where (service.relay): the reactions to a change (the
+"""At least once, whatever process died where (service.reactions.relay): the reactions to a change (the
 archive queue, the platform's webhooks) are relayed from the game's event log, so a replica
 that dies between the save and any reaction loses nothing. Another replica's relay worker
 picks the game up once its mark is due, and every webhook message and every archive job
@@ -21,15 +21,15 @@ from domain.model import Resign
 from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
 from infra.webhook_sender import HttpSender
-from service.callers import Caller
-from service.commands import AbortGame, Act
-from service.games import GameService
-from service.jobs import Worker
-from service.lobby import Lobby
-from service.ports import VersionConflict
-from service.relay import GRACE, ArchiveReaction, Relay
-from service.settings import Settings
-from service.webhooks import WebhookOutbox, Webhooks
+from service.core.callers import Caller
+from service.core.ports import VersionConflict
+from service.core.settings import Settings
+from service.games.commands import AbortGame, Act
+from service.games.use_cases import GameService
+from service.jobs.worker import Worker
+from service.lobby.use_cases import Lobby
+from service.reactions.relay import GRACE, ArchiveReaction, Relay
+from service.reactions.webhooks import WebhookOutbox, Webhooks
 
 pytestmark = pytest.mark.integration
 URL = "http://127.0.0.1:9/hooks"

@@ -22,7 +22,7 @@ from domain.review import review
 from infra.archive.models import reviews as reviews_table
 from infra.queues import RedisQueue
 from infra.redis_store import connect
-from service.reviews import QUEUE, ReviewOut
+from service.history.reviews import QUEUE, ReviewOut
 from tests.support.archive import ArchiveDb, claim_redis_db, pg_database, served_on, servers
 from tests.support.jobs_cli import cli
 

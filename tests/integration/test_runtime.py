@@ -1,4 +1,4 @@
-"""The serving process's garbage-collector tuning (`service.runtime`, `TEN_GC_THRESHOLD`).
+"""The serving process's garbage-collector tuning (`infra.runtime`, `TEN_GC_THRESHOLD`).
 
 Each case runs in its own Python process: the collector's settings belong to the process, and
 the test runner's own must stay as they are. The process builds the app, starts it (the
@@ -15,8 +15,8 @@ import textwrap
 
 import pytest
 
-from service import runtime
-from service.settings import Settings
+from infra import runtime
+from service.core.settings import Settings
 from tests.servers import ROOT
 
 pytestmark = pytest.mark.integration
@@ -29,8 +29,8 @@ REPORT = textwrap.dedent(
     if sys.argv[1] == "entry":  # the app uvicorn serves: service.app:app
         from service.app import app
     else:
-        from service.app import create_app
-        from service.settings import Settings
+        from service.entrypoints.api.app import create_app
+        from service.core.settings import Settings
 
         app = create_app(
             Settings(database_url=sys.argv[2], gc_threshold=int(sys.argv[3]), log_format="text"),

@@ -1,5 +1,5 @@
 """The app's shutdown ends even when closing an adapter never returns: the step is logged
-with where it waits and left behind (service.cancellation.finish_within). One shutdown in a
+with where it waits and left behind (service.core.cancellation.finish_within). One shutdown in a
 full run waited for good on a step nobody could name."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import time
 import pytest
 from litestar.testing import TestClient
 
-import service.app as app_module
 from infra.memory_store import MemoryGameStore
-from service.app import create_app
-from service.settings import Settings
+from service import bootstrap
+from service.core.settings import Settings
+from service.entrypoints.api.app import create_app
 
 pytestmark = pytest.mark.integration
 
@@ -26,7 +26,7 @@ class _StoreThatNeverCloses(MemoryGameStore):
 
 
 def test_a_close_that_never_returns_does_not_hold_the_shutdown(tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr(app_module, "CLOSE_SECONDS", 0.3)
+    monkeypatch.setattr(bootstrap, "CLOSE_SECONDS", 0.3)
     settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3")
     app = create_app(settings, store=_StoreThatNeverCloses())
     with caplog.at_level(logging.ERROR, logger="ten"):

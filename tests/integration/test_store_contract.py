@@ -1,7 +1,7 @@
 """The GameStore contract, run against both adapters: the embedded store and real Redis.
 
 Records are real game states (`domain.engine.new_game` then bot moves through `apply`) and
-events are encoded as the service encodes them (`service.games.encode_events`). Async bodies
+events are encoded as the service encodes them (`service.games.use_cases.encode_events`). Async bodies
 run under `asyncio.run`, each store built and closed inside its own loop.
 """
 
@@ -19,15 +19,15 @@ from redis.crc import key_slot
 from domain.engine import new_game
 from infra.memory_store import MemoryGameStore
 from infra.redis_store import RedisGameStore
-from service.games import encode_events
-from service.model import GameRecord
-from service.ports import (
+from service.core.model import GameRecord
+from service.core.ports import (
     GameExists,
     IdempotentResponse,
     StoredEvent,
     StoreUnavailable,
     VersionConflict,
 )
+from service.games.use_cases import encode_events
 from tests.support.records import NOW, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration

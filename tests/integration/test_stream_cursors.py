@@ -1,5 +1,5 @@
 """A client's cursor is its own: a stream opened past the end of a game's log changes
-nothing another stream of that game receives (`service.watchers`: the ring every stream of
+nothing another stream of that game receives (`infra.watchers`: the ring every stream of
 a game shares starts at the log, never at a client's cursor). In process, on the embedded
 store."""
 
@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from infra.memory_store import MemoryGameStore
-from service.watchers import OPENING, Watchers
+from infra.watchers import OPENING, Watchers
 from tests.support.records import TTL, advance, new_record
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,4 @@
-"""The TournamentStore contract (service.ports), run against both adapters: in memory and
+"""The TournamentStore contract (service.core.ports), run against both adapters: in memory and
 real Redis (each test its own key prefix, its keys deleted afterwards)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from domain.tournament import Settings
 from infra.memory_tournaments import MemoryTournamentStore
 from infra.redis_store import connect
 from infra.redis_tournaments import RedisTournamentStore
-from service.model import TournamentRecord
-from service.ports import TournamentConflict
+from service.core.model import TournamentRecord
+from service.core.ports import TournamentConflict
 
 pytestmark = pytest.mark.integration
 NOW = 1_760_000_000.5

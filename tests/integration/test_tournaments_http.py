@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from service.app import create_app
-from service.settings import Settings as ServiceSettings
+from service.core.settings import Settings as ServiceSettings
+from service.entrypoints.api.app import create_app
 from tests.support.archive import claim_redis_db
 from tests.support.tournaments import recomputed
 

@@ -1,4 +1,4 @@
-"""The process's event streams (`service.watchers.Watchers`) on the embedded store, in process:
+"""The process's event streams (`infra.watchers.Watchers`) on the embedded store, in process:
 caps, a slow stream dropped and resumed, a store failure ending every stream with one log
 line, games that end without an event, and the SSE bytes themselves. (Streams over HTTP, on
 Redis and a Cluster, across replicas and through a Redis restart: tests/e2e,
@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from infra.memory_store import MemoryGameStore
-from service.ports import StoreUnavailable
-from service.watchers import OPENING, StreamsRefused, Watchers
+from infra.watchers import OPENING, StreamsRefused, Watchers
+from service.core.ports import StoreUnavailable
 from tests.support.records import TTL, advance, new_record
 
 pytestmark = pytest.mark.integration

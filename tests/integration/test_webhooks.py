@@ -1,4 +1,4 @@
-"""Webhooks delivered to a real receiver on loopback (service.webhooks, infra.webhook_outbox).
+"""Webhooks delivered to a real receiver on loopback (service.reactions.webhooks, infra.webhook_outbox).
 
 The receiver is a small HTTP server on a free port, in a thread of the test: it checks every
 request with the Standard Webhooks package's own verifier (`Webhook(secret).verify`), as a
@@ -29,12 +29,12 @@ import pytest
 from msgspec.structs import replace
 
 from domain.engine import take_over
+from infra.observability.metrics import Metrics
 from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
 from infra.webhook_sender import HttpSender
-from service.observability.metrics import Metrics
-from service.ports import StoreUnavailable
-from service.webhooks import WebhookOutbox, Webhooks, messages_for
+from service.core.ports import StoreUnavailable
+from service.reactions.webhooks import WebhookOutbox, Webhooks, messages_for
 from tests.servers import ROOT, wait_until
 from tests.support.aio import bounded, run_without_waiting
 from tests.support.archive import claim_redis_db
@@ -174,7 +174,7 @@ def sample(name: str, **labels: str) -> float:
 
 
 async def tell(hooks: Webhooks, old: Any, new: Any, events: Any) -> None:
-    """What the relay does with a stored change (service.relay): the reaction, if it wants it
+    """What the relay does with a stored change (service.reactions.relay): the reaction, if it wants it
     (the relay hands the game as stored and its events not relayed yet)."""
     if hooks.wants(old, new, events):
         await hooks.react(new, events)
@@ -495,7 +495,7 @@ import asyncio, sys
 from infra.redis_store import connect
 from infra.queues import RedisQueue
 from infra.webhook_sender import HttpSender
-from service.webhooks import WebhookOutbox, Webhooks
+from service.reactions.webhooks import WebhookOutbox, Webhooks
 
 async def main():
     url, endpoint, secret = sys.argv[1:4]

@@ -1,4 +1,4 @@
-"""The one write path (`service.unit_of_work`) under contention, on both stores (embedded and
+"""The one write path (`service.core.unit_of_work`) under contention, on both stores (embedded and
 real Redis): every valid command of a crowd that arrives at once is taken, none refused as
 `concurrent_update`."""
 
@@ -14,11 +14,11 @@ from infra.memory_tournaments import MemoryTournamentStore
 from infra.queues import MemoryQueue
 from infra.redis_store import connect
 from infra.redis_tournaments import RedisTournamentStore
-from service.callers import Caller
-from service.games import GameService
-from service.lobby import Lobby
-from service.settings import Settings
-from service.tournaments import CreateTournament, Tournaments
+from service.core.callers import Caller
+from service.core.settings import Settings
+from service.games.use_cases import GameService
+from service.lobby.use_cases import Lobby
+from service.tournaments.use_cases import CreateTournament, Tournaments
 
 pytestmark = pytest.mark.integration
 PLATFORM = Caller(kind="platform")

@@ -16,7 +16,7 @@ import pytest
 from redis.crc import key_slot
 
 from infra.redis_store import RedisGameStore
-from service.ports import StoreUnavailable
+from service.core.ports import StoreUnavailable
 from tests.servers import ROOT
 from tests.support.records import TTL, advance, new_record
 from tests.support.replicas import CLUSTER_GROUP

@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from service.cancellation import awaiting
+from service.core.cancellation import awaiting
 
 T = TypeVar("T")
 

@@ -24,10 +24,10 @@ from domain.model import (
     SeatTakenOver,
 )
 from domain.simulation import SimulatedGame, play_bots, play_game
-from service.games import encode_events
-from service.model import GameRecord
-from service.ports import StoredEvent
-from service.ratings import RatedSeat
+from service.core.model import GameRecord
+from service.core.ports import StoredEvent
+from service.games.use_cases import encode_events
+from service.history.ratings import RatedSeat
 
 PLAYERS = ("ann", "bob", "cy", "dee", "eve", "Zed")  # "Zed" < "ann": ids compare byte-wise
 

@@ -8,7 +8,7 @@ from msgspec.structs import replace
 from domain.bots import BOTS, bot_rng
 from domain.engine import apply, information_state, new_game, to_act
 from domain.model import Event
-from service.model import GameRecord
+from service.core.model import GameRecord
 
 PLAYERS = [("ann", None), ("bob", None), ("cy", "basic")]
 

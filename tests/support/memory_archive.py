@@ -1,5 +1,5 @@
 """An in-memory archive for the core's archiving tests (tests/unit/test_archiving.py): the
-unit of work of `service.archive.ArchiveUnit` on plain dicts, and the few reads those tests
+unit of work of `service.history.archive.ArchiveUnit` on plain dicts, and the few reads those tests
 look at (`get_game`, `events`, `ratings`, `rating_history`).
 
 A unit works on a copy of the archive's state and puts it back on `commit()`; a unit that
@@ -17,16 +17,16 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from service.archive import (
+from service.core.ports import StoredEvent
+from service.history.archive import (
     Archival,
     ArchivedGame,
     GameRating,
     RankedGame,
     RatingChange,
 )
-from service.archiving import seat_facts
-from service.ports import StoredEvent
-from service.ratings import Rating
+from service.history.archiving import seat_facts
+from service.history.ratings import Rating
 
 
 class Broken(RuntimeError):

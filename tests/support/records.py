@@ -7,9 +7,9 @@ from msgspec.structs import replace
 
 from domain.bots import BOTS, bot_rng
 from domain.engine import apply, information_state, new_game, to_act
-from service.games import encode_events, hash_token
-from service.model import GameRecord
-from service.ports import StoredEvent
+from service.core.model import GameRecord
+from service.core.ports import StoredEvent
+from service.games.use_cases import encode_events, hash_token
 
 PLAYERS = [("Zoë ✓", None), ("bob", "basic"), ("cy", "random"), ("dee", "basic")]
 

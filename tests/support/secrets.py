@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import redis
 
-from service.model import GameRecord
+from service.core.model import GameRecord
 
 SECRET_FIELDS = {"draw_pile", "seed"}
 

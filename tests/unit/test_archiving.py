@@ -1,4 +1,4 @@
-"""`service.archiving` with an in-memory archive (tests/support/memory_archive.py): what is
+"""`service.history.archiving` with an in-memory archive (tests/support/memory_archive.py): what is
 archived of an ended game (its summary, seats and results; ranked or not and why; which
 seats count; which are rated), and the use cases' guarantees: archived and rated exactly
 once, the rating in the unit that adds the game (a failure keeps neither), ratings in
@@ -16,13 +16,13 @@ import msgspec
 import pytest
 
 from infra.queues import MemoryQueue
-from service.archive import Archival
-from service.archiver import Archiver
-from service.archiving import archival, archive_game, rebuild_ratings
-from service.jobs import Job, PermanentFailure
-from service.model import TableRef
-from service.ports import ArchiveJob
-from service.ratings import PRIOR, Rating, replay
+from service.core.model import TableRef
+from service.core.ports import ArchiveJob
+from service.history.archive import Archival
+from service.history.archiver import Archiver
+from service.history.archiving import archival, archive_game, rebuild_ratings
+from service.history.ratings import PRIOR, Rating, replay
+from service.jobs.worker import Job, PermanentFailure
 from tests.support.ended_games import (
     Played,
     aborted_game,

@@ -1,4 +1,4 @@
-"""Where bot steps run (`service.bot_work.BotWork`), on fake pools: inline without bots, in
+"""Where bot steps run (`service.games.bot_work.BotWork`), on fake pools: inline without bots, in
 the pool with them, refused (503 bots_busy, nothing computed) past the limit or when the
 pool broke."""
 
@@ -10,8 +10,8 @@ from concurrent.futures import BrokenExecutor, Executor, Future, ThreadPoolExecu
 
 import pytest
 
-from service.bot_work import BotWork
-from service.errors import ServiceError
+from service.core.errors import ServiceError
+from service.games.bot_work import BotWork
 
 pytestmark = pytest.mark.unit
 
@@ -131,14 +131,14 @@ def state_of(*levels: str | None, stand_in: dict[int, str] | None = None):
     ],
 )
 def test_which_steps_go_to_the_pool(levels, stand_in, search) -> None:
-    from service.games import bots_search
+    from service.games.use_cases import bots_search
 
     assert bots_search(state_of(*levels, stand_in=stand_in)) is search
 
 
 def test_resigning_or_reclaiming_goes_to_the_pool() -> None:
     from domain.model import Reclaim, Resign
-    from service.games import bots_search
+    from service.games.use_cases import bots_search
 
     state = state_of(None, None)
     assert bots_search(state, Resign()) is True

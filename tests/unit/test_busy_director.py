@@ -1,7 +1,7 @@
 """A busy bot pool is a wait of the tournament director, never a failure: its job is refused
 (`bots_busy`) many more times than its worker's `max_failures` while another step holds the
 pool's one place, is never set aside, and its round is dealt once the place is free. On the
-use cases and memory adapters, with the real `service.jobs.Worker` on a fake clock and a
+use cases and memory adapters, with the real `service.jobs.worker.Worker` on a fake clock and a
 pool of threads whose occupant waits for an event (no timing)."""
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ import pytest
 from infra.memory_store import MemoryGameStore
 from infra.memory_tournaments import MemoryTournamentStore
 from infra.queues import MemoryQueue
-from service.bot_work import BotWork
-from service.callers import Caller
-from service.errors import ServiceError
-from service.games import GameService
-from service.lobby import Lobby
-from service.relay import Relay
-from service.settings import Settings
-from service.tournaments import CreateTournament, TournamentReaction, Tournaments, game_id
+from service.core.callers import Caller
+from service.core.errors import ServiceError
+from service.core.settings import Settings
+from service.games.bot_work import BotWork
+from service.games.use_cases import GameService
+from service.lobby.use_cases import Lobby
+from service.reactions.relay import Relay
+from service.tournaments.use_cases import CreateTournament, TournamentReaction, Tournaments, game_id
 
 pytestmark = pytest.mark.unit
 PLATFORM = Caller(kind="platform")

@@ -1,4 +1,4 @@
-"""service.cancellation: a cancellation a library dropped still stops a loop; a shutdown's
+"""service.core.cancellation: a cancellation a library dropped still stops a loop; a shutdown's
 wait for the background tasks, and each of its other steps, is bounded."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from service.cancellation import finish_within, stop_if_cancelled, stop_tasks
+from service.core.cancellation import finish_within, stop_if_cancelled, stop_tasks
 from tests.support.aio import dropping_sleep, run_without_waiting
 
 

@@ -1,4 +1,4 @@
-"""The deadline poller (service.deadlines) on the embedded store, with an injected clock and a
+"""The deadline poller (service.reactions.deadlines) on the embedded store, with an injected clock and a
 `fire` of its own: a stand-in for `GameService.fire_due` that reads the game, and when it is
 due makes a "timeout" save (its due moves a turn later), else reports it moved on.
 
@@ -19,10 +19,10 @@ import pytest
 from domain.engine import new_game
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
-from service.deadlines import MAX_BACKOFF, DeadlinePoller
-from service.model import GameRecord
-from service.ports import DueGame, Fired, StoreUnavailable
-from service.relay import Relay
+from service.core.model import GameRecord
+from service.core.ports import DueGame, Fired, StoreUnavailable
+from service.reactions.deadlines import MAX_BACKOFF, DeadlinePoller
+from service.reactions.relay import Relay
 from tests.support.aio import dropping_sleep, run_without_waiting
 
 pytestmark = pytest.mark.unit
@@ -233,7 +233,7 @@ def test_a_whole_batch_calls_for_another_poll_at_once():
 
 
 def test_outcomes_and_lateness_are_counted():
-    from service.observability.metrics import Metrics
+    from infra.observability.metrics import Metrics
 
     metrics = Metrics()
 

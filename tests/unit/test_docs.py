@@ -13,8 +13,8 @@ import pytest
 
 from domain.errors import RULE_ERROR_CODES
 from domain.model import Rules
-from service.api.problems import HTTP_CODES, RULE_STATUS, SERVICE_STATUS
-from service.errors import SERVICE_ERROR_CODES
+from service.core.errors import SERVICE_ERROR_CODES
+from service.entrypoints.api.problems import HTTP_CODES, RULE_STATUS, SERVICE_STATUS
 
 pytestmark = pytest.mark.unit
 
@@ -24,7 +24,7 @@ PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 
 # every code a problem document can carry: the engine's and the use cases' codes, the
 # statuses' codes of the HTTP layer, and its fallback for any other status
-# (`service.api.problems.from_http_exception`)
+# (`service.entrypoints.api.problems.from_http_exception`)
 CATALOGUE = sorted(
     {
         *RULE_ERROR_CODES,

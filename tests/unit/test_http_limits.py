@@ -1,10 +1,10 @@
-"""The HTTP head and body bounds (`HttpLimits`, kept by service/http_protocol.py) from `TEN_*`."""
+"""The HTTP head and body bounds (`HttpLimits`, kept by infra/http_protocol.py) from `TEN_*`."""
 
 from __future__ import annotations
 
 import pytest
 
-from service.settings import HttpLimits
+from service.core.settings import HttpLimits
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""The one Idempotency-Key mechanism (`service.idempotency`), driven through the use cases
+"""The one Idempotency-Key mechanism (`service.core.idempotency`), driven through the use cases
 (`Lobby.create`, `Lobby.join`, `GameService.act`) on the embedded store with a fake clock:
 no HTTP, no Redis.
 
@@ -19,14 +19,14 @@ import pytest
 
 from domain.model import Draw, Stop
 from infra.memory_store import MemoryGameStore
-from service import idempotency
-from service.callers import ANONYMOUS, Caller
-from service.commands import Act, CreateTable, JoinSeat, SeatRequest
-from service.errors import ServiceError
-from service.games import GAME_ID, GameService
-from service.lobby import Lobby
-from service.ports import Save, StoreUnavailable
-from service.settings import Settings
+from service.core import idempotency
+from service.core.callers import ANONYMOUS, Caller
+from service.core.errors import ServiceError
+from service.core.ports import Save, StoreUnavailable
+from service.core.settings import Settings
+from service.games.commands import Act, CreateTable, JoinSeat, SeatRequest
+from service.games.use_cases import GAME_ID, GameService
+from service.lobby.use_cases import Lobby
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""service.identity: API keys, player JWTs and seat tokens made into a Caller, and every way
+"""service.entrypoints.api.identity: API keys, player JWTs and seat tokens made into a Caller, and every way
 a forged, stale or misdirected credential is refused (ServiceError, a 4xx), with real keys
 (cryptography) and real tokens (PyJWT). The JWKS, fetched over HTTP, is tested in
 tests/integration/test_identity_jwks.py."""
@@ -20,13 +20,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from infra.memory_store import MemoryGameStore
-from service import identity as identity_module
-from service.callers import Caller
-from service.errors import ServiceError
-from service.games import GameService
-from service.identity import Identity
-from service.lobby import Lobby
-from service.settings import Settings
+from service.core.callers import Caller
+from service.core.errors import ServiceError
+from service.core.settings import Settings
+from service.entrypoints.api import identity as identity_module
+from service.entrypoints.api.identity import Identity
+from service.games.use_cases import GameService
+from service.lobby.use_cases import Lobby
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""The one worker of every background job (service.jobs.Worker) on the embedded queue, with a
+"""The one worker of every background job (service.jobs.worker.Worker) on the embedded queue, with a
 fake clock and no jitter: backoff, poison quarantine, a dependency down, requeue, and a job
 put again while claimed."""
 
@@ -11,10 +11,10 @@ import logging
 import pytest
 
 from infra.queues import MemoryQueue
-from service.bot_work import bots_busy
-from service.errors import ServiceError
-from service.jobs import Job, PermanentFailure, Worker
-from service.ports import StoreUnavailable
+from service.core.errors import ServiceError
+from service.core.ports import StoreUnavailable
+from service.games.bot_work import bots_busy
+from service.jobs.worker import Job, PermanentFailure, Worker
 from tests.support.aio import dropping_sleep, run_without_waiting
 
 pytestmark = pytest.mark.unit
@@ -288,7 +288,7 @@ def test_a_worker_whose_cancellation_a_claim_dropped_still_stops() -> None:
 
 
 def busy() -> Exception:
-    """A refusal that says "busy, try again" (the bots' pool full: service.bot_work)."""
+    """A refusal that says "busy, try again" (the bots' pool full: service.games.bot_work)."""
     return bots_busy()
 
 

@@ -1,4 +1,4 @@
-"""The metrics' reaction to every save (`service.observability.metrics.GameMetrics`, a local
+"""The metrics' reaction to every save (`infra.observability.metrics.GameMetrics`, a local
 reaction of the relay) on the use cases with in-memory adapters and a fake clock: each
 action a seat sent and the service accepted is counted once by its type (not the bots'
 moves after it, nor a timeout's move, nor an Idempotency-Key's replay), and so are the
@@ -17,14 +17,14 @@ from domain.bots import BOTS, bot_rng
 from domain.engine import information_state, to_act
 from domain.model import BankClock, Draw, Reclaim, Resign
 from infra.memory_store import MemoryGameStore
+from infra.observability.metrics import GameMetrics, Metrics
 from infra.queues import MemoryQueue
-from service.callers import Caller
-from service.commands import Act
-from service.games import GameService
-from service.lobby import Lobby
-from service.observability.metrics import GameMetrics, Metrics
-from service.relay import Relay
-from service.settings import Settings
+from service.core.callers import Caller
+from service.core.settings import Settings
+from service.games.commands import Act
+from service.games.use_cases import GameService
+from service.lobby.use_cases import Lobby
+from service.reactions.relay import Relay
 from tests.support.games import play_to_end, started
 
 pytestmark = pytest.mark.unit

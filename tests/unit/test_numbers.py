@@ -1,4 +1,4 @@
-"""The one reading of a client's number (`service.numbers.ascii_number`): ASCII digits
+"""The one reading of a client's number (`service.core.numbers.ascii_number`): ASCII digits
 within bounds, nothing else; and the seat of a seat token read with it (a digit `int`
 refuses was a 500)."""
 
@@ -9,10 +9,10 @@ import asyncio
 import pytest
 
 from infra.memory_store import MemoryGameStore
-from service.errors import ServiceError
-from service.games import GameService
-from service.numbers import ascii_number
-from service.settings import Settings
+from service.core.errors import ServiceError
+from service.core.numbers import ascii_number
+from service.core.settings import Settings
+from service.games.use_cases import GameService
 from tests.support.records import new_record
 
 pytestmark = pytest.mark.unit

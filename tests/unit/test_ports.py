@@ -12,9 +12,9 @@ import inspect
 import pytest
 
 from infra.memory_store import MemoryGameStore
+from infra.observability.instrumented_store import InstrumentedStore
 from infra.redis_store import RedisGameStore
-from service.instrumented_store import InstrumentedStore
-from service.ports import (
+from service.core.ports import (
     DueIndex,
     EventLog,
     Games,

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from domain.errors import RULE_ERROR_CODES, Joined, RuleError, Text
-from service.api import problems
-from service.errors import SERVICE_ERROR_CODES, ServiceError
-from service.i18n import CATALOGS, DEFAULT, LANGUAGES, localize, negotiate, title
+from service.core.errors import SERVICE_ERROR_CODES, ServiceError
+from service.entrypoints.api import problems
+from service.entrypoints.api.i18n import CATALOGS, DEFAULT, LANGUAGES, localize, negotiate, title
 
 pytestmark = pytest.mark.unit
 
@@ -34,7 +34,7 @@ MESSAGE_ARGUMENT = {
     "problem": 2,
     "Text": 0,
     "_auction": 0,  # domain/engine.py: the refusal when no auction is on
-    "token_refused": 0,  # service/callers.py: why a JWT is refused
+    "token_refused": 0,  # service/core/callers.py: why a JWT is refused
 }
 # calls that make a message the scan checks elsewhere: Text (a call scanned itself), foreign
 # (FOREIGN_TEMPLATES), infra.jwt_keys' _reason (Texts)
@@ -43,15 +43,24 @@ MADE = ("Text", "foreign", "_reason")
 FORWARDERS = {
     ("domain/errors.py", "message"): "a RuleError's or ServiceError's template, or its default",
     ("domain/engine.py", "_auction"): "its callers' literals are scanned (`_auction`)",
-    ("service/callers.py", "token_refused"): "its callers' literals and Texts are scanned",
-    ("service/api/problems.py", "from_rule_error"): "exc.text: a RuleError's Text",
-    ("service/api/problems.py", "from_service_error"): "exc.text: a ServiceError's Text",
-    ("service/api/problems.py", "from_http_exception"): "Texts built of scanned templates",
-    ("service/api/problems.py", "problem"): "wraps its own argument",
-    ("service/api/problems.py", "foreign"): "FOREIGN_TEMPLATES and status phrases, checked",
-    ("service/api/problems.py", "_located"): "`foreign` of a library message",
-    ("service/api/problems.py", "from_invalid_cursor"): "`foreign` of the cursor error",
-    ("service/api/routes.py", "_decode_strict"): "`foreign` of msgspec's message",
+    ("service/core/callers.py", "token_refused"): "its callers' literals and Texts are scanned",
+    ("service/entrypoints/api/problems.py", "from_rule_error"): "exc.text: a RuleError's Text",
+    (
+        "service/entrypoints/api/problems.py",
+        "from_service_error",
+    ): "exc.text: a ServiceError's Text",
+    (
+        "service/entrypoints/api/problems.py",
+        "from_http_exception",
+    ): "Texts built of scanned templates",
+    ("service/entrypoints/api/problems.py", "problem"): "wraps its own argument",
+    (
+        "service/entrypoints/api/problems.py",
+        "foreign",
+    ): "FOREIGN_TEMPLATES and status phrases, checked",
+    ("service/entrypoints/api/problems.py", "_located"): "`foreign` of a library message",
+    ("service/entrypoints/api/problems.py", "from_invalid_cursor"): "`foreign` of the cursor error",
+    ("service/entrypoints/api/routes.py", "_decode_strict"): "`foreign` of msgspec's message",
 }
 
 
@@ -86,7 +95,7 @@ def scan() -> tuple[set[str], list[str]]:
     for root in SOURCES:
         for path in sorted(root.rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
-            if relative.startswith("service/i18n/"):
+            if relative.startswith("service/entrypoints/api/i18n/"):
                 continue
             tree = ast.parse(path.read_text(), filename=relative)
             for function, call, argument in _message_calls(tree):

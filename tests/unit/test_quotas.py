@@ -1,4 +1,4 @@
-"""Every capability's quota is the one mechanism (`service.quotas`): a player's tournaments
+"""Every capability's quota is the one mechanism (`service.core.quotas`): a player's tournaments
 not ended, as a host's open tables, counted per caller, the platform exempt, past the limit
 429 with Retry-After and nothing created; one that ends frees its slot."""
 
@@ -11,12 +11,12 @@ import pytest
 from infra.memory_store import MemoryGameStore
 from infra.memory_tournaments import MemoryTournamentStore
 from infra.queues import MemoryQueue
-from service.callers import Caller
-from service.errors import ServiceError
-from service.games import GameService
-from service.lobby import Lobby
-from service.settings import Settings
-from service.tournaments import CreateTournament, Tournaments
+from service.core.callers import Caller
+from service.core.errors import ServiceError
+from service.core.settings import Settings
+from service.games.use_cases import GameService
+from service.lobby.use_cases import Lobby
+from service.tournaments.use_cases import CreateTournament, Tournaments
 
 pytestmark = pytest.mark.unit
 PLATFORM = Caller(kind="platform")

@@ -1,4 +1,4 @@
-"""`service.ranking.ranking`: which archived games count for stats and the leaderboard, and
+"""`service.history.ranking.ranking`: which archived games count for stats and the leaderboard, and
 why the others do not; which seats of a game count. Each rule alone, then combinations, on
 real engine states (seats taken over and resigned by the engine itself)."""
 
@@ -14,8 +14,8 @@ import pytest
 from domain.engine import new_game, take_over
 from domain.model import GameState
 from domain.simulation import play_bots, play_game
-from service.model import GameRecord
-from service.ranking import SEAT_UNRANKED_REASONS, UNRANKED_REASONS, Ranking, ranking
+from service.core.model import GameRecord
+from service.history.ranking import SEAT_UNRANKED_REASONS, UNRANKED_REASONS, Ranking, ranking
 
 pytestmark = pytest.mark.unit
 

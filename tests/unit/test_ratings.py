@@ -1,4 +1,4 @@
-"""The rating rule (`service.ratings`): the model respects placings with ties at every table
+"""The rating rule (`service.history.ratings`): the model respects placings with ties at every table
 size (every placing of 2 to 5 seats from equal priors; random placings among random others'
 ratings), why it is not openskill's `PlackettLuce`, who is rated, the replay, the forecast."""
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from openskill.models import PlackettLuce
 
-from service.ratings import (
+from service.history.ratings import (
     MU,
     PRIOR,
     SIGMA,

@@ -1,10 +1,10 @@
-"""Redis settings (`service.settings`): Sentinel addresses and acknowledgement on WAIT."""
+"""Redis settings (`service.core.settings`): Sentinel addresses and acknowledgement on WAIT."""
 
 from __future__ import annotations
 
 import pytest
 
-from service.settings import Settings
+from service.core.settings import Settings
 
 pytestmark = pytest.mark.unit
 

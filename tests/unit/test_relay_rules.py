@@ -1,4 +1,4 @@
-"""The relay (service.relay) with in-memory adapters, a fake clock and no I/O: which changes
+"""The relay (service.reactions.relay) with in-memory adapters, a fake clock and no I/O: which changes
 its reactions want, what a reaction that keeps failing does to the others, and that a game
 gone has nothing left to relay."""
 
@@ -13,10 +13,10 @@ from msgspec.structs import replace
 from domain.engine import new_game
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
-from service.games import encode_events, hash_token
-from service.model import GameRecord
-from service.ports import StoredEvent
-from service.relay import GRACE, ArchiveReaction, Relay
+from service.core.model import GameRecord
+from service.core.ports import StoredEvent
+from service.games.use_cases import encode_events, hash_token
+from service.reactions.relay import GRACE, ArchiveReaction, Relay
 
 pytestmark = pytest.mark.unit
 NOW = 1_800_000_000.0
@@ -221,7 +221,7 @@ def test_the_archive_job_holds_the_whole_log_read_once(relayed_before: bool):
     none was relayed before (no second read of the log), else the log read whole."""
     import msgspec
 
-    from service.ports import ArchiveJob
+    from service.core.ports import ArchiveJob
 
     async def body() -> None:
         clock, store = Clock(), LogReads()

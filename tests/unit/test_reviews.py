@@ -1,4 +1,4 @@
-"""The review use case (`service.reviews`) on fakes: the embedded store and queue, an
+"""The review use case (`service.history.reviews`) on fakes: the embedded store and queue, an
 archive in memory, the bots' work in a thread."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from domain.review import review
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from infra.quotas import MemoryQuotas
-from service.archiving import archive_game
-from service.bot_work import BotWork, bots_busy
-from service.errors import ServiceError
-from service.games import encode_events
-from service.jobs import requeue_all
-from service.reviews import QUEUE, REVIEW_SECONDS, ReviewOut, Reviews, reviewed
+from service.core.errors import ServiceError
+from service.games.bot_work import BotWork, bots_busy
+from service.games.use_cases import encode_events
+from service.history.archiving import archive_game
+from service.history.reviews import QUEUE, REVIEW_SECONDS, ReviewOut, Reviews, reviewed
+from service.jobs.worker import requeue_all
 from tests.support.ended_games import Played, aborted_game, dataset
 from tests.support.games import started
 from tests.support.memory_archive import MemoryArchive
@@ -260,7 +260,9 @@ def test_a_full_pool_holds_the_reviews_back_without_blaming_the_job() -> None:
         assert await use.review(played.id) is None
         failures = []
         for _ in range(6):  # more than max_failures (3)
-            with pytest.raises(ServiceError, match="bots_busy"):  # the worker waits (service.jobs)
+            with pytest.raises(
+                ServiceError, match="bots_busy"
+            ):  # the worker waits (service.jobs.worker)
                 await use.worker.run_once()
             clock.now += 60
             assert await use.review(played.id) is None  # still 202
@@ -312,7 +314,7 @@ def test_past_the_queue_bound_a_new_review_is_429_too_many_reviews_and_nothing_i
 
 
 def test_past_a_callers_quota_its_next_review_is_429_and_the_others_are_not_affected():
-    """TEN_MAX_PENDING_REVIEWS through the one quota mechanism (service.quotas): an owner
+    """TEN_MAX_PENDING_REVIEWS through the one quota mechanism (service.core.quotas): an owner
     waiting for that many reviews is refused another (nothing queued), another owner and
     the platform (no owner) are not; a review computed frees its place."""
     games = finished_games(4)

@@ -1,4 +1,4 @@
-"""The secrecy policy alone (`service.secrecy`), on records made here: which tables of a
+"""The secrecy policy alone (`service.tournaments.secrecy`), on records made here: which tables of a
 round are secret, and to whom."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import msgspec
 import pytest
 
 from domain.tournament import Entrant, Round, Settings, Table, TableResult
-from service.callers import ANONYMOUS, PLATFORM, Caller
-from service.errors import ServiceError
-from service.model import GameRecord, TableRef, TournamentRecord
-from service.model import Table as SeatsTable
-from service.secrecy import Secrecy
-from service.tournaments import game_id
+from service.core.callers import ANONYMOUS, PLATFORM, Caller
+from service.core.errors import ServiceError
+from service.core.model import GameRecord, TableRef, TournamentRecord
+from service.core.model import Table as SeatsTable
+from service.tournaments.secrecy import Secrecy
+from service.tournaments.use_cases import game_id
 
 pytestmark = pytest.mark.unit
 

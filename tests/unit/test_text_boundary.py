@@ -1,4 +1,4 @@
-"""The one boundary of untrusted text (`service.api.boundary`): every request body is decoded
+"""The one boundary of untrusted text (`service.entrypoints.api.boundary`): every request body is decoded
 by `strictly`, which applies the text policy to each of its text fields; every string field
 of every request schema is either text (so policed) or bounded by a pattern, a format or a
 set of values. A new request schema, or a new string field, that bypasses it fails here."""
@@ -13,9 +13,9 @@ import msgspec
 import msgspec.inspect as mi
 import pytest
 
-from service.api import boundary, lobby_routes, routes, tournament_routes
-from service.api.schemas import CreateGameIn, JoinIn, TournamentIn
-from service.errors import ServiceError
+from service.core.errors import ServiceError
+from service.entrypoints.api import boundary, lobby_routes, routes, tournament_routes
+from service.entrypoints.api.schemas import CreateGameIn, JoinIn, TournamentIn
 
 pytestmark = pytest.mark.unit
 API = Path(routes.__file__).parent
@@ -28,7 +28,7 @@ def request_bodies() -> dict[str, Any]:
     found: dict[str, Any] = {}
     for path in sorted(API.glob("*.py")):
         tree = ast.parse(path.read_text())
-        module = __import__(f"service.api.{path.stem}", fromlist=["_"])
+        module = __import__(f"service.entrypoints.api.{path.stem}", fromlist=["_"])
         for node in ast.walk(tree):
             if not isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef):
                 continue

@@ -1,4 +1,4 @@
-"""The one policy for text a client sends (`service.text`), and the commands that apply it to
+"""The one policy for text a client sends (`service.core.text`), and the commands that apply it to
 every name: NFC, trimmed, no control, format (bidi) or separator characters, something
 visible, a length in characters; refused with `invalid_text`."""
 
@@ -9,8 +9,8 @@ import unicodedata
 
 import pytest
 
-from service.errors import ServiceError
-from service.text import PATTERN, clean_text
+from service.core.errors import ServiceError
+from service.core.text import PATTERN, clean_text
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""service.tournament_feeds: the streams of one tournament in a process share its reads."""
+"""service.tournaments.feeds: the streams of one tournament in a process share its reads."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import msgspec
 import pytest
 
 from domain.tournament import Settings
-from service.model import TournamentRecord
-from service.ports import StoreUnavailable
-from service.tournament_feeds import TournamentFeeds
+from service.core.model import TournamentRecord
+from service.core.ports import StoreUnavailable
+from service.tournaments.feeds import TournamentFeeds
 
 pytestmark = pytest.mark.unit
 

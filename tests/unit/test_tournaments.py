@@ -1,4 +1,4 @@
-"""The tournaments' use case and director (`service.tournaments`) on in-memory adapters (the
+"""The tournaments' use case and director (`service.tournaments.use_cases`) on in-memory adapters (the
 embedded game and tournament stores, embedded queues), a fake clock and fake randomness:
 who may do what, the states, and bot tournaments played to their end by the director, each
 step run as its worker would (`drain`), twice where a replica could."""
@@ -16,14 +16,15 @@ from domain.tournament import standings, table_result
 from infra.memory_store import MemoryGameStore
 from infra.memory_tournaments import MemoryTournamentStore
 from infra.queues import MemoryQueue
-from service.callers import ANONYMOUS, Caller
-from service.errors import ServiceError
-from service.games import GameService
-from service.lobby import Lobby
-from service.ranking import ranking
-from service.relay import Relay
-from service.settings import Settings
-from service.tournaments import (
+from service.core.callers import ANONYMOUS, Caller
+from service.core.errors import ServiceError
+from service.core.settings import Settings
+from service.games.use_cases import GameService
+from service.history.ranking import ranking
+from service.lobby.use_cases import Lobby
+from service.reactions.relay import Relay
+from service.reactions.webhooks import WEBHOOK_PAYLOADS, WebhookOutbox, Webhooks
+from service.tournaments.use_cases import (
     DEFAULT_CLOCK,
     GRACE,
     LEASE,
@@ -36,7 +37,6 @@ from service.tournaments import (
     game_id,
     tournament_messages,
 )
-from service.webhooks import WEBHOOK_PAYLOADS, WebhookOutbox, Webhooks
 
 pytestmark = pytest.mark.unit
 T0 = 1_800_000_000.0
@@ -414,7 +414,7 @@ def test_an_unranked_tournaments_games_are_unranked():
 
 
 class Received:
-    """A webhook endpoint that takes everything (`service.webhooks.Sender`), counting."""
+    """A webhook endpoint that takes everything (`service.reactions.webhooks.Sender`), counting."""
 
     def __init__(self) -> None:
         self.got: list[tuple[str, bytes]] = []

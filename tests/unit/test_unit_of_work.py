@@ -1,4 +1,4 @@
-"""The one write loop (`service.unit_of_work.write`) with fakes: a lost race is tried again
+"""The one write loop (`service.core.unit_of_work.write`) with fakes: a lost race is tried again
 after a jittered pause on the record as stored, a gone record and too many lost races are
 coded errors, and a refusal judged on a stale copy is judged again on the stored record."""
 
@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
-from service.errors import ServiceError
-from service.unit_of_work import Conflict, Retry, write
+from service.core.errors import ServiceError
+from service.core.unit_of_work import Conflict, Retry, write
 
 pytestmark = pytest.mark.unit
 

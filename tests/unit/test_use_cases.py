@@ -1,4 +1,4 @@
-"""The use cases (`service.games.GameService`, `service.lobby.Lobby`) on in-memory adapters
+"""The use cases (`service.games.use_cases.GameService`, `service.lobby.use_cases.Lobby`) on in-memory adapters
 (the embedded store, an embedded relay queue), a fake clock and fake randomness, no I/O: the
 lobby's rules and authorization, an action's refusals that change nothing, a deadline
 fired, and what the relay hands its reactions. Milliseconds each."""
@@ -17,9 +17,12 @@ from domain.errors import RuleError
 from domain.model import BankClock, Bid, Draw
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
-from service.bot_work import BotWork
-from service.callers import ANONYMOUS, Caller
-from service.commands import (
+from service.core.callers import ANONYMOUS, Caller
+from service.core.errors import ServiceError
+from service.core.model import Seat, host_index
+from service.core.settings import Settings
+from service.games.bot_work import BotWork
+from service.games.commands import (
     AbortGame,
     Act,
     CancelTable,
@@ -30,12 +33,9 @@ from service.commands import (
     SeatRequest,
     StartTable,
 )
-from service.errors import ServiceError
-from service.games import GameService
-from service.lobby import Lobby
-from service.model import Seat, host_index
-from service.relay import Relay
-from service.settings import Settings
+from service.games.use_cases import GameService
+from service.lobby.use_cases import Lobby
+from service.reactions.relay import Relay
 
 pytestmark = pytest.mark.unit
 T0 = 1_800_000_000.0

@@ -1,4 +1,4 @@
-"""Which webhooks a stored change of a game calls for, and their bodies (service.webhooks).
+"""Which webhooks a stored change of a game calls for, and their bodies (service.reactions.webhooks).
 
 Games are played by the real engine (basic bots on every seat); no I/O, no clock."""
 
@@ -18,9 +18,9 @@ from domain.engine import take_over
 from domain.model import Event, GameStarted
 from infra.queues import MemoryQueue
 from infra.webhook_sender import HttpSender, signed_headers
-from service.games import encode_events
-from service.model import Table
-from service.webhooks import (
+from service.core.model import Table
+from service.games.use_cases import encode_events
+from service.reactions.webhooks import (
     WEBHOOK_PAYLOADS,
     DeliveryWorker,
     GameAbortedWebhook,

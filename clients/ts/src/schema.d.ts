@@ -2167,7 +2167,7 @@ export interface components {
         };
         /**
          * TournamentIn
-         * @description A tournament (service.tournaments; pairing and scoring: domain/tournament.py).
+         * @description A tournament (service.tournaments.use_cases; pairing and scoring: domain/tournament.py).
          */
         TournamentIn: {
             /**

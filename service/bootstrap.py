@@ -1,0 +1,455 @@
+"""The composition root: settings -> adapters -> use cases, and what runs beside them.
+
+`build_adapters` picks the adapters (the embedded default, or Redis and PostgreSQL as the
+settings say); `game_service` wires the use cases and their reactions on them, with the
+background tasks (`Background`: the job workers, the deadline poller, the event streams'
+reader). The HTTP app (`service.entrypoints.api.app.create_app`) and the job workers' own
+process (`work_jobs`, `python -m service.cli work`) are both built from here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple
+
+from infra.watchers import Watchers
+from service.core.callers import Caller
+from service.core.cancellation import finish_within, stop_tasks
+from service.core.model import GameRecord
+from service.core.ports import Fired, GameStore, TournamentStore
+from service.core.settings import Settings
+from service.games.bot_work import BotWork
+from service.games.use_cases import GameService
+from service.history.archive import GameArchive
+from service.history.archiver import Archiver
+from service.history.reviews import QUEUE as REVIEWS
+from service.history.reviews import Reviews
+from service.jobs.worker import LeasedQueue, registered
+from service.lobby.use_cases import Lobby
+from service.reactions.deadlines import DeadlinePoller
+from service.reactions.relay import ArchiveReaction, LocalReaction, Relay
+from service.reactions.webhooks import WebhookOutbox, Webhooks
+from service.tournaments.secrecy import Secrecy
+from service.tournaments.use_cases import QUEUE as TOURNAMENTS
+from service.tournaments.use_cases import TournamentReaction, Tournaments
+
+log = logging.getLogger("ten")
+STOP_SECONDS = 10.0  # the background tasks' time to stop at shutdown (then left behind)
+CLOSE_SECONDS = 10.0  # the adapters' time to close at shutdown (then left behind)
+
+
+class Adapters(NamedTuple):
+    """The adapters the app runs on, all chosen from the settings here: Redis when
+    `TEN_REDIS_URL` is set, else the embedded ones (one process)."""
+
+    store: GameStore
+    queue: Callable[[str], LeasedQueue]  # the leased queue of that name (service.jobs.worker)
+    archive: GameArchive
+    rate_counter: Any  # the rate limit's counts (service.entrypoints.api.rate_limit.RateCounter)
+    store_system: str  # for metrics and traces: "redis" or "memory"
+    close: Callable[[], Awaitable[None]]
+    redis: Any = None  # the small shared client (outboxes, rate limits); None when embedded
+    open: Callable[[], Awaitable[None]] | None = None  # before the first request
+    tournaments: TournamentStore | None = (
+        None  # the tournaments' store (service.tournaments.use_cases)
+    )
+
+
+def build_adapters(
+    settings: Settings, store: GameStore | None = None, archive: GameArchive | None = None
+) -> Adapters:
+    """`store` and `archive`, when given (tests), replace the ones the settings name."""
+    if archive is None:
+        from infra.archive import SqlArchive  # noqa: PLC0415 - SQLAlchemy only when built
+
+        archive = SqlArchive.from_url(settings.database_url)
+    if settings.redis_url is None:
+        from infra.memory_store import MemoryGameStore  # noqa: PLC0415
+        from infra.memory_tournaments import MemoryTournamentStore  # noqa: PLC0415
+        from infra.queues import MemoryQueue  # noqa: PLC0415
+        from infra.rate_limit_store import MemoryRateCounter  # noqa: PLC0415
+
+        store = store if store is not None else MemoryGameStore()
+
+        async def close_embedded() -> None:
+            await store.close()
+            await archive.close()
+
+        # one queue per name for the process (functools.cache: made once, on first use)
+        return Adapters(
+            store,
+            functools.cache(registered(MemoryQueue)),
+            archive,
+            MemoryRateCounter(),  # one process, one count
+            "memory",
+            close_embedded,
+            tournaments=MemoryTournamentStore(),
+        )
+    return _redis_adapters(settings, store, archive)
+
+
+def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameArchive) -> Adapters:
+    """The adapters on Redis (TEN_REDIS_URL): the game store, the queues and the rate-limit
+    counts, shared by every replica."""
+    assert settings.redis_url is not None
+    from infra import queues as redis_queues  # noqa: PLC0415 - redis-py only when configured
+    from infra.rate_limit_store import RedisRateCounter  # noqa: PLC0415
+    from infra.redis_store import RedisGameStore, connect  # noqa: PLC0415
+    from infra.redis_tournaments import RedisTournamentStore  # noqa: PLC0415
+
+    where = {
+        "cluster": settings.redis_cluster,
+        "sentinels": settings.redis_sentinels,
+        "master": settings.redis_sentinel_master,
+    }
+    if store is None:
+        store = RedisGameStore(
+            settings.redis_url,
+            wait_replicas=settings.redis_wait_replicas,
+            wait_timeout=settings.redis_wait_timeout,
+            **where,
+        )
+    # the outbox (shared by every replica), the tournaments and the rate-limit counts: a
+    # small pool of their own; the tournaments' writes are acknowledged on WAIT as the games'
+    wait = (settings.redis_wait_replicas, int(settings.redis_wait_timeout * 1000))
+    client = connect(settings.redis_url, max_connections=50, **where)
+    rate_counter = RedisRateCounter(client, namespace="ten-rate")  # shared by every replica
+
+    async def close_redis() -> None:
+        await store.close()
+        await client.aclose()
+        await archive.close()
+
+    @functools.cache
+    @registered
+    def queue(name: str) -> LeasedQueue:
+        return redis_queues.RedisQueue(client, name)
+
+    async def open_redis() -> None:
+        """Jobs an older release left in its own layout go to the queues (rolling upgrade)."""
+        for key, name in (
+            (redis_queues.LEGACY_ARCHIVE_OUTBOX, "archive"),
+            (redis_queues.LEGACY_WEBHOOK_DELIVERIES, "webhooks"),
+        ):
+            moved = await redis_queues.adopt_legacy(client, key, queue(name), time.time())
+            if moved:
+                log.info(
+                    "%d job(s) of an older release's %s moved to the %s queue", moved, key, name
+                )
+
+    return Adapters(
+        store, queue, archive, rate_counter, "redis", close_redis, client, open_redis,
+        RedisTournamentStore(client, wait=wait),
+    )  # fmt: skip
+
+
+class Instruments:
+    """Metrics and tracing as the settings ask, each off costing nothing per request. The
+    app's one `Metrics` (`metrics`, None: off) is made here and handed to whatever counts."""
+
+    def __init__(self, settings: Settings, store_system: str, tracer_provider: Any) -> None:
+        self.metrics = None
+        self.tracing = None
+        self.store_system = store_system
+        if settings.metrics:
+            from infra.observability import metrics as m  # noqa: PLC0415 - only when on
+
+            self._m = m
+            self.metrics = m.Metrics()
+        if settings.tracing:
+            from infra.observability.tracing import Tracing  # noqa: PLC0415 - optional
+
+            self.tracing = Tracing(tracer_provider)
+
+    def store(self, store: GameStore) -> GameStore:
+        if self.metrics is None and self.tracing is None:
+            return store
+        from infra.observability.instrumented_store import InstrumentedStore  # noqa: PLC0415
+
+        return InstrumentedStore(
+            store,
+            self.metrics,
+            tracer=self.tracing.tracer if self.tracing else None,
+            system=self.store_system,
+        )
+
+    def count_job(self) -> Callable[[str, str], None] | None:
+        """What the job workers count (`ten_jobs_total{queue,outcome}`), None: metrics off."""
+        return None if self.metrics is None else self.metrics.job
+
+    def count_queued(self) -> Callable[[], None] | None:
+        return None if self.metrics is None else self.metrics.archive_queued.inc
+
+    def reactions(self) -> list[LocalReaction]:
+        """The metrics' reaction to every save (actions, games created and finished)."""
+        return [] if self.metrics is None else [self._m.GameMetrics(self.metrics)]
+
+    def route_handlers(self, store: GameStore) -> list:
+        return [] if self.metrics is None else [self._m.metrics_route(store, self.metrics)]
+
+    def plugins(self) -> list:
+        plugins: list = []
+        if self.metrics is not None:
+            plugins.append(self._m.ProblemMetricsPlugin(self.metrics))  # after ProblemDetails
+        if self.tracing is not None:
+            plugins.append(self.tracing.plugin)
+        return plugins
+
+    def before_send(self) -> list:
+        return [] if self.tracing is None else self.tracing.before_send
+
+    def shutdown(self) -> None:
+        if self.metrics is not None:
+            self.metrics.flush()  # this worker's last second, before it exits
+            self._m.mark_process_dead()
+        if self.tracing is not None:
+            self.tracing.shutdown()
+
+
+class Background:
+    """The tasks every process runs beside the requests: the job workers (the archiver, the
+    relay of changes whose process did not relay them, the webhooks' deliveries, the
+    post-game reviews), the deadline poller, the event streams' reader, the metrics
+    flusher."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        archiver: Archiver,
+        relay: Relay,
+        service: GameService,
+        obs: Instruments,
+        secrecy: Secrecy,
+        webhooks: Webhooks,
+        deadlines: DeadlinePoller,
+        reviews: Reviews,
+        tournaments: Tournaments,
+    ) -> None:
+        self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
+        self.reviews = reviews
+        self.secrecy = secrecy
+        self.tournaments = tournaments
+        self.director = tournaments.worker(count=obs.count_job())
+        self.relay = relay
+        self.open_adapters: Callable[[], Awaitable[None]] | None = None
+        self.relayer = relay.worker(count=obs.count_job())
+        self.webhooks = webhooks
+        self.deadlines = deadlines
+        self.tasks: list[asyncio.Task] = []
+        # every event stream of the process, served by one reader of the store
+        self.watchers = Watchers(
+            service.store,
+            max_streams=settings.sse_max_streams,
+            max_per_client=settings.sse_max_per_client,
+            buffer=settings.sse_buffer,
+            keepalive=settings.sse_keepalive,
+        )
+
+    async def start(self) -> None:
+        await self.service.store.open()
+        if self.settings.run_migrations:
+            from infra.archive.migrate import upgrade_async  # noqa: PLC0415
+
+            await upgrade_async(self.settings.database_url)
+        if self.open_adapters is not None:
+            await self.open_adapters()
+        if self.settings.job_workers:
+            self.start_jobs()
+        self._run(self.deadlines.run_forever(), "ten-deadlines")
+        self._run(self.watchers.run_forever(), "ten-watchers")
+        if self.obs.metrics is not None:
+            self._run(self.obs.metrics.flush_forever(), "ten-metrics")
+
+    def start_jobs(self) -> None:
+        """The queues' workers (archive, relay, reviews, tournaments, webhooks): in every
+        serving process (TEN_JOB_WORKERS), else in the processes of `python -m service.cli
+        work`."""
+        self._run(self.archiver.run_forever(), "ten-archiver")
+        self._run(self.relayer.run_forever(), "ten-relay")
+        self._run(self.reviews.worker.run_forever(), "ten-reviews")
+        self._run(self.director.run_forever(), "ten-tournaments")
+        if self.webhooks.enabled:
+            self._run(self.webhooks.run_forever(), "ten-webhooks")
+
+    def _run(self, coroutine: Any, name: str) -> None:
+        self.tasks.append(asyncio.create_task(coroutine, name=name))
+
+    async def stop(self) -> None:
+        await stop_tasks(self.tasks, STOP_SECONDS)
+        await self.webhooks.close()
+
+
+def game_service(
+    settings: Settings, adapters: Adapters, obs: Instruments
+) -> tuple[GameService, Background]:
+    """The game use cases on the adapters, and what runs beside them: the relay and its
+    reactions (the archive queue, the platform's webhooks: TEN_WEBHOOK_URLS), the workers of
+    their queues and the deadline poller."""
+    store = obs.store(adapters.store)
+    assert adapters.tournaments is not None
+    secrecy = deal_secrecy(store, adapters.tournaments, lambda: service)  # made below
+    archiver = Archiver(
+        adapters.queue("archive"),
+        adapters.archive,
+        secrecy=secrecy,
+        poll=settings.archive_interval,
+        max_backoff=30.0,
+        count=obs.count_job(),
+    )
+    webhooks = platform_webhooks(settings, adapters, obs)
+    archive_reaction = ArchiveReaction(
+        store, archiver.queue, wake=archiver.wake, count=obs.count_queued()
+    )
+
+    async def fire(game_id: str) -> Fired:
+        # the poller and the service need each other (the service's saves tell the poller
+        # of their dues): the service, made below, is looked up when a game is due
+        return await service.fire_due(game_id)
+
+    # games whose clock ran out or that were left idle, on whichever replica sees them
+    # first; told of every due this process's saves set (a local reaction: the embedded
+    # store's timer)
+    deadlines = DeadlinePoller(
+        store,
+        fire,
+        poll=settings.deadline_poll,
+        lease=settings.deadline_lease,
+        metrics=obs.metrics,
+    )
+
+    # every reaction to a change, in one place: to add one, list it here. Durable (marked,
+    # at least once): the archive, the webhooks, the tournaments; local (this process's):
+    # the deadline poller's wake, the metrics
+    tournament_reaction, director = tournament_director(adapters, webhooks)
+    reactions = [archive_reaction, webhooks, tournament_reaction, deadlines, *obs.reactions()]
+    relay = Relay(store, adapters.queue("relay"), reactions)
+    service = GameService(store, settings, relay=relay, bots=bot_work(settings))
+    reviews = post_game_reviews(settings, adapters, service, obs)
+    kept = (webhooks, deadlines, reviews, director(service))
+    return service, Background(settings, archiver, relay, service, obs, secrecy, *kept)
+
+
+def platform_webhooks(settings: Settings, adapters: Adapters, obs: Instruments) -> Webhooks:
+    """The platform's webhooks (TEN_WEBHOOK_URLS): their outbox and sender when on."""
+    outbox = sender = None
+    if settings.webhook_urls:
+        from infra.webhook_sender import HttpSender  # noqa: PLC0415 - httpx only when on
+
+        outbox = WebhookOutbox(adapters.queue("webhooks"))
+        sender = HttpSender(settings.webhook_secret or "", timeout=settings.webhook_timeout)
+    return Webhooks(
+        outbox,
+        settings.webhook_urls,
+        sender,
+        metrics=obs.metrics,
+        timeout=settings.webhook_timeout,
+        max_backoff=settings.webhook_max_backoff,
+        retention=settings.webhook_retention,
+    )
+
+
+def deal_secrecy(
+    store: GameStore, tournaments: TournamentStore, service: Callable[[], GameService]
+) -> Secrecy:
+    """Who may read a game of a deal still played at another table: the reads' policy, and
+    the archive's (which holds such a game until its deal is played everywhere)."""
+
+    async def seat_of(record: GameRecord, caller: Caller) -> int | None:
+        return await service().seat_or_none(record, caller)
+
+    return Secrecy(store.load, tournaments.load_tournament, seat_of)
+
+
+def tournament_director(
+    adapters: Adapters, webhooks: Webhooks
+) -> tuple[TournamentReaction, Callable[[GameService], Tournaments]]:
+    """The relay's reaction to a tournament game's end, and what makes the tournaments'
+    use case once the game service (which the relay's reactions are made before) is made:
+    the reaction looks the use case up when a game ends."""
+    made: list[Tournaments] = []
+
+    async def record_result(record: GameRecord) -> None:
+        await made[0].record_result(record)
+
+    def make(service: GameService) -> Tournaments:
+        assert adapters.tournaments is not None
+        made.append(
+            Tournaments(
+                adapters.tournaments,
+                adapters.queue(TOURNAMENTS),
+                Lobby(service).create,  # the platform deals the tables' games
+                announce=webhooks.announce,
+                retry=service.retry,
+                quotas=service.store,
+                max_open=service.settings.max_open_tournaments,
+            )
+        )
+        return made[0]
+
+    return TournamentReaction(record_result), make
+
+
+def post_game_reviews(
+    settings: Settings, adapters: Adapters, service: GameService, obs: Instruments
+) -> Reviews:
+    """The reviews of finished games: computed in the bots' pool, kept in the archive."""
+    return Reviews(
+        service.store,
+        adapters.archive,
+        adapters.queue(REVIEWS),
+        bot_work(settings, "background"),  # never in a live step's way
+        bound=settings.review_queue,
+        quotas=service.store,
+        per_caller=settings.max_pending_reviews,
+        poll=settings.archive_interval,
+        max_backoff=30.0,
+        count=obs.count_job(),
+    )
+
+
+def bot_work(settings: Settings, lane: str = "live") -> BotWork:
+    """The bots' steps on this process's pool of worker processes (TEN_BOT_WORKERS); the
+    "background" lane (reviews) on a worker of its own (`infra.bot_pool.bot_pool`)."""
+    if not settings.bot_workers:
+        return BotWork(None)
+    from infra.bot_pool import bot_pool  # noqa: PLC0415 - the pool only when there is one
+
+    workers = settings.bot_workers if lane == "live" else 1
+    return BotWork(bot_pool(workers, lane), limit=settings.bot_queue)
+
+
+def refuse_jobs_nobody_works(settings: Settings) -> None:
+    if not settings.job_workers and settings.redis_url is None:
+        raise ValueError(
+            "TEN_JOB_WORKERS=false needs TEN_REDIS_URL: the embedded store's queues live in "
+            "this process, so no other process can work them"
+        )
+
+
+async def work_jobs(settings: Settings, stop: asyncio.Event) -> None:
+    """The queues' workers without the HTTP API, until `stop` is set (`python -m service.cli
+    work`, beside serving processes started with TEN_JOB_WORKERS=false)."""
+    if settings.redis_url is None:
+        raise ValueError("the job workers' own process needs TEN_REDIS_URL (the queues)")
+    adapters = build_adapters(settings)
+    obs = Instruments(settings, adapters.store_system, None)
+    service, background = game_service(settings, adapters, obs)
+    try:
+        await service.store.open()
+        await adapters.open()
+        background.start_jobs()
+        await stop.wait()
+    finally:
+        await close_all(background, adapters, obs)
+
+
+async def close_all(background: Background, adapters: Adapters, obs: Instruments) -> None:
+    """Stop the background tasks, then close the adapters (bounded: one shutdown in a full
+    run never ended, waiting on an unknown step), then the instruments."""
+    await background.stop()
+    await finish_within(adapters.close(), "closing the adapters", CLOSE_SECONDS)
+    obs.shutdown()

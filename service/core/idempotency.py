@@ -1,0 +1,72 @@
+"""`Idempotency-Key`: one mechanism for every command that takes one (act, join, create).
+
+The outcome of a command sent with a key is stored atomically with the command's effect, in
+the game's own idempotency hash (`GameStore.save` for act and join, `GameStore.create` for a
+create), so nothing is ever claimed ahead of the work: a request cut by a store failure or
+a dead process either stored its effect and its outcome together, or stored nothing, and
+its retry then gets the first outcome or runs afresh.
+
+- The entry's key names the operation and the caller's scope (`Caller.scope`), so the keys
+  of different operations and callers never meet. An action's entry is keyed on the key
+  alone, as every release stored it (the seat is in its fingerprint); the other entries'
+  keys are hashed with their scope (bounded length, and no client key spells one).
+- The fingerprint is taken from the decoded command (msgpack of its fields), not from the
+  request's bytes: the same command spelled with other whitespace or field order is the
+  same request; another command with the same key is `idempotency_key_reused`.
+- A create with a key makes the game whose id is derived from (scope, key): two copies of
+  one create collide on the id, and the store's no-overwrite create hands the second one
+  the first one's outcome.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+import msgspec
+
+from service.core.errors import ServiceError
+from service.core.ports import Remembered
+
+_encoder = msgspec.msgpack.Encoder()
+# a fingerprint of this release: the operation, then the digest of the decoded command;
+# entries of the releases before hold `<seat>:<sha256 of the body's bytes>`
+_MARK = "c1:"
+
+
+def fingerprint(operation: str, *command: object) -> str:
+    """What identifies a command beyond its key: the operation and the command's decoded
+    fields (structs, numbers, strings, lists), hashed."""
+    digest = hashlib.sha256(_encoder.encode(command)).hexdigest()
+    return f"{_MARK}{operation}:{digest}"
+
+
+def _scoped(scope: str, key: str) -> str:
+    return hashlib.sha256(f"{len(scope)}:{scope}|{key}".encode()).hexdigest()
+
+
+def entry_key(operation: str, scope: str, key: str) -> str:
+    """Where the outcome of `operation` with this key lives in the game's idempotency hash;
+    an action's entry is the key itself (see the module's docstring)."""
+    if operation == "act":
+        return key
+    return f"{operation}:{_scoped(scope, key)}"
+
+
+def created_game_id(scope: str, key: str) -> str:
+    """The id of the game a create with this key makes (`service.games.use_cases.GAME_ID`'s form)."""
+    return hashlib.sha256(f"create|{_scoped(scope, key)}".encode()).hexdigest()[:20]
+
+
+def check_same(prior: Remembered, fingerprint: str, seat: int | None = None) -> None:
+    """Refuse (`idempotency_key_reused`) a remembered outcome that is another request's.
+    An entry an older release wrote (its fingerprint hashed the body's bytes) is compared on
+    the seat alone: within one rolling upgrade, the same key from the same seat is taken for
+    the same request."""
+    stored = prior.fingerprint
+    if stored.startswith(_MARK):
+        same = hmac.compare_digest(stored, fingerprint)
+    else:
+        same = seat is not None and stored.partition(":")[0] == str(seat)
+    if not same:
+        raise ServiceError("idempotency_key_reused")

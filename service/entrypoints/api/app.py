@@ -1,0 +1,240 @@
+"""The HTTP app: the routes, the middleware (rate limit, strict numbers), CORS, problem
+details, OpenAPI, and the use cases of the composition root (`service.bootstrap`) in its
+state. `service.app:app` is the app the server runs; tests build their own with
+`create_app(settings, store=...)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Litestar, Request
+from litestar.config.cors import CORSConfig
+from litestar.datastructures import State
+from litestar.plugins.problem_details import ProblemDetailsPlugin
+from litestar.static_files import create_static_files_router
+
+from infra.observability.logs import RequestContext, configure_logging
+from infra.runtime import refuse_several_embedded_workers, tune_gc
+
+# what a browser client may send and read across origins (TEN_CORS_ORIGINS)
+from service.bootstrap import (
+    Adapters,
+    Background,
+    Instruments,
+    build_adapters,
+    close_all,
+    game_service,
+    refuse_jobs_nobody_works,
+)
+from service.core.ports import GameStore
+from service.core.settings import Settings
+from service.entrypoints.api.history_routes import (
+    ArchiveController,
+    leaderboard,
+    player_stats,
+    predict_table,
+    rating_history,
+)
+from service.entrypoints.api.identity import Identity
+from service.entrypoints.api.info_routes import info, service_info
+from service.entrypoints.api.lobby_routes import LobbyController
+from service.entrypoints.api.numbers import strict_numbers
+from service.entrypoints.api.odds_routes import odds
+from service.entrypoints.api.openapi import finish_openapi, openapi_config
+from service.entrypoints.api.problems import internal_error_handler, problem_details_config
+from service.entrypoints.api.rate_limit import EXEMPT, AtomicRateLimitConfig
+from service.entrypoints.api.routes import (
+    GamesController,
+    allow_every_method,
+    health,
+    ready,
+    rules,
+    score,
+)
+from service.entrypoints.api.static_files import LocalFiles
+from service.entrypoints.api.tournament_routes import TOURNAMENT_ROUTES
+from service.entrypoints.api.web_routes import REVALIDATE, STATIC, web_client
+from service.games.use_cases import GameService
+from service.history.archive import GameArchive
+from service.history.reads import History
+from service.lobby.use_cases import Lobby
+from service.tournaments.feeds import TournamentFeeds
+
+CORS_REQUEST_HEADERS = [
+    "Authorization",
+    "X-API-Key",
+    "If-Match",
+    "Idempotency-Key",
+    "Last-Event-ID",
+    "Content-Type",
+    "X-Request-ID",
+]
+CORS_RESPONSE_HEADERS = [
+    "ETag",
+    "Location",
+    "Idempotent-Replayed",
+    "Retry-After",
+    "WWW-Authenticate",
+    "X-Request-ID",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+    "RateLimit-Policy",
+]
+
+
+def _not_a_preflight(request: Request) -> bool:
+    return request.method != "OPTIONS"
+
+
+def rate_limiting(settings: Settings, adapters: Adapters) -> list:
+    """The rate-limit middleware as `TEN_RATE_LIMIT` asks (none unset), counting on the
+    adapters' counter (Redis: shared by every replica; embedded: this process)."""
+    if settings.rate_limit is None:
+        return []
+    limit, unit = settings.rate_limit
+    config = AtomicRateLimitConfig(
+        rate_limit=(unit, limit),  # type: ignore[arg-type]
+        exclude=EXEMPT,
+        check_throttle_handler=_not_a_preflight,  # a browser's CORS preflight is no call
+        counter=adapters.rate_counter,
+    )
+    return [config.middleware]
+
+
+def cors(settings: Settings) -> CORSConfig | None:
+    """Browsers on `TEN_CORS_ORIGINS` may call the API (unset: no CORS headers at all).
+    No cookies are used, so no credentials mode: callers send their headers themselves."""
+    if not settings.cors_origins:
+        return None
+    return CORSConfig(
+        allow_origins=list(settings.cors_origins),
+        allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+        allow_headers=CORS_REQUEST_HEADERS,
+        expose_headers=CORS_RESPONSE_HEADERS,
+        allow_credentials=False,
+        max_age=600,
+    )
+
+
+def identity_state(settings: Settings) -> dict[str, Any]:
+    """Who is calling (`service.entrypoints.api.auth.authenticated` asks `identity`) and what
+    /v1/info says; the start's one line on the identity mode (a WARNING when open)."""
+    identity = Identity.from_settings(settings)
+    identity.announce()
+    return {"identity": identity, "info": service_info(settings, identity)}
+
+
+def routes() -> list:
+    return [
+        GamesController,
+        LobbyController,
+        *TOURNAMENT_ROUTES,
+        ArchiveController,
+        player_stats,
+        rating_history,
+        leaderboard,
+        predict_table,
+        score,
+        odds,
+        rules,
+        info,
+        health,
+        ready,
+        web_client,
+        create_static_files_router(
+            path="/static",
+            directories=[STATIC],
+            file_system=LocalFiles(),  # a path no file can have is a 404, not a 500
+            include_in_schema=False,
+            cache_control=REVALIDATE,
+        ),
+    ]
+
+
+def use_cases(
+    service: GameService, archive: GameArchive, who: dict[str, Any], background: Background
+) -> State:
+    """What the handlers call, in the app state: the games, the lobby, the history, who is
+    calling (`identity_state`), the deadline poller (`deadlines`), the event streams
+    (`watchers`; the tournaments' `tournament_feeds`) and the post-game reviews
+    (`reviews`)."""
+    lobby = Lobby(service, identities_open=who["identity"].open)
+    tournaments = background.tournaments
+    secrecy = background.secrecy
+    history = History(archive, secrecy)
+    deadlines, watchers = background.deadlines, background.watchers
+    return State(
+        {
+            "service": service,
+            "lobby": lobby,
+            "history": history,
+            "deadlines": deadlines,
+            "watchers": watchers,
+            "reviews": background.reviews,
+            "tournaments": tournaments,
+            "tournament_feeds": TournamentFeeds(tournaments.get),
+            "secrecy": secrecy,
+            **who,
+        }
+    )
+
+
+def create_app(
+    settings: Settings | None = None,
+    store: GameStore | None = None,
+    archive: GameArchive | None = None,
+    *,
+    tracer_provider: Any = None,
+    serving: bool = False,
+) -> Litestar:
+    """The app; `tracer_provider` (OpenTelemetry) replaces the OTLP exporter when tracing is on.
+
+    `serving`: the app is the process's one app (`service.app:app`): it refuses to start in
+    several uvicorn workers on the embedded store, and once it has started it tunes the
+    process's garbage collector (`infra.runtime.tune_gc`); apps built by tests leave their
+    process alone.
+    """
+    settings = settings or Settings.from_env()
+    if serving:
+        refuse_several_embedded_workers(settings.redis_url)
+    refuse_jobs_nobody_works(settings)
+    # before uvicorn logs that the server started: every line in the configured format
+    configure_logging(settings.log_format, settings.log_level, settings.access_log)
+    who = identity_state(settings)  # before any adapter: a bad key fails first
+    adapters = build_adapters(settings, store, archive)
+    obs = Instruments(settings, adapters.store_system, tracer_provider)
+    service, background = game_service(settings, adapters, obs)
+    background.open_adapters = adapters.open
+    store = service.store
+
+    async def tune_process() -> None:
+        tune_gc(settings.gc_threshold)  # last: what startup built is frozen too
+
+    async def shut_down() -> None:
+        await close_all(background, adapters, obs)
+
+    middleware = [*rate_limiting(settings, adapters), strict_numbers]
+    app = Litestar(
+        route_handlers=[*routes(), *obs.route_handlers(store)],
+        state=use_cases(service, adapters.archive, who, background),
+        plugins=[ProblemDetailsPlugin(problem_details_config()), *obs.plugins()],
+        before_send=obs.before_send(),
+        logging_config=None,  # configure_logging above: JSON or text on stdout, request ids
+        exception_handlers={Exception: internal_error_handler},
+        middleware=middleware,
+        cors_config=cors(settings),
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=openapi_config(),
+        on_startup=[background.start, service.bots.warm, *([tune_process] if serving else [])],
+        on_shutdown=[shut_down],
+    )
+    finish_openapi(app)
+    allow_every_method(app)
+    # around Litestar's router and exception handling: every response has a request id and
+    # is counted, 404s and 429s included
+    app.asgi_handler = RequestContext(
+        app.asgi_handler, access_log=settings.access_log, http_metrics=obs.metrics
+    )
+    return app

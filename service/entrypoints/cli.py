@@ -1,0 +1,112 @@
+"""Operations on a running deployment, from the same settings as the service (TEN_* variables).
+
+    python -m service.cli jobs list archive          # the quarantined jobs of a queue
+    python -m service.cli jobs requeue archive ID..  # put them back once the cause is fixed
+    python -m service.cli jobs requeue archive --all
+    python -m service.cli ratings rebuild [--url URL]  # every rating again, from the archive
+    python -m service.cli work                       # the queues' workers, no HTTP (until SIGTERM)
+
+`work` runs the workers of every queue in a process of its own, for serving processes
+started with TEN_JOB_WORKERS=false (their CPU then goes to requests only); any number of
+them may run, each job is leased to one.
+
+The queues are those of `service.jobs.worker.QUEUES` (`jobs --help` lists them). On the embedded
+store the queues live in the service's process, so there is nothing for this command to
+reach: it says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import time
+from datetime import UTC, datetime
+
+from service.bootstrap import build_adapters, work_jobs
+from service.core.settings import Settings
+from service.history.archiving import rebuild_ratings
+from service.jobs.worker import QUEUES, requeue_all
+
+
+async def _jobs(settings: Settings, args: argparse.Namespace) -> int:
+    if settings.redis_url is None:
+        print(
+            "the embedded store keeps its queues in the service's own process: nothing to "
+            "reach from here (set TEN_REDIS_URL to the service's Redis)",
+            file=sys.stderr,
+        )
+        return 2
+    adapters = build_adapters(settings)
+    try:
+        queue = adapters.queue(args.queue)
+        aside = await queue.quarantined(10_000)
+        if args.action == "list":
+            for job in aside:
+                at = datetime.fromtimestamp(job.at, UTC).isoformat(timespec="seconds")
+                print(f"{job.id}\t{at}\t{job.failures} failure(s)\t{job.reason}")
+            print(f"{len(aside)} quarantined job(s) in {args.queue}", file=sys.stderr)
+            return 0
+        ids = [job.id for job in aside] if args.all else args.ids
+        if not ids and not args.all:
+            print("name the jobs to put back, or --all", file=sys.stderr)
+            return 2
+        back = await requeue_all(queue, ids, time.time())
+        print(f"{back} of {len(ids)} job(s) put back in {args.queue}", file=sys.stderr)
+        return 0 if back == len(ids) else 1
+    finally:
+        await adapters.close()
+
+
+async def _rebuild_ratings(url: str | None) -> int:
+    """Recompute every rating from the archive at `url` (as for TEN_DATABASE_URL); the
+    number of games rated."""
+    from infra.archive import SqlArchive  # noqa: PLC0415 - SQLAlchemy only for this command
+
+    archive = SqlArchive.from_url(url)
+    try:
+        return await rebuild_ratings(archive)
+    finally:
+        await archive.close()
+
+
+async def _work(settings: Settings) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await work_jobs(settings, stop)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m service.cli", description=__doc__.split("\n")[0]
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    jobs = commands.add_parser(
+        "jobs",
+        help="the quarantined jobs of a queue",
+        epilog="queues: " + "; ".join(f"{name}: {about}" for name, about in QUEUES.items()),
+    )
+    jobs.add_argument("action", choices=("list", "requeue"))
+    jobs.add_argument("queue", choices=tuple(QUEUES))
+    jobs.add_argument("ids", nargs="*", help="the jobs to put back (requeue)")
+    jobs.add_argument("--all", action="store_true", help="requeue every quarantined job")
+    ratings = commands.add_parser("ratings", help="the players' ratings")
+    ratings.add_argument("action", choices=("rebuild",), help="recompute every rating")
+    ratings.add_argument("--url", help="database URL (default: TEN_DATABASE_URL, else SQLite)")
+    commands.add_parser("work", help="the queues' workers, without the HTTP API")
+    args = parser.parse_args(argv)
+    if args.command == "work":
+        return asyncio.run(_work(Settings.from_env()))
+    if args.command == "ratings":
+        rated = asyncio.run(_rebuild_ratings(args.url))
+        print(f"ok: {rated} rated games replayed")
+        return 0
+    return asyncio.run(_jobs(Settings.from_env(), args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Moving ended games (finished, aborted or abandoned) into the SQL archive, in the background.
+
+Archiving never blocks or fails an action: the relay's archive reaction
+(`service.reactions.relay.ArchiveReaction`) puts the ended game, with its whole log, in the archive
+queue; this job's worker (`service.jobs.worker.Worker`, in every replica) archives each one and
+removes it once the archive has it (`service.history.archiving.archive_game`: exactly once in the
+archive, and rated once, even when two replicas take the same game). While the database is down
+(`StoreUnavailable`) nothing leaves the queue and no job is blamed; a game the archive
+refuses (a `ValueError` of the archive's checks, a value the database refuses:
+`PermanentFailure`), or one failing `max_failures` times, is quarantined with its reason
+and the games behind it go on being archived.
+
+**A deal still played elsewhere waits.** A game of a duplicate round is archived only once
+every table of its deal has finished (`DealSecrecy.sealed`: `service.tournaments.secrecy`): the archive
+is read by everyone, shows the seed, and feeds the players' stats, the leaderboard and the
+ratings, so none of them may learn a result or a card of a deal still being played. Its job
+stays queued, due again after `hold` seconds; the archiving of the deal's last table moves
+the deal's other games forward at once (`LeasedQueue.hasten`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import msgspec
+
+from service.core.model import TableRef
+from service.core.ports import ArchiveJob
+from service.history.archive import GameArchive
+from service.history.archiving import archive_game
+from service.jobs.worker import Job, LeasedQueue, PermanentFailure, Worker
+
+QUEUE = "archive"
+HOLD = 60.0  # seconds between two looks at a game whose deal is still played elsewhere
+
+
+class DealSecrecy(Protocol):
+    async def sealed(self, ref: TableRef) -> bool:
+        """Whether the table's game is secret now (another table of its deal is played)."""
+
+    async def deal_of(self, ref: TableRef) -> Sequence[str]:
+        """The games of the other tables of its deal in its round."""
+
+
+_decoder = msgspec.msgpack.Decoder(ArchiveJob)
+
+
+class Archiver:
+    def __init__(
+        self,
+        queue: LeasedQueue,
+        archive: GameArchive,
+        *,
+        secrecy: DealSecrecy | None = None,
+        hold: float = HOLD,
+        **worker: Any,
+    ) -> None:
+        self.queue = queue
+        self.archive = archive
+        self.secrecy = secrecy
+        self.hold = hold
+        self.worker = Worker(queue, self.handle, **worker)
+
+    async def handle(self, job: Job) -> float | None:
+        try:
+            archived = _decoder.decode(job.payload)
+        except msgspec.DecodeError as exc:
+            raise PermanentFailure(f"not an archive job: {exc}") from exc
+        record = archived.record
+        ref, secrecy = record.tournament, self.secrecy
+        if ref is not None and secrecy is not None and await secrecy.sealed(ref):
+            return self.worker.clock() + self.hold  # its deal is still played: it waits
+        seats = len(record.state.players) if record.state is not None else 0
+        try:
+            # finished, aborted or abandoned: `archive_game` decides whether it is ranked,
+            # which seats count and whether it is rated
+            await archive_game(
+                self.archive, record, archived.events, record.player_ids or (None,) * seats
+            )
+        except ValueError as exc:  # a log the archive refuses: it never will take it
+            raise PermanentFailure(str(exc)) from exc
+        if ref is not None and secrecy is not None:  # the deal's games held, due now
+            now = self.worker.clock()
+            for game in await secrecy.deal_of(ref):
+                await self.queue.hasten(game, now)
+        return None
+
+    def wake(self) -> None:
+        self.worker.wake()
+
+    async def run_once(self) -> int:
+        return await self.worker.run_once()
+
+    async def run_forever(self) -> None:
+        await self.worker.run_forever()

@@ -1,0 +1,155 @@
+"""Use cases over the SQL archive: ended games (finished, aborted or abandoned), their logs
+and replays, player figures (of the seats that count in ranked games unless asked for
+all). A game of a tournament round is read, and listed, once its deal has been played at
+every table (`service.tournaments.secrecy`), by everyone but the platform."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from domain.model import AnyEvent
+from domain.replay import replay
+from domain.views import PublicView
+from service.core.callers import Caller
+from service.core.errors import ServiceError
+from service.core.ports import StoredEvent
+from service.games.use_cases import GAME_ID
+from service.history.archive import (
+    ArchivedGame,
+    ArchivedStatus,
+    GameArchive,
+    GameSummary,
+    LeaderboardOrder,
+    LeaderboardRow,
+    PlayerStats,
+    RatingChange,
+)
+from service.history.ratings import PRIOR, Rating, predict
+from service.tournaments.secrecy import Secrecy
+
+_RECORD = {"frozen": True, "kw_only": True}
+
+
+class SeatForecast(msgspec.Struct, **_RECORD):
+    player_id: str
+    rating: Rating  # the prior (games 0) for a player never rated
+    win: float  # the chance this seat wins the table (the seats' chances sum to 1)
+
+
+class TableForecast(msgspec.Struct, **_RECORD):
+    seats: list[SeatForecast]  # in the order the player ids were given
+    draw: float  # the model's chance that the table ends in a draw
+
+
+_events_decoder = msgspec.json.Decoder(AnyEvent)
+
+
+class History:
+    def __init__(self, archive: GameArchive, secrecy: Secrecy) -> None:
+        self.archive = archive
+        self.secrecy = secrecy
+
+    async def list_games(
+        self,
+        caller: Caller,
+        *,
+        player_id: str | None,
+        since: datetime | None,
+        until: datetime | None,
+        cursor: str | None,
+        limit: int,
+        status: ArchivedStatus | None = None,
+        ranked: bool | None = None,
+    ) -> tuple[list[GameSummary], str | None]:
+        """A page of the archive, less the games still secret to the caller (a page may
+        hold fewer than `limit`; `next_cursor` goes on after the page as read)."""
+        items, cursor = await self.archive.list_games(
+            player_id=player_id,
+            since=since,
+            until=until,
+            status=status,
+            ranked=ranked,
+            cursor=cursor,
+            limit=limit,
+        )
+        hidden = await self.secrecy.hidden([g.id for g in items], caller)
+        return [g for g in items if g.id not in hidden], cursor
+
+    async def game(self, game_id: str, caller: Caller) -> ArchivedGame:
+        found = await self.archive.get_game(game_id) if GAME_ID.fullmatch(game_id) else None
+        if found is None:
+            raise ServiceError("archived_game_not_found")
+        await self.secrecy.check_id(game_id, caller)
+        return found
+
+    async def events(
+        self, game_id: str, after: int, limit: int | None, *, caller: Caller
+    ) -> list[StoredEvent]:
+        await self.game(game_id, caller)
+        return await self.archive.events(game_id, after, limit)
+
+    async def replay(
+        self, game_id: str, from_version: int, limit: int, caller: Caller
+    ) -> list[PublicView]:
+        """The public state after each action, versions from_version .. from_version+limit-1,
+        rebuilt from the archived event log alone."""
+        stored = await self.events(game_id, 0, None, caller=caller)
+        states = []
+        for view in replay(_events_decoder.decode(e.data) for e in stored):
+            if view.version >= from_version + limit:
+                break
+            if view.version >= from_version:
+                states.append(view)
+        return states
+
+    async def final_view(self, game_id: str, caller: Caller) -> PublicView | None:
+        """The last public state of an archived game (None when not archived)."""
+        if not GAME_ID.fullmatch(game_id) or await self.archive.get_game(game_id) is None:
+            return None
+        await self.secrecy.check_id(game_id, caller)
+        stored = await self.archive.events(game_id, 0, None)
+        last = None
+        for last in replay(_events_decoder.decode(e.data) for e in stored):  # noqa: B007
+            pass
+        return last
+
+    async def player_stats(self, player_id: str, *, ranked_only: bool = True) -> PlayerStats:
+        return await self.archive.player_stats(player_id, ranked_only=ranked_only)
+
+    async def rating_history(
+        self, player_id: str, before: int | None, limit: int
+    ) -> tuple[list[RatingChange], int | None]:
+        """A page of a player's rating changes, newest first, and the `before` of the next
+        page (None: the last)."""
+        found = await self.archive.rating_history(player_id, before=before, limit=limit + 1)
+        page = found[:limit]
+        return page, page[-1].seq if len(found) > limit else None
+
+    async def predict(self, player_ids: list[str]) -> TableForecast:
+        """Each seat's chance to win a proposed table of 2 to 5 distinct players, from
+        their current ratings (the prior for a player never rated)."""
+        known = await self.archive.ratings(player_ids)
+        table = [known.get(pid, PRIOR) for pid in player_ids]
+        chances = predict(table)
+        return TableForecast(
+            seats=[
+                SeatForecast(player_id=pid, rating=r, win=w)
+                for pid, r, w in zip(player_ids, table, chances.win, strict=True)
+            ],
+            draw=chances.draw,
+        )
+
+    async def leaderboard(
+        self,
+        by: LeaderboardOrder,
+        min_games: int,
+        offset: int,
+        limit: int,
+        *,
+        ranked_only: bool = True,
+    ) -> list[LeaderboardRow]:
+        return await self.archive.leaderboard(
+            by, ranked_only=ranked_only, min_games=min_games, offset=offset, limit=limit
+        )

@@ -1,0 +1,190 @@
+"""Post-game reviews (`domain.review`): computed once per finished game, in the background,
+off the serving process's interpreter, and kept in the archive.
+
+`Reviews.review` answers a review kept already; else, for a finished game (live in the game
+store, or archived), it queues the game in the `reviews` queue and answers None (the API's
+202 with Retry-After); a game still being played, aborted or abandoned is refused
+(`game_not_reviewable`: a review of a live game would coach its players mid-game). The
+reviews waiting are bounded: per caller (TEN_MAX_PENDING_REVIEWS, through the one quota
+mechanism, `service.core.quotas`: 429 `too_many_pending_reviews`) and in all (TEN_REVIEW_QUEUE,
+the queue's own atomic bound: 429 `too_many_reviews`); a refused request queues nothing,
+and asking again for a review already waiting is no new request. A
+review whose job the queue set aside (quarantined: a log that cannot be reviewed, or
+`max_failures` failures in a row) is refused too (`review_failed`, the API's 500: the
+service's failure, which asking again cannot mend) until an operator puts it back
+(`python -m service.cli jobs requeue reviews <game id>`); it is then computed as any other.
+
+The queue's worker (`service.jobs.worker.Worker`, in every replica) reads the game's public log
+(the live store's while the game is there, else the archive's), reviews it in the bots'
+pool (`service.games.bot_work.BotWork`: worker processes, so a review of about 2 s of CPU never
+holds the serving process's interpreter) and keeps the JSON with `GameArchive.save_review`,
+written once (the first of two replicas reviewing one game wins; both computed the same
+review). A log that cannot be reviewed is a `PermanentFailure`: set aside in quarantine
+(`python -m service.cli jobs`), never retried forever. A pool with no room (`bots_busy`)
+is no failure of the review: the worker waits (`service.jobs.worker`, as every queue's), so a
+busy spell never sets a review aside.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from domain.model import AnyEvent
+from domain.review import GameReview, review
+from service.core.errors import ServiceError
+from service.core.ports import GameStore
+from service.core.quotas import Quota, QuotaStore
+from service.games.bot_work import BotWork
+from service.games.use_cases import GAME_ID
+from service.history.archive import GameArchive
+from service.jobs.worker import Job, LeasedQueue, PermanentFailure, QueueFull, Worker
+
+QUEUE = "reviews"
+REVIEW_SECONDS = 2.0  # about one review's time on one core (the master bot judges each decision)
+RETRY_AFTER = 2  # seconds a client is told to wait before asking again
+FULL_RETRY_AFTER = 10  # seconds: the reviews waiting at their bound in all
+KEEP = 24 * 3600  # seconds a caller's quota of pending reviews lives after its last request
+PAGE = 1000  # events read per round trip
+
+_events_decoder = msgspec.json.Decoder(AnyEvent)
+
+
+def _full() -> ServiceError:
+    error = ServiceError("too_many_reviews")
+    error.retry_after = FULL_RETRY_AFTER
+    return error
+
+
+class ReviewOut(GameReview, frozen=True, kw_only=True):
+    """A finished game's review (`domain.review.GameReview`) with the game's id."""
+
+    game_id: str
+
+
+def reviewed(game_id: str, log: list[bytes]) -> bytes:
+    """The review's JSON from the game's public log (each event's JSON): what the pool
+    computes (a module function, so a worker process can run it). ValueError when the log
+    is not one of a finished game."""
+    try:
+        events = [_events_decoder.decode(data) for data in log]
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"not an event log: {exc}") from exc
+    found = review(events)
+    return msgspec.json.encode(ReviewOut(game_id=game_id, **msgspec.structs.asdict(found)))
+
+
+class Reviews:
+    def __init__(
+        self,
+        store: GameStore,
+        archive: GameArchive,
+        queue: LeasedQueue,
+        bots: BotWork,
+        *,
+        bound: int = 0,
+        quotas: QuotaStore | None = None,
+        per_caller: int = 0,
+        clock: Callable[[], float] = time.time,
+        **worker: Any,
+    ) -> None:
+        """`bound`: the reviews waiting in all (0: no bound); `per_caller`: those one owner
+        waits for (0, or no `quotas`: no quota)."""
+        self.store = store
+        self.archive = archive
+        self.queue = queue
+        self.bots = bots
+        self.bound = bound
+        self.clock = clock
+        self.quota = None
+        if quotas is not None:
+            self.quota = Quota(
+                quotas, "reviews", per_caller, "too_many_pending_reviews", self._pending,
+                keep=KEEP, retry_after=lambda oldest, now: RETRY_AFTER, clock=clock,
+            )  # fmt: skip
+        self.worker = Worker(queue, self.handle, clock=clock, **worker)
+
+    async def review(self, game_id: str, owner: str | None = None) -> bytes | None:
+        """The game's review (JSON), or None while it is computed (it is queued). `owner`:
+        whose quota a new request counts in (`service.core.quotas.owner_of`; None: none)."""
+        if not GAME_ID.fullmatch(game_id):
+            raise ServiceError("game_not_found")
+        kept = await self.archive.get_review(game_id)
+        if kept is not None:
+            return kept
+        record = await self.store.load(game_id)
+        if record is not None:
+            status: str = record.status
+        else:
+            archived = await self.archive.get_game(game_id)
+            if archived is None:
+                raise ServiceError("game_not_found")
+            status = archived.status
+        if status != "finished":
+            raise ServiceError("game_not_reviewable")
+        if await self.queue.queued(game_id):
+            return None  # asked already: no new request
+        if await self.queue.quarantined_job(game_id) is not None:
+            raise ServiceError("review_failed")  # set aside: failed for good until requeued
+        if self.bound and await self.queue.backlog() >= self.bound:
+            raise _full()  # before the quota: a refused request holds no place in it
+        due = self.clock()
+        if self.quota is not None and owner is not None:
+            await self.quota.take(owner, game_id)
+            # fair between callers: an owner's k-th waiting review is due k-1 reviews' time
+            # later, so another caller's first one is computed before it
+            due += (await self.quota.count(owner) - 1) * REVIEW_SECONDS
+        try:
+            queued = await self.queue.put(game_id, b"", due, keep=True, bound=self.bound)
+        except QueueFull:
+            raise _full() from None
+        # not queued: it is already (asked meanwhile), or it was set aside meanwhile
+        if not queued and await self.queue.quarantined_job(game_id) is not None:
+            raise ServiceError("review_failed")
+        self.worker.wake()
+        return None
+
+    async def _pending(self, game_ids: Sequence[str]) -> dict[str, bool]:
+        """Which of these reviews still count in a caller's quota: those waiting do; those
+        computed or set aside do not; one neither (its request is on its way) is unknown."""
+        found: dict[str, bool] = {}
+        for game_id in game_ids:
+            if await self.queue.queued(game_id):
+                found[game_id] = True
+            elif await self.archive.get_review(game_id) is not None:
+                found[game_id] = False  # computed
+            elif await self.queue.quarantined_job(game_id) is not None:
+                found[game_id] = False  # set aside
+        return found
+
+    async def handle(self, job: Job) -> None:
+        game_id = job.id
+        if await self.archive.get_review(game_id) is not None:
+            return  # another replica kept it meanwhile
+        log = await self._log(game_id)
+        try:  # a pool with no room (bots_busy) is a wait of the worker (service.jobs.worker)
+            found = await self.bots.run(True, reviewed, game_id, log)
+        except ValueError as exc:  # a log no review can be made of: it never will be
+            raise PermanentFailure(str(exc)) from exc
+        await self.archive.save_review(game_id, found, datetime.fromtimestamp(self.clock(), UTC))
+
+    async def _log(self, game_id: str) -> list[bytes]:
+        """The finished game's public log: the live store's, else the archive's."""
+        record = await self.store.load(game_id)
+        if record is not None:
+            if record.status != "finished":
+                raise PermanentFailure(f"the game is {record.status}, not finished")
+            log: list[bytes] = []
+            after = 0
+            while page := await self.store.events(game_id, after, PAGE):
+                log.extend(e.data for e in page)
+                after = page[-1].seq
+            return log
+        archived = await self.archive.get_game(game_id)
+        if archived is None or archived.status != "finished":
+            raise PermanentFailure("no finished game with this id")
+        return [e.data for e in await self.archive.events(game_id)]

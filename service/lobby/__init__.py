@@ -1,0 +1,1 @@
+"""The lobby: creating tables, joining, leaving, starting, listing open tables."""

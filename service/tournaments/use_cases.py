@@ -1,0 +1,801 @@
+"""Tournaments as a service (issue 25): created, entered, started, paused, resumed and
+stopped through this use case; played by its director, which pairs each round
+(`domain.tournament`: every rule of pairing, seats, deals and scoring is stated there),
+deals its games through the lobby's game creation and scores their results.
+
+- A tournament is a `TournamentRecord` in a `TournamentStore`, every change one save with
+  its version compared, judged again on the tournament as stored when another writer won.
+- The director (`advance`) is one idempotent step, run by a `service.jobs.worker.Worker` on any
+  replica, keyed by the tournament's id: queue the webhooks a change left pending, deal
+  the current round's games not dealt yet (each game's id comes from the tournament, round
+  and table: `game_id`, so a step run twice deals each game once), and once every table of
+  the round has its result, pair the next round (dealt by the next step: one round per
+  step) or finish. A replica dying anywhere leaves the job to another after its lease
+  (LEASE, short: a step is one round's deals at most): nothing is lost and nothing done
+  twice.
+- A tournament game's end reaches the director through the one outbox: the relay's durable
+  `TournamentReaction` records the table's result (`record_result`, once: it is kept per
+  round and table) and queues the tournament's job.
+- Deals: a game's seed is a digest of its table's deal (`game_seed`), so every table of a
+  duplicate round plays the same pile and starting seat, and a game's seed, public in the
+  archive once it ended, tells nothing of the tournament's secret seed or other deals.
+- Times: a tournament created with `starts_at` starts itself then, as its organiser's
+  start would (who may still start it earlier); with a `round_interval` the next round is
+  paired that long after the previous one's games all ended (`next_round_at`, set by the
+  step that finds the round complete). Both are the director's job due at that time (a
+  step waiting for a time answers it to its worker: `service.jobs.worker`), so they hold on any
+  replica and across restarts, and no task sleeps.
+- A table whose game ended without results (aborted, or abandoned: nobody acted for
+  TEN_IDLE_TTL) scores as a tie of every seat with game score 0. Every tournament game has
+  a clock (`DEFAULT_CLOCK` when the create names none), so a player who does not show up
+  is played by the game's bot after the clock's timeouts (`domain.clock`): the seat scores
+  what it makes, and the round never waits on them longer than the clock says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+
+import msgspec
+
+from domain.model import BankClock, BotLevel, TimeControl
+from domain.tournament import (
+    DealMode,
+    Entrant,
+    Format,
+    Round,
+    Standing,
+    Table,
+    TableResult,
+    next_round,
+    standings,
+    table_result,
+)
+from domain.tournament import Settings as TournamentSettings
+from service.core import idempotency
+from service.core.callers import PLATFORM, Caller
+from service.core.errors import ServiceError
+from service.core.model import GameRecord, TableRef, TournamentRecord
+from service.core.ports import StoredEvent, TournamentStore
+from service.core.quotas import Quota, QuotaStore, owner_of
+from service.core.settings import Settings
+from service.core.unit_of_work import Retry, write
+from service.games.commands import CreateTable, SeatRequest
+from service.jobs.worker import Job, LeasedQueue, Worker
+from service.lobby.use_cases import decode_cursor, encode_cursor
+from service.reactions.webhooks import (
+    Message,
+    RoundStartedData,
+    RoundStartedWebhook,
+    RoundTableOut,
+    StandingOut,
+    TournamentEntrantOut,
+    TournamentFinishedData,
+    TournamentFinishedWebhook,
+    TournamentStartedData,
+    TournamentStartedWebhook,
+    message,
+)
+
+log = logging.getLogger("ten.tournaments")
+
+QUEUE = "tournaments"  # the director's leased queue (service.jobs.worker)
+MAX_PLACES = 64
+MAX_ROUNDS = 20
+REMEMBERED = 100  # idempotency entries a tournament keeps (the latest)
+GRACE = 5.0  # seconds a decision's job waits for the process that saved it (`_directed`)
+# seconds a director's step holds its job: a replica dying mid-step (after a round was paired
+# and announced, before its games were dealt: nothing else queues the job again) delays the
+# tournament this long; a step outlasting it is run again by another replica meanwhile,
+# which is safe (every step is) and deals nothing twice
+LEASE = 15.0
+BOT_PREFIX = "bot:"  # a bot entrant's id: bot:1, bot:2 ... (player ids cannot hold ':')
+MAX_AHEAD = 30 * 86400.0  # seconds: how far ahead a tournament's `starts_at` may be
+MAX_ROUND_INTERVAL = 3600.0  # seconds: the longest `round_interval`
+RETRY_OPEN = (
+    60  # Retry-After of a create past the organiser's quota (a tournament's end is not foreseen)
+)
+KEEP_OPEN = 90 * 86400  # seconds an organiser's quota outlives its last create
+# the clock of a tournament created without one: a no-show's seat is played by a bot after
+# 2 minutes and 2 more decisions of 5 s (3 timeouts), and a game of about 75 decisions a
+# seat leaves each player 2 minutes plus 5 s a decision
+DEFAULT_CLOCK = BankClock(initial_seconds=120, increment_seconds=5, takeover_after=3)
+
+Announce = Callable[[Sequence[Message]], Awaitable[None]]
+
+
+class CreateTournament(msgspec.Struct, frozen=True, kw_only=True):
+    caller: Caller
+    name: str
+    table_size: int = 4
+    format: Format = "swiss"
+    deal_mode: DealMode = "duplicate"
+    rounds: int = 3
+    clock: TimeControl | None = None  # None: DEFAULT_CLOCK
+    bot_level: BotLevel = "basic"
+    ranked: bool = True
+    places: int = 8
+    invited: tuple[str, ...] | None = None
+    starts_at: float | None = None  # unix s, in the future: it starts itself then
+    round_interval: float = 0.0  # seconds from a round's end to the next round's pairing
+    idempotency_key: str | None = None
+
+    def fingerprint_fields(self) -> tuple:
+        return (
+            self.name, self.table_size, self.format, self.deal_mode, self.rounds,
+            tournament_clock(self.clock), self.bot_level, self.ranked, self.places,
+            self.invited, self.starts_at, self.round_interval,
+        )  # fmt: skip
+
+
+def tournament_clock(clock: TimeControl | None) -> TimeControl:
+    """The clock of a tournament's games: the one asked for, else DEFAULT_CLOCK (a tournament
+    always plays with a clock: a no-show is played by a bot after its timeouts)."""
+    return DEFAULT_CLOCK if clock is None else clock
+
+
+class TournamentPage(msgspec.Struct, frozen=True, kw_only=True):
+    tournaments: list[TournamentRecord]
+    next_cursor: str | None
+
+
+class NextTable(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a player plays now: the current round's table, its game and seat; all None
+    when the player sits out this round (a bye), or the tournament is not running."""
+
+    round: int | None = None
+    table: int | None = None
+    game_id: str | None = None
+    seat: int | None = None
+    bye: bool = False
+
+
+def game_id(tournament_id: str, round_number: int, table: int) -> str:
+    """The id of a table's game: the lobby's id of a create by the platform keyed so."""
+    return idempotency.created_game_id(
+        PLATFORM.scope, _game_key(tournament_id, round_number, table)
+    )
+
+
+def _game_key(tournament_id: str, round_number: int, table: int) -> str:
+    return f"tournament/{tournament_id}/{round_number}/{table}"
+
+
+def game_seed(table: Table) -> str:
+    """The seed a table's game is dealt from: a digest of its deal (see the docstring)."""
+    return hashlib.sha256(f"ten-tournament-deal|{table.deal}".encode()).hexdigest()[:32]
+
+
+def void_result(round_number: int, table: Table) -> TableResult:
+    """A table whose game ended without results: every seat tied, game score 0."""
+    n = len(table.seats)
+    return TableResult(
+        round=round_number, table=table.number, deal=table.deal, seats=table.seats,
+        ranks=(1,) * n, scores=(0,) * n,
+    )  # fmt: skip
+
+
+def current_standings(record: TournamentRecord) -> list[Standing]:
+    return standings(record.settings, record.entrants, record.rounds, record.results)
+
+
+def standings_out(record: TournamentRecord) -> tuple[StandingOut, ...]:
+    return tuple(
+        StandingOut(
+            position=s.position, entrant=s.entrant, points=s.points, matchpoints=s.matchpoints,
+            buchholz=s.buchholz, score=s.score,
+        )
+        for s in current_standings(record)
+    )  # fmt: skip
+
+
+def round_tables(record: TournamentRecord, played: Round) -> tuple[RoundTableOut, ...]:
+    """A round's tables as told (never their deals: the seeds come from them)."""
+    return tuple(
+        RoundTableOut(
+            table=t.number, game_id=game_id(record.id, played.number, t.number), seats=t.seats
+        )
+        for t in played.tables
+    )
+
+
+def tournament_messages(record: TournamentRecord, kinds: Sequence[str]) -> list[Message]:
+    """The webhooks of `kinds` ("started", "round:<n>", "finished"), each with an id fixed
+    by its fact: `msg_t_<id>_started`, `msg_t_<id>_round_<n>`, `msg_t_<id>_finished`."""
+    at = datetime.fromtimestamp(record.updated_at, UTC)
+    settings, found = record.settings, []
+    for kind in kinds:
+        if kind == "started":
+            entrants = tuple(TournamentEntrantOut(entrant=e.id, bot=e.bot) for e in record.entrants)
+            data = TournamentStartedData(
+                tournament_id=record.id, name=record.name, format=settings.format,
+                deal_mode=settings.deal_mode, table_size=settings.table_size,
+                rounds=settings.rounds, entrants=entrants,
+            )  # fmt: skip
+            found.append(
+                message(
+                    f"msg_t_{record.id}_started", TournamentStartedWebhook(timestamp=at, data=data)
+                )
+            )
+        elif kind.startswith("round:"):
+            played = record.rounds[int(kind.partition(":")[2]) - 1]
+            told = RoundStartedData(
+                tournament_id=record.id, round=played.number,
+                tables=round_tables(record, played), byes=played.byes,
+            )  # fmt: skip
+            payload = RoundStartedWebhook(timestamp=at, data=told)
+            found.append(message(f"msg_t_{record.id}_round_{played.number}", payload))
+        elif kind == "finished":
+            end = TournamentFinishedData(
+                tournament_id=record.id, status="stopped" if record.status == "stopped" else "finished",
+                rounds_played=len(record.rounds), standings=standings_out(record),
+            )  # fmt: skip
+            payload = TournamentFinishedWebhook(timestamp=at, data=end)
+            found.append(message(f"msg_t_{record.id}_finished", payload))
+    return found
+
+
+class Tournaments:
+    """The tournaments' use cases and their director (see the module docstring). `create`
+    deals a table's game: the lobby's `create` (`service.lobby.use_cases.Lobby.create`); `announce`
+    queues the webhooks a change called for (`service.reactions.webhooks.Webhooks.announce`)."""
+
+    def __init__(
+        self,
+        store: TournamentStore,
+        queue: LeasedQueue,
+        create: Callable[[CreateTable], Awaitable[object]],
+        *,
+        announce: Announce | None = None,
+        clock: Callable[[], float] = time.time,
+        random_hex: Callable[[int], str] = secrets.token_hex,
+        identities_open: bool = True,
+        retry: Retry | None = None,
+        quotas: QuotaStore | None = None,
+        max_open: int = 0,
+    ) -> None:
+        self.store = store
+        self.retry = retry if retry is not None else Retry(Settings().act_retries)
+        self.queue = queue
+        self.create_game = create
+        self.announce = announce
+        self.clock = clock
+        self.random_hex = random_hex
+        self.identities_open = identities_open
+        self.wake: Callable[[], None] = lambda: None  # the worker's, once it is made
+        # an organiser's tournaments not ended (`service.core.quotas`; none without a store)
+        self.open = Quota(
+            quotas, "open-tournaments", max_open if quotas is not None else 0,
+            "too_many_open_tournaments", self._not_ended, keep=KEEP_OPEN,
+            retry_after=lambda oldest, now: RETRY_OPEN, clock=clock,
+        )  # fmt: skip
+
+    # ------------------------------------------------------------ creating and reading
+
+    async def create(self, command: CreateTournament) -> tuple[TournamentRecord, bool]:
+        """A tournament taking registrations; (it, replayed). By the platform or a verified
+        player (its organiser). With an `idempotency_key` its id comes from the key: a copy
+        of the create gets the first one (`replayed`)."""
+        caller = command.caller
+        if caller.kind == "anonymous":
+            raise ServiceError("authentication_required")
+        _check_create(command)
+        operation = "create_tournament"
+        fingerprint = idempotency.fingerprint(operation, *command.fingerprint_fields())
+        if command.idempotency_key is None:
+            tournament_id = self.random_hex(10)
+        else:
+            tournament_id = idempotency.created_game_id(
+                caller.scope, f"{operation}|{command.idempotency_key}"
+            )
+            # a copy is answered as the first one was, even once its `starts_at` passed
+            stored = await self.store.load_tournament(tournament_id)
+            if stored is not None:
+                return _replayed(stored, fingerprint), True
+        now = self.clock()
+        _check_times(command, now)
+        settings = TournamentSettings(
+            format=command.format, deal_mode=command.deal_mode, table_size=command.table_size,
+            rounds=command.rounds, seed=self.random_hex(16),
+        )  # fmt: skip
+        record = TournamentRecord(
+            id=tournament_id, name=command.name, organiser=caller.scope, settings=settings,
+            clock=tournament_clock(command.clock), bot_level=command.bot_level,
+            ranked=command.ranked, places=command.places, invited=command.invited,
+            starts_at=command.starts_at, round_interval=command.round_interval,
+            fingerprint=fingerprint, created_at=now, updated_at=now,
+        )  # fmt: skip
+        await self.open.take(owner_of(caller, None), tournament_id, now)
+        if command.starts_at is not None:  # queued first: a tournament saved has its start
+            await self.queue.put(tournament_id, b"", command.starts_at)
+        stored = await self.store.create_tournament(record)
+        if stored is None:
+            return record, False
+        if command.idempotency_key is None:
+            raise ServiceError("idempotency_key_reused")
+        return _replayed(stored, fingerprint), True
+
+    async def _not_ended(self, tournament_ids: Sequence[str]) -> dict[str, bool]:
+        """Of these tournaments, the ones stored, and whether each has yet to end."""
+        found = {}
+        for tournament_id in tournament_ids:
+            record = await self.store.load_tournament(tournament_id)
+            if record is not None:
+                found[tournament_id] = not record.ended
+        return found
+
+    async def get(self, tournament_id: str) -> TournamentRecord:
+        record = await self.store.load_tournament(tournament_id) if _is_id(tournament_id) else None
+        if record is None:
+            raise ServiceError("tournament_not_found")
+        return record
+
+    async def list(self, cursor: str | None, limit: int) -> TournamentPage:
+        found = await self.store.list_tournaments(decode_cursor(cursor), limit + 1)
+        more = len(found) > limit
+        found = found[:limit]
+        last = found[-1] if found and more else None
+        return TournamentPage(
+            tournaments=found,
+            next_cursor=None if last is None else encode_cursor(last.created_at, last.id),
+        )
+
+    async def next_table(self, tournament_id: str, player_id: str) -> NextTable:
+        record = await self.get(tournament_id)
+        if record.status not in ("running", "paused") or not record.rounds:
+            return NextTable()
+        current = record.rounds[-1]
+        if player_id in current.byes:
+            return NextTable(round=current.number, bye=True)
+        for table in current.tables:
+            if player_id in table.seats:
+                return NextTable(
+                    round=current.number, table=table.number,
+                    game_id=game_id(record.id, current.number, table.number),
+                    seat=table.seats.index(player_id),
+                )  # fmt: skip
+        return NextTable()
+
+    # ------------------------------------------------------------ entering
+
+    async def register(
+        self, caller: Caller, tournament_id: str, player_id: str | None, key: str | None = None
+    ) -> tuple[TournamentRecord, bool]:
+        """Enter a player (themself with a JWT, anyone by the platform): while registering,
+        invited or open registration, within the places. Entering twice changes nothing."""
+        pid = self._player(caller, player_id)
+
+        if pid.startswith(BOT_PREFIX):
+            raise ServiceError("invalid_tournament", "A player id starting with bot: names a bot.")
+
+        def change(record: TournamentRecord) -> TournamentRecord | None:
+            _registering(record)
+            if pid in record.registered:
+                return None
+            if record.invited is not None and pid not in record.invited:
+                raise ServiceError("not_invited")
+            if len(record.registered) >= record.places:
+                raise ServiceError("tournament_full")
+            return _next(record, self.clock(), registered=(*record.registered, pid))
+
+        return await self._update(tournament_id, change, key, caller, ("register", pid))
+
+    async def withdraw(
+        self, caller: Caller, tournament_id: str, player_id: str | None, key: str | None = None
+    ) -> tuple[TournamentRecord, bool]:
+        """Leave before the start (a player not entered: nothing changes)."""
+        pid = self._player(caller, player_id)
+
+        def change(record: TournamentRecord) -> TournamentRecord | None:
+            _registering(record)
+            if pid not in record.registered:
+                return None
+            kept = tuple(p for p in record.registered if p != pid)
+            return _next(record, self.clock(), registered=kept)
+
+        return await self._update(tournament_id, change, key, caller, ("withdraw", pid))
+
+    def _player(self, caller: Caller, player_id: str | None) -> str:
+        if caller.kind == "player":
+            if player_id is not None and player_id != caller.player_id:
+                raise ServiceError("player_id_not_yours")
+            assert caller.player_id is not None
+            return caller.player_id
+        if caller.platform and player_id is not None:
+            return player_id
+        if caller.platform:
+            raise ServiceError("invalid_tournament", "The platform names the player_id.")
+        raise ServiceError("authentication_required")
+
+    # ------------------------------------------------------------ the organiser's decisions
+
+    async def start(
+        self, caller: Caller, tournament_id: str, key: str | None = None
+    ) -> tuple[TournamentRecord, bool]:
+        """Start (`_started`); a tournament with `starts_at` starts so by itself then
+        (`advance`), unless its organiser started it before."""
+
+        def change(record: TournamentRecord) -> TournamentRecord:
+            _check_organiser(caller, record)
+            _registering(record)
+            return _started(record, self.clock())
+
+        return await self._directed(tournament_id, change, key, caller, "start")
+
+    async def pause(
+        self, caller: Caller, tournament_id: str, key: str | None = None
+    ) -> tuple[TournamentRecord, bool]:
+        """No new round starts (the games being played go on, and their results count)."""
+
+        def change(record: TournamentRecord) -> TournamentRecord:
+            _check_organiser(caller, record)
+            if record.status != "running":
+                raise ServiceError("tournament_not_running")
+            return _next(record, self.clock(), status="paused")
+
+        return await self._update(tournament_id, change, key, caller, ("pause",))
+
+    async def resume(
+        self, caller: Caller, tournament_id: str, key: str | None = None
+    ) -> tuple[TournamentRecord, bool]:
+        def change(record: TournamentRecord) -> TournamentRecord:
+            _check_organiser(caller, record)
+            if record.status != "paused":
+                raise ServiceError("tournament_not_paused")
+            return _next(record, self.clock(), status="running")
+
+        return await self._directed(tournament_id, change, key, caller, "resume")
+
+    async def stop(
+        self, caller: Caller, tournament_id: str, key: str | None = None
+    ) -> tuple[TournamentRecord, bool]:
+        """End it now: the standings stay as the results so far make them."""
+
+        def change(record: TournamentRecord) -> TournamentRecord:
+            _check_organiser(caller, record)
+            if record.ended:
+                raise ServiceError("tournament_over")
+            pending = (
+                record.pending if record.status == "registering" else (*record.pending, "finished")
+            )
+            return _next(
+                record, self.clock(), status="stopped", pending=pending, next_round_at=None
+            )
+
+        return await self._directed(tournament_id, change, key, caller, "stop")
+
+    async def _directed(
+        self,
+        tournament_id: str,
+        change: Callable[[TournamentRecord], TournamentRecord | None],
+        key: str | None,
+        caller: Caller,
+        operation: str,
+    ) -> tuple[TournamentRecord, bool]:
+        """A change the director follows up: its job is queued before the save, due after
+        GRACE seconds (a process dying after the save leaves it to another replica), then
+        due at once after the save (due before the save, a director could run before it
+        and find nothing to do)."""
+        await self.get(tournament_id)
+        await self.queue.put(tournament_id, b"", self.clock() + GRACE)
+        # a start pairs round 1
+        answer = await self._update(
+            tournament_id, change, key, caller, (operation,), pairs=operation == "start"
+        )
+        await self.queue.put(tournament_id, b"", self.clock())
+        self.wake()
+        return answer
+
+    # ------------------------------------------------------------ saving
+
+    async def _update(
+        self,
+        tournament_id: str,
+        change: Callable[[TournamentRecord], TournamentRecord | None],
+        key: str | None,
+        caller: Caller,
+        fields: tuple,
+        *,
+        pairs: bool = False,
+    ) -> tuple[TournamentRecord, bool]:
+        """Apply `change` and save with the version compared, judged again on the stored
+        tournament when another writer won; (the tournament, replayed). `change` None:
+        nothing to save. With an Idempotency-Key (`key`), the entry is saved with the change
+        and a copy is answered with the tournament as it is (`replayed`)."""
+        fingerprint = idempotency.fingerprint("tournament", *fields)
+        entry = None if key is None else idempotency.entry_key("tournament", caller.scope, key)
+
+        async def attempt(record: TournamentRecord) -> tuple[TournamentRecord, bool]:
+            if entry is not None:
+                prior = dict(record.remembered).get(entry)
+                if prior is not None:
+                    if prior != fingerprint:
+                        raise ServiceError("idempotency_key_reused")
+                    return record, True
+            # one that may pair a round (`next_round`) is decided off the event loop
+            new = await asyncio.to_thread(change, record) if pairs else change(record)
+            if new is None:
+                return record, False
+            if entry is not None:
+                kept = (*record.remembered, (entry, fingerprint))[-REMEMBERED:]
+                new = msgspec.structs.replace(new, remembered=kept)
+            await self.store.save_tournament(new)
+            return new, False
+
+        record = await self.get(tournament_id)
+        return await write(
+            record, attempt, self.retry, gone="tournament_not_found",
+            reread=lambda: self.get(tournament_id),
+        )  # fmt: skip
+
+    async def _save(
+        self,
+        tournament_id: str,
+        change: Callable[[TournamentRecord], TournamentRecord | None],
+        *,
+        pairs: bool = False,
+    ) -> TournamentRecord | None:
+        """The director's saves: `_update` without a key; None for a tournament gone."""
+        try:
+            record, _ = await self._update(tournament_id, change, None, PLATFORM, (), pairs=pairs)
+        except ServiceError as error:
+            if error.code == "tournament_not_found":
+                return None
+            raise
+        return record
+
+    # ------------------------------------------------------------ the director
+
+    async def record_result(self, game: GameRecord) -> None:
+        """A tournament game ended (the relay's `TournamentReaction`): its table's result
+        kept once, and the tournament's job queued for the director."""
+        ref = game.tournament
+        if ref is None or not game.ended:
+            return
+
+        def change(record: TournamentRecord) -> TournamentRecord | None:
+            if record.ended or record.result_of(ref.round, ref.table) is not None:
+                return None
+            table = _table(record, ref)
+            if table is None:
+                return None
+            result = _result_of(game, ref.round, table)
+            return _next(record, self.clock(), results=(*record.results, result))
+
+        if await self._save(ref.tournament_id, change) is not None:
+            await self.queue.put(ref.tournament_id, b"", self.clock())
+            self.wake()
+
+    async def advance(self, tournament_id: str) -> float | None:
+        """The director's step (see the module docstring): one round at most; idempotent,
+        safe on any replica at once (every save compares the version). A step that pairs
+        the next round queues its job again at once and ends: that round's deals are the
+        next step, so a step lasts one round's deals, well within the worker's LEASE.
+        Answers the time the tournament waits for (its `starts_at`, its `next_round_at`):
+        the worker keeps its job due then; None when it waits for no time."""
+        record = await self.store.load_tournament(tournament_id)
+        if record is None:
+            return None
+        if record.status == "registering" and record.starts_at is not None:
+            if self.clock() < record.starts_at:
+                return record.starts_at
+            record = await self._save(tournament_id, self._on_time, pairs=True)
+            if record is None:
+                return None
+        if record.pending:
+            record = await self._announce(record)
+            if record is None:
+                return None
+        if record.status != "running":
+            return None
+        await self._deal(record)
+        paired = await self._save(tournament_id, self._paired, pairs=True)
+        if paired is not None and paired.pending:
+            await self.queue.put(tournament_id, b"", self.clock())
+            self.wake()
+            return None
+        if paired is not None and paired.status == "running":
+            return paired.next_round_at
+        return None
+
+    def _on_time(self, record: TournamentRecord) -> TournamentRecord | None:
+        """Its `starts_at` came while it still takes registrations: it starts."""
+        now = self.clock()
+        if record.status != "registering" or record.starts_at is None or now < record.starts_at:
+            return None
+        return _started(record, now)
+
+    def _paired(self, record: TournamentRecord) -> TournamentRecord | None:
+        """Once every table of the current round has its result: the end, or the next
+        round, after the `round_interval` (`next_round_at` set by the step that first finds
+        the round complete; the round paired by a step at that time or after it)."""
+        if record.status != "running" or not record.rounds:
+            return None
+        if not _round_complete(record):
+            return None
+        now = self.clock()
+        if len(record.rounds) >= record.settings.rounds:
+            return _next(
+                record, now, status="finished", pending=(*record.pending, "finished"),
+                next_round_at=None,
+            )  # fmt: skip
+        due = record.next_round_at
+        if due is None and record.round_interval > 0:
+            return _next(record, now, next_round_at=now + record.round_interval)
+        if due is not None and now < due:
+            return None
+        played = next_round(record.settings, record.entrants, record.rounds, record.results)
+        return _next(
+            record, now, rounds=(*record.rounds, played), next_round_at=None,
+            pending=(*record.pending, f"round:{played.number}"),
+        )  # fmt: skip
+
+    async def _announce(self, record: TournamentRecord) -> TournamentRecord | None:
+        """Queue the webhooks pending (each once per id: the outbox keeps one per id), then
+        clear them."""
+        if self.announce is not None:
+            await self.announce(tournament_messages(record, record.pending))
+        done = record.pending
+
+        def change(current: TournamentRecord) -> TournamentRecord | None:
+            left = tuple(p for p in current.pending if p not in done)
+            return None if left == current.pending else _next(current, self.clock(), pending=left)
+
+        return await self._save(record.id, change)
+
+    async def _deal(self, record: TournamentRecord) -> None:
+        """The current round's games not dealt yet (a game dealt already is the lobby's
+        keyed create answered again: nothing is dealt twice)."""
+        current = record.rounds[-1]
+        for table in current.tables:
+            if record.result_of(current.number, table.number) is None:
+                await self.create_game(self._table_game(record, current, table))
+
+    def _table_game(self, record: TournamentRecord, played: Round, table: Table) -> CreateTable:
+        entrants = {e.id: e for e in record.entrants}
+        seats = []
+        for entrant_id in table.seats:
+            bot = entrants[entrant_id].bot
+            if bot is None:
+                seats.append(SeatRequest(name=entrant_id, player_id=entrant_id))
+            else:
+                seats.append(
+                    SeatRequest(name=f"Bot {entrant_id.removeprefix(BOT_PREFIX)}", bot=bot)
+                )
+        return CreateTable(
+            caller=PLATFORM,
+            seats=tuple(seats),
+            fill_bot=record.bot_level,
+            clock=tournament_clock(record.clock),
+            seed=game_seed(table),
+            tournament=TableRef(record.id, played.number, table.number, record.ranked),
+            idempotency_key=_game_key(record.id, played.number, table.number),
+        )
+
+    def worker(self, **options: object) -> Worker:
+        """The director's worker (every replica runs one)."""
+
+        async def handle(job: Job) -> float | None:
+            return await self.advance(job.id)
+
+        options.setdefault("lease", LEASE)
+        worker = Worker(self.queue, handle, **options)  # type: ignore[arg-type]
+        self.wake = worker.wake
+        return worker
+
+
+class TournamentReaction:
+    """The relay's durable reaction to a tournament game's end (`service.reactions.relay`): the
+    table's result is recorded (`Tournaments.record_result`, at least once, kept once)."""
+
+    name = "tournaments"
+    durable = True
+
+    def __init__(self, record: Callable[[GameRecord], Awaitable[None]]) -> None:
+        self.record = record
+
+    def wants(self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]) -> bool:
+        return new.tournament is not None and new.ended and (old is None or not old.ended)
+
+    async def react(self, record: GameRecord, events: Sequence[StoredEvent]) -> None:
+        if record.tournament is not None and record.ended:
+            await self.record(record)
+
+
+# ---------------------------------------------------------------- rules of the use case
+
+
+def _is_id(tournament_id: str) -> bool:
+    return len(tournament_id) == 20 and all(c in "0123456789abcdef" for c in tournament_id)
+
+
+def _check_create(command: CreateTournament) -> None:
+    if not 2 <= command.table_size <= 5:
+        raise ServiceError("invalid_tournament", "table_size must be between 2 and 5.")
+    if not command.table_size <= command.places <= MAX_PLACES:
+        raise ServiceError(
+            "invalid_tournament", "places must be between table_size and {most}.", most=MAX_PLACES
+        )
+    if not 1 <= command.rounds <= MAX_ROUNDS:
+        raise ServiceError(
+            "invalid_tournament", "rounds must be between 1 and {most}.", most=MAX_ROUNDS
+        )
+    if not 0 <= command.round_interval <= MAX_ROUND_INTERVAL:
+        raise ServiceError(
+            "invalid_tournament", "round_interval must be between 0 and {most} seconds.",
+            most=int(MAX_ROUND_INTERVAL),
+        )  # fmt: skip
+    invited = command.invited
+    if invited is not None and len(set(invited)) != len(invited):
+        raise ServiceError("duplicate_player_id")
+
+
+def _check_times(command: CreateTournament, now: float) -> None:
+    if command.starts_at is not None and not now < command.starts_at <= now + MAX_AHEAD:
+        raise ServiceError(
+            "invalid_tournament", "starts_at must be in the future, at most {days} days ahead.",
+            days=int(MAX_AHEAD // 86400),
+        )  # fmt: skip
+
+
+def _replayed(stored: TournamentRecord, fingerprint: str) -> TournamentRecord:
+    """The tournament a keyed create made before, if this create asks what it asked."""
+    if stored.fingerprint != fingerprint:
+        raise ServiceError("idempotency_key_reused")
+    return stored
+
+
+def _check_organiser(caller: Caller, record: TournamentRecord) -> None:
+    if caller.kind == "anonymous":
+        raise ServiceError("authentication_required")
+    if caller.scope != record.organiser:
+        raise ServiceError("not_organiser")
+
+
+def _registering(record: TournamentRecord) -> None:
+    if record.status != "registering":
+        raise ServiceError("tournament_not_registering")
+
+
+def _started(record: TournamentRecord, now: float) -> TournamentRecord:
+    """The start: registration closes, bots fill the places left, round 1 is paired."""
+    entrants = [Entrant(id=p) for p in record.registered]
+    bots = record.places - len(entrants)
+    entrants += [Entrant(id=f"{BOT_PREFIX}{i + 1}", bot=record.bot_level) for i in range(bots)]
+    first = next_round(record.settings, entrants, (), ())
+    return _next(
+        record, now, status="running", entrants=tuple(entrants), rounds=(first,),
+        pending=(*record.pending, "started", "round:1"),
+    )  # fmt: skip
+
+
+def _next(record: TournamentRecord, now: float, **changes: object) -> TournamentRecord:
+    return msgspec.structs.replace(record, version=record.version + 1, updated_at=now, **changes)
+
+
+def _round_complete(record: TournamentRecord) -> bool:
+    """Every table of the current round has its result."""
+    if not record.rounds:
+        return False
+    current = record.rounds[-1]
+    return all(record.result_of(current.number, t.number) is not None for t in current.tables)
+
+
+def _table(record: TournamentRecord, ref: TableRef) -> Table | None:
+    for played in record.rounds:
+        if played.number == ref.round:
+            return next((t for t in played.tables if t.number == ref.table), None)
+    return None
+
+
+def _result_of(game: GameRecord, round_number: int, table: Table) -> TableResult:
+    state = game.state
+    if state is None or game.stopped or state.results is None:
+        return void_result(round_number, table)
+    return table_result(round_number, table, state.results)

@@ -436,6 +436,37 @@ async function acceptsPlayers(): Promise<boolean> {
   }
 }
 
+/** The parts of a tournament's page. A part is drawn again only when what it shows changed
+ * (a poll keeps the focus where it is); a keyboard user inside a part drawn again stays there:
+ * on the same control, else on the one that took its place (`data-focus`: Register gives way
+ * to Withdraw), else its first. */
+class Parts {
+  readonly slots = { settings: h("div"), entry: h("div"), standings: h("div"), yours: h("div"), rounds: h("div") };
+  private readonly drawnText: Record<keyof Parts["slots"], string> = { settings: "", entry: "", standings: "", yours: "", rounds: "" };
+
+  /** The parts where they stand, and a word that the page keeps itself up to date. */
+  layout(): Child[] {
+    const slots = this.slots;
+    return [
+      h("div", { class: "layout" }, h("div", { class: "col-main" }, slots.yours, slots.standings, slots.rounds), h("div", { class: "col-side" }, slots.settings, slots.entry)),
+      h("p", { class: "small muted" }, t("tour.updated")),
+    ];
+  }
+
+  draw(name: keyof Parts["slots"], key: unknown, draw: () => HTMLElement | null): void {
+    const text = JSON.stringify(key);
+    if (this.drawnText[name] === text) return;
+    this.drawnText[name] = text;
+    const slot = this.slots[name];
+    const active = slot.contains(document.activeElement) ? (document.activeElement as HTMLElement) : null;
+    show(slot, draw());
+    if (!active) return;
+    const same = active.id ? slot.querySelector<HTMLElement>(`#${CSS.escape(active.id)}`) : null;
+    const heir = active.dataset.focus ? slot.querySelector<HTMLElement>(`[data-focus="${CSS.escape(active.dataset.focus)}"]`) : null;
+    (same ?? heir ?? slot.querySelector<HTMLElement>("button, a[href], input"))?.focus();
+  }
+}
+
 export async function tournamentScreen(root: HTMLElement, id: string): Promise<() => void> {
   let data: Loaded;
   let jwt: boolean;
@@ -447,8 +478,7 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
   }
   let stopped = false;
   let timer = 0;
-  const slots = { settings: h("div"), entry: h("div"), standings: h("div"), yours: h("div"), rounds: h("div") };
-  const drawnText: Record<keyof typeof slots, string> = { settings: "", entry: "", standings: "", yours: "", rounds: "" };
+  const parts = new Parts();
   const errorEl = h("p", { role: "alert", class: "error", "data-testid": "poll-error" });
   const countdownEl = h("p", { role: "timer", "data-testid": "tournament-countdown" });
   // redrawn each second by itself: nothing else on the page moves, the focus stays
@@ -459,24 +489,10 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
     countdownEl.dataset.waits = waiting(data.tour)?.kind ?? "";
   };
   const tick = window.setInterval(drawCountdown, 1000);
-  // a part is drawn again only when what it shows changed (a poll keeps the focus where it
-  // is); a keyboard user inside a part drawn again stays there: on the same control, else on
-  // the one that took its place (`data-focus`: Register gives way to Withdraw), else its first
-  const part = (name: keyof typeof slots, key: unknown, draw: () => HTMLElement | null) => {
-    const text = JSON.stringify(key);
-    if (drawnText[name] === text) return;
-    drawnText[name] = text;
-    const slot = slots[name];
-    const active = slot.contains(document.activeElement) ? (document.activeElement as HTMLElement) : null;
-    show(slot, draw());
-    if (!active) return;
-    const same = active.id ? slot.querySelector<HTMLElement>(`#${CSS.escape(active.id)}`) : null;
-    const heir = active.dataset.focus ? slot.querySelector<HTMLElement>(`[data-focus="${CSS.escape(active.dataset.focus)}"]`) : null;
-    (same ?? heir ?? slot.querySelector<HTMLElement>("button, a[href], input"))?.focus();
-  };
   const drawParts = () => {
     const me = signedIn();
     const { tour, standings, rounds, next } = data;
+    const part = parts.draw.bind(parts);
     part("entry", [tour.status, tour.registered, me?.id, jwt], () => entryEl(tour, jwt, changed));
     part("yours", [tour.status, next, me?.id], () => yourTableEl(tour.status, next, me));
     part("standings", [tour.status, tour.rounds_played, standings, me?.id], () => standingsEl(tour, standings, me?.id ?? null));
@@ -513,15 +529,7 @@ export async function tournamentScreen(root: HTMLElement, id: string): Promise<(
       poll();
     }, wait);
   };
-  show(
-    root,
-    h("h1", { "data-testid": "tournament-name" }, isolated(data.tour.name)),
-    h("p", { class: "muted" }, summary(data.tour)),
-    countdownEl,
-    errorEl,
-    h("div", { class: "layout" }, h("div", { class: "col-main" }, slots.yours, slots.standings, slots.rounds), h("div", { class: "col-side" }, slots.settings, slots.entry)),
-    h("p", { class: "small muted" }, t("tour.updated")),
-  );
+  show(root, h("h1", { "data-testid": "tournament-name" }, isolated(data.tour.name)), h("p", { class: "muted" }, summary(data.tour)), countdownEl, errorEl, parts.layout());
   drawParts();
   poll();
   shown(root, "tournament");

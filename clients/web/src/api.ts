@@ -1,5 +1,5 @@
 /** The one SDK instance the page calls the service through (same origin). */
-import { createTenClient, TenApiError } from "../../ts/src/client";
+import { createTenClient, TenApiError } from "@ten/client";
 import { h, show, shown } from "./dom";
 import { language, t } from "./i18n";
 

@@ -3,7 +3,7 @@
  * Every control carries its action as `data-action` (the JSON the service listed); choosing one
  * sends that action unchanged, so the page can never offer or send a move the rules forbid.
  */
-import type { Action } from "../../ts/src/client";
+import type { Action } from "@ten/client";
 import { cardEl, cardName, tableauTotals } from "./cards";
 import { h } from "./dom";
 import { list, t, tn } from "./i18n";

@@ -1,5 +1,5 @@
 /** One event of the log as a sentence in the page's language. */
-import type { components } from "../../ts/src/client";
+import type { components } from "@ten/client";
 import { cardName } from "./cards";
 import { t, tn } from "./i18n";
 

@@ -7,7 +7,7 @@
  * its seat actions, the clock) comes from the service's own views (`tableKey` compares the
  * two at the end of a playback).
  */
-import type { components } from "../../ts/src/client";
+import type { components } from "@ten/client";
 import { parseCard } from "./cards";
 import type { GameEvent } from "./events";
 import type { View } from "./table";

@@ -1,5 +1,5 @@
 /** The odds panel: the service's exact odds of the next card, for the seat whose turn it is. */
-import type { Odds } from "../../ts/src/client";
+import type { Odds } from "@ten/client";
 import { h } from "./dom";
 import { num, t, tn } from "./i18n";
 

@@ -8,7 +8,7 @@
  * value it lost and what was best. The value lost is labelled neutrally ("value lost 0.6"):
  * its unit is the review's grading scheme's, not the page's to name.
  */
-import type { Review } from "../../ts/src/client";
+import type { Review } from "@ten/client";
 import { api, describeError, TenApiError } from "./api";
 import { cardName } from "./cards";
 import { h, show } from "./dom";

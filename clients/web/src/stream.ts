@@ -10,7 +10,7 @@
  * good (`readyState` CLOSED). `onopen` and `onerror` are called as an EventSource's are.
  */
 
-import { bearer } from "../../ts/src/client";
+import { bearer } from "@ten/client";
 
 /** The reconnection delay until the server sets one (`retry:`), as browsers have it. */
 const RETRY_MS = 3000;

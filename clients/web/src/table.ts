@@ -3,7 +3,7 @@
  * player, clocks, results. Pure rendering of what the service sends (the seat's own view or the
  * public one); the controls live in `controls.ts`.
  */
-import type { components } from "../../ts/src/client";
+import type { components } from "@ten/client";
 import { cardEl, cardName, cardRow, COLORS, parseCard, runNumbers, tableauTotals, type Color } from "./cards";
 import { h } from "./dom";
 import { list, num, t, tn } from "./i18n";

@@ -4,7 +4,7 @@
  * reconnects by itself with `Last-Event-ID`; a refused stream is opened again later). Every
  * event, from here or from a reply, is taken once, in seq order (`ordered`).
  */
-import { bearer } from "../../../ts/src/client";
+import { bearer } from "@ten/client";
 import { answered, api } from "../api";
 import type { GameEvent } from "../events";
 import { EventStream } from "../stream";

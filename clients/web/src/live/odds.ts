@@ -3,7 +3,7 @@
  * service's (`GET /v1/games/{id}/odds`, read as the seat), asked once per version, shown only
  * while the table still shows that version.
  */
-import type { Odds } from "../../../ts/src/client";
+import type { Odds } from "@ten/client";
 import { answered, api } from "../api";
 import { h } from "../dom";
 import { oddsEl } from "../odds";

@@ -5,7 +5,7 @@
  * stays in the document while the table is redrawn. Keyboard users keep their place across
  * redraws; when the game ends the results come into view, focused.
  */
-import type { Action } from "../../../ts/src/client";
+import type { Action } from "@ten/client";
 import { controlsEl } from "../controls";
 import { h, show, shown } from "../dom";
 import { describeEvent, type GameEvent } from "../events";

@@ -4,7 +4,7 @@
  * idempotency key. The reply holds the move's events and every bot move after it, and the
  * seat's view after them all.
  */
-import type { Action, ActedOut } from "../../../ts/src/client";
+import type { Action, ActedOut } from "@ten/client";
 import { api } from "../api";
 import type { GameEvent } from "../events";
 import type { View } from "../table";

@@ -5,7 +5,7 @@
  * an event that did not fit. No timers, no page: the table (`live/table.ts`) decides when to
  * read the service, `live/screen.ts` draws.
  */
-import type { Game } from "../../../ts/src/client";
+import type { Game } from "@ten/client";
 import { fold, tableKey } from "../fold";
 import type { Move } from "../pacing";
 import { mySeat, type View } from "../table";

@@ -7,7 +7,7 @@
  * checked against them. This module decides when a view is taken and when one is read; the
  * page is `LiveScreen`'s.
  */
-import type { Action, Game } from "../../../ts/src/client";
+import type { Action, Game } from "@ten/client";
 import { api, describeError, TenApiError } from "../api";
 import { closeConfirm } from "../controls";
 import { describeEvent, type GameEvent } from "../events";

@@ -3,7 +3,7 @@
  * (`../live/table.ts`), then the results. The seat this browser holds (its token in
  * localStorage) makes it a player; without one it watches.
  */
-import type { Game, Table } from "../../../ts/src/client";
+import type { Game, Table } from "@ten/client";
 import { api, failedScreen } from "../api";
 import { liveTable } from "../live/table";
 import { heldSeat } from "../store";

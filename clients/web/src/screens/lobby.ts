@@ -1,5 +1,5 @@
 /** The lobby: create a table (you, open seats, bots, a clock), see open tables, resume games. */
-import type { components, CreateGameIn } from "../../../ts/src/client";
+import type { components, CreateGameIn } from "@ten/client";
 import { api, describeError } from "../api";
 import { h, show, shown } from "../dom";
 import { list, t, tn } from "../i18n";

@@ -1,5 +1,5 @@
 /** Past games: the archive's list, and a replay that steps through every public state. */
-import type { components } from "../../../ts/src/client";
+import type { components } from "@ten/client";
 import { api, failedScreen, TenApiError } from "../api";
 import { h, show, shown } from "../dom";
 import { list, num, t, when } from "../i18n";

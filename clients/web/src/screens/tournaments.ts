@@ -7,7 +7,7 @@
  * what it waits for is due: its start by itself (`starts_at`) or its next round
  * (`next_round_at`), counted down each second by the browser's clock.
  */
-import { bearer, type components } from "../../../ts/src/client";
+import { bearer, type components } from "@ten/client";
 import { answered, api, describeError, failedScreen } from "../api";
 import { h, show, shown, type Child } from "../dom";
 import { list, num, t, tn, when } from "../i18n";

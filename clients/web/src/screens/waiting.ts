@@ -4,7 +4,7 @@
  * (game_started, on its stream) says the table has started: no polling for it; the seats
  * (joins make no event) are read again now and then, and whenever the stream (re)opens.
  */
-import { bearer, type Problem, type Table } from "../../../ts/src/client";
+import { bearer, type Problem, type Table } from "@ten/client";
 import { api, describeError, TenApiError } from "../api";
 import { h, show, shown } from "../dom";
 import { t } from "../i18n";

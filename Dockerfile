@@ -33,7 +33,7 @@ COPY domain ./app/domain
 COPY service ./app/service
 COPY infra ./app/infra
 COPY migrations ./app/migrations
-# the modules setup.py compiles (COMPILED: domain/scoring.py) made C extensions by mypyc, next
+# the modules setup.py compiles (COMPILED: domain/game/scoring.py) made C extensions by mypyc, next
 # to their sources as `pip install -e .` makes them, with the build requirements
 # pyproject.toml pins, in a virtualenv of this stage only
 COPY setup.py ./

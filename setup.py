@@ -9,6 +9,6 @@ compiled module answers as its source does."""
 from mypyc.build import mypycify
 from setuptools import setup
 
-COMPILED = ["domain/scoring.py"]  # the scoring every bot and the engine's results call
+COMPILED = ["domain/game/scoring.py"]  # the scoring every bot and the engine's results call
 
 setup(ext_modules=mypycify(COMPILED, opt_level="3"))

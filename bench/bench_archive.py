@@ -39,7 +39,7 @@ from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `tests.integration.scratch`
 
-from domain.simulation import play_game
+from domain.bots.simulation import play_game
 from infra.archive import SqlArchive, make_engine, upgrade_async
 from service.core.model import GameRecord
 from service.core.ports import StoredEvent

@@ -1,5 +1,5 @@
 """The `basic` bot's cost in a served table: domain CPU per human action of 1 human + 3
-basic bots, the human acting uniformly at random, as the service's `domain.clock.play`
+basic bots, the human acting uniformly at random, as the service's `domain.bots.clock.play`
 runs it (the human's action, then the bots' until the human decides again). Run:
 `.venv/bin/python bench/bench_basic.py` (prints figures, asserts nothing). To compare with
 another checkout's domain: `PYTHONPATH=/path/to/checkout .venv/bin/python bench/bench_basic.py`.
@@ -17,11 +17,11 @@ import statistics
 import time
 
 import domain
-from domain import bots
-from domain.clock import play
-from domain.engine import new_game, to_act
-from domain.legal import legal_actions
-from domain.simulation import play_bots
+from domain.bots import basic as bots
+from domain.bots.clock import play
+from domain.bots.simulation import play_bots
+from domain.game.engine import new_game, to_act
+from domain.game.legal import legal_actions
 
 GAMES = 40
 ROUNDS = 5

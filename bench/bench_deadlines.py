@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from domain.model import BankClock
+from domain.game.model import BankClock
 from service.core.settings import Settings
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby

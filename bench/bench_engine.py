@@ -3,8 +3,8 @@
 
 Goal on the 2-core reference machine: at least 300 games/s in one process.
 
-A game is `domain.simulation.play_game`: setup from the seed (the shuffle included), and
-every decision a random bot's (`domain.bots.random_bot`): the public view built, the
+A game is `domain.bots.simulation.play_game`: setup from the seed (the shuffle included), and
+every decision a random bot's (`domain.bots.basic.random_bot`): the public view built, the
 seat's legal actions listed from it, one drawn uniformly, its payment chosen as the service would (the optimal scoring runs when
 cards are spent), then `apply`; the final scoring and results included.
 """
@@ -14,12 +14,12 @@ from __future__ import annotations
 import statistics
 import time
 
-from domain.bots import random_bot
-from domain.engine import apply, information_state
-from domain.legal import legal_actions
-from domain.rng import SeededRandom
-from domain.simulation import play_game
-from domain.views import public_view
+from domain.bots.basic import random_bot
+from domain.bots.simulation import play_game
+from domain.game.engine import apply, information_state
+from domain.game.legal import legal_actions
+from domain.game.rng import SeededRandom
+from domain.game.views import public_view
 
 GAMES = 300
 BENCH_RNG = SeededRandom("bench")

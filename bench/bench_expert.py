@@ -35,10 +35,10 @@ from collections import defaultdict
 from collections.abc import Callable
 
 import domain
-from domain.bots import basic_bot, bot_rng
-from domain.engine import apply, information_state, new_game, to_act
-from domain.expert import expert_bot
-from domain.master import master_bot
+from domain.bots.basic import basic_bot, bot_rng
+from domain.bots.expert import expert_bot
+from domain.bots.master import master_bot
+from domain.game.engine import apply, information_state, new_game, to_act
 
 TABLES = {
     "2 players, expert vs basic": ("expert", "basic"),

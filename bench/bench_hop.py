@@ -24,8 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_archive import simulate
-from domain.model import GameState
-from domain.simulation import play_game
+from domain.bots.simulation import play_game
+from domain.game.model import GameState
 from infra.archive import SqlArchive, make_engine, upgrade_async
 from infra.bot_pool import bot_pool
 from service.games.bot_work import BotWork

@@ -2,11 +2,11 @@
 
 Plays seeded four-player games of one bot of each level (`--levels`, default random,
 basic, expert, expert: a level twice when fewer than four are given; seats rotated game by
-game so that no level keeps the first seat), reviews each (`domain.review.review`) and
+game so that no level keeps the first seat), reviews each (`domain.bots.review.review`) and
 prints, per level, the mean accuracy over games (a seat's accuracy in a game is the mean
 over its graded decisions) with its 95% interval, the share of its graded decisions the
 judge calls best, what it lost per game (percentage points of winning chance, the points
-floor included: `domain.review.drop`) and its luck per game (points). The judge is
+floor included: `domain.bots.review.drop`) and its luck per game (points). The judge is
 `master`'s search, so `master`'s decisions are all best by construction. Then the luck of two equal bots heads-up (`--equal`, default expert): each
 seat's mean luck per game with its 95% interval (0 expected), and the CPU time of a
 four-player game's review (median and largest, `time.process_time`). No assertions: a
@@ -21,8 +21,8 @@ import statistics
 import time
 from collections import defaultdict
 
-from domain.review import review
-from domain.simulation import play_game
+from domain.bots.review import review
+from domain.bots.simulation import play_game
 
 
 def interval(values: list[float]) -> str:

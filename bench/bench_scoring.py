@@ -1,4 +1,4 @@
-"""Microbenchmark of domain/scoring.py: `python bench/bench_scoring.py`.
+"""Microbenchmark of domain/game/scoring.py: `python bench/bench_scoring.py`.
 
 Prints microseconds per call (best of the repeats, and the median over a sample of
 typical collections) next to the goals. No assertions: a report for people.
@@ -46,7 +46,7 @@ STRESS = ["B1", "B6", "G6", "O1", "R1", "R6"] * 5 + ALL_WILDS
 WILDS_ONLY = list(ALL_WILDS)
 
 # More copies of wild cards than the deck holds (a game stored before
-# `domain.cards.check_copies`): the copies of a `Wn` or `W#` beyond the first are
+# `domain.game.cards.check_copies`): the copies of a `Wn` or `W#` beyond the first are
 # ignored, so these are scored as one of each; they show that setting the extra copies
 # aside costs nothing.
 NUMBER_WILDS = [f"W{n}" for n in range(1, 10)]
@@ -99,7 +99,7 @@ def uncached(func, clear):
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from domain.scoring import _best_runs, best_total, score_collection
+    from domain.game.scoring import _best_runs, best_total, score_collection
 
     best_total = uncached(best_total, _best_runs.cache_clear)
     score_collection = uncached(score_collection, _best_runs.cache_clear)

@@ -4,7 +4,7 @@
 Pairing alone: for each table size and number of rounds, T tournaments of 64 entrants
 (tournament i: hidden strengths from `bench/swiss/{i}`; each table's scores are the
 strength plus a seeded draw, so the standings move as in play). Each round is
-`domain.tournament.next_round` (what the director's step computes: the standings, the byes,
+`domain.tournaments.rules.next_round` (what the director's step computes: the standings, the byes,
 the tables, the seats), timed on the wall clock and on this process's CPU; `swiss_tables`
 (the grouping alone) timed too. Printed per size and rounds: p50, p99 and max ms a round,
 then what the pairing kept: the meetings repeated (over all rounds, and the rounds with
@@ -40,9 +40,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from domain import tournament
-from domain.rng import SeededRandom
-from domain.tournament import (
+from domain.game.rng import SeededRandom
+from domain.tournaments import rules as tournament
+from domain.tournaments.rules import (
     Entrant,
     Round,
     Settings,

@@ -54,9 +54,9 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from domain.rng import SeededRandom
-from domain.simulation import play_game
-from domain.tournament import (
+from domain.bots.simulation import play_game
+from domain.game.rng import SeededRandom
+from domain.tournaments.rules import (
     Entrant,
     Round,
     Settings,

@@ -46,10 +46,10 @@ os.environ.setdefault("TEN_DATABASE_URL", f"sqlite+aiosqlite:///{_TMP}/archive.s
 OUTBOX_KEY = "ten:archive:outbox"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `bench.ceiling_app`
 
-import domain.clock as clock_mod  # noqa: E402 - after the environment is set
+import domain.bots.clock as clock_mod  # noqa: E402 - after the environment is set
 import service.games.use_cases as games_mod  # noqa: E402 - after the environment is set
 from bench.loadgen import next_move  # noqa: E402 - the load generator's own move choice
-from domain.model import Action  # noqa: E402 - after the environment is set
+from domain.game.model import Action  # noqa: E402 - after the environment is set
 from infra.redis_store import _record_decoder, _record_encoder, connect  # noqa: E402 - after the environment is set
 from service.core.callers import Caller  # noqa: E402 - after the environment is set
 from service.core.settings import Settings  # noqa: E402 - after the environment is set
@@ -269,7 +269,7 @@ async def stage_breakdown(
 ) -> float:
     store = service.store
     timers = Timers()
-    # the engine runs through `domain.clock.play` (apply, then the bots' moves)
+    # the engine runs through `domain.bots.clock.play` (apply, then the bots' moves)
     wrapped = {
         (clock_mod, "apply"): timers.wrap_sync(
             "engine: apply (the human's action)", clock_mod.apply

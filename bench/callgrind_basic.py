@@ -1,5 +1,5 @@
 """Instructions per human action of 1 human (uniformly random) + 3 basic bots, as the
-service plays them (`domain.clock.play`, then the bots' moves). Run under callgrind twice,
+service plays them (`domain.bots.clock.play`, then the bots' moves). Run under callgrind twice,
 `warm` (the warm-up games only) and `both` (warm-up and measured games):
 `PYTHONHASHSEED=0 valgrind --tool=callgrind .venv/bin/python bench/callgrind_basic.py both`;
 the difference of the two totals over the printed actions is the measured figure."""
@@ -9,11 +9,11 @@ from __future__ import annotations
 import random
 import sys
 
-from domain import bots
-from domain.clock import play
-from domain.engine import new_game, to_act
-from domain.legal import legal_actions
-from domain.simulation import play_bots
+from domain.bots import basic as bots
+from domain.bots.clock import play
+from domain.bots.simulation import play_bots
+from domain.game.engine import new_game, to_act
+from domain.game.legal import legal_actions
 
 GAMES = 30
 

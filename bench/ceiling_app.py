@@ -31,7 +31,7 @@ from litestar import Litestar, Response, get, post
 from msgspec.structs import replace
 from redis.asyncio import BlockingConnectionPool, Redis
 
-from domain.model import GameState
+from domain.game.model import GameState
 from infra.runtime import tune_gc
 from service.core.model import GameRecord
 from service.core.settings import Settings

@@ -12,7 +12,7 @@ Scenarios (`--scenario`):
                       `POST BASE/v1/games/{id}/actions`, picking a random action from the
                       `legal_actions` of the previous reply (with several human seats, the
                       next seat's legal actions are computed here from the reply's public
-                      view, `domain.legal.legal_actions`, and it acts with that seat's
+                      view, `domain.game.legal.legal_actions`, and it acts with that seat's
                       token); a finished game is replaced by one from a pool created before
                       the window (or created on the spot; creates are counted apart, never in
                       the action figures)
@@ -39,10 +39,10 @@ from urllib.parse import urlsplit
 import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's domain/
-from domain.engine import HIDDEN
-from domain.legal import legal_actions
-from domain.model import Auction, GameState
-from domain.views import PublicView
+from domain.game.engine import HIDDEN
+from domain.game.legal import legal_actions
+from domain.game.model import Auction, GameState
+from domain.game.views import PublicView
 
 ACTION_HEADERS = {"Content-Type": "application/json"}
 _decode = msgspec.json.decode
@@ -178,7 +178,7 @@ def next_move(view: dict) -> tuple[int | None, list]:
 
 
 def information_state(view: dict) -> GameState:
-    """The game as its players know it (`domain.engine.information_state`), from a
+    """The game as its players know it (`domain.game.engine.information_state`), from a
     reply's public view: what `legal_actions` reads (the pile's order is not in the view)."""
     public = msgspec.convert(view, PublicView)
     auction = public.auction

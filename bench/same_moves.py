@@ -1,5 +1,5 @@
 """Same moves: hashes the msgpack event logs of seeded games of basic bots
-(`domain.simulation.play_game`), to compare two checkouts' domains move for move. Run:
+(`domain.bots.simulation.play_game`), to compare two checkouts' domains move for move. Run:
 `PYTHONHASHSEED=0 .venv/bin/python bench/same_moves.py [GAMES]` in each tree (prints the
 digests, asserts nothing)."""
 
@@ -10,7 +10,7 @@ import sys
 
 import msgspec
 
-from domain.simulation import play_game
+from domain.bots.simulation import play_game
 
 
 def digest(lineup: list[str], games: int, tag: str) -> bytes:

@@ -1,17 +1,17 @@
-"""Learn `domain.winning`'s table from self-play, and say how well it predicts.
+"""Learn `domain.bots.winning`'s table from self-play, and say how well it predicts.
 
     .venv/bin/python bench/train_win_chances.py [--games 200] [--held-out 100] [--write]
 
 For each player count 2-5, `--games` games of `expert` bots are played with the simulator
 (seeds `win-train/{n}/{i}`); at the start of every turn the seats' equities
 (`expert.equity`) and the share of the pile left are kept, with the game's result (1 shared
-among the winners). `beta` of `domain.winning` is fitted per player count as a piecewise
+among the winners). `beta` of `domain.bots.winning` is fitted per player count as a piecewise
 linear function of the pile's share (`KNOTS` knots) by maximum likelihood (Newton's method,
 with a small penalty on the difference of neighbouring knots so that sparse knots follow
 their neighbours). Then `--held-out` other games (seeds `win-test/{n}/{i}`) are predicted:
 the mean log loss and Brier score of the model against the uniform guess (1/n each), and
 the calibration (predicted against observed win share, by decile of the prediction).
-`--write` writes the table to `domain/win_table.py`. Prints figures; asserts nothing.
+`--write` writes the table to `domain/bots/win_table.py`. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import sys
 import time
 from pathlib import Path
 
-from domain.cards import deck_for
-from domain.expert import equity
-from domain.simulation import play_game
-from domain.win_table import KNOTS
-from domain.winning import chances, interpolated, knot
+from domain.bots.expert import equity
+from domain.bots.simulation import play_game
+from domain.bots.win_table import KNOTS
+from domain.bots.winning import chances, interpolated, knot
+from domain.game.cards import deck_for
 
 SMOOTH = 2.0  # the penalty on (beta[k+1] - beta[k])**2 (in log-likelihood units)
 TABLE = Path(__file__).resolve().parent.parent / "domain" / "win_table.py"
@@ -132,7 +132,7 @@ def write(tables: dict[int, list[float]], command: str) -> None:
         f"    {n}: ({', '.join(f'{b:.4f}' for b in table)})," for n, table in tables.items()
     )
     TABLE.write_text(
-        f'''"""`domain.winning`'s table, written by `{command}` (do not edit).
+        f'''"""`domain.bots.winning`'s table, written by `{command}` (do not edit).
 
 BETA[n][k]: beta for n players at the k-th of KNOTS knots of the pile's share left
 (0, 0.1, ..., 1: the end of the pile first)."""
@@ -150,7 +150,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--held-out", type=int, default=100)
-    parser.add_argument("--write", action="store_true", help="write domain/win_table.py")
+    parser.add_argument("--write", action="store_true", help="write domain/bots/win_table.py")
     args = parser.parse_args()
     tables = {}
     for players in range(2, 6):

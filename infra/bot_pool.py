@@ -49,7 +49,13 @@ from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 NICE = 10
-PRELOAD = ["domain.clock", "domain.simulation", "domain.expert", "domain.master", "domain.odds"]
+PRELOAD = [
+    "domain.bots.clock",
+    "domain.bots.simulation",
+    "domain.bots.expert",
+    "domain.bots.master",
+    "domain.bots.odds",
+]
 BIG = 32_768  # a request this large is written from a thread (a pipe holds 64 KiB)
 # the most one read of a reply pipe asks for: what a pipe holds. `os.read` allocates what it
 # is asked for first: 1 MiB cost ~13 us a read (an mmap, page faults, a munmap), against ~1

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from jwt.exceptions import InvalidSubjectError
 
-from domain.errors import Text
+from domain.game.errors import Text
 from service.core.callers import token_refused
 from service.core.errors import ServiceError
 

@@ -39,7 +39,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from domain.cards import COLORS
+from domain.game.cards import COLORS
 from service.core.ports import StoredEvent, StoreUnavailable
 from service.history.archive import (
     ARCHIVED_STATUSES,

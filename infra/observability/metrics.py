@@ -41,8 +41,8 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily
 
-from domain import model
-from domain.errors import RuleError
+from domain.game import model
+from domain.game.errors import RuleError
 from service.core.model import GameRecord
 from service.core.ports import Listings, StoredEvent, StoreUnavailable
 
@@ -289,7 +289,7 @@ def _tag(kind: type) -> str:
     return str(kind.__struct_config__.tag)  # type: ignore[attr-defined]
 
 
-# The action whose save starts with this event (`domain.engine.apply`: an action's events
+# The action whose save starts with this event (`domain.game.engine.apply`: an action's events
 # start with its own, the bots' moves after it follow); a save that starts otherwise (a
 # game's start, a timeout's `timed_out`, a lobby change) is no action of a seat.
 _ACTION_OF_FIRST_EVENT: dict[str, tuple[str]] = {

@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from domain.errors import Text
+from domain.game.errors import Text
 from service.core.errors import ServiceError
 
 CallerKind = Literal["platform", "player", "anonymous"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from domain.errors import Text, message
+from domain.game.errors import Text, message
 
 SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "game_not_found": "No game with this id (it may have expired).",
@@ -79,7 +79,7 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
 
 class ServiceError(Exception):
     """A use case's refusal: `detail` is an English template formatted with the keyword
-    `params`, as for `domain.errors.RuleError` (`text` keeps both for translation)."""
+    `params`, as for `domain.game.errors.RuleError` (`text` keeps both for translation)."""
 
     retry_after: int | None = None  # seconds: when a retry may succeed (the Retry-After header)
 

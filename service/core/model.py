@@ -8,9 +8,9 @@ from typing import Literal
 
 import msgspec
 
-from domain.model import BotLevel, GameState, Rules, TimeControl
-from domain.tournament import Entrant, Round, TableResult
-from domain.tournament import Settings as TournamentSettings
+from domain.game.model import BotLevel, GameState, Rules, TimeControl
+from domain.tournaments.rules import Entrant, Round, TableResult
+from domain.tournaments.rules import Settings as TournamentSettings
 
 GameStatus = Literal["open", "active", "finished", "cancelled", "aborted", "abandoned"]
 OPEN_INDEX = "open"  # the index of the public tables waiting for players

@@ -18,7 +18,7 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
-from domain.errors import RuleError
+from domain.game.errors import RuleError
 from service.core.errors import ServiceError
 
 R = TypeVar("R")

@@ -30,8 +30,8 @@ from multiprocessing import Pool
 
 import msgspec
 
-from domain.model import BOT_LEVELS, Busted, Rules, TurnStarted
-from domain.simulation import play_game
+from domain.bots.simulation import play_game
+from domain.game.model import BOT_LEVELS, Busted, Rules, TurnStarted
 
 
 class GameSummary(msgspec.Struct, frozen=True):

@@ -18,8 +18,8 @@ one is refused with 503 `bots_busy` (Retry-After) before anything is computed or
 worker process that dies mid-step fails its steps the same way (the pool is made anew for
 the next). A refused step changes nothing: the game is saved only after the step returns.
 
-The pool computes the very functions the inline path calls (domain.clock.play, time_out,
-domain.simulation.play_bots): one implementation of every rule and bot, wherever it runs.
+The pool computes the very functions the inline path calls (domain.bots.clock.play, time_out,
+domain.bots.simulation.play_bots): one implementation of every rule and bot, wherever it runs.
 An engine step (`step`, `blocking_step`: a state and its events) comes back from the pool as
 msgpack (`packed`), which msgspec decodes in C: pickle rebuilt every event and state struct
 in a Python call, ~400 us of the serving process's interpreter for a table of bots played
@@ -38,7 +38,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
-from domain.model import AnyEvent, Event, GameState
+from domain.game.model import AnyEvent, Event, GameState
 from service.core.errors import ServiceError
 
 log = logging.getLogger("ten.bots")

@@ -16,7 +16,7 @@ from typing import Literal
 
 import msgspec
 
-from domain.model import Action, Rules, TimeControl
+from domain.game.model import Action, Rules, TimeControl
 from service.core.callers import Caller
 from service.core.model import TableRef
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from domain.clock import earliest_deadline, play, time_out
-from domain.model import Action, Event, GameState, Reclaim, Resign
+from domain.bots.clock import earliest_deadline, play, time_out
+from domain.game.model import Action, Event, GameState, Reclaim, Resign
 from service.core import idempotency
 from service.core.callers import Caller
 from service.core.errors import ServiceError
@@ -140,7 +140,7 @@ class GameService:
     def _with_due(self, record: GameRecord, exact: bool = False) -> GameRecord:
         """The record with its `due`, None once ended, else its idle expiry or, sooner, its
         clock's: the earliest any deadline could come from its last change on
-        (`domain.clock.earliest_deadline`: a bound that seldom moves earlier, so saves
+        (`domain.bots.clock.earliest_deadline`: a bound that seldom moves earlier, so saves
         seldom move the index's entry), or with `exact` the running seat's deadline (the
         poller's saves: the next action's save moves the entry earlier if it must)."""
         due = None
@@ -361,7 +361,7 @@ class GameService:
     async def fire_due(self, game_id: str) -> Fired:
         """Deal with a game whose entry in the due index came (the deadline poller calls
         this, on one replica for one entry): a seat whose deadline passed times out (its
-        move made by the game's bot, `domain.clock.time_out`); a game nobody touched for
+        move made by the game's bot, `domain.bots.clock.time_out`); a game nobody touched for
         TEN_IDLE_TTL is ended as abandoned (archived so), a table as cancelled. Each is an
         ordinary save against the version read: a game that moved on meanwhile is left
         alone (`conflict`), and one not due yet only has its entry moved (`moved_on`)."""

@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from domain.model import AnyEvent, Busted, CardDrawn, GameFinished, GameStarted, Result
+from domain.game.model import AnyEvent, Busted, CardDrawn, GameFinished, GameStarted, Result
 from service.core.model import GameRecord
 from service.core.ports import StoredEvent
 from service.history.archive import (

@@ -17,7 +17,7 @@ In a ranked game each seat's result counts (for its player's stats and the leade
 unless the seat has a reason of its own (`SEAT_UNRANKED_REASONS`): `taken_over`, a bot
 took the seat over after consecutive timeouts and the player did not resign (the game
 becomes unranked for that player alone, even if they took the seat back). A seat whose
-player resigned counts: it ranks last (`domain.results`). The others' results still count:
+player resigned counts: it ranks last (`domain.game.results`). The others' results still count:
 the game was ranked when it was set up, and one player leaving (timing out) must neither
 void the others' results nor let a losing player do so.
 """
@@ -29,7 +29,7 @@ from typing import Literal, TypeVar
 
 import msgspec
 
-from domain.model import Player
+from domain.game.model import Player
 from service.core.model import GameRecord
 
 UnrankedReason = Literal[

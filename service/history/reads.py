@@ -9,9 +9,9 @@ from datetime import datetime
 
 import msgspec
 
-from domain.model import AnyEvent
-from domain.replay import replay
-from domain.views import PublicView
+from domain.game.model import AnyEvent
+from domain.game.replay import replay
+from domain.game.views import PublicView
 from service.core.callers import Caller
 from service.core.errors import ServiceError
 from service.core.ports import StoredEvent

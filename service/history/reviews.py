@@ -1,4 +1,4 @@
-"""Post-game reviews (`domain.review`): computed once per finished game, in the background,
+"""Post-game reviews (`domain.bots.review`): computed once per finished game, in the background,
 off the serving process's interpreter, and kept in the archive.
 
 `Reviews.review` answers a review kept already; else, for a finished game (live in the game
@@ -34,8 +34,8 @@ from typing import Any
 
 import msgspec
 
-from domain.model import AnyEvent
-from domain.review import GameReview, review
+from domain.bots.review import GameReview, review
+from domain.game.model import AnyEvent
 from service.core.errors import ServiceError
 from service.core.ports import GameStore
 from service.core.quotas import Quota, QuotaStore
@@ -61,7 +61,7 @@ def _full() -> ServiceError:
 
 
 class ReviewOut(GameReview, frozen=True, kw_only=True):
-    """A finished game's review (`domain.review.GameReview`) with the game's id."""
+    """A finished game's review (`domain.bots.review.GameReview`) with the game's id."""
 
     game_id: str
 

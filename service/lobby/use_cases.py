@@ -18,11 +18,11 @@ from typing import Any, Protocol
 
 import msgspec
 
-from domain.clock import start_clock
-from domain.engine import new_game
-from domain.errors import RuleError
-from domain.model import Event, GameState, Rules, TimeControl
-from domain.simulation import play_bots
+from domain.bots.clock import start_clock
+from domain.bots.simulation import play_bots
+from domain.game.engine import new_game
+from domain.game.errors import RuleError
+from domain.game.model import Event, GameState, Rules, TimeControl
 from service.core import idempotency
 from service.core.callers import ANONYMOUS, Caller
 from service.core.errors import ServiceError

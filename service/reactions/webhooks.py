@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from domain.model import AnyEvent, TimeControl
+from domain.game.model import AnyEvent, TimeControl
 from service.core.model import GameRecord
 from service.history.ranking import UnrankedReason, ranking
 from service.jobs.worker import Job, LeasedQueue, PermanentFailure, Worker
@@ -138,7 +138,7 @@ class RoundStartedData(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class StandingOut(msgspec.Struct, frozen=True, kw_only=True):
-    """An entrant's place in the standings (`domain.tournament.standings`)."""
+    """An entrant's place in the standings (`domain.tournaments.rules.standings`)."""
 
     position: int
     entrant: str

@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 import msgspec
 
-from domain.tournament import Table
+from domain.tournaments.rules import Table
 from service.core.callers import Caller
 from service.core.errors import ServiceError
 from service.core.model import GameRecord, TableRef, TournamentRecord

@@ -1,6 +1,6 @@
 """Tournaments as a service (issue 25): created, entered, started, paused, resumed and
 stopped through this use case; played by its director, which pairs each round
-(`domain.tournament`: every rule of pairing, seats, deals and scoring is stated there),
+(`domain.tournaments.rules`: every rule of pairing, seats, deals and scoring is stated there),
 deals its games through the lobby's game creation and scores their results.
 
 - A tournament is a `TournamentRecord` in a `TournamentStore`, every change one save with
@@ -28,7 +28,7 @@ deals its games through the lobby's game creation and scores their results.
 - A table whose game ended without results (aborted, or abandoned: nobody acted for
   TEN_IDLE_TTL) scores as a tie of every seat with game score 0. Every tournament game has
   a clock (`DEFAULT_CLOCK` when the create names none), so a player who does not show up
-  is played by the game's bot after the clock's timeouts (`domain.clock`): the seat scores
+  is played by the game's bot after the clock's timeouts (`domain.bots.clock`): the seat scores
   what it makes, and the round never waits on them longer than the clock says.
 """
 
@@ -44,8 +44,8 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from domain.model import BankClock, BotLevel, TimeControl
-from domain.tournament import (
+from domain.game.model import BankClock, BotLevel, TimeControl
+from domain.tournaments.rules import (
     DealMode,
     Entrant,
     Format,
@@ -57,7 +57,7 @@ from domain.tournament import (
     standings,
     table_result,
 )
-from domain.tournament import Settings as TournamentSettings
+from domain.tournaments.rules import Settings as TournamentSettings
 from service.core import idempotency
 from service.core.callers import PLATFORM, Caller
 from service.core.errors import ServiceError

@@ -42,7 +42,7 @@ def checkout(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "pyproject.toml", copy)
     shutil.copy(ROOT / "setup.py", copy)
     (copy / "domain").mkdir()
-    shutil.copy(ROOT / "domain/scoring.py", copy / "domain")
+    shutil.copy(ROOT / "domain/game/scoring.py", copy / "domain")
     for pkg in ("clients/ts", "clients/web"):
         (copy / pkg).mkdir(parents=True)
         shutil.copy(ROOT / pkg / "package-lock.json", copy / pkg)
@@ -132,7 +132,7 @@ def test_a_changed_compiled_module_reinstalls(checkout: Path) -> None:
     """A module setup.py compiles (next to its source) is built again when it changes."""
     run(checkout, "scripts/setup")
     assert run(checkout, "scripts/setup") == []
-    with (checkout / "domain/scoring.py").open("a") as source:
+    with (checkout / "domain/game/scoring.py").open("a") as source:
         source.write("\n# a changed rule\n")
     assert len(installs(run(checkout, "scripts/setup"))) == 1
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from domain.cards import deck_for
+from domain.game.cards import deck_for
 from tests.support.api import Table, bearer, check_problem
 
 pytestmark = pytest.mark.e2e

@@ -10,8 +10,8 @@ from fractions import Fraction
 import httpx
 import pytest
 
-from domain.cards import WILDS, deck_for
-from domain.engine import bust_kind
+from domain.game.cards import WILDS, deck_for
+from domain.game.engine import bust_kind
 from tests.support.api import bearer, check_problem
 
 pytestmark = pytest.mark.e2e

@@ -25,8 +25,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from domain.cards import deck_for
-from domain.model import (
+from domain.game.cards import deck_for
+from domain.game.model import (
     AnyEvent,
     Busted,
     CardDrawn,
@@ -34,8 +34,8 @@ from domain.model import (
     SeatReclaimed,
     SeatTakenOver,
 )
-from domain.replay import replay
-from domain.views import public_view
+from domain.game.replay import replay
+from domain.game.views import public_view
 from infra.archive import InvalidCursor, SqlArchive, make_engine
 from infra.archive.models import events as events_table
 from infra.archive.models import games, results, seats

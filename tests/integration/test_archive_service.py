@@ -37,11 +37,11 @@ import pytest
 import redis
 from sqlalchemy.engine import make_url
 
-from domain.bots import BOTS, bot_rng
-from domain.cards import deck_for
-from domain.engine import apply, information_state, new_game, to_act
-from domain.model import Action, Rules
-from domain.views import public_view
+from domain.bots.basic import BOTS, bot_rng
+from domain.game.cards import deck_for
+from domain.game.engine import apply, information_state, new_game, to_act
+from domain.game.model import Action, Rules
+from domain.game.views import public_view
 from service.core.ports import ArchiveJob
 from tests.servers import free_port
 from tests.support.archive import (

@@ -20,10 +20,10 @@ import msgspec
 import pytest
 from litestar.testing import TestClient
 
-from domain.clock import play
-from domain.engine import new_game, to_act
-from domain.legal import legal_actions
-from domain.simulation import play_bots
+from domain.bots.clock import play
+from domain.bots.simulation import play_bots
+from domain.game.engine import new_game, to_act
+from domain.game.legal import legal_actions
 from infra.bot_pool import BotPool
 from service.core.errors import ServiceError
 from service.core.settings import Settings
@@ -96,8 +96,8 @@ def test_the_pool_computes_what_the_engine_computes_inline(pool) -> None:
 
 
 def test_a_rule_refused_in_the_pool_is_raised_as_it_is_inline(pool) -> None:
-    from domain.errors import RuleError
-    from domain.model import Bid
+    from domain.game.errors import RuleError
+    from domain.game.model import Bid
 
     state, _ = new_game([("human", None), ("b", "basic")], "pool-refused")
     state, _ = play_bots(state)

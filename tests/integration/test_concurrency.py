@@ -20,9 +20,9 @@ import httpx
 import msgspec
 import pytest
 
-from domain.cards import deck_size
-from domain.model import AnyEvent
-from domain.replay import rebuild
+from domain.game.cards import deck_size
+from domain.game.model import AnyEvent
+from domain.game.replay import rebuild
 from tests.servers import run_server
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from domain.engine import new_game
+from domain.game.engine import new_game
 from infra.observability.instrumented_store import InstrumentedStore
 from service.core.errors import ServiceError
 from service.core.model import OPEN_INDEX, GameRecord, Seat, Table, host_index, player_index

@@ -23,7 +23,7 @@ import msgspec
 import pytest
 from sqlalchemy import select
 
-from domain.model import GameFinished
+from domain.game.model import GameFinished
 from infra.archive import SqlArchive, downgrade, make_engine, upgrade
 from infra.archive.models import rated_games, rating_history, ratings
 from service.games.use_cases import encode_events

@@ -19,10 +19,10 @@ import msgspec
 import pytest
 import redis
 
-from domain.engine import to_act
-from domain.errors import RuleError
-from domain.legal import legal_actions
-from domain.model import Draw, Stop
+from domain.game.engine import to_act
+from domain.game.errors import RuleError
+from domain.game.legal import legal_actions
+from domain.game.model import Draw, Stop
 from service.core.callers import Caller
 from service.core.errors import ServiceError
 from service.core.settings import Settings

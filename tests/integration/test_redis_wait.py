@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import msgspec
 import pytest
 
-from domain.tournament import Settings as TournamentSettings
+from domain.tournaments.rules import Settings as TournamentSettings
 from infra.redis_store import RedisGameStore, connect
 from infra.redis_tournaments import RedisTournamentStore
 from service.core.model import TournamentRecord

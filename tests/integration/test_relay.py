@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from domain.engine import to_act
-from domain.legal import legal_actions
-from domain.model import Resign
+from domain.game.engine import to_act
+from domain.game.legal import legal_actions
+from domain.game.model import Resign
 from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
 from infra.webhook_sender import HttpSender

@@ -17,8 +17,8 @@ import msgspec
 import pytest
 from sqlalchemy import select
 
-from domain.model import AnyEvent
-from domain.review import review
+from domain.bots.review import review
+from domain.game.model import AnyEvent
 from infra.archive.models import reviews as reviews_table
 from infra.queues import RedisQueue
 from infra.redis_store import connect

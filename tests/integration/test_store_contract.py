@@ -1,6 +1,6 @@
 """The GameStore contract, run against both adapters: the embedded store and real Redis.
 
-Records are real game states (`domain.engine.new_game` then bot moves through `apply`) and
+Records are real game states (`domain.game.engine.new_game` then bot moves through `apply`) and
 events are encoded as the service encodes them (`service.games.use_cases.encode_events`). Async bodies
 run under `asyncio.run`, each store built and closed inside its own loop.
 """
@@ -16,7 +16,7 @@ import pytest
 from msgspec.structs import replace
 from redis.crc import key_slot
 
-from domain.engine import new_game
+from domain.game.engine import new_game
 from infra.memory_store import MemoryGameStore
 from infra.redis_store import RedisGameStore
 from service.core.model import GameRecord
@@ -652,7 +652,7 @@ def test_live_games_counts_games_in_play_not_finished_or_expired(backend):
     """`live_games` (the `ten_live_games` metric): games started and not finished or expired.
     On Redis the test uses its own index key (other tests share the database) and re-checks
     idle entries on every call (in service: after a minute)."""
-    from domain.simulation import play_bots
+    from domain.bots.simulation import play_bots
 
     bots_only = [("b1", "random"), ("b2", "basic")]
     kwargs = {}

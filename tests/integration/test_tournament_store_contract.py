@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 import msgspec
 import pytest
 
-from domain.tournament import Settings
+from domain.tournaments.rules import Settings
 from infra.memory_tournaments import MemoryTournamentStore
 from infra.redis_store import connect
 from infra.redis_tournaments import RedisTournamentStore

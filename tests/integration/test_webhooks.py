@@ -28,7 +28,7 @@ import httpx
 import pytest
 from msgspec.structs import replace
 
-from domain.engine import take_over
+from domain.game.engine import take_over
 from infra.observability.metrics import Metrics
 from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect

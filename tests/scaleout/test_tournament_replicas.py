@@ -9,7 +9,7 @@ As round 2's `round_started` webhook arrives (a director may be dealing its game
 once round 2 is dealt and not all of its tables have results, the replica the tournament
 was created and started on is SIGKILLed; the other one plays it to its end. Then:
 
-- the standings served equal a recomputation (`domain.tournament.standings`) from the
+- the standings served equal a recomputation (`domain.tournaments.rules.standings`) from the
   archive's rows alone (the games' seeds and their per-seat ranks and scores, read directly
   with SQLAlchemy), and the `tournament_finished` webhook carries them;
 - every table of a round has one seed and one deck in the archive, and each round its own;

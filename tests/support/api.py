@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import msgspec
 
-from domain.model import AnyEvent
-from domain.replay import rebuild
+from domain.game.model import AnyEvent
+from domain.game.replay import rebuild
 
 # The README's curl game: one human, a five-card deck, nine actions to the end (5 draws, a
 # bid, a stop, two declines).

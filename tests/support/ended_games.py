@@ -12,10 +12,11 @@ from functools import cache
 
 import msgspec
 
-from domain.bots import BOTS, bot_rng
-from domain.clock import play, start_clock, time_out
-from domain.engine import information_state, new_game, to_act
-from domain.model import (
+from domain.bots.basic import BOTS, bot_rng
+from domain.bots.clock import play, start_clock, time_out
+from domain.bots.simulation import SimulatedGame, play_bots, play_game
+from domain.game.engine import information_state, new_game, to_act
+from domain.game.model import (
     DeadlineClock,
     Event,
     GameState,
@@ -23,7 +24,6 @@ from domain.model import (
     Resign,
     SeatTakenOver,
 )
-from domain.simulation import SimulatedGame, play_bots, play_game
 from service.core.model import GameRecord
 from service.core.ports import StoredEvent
 from service.games.use_cases import encode_events
@@ -183,7 +183,7 @@ RENAMED = ({}, {"ann": "eve", "bob": "Zed", "cy": "ann", "dee": "bob"})  # a sec
 
 
 def play_clocked(scenario: Scenario, seed: str, now: float) -> tuple[GameState, list[Event], float]:
-    """The game of `scenario` played through `domain.clock` as the service plays it (one
+    """The game of `scenario` played through `domain.bots.clock` as the service plays it (one
     decision every 30 s; a silent seat's deadline passes): its last state, whole log and
     the time it ended."""
     seats = [(f"P{seat}", None if pid else "basic") for seat, pid in enumerate(scenario.seats)]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from domain.bots import BOTS, bot_rng
-from domain.engine import apply, information_state, new_game, to_act
-from domain.model import Event
+from domain.bots.basic import BOTS, bot_rng
+from domain.game.engine import apply, information_state, new_game, to_act
+from domain.game.model import Event
 from service.core.model import GameRecord
 
 PLAYERS = [("ann", None), ("bob", None), ("cy", "basic")]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from domain.bots import BOTS, bot_rng
-from domain.engine import apply, information_state, new_game, to_act
+from domain.bots.basic import BOTS, bot_rng
+from domain.game.engine import apply, information_state, new_game, to_act
 from service.core.model import GameRecord
 from service.core.ports import StoredEvent
 from service.games.use_cases import encode_events, hash_token

@@ -1,12 +1,12 @@
 """Tournament standings recomputed from outside the service (the HTTP and scale-out tests):
-`domain.tournament.standings` over the rounds the API shows and each table's game as the
+`domain.tournaments.rules.standings` over the rounds the API shows and each table's game as the
 test read it (from the API or straight from the archive)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from domain.tournament import Entrant, Round, Settings, Table, TableResult, standings
+from domain.tournaments.rules import Entrant, Round, Settings, Table, TableResult, standings
 
 # a table's game as read: (its deal: the game's seed, (rank, score) per seat in seat order)
 Played = tuple[str, Sequence[tuple[int, int]]]

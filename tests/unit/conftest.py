@@ -10,7 +10,7 @@ Every rules test plays a scripted deck (top card first) so that it controls each
 `arrange` sets up a mid-game state: it replaces the given seats' tokens and collections
 and, unless the supply is named, recomputes the supply so that the tokens still add up
 (rules.md section 8). `deck_of(state)` is the multiset of every card the state holds,
-for `domain.invariants.violations`.
+for `domain.game.invariants.violations`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from domain.engine import apply, new_game
-from domain.errors import RuleError
-from domain.model import (
+from domain.game.engine import apply, new_game
+from domain.game.errors import RuleError
+from domain.game.model import (
     SUPPLY_BUST,
     SUPPLY_CURRENCY,
     Action,

@@ -12,14 +12,14 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from domain.bots import _best_buy, basic_bot, basic_policy, bot_rng
-from domain.cards import ALL_CODES, NUMBER_CARDS, WILDS, deck_for
-from domain.engine import bust_kind, information_state, tableau_sums
-from domain.legal import legal_actions
-from domain.model import CURRENCY_CAP, Bid, Buy, Decline, Draw, GameState, Pass, Stop
-from domain.odds import TOKENS_PER_POINT, bust_odds, bust_risk, unseen_cards
-from domain.scoring import best_total, cached_best_total
-from domain.simulation import play_game
+from domain.bots.basic import _best_buy, basic_bot, basic_policy, bot_rng
+from domain.bots.odds import TOKENS_PER_POINT, bust_odds, bust_risk, unseen_cards
+from domain.bots.simulation import play_game
+from domain.game.cards import ALL_CODES, NUMBER_CARDS, WILDS, deck_for
+from domain.game.engine import bust_kind, information_state, tableau_sums
+from domain.game.legal import legal_actions
+from domain.game.model import CURRENCY_CAP, Bid, Buy, Decline, Draw, GameState, Pass, Stop
+from domain.game.scoring import best_total, cached_best_total
 
 
 def _views(seeds: range, players: int = 4) -> list[tuple[GameState, int]]:

@@ -109,7 +109,7 @@ def test_blocking_waits_in_the_calling_thread_for_the_pool() -> None:
 def state_of(*levels: str | None, stand_in: dict[int, str] | None = None):
     from msgspec.structs import replace
 
-    from domain.engine import new_game
+    from domain.game.engine import new_game
 
     state, _ = new_game([(f"p{i}", level) for i, level in enumerate(levels)], "bots-search")
     players = list(state.players)
@@ -137,7 +137,7 @@ def test_which_steps_go_to_the_pool(levels, stand_in, search) -> None:
 
 
 def test_resigning_or_reclaiming_goes_to_the_pool() -> None:
-    from domain.model import Reclaim, Resign
+    from domain.game.model import Reclaim, Resign
     from service.games.use_cases import bots_search
 
     state = state_of(None, None)

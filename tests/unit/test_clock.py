@@ -1,4 +1,4 @@
-"""Turn clocks (`domain.clock`): banks and increments, deadline clocks, the auction's
+"""Turn clocks (`domain.bots.clock`): banks and increments, deadline clocks, the auction's
 deadlines, timeouts, takeover after N consecutive timeouts and reclaiming.
 
 Time is injected: every call takes `now` (unix seconds) and nothing sleeps. The games
@@ -16,13 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from domain.bots import basic_bot, bot_rng, random_bot
-from domain.cards import deck_for
-from domain.clock import earliest_deadline, play, remaining, start_clock, time_out
-from domain.engine import apply, information_state, new_game, to_act
-from domain.errors import RuleError
-from domain.invariants import violations
-from domain.model import (
+from domain.bots.basic import basic_bot, bot_rng, random_bot
+from domain.bots.clock import earliest_deadline, play, remaining, start_clock, time_out
+from domain.bots.simulation import play_bots
+from domain.game.cards import deck_for
+from domain.game.engine import apply, information_state, new_game, to_act
+from domain.game.errors import RuleError
+from domain.game.invariants import violations
+from domain.game.model import (
     AuctionStarted,
     BankClock,
     Bid,
@@ -46,10 +47,9 @@ from domain.model import (
     TimeControl,
     TimedOut,
 )
-from domain.replay import rebuild
-from domain.rng import SeededRandom
-from domain.simulation import play_bots
-from domain.views import public_view
+from domain.game.replay import rebuild
+from domain.game.rng import SeededRandom
+from domain.game.views import public_view
 
 pytestmark = pytest.mark.unit
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.cards import COLORS, FULL_WILD
+from domain.game.cards import COLORS, FULL_WILD
 
 pytestmark = pytest.mark.unit
 
@@ -72,9 +72,9 @@ collections = st.lists(st.sampled_from(CARDS), max_size=24).map(tuple)
 @settings(max_examples=400, deadline=None)
 @given(collections, st.integers(0, 3))
 def test_scoring_compiled_answers_as_its_source(cards: tuple[str, ...], bonus: int) -> None:
-    from domain import scoring
+    from domain.game import scoring
 
-    source = source_of("domain/scoring.py")
+    source = source_of("domain/game/scoring.py")
     assert scoring.best_total(cards, bonus) == source.best_total(cards, bonus)
     assert scoring.total_bound(cards, bonus) == source.total_bound(cards, bonus)
     ours, theirs = scoring.score_collection(cards, bonus), source.score_collection(cards, bonus)

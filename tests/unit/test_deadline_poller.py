@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from domain.engine import new_game
+from domain.game.engine import new_game
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from service.core.model import GameRecord

@@ -19,8 +19,9 @@ from fractions import Fraction
 import msgspec
 import pytest
 
-from domain.bots import BOTS
-from domain.engine import (
+from domain.bots.basic import BOTS
+from domain.bots.odds import chance_outcomes
+from domain.game.engine import (
     HIDDEN,
     PaymentNamed,
     apply,
@@ -30,10 +31,9 @@ from domain.engine import (
     new_game,
     to_act,
 )
-from domain.legal import legal_actions
-from domain.model import AuctionWon, Bid, CardDrawn, Draw, GameState, Pass, TokenPayment
-from domain.odds import chance_outcomes
-from domain.rng import SeededRandom
+from domain.game.legal import legal_actions
+from domain.game.model import AuctionWon, Bid, CardDrawn, Draw, GameState, Pass, TokenPayment
+from domain.game.rng import SeededRandom
 
 pytestmark = pytest.mark.unit
 
@@ -112,8 +112,8 @@ def test_a_payment_named_with_a_bid_stays_private_until_the_auction_is_won() -> 
 def test_the_bots_are_given_the_game_as_its_players_know_it(monkeypatch) -> None:
     """The turn loop and the clock hand a bot the information state: no pile order, no
     seed, nothing a player does not know."""
-    from domain import clock, simulation
-    from domain.model import DeadlineClock
+    from domain.bots import clock, simulation
+    from domain.game.model import DeadlineClock
 
     seen: list[GameState] = []
 

@@ -7,10 +7,10 @@ import hashlib
 import msgspec
 import pytest
 
-from domain.cards import deck_for
-from domain.engine import apply, new_game
-from domain.rng import SeededRandom
-from domain.simulation import play_bots, play_game
+from domain.bots.simulation import play_bots, play_game
+from domain.game.cards import deck_for
+from domain.game.engine import apply, new_game
+from domain.game.rng import SeededRandom
 
 pytestmark = pytest.mark.unit
 
@@ -54,7 +54,7 @@ def test_integer_and_string_seeds_are_the_same_seed() -> None:
 
 
 def reference_u64_stream(seed: str, count: int) -> list[int]:
-    """SHA-256 in counter mode written out independently of `domain.rng`."""
+    """SHA-256 in counter mode written out independently of `domain.game.rng`."""
     key = hashlib.sha256(b"ten-rng-v1\x00" + seed.encode()).digest()
     out: list[int] = []
     counter = 0

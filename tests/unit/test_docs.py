@@ -11,8 +11,8 @@ from urllib.parse import unquote
 import msgspec
 import pytest
 
-from domain.errors import RULE_ERROR_CODES
-from domain.model import Rules
+from domain.game.errors import RULE_ERROR_CODES
+from domain.game.model import Rules
 from service.core.errors import SERVICE_ERROR_CODES
 from service.entrypoints.api.problems import HTTP_CODES, RULE_STATUS, SERVICE_STATUS
 

@@ -21,21 +21,21 @@ from fractions import Fraction
 import pytest
 from msgspec.structs import replace
 
-from domain.bots import BOTS, bot_rng
-from domain.cards import COLORS, FULL_WILD, NUMBER_CARDS, WILDS, deck_for
-from domain.engine import apply, information_state, new_game, to_act
-from domain.expert import expert_bot, expert_value
-from domain.legal import legal_actions
-from domain.model import Buy, Decline, Draw, GameState, Stop
-from domain.odds import (
+from domain.bots.basic import BOTS, bot_rng
+from domain.bots.expert import expert_bot, expert_value
+from domain.bots.odds import (
     draw_decision,
     draw_value,
     net_value,
     stop_values,
     unseen_cards,
 )
-from domain.rng import SeededRandom
-from domain.scoring import best_total
+from domain.game.cards import COLORS, FULL_WILD, NUMBER_CARDS, WILDS, deck_for
+from domain.game.engine import apply, information_state, new_game, to_act
+from domain.game.legal import legal_actions
+from domain.game.model import Buy, Decline, Draw, GameState, Stop
+from domain.game.rng import SeededRandom
+from domain.game.scoring import best_total
 
 pytestmark = pytest.mark.unit
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 from msgspec.structs import replace
 
-from domain.bots import BOTS, bot_rng
-from domain.engine import apply, information_state, new_game, to_act
-from domain.expert import expert_bot
-from domain.legal import legal_actions
-from domain.model import Bid, Draw, GameState, Pass, Stop
-from domain.rng import SeededRandom
+from domain.bots.basic import BOTS, bot_rng
+from domain.bots.expert import expert_bot
+from domain.game.engine import apply, information_state, new_game, to_act
+from domain.game.legal import legal_actions
+from domain.game.model import Bid, Draw, GameState, Pass, Stop
+from domain.game.rng import SeededRandom
 
 pytestmark = pytest.mark.unit
 

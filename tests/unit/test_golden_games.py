@@ -23,11 +23,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from domain.cards import deck_for
-from domain.engine import new_game, to_act
-from domain.legal import legal_actions
-from domain.rng import SeededRandom
-from domain.simulation import play_bots, play_game
+from domain.bots.simulation import play_bots, play_game
+from domain.game.cards import deck_for
+from domain.game.engine import new_game, to_act
+from domain.game.legal import legal_actions
+from domain.game.rng import SeededRandom
 
 pytestmark = pytest.mark.unit
 

@@ -17,7 +17,7 @@ import itertools
 
 import pytest
 
-from domain.model import Draw, Stop
+from domain.game.model import Draw, Stop
 from infra.memory_store import MemoryGameStore
 from service.core import idempotency
 from service.core.callers import ANONYMOUS, Caller

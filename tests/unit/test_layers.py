@@ -53,7 +53,7 @@ def test_the_tree_keeps_every_contract(tree: Path) -> None:
     result = lint(tree)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "BROKEN" not in result.stdout
-    assert result.stdout.count("KEPT") == 3
+    assert result.stdout.count("KEPT") == 4
 
 
 @pytest.mark.parametrize(
@@ -117,3 +117,10 @@ def test_every_module_of_the_tree_is_under_a_layer() -> None:
             if not any(dotted == n or dotted.startswith(n + ".") for n in named):
                 outside.append(dotted)
     assert outside == [], f"modules under no layer of pyproject.toml's contracts: {outside}"
+
+
+def test_the_game_rules_importing_a_bot_are_refused(tree: Path) -> None:
+    add_import(tree / "domain/game/legal.py", "from domain.bots import expert")
+    result = lint(tree)
+    assert result.returncode != 0
+    assert "domain: bots and analysis | tournament rules > the game BROKEN" in result.stdout

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from msgspec.structs import replace
 
-from domain.bots import BOTS
-from domain.engine import apply, information_state, new_game, to_act
-from domain.legal import legal_actions
-from domain.master import master_bot, master_policy, position_value, settle
-from domain.model import BOT_LEVELS, Bid, Buy, Decline, Stop
-from domain.rng import SeededRandom
-from domain.simulation import play_game
+from domain.bots.basic import BOTS
+from domain.bots.master import master_bot, master_policy, position_value, settle
+from domain.bots.simulation import play_game
+from domain.game.engine import apply, information_state, new_game, to_act
+from domain.game.legal import legal_actions
+from domain.game.model import BOT_LEVELS, Bid, Buy, Decline, Stop
+from domain.game.rng import SeededRandom
 
 pytestmark = pytest.mark.unit
 

@@ -13,9 +13,9 @@ from collections import Counter
 import pytest
 from msgspec.structs import replace
 
-from domain.bots import BOTS, bot_rng
-from domain.engine import information_state, to_act
-from domain.model import BankClock, Draw, Reclaim, Resign
+from domain.bots.basic import BOTS, bot_rng
+from domain.game.engine import information_state, to_act
+from domain.game.model import BankClock, Draw, Reclaim, Resign
 from infra.memory_store import MemoryGameStore
 from infra.observability.metrics import GameMetrics, Metrics
 from infra.queues import MemoryQueue

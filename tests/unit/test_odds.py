@@ -1,4 +1,4 @@
-"""domain.odds: exact bust odds and the value of drawing against stopping.
+"""domain.bots.odds: exact bust odds and the value of drawing against stopping.
 
 Checked three ways: against brute force over every order of a tiny explicit deck (each
 order's next card drawn by the engine), against Monte Carlo on full shuffled decks
@@ -17,13 +17,13 @@ from itertools import permutations
 import pytest
 from msgspec.structs import replace
 
-from domain.bots import basic_bot
-from domain.cards import ALL_CODES, WILDS
-from domain.engine import apply, bust_kind, information_state, new_game, to_act
-from domain.model import Draw, GameState, Stop
-from domain.odds import _kind_of, bust_odds, draw_value, unseen_cards
-from domain.rng import SeededRandom
-from domain.scoring import best_total
+from domain.bots.basic import basic_bot
+from domain.bots.odds import _kind_of, bust_odds, draw_value, unseen_cards
+from domain.game.cards import ALL_CODES, WILDS
+from domain.game.engine import apply, bust_kind, information_state, new_game, to_act
+from domain.game.model import Draw, GameState, Stop
+from domain.game.rng import SeededRandom
+from domain.game.scoring import best_total
 
 pytestmark = pytest.mark.unit
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from domain.errors import RULE_ERROR_CODES, Joined, RuleError, Text
+from domain.game.errors import RULE_ERROR_CODES, Joined, RuleError, Text
 from service.core.errors import SERVICE_ERROR_CODES, ServiceError
 from service.entrypoints.api import problems
 from service.entrypoints.api.i18n import CATALOGS, DEFAULT, LANGUAGES, localize, negotiate, title
@@ -33,7 +33,7 @@ MESSAGE_ARGUMENT = {
     "ServiceError": 1,
     "problem": 2,
     "Text": 0,
-    "_auction": 0,  # domain/engine.py: the refusal when no auction is on
+    "_auction": 0,  # domain/game/engine.py: the refusal when no auction is on
     "token_refused": 0,  # service/core/callers.py: why a JWT is refused
 }
 # calls that make a message the scan checks elsewhere: Text (a call scanned itself), foreign
@@ -41,8 +41,11 @@ MESSAGE_ARGUMENT = {
 MADE = ("Text", "foreign", "_reason")
 # (file, function) where a message argument is a variable, and why that is covered
 FORWARDERS = {
-    ("domain/errors.py", "message"): "a RuleError's or ServiceError's template, or its default",
-    ("domain/engine.py", "_auction"): "its callers' literals are scanned (`_auction`)",
+    (
+        "domain/game/errors.py",
+        "message",
+    ): "a RuleError's or ServiceError's template, or its default",
+    ("domain/game/engine.py", "_auction"): "its callers' literals are scanned (`_auction`)",
     ("service/core/callers.py", "token_refused"): "its callers' literals and Texts are scanned",
     ("service/entrypoints/api/problems.py", "from_rule_error"): "exc.text: a RuleError's Text",
     (

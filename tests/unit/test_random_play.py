@@ -13,16 +13,16 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from domain.bots import BOTS
-from domain.cards import NUMBER_CARDS, deck_for
-from domain.engine import apply, information_state, new_game, to_act
-from domain.errors import RuleError
-from domain.invariants import violations
-from domain.legal import legal_actions
-from domain.model import Bid, Buy, Decline, Draw, Pass, Stop
-from domain.replay import replay
-from domain.rng import SeededRandom
-from domain.views import public_view
+from domain.bots.basic import BOTS
+from domain.game.cards import NUMBER_CARDS, deck_for
+from domain.game.engine import apply, information_state, new_game, to_act
+from domain.game.errors import RuleError
+from domain.game.invariants import violations
+from domain.game.legal import legal_actions
+from domain.game.model import Bid, Buy, Decline, Draw, Pass, Stop
+from domain.game.replay import replay
+from domain.game.rng import SeededRandom
+from domain.game.views import public_view
 
 pytestmark = pytest.mark.unit
 

@@ -11,9 +11,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from domain.engine import new_game, take_over
-from domain.model import GameState
-from domain.simulation import play_bots, play_game
+from domain.bots.simulation import play_bots, play_game
+from domain.game.engine import new_game, take_over
+from domain.game.model import GameState
 from service.core.model import GameRecord
 from service.history.ranking import SEAT_UNRANKED_REASONS, UNRANKED_REASONS, Ranking, ranking
 

@@ -14,8 +14,8 @@ import gc
 
 import pytest
 
-from domain import scoring
-from domain.simulation import play_game
+from domain.bots.simulation import play_game
+from domain.game import scoring
 
 
 @pytest.fixture

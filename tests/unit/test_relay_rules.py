@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pytest
 from msgspec.structs import replace
 
-from domain.engine import new_game
+from domain.game.engine import new_game
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from service.core.model import GameRecord

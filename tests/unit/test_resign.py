@@ -2,7 +2,7 @@
 seat on at once, and the seat ranks below every seat that did not resign and never wins.
 
 Ann is seat 0 and starts, Bob seat 1, Cid seat 2, Dee seat 3; everyone starts with 5
-currency tokens. Actions go through `domain.clock.play` (the engine, then the bots' moves:
+currency tokens. Actions go through `domain.bots.clock.play` (the engine, then the bots' moves:
 that is where a resigned seat's decisions are made), with or without a clock.
 """
 
@@ -14,13 +14,13 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from domain.bots import basic_bot, bot_rng
-from domain.clock import play, start_clock, time_out
-from domain.engine import apply, information_state, new_game, to_act
-from domain.errors import RuleError
-from domain.invariants import violations
-from domain.legal import legal_actions, seat_actions
-from domain.model import (
+from domain.bots.basic import basic_bot, bot_rng
+from domain.bots.clock import play, start_clock, time_out
+from domain.game.engine import apply, information_state, new_game, to_act
+from domain.game.errors import RuleError
+from domain.game.invariants import violations
+from domain.game.legal import legal_actions, seat_actions
+from domain.game.model import (
     AuctionWon,
     BankClock,
     Bid,
@@ -49,7 +49,7 @@ from domain.model import (
     Stopped,
     TurnStarted,
 )
-from domain.results import final_results
+from domain.game.results import final_results
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""`domain.review`: every decision of a finished game valued, skill and luck per seat (issue 24)."""
+"""`domain.bots.review`: every decision of a finished game valued, skill and luck per seat (issue 24)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,9 @@ import statistics
 
 import pytest
 
-from domain.engine import apply, evolve
-from domain.legal import legal_actions
-from domain.master import DEPTH, MARGIN_WEIGHT, action_value, position_value, searched, settle
-from domain.model import CardBought, CardDrawn, Draw, GameStarted, Stop
-from domain.odds import chance_outcomes
-from domain.review import (
+from domain.bots.master import DEPTH, MARGIN_WEIGHT, action_value, position_value, searched, settle
+from domain.bots.odds import chance_outcomes
+from domain.bots.review import (
     ACTION_EVENTS,
     GRADES,
     POINT_FLOOR,
@@ -22,8 +19,11 @@ from domain.review import (
     move_accuracy,
     review,
 )
-from domain.simulation import play_game
-from domain.winning import win_chances
+from domain.bots.simulation import play_game
+from domain.bots.winning import win_chances
+from domain.game.engine import apply, evolve
+from domain.game.legal import legal_actions
+from domain.game.model import CardBought, CardDrawn, Draw, GameStarted, Stop
 
 pytestmark = pytest.mark.unit
 

@@ -10,8 +10,8 @@ from typing import TypeVar
 import msgspec
 import pytest
 
-from domain.model import AnyEvent
-from domain.review import review
+from domain.bots.review import review
+from domain.game.model import AnyEvent
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from infra.quotas import MemoryQuotas

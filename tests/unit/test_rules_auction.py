@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from domain.legal import legal_actions
-from domain.model import (
+from domain.game.legal import legal_actions
+from domain.game.model import (
     AuctionStarted,
     AuctionWon,
     Bid,

@@ -9,9 +9,18 @@ from __future__ import annotations
 
 import pytest
 
-from domain.invariants import violations
-from domain.legal import legal_actions
-from domain.model import Buy, BuyDeclined, CardBought, Decline, Draw, Payment, Stop, TurnStarted
+from domain.game.invariants import violations
+from domain.game.legal import legal_actions
+from domain.game.model import (
+    Buy,
+    BuyDeclined,
+    CardBought,
+    Decline,
+    Draw,
+    Payment,
+    Stop,
+    TurnStarted,
+)
 
 pytestmark = pytest.mark.unit
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from domain.invariants import violations
-from domain.legal import legal_actions
-from domain.model import (
+from domain.game.invariants import violations
+from domain.game.legal import legal_actions
+from domain.game.model import (
     Busted,
     BuyDeclined,
     CardDrawn,

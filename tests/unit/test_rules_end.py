@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from domain.engine import new_game
-from domain.legal import legal_actions
-from domain.model import (
+from domain.game.engine import new_game
+from domain.game.legal import legal_actions
+from domain.game.model import (
     Bid,
     Busted,
     Buy,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from domain.cards import deck_for
-from domain.engine import apply, new_game, to_act
-from domain.errors import RuleError
-from domain.invariants import violations
-from domain.model import (
+from domain.game.cards import deck_for
+from domain.game.engine import apply, new_game, to_act
+from domain.game.errors import RuleError
+from domain.game.invariants import violations
+from domain.game.model import (
     Action,
     Bid,
     Buy,
@@ -20,7 +20,7 @@ from domain.model import (
     Stop,
     TokenPayment,
 )
-from domain.views import public_view
+from domain.game.views import public_view
 
 pytestmark = pytest.mark.unit
 

@@ -6,11 +6,11 @@ from collections import Counter
 
 import pytest
 
-from domain.bots import BOTS
-from domain.cards import MANIFEST, deck_for
-from domain.engine import new_game
-from domain.errors import RuleError
-from domain.model import BOT_LEVELS, Draw, GameStarted, Rules, SeatInfo, TurnStarted
+from domain.bots.basic import BOTS
+from domain.game.cards import MANIFEST, deck_for
+from domain.game.engine import new_game
+from domain.game.errors import RuleError
+from domain.game.model import BOT_LEVELS, Draw, GameStarted, Rules, SeatInfo, TurnStarted
 
 pytestmark = pytest.mark.unit
 

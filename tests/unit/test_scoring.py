@@ -1,4 +1,4 @@
-"""Scoring a collection (rules.md section 5): domain/scoring.py."""
+"""Scoring a collection (rules.md section 5): domain/game/scoring.py."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from domain.cards import COLORS
-from domain.scoring import ColorScore, Score, _best_sum, _parse, best_total, score_collection
+from domain.game.cards import COLORS
+from domain.game.scoring import ColorScore, Score, _best_sum, _parse, best_total, score_collection
 
 pytestmark = pytest.mark.unit
 

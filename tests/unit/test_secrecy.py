@@ -8,7 +8,7 @@ import asyncio
 import msgspec
 import pytest
 
-from domain.tournament import Entrant, Round, Settings, Table, TableResult
+from domain.tournaments.rules import Entrant, Round, Settings, Table, TableResult
 from service.core.callers import ANONYMOUS, PLATFORM, Caller
 from service.core.errors import ServiceError
 from service.core.model import GameRecord, TableRef, TournamentRecord

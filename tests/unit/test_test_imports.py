@@ -86,7 +86,7 @@ GOOD = {
     "unit/test_ok.py": "from tests.support.api import bearer\nfrom tests.servers import ROOT\n",
     "browser/test_ok.py": "from tests.browser.web import App\nfrom .web import wait_for\n",
     "browser/web.py": "import json\nfrom tests.support import api\n",
-    "e2e/test_ok.py": "import tests.support.streams\nfrom domain.engine import apply\n",
+    "e2e/test_ok.py": "import tests.support.streams\nfrom domain.game.engine import apply\n",
 }
 
 

@@ -1,4 +1,4 @@
-"""domain.tournament: pairing (no repeats while avoidable, byes), seats, deals,
+"""domain.tournaments.rules: pairing (no repeats while avoidable, byes), seats, deals,
 place points, matchpoints and the standings' tie-breaks (issue 25)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from domain.engine import new_game
-from domain.rng import SeededRandom
-from domain.tournament import (
+from domain.game.engine import new_game
+from domain.game.rng import SeededRandom
+from domain.tournaments.rules import (
     Entrant,
     Round,
     Settings,

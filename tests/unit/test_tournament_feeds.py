@@ -7,7 +7,7 @@ import asyncio
 import msgspec
 import pytest
 
-from domain.tournament import Settings
+from domain.tournaments.rules import Settings
 from service.core.model import TournamentRecord
 from service.core.ports import StoreUnavailable
 from service.tournaments.feeds import TournamentFeeds

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 import msgspec
 import pytest
 
-from domain.tournament import standings, table_result
+from domain.tournaments.rules import standings, table_result
 from infra.memory_store import MemoryGameStore
 from infra.memory_tournaments import MemoryTournamentStore
 from infra.queues import MemoryQueue

@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from domain.errors import RuleError
-from domain.model import BankClock, Bid, Draw
+from domain.game.errors import RuleError
+from domain.game.model import BankClock, Bid, Draw
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from service.core.callers import ANONYMOUS, Caller
@@ -120,7 +120,7 @@ def test_a_table_starts_when_its_last_seat_is_taken_and_the_start_is_relayed_onc
 def _decoded(joined) -> list:
     import msgspec
 
-    from domain.model import AnyEvent
+    from domain.game.model import AnyEvent
 
     return [msgspec.json.decode(e.data, type=AnyEvent) for e in joined.events]
 

@@ -14,8 +14,8 @@ from msgspec.structs import replace
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from domain.engine import take_over
-from domain.model import Event, GameStarted
+from domain.game.engine import take_over
+from domain.game.model import Event, GameStarted
 from infra.queues import MemoryQueue
 from infra.webhook_sender import HttpSender, signed_headers
 from service.core.model import Table

@@ -1,4 +1,4 @@
-"""`domain.winning`: each seat's chance of winning, from the learned table (issue 24)."""
+"""`domain.bots.winning`: each seat's chance of winning, from the learned table (issue 24)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import math
 import pytest
 from msgspec.structs import replace
 
-from domain.engine import information_state, new_game
-from domain.expert import equity
-from domain.simulation import play_game
-from domain.win_table import BETA, KNOTS
-from domain.winning import beta, win_chances
+from domain.bots.expert import equity
+from domain.bots.simulation import play_game
+from domain.bots.win_table import BETA, KNOTS
+from domain.bots.winning import beta, win_chances
+from domain.game.engine import information_state, new_game
 
 pytestmark = pytest.mark.unit
 

@@ -519,7 +519,7 @@ export interface paths {
         put?: never;
         /**
          * Create a tournament
-         * @description By the platform or a verified player, who is its organiser: it takes registrations until the organiser starts it, or until its `starts_at` (then it starts itself). A round ends when its games all ended; the next one is paired `round_interval` seconds later (`next_round_at`). Every game has a clock (the default when `clock` is absent): an entrant who does not show up is played by a bot after the clock's timeouts. Pairing, seats, deals and scoring are stated in domain/tournament.py (README: Tournaments).
+         * @description By the platform or a verified player, who is its organiser: it takes registrations until the organiser starts it, or until its `starts_at` (then it starts itself). A round ends when its games all ended; the next one is paired `round_interval` seconds later (`next_round_at`). Every game has a clock (the default when `clock` is absent): an entrant who does not show up is played by a bot after the clock's timeouts. Pairing, seats, deals and scoring are stated in domain/tournaments/rules.py (README: Tournaments).
          */
         post: operations["createTournament"];
         delete?: never;
@@ -1810,7 +1810,7 @@ export interface components {
         };
         /**
          * ReviewOut
-         * @description A finished game's review (`domain.review.GameReview`) with the game's id.
+         * @description A finished game's review (`domain.bots.review.GameReview`) with the game's id.
          */
         ReviewOut: {
             cards: components["schemas"]["CardLuck"][];
@@ -2029,7 +2029,7 @@ export interface components {
         };
         /**
          * StandingOut
-         * @description An entrant's place in the standings (`domain.tournament.standings`).
+         * @description An entrant's place in the standings (`domain.tournaments.rules.standings`).
          */
         StandingOut: {
             buchholz: number;
@@ -2167,7 +2167,7 @@ export interface components {
         };
         /**
          * TournamentIn
-         * @description A tournament (service.tournaments.use_cases; pairing and scoring: domain/tournament.py).
+         * @description A tournament (service.tournaments.use_cases; pairing and scoring: domain/tournaments/rules.py).
          */
         TournamentIn: {
             /**

@@ -13,8 +13,8 @@ import msgspec
 from litestar import Controller, Request, get
 from litestar.params import Parameter
 
-from domain.errors import Text
-from domain.views import PublicView
+from domain.game.errors import Text
+from domain.game.views import PublicView
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.entrypoints.api.paging import events_handler

@@ -1,4 +1,4 @@
-"""The odds of the next card: exact, from public information only (`domain.odds`)."""
+"""The odds of the next card: exact, from public information only (`domain.bots.odds`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from fractions import Fraction
 
 import msgspec
 
-from domain.engine import information_state
-from domain.model import GameState
-from domain.odds import bust_odds, draw_value
+from domain.bots.odds import bust_odds, draw_value
+from domain.game.engine import information_state
+from domain.game.model import GameState
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.identity import PLAYER_TOKEN
 from service.entrypoints.api.problems import get_game_part

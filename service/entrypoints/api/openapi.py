@@ -30,8 +30,8 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
-from domain.cards import COPIES
-from domain.model import Action
+from domain.game.cards import COPIES
+from domain.game.model import Action
 from service.entrypoints.api.history_routes import (
     ArchivedGamesPage,
     LeaderboardOut,

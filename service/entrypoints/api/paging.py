@@ -11,7 +11,7 @@ from litestar import Request, Response
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import Parameter
 
-from domain.errors import Text
+from domain.game.errors import Text
 from service.core.numbers import ascii_number
 from service.core.ports import StoredEvent
 from service.entrypoints.api.auth import authenticate

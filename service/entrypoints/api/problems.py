@@ -18,7 +18,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
 
-from domain.errors import Joined, RuleError, Text
+from domain.game.errors import Joined, RuleError, Text
 from infra.http_protocol import TYPE_BASE  # the protocol's own answers share it
 from service.core.errors import ServiceError
 from service.core.ports import StoreUnavailable

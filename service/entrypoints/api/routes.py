@@ -15,13 +15,13 @@ from litestar.params import HeaderParameter, JSONBody, Parameter, QueryParameter
 from litestar.response import Stream
 from litestar.routes import HTTPRoute
 
-from domain.cards import MANIFEST, check_copies, deck_size
-from domain.clock import remaining
-from domain.errors import RULE_ERROR_CODES
-from domain.legal import legal_actions, seat_actions
-from domain.model import BOT_LEVELS, Action, Clock, Rules
-from domain.scoring import score_collection
-from domain.views import public_view
+from domain.bots.clock import remaining
+from domain.game.cards import MANIFEST, check_copies, deck_size
+from domain.game.errors import RULE_ERROR_CODES
+from domain.game.legal import legal_actions, seat_actions
+from domain.game.model import BOT_LEVELS, Action, Clock, Rules
+from domain.game.scoring import score_collection
+from domain.game.views import public_view
 from infra.watchers import REFUSAL_RETRY_AFTER, Slot, StreamsRefused, Watchers
 from service.core.errors import SERVICE_ERROR_CODES, ServiceError
 from service.core.model import GameRecord

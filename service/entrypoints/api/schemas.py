@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from domain.cards import CardCode, CollectionCode, ManifestEntry, deck_size
-from domain.model import (
+from domain.game.cards import CardCode, CollectionCode, ManifestEntry, deck_size
+from domain.game.model import (
     Action,
     AnyEvent,
     BotLevel,
@@ -19,8 +19,8 @@ from domain.model import (
     Rules,
     TimeControl,
 )
-from domain.scoring import ColorScore
-from domain.views import AuctionView, Supply
+from domain.game.scoring import ColorScore
+from domain.game.views import AuctionView, Supply
 from service.core import text
 from service.core.ports import StoredEvent
 from service.games.commands import NAME_LIMIT
@@ -279,7 +279,7 @@ class ReviewPending(msgspec.Struct, **_OUT):
 
 
 class TournamentIn(msgspec.Struct, **_IN):
-    """A tournament (service.tournaments.use_cases; pairing and scoring: domain/tournament.py)."""
+    """A tournament (service.tournaments.use_cases; pairing and scoring: domain/tournaments/rules.py)."""
 
     name: Name
     table_size: Annotated[int, msgspec.Meta(ge=2, le=5)] = 4

@@ -13,7 +13,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import JSONBody, Parameter
 from litestar.response import Stream
 
-from domain.tournament import place_points
+from domain.tournaments.rules import place_points
 from infra.watchers import KEEPALIVE, OPENING, RETRY_MS, Slot, Watchers, reconnect
 from service.core.errors import ServiceError
 from service.core.model import TournamentRecord
@@ -177,7 +177,7 @@ class TournamentController(Controller):
         "`round_interval` seconds later (`next_round_at`). Every game has a clock (the "
         "default when `clock` is absent): an entrant who does not show up is played by a bot "
         "after the clock's timeouts. Pairing, seats, deals and scoring are stated in "
-        "domain/tournament.py (README: Tournaments).",
+        "domain/tournaments/rules.py (README: Tournaments).",
         security=WHO,
         response_headers=[T_LOCATION, REPLAYED],
         responses=problems(400, 401, 409),

@@ -1,7 +1,7 @@
 """The languages of problem responses: `Accept-Language` negotiation and the message catalogs.
 
 Messages are translated the gettext way: a raise site keeps an English template with named
-parameters (`domain.errors.Text`), and each language's catalog (`service.entrypoints.api.i18n.<lang>`, a dict
+parameters (`domain.game.errors.Text`), and each language's catalog (`service.entrypoints.api.i18n.<lang>`, a dict
 from the English template to its translation, same `{placeholders}`) gives the template in
 that language; the parameters (card codes, numbers, names) are never translated. English
 needs no catalog, and a template a catalog lacks stays English (tests/unit/
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Final
 
-from domain.errors import Text
+from domain.game.errors import Text
 from service.entrypoints.api.i18n import es, gu, hy
 from service.entrypoints.api.i18n import id as id_
 

@@ -44,8 +44,8 @@ from typing import Literal
 
 import msgspec
 
-from domain.model import Result
-from domain.rng import SeededRandom
+from domain.game.model import Result
+from domain.game.rng import SeededRandom
 
 Format = Literal["swiss", "round_robin"]
 DealMode = Literal["duplicate", "fresh"]

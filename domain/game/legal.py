@@ -6,9 +6,9 @@ choose (`with_payment`); `apply` also accepts any other valid payment.
 
 from __future__ import annotations
 
-from domain.cards import DIGIT, NUMBER_CARDS
-from domain.engine import to_act
-from domain.model import (
+from domain.game.cards import DIGIT, NUMBER_CARDS
+from domain.game.engine import to_act
+from domain.game.model import (
     MAX_BID,
     Action,
     Bid,
@@ -22,7 +22,7 @@ from domain.model import (
     Resign,
     Stop,
 )
-from domain.payments import choose_buy_payment, token_payment
+from domain.game.payments import choose_buy_payment, token_payment
 
 _DRAW = Draw()
 _PASS = Pass()

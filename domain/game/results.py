@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from domain.model import ColorResult, Player, Result, Rules
-from domain.scoring import score_collection
+from domain.game.model import ColorResult, Player, Result, Rules
+from domain.game.scoring import score_collection
 
 
 def final_results(players: Sequence[Player], rules: Rules) -> tuple[Result, ...]:

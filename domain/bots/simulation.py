@@ -6,10 +6,10 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from domain.bots import BOTS, bot_rng
-from domain.engine import apply, information_state, new_game, to_act
-from domain.model import Action, Event, GameState, Rules
-from domain.rng import SeededRandom
+from domain.bots.basic import BOTS, bot_rng
+from domain.game.engine import apply, information_state, new_game, to_act
+from domain.game.model import Action, Event, GameState, Rules
+from domain.game.rng import SeededRandom
 
 MAX_ACTIONS = 20_000  # far above any real game; a guard against an engine bug looping
 

@@ -10,7 +10,7 @@ other seats' equities, where a seat's equity is
 (`scoring.best_total` for the points; a token, or a collection card no run uses, is what
 pays for cards and wild cards later). Its decisions:
 
-- draw phase: an expectimax over the unseen cards (`domain.odds`): the value of the best
+- draw phase: an expectimax over the unseen cards (`domain.bots.odds`): the value of the best
   stop now against the expected value of the best stop after one more draw, every
   possible next card weighted by its count among the cards not yet seen (the exact
   expectation that determinized Monte Carlo would estimate by sampling piles), with
@@ -37,13 +37,13 @@ import heapq
 from collections.abc import Sequence
 from functools import lru_cache
 
-from domain.cards import FULL_WILD
-from domain.engine import apply, purchased
-from domain.legal import legal_actions, with_payment
-from domain.model import Action, Bid, Buy, Decline, Draw, GameState, Pass, Player, Stop
-from domain.odds import draw_decision
-from domain.rng import SeededRandom
-from domain.scoring import cached_best_total, total_bound
+from domain.bots.odds import draw_decision
+from domain.game.cards import FULL_WILD
+from domain.game.engine import apply, purchased
+from domain.game.legal import legal_actions, with_payment
+from domain.game.model import Action, Bid, Buy, Decline, Draw, GameState, Pass, Player, Stop
+from domain.game.rng import SeededRandom
+from domain.game.scoring import cached_best_total, total_bound
 
 TOKEN_POINTS = 1 / 3  # a token's worth in points
 SPARE_CARD = 1.0  # a collection card outside the scored runs, in tokens (it pays 1)

@@ -1,4 +1,4 @@
-"""`domain.winning`'s table, written by `bench/train_win_chances.py --games 1500 --held-out 500 --write` (do not edit).
+"""`domain.bots.winning`'s table, written by `bench/train_win_chances.py --games 1500 --held-out 500 --write` (do not edit).
 
 BETA[n][k]: beta for n players at the k-th of KNOTS knots of the pile's share left
 (0, 0.1, ..., 1: the end of the pile first)."""

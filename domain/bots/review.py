@@ -61,10 +61,12 @@ from typing import Literal
 
 import msgspec
 
-from domain.engine import apply, evolve, to_act
-from domain.legal import legal_actions
-from domain.master import DEPTH, MARGIN_WEIGHT, action_value, searched
-from domain.model import (
+from domain.bots.master import DEPTH, MARGIN_WEIGHT, action_value, searched
+from domain.bots.odds import chance_outcomes
+from domain.bots.winning import margins, win_chances
+from domain.game.engine import apply, evolve, to_act
+from domain.game.legal import legal_actions
+from domain.game.model import (
     Action,
     Bid,
     BidPassed,
@@ -82,8 +84,6 @@ from domain.model import (
     Stop,
     Stopped,
 )
-from domain.odds import chance_outcomes
-from domain.winning import margins, win_chances
 
 Grade = Literal["best", "good", "inaccuracy", "mistake", "blunder"]
 # the grade of a decision by what it lost (percentage points of winning chance, `drop`):

@@ -12,7 +12,7 @@ from typing import Final, Literal
 
 import msgspec
 
-from domain.errors import Joined, RuleError, Text
+from domain.game.errors import Joined, RuleError, Text
 
 COLORS: Final = ("R", "B", "O", "G")
 Color = Literal["R", "B", "O", "G"]

@@ -13,12 +13,13 @@ import math
 from collections.abc import Callable
 from fractions import Fraction
 
-from domain.cards import NUMBER_CARDS
-from domain.engine import tableau_sums
-from domain.expert import expert_bot
-from domain.legal import legal_actions, with_payment
-from domain.master import master_bot
-from domain.model import (
+from domain.bots.expert import expert_bot
+from domain.bots.master import master_bot
+from domain.bots.odds import TOKENS_PER_POINT, bust_counts
+from domain.game.cards import NUMBER_CARDS
+from domain.game.engine import tableau_sums
+from domain.game.legal import legal_actions, with_payment
+from domain.game.model import (
     CURRENCY_CAP,
     Action,
     Bid,
@@ -30,9 +31,8 @@ from domain.model import (
     Pass,
     Stop,
 )
-from domain.odds import TOKENS_PER_POINT, bust_counts
-from domain.rng import SeededRandom
-from domain.scoring import cached_best_total as best_total
+from domain.game.rng import SeededRandom
+from domain.game.scoring import cached_best_total as best_total
 
 Bot = Callable[[GameState, int, SeededRandom], Action]
 

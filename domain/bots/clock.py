@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from domain.bots import BOTS, bot_rng
-from domain.engine import apply, information_state, take_over, to_act
-from domain.errors import RuleError
-from domain.model import (
+from domain.bots.basic import BOTS, bot_rng
+from domain.bots.simulation import play_bots
+from domain.game.engine import apply, information_state, take_over, to_act
+from domain.game.errors import RuleError
+from domain.game.model import (
     Action,
     BankClock,
     Clock,
@@ -28,7 +29,6 @@ from domain.model import (
     TimeControl,
     TimedOut,
 )
-from domain.simulation import play_bots
 
 
 def start_clock(state: GameState, control: TimeControl, now: float) -> GameState:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from domain.engine import to_act
-from domain.model import Phase, Player, Result, Rules
+from domain.game.engine import to_act
+from domain.game.model import Phase, Player, Result, Rules
 
 _VIEW = {"frozen": True, "kw_only": True}
 

@@ -64,10 +64,10 @@ from operator import mul
 import msgspec
 from msgspec.structs import replace
 
-from domain.cards import ALL_CODES, FULL_WILD, NUMBER_CARDS, WILDS, deck_for
-from domain.engine import apply, bust_kind, tableau_sums, taken
-from domain.model import Draw, GameState, Player, Stop
-from domain.scoring import best_total
+from domain.game.cards import ALL_CODES, FULL_WILD, NUMBER_CARDS, WILDS, deck_for
+from domain.game.engine import apply, bust_kind, tableau_sums, taken
+from domain.game.model import Draw, GameState, Player, Stop
+from domain.game.scoring import best_total
 
 TOKENS_PER_POINT = 3  # what a point of score is worth in tokens (cards cost 1-9 to buy)
 

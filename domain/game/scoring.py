@@ -7,7 +7,7 @@ add nothing); a run of all nine earns `perfect_bonus` more. `score_collection` f
 placement of the wild cards that gives the highest total and reports the runs.
 
 Copies. A collection holds each card at most as many times as the 129-card game
-(`domain.cards.check_copies` refuses more at the edges): at most one `Wn` of each number
+(`domain.game.cards.check_copies` refuses more at the edges): at most one `Wn` of each number
 and one `W#`; number cards and colour wilds may repeat. That bound is what keeps the
 search below small. A collection beyond it (a game stored before the check) is still
 scored, never refused: copies of a `Wn` or of `W#` beyond the first are ignored (they
@@ -58,8 +58,8 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Final
 
-from domain.cards import COLORS, FULL_WILD
-from domain.model import ColorScore, Score
+from domain.game.cards import COLORS, FULL_WILD
+from domain.game.model import ColorScore, Score
 
 __all__ = [
     "ColorScore",

@@ -2,7 +2,7 @@
 
 Everything is an immutable msgspec Struct, so a state is cheap to copy, compare and
 serialize. `GameState` holds two secrets (the draw pile's order and the seed); clients
-only ever see `domain.views.PublicView`.
+only ever see `domain.game.views.PublicView`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Annotated, Literal, get_args
 
 import msgspec
 
-from domain.cards import CollectionCode, NumberCode
+from domain.game.cards import CollectionCode, NumberCode
 
 SCHEMA_VERSION = 1
 STARTING_CURRENCY = 5
@@ -25,7 +25,7 @@ MAX_BID = 1000  # far above any bidding power; bounds what a client may send
 Phase = Literal["draw", "auction", "buy", "final_buy", "finished"]
 BotLevel = Literal[
     "random", "basic", "expert", "master"
-]  # the server-side players (`domain.bots.BOTS`)
+]  # the server-side players (`domain.bots.basic.BOTS`)
 BOT_LEVELS: tuple[str, ...] = get_args(BotLevel)
 Take = Literal["numbers", "currency"]
 
@@ -68,7 +68,7 @@ TimeControl = BankClock | DeadlineClock
 
 
 class Clock(msgspec.Struct, **_FROZEN):
-    """A game's clock (`domain.clock`): which seat's time runs, since when, its deadline
+    """A game's clock (`domain.bots.clock`): which seat's time runs, since when, its deadline
     (unix seconds: an absolute server time), the banks of a bank clock (seconds left at the
     start of each seat's current or next decision) and each seat's consecutive timeouts."""
 
@@ -177,10 +177,10 @@ class ColorResult(msgspec.Struct, **_FROZEN):
     run: tuple[str, ...]
 
 
-# `domain.scoring`'s answers, defined here and not in that module, which mypyc compiles
+# `domain.game.scoring`'s answers, defined here and not in that module, which mypyc compiles
 # (setup.py): a class defined in a compiled module keeps no field types for msgspec (a
 # Score decoded from JSON held dicts for its ColorScores). They keep the name
-# `domain.scoring` gives them (the OpenAPI document's, pickle's), and that module holds
+# `domain.game.scoring` gives them (the OpenAPI document's, pickle's), and that module holds
 # them: the field types resolve there as here.
 class ColorScore(msgspec.Struct, frozen=True, kw_only=True):
     points: int  # run length + perfect bonus if the run is 1..9
@@ -192,7 +192,7 @@ class Score(msgspec.Struct, frozen=True, kw_only=True):
     colors: dict[str, ColorScore]  # keys exactly "R", "B", "O", "G" in that order
 
 
-ColorScore.__module__ = Score.__module__ = "domain.scoring"
+ColorScore.__module__ = Score.__module__ = "domain.game.scoring"
 
 
 class Result(msgspec.Struct, **_FROZEN):

@@ -4,7 +4,7 @@
   facts it produces (its events, in log order), or raises `RuleError`; states are
   immutable, so nothing changed.
 - `evolve(state, fact)` is the state after one fact: the only place a state changes.
-  The replay (`domain.replay`) folds this same function over the public event log.
+  The replay (`domain.game.replay`) folds this same function over the public event log.
 - `apply(state, seat, action)` is `decide` with its facts folded by `evolve` as they are
   produced, in one pass: the new state and the public events.
 
@@ -12,13 +12,13 @@ Chance is data: the draw is a chance node whose outcome is the card drawn. A sta
 `draw_pile` is either the seeded pile the service dealt (its top card is the outcome;
 the service keeps the pile secret) or, in a state rebuilt from what the players saw,
 `HIDDEN` cards, one per card left: then the caller supplies the outcome (`card=`), one
-of the unseen cards (`domain.odds.unseen_cards`).
+of the unseen cards (`domain.bots.odds.unseen_cards`).
 
 Two facts of a live game are not in its public events: the pile's order and a payment
 the high bidder named with a bid (rules 3.5, shown only once the auction is won). The
 first is dealt into the state by `new_game`; the second is `PaymentNamed`, a private
 fact that `decide` returns beside the events and `apply` never publishes. Legal-move
-listing lives in `domain.legal`, views in `domain.views`, scoring in `domain.scoring`.
+listing lives in `domain.game.legal`, views in `domain.game.views`, scoring in `domain.game.scoring`.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import msgspec
 from msgspec.structs import force_setattr as _set
 from msgspec.structs import replace
 
-from domain import cards as C
-from domain import model
-from domain.errors import RuleError
-from domain.model import (
+from domain.game import cards as C
+from domain.game import model
+from domain.game.errors import RuleError
+from domain.game.model import (
     BUST_LIMIT,
     CURRENCY_CAP,
     STARTING_CURRENCY,
@@ -68,9 +68,14 @@ from domain.model import (
     TurnStarted,
     WildDiscarded,
 )
-from domain.payments import check_payment, check_token_payment, choose_buy_payment, token_payment
-from domain.results import final_results
-from domain.rng import SeededRandom
+from domain.game.payments import (
+    check_payment,
+    check_token_payment,
+    choose_buy_payment,
+    token_payment,
+)
+from domain.game.results import final_results
+from domain.game.rng import SeededRandom
 
 _WILDS = C.WILDS
 _NUMBER_CARDS = C.NUMBER_CARDS

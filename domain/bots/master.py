@@ -23,7 +23,7 @@ bot, every seat's: a buy phase, an auction, the final buy round and so the resul
   draw, valued the same way, while depth remains).
 
 `action_value`, `draw_value` and `continuation` take the position's value as a function:
-the bot's returns a float; the post-game review (`domain.review`, whose judge this search
+the bot's returns a float; the post-game review (`domain.bots.review`, whose judge this search
 is) passes one that carries the seat's winning chance and margin beside the value (a number
 that adds, scales by a probability and compares by the value alone), so both pick the
 same continuations.
@@ -37,13 +37,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from domain.engine import apply, to_act
-from domain.expert import expert_bot
-from domain.legal import legal_actions
-from domain.model import Action, Bid, Draw, GameState, Stop
-from domain.odds import chance_outcomes
-from domain.rng import SeededRandom
-from domain.winning import margins, win_chances
+from domain.bots.expert import expert_bot
+from domain.bots.odds import chance_outcomes
+from domain.bots.winning import margins, win_chances
+from domain.game.engine import apply, to_act
+from domain.game.legal import legal_actions
+from domain.game.model import Action, Bid, Draw, GameState, Stop
+from domain.game.rng import SeededRandom
 
 MARGIN_WEIGHT = 0.01  # a point of expected margin, in winning chance
 DEPTH = 1  # draws searched ahead in the draw phase

@@ -9,7 +9,7 @@ best scoring plus what the tokens and the cards outside the runs are worth):
 where `beta` depends on the player count and on the share of the draw pile left: early, a
 lead in equity says little (beta small); at the end it says nearly everything. `beta` is
 learned offline from self-play of `expert` bots and shipped as a table
-(`domain/win_table.py`, written by `bench/train_win_chances.py`, which prints how well the
+(`domain/bots/win_table.py`, written by `bench/train_win_chances.py`, which prints how well the
 model predicts games it was not fitted on); it is read here by linear interpolation
 between the table's knots. A finished game's chances are its results: 1 shared among the
 winners.
@@ -22,10 +22,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from domain.cards import deck_for
-from domain.expert import equity
-from domain.model import GameState
-from domain.win_table import BETA, KNOTS
+from domain.bots.expert import equity
+from domain.bots.win_table import BETA, KNOTS
+from domain.game.cards import deck_for
+from domain.game.model import GameState
 
 _DECK_SIZES = {n: len(deck_for(n)) for n in range(1, 6)}
 

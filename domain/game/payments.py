@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from domain.cards import WILDS
-from domain.errors import RuleError
-from domain.model import BUST_TOKEN_VALUE, Payment, Rules, TokenPayment
-from domain.scoring import score_collection
+from domain.game.cards import WILDS
+from domain.game.errors import RuleError
+from domain.game.model import BUST_TOKEN_VALUE, Payment, Rules, TokenPayment
+from domain.game.scoring import score_collection
 
 
 def is_minimal(value: int, price: int, currency: int, bust: int, cards: int) -> bool:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from domain.engine import evolve
-from domain.model import Event, GameStarted
-from domain.views import PublicView, public_view
+from domain.game.engine import evolve
+from domain.game.model import Event, GameStarted
+from domain.game.views import PublicView, public_view
 
 
 def replay(events: Iterable[Event]) -> Iterator[PublicView]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from domain.cards import NUMBER_CARDS
-from domain.model import CURRENCY_CAP, SUPPLY_BUST, SUPPLY_CURRENCY, GameState
+from domain.game.cards import NUMBER_CARDS
+from domain.game.model import CURRENCY_CAP, SUPPLY_BUST, SUPPLY_CURRENCY, GameState
 
 
 def card_places(state: GameState) -> Counter[str]:

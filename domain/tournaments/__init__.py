@@ -1,0 +1,1 @@
+"""The tournament rules: entrants, pairing (Swiss, round robin), deals, and standings."""

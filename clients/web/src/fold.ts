@@ -1,11 +1,23 @@
 /**
- * A game's table brought forward by its events: `fold(view, event)` is the view one event
- * later, as the service's own view would show it (docs/rules.md, the events of domain/model.py).
- * The events carry every change (the card drawn, the gains, the payments, the cards moved),
- * so the page moves the table step by step from the events it is sent and never reads the
- * game again to learn what a move did. Only what no event says (the seat's legal actions,
- * its seat actions, the clock) comes from the service's own views (`tableKey` compares the
- * two at the end of a playback).
+ * The live table between two views of the service: `fold(view, event)` is the view one event
+ * later, as the service's own view would show it (docs/rules.md, the events of
+ * domain/game/model.py).
+ *
+ * Why the page folds at all: the live table shows the moves that arrive together (a reply
+ * with the bots' moves after the seat's own, a burst of the stream) one at a time
+ * (`Pacer`), and the service has no view of a live game at a version gone by: a read
+ * answers the latest version only, so reading the game per move would show none of the
+ * moves in between, and cost a round trip each (the browser tests hold the page to no read
+ * of the game during a playback). The events carry every change (the card drawn, the
+ * gains, the payments, the cards moved, the bidders, the final buy's order), and each
+ * step below only puts them where the view has them; what no event says (the seat's legal
+ * actions, its seat actions, the clock) comes from the service's own views, and at the end
+ * of a playback the table folded is checked against the service's (`tableKey`; a mismatch
+ * is counted in `data-fold-mismatches` and the service's view shown). An event that does
+ * not fit (a step throws) has the page take the service's next view as it is.
+ *
+ * A game's start is never folded: the live table opens on a view of the started game,
+ * which holds its `game_started` (its step throws, so the page would read the game).
  */
 import type { components } from "@ten/client";
 import { parseCard } from "./cards";
@@ -68,142 +80,114 @@ function nextBidder(view: View, seat: number): void {
   view.to_act = next;
 }
 
+type Step<T extends GameEvent["type"]> = (view: View, event: Extract<GameEvent, { type: T }>) => void;
+
+/** What each event does to the view (`view` is a copy of the one before, changed in place). */
+const STEPS: { [T in GameEvent["type"]]: Step<T> } = {
+  game_started: () => {
+    throw new Error("a game's start is in the first view of the live table, never folded");
+  },
+  turn_started: (view, event) => {
+    view.phase = "draw";
+    view.active_seat = event.seat;
+    view.to_act = event.seat;
+    view.drawn = false;
+  },
+  card_drawn: (view, event) => {
+    view.draw_pile_size = event.draw_pile_size;
+    view.last_turn = event.draw_pile_size === 0;
+    view.drawn = true;
+    if (!parseCard(event.card).wild) view.tableau.push(event.card); // a wild card is auctioned instead
+  },
+  auction_started: (view, event) => {
+    view.phase = "auction";
+    view.auction = { card: event.card, bidders: [...event.bidders], high_bid: 0, high_bidder: null, to_act: event.bidders[0] ?? 0 };
+    view.to_act = event.bidders[0] ?? null;
+  },
+  bid_placed: (view, event) => {
+    if (view.auction) {
+      view.auction.high_bid = event.amount;
+      view.auction.high_bidder = event.seat;
+    }
+    nextBidder(view, event.seat);
+  },
+  bid_passed: (view, event) => nextBidder(view, event.seat),
+  auction_won: (view, event) => {
+    pay(view, event.seat, event.payment);
+    player(view, event.seat).cards = [...(player(view, event.seat).cards ?? []), event.card];
+    endAuction(view);
+  },
+  wild_discarded: (view, event) => {
+    view.discard.push(event.card);
+    endAuction(view);
+  },
+  busted: (view, event) => {
+    if (event.bust_token) {
+      const p = player(view, event.seat);
+      p.bust = (p.bust ?? 0) + 1;
+      view.supply.bust -= 1;
+    }
+    view.tableau = [];
+    view.market.push(...event.to_market);
+    view.discard.push(...event.to_discard);
+    gain(view, event.gains);
+  },
+  stopped: (view, event) => {
+    view.tableau = [];
+    view.discard.push(...event.to_discard);
+    if (event.take === "numbers") {
+      const p = player(view, event.seat);
+      p.cards = [...(p.cards ?? []), ...event.cards];
+      view.phase = "buy";
+      view.to_act = event.seat;
+    } else {
+      view.market.push(...event.cards);
+    }
+    gain(view, event.gains);
+  },
+  card_bought: (view, event) => {
+    pay(view, event.seat, event.payment);
+    const p = player(view, event.seat);
+    const cards = [...(p.cards ?? [])];
+    for (const spent of event.payment.cards ?? []) removeOne(cards, spent);
+    cards.push(event.card);
+    p.cards = cards;
+    removeOne(view.market, event.card);
+    view.discard.push(...(event.payment.cards ?? []));
+    endBuy(view);
+  },
+  buy_declined: (view) => endBuy(view),
+  final_buy_started: (view, event) => {
+    view.phase = "final_buy";
+    view.final_queue = [...event.order];
+    view.to_act = event.order[0] ?? null;
+    view.drawn = false;
+  },
+  timed_out: () => undefined, // the bot's move for the seat follows as its own events
+  seat_taken_over: (view, event) => {
+    const p = player(view, event.seat);
+    p.stand_in = event.bot;
+    if (event.reason === "resigned") p.resigned = true;
+    else p.taken_over = true;
+  },
+  seat_reclaimed: (view, event) => {
+    player(view, event.seat).stand_in = null;
+  },
+  game_finished: (view, event) => {
+    view.status = "finished";
+    view.phase = "finished";
+    view.results = event.results;
+    view.to_act = null;
+    view.final_queue = [];
+  },
+};
+
 /** `view` one event later (a new object; `view` is left as it was). */
 export function fold<V extends View>(view: V, event: GameEvent): V {
   const next = structuredClone(view);
   next.version = event.version;
-  switch (event.type) {
-    case "game_started":
-      next.players = event.players.map((s) => ({
-        seat: s.seat,
-        name: s.name,
-        bot: s.bot ?? null,
-        currency: event.starting_currency,
-        bust: 0,
-        cards: [],
-        stand_in: null,
-        taken_over: false,
-        resigned: false,
-      }));
-      next.rules = event.rules;
-      next.status = "active";
-      next.phase = "draw";
-      next.starting_seat = event.starting_seat;
-      next.active_seat = event.starting_seat;
-      next.to_act = event.starting_seat;
-      next.drawn = false;
-      next.draw_pile_size = event.draw_pile_size;
-      next.last_turn = event.draw_pile_size === 0;
-      next.tableau = [];
-      next.market = [];
-      next.discard = [];
-      next.supply = { currency: event.supply_currency, bust: event.supply_bust };
-      next.auction = null;
-      next.final_queue = [];
-      next.results = null;
-      break;
-    case "turn_started":
-      next.phase = "draw";
-      next.active_seat = event.seat;
-      next.to_act = event.seat;
-      next.drawn = false;
-      break;
-    case "card_drawn":
-      next.draw_pile_size = event.draw_pile_size;
-      next.last_turn = event.draw_pile_size === 0;
-      next.drawn = true;
-      if (!parseCard(event.card).wild) next.tableau.push(event.card); // a wild card is auctioned instead
-      break;
-    case "auction_started":
-      next.phase = "auction";
-      next.auction = { card: event.card, bidders: [...event.bidders], high_bid: 0, high_bidder: null, to_act: event.bidders[0] ?? 0 };
-      next.to_act = event.bidders[0] ?? null;
-      break;
-    case "bid_placed":
-      if (next.auction) {
-        next.auction.high_bid = event.amount;
-        next.auction.high_bidder = event.seat;
-      }
-      nextBidder(next, event.seat);
-      break;
-    case "bid_passed":
-      nextBidder(next, event.seat);
-      break;
-    case "auction_won":
-      pay(next, event.seat, event.payment);
-      player(next, event.seat).cards = [...(player(next, event.seat).cards ?? []), event.card];
-      endAuction(next);
-      break;
-    case "wild_discarded":
-      next.discard.push(event.card);
-      endAuction(next);
-      break;
-    case "busted": {
-      if (event.bust_token) {
-        const p = player(next, event.seat);
-        p.bust = (p.bust ?? 0) + 1;
-        next.supply.bust -= 1;
-      }
-      next.tableau = [];
-      next.market.push(...event.to_market);
-      next.discard.push(...event.to_discard);
-      gain(next, event.gains);
-      break;
-    }
-    case "stopped":
-      next.tableau = [];
-      next.discard.push(...event.to_discard);
-      if (event.take === "numbers") {
-        const p = player(next, event.seat);
-        p.cards = [...(p.cards ?? []), ...event.cards];
-        next.phase = "buy";
-        next.to_act = event.seat;
-      } else {
-        next.market.push(...event.cards);
-      }
-      gain(next, event.gains);
-      break;
-    case "card_bought": {
-      pay(next, event.seat, event.payment);
-      const p = player(next, event.seat);
-      const cards = [...(p.cards ?? [])];
-      for (const spent of event.payment.cards ?? []) removeOne(cards, spent);
-      cards.push(event.card);
-      p.cards = cards;
-      removeOne(next.market, event.card);
-      next.discard.push(...(event.payment.cards ?? []));
-      endBuy(next);
-      break;
-    }
-    case "buy_declined":
-      endBuy(next);
-      break;
-    case "final_buy_started":
-      next.phase = "final_buy";
-      next.final_queue = [...event.order];
-      next.to_act = event.order[0] ?? null;
-      next.drawn = false;
-      break;
-    case "timed_out":
-      break; // the bot's move for the seat follows as its own events
-    case "seat_taken_over": {
-      const p = player(next, event.seat);
-      p.stand_in = event.bot;
-      if (event.reason === "resigned") p.resigned = true;
-      else p.taken_over = true;
-      break;
-    }
-    case "seat_reclaimed":
-      player(next, event.seat).stand_in = null;
-      break;
-    case "game_finished":
-      next.status = "finished";
-      next.phase = "finished";
-      next.results = event.results;
-      next.to_act = null;
-      next.final_queue = [];
-      break;
-  }
+  const step = STEPS[event.type] as ((view: View, event: GameEvent) => void) | undefined;
+  step?.(next, event); // an event of a later contract: its version only
   return next;
 }
 

@@ -41,8 +41,13 @@ def checkout(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "scripts", copy / "scripts")
     shutil.copy(ROOT / "pyproject.toml", copy)
     shutil.copy(ROOT / "setup.py", copy)
-    (copy / "domain").mkdir()
-    shutil.copy(ROOT / "domain/game/scoring.py", copy / "domain")
+    (copy / "domain/game").mkdir(parents=True)
+    shutil.copy(ROOT / "domain/game/scoring.py", copy / "domain/game")
+    # the documentation site's sources (setup installs its tools and builds it)
+    shutil.copytree(ROOT / "docs", copy / "docs", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "mkdocs.yml", copy)
+    (copy / "openapi").mkdir()
+    shutil.copy(ROOT / "openapi/openapi.json", copy / "openapi")
     for pkg in ("clients/ts", "clients/web"):
         (copy / pkg).mkdir(parents=True)
         shutil.copy(ROOT / pkg / "package-lock.json", copy / pkg)
@@ -101,7 +106,11 @@ def test_run_sets_up_the_runtime_only() -> None:
 
 def test_the_runtime_set_up_installs_no_dev_extras_and_runs_no_npm(checkout: Path) -> None:
     calls = run(checkout, "scripts/setup", "--runtime")
-    assert installs(calls) == ["uv pip install -q --python .venv/bin/python -e ."]
+    assert installs(calls) == [
+        "uv pip install -q --python .venv/bin/python -e .",
+        # the documentation site's tools: scripts/run serves the site it builds
+        "uv pip install -q --python .venv/bin/python -r docs/requirements.txt",
+    ]
     assert not [c for c in calls if c.startswith("npm")]
     assert any(c.startswith("python -m pip install") and "uv==" in c for c in calls)
 

@@ -24,7 +24,7 @@
   service.cli jobs list webhooks`), and the deliveries behind it go on. No order between
   messages is promised: a receiver orders by `timestamp`.
 - `Webhooks`: the facade the composition root builds; it is one of the relay's reactions
-  (`service.reactions.relay`): every change that tells the platform something (`wants`) is queued
+  (`service.reactions.relay`): every change that tells the platform something is queued
   (`react`) at least once, from the game's event log, whatever process died where.
 """
 
@@ -41,10 +41,11 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from domain.game.model import AnyEvent, TimeControl
+from domain.game.model import TimeControl
 from service.core.model import GameRecord
 from service.history.ranking import UnrankedReason, ranking
 from service.jobs.worker import Job, LeasedQueue, PermanentFailure, Worker
+from service.reactions.relay import Change
 
 log = logging.getLogger("ten.webhooks")
 
@@ -241,9 +242,7 @@ class Message(NamedTuple):
 _encoder = msgspec.json.Encoder()
 
 
-_event_decoder = msgspec.json.Decoder(AnyEvent)
 _TOLD = ("game_started", "seat_taken_over")  # the events that are webhooks of their own
-_TOLD_JSON = tuple(f'"type":"{tag}"'.encode() for tag in _TOLD)
 
 
 def _tag(event: object) -> object:
@@ -252,20 +251,8 @@ def _tag(event: object) -> object:
 
 
 def _told(events: Sequence[object]) -> list[Any]:
-    """The events of a change that are webhooks of their own. Domain events, or events as
-    stored (`StoredEvent`: JSON, decoded only when it names one of those types: most
-    changes, moves in play, decode nothing)."""
-    found = []
-    for event in events:
-        data = getattr(event, "data", None)
-        if isinstance(data, bytes):
-            if any(marker in data for marker in _TOLD_JSON):
-                event = _event_decoder.decode(data)  # noqa: PLW2901
-            else:
-                continue
-        if _tag(event) in _TOLD:
-            found.append(event)
-    return found
+    """The events of a change that are webhooks of their own."""
+    return [event for event in events if _tag(event) in _TOLD]
 
 
 def _player_id(record: GameRecord, seat: int) -> str | None:
@@ -614,7 +601,7 @@ class DeliveryWorker:
 
 
 class Webhooks:
-    """What the composition root wires: a reaction of the relay (`wants`, `react`),
+    """What the composition root wires: a reaction of the relay (`react`),
     `run_forever` as a background task, `close` at shutdown. With no endpoint configured it
     does nothing (and `run_forever` returns at once)."""
 
@@ -642,22 +629,18 @@ class Webhooks:
     def enabled(self) -> bool:
         return self.worker is not None
 
-    # the relay's reaction (service.reactions.relay.Reaction): every change that tells the platform
-    # something is queued at least once, whatever process died where
+    # the relay's reaction (service.reactions.relay.Reaction), listed for the kinds that tell
+    # the platform something (`TOLD`): each is queued at least once, whatever process died
     name = "webhooks"
+    durable: Literal[True] = True
 
-    def wants(self, old: GameRecord | None, new: GameRecord, events: Sequence[object]) -> bool:
-        if self.worker is None or new.state is None:
-            return False
-        return _ended(old, new) is not None or bool(_told(events))
-
-    async def react(self, record: GameRecord, events: Sequence[object]) -> None:
+    async def react(self, change: Change) -> None:
         """Queue the webhooks of the game's events not relayed yet and of its end (the same
         fact queued again is one message: its id). Raises when the outbox does not answer
         (the relay tries again)."""
         if self.worker is None:
             return
-        messages = messages_for(None, record, events)
+        messages = messages_for(None, change.new, change.events)
         if not messages:
             return
         assert self.outbox is not None

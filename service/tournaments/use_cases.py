@@ -41,6 +41,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
+from typing import Literal
 
 import msgspec
 
@@ -62,13 +63,14 @@ from service.core import idempotency
 from service.core.callers import PLATFORM, Caller
 from service.core.errors import ServiceError
 from service.core.model import GameRecord, TableRef, TournamentRecord
-from service.core.ports import StoredEvent, TournamentStore
+from service.core.ports import TournamentStore
 from service.core.quotas import Quota, QuotaStore, owner_of
 from service.core.settings import Settings
 from service.core.unit_of_work import Retry, write
 from service.games.commands import CreateTable, SeatRequest
 from service.jobs.worker import Job, LeasedQueue, Worker
 from service.lobby.use_cases import decode_cursor, encode_cursor
+from service.reactions.relay import Change
 from service.reactions.webhooks import (
     Message,
     RoundStartedData,
@@ -695,15 +697,13 @@ class TournamentReaction:
     table's result is recorded (`Tournaments.record_result`, at least once, kept once)."""
 
     name = "tournaments"
-    durable = True
+    durable: Literal[True] = True
 
     def __init__(self, record: Callable[[GameRecord], Awaitable[None]]) -> None:
         self.record = record
 
-    def wants(self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]) -> bool:
-        return new.tournament is not None and new.ended and (old is None or not old.ended)
-
-    async def react(self, record: GameRecord, events: Sequence[StoredEvent]) -> None:
+    async def react(self, change: Change) -> None:
+        record = change.new  # listed for GAME_ENDED: any game's end, a tournament's or not
         if record.tournament is not None and record.ended:
             await self.record(record)
 

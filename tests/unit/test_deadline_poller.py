@@ -22,7 +22,7 @@ from infra.queues import MemoryQueue
 from service.core.model import GameRecord
 from service.core.ports import DueGame, Fired, StoreUnavailable
 from service.reactions.deadlines import MAX_BACKOFF, DeadlinePoller
-from service.reactions.relay import Relay
+from service.reactions.relay import DUE_MOVED, Relay
 from tests.support.aio import dropping_sleep, run_without_waiting
 
 pytestmark = pytest.mark.unit
@@ -372,7 +372,7 @@ def test_a_save_that_sets_a_due_wakes_the_running_poller_through_the_relay():
     inner, clock, game, _ = setup()
     store = FlakyStore(inner)
     deadlines = poller(store, clock, game, poll=3600.0)
-    relay = Relay(inner, MemoryQueue("relay"), [deadlines])
+    relay = Relay(inner, MemoryQueue("relay"), {DUE_MOVED: [deadlines]})
 
     async def save(old: GameRecord | None, new: GameRecord) -> None:
         mark = await relay.mark(old, new, [])

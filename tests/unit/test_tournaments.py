@@ -22,7 +22,7 @@ from service.core.settings import Settings
 from service.games.use_cases import GameService
 from service.history.ranking import ranking
 from service.lobby.use_cases import Lobby
-from service.reactions.relay import Relay
+from service.reactions.relay import GAME_ENDED, Relay
 from service.reactions.webhooks import WEBHOOK_PAYLOADS, WebhookOutbox, Webhooks
 from service.tournaments.use_cases import (
     DEFAULT_CLOCK,
@@ -56,7 +56,7 @@ class World:
         self.queue = MemoryQueue("tournaments")
         self.told: list[str] = []
         reaction = TournamentReaction(lambda record: self.tournaments.record_result(record))  # noqa: PLW0108 - made below
-        relay = Relay(self.store, MemoryQueue("relay"), [reaction], clock=clock)
+        relay = Relay(self.store, MemoryQueue("relay"), {GAME_ENDED: [reaction]}, clock=clock)
         self.games = GameService(self.store, Settings(), relay=relay, clock=clock, random_hex=hexes)
         self.lobby = Lobby(self.games)
         self.tournaments = Tournaments(

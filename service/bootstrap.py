@@ -38,9 +38,10 @@ from service.reactions.relay import (
     ReactionTable,
     Relay,
 )
-from service.reactions.webhooks import WebhookOutbox, Webhooks
+from service.reactions.webhook_delivery import WebhookOutbox
+from service.reactions.webhooks import Webhooks
+from service.tournaments.records import QUEUE as TOURNAMENTS
 from service.tournaments.secrecy import Secrecy
-from service.tournaments.use_cases import QUEUE as TOURNAMENTS
 from service.tournaments.use_cases import TournamentReaction, Tournaments
 
 log = logging.getLogger("ten")

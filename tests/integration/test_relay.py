@@ -31,7 +31,8 @@ from service.history.archiver import ArchiveReaction
 from service.jobs.worker import Worker
 from service.lobby.use_cases import Lobby
 from service.reactions.relay import GRACE, Relay
-from service.reactions.webhooks import WebhookOutbox, Webhooks
+from service.reactions.webhook_delivery import WebhookOutbox
+from service.reactions.webhooks import Webhooks
 
 pytestmark = pytest.mark.integration
 URL = "http://127.0.0.1:9/hooks"

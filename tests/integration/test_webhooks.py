@@ -37,7 +37,8 @@ from service.bootstrap import reaction_table
 from service.core.ports import StoreUnavailable
 from service.games.use_cases import encode_events
 from service.reactions.relay import Relay, relayed_change, saved_change
-from service.reactions.webhooks import WebhookOutbox, Webhooks, messages_for
+from service.reactions.webhook_delivery import WebhookOutbox
+from service.reactions.webhooks import Webhooks, messages_for
 from tests.servers import ROOT, wait_until
 from tests.support.aio import bounded, run_without_waiting
 from tests.support.archive import claim_redis_db

@@ -24,7 +24,8 @@ from service.games.bot_work import BotWork
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
 from service.reactions.relay import GAME_ENDED, Relay
-from service.tournaments.use_cases import CreateTournament, TournamentReaction, Tournaments, game_id
+from service.tournaments.records import CreateTournament, game_id
+from service.tournaments.use_cases import TournamentReaction, Tournaments
 
 pytestmark = pytest.mark.unit
 PLATFORM = Caller(kind="platform")

@@ -23,20 +23,21 @@ from service.games.use_cases import GameService
 from service.history.ranking import ranking
 from service.lobby.use_cases import Lobby
 from service.reactions.relay import GAME_ENDED, Relay
-from service.reactions.webhooks import WEBHOOK_PAYLOADS, WebhookOutbox, Webhooks
-from service.tournaments.use_cases import (
+from service.reactions.webhook_delivery import WebhookOutbox
+from service.reactions.webhook_payloads import WEBHOOK_PAYLOADS
+from service.reactions.webhooks import Webhooks
+from service.tournaments.records import (
     DEFAULT_CLOCK,
     GRACE,
     LEASE,
     MAX_AHEAD,
     MAX_ROUND_INTERVAL,
     CreateTournament,
-    TournamentReaction,
-    Tournaments,
     current_standings,
     game_id,
     tournament_messages,
 )
+from service.tournaments.use_cases import TournamentReaction, Tournaments
 
 pytestmark = pytest.mark.unit
 T0 = 1_800_000_000.0
@@ -414,7 +415,7 @@ def test_an_unranked_tournaments_games_are_unranked():
 
 
 class Received:
-    """A webhook endpoint that takes everything (`service.reactions.webhooks.Sender`), counting."""
+    """A webhook endpoint that takes everything (`service.reactions.webhook_delivery.Sender`), counting."""
 
     def __init__(self) -> None:
         self.got: list[tuple[str, bytes]] = []

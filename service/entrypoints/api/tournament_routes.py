@@ -48,13 +48,8 @@ from service.entrypoints.api.schemas import (
     TournamentsPage,
 )
 from service.tournaments.feeds import TournamentFeeds
-from service.tournaments.use_cases import (
-    CreateTournament,
-    Tournaments,
-    game_id,
-    standings_out,
-    tournament_clock,
-)
+from service.tournaments.records import CreateTournament, game_id, standings_out, tournament_clock
+from service.tournaments.use_cases import Tournaments
 
 _encoder = msgspec.json.Encoder()
 TournamentId = Annotated[

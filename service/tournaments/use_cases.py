@@ -1,4 +1,4 @@
-"""Tournaments as a service (issue 25): created, entered, started, paused, resumed and
+"""Tournaments as a service: created, entered, started, paused, resumed and
 stopped through this use case; played by its director, which pairs each round
 (`domain.tournaments.rules`: every rule of pairing, seats, deals and scoring is stated there),
 deals its games through the lobby's game creation and scores their results.

@@ -47,7 +47,8 @@ from service.core.callers import Caller
 from service.core.settings import Settings
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
-from service.tournaments.use_cases import CreateTournament, Tournaments
+from service.tournaments.records import CreateTournament
+from service.tournaments.use_cases import Tournaments
 
 TREE = Path(sys.path[0])
 

@@ -1,4 +1,4 @@
-"""Webhook attempts over HTTP (service.reactions.webhooks.Sender): signed as the Standard Webhooks
+"""Webhook attempts over HTTP (service.reactions.webhook_delivery.Sender): signed as the Standard Webhooks
 spec says (`webhook-id`, `webhook-timestamp`, `webhook-signature`, signed for each
 attempt's time, so a receiver refuses a replay more than 5 minutes old), POSTed with httpx,
 redirects not followed."""

@@ -17,24 +17,31 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from infra.watchers import Watchers
-from service.core.callers import Caller
 from service.core.cancellation import finish_within, stop_tasks
-from service.core.model import GameRecord
-from service.core.ports import Fired, GameStore, TournamentStore
+from service.core.ports import GameStore, TournamentStore
 from service.core.settings import Settings
 from service.games.bot_work import BotWork
 from service.games.use_cases import GameService
 from service.history.archive import GameArchive
-from service.history.archiver import Archiver
+from service.history.archiver import Archiver, ArchiveReaction
 from service.history.reviews import QUEUE as REVIEWS
 from service.history.reviews import Reviews
 from service.jobs.worker import LeasedQueue, registered
 from service.lobby.use_cases import Lobby
 from service.reactions.deadlines import DeadlinePoller
-from service.reactions.relay import ArchiveReaction, LocalReaction, Relay
-from service.reactions.webhooks import WebhookOutbox, Webhooks
+from service.reactions.relay import (
+    DUE_MOVED,
+    GAME_CREATED,
+    GAME_ENDED,
+    LocalReaction,
+    Reaction,
+    ReactionTable,
+    Relay,
+)
+from service.reactions.webhook_delivery import WebhookOutbox
+from service.reactions.webhooks import Webhooks
+from service.tournaments.records import QUEUE as TOURNAMENTS
 from service.tournaments.secrecy import Secrecy
-from service.tournaments.use_cases import QUEUE as TOURNAMENTS
 from service.tournaments.use_cases import TournamentReaction, Tournaments
 
 log = logging.getLogger("ten")
@@ -184,9 +191,9 @@ class Instruments:
     def count_queued(self) -> Callable[[], None] | None:
         return None if self.metrics is None else self.metrics.archive_queued.inc
 
-    def reactions(self) -> list[LocalReaction]:
-        """The metrics' reaction to every save (actions, games created and finished)."""
-        return [] if self.metrics is None else [self._m.GameMetrics(self.metrics)]
+    def reaction(self) -> LocalReaction | None:
+        """The metrics' reaction to saves (actions, games created and finished); None: off."""
+        return None if self.metrics is None else self._m.GameMetrics(self.metrics)
 
     def route_handlers(self, store: GameStore) -> list:
         return [] if self.metrics is None else [self._m.metrics_route(store, self.metrics)]
@@ -286,12 +293,25 @@ class Background:
 def game_service(
     settings: Settings, adapters: Adapters, obs: Instruments
 ) -> tuple[GameService, Background]:
-    """The game use cases on the adapters, and what runs beside them: the relay and its
-    reactions (the archive queue, the platform's webhooks: TEN_WEBHOOK_URLS), the workers of
-    their queues and the deadline poller."""
+    """The use cases on the adapters, and what runs beside them: the relay and its reaction
+    table, the workers of their queues and the deadline poller."""
     store = obs.store(adapters.store)
     assert adapters.tournaments is not None
-    secrecy = deal_secrecy(store, adapters.tournaments, lambda: service)  # made below
+    # the relay first: every use case saves through it; its table once the reactions exist
+    relay = Relay(store, adapters.queue("relay"))
+    service = GameService(store, settings, relay=relay, bots=bot_work(settings))
+    webhooks = platform_webhooks(settings, adapters, obs)
+    tournaments = Tournaments(
+        adapters.tournaments,
+        adapters.queue(TOURNAMENTS),
+        Lobby(service).create,  # the platform deals the tables' games
+        announce=webhooks.announce,
+        retry=service.retry,
+        quotas=store,
+        max_open=settings.max_open_tournaments,
+    )
+    # who may read a game of a deal still played at another table: the reads and the archive
+    secrecy = Secrecy(store.load, adapters.tournaments.load_tournament, service.seat_or_none)
     archiver = Archiver(
         adapters.queue("archive"),
         adapters.archive,
@@ -300,37 +320,73 @@ def game_service(
         max_backoff=30.0,
         count=obs.count_job(),
     )
-    webhooks = platform_webhooks(settings, adapters, obs)
-    archive_reaction = ArchiveReaction(
-        store, archiver.queue, wake=archiver.wake, count=obs.count_queued()
-    )
-
-    async def fire(game_id: str) -> Fired:
-        # the poller and the service need each other (the service's saves tell the poller
-        # of their dues): the service, made below, is looked up when a game is due
-        return await service.fire_due(game_id)
-
-    # games whose clock ran out or that were left idle, on whichever replica sees them
-    # first; told of every due this process's saves set (a local reaction: the embedded
-    # store's timer)
+    # games whose clock ran out or that were left idle, on whichever replica sees them first
     deadlines = DeadlinePoller(
         store,
-        fire,
+        service.fire_due,
         poll=settings.deadline_poll,
         lease=settings.deadline_lease,
         metrics=obs.metrics,
     )
-
-    # every reaction to a change, in one place: to add one, list it here. Durable (marked,
-    # at least once): the archive, the webhooks, the tournaments; local (this process's):
-    # the deadline poller's wake, the metrics
-    tournament_reaction, director = tournament_director(adapters, webhooks)
-    reactions = [archive_reaction, webhooks, tournament_reaction, deadlines, *obs.reactions()]
-    relay = Relay(store, adapters.queue("relay"), reactions)
-    service = GameService(store, settings, relay=relay, bots=bot_work(settings))
+    relay.register(
+        reaction_table(
+            archive=ArchiveReaction(
+                store, archiver.queue, wake=archiver.wake, count=obs.count_queued()
+            ),
+            webhooks=webhooks if webhooks.enabled else None,
+            tournaments=TournamentReaction(tournaments.record_result),
+            deadlines=deadlines,
+            metrics=obs.reaction(),
+        )
+    )
     reviews = post_game_reviews(settings, adapters, service, obs)
-    kept = (webhooks, deadlines, reviews, director(service))
+    kept = (webhooks, deadlines, reviews, tournaments)
     return service, Background(settings, archiver, relay, service, obs, secrecy, *kept)
+
+
+def reaction_table(
+    *,
+    archive: Reaction | None = None,
+    webhooks: Reaction | None = None,
+    tournaments: Reaction | None = None,
+    deadlines: LocalReaction | None = None,
+    metrics: LocalReaction | None = None,
+) -> ReactionTable:
+    """What happens when a game changes: each kind of change (every event type of the
+    domain, and the record's own facts) -> the reactions it calls for, run in the order the
+    table first names them. Durable (marked before the save, at least once): the archive,
+    the platform's webhooks (when configured), the tournaments; local (this process's): the
+    deadline poller's wake, the metrics (when on). A kind no reaction wants has its row. A
+    reaction left out (None: tests list the ones they look at) is in no row."""
+    hooks, count = _listed(webhooks), _listed(metrics)
+    return {
+        GAME_CREATED: count,
+        GAME_ENDED: (*_listed(archive), *hooks, *_listed(tournaments), *count),
+        DUE_MOVED: _listed(deadlines),
+        "game_started": hooks,
+        "seat_taken_over": (*hooks, *count),  # a webhook; a resign, counted as an action
+        # the first event of an action a seat took: counted by type
+        "card_drawn": count,
+        "stopped": count,
+        "bid_placed": count,
+        "bid_passed": count,
+        "card_bought": count,
+        "buy_declined": count,
+        "seat_reclaimed": count,
+        # what an action or the clock makes follow: no reaction of its own
+        "turn_started": (),
+        "auction_started": (),
+        "auction_won": (),
+        "wild_discarded": (),
+        "busted": (),
+        "final_buy_started": (),
+        "timed_out": (),
+        "game_finished": (),  # its end is GAME_ENDED
+    }
+
+
+def _listed(reaction: Reaction | LocalReaction | None) -> tuple[Any, ...]:
+    return () if reaction is None else (reaction,)
 
 
 def platform_webhooks(settings: Settings, adapters: Adapters, obs: Instruments) -> Webhooks:
@@ -350,47 +406,6 @@ def platform_webhooks(settings: Settings, adapters: Adapters, obs: Instruments) 
         max_backoff=settings.webhook_max_backoff,
         retention=settings.webhook_retention,
     )
-
-
-def deal_secrecy(
-    store: GameStore, tournaments: TournamentStore, service: Callable[[], GameService]
-) -> Secrecy:
-    """Who may read a game of a deal still played at another table: the reads' policy, and
-    the archive's (which holds such a game until its deal is played everywhere)."""
-
-    async def seat_of(record: GameRecord, caller: Caller) -> int | None:
-        return await service().seat_or_none(record, caller)
-
-    return Secrecy(store.load, tournaments.load_tournament, seat_of)
-
-
-def tournament_director(
-    adapters: Adapters, webhooks: Webhooks
-) -> tuple[TournamentReaction, Callable[[GameService], Tournaments]]:
-    """The relay's reaction to a tournament game's end, and what makes the tournaments'
-    use case once the game service (which the relay's reactions are made before) is made:
-    the reaction looks the use case up when a game ends."""
-    made: list[Tournaments] = []
-
-    async def record_result(record: GameRecord) -> None:
-        await made[0].record_result(record)
-
-    def make(service: GameService) -> Tournaments:
-        assert adapters.tournaments is not None
-        made.append(
-            Tournaments(
-                adapters.tournaments,
-                adapters.queue(TOURNAMENTS),
-                Lobby(service).create,  # the platform deals the tables' games
-                announce=webhooks.announce,
-                retry=service.retry,
-                quotas=service.store,
-                max_open=service.settings.max_open_tournaments,
-            )
-        )
-        return made[0]
-
-    return TournamentReaction(record_result), make
 
 
 def post_game_reviews(

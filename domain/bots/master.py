@@ -1,5 +1,5 @@
-"""The `master` bot (issue 24): every legal action valued by the seat's chance of winning at
-the end of the current turn (or auction), the argmax played.
+"""The `master` bot: every legal action valued by the seat's chance of winning at the end of
+the current turn (or auction), the argmax played.
 
 It reads the game as its players know it (`engine.information_state`) and values a
 position by `value`: the seat's chance of winning (`winning.win_chances`, the table
@@ -15,7 +15,7 @@ bot, every seat's: a buy phase, an auction, the final buy round and so the resul
 - a bid or a pass: the position settled after it (the auction played out by the expert
   for the later bidders); only the expert's own bid and those above it are searched
   when the expert bids (the value sees a wild card's worth now, not what it may fill
-  later, and alone it underbids: at four players it lost most auctions cheaply);
+  later, and alone it underbids);
 - a draw: the exact expectation over the next card (`odds.chance_outcomes`, each unseen
   card at its probability, given to the engine as the draw's outcome) of the better
   continuation after it: a bust as it stands; a wild card's auction settled, then the

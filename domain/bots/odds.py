@@ -340,34 +340,14 @@ def draw_decision(
     view: GameState, value: Valuation = net_value, unseen: Counter[str] | None = None
 ) -> tuple[bool, dict[str, Fraction | float]]:
     """Whether drawing is worth more than stopping (`draw_value(...).advantage > 0`; False
-    when it is None) and the `stop_values` of the view by take (as if the seat had drawn).
+    when it is None) and the `stop_values` of the view by take (as if the seat had drawn):
+    exactly what `draw_value` and `stop_values` give, for less work.
 
-    The same answer as `draw_value`'s for less work: most next cards are never drawn.
-    Wild cards and busts are priced at once (one bust drawn per kind: the cards that bust
-    the same way leave the same seats). A card that does not bust (`engine.bust_kind`,
-    as `bust_odds`) is first only bounded, then priced exactly only while the bounds of
-    the expectation do not put it above or below the stop now by more than rounding could
-    blur; the exact comparison is made when they never do. A currency card is priced by
-    the engine (drawn, and both stops made); a number card leaves the seats as they are
-    and the reward for currency as it is now, and its reward for numbers is the stop for
-    numbers now with the card last in the seat's collection (as the engine takes it).
-    The bounds rest on what the two stops do with the tableau (the seat's collection or
-    the market gets its number cards; its currency goes to the seat as tokens, or to the
-    others after a stop for numbers) and on two facts of scoring (a card added never
-    lowers a score; a wild card of a colour can stand where any number card of that
-    colour would, and W#, if the seat holds none, where any number card would), for a
-    `value` that does not fall when the seat gains cards, points or tokens and the
-    others gain nothing, nor rises when only the others' tokens change and their total
-    grows, as `net_value` and the expert's:
-    - a number card leaves the reward for currency as it is now, and gives the reward
-      for numbers at least what a copy of a number card the seat takes anyway would (it
-      scores nothing more) and at most what a wild card standing for it would;
-    - a currency card gives the reward for currency at least what it gives now, and the
-      reward for numbers at most what it gives now (the seat takes the same number
-      cards, the others no fewer tokens in all: 3.6's cap and supply only take some of
-      a greater sum away): when its reward for currency beats the reward for numbers
-      now, the stop for numbers after it is not made.
-    The result and the stops are exactly those `draw_value` and `stop_values` give."""
+    Wild cards and busts are priced at once; every other next card is first only bounded,
+    and priced exactly only while the bounds leave its comparison with the stop now open.
+    The bounds hold for a `value` that does not fall when the seat gains cards, points or
+    tokens and the others gain nothing, nor rises when only the others' tokens change and
+    their total grows, as `net_value` and the expert's (why: docs/design-notes.md)."""
     odds = _NextDraw(view, value, unseen)
     return odds.draw_beats_stop(), odds.stops
 
@@ -560,7 +540,7 @@ class _NextDraw:
         more than rounding could blur; None when they do not tell. Keeps the sums for
         `_price`."""
         # the expectation's bounds, times `total`, and the figures' scale, for rounding
-        # (sums over the cards in C: this runs a few times per decision over ~50 cards)
+        # (sums over the distinct unseen cards, a few times per decision)
         counts, low, high = self.counts, self.low, self.high
         least: Fraction | float = sum(map(mul, counts, low))
         size: Fraction | float = abs(self.target) + 1 + sum(map(mul, counts, map(abs, low)))

@@ -1,55 +1,20 @@
-"""The post-game review (issue 24, item 3): every decision of a finished game valued from
-what its player knew, and each seat's result split into skill and luck.
+"""The post-game review: every decision of a finished game valued from what its player
+knew, and each seat's result split into skill and luck. Everything is read from the public
+event log (`evolve` folded over it), so a review knows what the players knew and no more.
 
-Everything is read from the public event log (`evolve` folded over it: the pile `HIDDEN`,
-no seed), so a review knows what the players knew and nothing more.
+- The judge is `master`'s own search: a position's value is `master.position_value` (the
+  seat's winning chance plus `MARGIN_WEIGHT` times its expected margin in points); each
+  legal action of a decision with a choice is valued by `master.action_value`, and the
+  best one is `master`'s choice, so its own decisions are graded best.
+- What a decision lost (`drop`), in percentage points of winning chance: the drop of the
+  seat's winning percentage, or `POINT_FLOOR` per point of expected margin dropped if that
+  is more, so a seat whose chances are settled is still graded on its points. Its grade
+  (`GRADES`) and accuracy (`move_accuracy`, Lichess's curve) follow from it.
+- Luck, in points of expected margin, per card drawn: each seat's margin after the card
+  (and the drawer's better stop then) less the draw's expected margin. Everything else is
+  skill: `start + skill + luck` is the final margin, exactly.
 
-**The judge** is the strongest player, `master`'s own search (as Stockfish is Lichess's):
-a position's value to a seat is `master.position_value`, its chance of winning
-(`winning.win_chances`) plus `master.MARGIN_WEIGHT` times its *expected margin* in points
-(`winning.margins`: its equity, `expert.equity`, minus the mean of the other seats'; once
-the game is finished, the final score minus the mean of the other final scores; the
-margins sum to 0 over the seats).
-
-**Each legal action** of a decision (those with two or more legal actions; a turn's first
-draw is forced) is valued as `master` values it (`master.action_value`, `DEPTH` draws ahead:
-the position once the turn settles, the rest of the turn's decisions that need no chance
-played by the `expert` bot; a draw exactly over the next card, then the better
-continuation), and reported by the seat's winning chance (`chance`) and expected margin
-(`value`, points) there. The *best* action is `master`'s choice: the highest value among the
-actions it searches (`master.searched`: in an auction where the expert bids, its bid and
-those above; its value alone underbids) and the first in `legal_actions` order among
-equals. So `master`'s own decisions are graded best by construction.
-
-**What a decision lost** (`lost`, `drop`), in percentage points of winning chance (0-100
-scale, as Lichess grades a move): 0 if the chosen action is worth as much as the best to the
-judge, else the larger of the drop in the seat's winning percentage (best less chosen) and
-`POINT_FLOOR` = 3 percentage points per point of expected margin dropped. The floor grades
-a seat whose chances are settled (near 0 or 1: far behind, far ahead, the final buy) on its
-points: by winning chance alone such a seat loses nothing whatever it does, and a random
-player, so often far behind, looks nearly as accurate as `basic` (bench/README.md). 3 is
-below the win model's usual price of a point where the chances are live (between the
-actions of a decision, a median of about 4 percentage points per point at four players,
-more at two), so there the drop in winning chance governs. A decision's grade follows what it lost (`GRADES`: best
-below 1e-9, good below 2, inaccuracy below 5, mistake below 10, else blunder; Lichess marks
-5, 10 and 15, but one decision of TEN's fifty or so a seat weighs less than a chess move);
-its accuracy is Lichess's curve of a move's accuracy from the drop of the winning
-percentage (`move_accuracy`). A seat's accuracy is the mean over its graded decisions.
-
-**Luck** is counted in points of expected margin (`winning.margins`), not by the judge's
-value, so that it adds up to the final margins. For every card drawn (forced draws
-included), each seat's luck is its margin after the card (the drawer's better stop then, by
-its margin: a bust, or a wild card's auction, as it stands) less the expected margin of
-the draw (each unseen card at its probability): on average over the cards it could have
-been, 0.
-
-**Skill and luck account for the margin.** Each seat's final margin is its margin at the
-first decision (`start`, 0 when the seats start alike) plus the change of its margin over
-every step of the game. The changes over the cards drawn are the luck above; everything
-else (the seat's own decisions, the other seats' decisions, and what the value's horizon
-did not see coming, such as the realisation of a lucky card at the next stop) is `skill`:
-so `start + skill + luck` is the final margin, exactly (the steps are summed one by one;
-`tests/unit/test_review.py` checks the sum against the final scores).
+Why the judge, the floor and the grades are these: docs/design-notes.md.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Each seat's chance of winning from a position (issue 24: the value the review graphs and
-the `master` bot will search towards).
+"""Each seat's chance of winning from a position: the value the review graphs and the
+`master` bot searches towards.
 
 A conditional logit on one feature, the seats' equities (`expert.equity`: the points of the
 best scoring plus what the tokens and the cards outside the runs are worth):
@@ -9,10 +9,9 @@ best scoring plus what the tokens and the cards outside the runs are worth):
 where `beta` depends on the player count and on the share of the draw pile left: early, a
 lead in equity says little (beta small); at the end it says nearly everything. `beta` is
 learned offline from self-play of `expert` bots and shipped as a table
-(`domain/bots/win_table.py`, written by `bench/train_win_chances.py`, which prints how well the
-model predicts games it was not fitted on); it is read here by linear interpolation
-between the table's knots. A finished game's chances are its results: 1 shared among the
-winners.
+(`domain/bots/win_table.py`, whose header says how it is made again); it is read here by
+linear interpolation between the table's knots. A finished game's chances are its results:
+1 shared among the winners.
 
 Reads only what the players know (the pile's size, never its order).
 """

@@ -39,7 +39,7 @@ def legal_actions(view: GameState, seat: int, *, priced: bool = True) -> list[Ac
     fixed order: draw then stop (numbers, currency); pass then each bid upwards; decline
     then each buyable card in code order. With `priced=False` bids and buys name no payment
     (`with_payment` adds it): a caller that keeps one action (a random bot) pays for one
-    payment, not for all (the payments were a fifth of a simulated game's time)."""
+    payment, not for all (choosing the payments is a large share of a bot game's time)."""
     if to_act(view) != seat:
         return []
     me = view.players[seat]

@@ -14,27 +14,14 @@ scored, never refused: copies of a `Wn` or of `W#` beyond the first are ignored 
 score nothing and appear in no run), while colour wilds count however many there are
 (they stay in their own colour, so nothing changes; more than nine act like nine).
 
-Algorithm (exact). Per colour, a candidate run is an interval [a, b] of numbers that
-does not stop next to a number card of the colour (widening it would be free). The
-numbers of it that the colour's number cards do not cover are filled first by the
-colour's own wilds; the d numbers left need a numbered wildcard `Wn` with n among them,
-or `W#`. One interval per colour can be filled together iff for every set X of colours
-    sum(d_c for c in X) - |union of the usable numbers n_c for c in X| <= copies of W#
-(Hall's condition: each `Wn` fills one place, `W#` any place).
-  1. Each colour's candidates are listed best first by their tie-rule value (below) and
-     cut after the first one needing no shared wild card; a candidate needing no less
-     than a better one, from no more numbers, is left out (it could only lose).
-  2. A branch-and-bound over the four colours picks one candidate each, checking the
-     condition for each set of colours a candidate joins. Its upper bound: the d's of
-     a choice add up to at most the shared wild cards that fit some candidate (the
-     condition for all colours at once), so the colours left can do no better than
-     their best split of the shared cards not spoken for.
-  3. The wild cards are placed in the chosen runs by augmenting paths (Kuhn's matching).
-Values are composite (see `_SCORE_W`): no two choices of runs have the same value, so
-the best choice, and thus the report, is one and the same whatever the search order.
-`best_total` runs the same search with each run valued by its score alone: it needs only
-the highest total, which many choices reach, and stops at the first that does (with many
-wild cards a search about half as long).
+Algorithm (exact). Per colour, the candidate runs are intervals of numbers that do not stop
+next to a number card of the colour (widening one would be free); the numbers its cards
+miss are filled by the colour's own wilds first, then by shared wild cards (`Wn`, `W#`). A
+branch-and-bound picks one candidate per colour under Hall's condition on the shared wild
+cards, and augmenting paths place them. Values are composite (`_SCORE_W`), so the best
+choice is one and the same whatever the search order; `best_total` runs the same search on
+scores alone and stops at the first choice that reaches the highest total. Why this is
+exact: docs/design-notes.md.
 
 Tie rule [decision]: among the placements with the highest total (bonus included),
 `score_collection` reports the one that
@@ -203,7 +190,7 @@ def _candidates(held: int, k: int, wmask: int, full: int, bonus: int) -> tuple[_
         if d > pop[n] + full:
             continue  # not enough shared wild cards fit it, even alone
         # a better candidate needs no more, from a superset of numbers? (a loop: any()
-        # over a generator cost a fifth of scoring a collection with many wild cards)
+        # over a generator cost much of the scoring of a collection with many wild cards)
         for kd, kn in kept:
             if kd <= d and not n & ~kn:
                 break
@@ -363,7 +350,7 @@ def _search(choices: list[_Choice], full: int, budget: int) -> list[_Interval | 
     finally:
         # `choose` refers to itself through its closure: a reference cycle (with every cell
         # and list it holds) that only the cyclic collector would free. Cut, reference
-        # counting frees it all at once (bench/README.md, "The collector's garbage").
+        # counting frees it all at once.
         choose = None  # type: ignore[assignment]
     return picks
 

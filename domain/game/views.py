@@ -25,8 +25,7 @@ class Supply(msgspec.Struct, **_VIEW):
 
 class PublicView(msgspec.Struct, frozen=True):
     """Built positionally by `public_view` (fields in this order): msgspec matches keyword
-    arguments field by field, which made a view cost 4 times as much, a bot's move 15%
-    more."""
+    arguments field by field, which made a view, and so every bot's move, much dearer."""
 
     version: int
     status: str  # "active" | "finished"

@@ -1,4 +1,4 @@
-"""Tournaments of several rounds (issue 25): pairing, seats, deals, scoring, standings.
+"""Tournaments of several rounds: pairing, seats, deals, scoring, standings.
 
 Pure and deterministic: every choice left to chance comes from `SeededRandom` on the
 tournament's seed, so the same settings, entrants and results give the same rounds.
@@ -24,15 +24,11 @@ Rules stated:
   entrant who held that seat of that deal: 1 per score beaten, 0.5 per tie, divided by the
   number compared (so 0..1 per deal; 0.5 with no one to compare) (`matchpoints`).
 - Standings (`standings`): first the primary score, points (in duplicate mode,
-  matchpoints when `duplicate_primary` says so: tournaments created before Dec 4 2026 keep
-  it), then the other of the two, then Buchholz (the sum of the primary scores of every
-  opponent met, once per meeting), then the total game score, then the seeding (the
-  entrants' order as given). Points come first in duplicate mode too because they rank
-  better: over 16 tournaments of 16 bots of four known strengths, matchpoints first rank
-  the levels clearly worse than points first, which rank them as well as fresh deals do (a
-  seat's luck is barely shared between two tables of one deal, correlation 0.02: who gets
-  which card depends on every stop and bid before it; bench/README.md, "Duplicate
-  tournaments").
+  matchpoints when `duplicate_primary` says so: duplicate tournaments created while
+  matchpoints came first keep them first), then the other of the two, then Buchholz (the
+  sum of the primary scores of every opponent met, once per meeting), then the total game
+  score, then the seeding (the entrants' order as given). Points come first in duplicate
+  mode too because they rank the players better (why: docs/design-notes.md).
 """
 
 from __future__ import annotations
@@ -60,7 +56,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     rounds: int = 5
     seed: str = "tournament"
     # duplicate mode: the standings' first key, matchpoints second ("matchpoints": the
-    # reverse, as tournaments created before Dec 4 2026 were ranked; they keep it)
+    # reverse, as duplicate tournaments were ranked before points came first; they keep it)
     duplicate_primary: Literal["matchpoints", "points"] = "points"
 
     def __post_init__(self) -> None:
@@ -499,9 +495,8 @@ def assign_seats(
 ) -> list[tuple[str, ...]]:
     """Each table's seat order: of all orders, one where the most times an entrant has
     held its seat beyond its least held seat is least, then the sum of those excesses, a
-    tie drawn from `rng`. Greedy round by round: a later table
-    can find its entrants short of the same seat, so the counts can differ by more than
-    one (16 entrants at 4 tables, 8 swiss rounds: most hold each seat twice)."""
+    tie drawn from `rng`. Greedy round by round: a later table can find its entrants short
+    of the same seat, so the counts can differ by more than one."""
     seated = []
     for group in groups:
         excess = _seat_excess(counts, group)

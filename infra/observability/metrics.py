@@ -20,10 +20,8 @@ import asyncio
 import functools
 import os
 from bisect import bisect_left
-from collections.abc import Sequence
 from typing import Literal
 
-import msgspec
 from litestar import Request, Response, get
 from litestar.plugins import InitPlugin
 from prometheus_client import (
@@ -43,8 +41,8 @@ from prometheus_client.core import GaugeMetricFamily
 
 from domain.game import model
 from domain.game.errors import RuleError
-from service.core.model import GameRecord
-from service.core.ports import Listings, StoredEvent, StoreUnavailable
+from service.core.ports import Listings, StoreUnavailable
+from service.reactions.relay import GAME_CREATED, GAME_ENDED, Change
 
 # no `*_created` timestamp series beside every counter: half the scrape for no use here
 disable_created_metrics()
@@ -276,15 +274,6 @@ class _LiveGamesCollector:
             )
 
 
-class _Head(msgspec.Struct):
-    """The one field of an event read to tell which action made it."""
-
-    type: str
-
-
-_head = msgspec.json.Decoder(_Head)
-
-
 def _tag(kind: type) -> str:
     return str(kind.__struct_config__.tag)  # type: ignore[attr-defined]
 
@@ -321,15 +310,15 @@ class GameMetrics:
     def __init__(self, metrics: Metrics) -> None:
         self._metrics = metrics
 
-    def saved(self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]) -> None:
-        metrics = self._metrics
-        if old is None:
+    def saved(self, change: Change) -> None:
+        metrics, old, new = self._metrics, change.old, change.new
+        if GAME_CREATED in change.kinds:
             metrics.games_created.inc(())
-        elif events and old.state is not None:
-            action = _ACTION_OF_FIRST_EVENT.get(_head.decode(events[0].data).type)
+        elif change.types and old is not None and old.state is not None:
+            action = _ACTION_OF_FIRST_EVENT.get(change.types[0])
             if action is not None:
                 metrics.actions.inc(action)
-        if new.status == "finished" and (old is None or old.status != "finished"):
+        if GAME_ENDED in change.kinds and new.status == "finished":
             metrics.games_finished.inc(())
 
 

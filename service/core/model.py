@@ -52,7 +52,7 @@ class Table(msgspec.Struct, frozen=True, kw_only=True):
     deck: tuple[str, ...] | None = None
     rules: Rules | None = None
     clock: TimeControl | None = None  # the game's time control, started with the game
-    # the game's seed (a tournament's deal: `service.tournaments.use_cases.game_seed`); None: drawn
+    # the game's seed (a tournament's deal: `service.tournaments.records.game_seed`); None: drawn
     seed: str | None = None
     version: int = 0  # +1 per join, leave and reissued token while open
     cancelled: bool = False

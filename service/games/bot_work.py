@@ -21,9 +21,8 @@ the next). A refused step changes nothing: the game is saved only after the step
 The pool computes the very functions the inline path calls (domain.bots.clock.play, time_out,
 domain.bots.simulation.play_bots): one implementation of every rule and bot, wherever it runs.
 An engine step (`step`, `blocking_step`: a state and its events) comes back from the pool as
-msgpack (`packed`), which msgspec decodes in C: pickle rebuilt every event and state struct
-in a Python call, ~400 us of the serving process's interpreter for a table of bots played
-to its end (360 events) against ~75 (bench/README.md, "The pool's replies as msgpack").
+msgpack (`packed`), which msgspec decodes in C (pickle rebuilt every event and state struct
+in a Python call, on the serving process's interpreter).
 """
 
 from __future__ import annotations
@@ -64,9 +63,8 @@ def packed(step: Callable[..., Stepped], state: bytes, *args: object) -> bytes:
 
 
 def sent(state: GameState) -> bytes:
-    """A step's state for the pool: msgpack, which msgspec writes in C; pickled, each of its
-    structs was a Python call (~40 us of the serving process a step against ~4;
-    bench/README.md, "The state to the pool as msgpack")."""
+    """A step's state for the pool: msgpack, which msgspec writes in C (pickled, each of its
+    structs was a Python call on the serving process)."""
     return _step_encoder.encode(state)
 
 

@@ -55,8 +55,7 @@ def bots_search(state: GameState, action: Action | None = None) -> bool:
     left to stop the bots (the game is played to its end in the step), or the action hands
     a seat to a bot or takes one back (resign, reclaim: rare). Otherwise it is computed
     inline: at most a few moves of `random` and `basic` bots until a human seat decides,
-    cheaper than the hop to another process (measured: bench/README.md, "Bots off the
-    serving process")."""
+    cheaper than the hop to another process."""
     if isinstance(action, Resign | Reclaim):
         return True
     bots = {p.bot or p.stand_in for p in state.players} - {None}

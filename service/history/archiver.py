@@ -1,7 +1,7 @@
 """Moving ended games (finished, aborted or abandoned) into the SQL archive, in the background.
 
 Archiving never blocks or fails an action: the relay's archive reaction
-(`service.reactions.relay.ArchiveReaction`) puts the ended game, with its whole log, in the archive
+(`ArchiveReaction`, listed for `GAME_ENDED`) puts the ended game, with its whole log, in the archive
 queue; this job's worker (`service.jobs.worker.Worker`, in every replica) archives each one and
 removes it once the archive has it (`service.history.archiving.archive_game`: exactly once in the
 archive, and rated once, even when two replicas take the same game). While the database is down
@@ -20,16 +20,18 @@ the deal's other games forward at once (`LeasedQueue.hasten`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol
 
 import msgspec
 
 from service.core.model import TableRef
-from service.core.ports import ArchiveJob
-from service.history.archive import GameArchive
+from service.core.ports import ArchiveJob, EventLog
+from service.history.archive import ARCHIVED_STATUSES, GameArchive
 from service.history.archiving import archive_game
 from service.jobs.worker import Job, LeasedQueue, PermanentFailure, Worker
+from service.reactions.relay import Change
 
 QUEUE = "archive"
 HOLD = 60.0  # seconds between two looks at a game whose deal is still played elsewhere
@@ -44,6 +46,9 @@ class DealSecrecy(Protocol):
 
 
 _decoder = msgspec.msgpack.Decoder(ArchiveJob)
+_encoder = msgspec.msgpack.Encoder()
+WHOLE_LOG = 1_000_000  # events of one game at most (an archive job carries the whole log)
+ARCHIVED = frozenset(ARCHIVED_STATUSES)
 
 
 class Archiver:
@@ -94,3 +99,43 @@ class Archiver:
 
     async def run_forever(self) -> None:
         await self.worker.run_forever()
+
+
+class ArchiveReaction:
+    """The relay's durable reaction to an ended game (finished, aborted, abandoned): the game
+    goes to the archive queue with its whole log, so that it survives the live store's
+    expiry while the database is down."""
+
+    name = "archive"
+    durable: Literal[True] = True
+
+    def __init__(
+        self,
+        store: EventLog,
+        queue: LeasedQueue,
+        *,
+        wake: Callable[[], None] | None = None,
+        clock: Callable[[], float] = time.time,
+        count: Callable[[], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.queue = queue
+        self.wake = wake
+        self.clock = clock
+        self.count = count
+
+    async def react(self, change: Change) -> None:
+        record = change.new
+        if record.status not in ARCHIVED:
+            return  # a table cancelled before it was dealt: nothing to archive
+        # the events not relayed yet are the whole log when none was relayed before (the
+        # log starts at seq 1, without gaps): no second read of it
+        whole = list(change.stored)
+        if not whole or whole[0].seq != 1:
+            whole = await self.store.events(record.id, 0, WHOLE_LOG)
+        job = ArchiveJob(record=record, events=whole)
+        queued = await self.queue.put(record.id, _encoder.encode(job), self.clock())
+        if queued and self.count is not None:
+            self.count()
+        if self.wake is not None:
+            self.wake()

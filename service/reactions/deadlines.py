@@ -23,12 +23,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from service.core.cancellation import stop_if_cancelled
-from service.core.model import GameRecord
-from service.core.ports import DueGame, DueIndex, Fired, StoredEvent, StoreUnavailable
+from service.core.ports import DueGame, DueIndex, Fired, StoreUnavailable
+from service.reactions.relay import Change
 
 log = logging.getLogger("ten.deadlines")
 
@@ -196,13 +196,12 @@ class DeadlinePoller:
         finally:
             self._resting_until = None
 
-    def saved(self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]) -> None:
-        """The relay's local reaction: a save that set a game's due (a game made with one,
-        or its due moved) wakes the poller by then. A hint to this process's timer, nothing
+    def saved(self, change: Change) -> None:
+        """The relay's local reaction, listed for `DUE_MOVED` (a game made with a due, or its
+        due moved): the poller is woken by then. A hint to this process's timer, nothing
         more: if it is lost (the process died), the poll of the due index finds the game."""
-        due = new.due
-        if due is not None and (old is None or due != old.due):
-            self.wake(due)
+        if change.new.due is not None:
+            self.wake(change.new.due)
 
     def wake(self, at: float | None = None) -> None:
         """A game's due was set (`at`, unix seconds: `saved`), or something is

@@ -1,7 +1,7 @@
 """Secrets across games: who may read a tournament game while its deal is still being
 played at another table.
 
-Every table of a duplicate round is dealt the same pile (`service.tournaments.use_cases.game_seed`),
+Every table of a duplicate round is dealt the same pile (`service.tournaments.records.game_seed`),
 so any read of one table's game (its view, events, stream, odds, replay, archived record,
 review; its result in the rounds and standings) shows the players of another table of that
 deal the cards still to come to them. A game is *secret* while another table of its deal
@@ -41,7 +41,7 @@ from domain.tournaments.rules import Table
 from service.core.callers import Caller
 from service.core.errors import ServiceError
 from service.core.model import GameRecord, TableRef, TournamentRecord
-from service.tournaments.use_cases import game_id
+from service.tournaments.records import game_id
 
 LoadGame = Callable[[str], Awaitable[GameRecord | None]]
 LoadTournament = Callable[[str], Awaitable[TournamentRecord | None]]

@@ -1,4 +1,4 @@
-"""Tournaments as a service (issue 25): created, entered, started, paused, resumed and
+"""Tournaments as a service: created, entered, started, paused, resumed and
 stopped through this use case; played by its director, which pairs each round
 (`domain.tournaments.rules`: every rule of pairing, seats, deals and scoring is stated there),
 deals its games through the lobby's game creation and scores their results.
@@ -35,210 +35,64 @@ deals its games through the lobby's game creation and scores their results.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
+from typing import Literal
 
 import msgspec
 
-from domain.game.model import BankClock, BotLevel, TimeControl
 from domain.tournaments.rules import (
-    DealMode,
-    Entrant,
-    Format,
     Round,
-    Standing,
     Table,
-    TableResult,
     next_round,
-    standings,
-    table_result,
 )
 from domain.tournaments.rules import Settings as TournamentSettings
 from service.core import idempotency
 from service.core.callers import PLATFORM, Caller
 from service.core.errors import ServiceError
 from service.core.model import GameRecord, TableRef, TournamentRecord
-from service.core.ports import StoredEvent, TournamentStore
+from service.core.ports import TournamentStore
 from service.core.quotas import Quota, QuotaStore, owner_of
 from service.core.settings import Settings
 from service.core.unit_of_work import Retry, write
 from service.games.commands import CreateTable, SeatRequest
 from service.jobs.worker import Job, LeasedQueue, Worker
 from service.lobby.use_cases import decode_cursor, encode_cursor
-from service.reactions.webhooks import (
-    Message,
-    RoundStartedData,
-    RoundStartedWebhook,
-    RoundTableOut,
-    StandingOut,
-    TournamentEntrantOut,
-    TournamentFinishedData,
-    TournamentFinishedWebhook,
-    TournamentStartedData,
-    TournamentStartedWebhook,
-    message,
+from service.reactions.relay import Change
+from service.tournaments.checks import (
+    advanced,
+    check_create,
+    check_organiser,
+    check_times,
+    is_id,
+    registering,
+    replayed,
+    result_of,
+    round_complete,
+    started,
+    table_of,
+)
+from service.tournaments.records import (
+    BOT_PREFIX,
+    GRACE,
+    KEEP_OPEN,
+    LEASE,
+    REMEMBERED,
+    RETRY_OPEN,
+    Announce,
+    CreateTournament,
+    NextTable,
+    TournamentPage,
+    game_id,
+    game_key,
+    game_seed,
+    tournament_clock,
+    tournament_messages,
 )
 
 log = logging.getLogger("ten.tournaments")
-
-QUEUE = "tournaments"  # the director's leased queue (service.jobs.worker)
-MAX_PLACES = 64
-MAX_ROUNDS = 20
-REMEMBERED = 100  # idempotency entries a tournament keeps (the latest)
-GRACE = 5.0  # seconds a decision's job waits for the process that saved it (`_directed`)
-# seconds a director's step holds its job: a replica dying mid-step (after a round was paired
-# and announced, before its games were dealt: nothing else queues the job again) delays the
-# tournament this long; a step outlasting it is run again by another replica meanwhile,
-# which is safe (every step is) and deals nothing twice
-LEASE = 15.0
-BOT_PREFIX = "bot:"  # a bot entrant's id: bot:1, bot:2 ... (player ids cannot hold ':')
-MAX_AHEAD = 30 * 86400.0  # seconds: how far ahead a tournament's `starts_at` may be
-MAX_ROUND_INTERVAL = 3600.0  # seconds: the longest `round_interval`
-RETRY_OPEN = (
-    60  # Retry-After of a create past the organiser's quota (a tournament's end is not foreseen)
-)
-KEEP_OPEN = 90 * 86400  # seconds an organiser's quota outlives its last create
-# the clock of a tournament created without one: a no-show's seat is played by a bot after
-# 2 minutes and 2 more decisions of 5 s (3 timeouts), and a game of about 75 decisions a
-# seat leaves each player 2 minutes plus 5 s a decision
-DEFAULT_CLOCK = BankClock(initial_seconds=120, increment_seconds=5, takeover_after=3)
-
-Announce = Callable[[Sequence[Message]], Awaitable[None]]
-
-
-class CreateTournament(msgspec.Struct, frozen=True, kw_only=True):
-    caller: Caller
-    name: str
-    table_size: int = 4
-    format: Format = "swiss"
-    deal_mode: DealMode = "duplicate"
-    rounds: int = 3
-    clock: TimeControl | None = None  # None: DEFAULT_CLOCK
-    bot_level: BotLevel = "basic"
-    ranked: bool = True
-    places: int = 8
-    invited: tuple[str, ...] | None = None
-    starts_at: float | None = None  # unix s, in the future: it starts itself then
-    round_interval: float = 0.0  # seconds from a round's end to the next round's pairing
-    idempotency_key: str | None = None
-
-    def fingerprint_fields(self) -> tuple:
-        return (
-            self.name, self.table_size, self.format, self.deal_mode, self.rounds,
-            tournament_clock(self.clock), self.bot_level, self.ranked, self.places,
-            self.invited, self.starts_at, self.round_interval,
-        )  # fmt: skip
-
-
-def tournament_clock(clock: TimeControl | None) -> TimeControl:
-    """The clock of a tournament's games: the one asked for, else DEFAULT_CLOCK (a tournament
-    always plays with a clock: a no-show is played by a bot after its timeouts)."""
-    return DEFAULT_CLOCK if clock is None else clock
-
-
-class TournamentPage(msgspec.Struct, frozen=True, kw_only=True):
-    tournaments: list[TournamentRecord]
-    next_cursor: str | None
-
-
-class NextTable(msgspec.Struct, frozen=True, kw_only=True):
-    """Where a player plays now: the current round's table, its game and seat; all None
-    when the player sits out this round (a bye), or the tournament is not running."""
-
-    round: int | None = None
-    table: int | None = None
-    game_id: str | None = None
-    seat: int | None = None
-    bye: bool = False
-
-
-def game_id(tournament_id: str, round_number: int, table: int) -> str:
-    """The id of a table's game: the lobby's id of a create by the platform keyed so."""
-    return idempotency.created_game_id(
-        PLATFORM.scope, _game_key(tournament_id, round_number, table)
-    )
-
-
-def _game_key(tournament_id: str, round_number: int, table: int) -> str:
-    return f"tournament/{tournament_id}/{round_number}/{table}"
-
-
-def game_seed(table: Table) -> str:
-    """The seed a table's game is dealt from: a digest of its deal (see the docstring)."""
-    return hashlib.sha256(f"ten-tournament-deal|{table.deal}".encode()).hexdigest()[:32]
-
-
-def void_result(round_number: int, table: Table) -> TableResult:
-    """A table whose game ended without results: every seat tied, game score 0."""
-    n = len(table.seats)
-    return TableResult(
-        round=round_number, table=table.number, deal=table.deal, seats=table.seats,
-        ranks=(1,) * n, scores=(0,) * n,
-    )  # fmt: skip
-
-
-def current_standings(record: TournamentRecord) -> list[Standing]:
-    return standings(record.settings, record.entrants, record.rounds, record.results)
-
-
-def standings_out(record: TournamentRecord) -> tuple[StandingOut, ...]:
-    return tuple(
-        StandingOut(
-            position=s.position, entrant=s.entrant, points=s.points, matchpoints=s.matchpoints,
-            buchholz=s.buchholz, score=s.score,
-        )
-        for s in current_standings(record)
-    )  # fmt: skip
-
-
-def round_tables(record: TournamentRecord, played: Round) -> tuple[RoundTableOut, ...]:
-    """A round's tables as told (never their deals: the seeds come from them)."""
-    return tuple(
-        RoundTableOut(
-            table=t.number, game_id=game_id(record.id, played.number, t.number), seats=t.seats
-        )
-        for t in played.tables
-    )
-
-
-def tournament_messages(record: TournamentRecord, kinds: Sequence[str]) -> list[Message]:
-    """The webhooks of `kinds` ("started", "round:<n>", "finished"), each with an id fixed
-    by its fact: `msg_t_<id>_started`, `msg_t_<id>_round_<n>`, `msg_t_<id>_finished`."""
-    at = datetime.fromtimestamp(record.updated_at, UTC)
-    settings, found = record.settings, []
-    for kind in kinds:
-        if kind == "started":
-            entrants = tuple(TournamentEntrantOut(entrant=e.id, bot=e.bot) for e in record.entrants)
-            data = TournamentStartedData(
-                tournament_id=record.id, name=record.name, format=settings.format,
-                deal_mode=settings.deal_mode, table_size=settings.table_size,
-                rounds=settings.rounds, entrants=entrants,
-            )  # fmt: skip
-            found.append(
-                message(
-                    f"msg_t_{record.id}_started", TournamentStartedWebhook(timestamp=at, data=data)
-                )
-            )
-        elif kind.startswith("round:"):
-            played = record.rounds[int(kind.partition(":")[2]) - 1]
-            told = RoundStartedData(
-                tournament_id=record.id, round=played.number,
-                tables=round_tables(record, played), byes=played.byes,
-            )  # fmt: skip
-            payload = RoundStartedWebhook(timestamp=at, data=told)
-            found.append(message(f"msg_t_{record.id}_round_{played.number}", payload))
-        elif kind == "finished":
-            end = TournamentFinishedData(
-                tournament_id=record.id, status="stopped" if record.status == "stopped" else "finished",
-                rounds_played=len(record.rounds), standings=standings_out(record),
-            )  # fmt: skip
-            payload = TournamentFinishedWebhook(timestamp=at, data=end)
-            found.append(message(f"msg_t_{record.id}_finished", payload))
-    return found
 
 
 class Tournaments:
@@ -285,7 +139,7 @@ class Tournaments:
         caller = command.caller
         if caller.kind == "anonymous":
             raise ServiceError("authentication_required")
-        _check_create(command)
+        check_create(command)
         operation = "create_tournament"
         fingerprint = idempotency.fingerprint(operation, *command.fingerprint_fields())
         if command.idempotency_key is None:
@@ -297,9 +151,9 @@ class Tournaments:
             # a copy is answered as the first one was, even once its `starts_at` passed
             stored = await self.store.load_tournament(tournament_id)
             if stored is not None:
-                return _replayed(stored, fingerprint), True
+                return replayed(stored, fingerprint), True
         now = self.clock()
-        _check_times(command, now)
+        check_times(command, now)
         settings = TournamentSettings(
             format=command.format, deal_mode=command.deal_mode, table_size=command.table_size,
             rounds=command.rounds, seed=self.random_hex(16),
@@ -319,7 +173,7 @@ class Tournaments:
             return record, False
         if command.idempotency_key is None:
             raise ServiceError("idempotency_key_reused")
-        return _replayed(stored, fingerprint), True
+        return replayed(stored, fingerprint), True
 
     async def _not_ended(self, tournament_ids: Sequence[str]) -> dict[str, bool]:
         """Of these tournaments, the ones stored, and whether each has yet to end."""
@@ -331,7 +185,7 @@ class Tournaments:
         return found
 
     async def get(self, tournament_id: str) -> TournamentRecord:
-        record = await self.store.load_tournament(tournament_id) if _is_id(tournament_id) else None
+        record = await self.store.load_tournament(tournament_id) if is_id(tournament_id) else None
         if record is None:
             raise ServiceError("tournament_not_found")
         return record
@@ -375,14 +229,14 @@ class Tournaments:
             raise ServiceError("invalid_tournament", "A player id starting with bot: names a bot.")
 
         def change(record: TournamentRecord) -> TournamentRecord | None:
-            _registering(record)
+            registering(record)
             if pid in record.registered:
                 return None
             if record.invited is not None and pid not in record.invited:
                 raise ServiceError("not_invited")
             if len(record.registered) >= record.places:
                 raise ServiceError("tournament_full")
-            return _next(record, self.clock(), registered=(*record.registered, pid))
+            return advanced(record, self.clock(), registered=(*record.registered, pid))
 
         return await self._update(tournament_id, change, key, caller, ("register", pid))
 
@@ -393,11 +247,11 @@ class Tournaments:
         pid = self._player(caller, player_id)
 
         def change(record: TournamentRecord) -> TournamentRecord | None:
-            _registering(record)
+            registering(record)
             if pid not in record.registered:
                 return None
             kept = tuple(p for p in record.registered if p != pid)
-            return _next(record, self.clock(), registered=kept)
+            return advanced(record, self.clock(), registered=kept)
 
         return await self._update(tournament_id, change, key, caller, ("withdraw", pid))
 
@@ -418,13 +272,13 @@ class Tournaments:
     async def start(
         self, caller: Caller, tournament_id: str, key: str | None = None
     ) -> tuple[TournamentRecord, bool]:
-        """Start (`_started`); a tournament with `starts_at` starts so by itself then
+        """Start (`started`); a tournament with `starts_at` starts so by itself then
         (`advance`), unless its organiser started it before."""
 
         def change(record: TournamentRecord) -> TournamentRecord:
-            _check_organiser(caller, record)
-            _registering(record)
-            return _started(record, self.clock())
+            check_organiser(caller, record)
+            registering(record)
+            return started(record, self.clock())
 
         return await self._directed(tournament_id, change, key, caller, "start")
 
@@ -434,10 +288,10 @@ class Tournaments:
         """No new round starts (the games being played go on, and their results count)."""
 
         def change(record: TournamentRecord) -> TournamentRecord:
-            _check_organiser(caller, record)
+            check_organiser(caller, record)
             if record.status != "running":
                 raise ServiceError("tournament_not_running")
-            return _next(record, self.clock(), status="paused")
+            return advanced(record, self.clock(), status="paused")
 
         return await self._update(tournament_id, change, key, caller, ("pause",))
 
@@ -445,10 +299,10 @@ class Tournaments:
         self, caller: Caller, tournament_id: str, key: str | None = None
     ) -> tuple[TournamentRecord, bool]:
         def change(record: TournamentRecord) -> TournamentRecord:
-            _check_organiser(caller, record)
+            check_organiser(caller, record)
             if record.status != "paused":
                 raise ServiceError("tournament_not_paused")
-            return _next(record, self.clock(), status="running")
+            return advanced(record, self.clock(), status="running")
 
         return await self._directed(tournament_id, change, key, caller, "resume")
 
@@ -458,13 +312,13 @@ class Tournaments:
         """End it now: the standings stay as the results so far make them."""
 
         def change(record: TournamentRecord) -> TournamentRecord:
-            _check_organiser(caller, record)
+            check_organiser(caller, record)
             if record.ended:
                 raise ServiceError("tournament_over")
             pending = (
                 record.pending if record.status == "registering" else (*record.pending, "finished")
             )
-            return _next(
+            return advanced(
                 record, self.clock(), status="stopped", pending=pending, next_round_at=None
             )
 
@@ -562,11 +416,11 @@ class Tournaments:
         def change(record: TournamentRecord) -> TournamentRecord | None:
             if record.ended or record.result_of(ref.round, ref.table) is not None:
                 return None
-            table = _table(record, ref)
+            table = table_of(record, ref)
             if table is None:
                 return None
-            result = _result_of(game, ref.round, table)
-            return _next(record, self.clock(), results=(*record.results, result))
+            result = result_of(game, ref.round, table)
+            return advanced(record, self.clock(), results=(*record.results, result))
 
         if await self._save(ref.tournament_id, change) is not None:
             await self.queue.put(ref.tournament_id, b"", self.clock())
@@ -609,7 +463,7 @@ class Tournaments:
         now = self.clock()
         if record.status != "registering" or record.starts_at is None or now < record.starts_at:
             return None
-        return _started(record, now)
+        return started(record, now)
 
     def _paired(self, record: TournamentRecord) -> TournamentRecord | None:
         """Once every table of the current round has its result: the end, or the next
@@ -617,21 +471,21 @@ class Tournaments:
         the round complete; the round paired by a step at that time or after it)."""
         if record.status != "running" or not record.rounds:
             return None
-        if not _round_complete(record):
+        if not round_complete(record):
             return None
         now = self.clock()
         if len(record.rounds) >= record.settings.rounds:
-            return _next(
+            return advanced(
                 record, now, status="finished", pending=(*record.pending, "finished"),
                 next_round_at=None,
             )  # fmt: skip
         due = record.next_round_at
         if due is None and record.round_interval > 0:
-            return _next(record, now, next_round_at=now + record.round_interval)
+            return advanced(record, now, next_round_at=now + record.round_interval)
         if due is not None and now < due:
             return None
         played = next_round(record.settings, record.entrants, record.rounds, record.results)
-        return _next(
+        return advanced(
             record, now, rounds=(*record.rounds, played), next_round_at=None,
             pending=(*record.pending, f"round:{played.number}"),
         )  # fmt: skip
@@ -645,7 +499,9 @@ class Tournaments:
 
         def change(current: TournamentRecord) -> TournamentRecord | None:
             left = tuple(p for p in current.pending if p not in done)
-            return None if left == current.pending else _next(current, self.clock(), pending=left)
+            return (
+                None if left == current.pending else advanced(current, self.clock(), pending=left)
+            )
 
         return await self._save(record.id, change)
 
@@ -675,7 +531,7 @@ class Tournaments:
             clock=tournament_clock(record.clock),
             seed=game_seed(table),
             tournament=TableRef(record.id, played.number, table.number, record.ranked),
-            idempotency_key=_game_key(record.id, played.number, table.number),
+            idempotency_key=game_key(record.id, played.number, table.number),
         )
 
     def worker(self, **options: object) -> Worker:
@@ -695,107 +551,12 @@ class TournamentReaction:
     table's result is recorded (`Tournaments.record_result`, at least once, kept once)."""
 
     name = "tournaments"
-    durable = True
+    durable: Literal[True] = True
 
     def __init__(self, record: Callable[[GameRecord], Awaitable[None]]) -> None:
         self.record = record
 
-    def wants(self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]) -> bool:
-        return new.tournament is not None and new.ended and (old is None or not old.ended)
-
-    async def react(self, record: GameRecord, events: Sequence[StoredEvent]) -> None:
+    async def react(self, change: Change) -> None:
+        record = change.new  # listed for GAME_ENDED: any game's end, a tournament's or not
         if record.tournament is not None and record.ended:
             await self.record(record)
-
-
-# ---------------------------------------------------------------- rules of the use case
-
-
-def _is_id(tournament_id: str) -> bool:
-    return len(tournament_id) == 20 and all(c in "0123456789abcdef" for c in tournament_id)
-
-
-def _check_create(command: CreateTournament) -> None:
-    if not 2 <= command.table_size <= 5:
-        raise ServiceError("invalid_tournament", "table_size must be between 2 and 5.")
-    if not command.table_size <= command.places <= MAX_PLACES:
-        raise ServiceError(
-            "invalid_tournament", "places must be between table_size and {most}.", most=MAX_PLACES
-        )
-    if not 1 <= command.rounds <= MAX_ROUNDS:
-        raise ServiceError(
-            "invalid_tournament", "rounds must be between 1 and {most}.", most=MAX_ROUNDS
-        )
-    if not 0 <= command.round_interval <= MAX_ROUND_INTERVAL:
-        raise ServiceError(
-            "invalid_tournament", "round_interval must be between 0 and {most} seconds.",
-            most=int(MAX_ROUND_INTERVAL),
-        )  # fmt: skip
-    invited = command.invited
-    if invited is not None and len(set(invited)) != len(invited):
-        raise ServiceError("duplicate_player_id")
-
-
-def _check_times(command: CreateTournament, now: float) -> None:
-    if command.starts_at is not None and not now < command.starts_at <= now + MAX_AHEAD:
-        raise ServiceError(
-            "invalid_tournament", "starts_at must be in the future, at most {days} days ahead.",
-            days=int(MAX_AHEAD // 86400),
-        )  # fmt: skip
-
-
-def _replayed(stored: TournamentRecord, fingerprint: str) -> TournamentRecord:
-    """The tournament a keyed create made before, if this create asks what it asked."""
-    if stored.fingerprint != fingerprint:
-        raise ServiceError("idempotency_key_reused")
-    return stored
-
-
-def _check_organiser(caller: Caller, record: TournamentRecord) -> None:
-    if caller.kind == "anonymous":
-        raise ServiceError("authentication_required")
-    if caller.scope != record.organiser:
-        raise ServiceError("not_organiser")
-
-
-def _registering(record: TournamentRecord) -> None:
-    if record.status != "registering":
-        raise ServiceError("tournament_not_registering")
-
-
-def _started(record: TournamentRecord, now: float) -> TournamentRecord:
-    """The start: registration closes, bots fill the places left, round 1 is paired."""
-    entrants = [Entrant(id=p) for p in record.registered]
-    bots = record.places - len(entrants)
-    entrants += [Entrant(id=f"{BOT_PREFIX}{i + 1}", bot=record.bot_level) for i in range(bots)]
-    first = next_round(record.settings, entrants, (), ())
-    return _next(
-        record, now, status="running", entrants=tuple(entrants), rounds=(first,),
-        pending=(*record.pending, "started", "round:1"),
-    )  # fmt: skip
-
-
-def _next(record: TournamentRecord, now: float, **changes: object) -> TournamentRecord:
-    return msgspec.structs.replace(record, version=record.version + 1, updated_at=now, **changes)
-
-
-def _round_complete(record: TournamentRecord) -> bool:
-    """Every table of the current round has its result."""
-    if not record.rounds:
-        return False
-    current = record.rounds[-1]
-    return all(record.result_of(current.number, t.number) is not None for t in current.tables)
-
-
-def _table(record: TournamentRecord, ref: TableRef) -> Table | None:
-    for played in record.rounds:
-        if played.number == ref.round:
-            return next((t for t in played.tables if t.number == ref.table), None)
-    return None
-
-
-def _result_of(game: GameRecord, round_number: int, table: Table) -> TableResult:
-    state = game.state
-    if state is None or game.stopped or state.results is None:
-        return void_result(round_number, table)
-    return table_result(round_number, table, state.results)

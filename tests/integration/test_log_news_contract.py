@@ -23,7 +23,7 @@ from tests.support.records import NOW, TTL, advance, new_record
 
 pytestmark = pytest.mark.integration
 
-WAIT = 5.0  # seconds a report may take at most (it takes milliseconds)
+WAIT = 60.0  # seconds before a report never made fails the test (it takes milliseconds)
 
 
 async def reports(news, seconds: float = WAIT) -> set[str]:
@@ -141,10 +141,9 @@ def test_redis_news_on_a_closed_port_raises_store_unavailable(redis_backend):
         news = store.log_news()
         try:
             news.watch("x")
-            start = time.monotonic()
+            # refused at once: a wait for news instead would run into the guard (TimeoutError)
             with pytest.raises(StoreUnavailable):
-                await news.next(WAIT)
-            assert time.monotonic() - start < WAIT
+                await asyncio.wait_for(news.next(3600.0), 120.0)
         finally:
             await news.close()
             await store.close()

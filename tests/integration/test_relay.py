@@ -21,15 +21,18 @@ from domain.game.model import Resign
 from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
 from infra.webhook_sender import HttpSender
+from service.bootstrap import reaction_table
 from service.core.callers import Caller
 from service.core.ports import VersionConflict
 from service.core.settings import Settings
 from service.games.commands import AbortGame, Act
 from service.games.use_cases import GameService
+from service.history.archiver import ArchiveReaction
 from service.jobs.worker import Worker
 from service.lobby.use_cases import Lobby
-from service.reactions.relay import GRACE, ArchiveReaction, Relay
-from service.reactions.webhooks import WebhookOutbox, Webhooks
+from service.reactions.relay import GRACE, Relay
+from service.reactions.webhook_delivery import WebhookOutbox
+from service.reactions.webhooks import Webhooks
 
 pytestmark = pytest.mark.integration
 URL = "http://127.0.0.1:9/hooks"
@@ -76,7 +79,8 @@ class Replica:
         self.archive_queue = shared.queue("archive")
         self.hooks = Webhooks(shared.webhook_outbox(), [URL], HttpSender(SECRET), clock=clock)
         archive = ArchiveReaction(shared.store, self.archive_queue, clock=clock)
-        self.relay = Relay(shared.store, shared.queue("relay"), [archive, self.hooks], clock=clock)
+        table = reaction_table(archive=archive, webhooks=self.hooks)
+        self.relay = Relay(shared.store, shared.queue("relay"), table, clock=clock)
         self.games = GameService(shared.store, Settings(), relay=self.relay, clock=clock)
         self.lobby = Lobby(self.games)
 

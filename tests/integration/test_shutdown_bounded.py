@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 
 import pytest
 from litestar.testing import TestClient
@@ -34,13 +33,11 @@ def test_a_close_that_never_returns_does_not_hold_the_shutdown(tmp_path, monkeyp
         client.__enter__()
         assert client.get("/health").status_code == 200
         # the shutdown, in a thread: without the bound it would wait for good (fail, not hang)
+        # (the join's bound only tells a shutdown that never ends from one that ends)
         shutdown = threading.Thread(target=client.__exit__, args=(None, None, None), daemon=True)
-        start = time.monotonic()
         shutdown.start()
-        shutdown.join(timeout=10)
-        took = time.monotonic() - start
+        shutdown.join(timeout=120)
     assert not shutdown.is_alive(), "the shutdown did not end"
-    assert took < 5.0
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     stuck = [e for e in errors if "closing the adapters did not finish within 0.3 s" in e]
     assert len(stuck) == 1, errors

@@ -33,8 +33,12 @@ from infra.observability.metrics import Metrics
 from infra.queues import MemoryQueue, RedisQueue
 from infra.redis_store import connect
 from infra.webhook_sender import HttpSender
+from service.bootstrap import reaction_table
 from service.core.ports import StoreUnavailable
-from service.reactions.webhooks import WebhookOutbox, Webhooks, messages_for
+from service.games.use_cases import encode_events
+from service.reactions.relay import Relay, relayed_change, saved_change
+from service.reactions.webhook_delivery import WebhookOutbox
+from service.reactions.webhooks import Webhooks, messages_for
 from tests.servers import ROOT, wait_until
 from tests.support.aio import bounded, run_without_waiting
 from tests.support.archive import claim_redis_db
@@ -174,10 +178,14 @@ def sample(name: str, **labels: str) -> float:
 
 
 async def tell(hooks: Webhooks, old: Any, new: Any, events: Any) -> None:
-    """What the relay does with a stored change (service.reactions.relay): the reaction, if it wants it
-    (the relay hands the game as stored and its events not relayed yet)."""
-    if hooks.wants(old, new, events):
-        await hooks.react(new, events)
+    """What the relay does with a stored change (service.reactions.relay): the webhooks' reaction
+    when the reaction table lists it for a kind of the change (the relay hands the game as
+    stored and its events not relayed yet)."""
+    stored = encode_events(events)
+    if Relay(None, None, reaction_table(webhooks=hooks)).durable_for(  # type: ignore[arg-type]
+        saved_change(old, new, stored).kinds
+    ):
+        await hooks.react(relayed_change(new, stored))
 
 
 async def drain(hooks: Webhooks, clock: Clock, step: float, rounds: int) -> int:
@@ -591,8 +599,7 @@ def test_no_endpoint_configured_does_nothing():
     async def body() -> None:
         hooks = Webhooks(None)
         assert not hooks.enabled
-        assert not hooks.wants(None, record, events)
-        await hooks.react(record, events)  # nothing to queue, no outbox to queue in
+        await hooks.react(relayed_change(record, encode_events(events)))  # no outbox: nothing
         await asyncio.wait_for(hooks.run_forever(), 1)  # returns at once
         assert await hooks.run_once() == 0
         await hooks.close()

@@ -18,7 +18,8 @@ from service.core.callers import Caller
 from service.core.settings import Settings
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
-from service.tournaments.use_cases import CreateTournament, Tournaments
+from service.tournaments.records import CreateTournament
+from service.tournaments.use_cases import Tournaments
 
 pytestmark = pytest.mark.integration
 PLATFORM = Caller(kind="platform")

@@ -23,8 +23,9 @@ from service.core.settings import Settings
 from service.games.bot_work import BotWork
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
-from service.reactions.relay import Relay
-from service.tournaments.use_cases import CreateTournament, TournamentReaction, Tournaments, game_id
+from service.reactions.relay import GAME_ENDED, Relay
+from service.tournaments.records import CreateTournament, game_id
+from service.tournaments.use_cases import TournamentReaction, Tournaments
 
 pytestmark = pytest.mark.unit
 PLATFORM = Caller(kind="platform")
@@ -41,7 +42,7 @@ def test_a_tournament_waits_out_a_full_bot_pool_and_deals_its_round_once_it_free
         queue = MemoryQueue("tournaments")
         made: list[Tournaments] = []
         reaction = TournamentReaction(lambda record: made[0].record_result(record))  # noqa: PLW0108 - made below
-        relay = Relay(store, MemoryQueue("relay"), [reaction], clock=clock)
+        relay = Relay(store, MemoryQueue("relay"), {GAME_ENDED: [reaction]}, clock=clock)
         executor = ThreadPoolExecutor(2)
         bots = BotWork(executor, limit=1)  # one step in the pool at once
         games = GameService(

@@ -22,7 +22,7 @@ from infra.queues import MemoryQueue
 from service.core.model import GameRecord
 from service.core.ports import DueGame, Fired, StoreUnavailable
 from service.reactions.deadlines import MAX_BACKOFF, DeadlinePoller
-from service.reactions.relay import Relay
+from service.reactions.relay import DUE_MOVED, Relay
 from tests.support.aio import dropping_sleep, run_without_waiting
 
 pytestmark = pytest.mark.unit
@@ -372,7 +372,7 @@ def test_a_save_that_sets_a_due_wakes_the_running_poller_through_the_relay():
     inner, clock, game, _ = setup()
     store = FlakyStore(inner)
     deadlines = poller(store, clock, game, poll=3600.0)
-    relay = Relay(inner, MemoryQueue("relay"), [deadlines])
+    relay = Relay(inner, MemoryQueue("relay"), {DUE_MOVED: [deadlines]})
 
     async def save(old: GameRecord | None, new: GameRecord) -> None:
         mark = await relay.mark(old, new, [])
@@ -463,7 +463,7 @@ def test_a_poller_whose_cancellation_the_store_dropped_still_stops():
         task = asyncio.create_task(poller(dropping, clock, game, poll=0.01).run_forever())
         await asyncio.sleep(0.005)  # inside its first poll
         task.cancel()
-        done, _ = await asyncio.wait({task}, timeout=2.0)
+        done, _ = await asyncio.wait({task}, timeout=120.0)  # only a task that never stops waits so
         assert dropping.dropped == 1
         assert task in done, "the cancelled poller did not stop"
         assert task.cancelled()

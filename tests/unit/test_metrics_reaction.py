@@ -24,8 +24,9 @@ from service.core.settings import Settings
 from service.games.commands import Act
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
-from service.reactions.relay import Relay
+from service.reactions.relay import Relay, saved_change
 from tests.support.games import play_to_end, started
+from tests.support.reactions import every_kind
 
 pytestmark = pytest.mark.unit
 T0 = 1_800_000_000.0
@@ -54,7 +55,7 @@ def test_every_accepted_action_is_counted_once_by_type_and_nothing_else_is():
     async def body() -> None:
         clock, metrics = Clock(), Metrics()
         store = MemoryGameStore(clock=clock)
-        relay = Relay(store, MemoryQueue("relay"), [GameMetrics(metrics)], clock=clock)
+        relay = Relay(store, MemoryQueue("relay"), every_kind(GameMetrics(metrics)), clock=clock)
         counter = itertools.count(1)
         games = GameService(
             store,
@@ -112,10 +113,12 @@ def test_a_game_is_counted_finished_by_the_save_that_finishes_it_only():
     reaction = GameMetrics(metrics)
     record, _ = started()
     before, finished, _ = play_to_end(record)
-    reaction.saved(before, finished, [])
-    reaction.saved(finished, replace(finished, updated_at=finished.updated_at + 1), [])
+    reaction.saved(saved_change(before, finished, []))
+    reaction.saved(
+        saved_change(finished, replace(finished, updated_at=finished.updated_at + 1), [])
+    )
     assert sample(metrics, "ten_games_finished_total") == 1
-    reaction.saved(None, finished, [])  # made and played to its end at once
+    reaction.saved(saved_change(None, finished, []))  # made and played to its end at once
     assert sample(metrics, "ten_games_finished_total") == 2
     assert sample(metrics, "ten_games_created_total") == 1
     assert counted(metrics) == {}  # no events: no action

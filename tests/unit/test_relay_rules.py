@@ -1,6 +1,6 @@
-"""The relay (service.reactions.relay) with in-memory adapters, a fake clock and no I/O: which changes
-its reactions want, what a reaction that keeps failing does to the others, and that a game
-gone has nothing left to relay."""
+"""The relay (service.reactions.relay) with in-memory adapters, a fake clock and no I/O: which
+changes call for which reactions (the reaction table), what a reaction that keeps failing does
+to the others, and that a game gone has nothing left to relay."""
 
 from __future__ import annotations
 
@@ -16,7 +16,17 @@ from infra.queues import MemoryQueue
 from service.core.model import GameRecord
 from service.core.ports import StoredEvent
 from service.games.use_cases import encode_events, hash_token
-from service.reactions.relay import GRACE, ArchiveReaction, Relay
+from service.history.archiver import ArchiveReaction
+from service.reactions.relay import (
+    DUE_MOVED,
+    GAME_CREATED,
+    GAME_ENDED,
+    GRACE,
+    Relay,
+    relayed_change,
+    saved_change,
+)
+from tests.support.reactions import every_kind
 
 pytestmark = pytest.mark.unit
 NOW = 1_800_000_000.0
@@ -43,49 +53,70 @@ def game(game_id: str = "a" * 20) -> tuple[GameRecord, list[StoredEvent]]:
 
 
 class Recorder:
-    """A reaction that wants every change and records what it got; it fails for the games
-    in `failing`."""
+    """A reaction that records what it got; it fails for the games in `failing`."""
 
     name = "recorder"
+    durable = True
 
     def __init__(self, failing: Sequence[str] = ()) -> None:
         self.failing = set(failing)
         self.got: list[tuple[str, list[int]]] = []
 
-    def wants(self, old, new, events) -> bool:
-        return True
-
-    async def react(self, record, events) -> None:
-        if record.id in self.failing:
+    async def react(self, change) -> None:
+        if change.new.id in self.failing:
             raise RuntimeError("the platform's receiver refuses this one")
-        self.got.append((record.id, [e.seq for e in events]))
+        self.got.append((change.new.id, [e.seq for e in change.stored]))
 
 
-def test_the_archive_wants_a_game_that_ends_and_nothing_else():
+def test_a_change_is_of_its_event_types_and_of_the_records_facts():
     record, events = game()
-    reaction = ArchiveReaction(MemoryGameStore(), MemoryQueue("archive"))
     playing = record
     finished = replace(record, state=replace(record.state, phase="finished"))
     aborted = replace(record, aborted=True)
     abandoned = replace(record, abandoned=True)
-    assert not reaction.wants(None, playing, events)  # a game dealt: nothing to archive
-    assert not reaction.wants(playing, playing, events)  # a move in play
-    assert reaction.wants(playing, finished, events)
-    assert reaction.wants(None, finished, events)  # dealt and played to its end at once
-    assert reaction.wants(playing, aborted, [])
-    assert reaction.wants(playing, abandoned, [])
-    assert not reaction.wants(finished, finished, [])  # ended already: archived then
+    types = {"game_started", "turn_started"}
+    assert saved_change(None, playing, events).kinds == {GAME_CREATED, *types}  # dealt
+    assert saved_change(playing, playing, events).kinds == types  # a move in play
+    assert GAME_ENDED in saved_change(playing, finished, []).kinds
+    assert GAME_ENDED in saved_change(None, finished, []).kinds  # dealt and played out at once
+    assert saved_change(playing, aborted, []).kinds == {GAME_ENDED}
+    assert saved_change(playing, abandoned, []).kinds == {GAME_ENDED}
+    assert saved_change(finished, finished, []).kinds == frozenset()  # ended already
+    assert saved_change(playing, replace(playing, due=NOW + 60), []).kinds == {DUE_MOVED}
     table = GameRecord(
         id="b" * 20, state=None, token_hashes=(), created_at=NOW, updated_at=NOW, table=None
     )
-    assert not reaction.wants(None, table, [])
+    assert saved_change(None, table, []).kinds == {GAME_CREATED}
+    # relayed by another process: the game before is not known, an ended one ends again
+    assert relayed_change(finished, []).kinds == {GAME_ENDED}
+    assert relayed_change(playing, events).kinds == types
+    assert [type(e).__name__ for e in saved_change(None, playing, events).events] == [
+        "GameStarted",
+        "TurnStarted",
+    ]
+
+
+def test_the_archive_is_marked_for_a_game_that_ends_and_nothing_else():
+    async def body() -> None:
+        clock, queue = Clock(), MemoryQueue("relay")
+        reaction = ArchiveReaction(MemoryGameStore(), MemoryQueue("archive"))
+        relay = Relay(MemoryGameStore(), queue, {GAME_ENDED: [reaction]}, clock=clock)
+        record, events = game()
+        finished = replace(record, state=replace(record.state, phase="finished"))
+        assert await relay.mark(None, record, events) is None  # dealt: nothing to archive
+        assert await relay.mark(record, record, events) is None  # a move in play
+        mark = await relay.mark(record, finished, [])
+        assert mark is not None
+        assert mark.token is not None
+
+    asyncio.run(body())
 
 
 def test_each_event_is_relayed_once_in_order_and_a_game_gone_has_nothing_left():
     async def body() -> None:
         clock, store, queue = Clock(), MemoryGameStore(clock=lambda: 0.0), MemoryQueue("relay")
         recorder = Recorder()
-        relay = Relay(store, queue, [recorder], clock=clock)
+        relay = Relay(store, queue, every_kind(recorder), clock=clock)
         record, events = game()
         token = await relay.mark(None, record, events)
         assert token is not None
@@ -93,10 +124,10 @@ def test_each_event_is_relayed_once_in_order_and_a_game_gone_has_nothing_left():
         await relay.settle(record.id, token)
         assert recorder.got == [(record.id, [e.seq for e in events])]
         assert await queue.backlog() == 0
-        await relay.relay(record.id)  # relayed again (a duplicate mark): nothing new
-        assert recorder.got[-1] == (record.id, [])
+        await relay.relay(record.id)  # relayed again (a duplicate mark): nothing new, no call
+        assert len(recorder.got) == 1
         await relay.relay("c" * 20)  # no such game: nothing to hand anyone
-        assert recorder.got[-1] == (record.id, [])
+        assert len(recorder.got) == 1
 
     asyncio.run(body())
 
@@ -106,7 +137,7 @@ def test_a_reaction_that_keeps_failing_for_one_game_is_quarantined_and_the_other
         clock, store, queue = Clock(), MemoryGameStore(clock=lambda: 0.0), MemoryQueue("relay")
         bad, good = game("d" * 20), game("e" * 20)
         recorder = Recorder(failing=[bad[0].id])
-        relay = Relay(store, queue, [recorder], clock=clock)
+        relay = Relay(store, queue, every_kind(recorder), clock=clock)
         for record, events in (bad, good):
             token = await relay.mark(None, record, events)
             await store.create(record, events, 3600)
@@ -128,7 +159,7 @@ def test_a_reaction_that_keeps_failing_for_one_game_is_quarantined_and_the_other
 def test_a_relay_without_reactions_marks_nothing():
     async def body() -> None:
         queue = MemoryQueue("relay")
-        relay = Relay(MemoryGameStore(), queue, [])
+        relay = Relay(MemoryGameStore(), queue, every_kind())
         record, events = game()
         assert await relay.mark(None, record, events) is None
         assert await queue.backlog() == 0
@@ -146,8 +177,8 @@ class Local:
         self.failing = failing
         self.told: list[tuple[GameRecord | None, GameRecord, list[int]]] = []
 
-    def saved(self, old, new, events) -> None:
-        self.told.append((old, new, [e.seq for e in events]))
+    def saved(self, change) -> None:
+        self.told.append((change.old, change.new, [e.seq for e in change.stored]))
         if self.failing:
             raise RuntimeError("a counter that breaks")
 
@@ -169,7 +200,9 @@ def test_a_local_reaction_is_told_of_every_save_and_only_a_durable_one_is_marked
         clock, store, queue = Clock(), CountingStore(), MemoryQueue("relay")
         durable = ArchiveReaction(store, MemoryQueue("archive"), clock=clock)
         broken, local = Local(failing=True), Local()
-        relay = Relay(store, queue, [durable, broken, local], clock=clock)
+        table = {GAME_ENDED: [durable], **every_kind(broken, local)}
+        table[GAME_ENDED] = [durable, broken, local]
+        relay = Relay(store, queue, table, clock=clock)
         assert (relay.reactions, relay.local) == ((durable,), (broken, local))
         record, events = game()
         # a game dealt: no durable reaction wants it (nothing marked, nothing read)
@@ -227,7 +260,8 @@ def test_the_archive_job_holds_the_whole_log_read_once(relayed_before: bool):
         clock, store = Clock(), LogReads()
         archive_queue = MemoryQueue("archive")
         reaction = ArchiveReaction(store, archive_queue, clock=clock)
-        relay = Relay(store, MemoryQueue("relay"), [reaction, Recorder()], clock=clock)
+        table = {**every_kind(Recorder()), GAME_ENDED: [reaction]}
+        relay = Relay(store, MemoryQueue("relay"), table, clock=clock)
         record, events = game()
         await store.create(record, events, 3600)
         if relayed_before:  # the start relayed for another reaction (a webhook, say)
@@ -247,7 +281,7 @@ def test_the_archive_job_holds_the_whole_log_read_once(relayed_before: bool):
 def test_a_relay_with_local_reactions_only_never_touches_the_queue_or_the_store():
     async def body() -> None:
         store, queue, local = CountingStore(), MemoryQueue("relay"), Local()
-        relay = Relay(store, queue, [local])
+        relay = Relay(store, queue, every_kind(local))
         record, events = game()
         finished = replace(record, state=replace(record.state, phase="finished"))
         for old, new in ((None, record), (record, finished)):

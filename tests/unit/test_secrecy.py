@@ -13,8 +13,8 @@ from service.core.callers import ANONYMOUS, PLATFORM, Caller
 from service.core.errors import ServiceError
 from service.core.model import GameRecord, TableRef, TournamentRecord
 from service.core.model import Table as SeatsTable
+from service.tournaments.records import game_id
 from service.tournaments.secrecy import Secrecy
-from service.tournaments.use_cases import game_id
 
 pytestmark = pytest.mark.unit
 

@@ -22,21 +22,22 @@ from service.core.settings import Settings
 from service.games.use_cases import GameService
 from service.history.ranking import ranking
 from service.lobby.use_cases import Lobby
-from service.reactions.relay import Relay
-from service.reactions.webhooks import WEBHOOK_PAYLOADS, WebhookOutbox, Webhooks
-from service.tournaments.use_cases import (
+from service.reactions.relay import GAME_ENDED, Relay
+from service.reactions.webhook_delivery import WebhookOutbox
+from service.reactions.webhook_payloads import WEBHOOK_PAYLOADS
+from service.reactions.webhooks import Webhooks
+from service.tournaments.records import (
     DEFAULT_CLOCK,
     GRACE,
     LEASE,
     MAX_AHEAD,
     MAX_ROUND_INTERVAL,
     CreateTournament,
-    TournamentReaction,
-    Tournaments,
     current_standings,
     game_id,
     tournament_messages,
 )
+from service.tournaments.use_cases import TournamentReaction, Tournaments
 
 pytestmark = pytest.mark.unit
 T0 = 1_800_000_000.0
@@ -56,7 +57,7 @@ class World:
         self.queue = MemoryQueue("tournaments")
         self.told: list[str] = []
         reaction = TournamentReaction(lambda record: self.tournaments.record_result(record))  # noqa: PLW0108 - made below
-        relay = Relay(self.store, MemoryQueue("relay"), [reaction], clock=clock)
+        relay = Relay(self.store, MemoryQueue("relay"), {GAME_ENDED: [reaction]}, clock=clock)
         self.games = GameService(self.store, Settings(), relay=relay, clock=clock, random_hex=hexes)
         self.lobby = Lobby(self.games)
         self.tournaments = Tournaments(
@@ -414,7 +415,7 @@ def test_an_unranked_tournaments_games_are_unranked():
 
 
 class Received:
-    """A webhook endpoint that takes everything (`service.reactions.webhooks.Sender`), counting."""
+    """A webhook endpoint that takes everything (`service.reactions.webhook_delivery.Sender`), counting."""
 
     def __init__(self) -> None:
         self.got: list[tuple[str, bytes]] = []

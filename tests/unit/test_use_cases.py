@@ -35,7 +35,7 @@ from service.games.commands import (
 )
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
-from service.reactions.relay import Relay
+from service.reactions.relay import GAME_ENDED, Relay
 
 pytestmark = pytest.mark.unit
 T0 = 1_800_000_000.0
@@ -51,19 +51,16 @@ class Clock:
 
 
 class Told:
-    """A reaction that wants every change that starts or ends a game, and records it."""
+    """A reaction listed for every change that starts or ends a game: records it."""
 
     name = "told"
+    durable = True
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, str, list[str]]] = []
 
-    def wants(self, old, new, events) -> bool:
-        return (old is None or old.status != new.status) and new.status != "open"
-
-    async def react(self, record, events) -> None:
-        kinds = [e.data.split(b'"type":"', 1)[1].split(b'"', 1)[0].decode() for e in events]
-        self.seen.append((record.id, record.status, kinds))
+    async def react(self, change) -> None:
+        self.seen.append((change.new.id, change.new.status, list(change.types)))
 
 
 class World:
@@ -72,7 +69,8 @@ class World:
         counter = itertools.count(1)
         self.store = MemoryGameStore(clock=self.clock)
         self.told = Told()
-        self.relay = Relay(self.store, MemoryQueue("relay"), [self.told], clock=self.clock)
+        table = {"game_started": [self.told], GAME_ENDED: [self.told]}
+        self.relay = Relay(self.store, MemoryQueue("relay"), table, clock=self.clock)
         self.games = GameService(
             self.store,
             Settings(**settings),

@@ -20,16 +20,16 @@ from infra.queues import MemoryQueue
 from infra.webhook_sender import HttpSender, signed_headers
 from service.core.model import Table
 from service.games.use_cases import encode_events
-from service.reactions.webhooks import (
+from service.reactions.relay import saved_change
+from service.reactions.webhook_delivery import DeliveryWorker, WebhookOutbox
+from service.reactions.webhook_payloads import (
     WEBHOOK_PAYLOADS,
-    DeliveryWorker,
     GameAbortedWebhook,
     GameFinishedWebhook,
     GameStartedWebhook,
     SeatTakenOverWebhook,
-    WebhookOutbox,
-    messages_for,
 )
+from service.reactions.webhooks import messages_for
 from tests.support.games import NOW, play_to_end, started, step
 
 pytestmark = pytest.mark.unit
@@ -147,7 +147,8 @@ def test_a_stand_in_event_of_the_same_shape_is_enough():
     assert decoded(message.body)["data"]["bot"] == "random"
 
 
-def test_events_as_stored_give_the_same_messages():
+def test_events_as_the_relay_reads_them_give_the_same_messages():
+    """The relay hands a reaction the stored events decoded once (`Change.events`)."""
     record, events = started()
     state, taken = take_over(record.state, 1, "timeouts")
     over = replace(record, state=state)
@@ -157,9 +158,12 @@ def test_events_as_stored_give_the_same_messages():
         (record, over, taken),
         (before, after, last),
     ):
-        assert messages_for(old, new, encode_events(produced)) == messages_for(old, new, produced)
+        read = saved_change(old, new, encode_events(produced)).events
+        assert messages_for(old, new, read) == messages_for(old, new, produced)
     moved, played = step(record)
-    assert messages_for(record, moved, encode_events(played)) == []
+    assert (
+        messages_for(record, moved, saved_change(record, moved, encode_events(played)).events) == []
+    )
 
 
 @pytest.mark.parametrize(("field", "reason"), [("aborted", "aborted"), ("abandoned", "abandoned")])

@@ -72,7 +72,7 @@ from service.entrypoints.api.schemas import (
 from service.history.archive import ArchivedGame, PlayerStats
 from service.history.reads import TableForecast
 from service.history.reviews import ReviewOut
-from service.reactions.webhooks import WEBHOOK_PAYLOADS
+from service.reactions.webhook_payloads import WEBHOOK_PAYLOADS
 
 # every type a handler decodes or encodes: their components replace Litestar's
 API_TYPES = (

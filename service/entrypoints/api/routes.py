@@ -233,7 +233,7 @@ async def strictly(request: Request, body_type: Any) -> Any:
     for values that fail the schema, so the handlers convert the body again, strictly. JSON
     Schema counts `4.0` as an integer, and so does this.
 
-    First with a decoder built once per type (strict, about 1 us for an action); a body it
+    First with a decoder built once per type (strict, the fast path); a body it
     refuses takes the slower path below, which also accepts `4.0` as 4 and words the error."""
     body = await request.body()
     decoder = _strict_decoders.get(body_type)
@@ -271,7 +271,7 @@ def _integral_floats_as_ints(value: Any) -> Any:
 
 def games_of(request: Request) -> GameService:
     """The game use cases, from the app state. Not dependency injection: Litestar resolving
-    a dependency cost more than a whole game read (bench/breakdown_http.py)."""
+    a dependency cost more than a whole game read."""
     return request.app.state.service
 
 

@@ -24,8 +24,8 @@ from domain.game.views import AuctionView, Supply
 from service.core import text
 from service.core.ports import StoredEvent
 from service.games.commands import NAME_LIMIT
-from service.reactions.webhooks import StandingOut
-from service.tournaments.use_cases import DEFAULT_CLOCK, MAX_AHEAD, MAX_ROUND_INTERVAL
+from service.reactions.webhook_payloads import StandingOut
+from service.tournaments.records import DEFAULT_CLOCK, MAX_AHEAD, MAX_ROUND_INTERVAL
 
 _IN = {"frozen": True, "kw_only": True, "forbid_unknown_fields": True}
 _OUT = {"frozen": True, "kw_only": True}

@@ -48,13 +48,8 @@ from service.entrypoints.api.schemas import (
     TournamentsPage,
 )
 from service.tournaments.feeds import TournamentFeeds
-from service.tournaments.use_cases import (
-    CreateTournament,
-    Tournaments,
-    game_id,
-    standings_out,
-    tournament_clock,
-)
+from service.tournaments.records import CreateTournament, game_id, standings_out, tournament_clock
+from service.tournaments.use_cases import Tournaments
 
 _encoder = msgspec.json.Encoder()
 TournamentId = Annotated[
@@ -233,8 +228,8 @@ class TournamentController(Controller):
         summary="The standings",
         description="Best first: points, then matchpoints (duplicate mode: each seat against "
         "everyone who held it on the same deal), then Buchholz, then the total game score, "
-        "then the seeding. (Duplicate tournaments created before Dec 4 2026 rank by "
-        "matchpoints first.) A deal's results count once it has been played at every table "
+        "then the seeding. (Duplicate tournaments created before matchpoints came second "
+        "rank by matchpoints first.) A deal's results count once it has been played at every table "
         "(for all but the platform: README, Tournaments).",
         responses=problems(401, 404),
         security=[{}, *WHO],

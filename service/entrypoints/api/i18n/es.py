@@ -17,7 +17,7 @@ MESSAGES: dict[str, str] = {
     "Too Many Requests": "Demasiadas solicitudes",
     "Internal Server Error": "Error interno del servidor",
     "Service Unavailable": "Servicio no disponible",
-    # the rules (domain): the rulebook's terms, as in the glossary of issue 13
+    # the rules (domain): the rulebook's terms, as in its glossary
     "It is not this seat's decision now.": "Ahora no le toca decidir a este asiento.",
     "This kind of action is not allowed in the current phase.": "Este tipo de acción no está permitido en la fase actual.",
     "The game is over; no more actions are accepted.": "La partida ha terminado; no se aceptan más acciones.",

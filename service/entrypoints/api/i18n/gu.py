@@ -17,7 +17,7 @@ MESSAGES: dict[str, str] = {
     "Too Many Requests": "ઘણી બધી વિનંતીઓ",
     "Internal Server Error": "આંતરિક સર્વર ભૂલ",
     "Service Unavailable": "સેવા ઉપલબ્ધ નથી",
-    # the rules (domain): the rulebook's terms, as in the glossary of issue 13
+    # the rules (domain): the rulebook's terms, as in its glossary
     "It is not this seat's decision now.": "અત્યારે આ બેઠકનો નિર્ણય લેવાનો વારો નથી.",
     "This kind of action is not allowed in the current phase.": "હાલના તબક્કામાં આ પ્રકારની ચાલની મંજૂરી નથી.",
     "The game is over; no more actions are accepted.": "રમત પૂરી થઈ ગઈ છે; હવે કોઈ ચાલ સ્વીકારાતી નથી.",

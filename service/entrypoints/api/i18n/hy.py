@@ -17,7 +17,7 @@ MESSAGES: dict[str, str] = {
     "Too Many Requests": "Չափազանց շատ հարցումներ",
     "Internal Server Error": "Սերվերի ներքին սխալ",
     "Service Unavailable": "Ծառայությունը հասանելի չէ",
-    # the rules (domain): the rulebook's terms, as in the glossary of issue 13
+    # the rules (domain): the rulebook's terms, as in its glossary
     "It is not this seat's decision now.": "Հիմա այս տեղի որոշելու հերթը չէ։",
     "This kind of action is not allowed in the current phase.": "Այս տեսակի գործողությունը ներկայիս փուլում թույլատրված չէ։",
     "The game is over; no more actions are accepted.": "Խաղն ավարտվել է. գործողություններ այլևս չեն ընդունվում։",

@@ -17,7 +17,7 @@ MESSAGES: dict[str, str] = {
     "Too Many Requests": "Terlalu Banyak Permintaan",
     "Internal Server Error": "Kesalahan Server Internal",
     "Service Unavailable": "Layanan Tidak Tersedia",
-    # the rules (domain): the rulebook's terms, as in the glossary of issue 13
+    # the rules (domain): the rulebook's terms, as in its glossary
     "It is not this seat's decision now.": "Sekarang bukan giliran kursi ini untuk memutuskan.",
     "This kind of action is not allowed in the current phase.": "Aksi jenis ini tidak diizinkan pada fase saat ini.",
     "The game is over; no more actions are accepted.": "Permainan sudah berakhir; tidak ada aksi lagi yang diterima.",

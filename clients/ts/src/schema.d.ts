@@ -674,7 +674,7 @@ export interface paths {
         };
         /**
          * The standings
-         * @description Best first: points, then matchpoints (duplicate mode: each seat against everyone who held it on the same deal), then Buchholz, then the total game score, then the seeding. (Duplicate tournaments created before Dec 4 2026 rank by matchpoints first.) A deal's results count once it has been played at every table (for all but the platform: README, Tournaments).
+         * @description Best first: points, then matchpoints (duplicate mode: each seat against everyone who held it on the same deal), then Buchholz, then the total game score, then the seeding. (Duplicate tournaments created before matchpoints came second rank by matchpoints first.) A deal's results count once it has been played at every table (for all but the platform: README, Tournaments).
          */
         get: operations["getTournamentStandings"];
         put?: never;

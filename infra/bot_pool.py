@@ -11,15 +11,15 @@ Work no game waits for (post-game reviews) has a pool of its own, its background
 (`bot_pool(1, "background")`, started on its first step): a live game's step never waits
 behind a review in a worker's pipe or in the line.
 
-The hop is lean (measured: bench/README.md, "A lean hop to the bot pool"): a step goes to
-an idle worker down its own pipe (the function and its arguments pickled, one write), and
-its reply is read by the caller's event loop (`loop.add_reader` on the worker's reply pipe,
-non-blocking reads until the whole message is in), so no thread of the serving process
-wakes for it: `concurrent.futures.ProcessPoolExecutor` took 150-290 us of the serving
-process's CPU per step in its feeder and manager threads, this takes tens. A busy worker
-holds the next step in its pipe (`depth`: it starts it the moment it is done, whatever the
-serving process's loop is doing); steps past that wait in the order they came
-(`service.games.bot_work` bounds how many) and go as replies free places.
+The hop is lean: a step goes to an idle worker down its own pipe (the function and its
+arguments pickled, one write), and its reply is read by the caller's event loop
+(`loop.add_reader` on the worker's reply pipe, non-blocking reads until the whole message
+is in), so no thread of the serving process wakes for it
+(`concurrent.futures.ProcessPoolExecutor` cost the serving process far more CPU per step,
+in its feeder and manager threads). A busy worker holds the next step in its pipe
+(`depth`: it starts it the moment it is done, whatever the serving process's loop is
+doing); steps past that wait in the order they came (`service.games.bot_work` bounds how
+many) and go as replies free places.
 
 A worker that dies (SIGKILL, OOM) ends its pipe: the step it was computing fails with
 `BrokenProcessPool` (`service.games.bot_work` answers 503 bots_busy; nothing was saved), the
@@ -58,19 +58,19 @@ PRELOAD = [
 ]
 BIG = 32_768  # a request this large is written from a thread (a pipe holds 64 KiB)
 # the most one read of a reply pipe asks for: what a pipe holds. `os.read` allocates what it
-# is asked for first: 1 MiB cost ~13 us a read (an mmap, page faults, a munmap), against ~1
-# (bench/README.md, "A reply pipe read 64 KiB at a time"), twice a reply (the read that
-# finds it empty too)
+# is asked for first: a larger size costs each read an mmap, page faults and a munmap, twice
+# a reply (the read that finds it empty too)
 READ = 1 << 16
 T = TypeVar("T")
 
 
 def _worker_start(serving: int, background: bool) -> None:
     """In each worker, first: a scheduling priority below the serving process's, and a watch
-    on the serving process. A live game's worker: SCHED_BATCH at nice 19 (a core's 1/70th
-    beside a busy serving process; else nice 10); a background one: SCHED_IDLE, the lowest
-    class Linux has (a core only when no other process wants it, a fifth of a live worker's
-    share when both want one), so a review never slows a live game's bots much."""
+    on the serving process. A live game's worker: SCHED_BATCH at nice 19 (the least share
+    of a core beside a busy serving process; else nice 10); a background one: SCHED_IDLE,
+    the lowest class Linux has (a core only when no other process wants it, and a small
+    part of a live worker's share when both want one), so a review never slows a live
+    game's bots much."""
     policy, nice = (os.SCHED_IDLE, 0) if background else (os.SCHED_BATCH, 19)
     try:
         os.sched_setscheduler(0, policy, os.sched_param(0))
@@ -207,8 +207,7 @@ class BotPool:
 
     A worker computing a step of `call` already holds the next one in its pipe (up to
     `depth` steps sent ahead, in order): it never idles while the serving process's loop,
-    busy with other requests, gets round to reading a reply and sending what comes next
-    (with one worker and 64 clients on expert tables, it idled 43% of the time)."""
+    busy with other requests, gets round to reading a reply and sending what comes next."""
 
     def __init__(self, workers: int, *, depth: int = 2, background: bool = False) -> None:
         self.workers = workers

@@ -37,10 +37,10 @@ _why_decoder = msgspec.msgpack.Decoder(_Why)
 
 class MemoryQueue:
     """The due jobs are found in a heap of (due, job id), as Redis's sorted set finds them:
-    a claim costs what it takes, not a look at every job queued (with thousands of games
-    waiting for the archive, that look cost about a millisecond of the serving loop per
-    claim). An entry whose job was claimed, retried, done or put again since is stale:
-    skipped when met, and the heap is rebuilt when they outnumber the live ones."""
+    a claim costs what it takes, not a look at every job queued (with many games waiting
+    for the archive, that look held up the serving loop at every claim). An entry whose job
+    was claimed, retried, done or put again since is stale: skipped when met, and the heap
+    is rebuilt when they outnumber the live ones."""
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -4,9 +4,9 @@
 slot) with a Lua script run by redis-py (`register_script`: EVALSHA, loaded again if the
 server lost it): the increment, the window's expiry on the first hit and the time left
 come back in one round trip, so two replicas never both read 59 and both let the 60th and
-61st through (Litestar's store-backed middleware did a GET then a SET: two replicas let
-87-116 of 400 requests through a 60/minute limit). Redis errors are StoreUnavailable, the
-503 with Retry-After of every other request while Redis is down.
+61st through (Litestar's store-backed middleware did a GET then a SET: two replicas let far
+more requests through than the limit). Redis errors are StoreUnavailable, the 503 with
+Retry-After of every other request while Redis is down.
 
 `MemoryRateCounter` is the embedded default's: one process, so one count.
 """
@@ -36,9 +36,9 @@ class RedisRateCounter:
         self._hit = client.register_script(_HIT)
         self._namespace = namespace
         # one count in flight per process, as Litestar's lock around its store did (an
-        # EVALSHA of a fraction of a millisecond: a few thousand a second), not a connection
-        # per request: a Cluster client's pool fails past its size rather than waiting, and
-        # 180 event streams opened at once on two replicas had taken it past (503)
+        # EVALSHA is short: one at a time keeps up), not a connection per request: a Cluster
+        # client's pool fails past its size rather than waiting, and a burst of event
+        # streams opened at once had taken it past (503)
         self._slots = asyncio.Semaphore(concurrency)
 
     async def hit(self, key: str, window: float) -> tuple[int, float]:

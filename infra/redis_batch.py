@@ -1,15 +1,15 @@
 """One round trip for the Redis commands of one event-loop turn: `Batcher`.
 
-Under load, many requests of one process reach the store in the same turn of its event loop
-(64 clients' actions land together). redis-py spends most of a lone command's CPU around the
-command itself: a connection taken from the pool and given back, the retry and timeout
-wrappers, one write and one read each. `Batcher.call` queues a command instead; at the end
-of the turn the queue goes as one pipeline (not a transaction: each command runs as it would
-alone, and its own reply or error goes to its caller) on one connection: an EVALSHA of a
-save costs the serving process about 16 us of CPU in a pipeline of a busy turn against 60
-sent alone (bench/README.md, "One round trip per turn"). A command waits for nothing but
-the end of the turn it was queued in (no timer); with `most_in_flight` pipelines under way,
-what is queued meanwhile goes as soon as one is answered, in one pipeline.
+Under load, many requests of one process reach the store in the same turn of its event
+loop (many clients' actions land together). redis-py spends most of a lone command's CPU
+around the command itself: a connection taken from the pool and given back, the retry and
+timeout wrappers, one write and one read each. `Batcher.call` queues a command instead; at
+the end of the turn the queue goes as one pipeline (not a transaction: each command runs as
+it would alone, and its own reply or error goes to its caller) on one connection: a save in
+the pipeline of a busy turn costs the serving process a fraction of the CPU it costs sent
+alone. A command waits for nothing but the end of the turn it was queued in (no timer);
+with `most_in_flight` pipelines under way, what is queued meanwhile goes as soon as one is
+answered, in one pipeline.
 
 The commands a caller queues are sent as they are: no retry (a lost reply leaves a write
 undecided, as a lone command would: redis-py's retries are off in this store), no new

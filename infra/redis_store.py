@@ -74,7 +74,7 @@ from service.core.ports import (
 # Script arguments: ARGV[1] is a header of numbers, `"<version> <ttl ms> <seq> <length> ..."`
 # (save: `"<expected version> <new version> <ttl ms> <seq> <length> ..."`), one `<seq>
 # <length>` per event; ARGV[2] the record; ARGV[3] the events' data, concatenated. redis-py
-# packs each argument in Python (a few microseconds each), so an action's save is 3 keys and
+# packs each argument in Python, at a cost per argument, so an action's save is 3 keys and
 # 3 arguments (5 with an Idempotency-Key), whatever its number of events.
 # The last seq is published on the log's shard channel (the log key itself: same slot) to
 # wake the processes following the game (`RedisGameStore.log_news`).
@@ -218,7 +218,7 @@ return 1
 # Reading a log: its entries as one msgpack array of `[seq, data]` (the StoredEvents, data
 # as msgpack bin: any bytes), built by the script, so that msgspec decodes the whole reply
 # at once; XRANGE's own reply is five objects per event for redis-py to build and walk (a
-# finished game's whole log, ~350 events: ~1.3 ms of client CPU). Lua's cmsgpack writes
+# finished game's whole log is hundreds of events). Lua's cmsgpack writes
 # strings as msgpack str (UTF-8 only), hence the bin headers written here (struct).
 _PACK = """
 local function sized(n, byte1, byte2, byte4)  -- a type byte then the length: 1, 2, 4 bytes
@@ -313,8 +313,8 @@ _UNAVAILABLE = (
 
 class _UnavailableOnConnectionErrors:
     """`with unavailable_on_connection_errors():` Redis unreachable -> StoreUnavailable.
-    A plain class, not @contextmanager: it wraps every store call (a generator-based one
-    cost about 1.5 us each time)."""
+    A plain class, not @contextmanager: it wraps every store call, and a generator-based
+    one costs more each time."""
 
     def __enter__(self) -> None:
         return None
@@ -333,7 +333,7 @@ def _closed_transport(exc: BaseException) -> bool:
     """uvloop (uvicorn's loop) refuses a write on a connection the server has closed with a
     RuntimeError ("unable to perform operation on <TCPTransport closed=True ...>; the handler
     is closed"), which redis-py lets through when it happens as a connection opens: Redis
-    shutting down closes the connections it has just accepted (bench/soak.py found it)."""
+    shutting down closes the connections it has just accepted."""
     return isinstance(exc, RuntimeError) and "the handler is closed" in str(exc)
 
 
@@ -561,7 +561,7 @@ class RedisGameStore(GameStore):
         """On a Cluster, learn its nodes and slots now. redis-py 8.1 discovers them on the
         first command; many first commands at once can make it rediscover them and close the
         connections the others are opening (AttributeError: 'NoneType' object has no
-        attribute 'writelines', seen with 50 concurrent claims on a fresh client)."""
+        attribute 'writelines', seen with many concurrent claims on a fresh client)."""
         if self._cluster:
             with unavailable_on_connection_errors():
                 await self._redis.initialize()

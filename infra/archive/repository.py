@@ -8,12 +8,13 @@ back otherwise. Each of its steps is one synchronous function of SQLAlchemy Core
 unit's `_Steps`: on PostgreSQL through `AsyncConnection.run_sync` (asyncpg's own I/O), on
 a SQLite file in one thread hop on a synchronous engine of the same file
 (`database.sqlite_twin`; through aiosqlite each statement costs three or four hops to its
-thread and back: about 2 ms of CPU per game archived, against a few tenths now); what is written, and when a game is rated, is `service.history.archiving`'s. Its
-`add_game` inserts a game with its seats, results and events (`rows.archive_rows`), the
-game row first with INSERT ... ON CONFLICT DO NOTHING: of several units racing on one game,
-PostgreSQL makes the others wait on the primary key until the first commits and then skip;
-a unit that inserted nothing writes nothing more and answers False. The ratings' part is
-`ratings` (held, saved, read in rating order and replaced).
+thread and back); what is written, and when a game is rated, is
+`service.history.archiving`'s. Its `add_game` inserts a game with its seats, results and
+events (`rows.archive_rows`), the game row first with INSERT ... ON CONFLICT DO NOTHING: of
+several units racing on one game, PostgreSQL makes the others wait on the primary key until
+the first commits and then skip; a unit that inserted nothing writes nothing more and
+answers False. The ratings' part is `ratings` (held, saved, read in rating order and
+replaced).
 
 Reads: listings are newest first by (finished_at, id) with keyset cursors (an index range
 scan per page, stable while games are added); per-player figures aggregate `results`
@@ -515,13 +516,13 @@ def _add_game(conn: Connection, insert_game: Any, rows: ArchiveRows) -> bool:
         conn.execute(insert(results), rows.results)
     if conn.dialect.name != "postgresql":
         # the driver's executemany (sqlite3's loop in C) instead of SQLAlchemy's parameters
-        # built row by row: 3.9 -> 2.7 ms of CPU per game (372 events)
+        # built row by row: less CPU per game, whose events are hundreds
         conn.exec_driver_sql(
             _SQLITE_INSERT_EVENTS,
             [(r["game_id"], r["seq"], r["type"], r["data"]) for r in rows.events],
         )
         return True
-    # one statement with three arrays instead of a row per event: ~1.5x the games/s
+    # one statement with three arrays instead of a row per event: more games a second
     conn.execute(
         _PG_INSERT_EVENTS,
         {

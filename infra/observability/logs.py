@@ -175,7 +175,7 @@ class RequestContext:
 
     Around the whole Litestar app (its router and exception handling), so responses that
     never reach a route (404, 405) get an id, a count and a log line too. One wrapper doing
-    the three costs less than three middlewares (bench/bench_observability.py)."""
+    the three costs less than three middlewares."""
 
     def __init__(self, app, access_log: bool, http_metrics=None) -> None:
         self.app = app

@@ -62,8 +62,8 @@ def multiprocess_mode() -> bool:
 class BatchedCounter:
     """A labelled Counter whose increments are kept in a plain dict and added to the
     prometheus_client counter in bulk by `flush()`: no lock and no label validation per
-    request (those cost 1-2 us a call; prometheus_client locks for threads, and in
-    multiprocess mode writes a memory-mapped file on every call)."""
+    request (prometheus_client locks for threads, and in multiprocess mode writes a
+    memory-mapped file, on every call)."""
 
     def __init__(self, counter: Counter) -> None:
         self._counter = counter

@@ -14,7 +14,8 @@ and the games behind it go on being archived.
 every table of its deal has finished (`DealSecrecy.sealed`: `service.tournaments.secrecy`): the archive
 is read by everyone, shows the seed, and feeds the players' stats, the leaderboard and the
 ratings, so none of them may learn a result or a card of a deal still being played. Its job
-stays queued, due again after `hold` seconds; the archiving of the deal's last table moves
+stays queued, due again after a while (a quarter of the time since it ended, at most `hold`
+seconds); the archiving of the deal's last table moves
 the deal's other games forward at once (`LeasedQueue.hasten`).
 """
 
@@ -34,7 +35,7 @@ from service.jobs.worker import Job, LeasedQueue, PermanentFailure, Worker
 from service.reactions.relay import Change
 
 QUEUE = "archive"
-HOLD = 60.0  # seconds between two looks at a game whose deal is still played elsewhere
+HOLD = 60.0  # seconds at most between two looks at a game whose deal is still played elsewhere
 
 
 class DealSecrecy(Protocol):
@@ -75,7 +76,7 @@ class Archiver:
         record = archived.record
         ref, secrecy = record.tournament, self.secrecy
         if ref is not None and secrecy is not None and await secrecy.sealed(ref):
-            return self.worker.clock() + self.hold  # its deal is still played: it waits
+            return self.worker.clock() + self._hold(record.updated_at)  # its deal: still played
         seats = len(record.state.players) if record.state is not None else 0
         try:
             # finished, aborted or abandoned: `archive_game` decides whether it is ranked,
@@ -90,6 +91,12 @@ class Archiver:
             for game in await secrecy.deal_of(ref):
                 await self.queue.hasten(game, now)
         return None
+
+    def _hold(self, ended_at: float) -> float:
+        """How long a held game waits before the next look: a quarter of the time since it
+        ended (a round of minutes is looked at often, a correspondence one seldom), from a
+        second to `hold`. The deal's last game frees it sooner (`hasten`)."""
+        return min(self.hold, max(1.0, (self.worker.clock() - ended_at) / 4))
 
     def wake(self) -> None:
         self.worker.wake()

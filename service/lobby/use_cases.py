@@ -10,8 +10,6 @@ race, so 50 players joining the last seat at once leave exactly one seated.
 from __future__ import annotations
 
 import asyncio
-import base64
-import math
 import secrets
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -54,73 +52,18 @@ from service.games.use_cases import (
     hash_token,
     token_matches,
 )
-
-
-class TableCreated(msgspec.Struct, frozen=True, kw_only=True):
-    """A table created open; its credentials, each shown once: the seat tokens of the seats
-    the creator took, the host token (anonymous hosts) and the invite code (private tables)."""
-
-    record: GameRecord
-    tokens: list[tuple[int, str]]
-    host_token: str | None
-    invite_code: str | None
-    replayed: bool = False  # the first outcome of this Idempotency-Key, handed back
-
-
-class Joined(msgspec.Struct, frozen=True, kw_only=True):
-    record: GameRecord  # started when this join filled the table
-    seat: int
-    token: str
-    events: list[StoredEvent]  # the game's first events when it started (none: replayed)
-    replayed: bool = False  # the first outcome of this Idempotency-Key, handed back
-
-
-class _Dealt(msgspec.Struct, frozen=True, kw_only=True):
-    """A table's game as dealt, before any bot moves (`Lobby._dealt`)."""
-
-    state: GameState
-    events: list[Event]
-    kept: list[tuple[int, Seat]]  # the table's seats that play, with their index
-
-
-class _Keyed:
-    """A change sent with an Idempotency-Key (`service.core.idempotency`): where its outcome is
-    remembered, what identifies it, and the first outcome once found."""
-
-    def __init__(self, operation: str, command: CreateTable | JoinSeat, key: str) -> None:
-        self.entry = idempotency.entry_key(operation, command.caller.scope, key)
-        self.fingerprint = idempotency.fingerprint(operation, *command.fingerprint_fields())
-        self.prior: IdempotentResponse | None = None
-
-    def outcome(
-        self, record: GameRecord, seat: int | None, **credentials: Any
-    ) -> IdempotentResponse:
-        """What a copy of this change is answered: the game, the seat, the credentials."""
-        return IdempotentResponse(
-            fingerprint=self.fingerprint, seat=seat, record=record, events=[], **credentials
-        )
-
-    def first(self, prior: object) -> IdempotentResponse:
-        """The remembered outcome, if it answers this request (else idempotency_key_reused)."""
-        if not isinstance(prior, IdempotentResponse):  # an action's rendered answer: not this
-            raise ServiceError("idempotency_key_reused")
-        idempotency.check_same(prior, self.fingerprint)
-        self.prior = prior
-        return prior
-
-
-class Page(msgspec.Struct, frozen=True, kw_only=True):
-    games: list[GameRecord]
-    next_cursor: str | None
-
-
-def _new_token(game_id: str, seat: int | str) -> tuple[str, str]:
-    token = f"{game_id}.{seat}.{secrets.token_urlsafe(32)}"
-    return token, hash_token(token)
-
-
-def _replace_at(items: tuple, index: int, value: object) -> tuple:
-    return (*items[:index], value, *items[index + 1 :])
+from service.lobby.records import (
+    Dealt,
+    Joined,
+    Keyed,
+    Page,
+    TableCreated,
+    decode_cursor,
+    encode_cursor,
+    new_token,
+    replace_at,
+)
+from service.lobby.seating import joined_again, open_table, refusal, seat_for
 
 
 class LobbyStore(Games, Listings, Protocol):
@@ -163,7 +106,7 @@ class Lobby:
         tokens = [(i, token) for i, (_, token) in enumerate(made) if token is not None]
         host_token = host_hash = invite = None
         if caller.kind == "anonymous":
-            host_token, host_hash = _new_token(game_id, "host")
+            host_token, host_hash = new_token(game_id, "host")
         if command.private:
             invite = secrets.token_urlsafe(12)
         now = self.games.now()
@@ -201,7 +144,7 @@ class Lobby:
         made = TableCreated(record=record, tokens=tokens, host_token=host_token, invite_code=invite)
         return await self._store_created(made, events, keyed)
 
-    async def _hold_open_table(self, record: GameRecord, keyed: _Keyed | None) -> None:
+    async def _hold_open_table(self, record: GameRecord, keyed: Keyed | None) -> None:
         """Count a table about to be created open in its host's quota (`service.core.quotas`:
         a table counts while it is open), or refuse: 429 `too_many_open_tables`, with
         Retry-After the seconds until the host's oldest open table would expire idle
@@ -224,17 +167,17 @@ class Lobby:
                 found[game_id] = record.status == "open"
         return found
 
-    def _new_id(self, command: CreateTable) -> tuple[str, _Keyed | None]:
+    def _new_id(self, command: CreateTable) -> tuple[str, Keyed | None]:
         """A new game's id: random, or with an Idempotency-Key derived from it (a keyed
         create, with its fingerprint)."""
         key = command.idempotency_key
         if key is None:
             return self.games.new_game_id(), None
         game_id = idempotency.created_game_id(command.caller.scope, key)
-        return game_id, _Keyed("create", command, key)
+        return game_id, Keyed("create", command, key)
 
     async def _store_created(
-        self, made: TableCreated, events: list[StoredEvent], keyed: _Keyed | None
+        self, made: TableCreated, events: list[StoredEvent], keyed: Keyed | None
     ) -> TableCreated:
         """Store a created game. A keyed one's id is derived from the caller's scope and the
         key (`idempotency.created_game_id`), and its outcome is stored with it: a copy of the
@@ -318,7 +261,7 @@ class Lobby:
         if wanted.bot is not None:  # a bot may play under a player id (the platform's bots)
             name = wanted.name or f"Bot {index + 1}"
             return Seat(name=name, bot=wanted.bot, player_id=pid, verified=verified), None
-        token, _ = _new_token(game_id, index)
+        token, _ = new_token(game_id, index)
         return Seat(name=wanted.name, player_id=pid, verified=verified), token
 
     # ------------------------------------------------------------ joining and leaving
@@ -331,7 +274,7 @@ class Lobby:
         issued: dict[str, Any] = {}
         keyed = None
         if command.idempotency_key is not None:
-            keyed = _Keyed("join", command, command.idempotency_key)
+            keyed = Keyed("join", command, command.idempotency_key)
 
         def outcome(record: GameRecord) -> IdempotentResponse:  # keyed: see `_update`
             index = issued["seat"]
@@ -339,13 +282,13 @@ class Lobby:
             return keyed.outcome(record, index, tokens=[(index, issued["token"])])
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
-            table = _open_table(record)
+            table = open_table(record)
             if table.private and not caller.platform:
                 reserved = pid is not None and any(s.player_id == pid for s in table.seats)
                 if not reserved and not token_matches(table.invite_hash, command.invite):
                     raise ServiceError("invite_required")
-            index = _seat_for(table, pid, wanted)
-            token, token_hash = _new_token(record.id, index)
+            index = seat_for(table, pid, wanted)
+            token, token_hash = new_token(record.id, index)
             taken = Seat(
                 name=command.name or pid or f"Player {index + 1}",
                 player_id=pid,
@@ -354,12 +297,12 @@ class Lobby:
             )
             new_table = msgspec.structs.replace(
                 table,
-                seats=_replace_at(table.seats, index, taken),
+                seats=replace_at(table.seats, index, taken),
                 version=table.version + 1,
             )
             new = record.successor(
                 table=new_table,
-                token_hashes=_replace_at(record.token_hashes, index, token_hash),
+                token_hashes=replace_at(record.token_hashes, index, token_hash),
                 updated_at=self.games.now(),
             )
             issued.update(seat=index, token=token)
@@ -369,7 +312,7 @@ class Lobby:
 
         record, events = await self._update(command.game_id, change, keyed, outcome)
         if keyed is not None and keyed.prior is not None:
-            return _joined_again(keyed.prior)
+            return joined_again(keyed.prior)
         return Joined(record=record, seat=issued["seat"], token=issued["token"], events=events)
 
     def _joiner(self, caller: Caller, player_id: str | None) -> tuple[str | None, bool]:
@@ -389,17 +332,17 @@ class Lobby:
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             self._check_seat_holder(caller, record, seat)  # who, before what (401 first)
-            table = _open_table(record)
+            table = open_table(record)
             was = table.seats[seat]
             if was.bot is not None:
                 raise ServiceError("seat_unavailable", "A bot's seat cannot be left.")
             empty = Seat(open=True) if was.open else Seat(player_id=was.player_id)
             new_table = msgspec.structs.replace(
-                table, seats=_replace_at(table.seats, seat, empty), version=table.version + 1
+                table, seats=replace_at(table.seats, seat, empty), version=table.version + 1
             )
             new = record.successor(
                 table=new_table,
-                token_hashes=_replace_at(record.token_hashes, seat, None),
+                token_hashes=replace_at(record.token_hashes, seat, None),
                 updated_at=self.games.now(),
             )
             return new, []
@@ -416,10 +359,10 @@ class Lobby:
             self._check_seat_holder(caller, record, seat)
             if record.ended:
                 raise ServiceError("game_over")
-            token, token_hash = _new_token(record.id, seat)
+            token, token_hash = new_token(record.id, seat)
             issued[:] = [token]
             new = record.successor(
-                token_hashes=_replace_at(record.token_hashes, seat, token_hash),
+                token_hashes=replace_at(record.token_hashes, seat, token_hash),
                 updated_at=self.games.now(),
             )
             return new, []
@@ -439,7 +382,7 @@ class Lobby:
             return
         if token_matches(record.token_hashes[seat], caller.seat_token):
             return
-        raise _refusal(caller, record, "not_your_seat")
+        raise refusal(caller, record, "not_your_seat")
 
     # ------------------------------------------------------------ the host's decisions
 
@@ -449,7 +392,7 @@ class Lobby:
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             self._check_host(caller, record)
-            table = _open_table(record)
+            table = open_table(record)
             if not any(s.taken and s.bot is None for s in table.seats):
                 raise ServiceError("no_players")
             return self._started(record, table.fill)
@@ -462,7 +405,7 @@ class Lobby:
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             self._check_host(caller, record)
-            table = _open_table(record)
+            table = open_table(record)
             new_table = msgspec.structs.replace(table, cancelled=True, version=table.version + 1)
             return record.successor(table=new_table, updated_at=self.games.now()), []
 
@@ -494,7 +437,7 @@ class Lobby:
             return
         if caller.kind == "anonymous" and caller.seat_token is None:
             raise ServiceError("unauthorized", "The host's credential is needed.")
-        raise _refusal(caller, record, "not_host")
+        raise refusal(caller, record, "not_host")
 
     # ------------------------------------------------------------ starting
 
@@ -510,7 +453,7 @@ class Lobby:
         moved = self.games.bots.blocking_step(search, play_bots, dealt.state)
         return self._seated(record, dealt, moved)
 
-    def _dealt(self, record: GameRecord, fill: Fill, version: int | None) -> _Dealt:
+    def _dealt(self, record: GameRecord, fill: Fill, version: int | None) -> Dealt:
         """`_started`'s deal: the new game before any bot moves, and the seats kept."""
         table = record.table
         assert table is not None
@@ -530,10 +473,10 @@ class Lobby:
             version=table.version + 1 if version is None else version,
         )
         state = msgspec.structs.replace(state, takeover_bot=table.fill_bot)
-        return _Dealt(state=state, events=events, kept=kept)
+        return Dealt(state=state, events=events, kept=kept)
 
     def _seated(
-        self, record: GameRecord, dealt: _Dealt, moved: tuple[GameState, list[Event]]
+        self, record: GameRecord, dealt: Dealt, moved: tuple[GameState, list[Event]]
     ) -> tuple[GameRecord, list[StoredEvent]]:
         """`_started`'s end: the game after the bots' moves `moved`, its clock started, in
         the record with the kept seats' tokens and ids."""
@@ -559,7 +502,7 @@ class Lobby:
         self,
         game_id: str,
         change: Callable[[GameRecord], tuple[GameRecord, list[StoredEvent]]],
-        keyed: _Keyed | None = None,
+        keyed: Keyed | None = None,
         outcome: Callable[[GameRecord], IdempotentResponse] | None = None,
     ) -> tuple[GameRecord, list[StoredEvent]]:
         """Apply `change` to the stored game and save it with its stamp compared; on a lost
@@ -614,72 +557,3 @@ class Lobby:
             games=games,
             next_cursor=None if last is None else encode_cursor(last.created_at, last.id),
         )
-
-
-def _refusal(caller: Caller, record: GameRecord, code: str) -> ServiceError:
-    """403 `code` for a credential of this game that does not allow this; 401 `unauthorized`
-    for a token that is none of this game's (forged, replaced by a reissue, or another
-    game's): a bad credential, not a good one refused."""
-    token = caller.seat_token
-    if caller.kind == "anonymous" and token is not None:
-        hashes = (record.host_token_hash, *record.token_hashes)
-        if not any(token_matches(expected, token) for expected in hashes):
-            return ServiceError("unauthorized")
-    return ServiceError(code)
-
-
-def _joined_again(first: IdempotentResponse) -> Joined:
-    """A join's first outcome, handed back to its copy."""
-    assert first.seat is not None
-    seat, token = first.tokens[0]
-    return Joined(record=first.record, seat=seat, token=token, events=[], replayed=True)
-
-
-def _open_table(record: GameRecord) -> Table:
-    if record.status != "open":
-        raise ServiceError("game_not_open", "The game is {status}.", status=record.status)
-    assert record.table is not None
-    return record.table
-
-
-def _seat_for(table: Table, pid: str | None, wanted: int | None) -> int:
-    """The seat a join takes: the player's reservation, else the one asked for, else the
-    first open one."""
-    if pid is not None:
-        if any(s.taken and s.player_id == pid for s in table.seats):
-            raise ServiceError("already_seated")
-        reserved = [i for i, s in enumerate(table.seats) if not s.taken and s.player_id == pid]
-        if reserved:
-            if wanted is not None and wanted != reserved[0]:
-                raise ServiceError(
-                    "seat_unavailable", "Seat {seat} is reserved for you.", seat=reserved[0]
-                )
-            return reserved[0]
-    free = [i for i, s in enumerate(table.seats) if s.open and not s.taken]
-    if wanted is not None:
-        if not 0 <= wanted < len(table.seats):
-            raise ServiceError("seat_not_found")
-        if wanted not in free:
-            raise ServiceError("seat_unavailable")
-        return wanted
-    if not free:
-        raise ServiceError("table_full")
-    return free[0]
-
-
-def encode_cursor(created_at: float, game_id: str) -> str:
-    return base64.urlsafe_b64encode(f"{created_at!r}|{game_id}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str | None) -> tuple[float, str] | None:
-    if cursor is None:
-        return None
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        created, _, game_id = text.partition("|")
-        value = float(created)
-    except (ValueError, UnicodeDecodeError):
-        raise ServiceError("invalid_cursor") from None
-    if not game_id or not math.isfinite(value):
-        raise ServiceError("invalid_cursor")
-    return value, game_id

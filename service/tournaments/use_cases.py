@@ -59,7 +59,7 @@ from service.core.settings import Settings
 from service.core.unit_of_work import Retry, write
 from service.games.commands import CreateTable, SeatRequest
 from service.jobs.worker import Job, LeasedQueue, Worker
-from service.lobby.use_cases import decode_cursor, encode_cursor
+from service.lobby.records import decode_cursor, encode_cursor
 from service.reactions.relay import Change
 from service.tournaments.checks import (
     advanced,

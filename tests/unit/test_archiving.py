@@ -374,21 +374,24 @@ def test_a_game_of_a_deal_still_played_elsewhere_waits_and_the_deals_last_frees_
     is done; then the deal's held games are due at once, not after the hold."""
 
     async def body() -> None:
-        archive, queue, now = MemoryArchive(), MemoryQueue("archive"), [1000.0]
+        archive, queue, now = MemoryArchive(), MemoryQueue("archive"), [1_900_000_000.0]
         deal = Deal(1, 2)
         archiver = Archiver(queue, archive, secrecy=deal, hold=60.0, clock=lambda: now[0])
         games = rated()[:3]
         for table, p in enumerate(games, start=1):
             record = msgspec.structs.replace(p.record, id=f"game-{table}")
             record = msgspec.structs.replace(record, tournament=TableRef("t", 1, table))
+            # ended 8 s and 10 min ago: looked at again in 2 s, and in 60 s (the longest)
+            ended = now[0] - {1: 8.0, 2: 600.0, 3: 0.0}[table]
+            record = msgspec.structs.replace(record, updated_at=ended)
             job = ArchiveJob(record=record, events=p.stored)
             await queue.put(record.id, msgspec.msgpack.encode(job), now[0])
         claimed = {j.id: j for j in await queue.claim(now[0], 30.0, 10)}
         assert sorted(claimed) == ["game-1", "game-2", "game-3"]
-        for held in ("game-1", "game-2"):
+        for held, wait in (("game-1", 2.0), ("game-2", 60.0)):
             job = claimed[held]
-            assert await archiver.handle(job) == now[0] + 60.0  # waits for its deal
-            await queue.retry(job.id, job.token, now[0] + 60.0, failed=False)
+            assert await archiver.handle(job) == now[0] + wait  # waits for its deal
+            await queue.retry(job.id, job.token, now[0] + wait, failed=False)
         assert archive.state.rated == []
         assert await archive.get_game("game-1") is None
         deal.secret.clear()  # table 3's game ended: the deal is played everywhere

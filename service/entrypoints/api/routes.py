@@ -56,7 +56,8 @@ from service.games.commands import Act, CreateTable, SeatRequest
 from service.games.use_cases import Acted, GameService
 from service.history.reads import History
 from service.history.reviews import RETRY_AFTER, ReviewOut, Reviews
-from service.lobby.use_cases import Lobby, Page
+from service.lobby.records import Page
+from service.lobby.use_cases import Lobby
 from service.tournaments.secrecy import Secrecy
 
 JSON = "application/json"

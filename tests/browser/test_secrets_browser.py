@@ -160,6 +160,8 @@ def test_the_page_never_receives_the_draw_pile_or_the_seed(
     traffic = Traffic(app)
     app.goto("/", "lobby")
     game_id = app.create_table("Ann", ["basic"])
+    # the bots' moves all at once: the pace is the page's own (the traffic is the same)
+    app.choose_pace("instant")
     record = stored_record(redis_client, game_id)
     seed = record.state.seed
     assert len(seed) >= 16

@@ -62,7 +62,7 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-REASON_LENGTH = 32  # an unranked reason's code (`service.history.ranking`)
+REASON_LENGTH = 32  # an unranked reason's code (`service.core.ranking`)
 
 
 def identifier(length: int) -> TypeEngine[str]:
@@ -120,7 +120,7 @@ class GameRow(Base):
     # "finished", "aborted" (stopped while live) or "abandoned" (nobody acted for the idle
     # time): the last two have no results; rows of release 0001 are finished
     status: Mapped[str] = mapped_column(String(16), server_default=text("'finished'"))
-    # counted by stats and the leaderboard (`service.history.ranking`); rows archived before
+    # counted by stats and the leaderboard (`service.core.ranking`); rows archived before
     # identities were verified are unranked, reason "legacy"
     ranked: Mapped[bool] = mapped_column(Boolean, server_default=false())
     unranked_reason: Mapped[str | None] = mapped_column(String(REASON_LENGTH))  # the primary
@@ -153,7 +153,7 @@ class SeatRow(Base):
     player_id: Mapped[str | None] = mapped_column(identifier(PLAYER_ID_LENGTH))
     finished_at: Mapped[datetime] = mapped_column(UTCDateTime())  # copy of games.finished_at
     # the seat's result counts for its player's ranked figures: games.ranked, and the seat
-    # has no reason of its own not to (`service.history.ranking`); rows archived before per-seat
+    # has no reason of its own not to (`service.core.ranking`); rows archived before per-seat
     # ranking have their game's
     ranked: Mapped[bool] = mapped_column(Boolean, server_default=false())
     unranked_reason: Mapped[str | None] = mapped_column(String(REASON_LENGTH))  # "taken_over"

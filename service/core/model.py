@@ -64,7 +64,7 @@ class Table(msgspec.Struct, frozen=True, kw_only=True):
 
 class TableRef(msgspec.Struct, frozen=True, array_like=True):
     """A tournament's table: which tournament, round and table a game is, and whether the
-    tournament is ranked (an unranked one's games are not: `service.history.ranking`)."""
+    tournament is ranked (an unranked one's games are not: `service.core.ranking`)."""
 
     tournament_id: str
     round: int

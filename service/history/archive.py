@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, get_args
 import msgspec
 
 from service.core.ports import StoredEvent
-from service.history.ranking import SeatUnrankedReason, UnrankedReason
+from service.core.ranking import SeatUnrankedReason, UnrankedReason
 from service.history.ratings import RatedSeat, Rating, SeatFacts, SeatOutcome
 
 _RECORD = {"frozen": True, "kw_only": True}
@@ -45,7 +45,7 @@ class ArchivedSeat(msgspec.Struct, **_RECORD):
     bot: str | None
     player_id: str | None
     # the seat's result counts for its player's stats and the leaderboard: the game is
-    # ranked and the seat has no reason of its own not to count (`service.history.ranking`)
+    # ranked and the seat has no reason of its own not to count (`service.core.ranking`)
     ranked: bool
     unranked_reason: SeatUnrankedReason | None  # the seat's own reason; null when none
 
@@ -67,7 +67,7 @@ class ArchivedResult(msgspec.Struct, **_RECORD):
 class ArchivedGame(msgspec.Struct, **_RECORD):
     id: str
     status: ArchivedStatus = "finished"
-    ranked: bool  # counted by stats and the leaderboard (`service.history.ranking`)
+    ranked: bool  # counted by stats and the leaderboard (`service.core.ranking`)
     unranked_reason: UnrankedReason | None  # the primary reason; null when ranked
     unranked_reasons: tuple[UnrankedReason, ...]  # every reason that applies, primary first
     player_count: int

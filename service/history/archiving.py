@@ -5,7 +5,7 @@ cases that write the archive through its unit of work (`service.history.archive.
 An ended game is finished, or stopped while live: aborted (`GameRecord.aborted`, by its
 host or the platform) or abandoned (`GameRecord.abandoned`, nobody acted for the idle
 time); a stopped game's state stops mid-game, it has no results, its status says which.
-Each game is ranked or not, and each seat's result counts or not, as `service.history.ranking`
+Each game is ranked or not, and each seat's result counts or not, as `service.core.ranking`
 decides on the record (`archived_ranking`: player ids given apart from the record's own
 are unverified); a ranked game is rated when `service.history.ratings.rated_table` finds two or
 more rated seats.
@@ -37,6 +37,7 @@ import msgspec
 from domain.game.model import AnyEvent, Busted, CardDrawn, GameFinished, GameStarted, Result
 from service.core.model import GameRecord
 from service.core.ports import StoredEvent
+from service.core.ranking import archived_ranking
 from service.history.archive import (
     ID_LENGTH,
     PLAYER_ID_LENGTH,
@@ -49,7 +50,6 @@ from service.history.archive import (
     ColorScore,
     GameRating,
 )
-from service.history.ranking import archived_ranking
 from service.history.ratings import RatedSeat, SeatFacts, rate, rated_table, replay
 
 PERFECT_RUN = 9  # a run of all nine numbers

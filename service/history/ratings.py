@@ -11,7 +11,7 @@ shows; with `BradleyTerryFull` a better placing never gains less and tied seats 
 equal ratings move alike.
 
 Who is rated (`rated_table`): in a ranked game, the seats whose result counts for their
-player (`service.history.ranking`: a seat a bot took over does not, a resigned one does, ranked
+player (`service.core.ranking`: a seat a bot took over does not, a resigned one does, ranked
 last), played by a human with a player id; bots never. A game is rated when two or more
 such seats remain; they are placed by their results' ranks (equal ranks: a tie).
 
@@ -75,7 +75,7 @@ class SeatFacts(msgspec.Struct, frozen=True, kw_only=True):
 
     player_id: str | None
     bot: str | None
-    counts: bool  # the game is ranked and the seat's result counts (`service.history.ranking`)
+    counts: bool  # the game is ranked and the seat's result counts (`service.core.ranking`)
     rank: int | None  # None without a result (an aborted or abandoned game)
 
 

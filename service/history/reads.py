@@ -5,7 +5,9 @@ every table (`service.tournaments.secrecy`), by everyone but the platform."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
+from typing import Protocol
 
 import msgspec
 
@@ -27,7 +29,6 @@ from service.history.archive import (
     RatingChange,
 )
 from service.history.ratings import PRIOR, Rating, predict
-from service.tournaments.secrecy import Secrecy
 
 _RECORD = {"frozen": True, "kw_only": True}
 
@@ -46,8 +47,18 @@ class TableForecast(msgspec.Struct, **_RECORD):
 _events_decoder = msgspec.json.Decoder(AnyEvent)
 
 
+class ArchivedSecrecy(Protocol):
+    """Who may read an archived game (`service.tournaments.secrecy.Secrecy`)."""
+
+    async def check_id(self, game: str, caller: Caller) -> None:
+        """Refuse (`game_embargoed`) a read of this game by this caller while it is secret."""
+
+    async def hidden(self, games: Iterable[str], caller: Caller) -> set[str]:
+        """The games of a listing this caller may not see now."""
+
+
 class History:
-    def __init__(self, archive: GameArchive, secrecy: Secrecy) -> None:
+    def __init__(self, archive: GameArchive, secrecy: ArchivedSecrecy) -> None:
         self.archive = archive
         self.secrecy = secrecy
 

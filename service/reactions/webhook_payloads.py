@@ -10,7 +10,7 @@ from typing import Literal
 import msgspec
 
 from domain.game.model import TimeControl
-from service.history.ranking import UnrankedReason
+from service.core.ranking import UnrankedReason
 
 
 class WebhookSeat(msgspec.Struct, frozen=True, kw_only=True):

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import msgspec
 
 from service.core.model import GameRecord
-from service.history.ranking import ranking
+from service.core.ranking import ranking
 from service.reactions.relay import Change
 from service.reactions.webhook_delivery import DeliveryWorker, Message, Sender, WebhookOutbox
 from service.reactions.webhook_payloads import (

@@ -4,7 +4,7 @@ Test data are whole bot games (`play_game`) with known player ids in their seats
 other game the platform vouched for the ids (`verified`) and those seats count as humans,
 so some games are ranked and some are not (too few humans, a custom deck). Every expected
 figure and ranking is computed here from the simulated games themselves (the ranking rule
-restated, not `service.history.ranking` called), not read back from the archive. Each dialect gets a throwaway database (PostgreSQL: `CREATE DATABASE`, dropped
+restated, not `service.core.ranking` called), not read back from the archive. Each dialect gets a throwaway database (PostgreSQL: `CREATE DATABASE`, dropped
 afterwards; SQLite: a temporary file), migrated with Alembic like production.
 """
 

@@ -1,4 +1,4 @@
-"""`service.history.ranking.ranking`: which archived games count for stats and the leaderboard, and
+"""`service.core.ranking.ranking`: which archived games count for stats and the leaderboard, and
 why the others do not; which seats of a game count. Each rule alone, then combinations, on
 real engine states (seats taken over and resigned by the engine itself)."""
 
@@ -15,7 +15,7 @@ from domain.bots.simulation import play_bots, play_game
 from domain.game.engine import new_game, take_over
 from domain.game.model import GameState
 from service.core.model import GameRecord
-from service.history.ranking import SEAT_UNRANKED_REASONS, UNRANKED_REASONS, Ranking, ranking
+from service.core.ranking import SEAT_UNRANKED_REASONS, UNRANKED_REASONS, Ranking, ranking
 
 pytestmark = pytest.mark.unit
 

@@ -18,9 +18,9 @@ from infra.memory_tournaments import MemoryTournamentStore
 from infra.queues import MemoryQueue
 from service.core.callers import ANONYMOUS, Caller
 from service.core.errors import ServiceError
+from service.core.ranking import ranking
 from service.core.settings import Settings
 from service.games.use_cases import GameService
-from service.history.ranking import ranking
 from service.lobby.use_cases import Lobby
 from service.reactions.relay import GAME_ENDED, Relay
 from service.reactions.webhook_delivery import WebhookOutbox

@@ -1,13 +1,11 @@
 """Use cases over the SQL archive: ended games (finished, aborted or abandoned), their logs
 and replays, player figures (of the seats that count in ranked games unless asked for
-all). A game of a tournament round is read, and listed, once its deal has been played at
-every table (`service.tournaments.secrecy`), by everyone but the platform."""
+all). A game of a duplicate deal is archived, hence read and listed, only once its deal has
+been played at every table (`service.history.archiver`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime
-from typing import Protocol
 
 import msgspec
 
@@ -47,20 +45,13 @@ class TableForecast(msgspec.Struct, **_RECORD):
 _events_decoder = msgspec.json.Decoder(AnyEvent)
 
 
-class ArchivedSecrecy(Protocol):
-    """Who may read an archived game (`service.tournaments.secrecy.Secrecy`)."""
-
-    async def check_id(self, game: str, caller: Caller) -> None:
-        """Refuse (`game_embargoed`) a read of this game by this caller while it is secret."""
-
-    async def hidden(self, games: Iterable[str], caller: Caller) -> set[str]:
-        """The games of a listing this caller may not see now."""
-
-
 class History:
-    def __init__(self, archive: GameArchive, secrecy: ArchivedSecrecy) -> None:
+    """The archive's reads. The archive holds no secret game: a game of a deal still played
+    at another table enters it only once the deal is done (`service.history.archiver`), so
+    nothing here asks the live store whether a game is secret."""
+
+    def __init__(self, archive: GameArchive) -> None:
         self.archive = archive
-        self.secrecy = secrecy
 
     async def list_games(
         self,
@@ -85,14 +76,12 @@ class History:
             cursor=cursor,
             limit=limit,
         )
-        hidden = await self.secrecy.hidden([g.id for g in items], caller)
-        return [g for g in items if g.id not in hidden], cursor
+        return items, cursor
 
     async def game(self, game_id: str, caller: Caller) -> ArchivedGame:
         found = await self.archive.get_game(game_id) if GAME_ID.fullmatch(game_id) else None
         if found is None:
             raise ServiceError("archived_game_not_found")
-        await self.secrecy.check_id(game_id, caller)
         return found
 
     async def events(
@@ -119,7 +108,6 @@ class History:
         """The last public state of an archived game (None when not archived)."""
         if not GAME_ID.fullmatch(game_id) or await self.archive.get_game(game_id) is None:
             return None
-        await self.secrecy.check_id(game_id, caller)
         stored = await self.archive.events(game_id, 0, None)
         last = None
         for last in replay(_events_decoder.decode(e.data) for e in stored):  # noqa: B007

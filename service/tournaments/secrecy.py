@@ -24,16 +24,15 @@ rest of its deal, `deal_of`, once the last table's game is archived): the archiv
 by everyone and feeds the stats, the leaderboard and the ratings.
 
 `Secrecy.check` is the one decision; `check_id` applies it to a game known by its id only
-(its tournament table is the live record's), `hidden` to a listing, `rounds_shown` and
-`standings_shown` to the tournament's own reads. No framework here: the
+(its tournament table is the live record's: a review asked for before the game is
+archived), `rounds_shown` and `standings_shown` to the tournament's own reads. No framework here: the
 games, the tournaments and a caller's seat are read through callables the composition
 root hands in."""
 
 from __future__ import annotations
 
-import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
@@ -49,7 +48,6 @@ SeatOf = Callable[[GameRecord, Caller], Awaitable[int | None]]
 Place = tuple[int, int]  # (round, table)
 
 REMEMBERED = 4096  # games whose tournament table (or none) is remembered
-LOADS_AT_ONCE = 16  # games read at once to sort a listing
 
 
 def embargoed() -> ServiceError:
@@ -90,28 +88,6 @@ class Secrecy:
         ref = await self._ref(game)
         if ref is not None and await self._secret(ref):
             raise embargoed()
-
-    async def hidden(self, games: Iterable[str], caller: Caller) -> set[str]:
-        """The games of a listing this caller may not see now."""
-        if caller.platform:
-            return set()
-        ids = list(games)
-        gate = asyncio.Semaphore(LOADS_AT_ONCE)
-
-        async def ref_of(game: str) -> TableRef | None:
-            async with gate:
-                return await self._ref(game)
-
-        refs = await asyncio.gather(*(ref_of(g) for g in ids))
-        secret: dict[str, frozenset[Place]] = {}
-        for ref in {r.tournament_id for r in refs if r is not None}:
-            tournament = await self._load_tournament(ref)
-            secret[ref] = frozenset() if tournament is None else await self.secret(tournament)
-        return {
-            g
-            for g, r in zip(ids, refs, strict=True)
-            if r is not None and (r.round, r.table) in secret[r.tournament_id]
-        }
 
     async def rounds_shown(self, tournament: TournamentRecord, caller: Caller) -> TournamentRecord:
         """The tournament with the tables of secret games left out of its rounds and

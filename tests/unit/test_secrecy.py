@@ -114,8 +114,6 @@ def test_who_is_refused() -> None:
             await policy.check_id(game_id(TID, 1, 2), ann)
         await policy.check_id(game_id(TID, 1, 2), PLATFORM)
         await policy.check_id("f" * 20, ANONYMOUS)  # no tournament's: nothing to keep
-        hidden = await policy.hidden([game_id(TID, 1, t) for t in range(3)] + ["f" * 20], bob)
-        assert hidden == {game_id(TID, 1, t) for t in range(3)}
         shown = await policy.rounds_shown(record, ann)
         assert [t.number for t in shown.rounds[0].tables] == [0]
         assert (await policy.rounds_shown(record, PLATFORM)) is record

@@ -163,7 +163,7 @@ def use_cases(
     lobby = Lobby(service, identities_open=who["identity"].open)
     tournaments = background.tournaments
     secrecy = background.secrecy
-    history = History(archive, secrecy)
+    history = History(archive)
     deadlines, watchers = background.deadlines, background.watchers
     return State(
         {

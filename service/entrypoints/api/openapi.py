@@ -22,6 +22,7 @@ declared is done here, on the generated document that `/schema/openapi.json` ser
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -389,18 +390,12 @@ def _published_names(schema: dict[str, Any]) -> None:
         if old in schemas:
             schemas[new] = schemas.pop(old)
 
-    def visit(node: Any) -> None:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref in refs:
-                node["$ref"] = refs[ref]
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for value in node:
-                visit(value)
+    def rename(node: dict[str, Any]) -> None:
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref in refs:
+            node["$ref"] = refs[ref]
 
-    visit(schema)
+    _each_object(schema, rename)
 
 
 def _webhooks() -> dict[str, Any]:
@@ -510,26 +505,31 @@ def _add_discriminators(schema: dict[str, Any]) -> None:
     """Every oneOf/anyOf whose members are all tagged Structs gets a discriminator on `type`."""
     schemas = schema["components"]["schemas"]
 
-    def visit(node: Any) -> None:
-        if isinstance(node, dict):
-            for keyword in ("oneOf", "anyOf"):
-                members = node.get(keyword)
-                if not isinstance(members, list) or not members or "discriminator" in node:
-                    continue
-                mapping = {}
-                for member in members:
-                    ref = member.get("$ref", "") if isinstance(member, dict) else ""
-                    tag = _tag_of(schemas.get(ref.rsplit("/", 1)[-1], {})) if ref else None
-                    if tag is None:
-                        mapping = {}
-                        break
-                    mapping[tag] = ref
-                if mapping:
-                    node["discriminator"] = {"propertyName": "type", "mapping": mapping}
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for value in node:
-                visit(value)
+    def discriminate(node: dict[str, Any]) -> None:
+        for keyword in ("oneOf", "anyOf"):
+            members = node.get(keyword)
+            if not isinstance(members, list) or not members or "discriminator" in node:
+                continue
+            mapping = {}
+            for member in members:
+                ref = member.get("$ref", "") if isinstance(member, dict) else ""
+                tag = _tag_of(schemas.get(ref.rsplit("/", 1)[-1], {})) if ref else None
+                if tag is None:
+                    mapping = {}
+                    break
+                mapping[tag] = ref
+            if mapping:
+                node["discriminator"] = {"propertyName": "type", "mapping": mapping}
 
-    visit(schema)
+    _each_object(schema, discriminate)
+
+
+def _each_object(node: Any, change: Callable[[dict[str, Any]], None]) -> None:
+    """`change` applied to every JSON object of a document, the outer ones first."""
+    if isinstance(node, dict):
+        change(node)
+        for value in node.values():
+            _each_object(value, change)
+    elif isinstance(node, list):
+        for value in node:
+            _each_object(value, change)

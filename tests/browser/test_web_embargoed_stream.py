@@ -9,42 +9,23 @@ and the other human's move at the same table reaches it through that stream."""
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import jwt
 import pytest
 
 from tests.browser.web import BROWSER_TIER, App, wait_for
-from tests.servers import run_server
-from tests.support.api import check_serves_client
+from tests.support.platform_server import PLATFORM, platform_server, player_token
 
 pytestmark = BROWSER_TIER
-
-API_KEY = "platform-key-for-the-embargoed-stream"
-SECRET = "a-test-secret-of-at-least-thirty-two-bytes"
-ISSUER, AUDIENCE = "https://platform.example", "ten"
-PLATFORM = {"X-API-Key": API_KEY}
 
 
 @pytest.fixture
 def app_server() -> Iterator[str]:
     """A service with a platform API key and players' JWTs (HS256): tournaments need both."""
-    env = {
-        "TEN_API_KEYS": API_KEY,
-        "TEN_JWT_SECRET": SECRET,
-        "TEN_JWT_ISSUER": ISSUER,
-        "TEN_JWT_AUDIENCE": AUDIENCE,
-    }
-    with run_server(env) as base:
-        yield check_serves_client(base)
-
-
-def player_token(sub: str) -> str:
-    claims = {"sub": sub, "iss": ISSUER, "aud": AUDIENCE, "exp": time.time() + 3600}
-    return jwt.encode(claims, SECRET, algorithm="HS256")
+    with platform_server() as base:
+        yield base
 
 
 def as_player(pid: str) -> dict[str, str]:

@@ -7,7 +7,7 @@ asserts nothing.
 
 One listing per size (open 4-seat tables, the host seated, three seats open, created one
 second apart). On Redis the keys are written as the store lays them out
-(`infra/redis_store.py`: each game's hash, the listing's sorted set) in pipelines of 500
+(`infra/redis_layout.py`: each game's hash, the listing's sorted set) in pipelines of 500
 games, under key prefixes and game ids of this run's, all deleted at the end (they also
 expire after an hour). The embedded store (one per size) is filled through `create`.
 

@@ -41,7 +41,7 @@ sys.path.insert(
 from infra.memory_store import MemoryGameStore
 from infra.memory_tournaments import MemoryTournamentStore
 from infra.queues import MemoryQueue
-from infra.redis_store import connect
+from infra.redis_client import connect
 from infra.redis_tournaments import RedisTournamentStore
 from service.core.callers import Caller
 from service.core.settings import Settings

@@ -50,7 +50,8 @@ import domain.bots.clock as clock_mod  # noqa: E402 - after the environment is s
 import service.games.use_cases as games_mod  # noqa: E402 - after the environment is set
 from bench.loadgen import next_move  # noqa: E402 - the load generator's own move choice
 from domain.game.model import Action  # noqa: E402 - after the environment is set
-from infra.redis_store import _record_decoder, _record_encoder, connect  # noqa: E402 - after the environment is set
+from infra.redis_client import connect  # noqa: E402 - after the environment is set
+from infra.redis_layout import record_decoder, record_encoder  # noqa: E402 - after the environment is set
 from service.core.callers import Caller  # noqa: E402 - after the environment is set
 from service.core.settings import Settings  # noqa: E402 - after the environment is set
 from service.entrypoints.api.app import create_app  # noqa: E402 - after the environment is set
@@ -322,7 +323,7 @@ async def stage_breakdown(
 
 
 async def pieces(service: GameService, game_id: str, client) -> None:
-    """`client`: a client as the Redis store makes its own (`infra.redis_store.connect`)."""
+    """`client`: a client as the Redis store makes its own (`infra.redis_client.connect`)."""
     import hiredis
     import redis.asyncio as aredis
 
@@ -370,11 +371,11 @@ async def pieces(service: GameService, game_id: str, client) -> None:
     line("asyncio protocol + hiredis HGET (the floor)", await cpu_per_call(raw_hget))
     line(
         f"msgpack decode of the record ({len(blob)} B)",
-        await cpu_per_call(lambda: run(lambda: _record_decoder.decode(blob))),
+        await cpu_per_call(lambda: run(lambda: record_decoder.decode(blob))),
     )
     line(
         "msgpack encode of the record",
-        await cpu_per_call(lambda: run(lambda: _record_encoder.encode(record))),
+        await cpu_per_call(lambda: run(lambda: record_encoder.encode(record))),
     )
     line(
         "GET body: public_view + GameOut JSON",

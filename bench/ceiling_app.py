@@ -3,7 +3,7 @@ parsed, no engine) that does only the storage and serialization work a game requ
 
 Run by `bench/bench_http.py` as `uvicorn bench.ceiling_app:app` with the same settings as the
 service. Environment:
-- `TEN_REDIS_URL`           the Redis (same pool settings as `infra.redis_store`)
+- `TEN_REDIS_URL`           the Redis (same pool settings as `infra.redis_client`)
 - `CEILING_READ_BYTES`      pad the read reply to this many bytes (a real `GET` reply's size)
 - `CEILING_WRITE_BYTES`     pad the write reply to this many bytes (a real action reply's size)
 - `TEN_GC_THRESHOLD`        the garbage-collector tuning, as the service does it (`infra.runtime`)

@@ -267,7 +267,7 @@ STEPS = [
     "service.games.use_cases:GameService.store_change",
     "service.core.ports:GameStore.save",
     "infra.redis_store:RedisGameStore.write",
-    "infra.redis_store:_record_encoder",
+    "infra.redis_store:record_encoder",
     "redis.commands.core:AsyncScript.__call__",
     "service.entrypoints.api.routes:render_acted",
     "service.entrypoints.api.routes:strictly",

@@ -3,9 +3,7 @@ per serving process.
 
 Each worker is a `multiprocessing` process started through a fork server (the serving
 process has threads and an event loop: forking it is unsafe), which preloads the engine
-and the bots; it lowers its own scheduling priority (`_worker_start`: a background one
-lowest), so on a busy machine the serving processes answer first and the bots wait, and exits when the
-serving process is gone (then the fork server does too). One pool per serving process,
+and the bots; its own life is `infra.bot_worker`'s. One pool per serving process,
 shared by every app it builds (tests build many), its workers started on the first step.
 Work no game waits for (post-game reviews) has a pool of its own, its background lane
 (`bot_pool(1, "background")`, started on its first step): a live game's step never waits
@@ -39,16 +37,14 @@ import multiprocessing
 import os
 import pickle
 import select
-import struct
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-NICE = 10
+from infra.bot_worker import Step, Worker, outcome
+
 PRELOAD = [
     "domain.bots.clock",
     "domain.bots.simulation",
@@ -57,148 +53,7 @@ PRELOAD = [
     "domain.bots.odds",
 ]
 BIG = 32_768  # a request this large is written from a thread (a pipe holds 64 KiB)
-# the most one read of a reply pipe asks for: what a pipe holds. `os.read` allocates what it
-# is asked for first: a larger size costs each read an mmap, page faults and a munmap, twice
-# a reply (the read that finds it empty too)
-READ = 1 << 16
 T = TypeVar("T")
-
-
-def _worker_start(serving: int, background: bool) -> None:
-    """In each worker, first: a scheduling priority below the serving process's, and a watch
-    on the serving process. A live game's worker: SCHED_BATCH at nice 19 (the least share
-    of a core beside a busy serving process; else nice 10); a background one: SCHED_IDLE,
-    the lowest class Linux has (a core only when no other process wants it, and a small
-    part of a live worker's share when both want one), so a review never slows a live
-    game's bots much."""
-    policy, nice = (os.SCHED_IDLE, 0) if background else (os.SCHED_BATCH, 19)
-    try:
-        os.sched_setscheduler(0, policy, os.sched_param(0))
-        os.nice(nice)
-    except (AttributeError, OSError):
-        os.nice(NICE)
-    threading.Thread(target=_exit_with, args=(serving,), daemon=True).start()
-
-
-def _exit_with(serving: int) -> None:
-    """Exit once the serving process is gone (SIGKILLed, say). Without this the fork
-    server, which waits for its workers, would be left behind with them."""
-    try:
-        watch = os.pidfd_open(serving)
-    except ProcessLookupError:
-        os._exit(0)
-    except (AttributeError, OSError):  # no pidfd (Linux < 5.3): look every second
-        while True:
-            time.sleep(1.0)
-            try:
-                os.kill(serving, 0)
-            except ProcessLookupError:
-                os._exit(0)
-            except PermissionError:
-                pass
-    select.select([watch], [], [])
-    os._exit(0)
-
-
-def _serve(requests: Connection, replies: Connection, serving: int, background: bool) -> None:
-    """A worker's life: read a step, compute it, write back (True, result) or (False, the
-    exception it raised), until the serving process closes the pipe."""
-    _worker_start(serving, background)
-    while True:
-        try:
-            fn, args = pickle.loads(requests.recv_bytes())
-        except EOFError:
-            return
-        try:
-            reply = pickle.dumps((True, fn(*args)), pickle.HIGHEST_PROTOCOL)
-        except BaseException as exc:
-            try:
-                reply = pickle.dumps((False, exc), pickle.HIGHEST_PROTOCOL)
-            except Exception:
-                reply = pickle.dumps((False, RuntimeError(repr(exc))), pickle.HIGHEST_PROTOCOL)
-        replies.send_bytes(reply)
-
-
-class _Reader:
-    """The serving process's end of a worker's reply pipe, read without blocking: the
-    framing of `Connection.send_bytes` (a 4-byte big-endian length, or -1 and 8 bytes)."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-        self.fd = conn.fileno()
-        os.set_blocking(self.fd, False)
-        self._buffer = bytearray()
-
-    def read(self) -> bytes | None:
-        """What came so far: the whole message once it is in (None before). EOFError when
-        the worker is gone."""
-        while True:
-            try:
-                chunk = os.read(self.fd, READ)
-            except BlockingIOError:
-                return self._message()
-            if not chunk:
-                raise EOFError("the bot worker's pipe closed")
-            self._buffer += chunk
-            message = self._message()
-            if message is not None:
-                return message
-
-    def _message(self) -> bytes | None:
-        buffer = self._buffer
-        if len(buffer) < 4:
-            return None
-        (size,) = struct.unpack_from("!i", buffer)
-        start = 4
-        if size == -1:
-            if len(buffer) < 12:
-                return None
-            (size,) = struct.unpack_from("!Q", buffer, 4)
-            start = 12
-        if len(buffer) < start + size:
-            return None
-        message = bytes(buffer[start : start + size])
-        del buffer[: start + size]
-        return message
-
-
-class _Worker:
-    def __init__(self, context: Any, serving: int, background: bool) -> None:
-        requests_out, self.requests = context.Pipe(duplex=False)
-        replies_in, replies_out = context.Pipe(duplex=False)
-        self.process = context.Process(
-            target=_serve, args=(requests_out, replies_out, serving, background), daemon=True
-        )
-        self.process.start()
-        requests_out.close()  # the worker holds its ends alone: its death ends the pipe
-        replies_out.close()
-        self.reader = _Reader(replies_in)
-        # the steps of `BotPool.call` given to it, in order: the first one is being
-        # computed, the others wait in its pipe (or in `unsent`, to be written in that
-        # order); their replies come back in that order
-        self.steps: collections.deque[_Step] = collections.deque()
-        self.unsent: collections.deque[_Step] = collections.deque()
-        self.loop: asyncio.AbstractEventLoop | None = None  # the loop of its steps
-        self.reading = False  # its replies read by that loop (`add_reader`)
-        self.sending = False  # a large request being written from a thread
-        self.held = False  # taken whole by `call_blocking` (a thread reads its pipe)
-
-    def send(self, request: bytes) -> None:
-        self.requests.send_bytes(request)
-
-    def close(self, kill: bool = False) -> None:
-        if kill and self.process.is_alive():
-            self.process.kill()
-        self.requests.close()
-        self.reader.conn.close()
-        self.process.join(5 if kill else 0)
-
-
-def _outcome(message: bytes) -> Any:
-    ok, value = pickle.loads(message)
-    if ok:
-        return value
-    raise value
 
 
 class BotPool:
@@ -212,13 +67,13 @@ class BotPool:
     def __init__(self, workers: int, *, depth: int = 2, background: bool = False) -> None:
         self.workers = workers
         self.depth = depth
-        self.background = background  # its workers' priority: see `_worker_start`
+        self.background = background  # its workers' priority: see `bot_worker._worker_start`
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(PRELOAD)
-        self._live: list[_Worker] = []  # started and not dead nor closed
+        self._live: list[Worker] = []  # started and not dead nor closed
         self._starting = 0  # workers being started
-        self._waiting: collections.deque[_Step] = collections.deque()  # `call`'s
-        self._blocked: collections.deque[Future[_Worker]] = collections.deque()  # a thread's
+        self._waiting: collections.deque[Step] = collections.deque()  # `call`'s
+        self._blocked: collections.deque[Future[Worker]] = collections.deque()  # a thread's
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ workers
@@ -232,10 +87,10 @@ class BotPool:
                 self._starting += 1
             self._started()
 
-    def _started(self) -> _Worker:
+    def _started(self) -> Worker:
         """A new worker, live (`_starting` counted it), handed what waits for one."""
         try:
-            worker = _Worker(self._context, os.getpid(), self.background)
+            worker = Worker(self._context, os.getpid(), self.background)
         except BaseException:
             with self._lock:
                 self._starting -= 1
@@ -246,7 +101,7 @@ class BotPool:
         self._dispatch()
         return worker
 
-    def _free(self, loop: asyncio.AbstractEventLoop | None) -> _Worker | None:
+    def _free(self, loop: asyncio.AbstractEventLoop | None) -> Worker | None:
         """Under the lock: an idle worker, else (for a step of `loop`) the least busy one
         of that loop that can take a step more in its pipe; None if none."""
         best = None
@@ -296,7 +151,7 @@ class BotPool:
             else:
                 self._post(worker)
 
-    def _post(self, worker: _Worker) -> None:
+    def _post(self, worker: Worker) -> None:
         """Write `worker`'s unsent steps from the thread of their loop."""
         loop = worker.loop
         assert loop is not None
@@ -312,7 +167,7 @@ class BotPool:
         except RuntimeError:  # the loop closed: its steps are nobody's
             self._lost(worker, kill=True)
 
-    def _flush(self, worker: _Worker) -> None:
+    def _flush(self, worker: Worker) -> None:
         """Write `worker`'s unsent steps down its pipe, in order (a large one from a
         thread, a full pipe would block the loop: the next ones after it), and read its
         replies on this loop."""
@@ -334,7 +189,7 @@ class BotPool:
         except OSError as exc:
             self._died(worker, exc)
 
-    def _unsent(self, worker: _Worker, sent: asyncio.Future[None]) -> None:
+    def _unsent(self, worker: Worker, sent: asyncio.Future[None]) -> None:
         worker.sending = False
         exc = None if sent.cancelled() else sent.exception()
         if exc is not None:
@@ -342,7 +197,7 @@ class BotPool:
             return
         self._flush(worker)
 
-    def _readable(self, worker: _Worker) -> None:
+    def _readable(self, worker: Worker) -> None:
         """The worker's reply pipe can be read: each whole reply answers the step at the
         head of its pipe, and the place it frees goes to the next waiting step at once."""
         try:
@@ -358,7 +213,7 @@ class BotPool:
             self._quiet(worker)
         self._dispatch()
 
-    def _quiet(self, worker: _Worker) -> None:
+    def _quiet(self, worker: Worker) -> None:
         """No step on `worker` (or it is gone): its replies are no longer read, and a step
         of another loop may come next. On the thread of its loop."""
         with self._lock:
@@ -370,7 +225,7 @@ class BotPool:
             with contextlib.suppress(RuntimeError):  # that loop closed: nothing to remove
                 loop.remove_reader(worker.reader.fd)
 
-    def _died(self, worker: _Worker, exc: BaseException) -> None:
+    def _died(self, worker: Worker, exc: BaseException) -> None:
         """The worker died (or its pipe broke): the step it was computing fails with it; the
         steps behind it in its pipe, which it never started, are sent again (a step is a
         pure function of what it is sent)."""
@@ -380,7 +235,7 @@ class BotPool:
             steps[0].reply.set_exception(exc)
         self._again(steps[1:])
 
-    def _again(self, steps: list[_Step]) -> None:
+    def _again(self, steps: list[Step]) -> None:
         """Steps of a worker lost before it started them: first in line again."""
         with self._lock:
             self._waiting.extendleft(reversed([s for s in steps if not s.gone]))
@@ -390,20 +245,20 @@ class BotPool:
         else:
             self._dispatch()
 
-    def _drop(self, worker: _Worker, *, kill: bool = False) -> None:
+    def _drop(self, worker: Worker, *, kill: bool = False) -> None:
         with self._lock:
             if worker in self._live:
                 self._live.remove(worker)
         self._quiet(worker)
         worker.close(kill=kill)
 
-    def _lost(self, worker: _Worker, *, kill: bool = False) -> None:
+    def _lost(self, worker: Worker, *, kill: bool = False) -> None:
         """A worker given up (closed, its steps sent again) or dead: what waits gets a new one."""
         steps = self._taken(worker)
         self._drop(worker, kill=kill)
         self._again(steps)
 
-    def _taken(self, worker: _Worker) -> list[_Step]:
+    def _taken(self, worker: Worker) -> list[Step]:
         """The steps given to `worker`, taken off it (it is being dropped)."""
         with self._lock:
             steps = list(worker.steps)
@@ -431,7 +286,7 @@ class BotPool:
         worker is computing (`depth`), else when a reply frees a place (in the very callback
         that reads it: `_readable`)."""
         loop = asyncio.get_running_loop()
-        step = _Step(loop, pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL))
+        step = Step(loop, pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL))
         self._queue(self._waiting, step)
         try:
             message = await step.reply
@@ -446,11 +301,11 @@ class BotPool:
             if worker is not None:
                 self._lost(worker, kill=True)
             raise
-        return _outcome(message)
+        return outcome(message)
 
     def call_blocking(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` in a worker, waited for in this thread (an idle worker, whole)."""
-        handed: Future[_Worker] = Future()
+        handed: Future[Worker] = Future()
         self._queue(self._blocked, handed)
         worker = handed.result()
         try:
@@ -466,7 +321,7 @@ class BotPool:
         with self._lock:
             worker.held = False
         self._dispatch()
-        return _outcome(message)
+        return outcome(message)
 
     def submit(self, fn: Callable[..., T], /, *args: Any) -> Future[T]:
         """`fn(*args)` in a worker, computed in this thread (a done Future)."""
@@ -489,19 +344,6 @@ class BotPool:
             worker.close(kill=not wait)
             if wait:
                 worker.process.join(5)
-
-
-class _Step:
-    """A step of `BotPool.call`: its request, its reply to come; `gone` once its caller
-    gave up."""
-
-    __slots__ = ("gone", "loop", "reply", "request")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, request: bytes) -> None:
-        self.loop = loop
-        self.request = request
-        self.reply: asyncio.Future[bytes] = loop.create_future()
-        self.gone = False
 
 
 _pools: dict[tuple[int, str], BotPool] = {}

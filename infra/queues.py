@@ -21,7 +21,7 @@ import heapq
 
 import msgspec
 
-from infra.redis_store import unavailable_on_connection_errors
+from infra.redis_client import unavailable_on_connection_errors
 from service.jobs.worker import Job, Quarantined, QueueFull
 
 

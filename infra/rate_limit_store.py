@@ -17,7 +17,7 @@ import asyncio
 import time
 from typing import Any
 
-from infra.redis_store import unavailable_on_connection_errors
+from infra.redis_client import unavailable_on_connection_errors
 
 # KEYS[1] the client's window; ARGV[1] the window in milliseconds -> {count, ms left}
 _HIT = """

@@ -9,7 +9,7 @@ Every write of a tournament is one Lua script: create only when absent, save onl
 stored version is the one before the record's (a compare-and-set). With `wait` (replicas,
 timeout ms: TEN_REDIS_WAIT_REPLICAS) the script and a WAIT go in one pipeline, on one
 connection, and a write the replicas did not confirm is not acknowledged (503), as the
-game store's (`infra.redis_store.replicated`)."""
+game store's (`infra.redis_client.replicated`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from infra.redis_store import replicated, unavailable_on_connection_errors
+from infra.redis_client import replicated, unavailable_on_connection_errors
 from service.core.model import TournamentRecord
 from service.core.ports import TournamentConflict
 

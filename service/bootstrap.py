@@ -105,7 +105,8 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
     assert settings.redis_url is not None
     from infra import queues as redis_queues  # noqa: PLC0415 - redis-py only when configured
     from infra.rate_limit_store import RedisRateCounter  # noqa: PLC0415
-    from infra.redis_store import RedisGameStore, connect  # noqa: PLC0415
+    from infra.redis_client import connect  # noqa: PLC0415
+    from infra.redis_store import RedisGameStore  # noqa: PLC0415
     from infra.redis_tournaments import RedisTournamentStore  # noqa: PLC0415
 
     where = {

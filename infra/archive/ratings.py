@@ -2,7 +2,7 @@
 held, updated in the transaction that archives a rated game, read in rating order and
 replaced for a rebuild. Which games are rated, how, and when, is `service.history.archiving` and
 `service.history.ratings`. The unit's parts are synchronous, on a `Connection` (the unit runs each
-as one step: `repository.SqlUnit`); the reads outside a unit are async.
+as one step: `unit.SqlUnit`); the reads outside a unit are async.
 
 No lost update (`hold`): the game's players' rows are created if missing (INSERT ... ON
 CONFLICT DO NOTHING) and then locked (PostgreSQL: SELECT ... FOR UPDATE), both in player id

@@ -1,108 +1,66 @@
 """`SqlArchive`: ended games (finished, aborted or abandoned) in SQL (PostgreSQL or
 SQLite), the `GameArchive` port.
 
-Writes: `unit()` is the unit of work (`service.history.archive.ArchiveUnit`), one transaction
-(SQLite: BEGIN IMMEDIATE, so writers queue up front) committed by `commit()` and rolled
-back otherwise. Each of its steps is one synchronous function of SQLAlchemy Core on a
-`Connection` (`_add_game`, `ratings.hold`, ...), the same code on both databases, run by the
-unit's `_Steps`: on PostgreSQL through `AsyncConnection.run_sync` (asyncpg's own I/O), on
-a SQLite file in one thread hop on a synchronous engine of the same file
-(`database.sqlite_twin`; through aiosqlite each statement costs three or four hops to its
-thread and back); what is written, and when a game is rated, is
-`service.history.archiving`'s. Its `add_game` inserts a game with its seats, results and
-events (`rows.archive_rows`), the game row first with INSERT ... ON CONFLICT DO NOTHING: of
-several units racing on one game, PostgreSQL makes the others wait on the primary key until
-the first commits and then skip; a unit that inserted nothing writes nothing more and
-answers False. The ratings' part is `ratings` (held, saved, read in rating order and
-replaced).
+Writes: `unit()` is the unit of work (`service.history.archive.ArchiveUnit`, `unit.SqlUnit`),
+one transaction (SQLite: BEGIN IMMEDIATE, so writers queue up front) committed by
+`commit()` and rolled back otherwise; what is written, and when a game is rated, is
+`service.history.archiving`'s.
 
-Reads: listings are newest first by (finished_at, id) with keyset cursors (an index range
-scan per page, stable while games are added); per-player figures aggregate `results`
-through an index holding every column they read, of the seats that count in ranked games
-unless told otherwise (`results.ranked` is a copy of the seat's: the game is ranked and
-the seat was not taken over).
+Reads: listings are newest first by (finished_at, id) with keyset cursors (`cursors`: an
+index range scan per page, stable while games are added); per-player figures aggregate
+`results` through an index holding every column they read, of the seats that count in
+ranked games unless told otherwise (`results.ranked` is a copy of the seat's: the game is
+ranked and the seat was not taken over). Their queries: `queries`; a failure of the
+database: `errors`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager, suppress
-from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any
 
-import msgspec
-from sqlalchemy import Select, case, func, insert, literal, select, text, true, tuple_
-from sqlalchemy import exc as sa_exc
+from sqlalchemy import case, func, select, text, true
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from domain.game.cards import COLORS
-from service.core.ports import StoredEvent, StoreUnavailable
+from service.core.ports import StoredEvent
 from service.history.archive import (
     ARCHIVED_STATUSES,
-    Archival,
     ArchivedGame,
     ArchivedResult,
     ArchivedSeat,
     ColorScore,
-    GameRating,
     GameSummary,
-    InvalidCursor,
     LeaderboardOrder,
     LeaderboardRow,
     PlayerStats,
-    RankedGame,
     RatingChange,
-    SeatSummary,
 )
 from service.history.ratings import PRIOR, Rating
-from service.jobs.worker import PermanentFailure
 
+from .cursors import decode_cursor, encode_cursor
 from .database import make_engine, sqlite_twin
+from .errors import refused_data, translate_errors
 from .models import events as events_table
 from .models import games, results, seats
 from .models import ratings as ratings_table
 from .models import reviews as reviews_table
-from .ratings import current_ratings, ranked_games
+from .queries import (
+    board_columns,
+    color_order,
+    from_row,
+    games_page_query,
+    ranked_figures,
+    seat_summaries,
+)
+from .ratings import current_ratings
 from .ratings import history as rating_history
-from .ratings import hold as hold_ratings
-from .ratings import replace as replace_ratings
-from .ratings import save as save_ratings
-from .rows import ArchiveRows, archive_rows
+from .unit import OnGreenlet, OnThread, SqlUnit, ended, immediate
 
 MAX_LIMIT = 500
-_S = TypeVar("_S", bound=msgspec.Struct)
-_T = TypeVar("_T")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
-_cursor_decoder = msgspec.json.Decoder(tuple[int, int, str])
-_CURSOR_VERSION = 1
-
-_PG_INSERT_EVENTS = text(
-    "INSERT INTO events (game_id, seq, type, data) "
-    "SELECT :game_id, e.seq, e.type, e.data FROM unnest("
-    "CAST(:seqs AS integer[]), CAST(:types AS varchar[]), CAST(:datas AS text[])"
-    ") AS e(seq, type, data)"
-)
-
-_SQLITE_INSERT_EVENTS = "INSERT INTO events (game_id, seq, type, data) VALUES (?, ?, ?, ?)"
-
-_GAME_SUMMARY_COLUMNS = (
-    games.c.id,
-    games.c.status,
-    games.c.ranked,
-    games.c.unranked_reason,
-    games.c.unranked_reasons,
-    games.c.player_count,
-    games.c.created_at,
-    games.c.finished_at,
-    games.c.version,
-    games.c.event_count,
-)
 
 
 class SqlArchive:
@@ -141,22 +99,22 @@ class SqlArchive:
     async def unit(self) -> AsyncIterator[SqlUnit]:
         """A unit of work: one transaction, kept when the unit commits, rolled back when it
         ends otherwise. A connection failure is StoreUnavailable; a value the database
-        refuses, PermanentFailure (`_refused_data`)."""
-        with _translate_errors(), _refused_data():
+        refuses, PermanentFailure (`refused_data`)."""
+        with translate_errors(), refused_data():
             if self._writer is not None:
                 async with self._one_writer():
-                    steps = _OnThread(await asyncio.to_thread(_immediate, self._writer))
+                    steps = OnThread(await asyncio.to_thread(immediate, self._writer))
                     try:
                         yield SqlUnit(steps, self._insert_game)
                     finally:
-                        await steps(_ended)
+                        await steps(ended)
                 return
             async with self.engine.connect() as conn:
                 if self._dialect == "sqlite":
                     await conn.execution_options(sqlite_immediate=True)
                 transaction = await conn.begin()
                 try:
-                    yield SqlUnit(_OnGreenlet(conn), self._insert_game)
+                    yield SqlUnit(OnGreenlet(conn), self._insert_game)
                 finally:
                     if transaction.is_active:
                         await transaction.rollback()
@@ -174,7 +132,7 @@ class SqlArchive:
         """Keep a finished game's review (its JSON); False when one is kept already (the
         first one stays: a review is written once)."""
         row = {"game_id": game_id, "review": review.decode(), "reviewed_at": at}
-        with _translate_errors(), _refused_data():
+        with translate_errors(), refused_data():
             async with self.engine.begin() as conn:
                 inserted = await conn.execute(self._insert_review, row)
         return inserted.rowcount == 1
@@ -184,7 +142,7 @@ class SqlArchive:
     async def get_review(self, game_id: str) -> bytes | None:
         """A finished game's review as it was kept (JSON), or None."""
         query = select(reviews_table.c.review).where(reviews_table.c.game_id == game_id)
-        with _translate_errors():
+        with translate_errors():
             async with self.engine.connect() as conn:
                 review = (await conn.execute(query)).scalar()
         return None if review is None else review.encode()
@@ -211,21 +169,21 @@ class SqlArchive:
         for name, value in (("since", since), ("until", until)):
             if value is not None and value.utcoffset() is None:
                 raise ValueError(f"{name} must be timezone-aware")
-        after = _decode_cursor(cursor) if cursor is not None else None
-        query = _games_page_query(player_id, since, until, after, limit + 1)
+        after = decode_cursor(cursor) if cursor is not None else None
+        query = games_page_query(player_id, since, until, after, limit + 1)
         if status is not None:
             query = query.where(games.c.status == status)
         if ranked is not None:
             query = query.where(games.c.ranked == ranked)
-        with _translate_errors():
+        with translate_errors():
             async with self.engine.connect() as conn:
                 page = (await conn.execute(query)).all()
                 more = len(page) > limit
                 page = page[:limit]
-                by_game = await _seat_summaries(conn, [row.id for row in page])
-        # the row's columns are _GAME_SUMMARY_COLUMNS: GameSummary's fields
+                by_game = await seat_summaries(conn, [row.id for row in page])
+        # the row's columns are GAME_SUMMARY_COLUMNS: GameSummary's fields
         items = [
-            _from_row(
+            from_row(
                 GameSummary,
                 row,
                 ranked=bool(row.ranked),
@@ -234,12 +192,12 @@ class SqlArchive:
             )
             for row in page
         ]
-        next_cursor = _encode_cursor(page[-1].finished_at, page[-1].id) if more else None
+        next_cursor = encode_cursor(page[-1].finished_at, page[-1].id) if more else None
         return items, next_cursor
 
     async def get_game(self, game_id: str) -> ArchivedGame | None:
         """The archived game with its seats and results, or None."""
-        with _translate_errors():
+        with translate_errors():
             async with self.engine.connect() as conn:
                 game = (await conn.execute(select(games).where(games.c.id == game_id))).first()
                 if game is None:
@@ -254,20 +212,20 @@ class SqlArchive:
                         select(results).where(results.c.game_id == game_id).order_by(results.c.seat)
                     )
                 ).all()
-        return _from_row(
+        return from_row(
             ArchivedGame,
             game,
             ranked=bool(game.ranked),
             unranked_reasons=tuple(game.unranked_reasons or ()),
             deck=tuple(game.deck),
-            seats=tuple(_from_row(ArchivedSeat, s, ranked=bool(s.ranked)) for s in seat_rows),
+            seats=tuple(from_row(ArchivedSeat, s, ranked=bool(s.ranked)) for s in seat_rows),
             results=tuple(
-                _from_row(
+                from_row(
                     ArchivedResult,
                     r,
                     colors={
                         color: ColorScore(points=c["points"], run=tuple(c["run"]))
-                        for color, c in sorted(r.colors.items(), key=_color_order)
+                        for color, c in sorted(r.colors.items(), key=color_order)
                     },
                     winner=bool(r.winner),
                     resigned=bool(r.resigned),
@@ -289,7 +247,7 @@ class SqlArchive:
         )
         if limit is not None:
             query = query.limit(limit)
-        with _translate_errors():
+        with translate_errors():
             async with self.engine.connect() as conn:
                 rows = (await conn.execute(query)).all()
         return [StoredEvent(row.seq, row.data.encode()) for row in rows]
@@ -309,7 +267,7 @@ class SqlArchive:
         ).where(results.c.player_id == player_id)
         if ranked_only:
             query = query.where(results.c.ranked == true())
-        with _translate_errors():
+        with translate_errors():
             async with self.engine.connect() as conn:
                 row = (await conn.execute(query)).one()
                 rated = await current_ratings(conn, [player_id])
@@ -349,7 +307,7 @@ class SqlArchive:
             raise ValueError(f"min_games >= 1, offset >= 0, limit between 1 and {MAX_LIMIT}")
         if by == "rating":
             return await self._rating_board(min_games, offset, limit)
-        played, wins, mean = _board_columns()
+        played, wins, mean = board_columns()
         order = (
             (wins.desc(), mean.desc(), results.c.player_id)
             if by == "wins"
@@ -367,7 +325,7 @@ class SqlArchive:
             .offset(offset)
             .limit(limit)
         )
-        with _translate_errors():
+        with translate_errors():
             async with self.engine.connect() as conn:
                 rows = (await conn.execute(query)).all()
         return [
@@ -391,10 +349,10 @@ class SqlArchive:
             .offset(offset)
             .limit(limit)
         )
-        with _translate_errors():
+        with translate_errors():
             async with self.engine.connect() as conn:
                 rows = (await conn.execute(page)).all()
-                figures = await _ranked_figures(conn, [row.player_id for row in rows])
+                figures = await ranked_figures(conn, [row.player_id for row in rows])
         return [
             LeaderboardRow(
                 position=offset + i,
@@ -407,7 +365,7 @@ class SqlArchive:
 
     async def ratings(self, player_ids: Sequence[str]) -> dict[str, Rating]:
         """The current rating of each of `player_ids` that has one."""
-        with _translate_errors():
+        with translate_errors():
             async with self.engine.connect() as conn:
                 return await current_ratings(conn, player_ids)
 
@@ -417,306 +375,12 @@ class SqlArchive:
         """A player's rating changes newest first (seq < `before`, when given)."""
         if not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"limit must be between 1 and {MAX_LIMIT}")
-        with _translate_errors():
+        with translate_errors():
             async with self.engine.connect() as conn:
                 return await rating_history(conn, player_id, before, limit)
 
     async def ping(self) -> None:
         """Raise StoreUnavailable when the database cannot answer."""
-        with _translate_errors():
+        with translate_errors():
             async with self.engine.connect() as conn:
                 await conn.execute(text("SELECT 1"))
-
-
-def _immediate(engine: Engine) -> Connection:
-    """A connection of the SQLite writer in its transaction, the write lock taken."""
-    conn = engine.connect()
-    try:
-        conn.execution_options(sqlite_immediate=True).begin()
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def _ended(conn: Connection) -> None:
-    """The end of a unit on `_OnThread`: rolled back unless committed, the connection back."""
-    try:
-        if conn.in_transaction():
-            conn.rollback()
-    finally:
-        conn.close()
-
-
-class _OnGreenlet:
-    """A unit's steps on an async connection (`AsyncConnection.run_sync`)."""
-
-    def __init__(self, conn: AsyncConnection) -> None:
-        self._conn = conn
-
-    async def __call__(self, step: Callable[..., _T], *args: Any) -> _T:
-        return await self._conn.run_sync(step, *args)
-
-
-class _OnThread:
-    """A unit's steps on a synchronous connection, each in one hop to a worker thread. A
-    step whose caller is cancelled is waited for all the same (a connection is never used
-    by two threads at once: the unit's end comes after it)."""
-
-    def __init__(self, conn: Connection) -> None:
-        self._conn = conn
-
-    async def __call__(self, step: Callable[..., _T], *args: Any) -> _T:
-        running = asyncio.ensure_future(asyncio.to_thread(step, self._conn, *args))
-        try:
-            return await asyncio.shield(running)
-        except asyncio.CancelledError:
-            with suppress(BaseException):
-                await running
-            raise
-
-
-class SqlUnit:
-    """`service.history.archive.ArchiveUnit` on one connection in a transaction (`SqlArchive.unit`):
-    each method one step (`_OnGreenlet`, `_OnThread`)."""
-
-    def __init__(self, steps: _OnGreenlet | _OnThread, insert_game: Any) -> None:
-        self._steps = steps
-        self._insert_game = insert_game
-
-    async def add_game(self, archival: Archival) -> bool:
-        """Insert the game, its seats, results and log; False when it is there already
-        (nothing is written)."""
-        return await self._steps(_add_game, self._insert_game, archive_rows(archival))
-
-    async def ratings_of(self, player_ids: Sequence[str]) -> dict[str, Rating]:
-        return await self._steps(hold_ratings, player_ids)
-
-    async def save_ratings(self, rated: GameRating) -> None:
-        await self._steps(save_ratings, rated)
-
-    async def ranked_games(self) -> list[RankedGame]:
-        return await self._steps(ranked_games)
-
-    async def replace_ratings(
-        self, rated: Sequence[GameRating], ratings: Mapping[str, Rating]
-    ) -> None:
-        await self._steps(replace_ratings, rated, ratings)
-
-    async def commit(self) -> None:
-        await self._steps(Connection.commit)
-
-
-def _add_game(conn: Connection, insert_game: Any, rows: ArchiveRows) -> bool:
-    inserted = conn.execute(insert_game, rows.game)
-    if inserted.rowcount != 1:
-        return False  # already archived: nothing else is written
-    conn.execute(insert(seats), rows.seats)
-    if rows.results:  # none for an aborted or abandoned game
-        conn.execute(insert(results), rows.results)
-    if conn.dialect.name != "postgresql":
-        # the driver's executemany (sqlite3's loop in C) instead of SQLAlchemy's parameters
-        # built row by row: less CPU per game, whose events are hundreds
-        conn.exec_driver_sql(
-            _SQLITE_INSERT_EVENTS,
-            [(r["game_id"], r["seq"], r["type"], r["data"]) for r in rows.events],
-        )
-        return True
-    # one statement with three arrays instead of a row per event: more games a second
-    conn.execute(
-        _PG_INSERT_EVENTS,
-        {
-            "game_id": rows.game["id"],
-            "seqs": [r["seq"] for r in rows.events],
-            "types": [r["type"] for r in rows.events],
-            "datas": [r["data"] for r in rows.events],
-        },
-    )
-    return True
-
-
-def _board_columns() -> tuple[Any, Any, Any]:
-    """A leaderboard row's figures over grouped `results`: games, wins, mean score."""
-    return (
-        func.count().label("games"),
-        func.sum(case((results.c.winner, 1), else_=0)).label("wins"),
-        func.avg(results.c.score).label("mean_score"),
-    )
-
-
-async def _ranked_figures(conn: AsyncConnection, player_ids: list[str]) -> dict[str, Any]:
-    """Games, wins and mean score of each player over the seats of theirs that count in
-    ranked games (a rated player has one at least)."""
-    rows = await conn.execute(
-        select(results.c.player_id, *_board_columns())
-        .where(results.c.player_id.in_(player_ids), results.c.ranked == true())
-        .group_by(results.c.player_id)
-    )
-    return {
-        row.player_id: {
-            "games": int(row.games),
-            "wins": int(row.wins),
-            "mean_score": float(row.mean_score),
-        }
-        for row in rows
-    }
-
-
-def _from_row(cls: type[_S], row: Any, **computed: Any) -> _S:
-    """A record Struct from a row: each field from the column of its name, but those given
-    (`computed`) and those with no column (their defaults)."""
-    columns = row._mapping
-    fields = cls.__struct_fields__
-    taken = {f: columns[f] for f in fields if f not in computed and f in columns}
-    return cls(**taken, **computed)
-
-
-def _color_order(item: tuple[str, Any]) -> tuple[int, str]:
-    """The rules' colour order (JSONB keeps object keys in its own order)."""
-    color = item[0]
-    return (COLORS.index(color) if color in COLORS else len(COLORS), color)
-
-
-# SQLSTATEs of a server that cannot answer now: a connection exception (class 08), and
-# PostgreSQL shutting down or starting up (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03
-# cannot_connect_now: "the database system is starting up"), which SQLAlchemy's asyncpg
-# dialect raises as a bare DBAPIError, not an OperationalError
-_UNAVAILABLE_STATES = ("08", "57P01", "57P02", "57P03")
-
-
-def _sqlstate(exc: sa_exc.DBAPIError) -> str:
-    return getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None) or ""
-
-
-@contextmanager
-def _translate_errors() -> Iterator[None]:
-    """Connection-level failures become StoreUnavailable (the API answers 503).
-
-    Besides the error classes and SQLSTATEs of a server that cannot answer, any error on a
-    connection SQLAlchemy found broken and invalidated (`connection_invalidated`): a
-    session PostgreSQL ends in the middle of a query can leave asyncpg's protocol mid-way,
-    and the next step on it fails as asyncpg's InternalClientError ("cannot switch to
-    state 12; another operation (2) is in progress"), an InternalError with no SQLSTATE
-    (sqlalchemy/sqlalchemy#13241, MagicStack/asyncpg#1069)."""
-    try:
-        yield
-    except (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.TimeoutError, OSError) as exc:
-        raise StoreUnavailable(f"the archive database is unavailable: {exc}") from exc
-    except sa_exc.DBAPIError as exc:
-        if exc.connection_invalidated or _sqlstate(exc).startswith(_UNAVAILABLE_STATES):
-            raise StoreUnavailable(f"the archive database is unavailable: {exc}") from exc
-        raise
-
-
-@contextmanager
-def _refused_data() -> Iterator[None]:
-    """A value the database refuses (a data exception, SQLSTATE class 22: PostgreSQL refuses
-    a NUL character in a text, a number out of range) will be refused again: the job is
-    poisoned (`service.jobs.worker`)."""
-    try:
-        yield
-    except sa_exc.DBAPIError as exc:
-        if isinstance(exc, sa_exc.DataError) or _sqlstate(exc).startswith("22"):
-            raise PermanentFailure(f"the archive database refused the game: {exc.orig}") from exc
-        raise
-
-
-def _micros(at: datetime) -> int:
-    return (at - _EPOCH) // _MICROSECOND
-
-
-def _encode_cursor(finished_at: datetime, game_id: str) -> str:
-    raw = msgspec.json.encode((_CURSOR_VERSION, _micros(finished_at), game_id))
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, str]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        version, micros, game_id = _cursor_decoder.decode(raw)
-    except (binascii.Error, ValueError, msgspec.DecodeError) as exc:
-        raise InvalidCursor("not a cursor of this listing") from exc
-    if version != _CURSOR_VERSION or not isinstance(game_id, str) or "\x00" in game_id:
-        raise InvalidCursor("not a cursor of this listing")
-    try:
-        return _EPOCH + micros * _MICROSECOND, game_id
-    except OverflowError as exc:
-        raise InvalidCursor("not a cursor of this listing") from exc
-
-
-def _typed_key(key: tuple[datetime, str]) -> tuple[Any, Any]:
-    return literal(key[0], games.c.finished_at.type), literal(key[1], games.c.id.type)
-
-
-def _games_page_query(
-    player_id: str | None,
-    since: datetime | None,
-    until: datetime | None,
-    after: tuple[datetime, str] | None,
-    limit: int,
-) -> Select[Any]:
-    """`list_games`' query: game summaries newest first, from the key `after` on."""
-    query: Select[Any]
-    if player_id is None:
-        at, game_id = games.c.finished_at, games.c.id
-        query = select(*_GAME_SUMMARY_COLUMNS)
-    else:  # the player's seats, in the (player_id, finished_at, game_id) index order
-        at, game_id = seats.c.finished_at, seats.c.game_id
-        query = (
-            select(*_GAME_SUMMARY_COLUMNS)
-            .select_from(seats)
-            .join(games, games.c.id == seats.c.game_id)
-            .where(seats.c.player_id == player_id)
-        )
-    if since is not None:
-        query = query.where(at >= since)
-    if until is not None:
-        query = query.where(at < until)
-    if after is not None:
-        query = query.where(tuple_(at, game_id) < tuple_(*_typed_key(after)))
-    return query.order_by(at.desc(), game_id.desc()).limit(limit)
-
-
-async def _seat_summaries(
-    conn: AsyncConnection, game_ids: list[str]
-) -> dict[str, list[SeatSummary]]:
-    """The seats (with their results: none in an aborted or abandoned game) of each of
-    `game_ids`, in seat order."""
-    by_game: dict[str, list[SeatSummary]] = {game_id: [] for game_id in game_ids}
-    if not game_ids:
-        return by_game
-    seat_rows = await conn.execute(
-        select(
-            seats.c.game_id,
-            seats.c.seat,
-            seats.c.name,
-            seats.c.bot,
-            seats.c.player_id,
-            seats.c.ranked,
-            seats.c.unranked_reason,
-            results.c.score,
-            results.c.rank,
-            results.c.winner,
-        )
-        .outerjoin(
-            results,
-            (results.c.game_id == seats.c.game_id) & (results.c.seat == seats.c.seat),
-        )
-        .where(seats.c.game_id.in_(game_ids))
-        .order_by(seats.c.game_id, seats.c.seat)
-    )
-    for s in seat_rows:
-        by_game[s.game_id].append(
-            SeatSummary(
-                seat=s.seat,
-                name=s.name,
-                bot=s.bot,
-                player_id=s.player_id,
-                ranked=bool(s.ranked),
-                unranked_reason=s.unranked_reason,
-                score=s.score,
-                rank=s.rank,
-                winner=None if s.winner is None else bool(s.winner),
-            )
-        )
-    return by_game

@@ -1,7 +1,7 @@
 """Hidden information (rules.md 9): no byte the service sends reveals the draw pile or the seed.
 
 A test cannot read the server's memory, so it reads the game's record in Redis (the layout
-of infra/redis_store.py: hash `{game:<id>}`, field `rec`, msgpack `GameRecord`) to learn the
+of infra/redis_layout.py: hash `{game:<id>}`, field `rec`, msgpack `GameRecord`) to learn the
 secrets, then walks a whole game (humans and bots) and collects every response: bodies and
 headers of reads, actions, event pages and the 4xx problems it provokes on the way, and
 the server-sent event stream of the game. Checked:

@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import exc as sa_exc
 
 from infra.archive import SqlArchive, make_engine
+from infra.archive.errors import translate_errors
 from infra.archive.migrate import upgrade_async
-from infra.archive.repository import _translate_errors
 from service.core.ports import StoreUnavailable
 from tests.servers import PostgresServer
 
@@ -82,12 +82,12 @@ def invalidated_error(invalidated: bool) -> sa_exc.InternalError:
 
 
 def test_an_error_on_an_invalidated_connection_is_unavailable() -> None:
-    with pytest.raises(StoreUnavailable), _translate_errors():
+    with pytest.raises(StoreUnavailable), translate_errors():
         raise invalidated_error(True)
 
 
 def test_an_error_on_a_sound_connection_is_not_hidden() -> None:
     """A query the database refuses for its own sake (a defect of ours) stays what it is:
     a 503 would hide it behind retries."""
-    with pytest.raises(sa_exc.InternalError), _translate_errors():
+    with pytest.raises(sa_exc.InternalError), translate_errors():
         raise invalidated_error(False)

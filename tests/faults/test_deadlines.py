@@ -22,7 +22,7 @@ from tests.support.replicas import replica_env, start_replicas
 
 pytestmark = [pytest.mark.e2e]
 
-CLAIMS = "{ten:due}:claims"  # the due index's claims (infra/redis_store.py)
+CLAIMS = "{ten:due}:claims"  # the due index's claims (infra/redis_layout.py)
 
 
 def _clock(seconds: float) -> dict[str, Any]:

@@ -510,10 +510,10 @@ def test_archive_rejects_what_is_not_a_whole_finished_game(empty: Db) -> None:
 def test_archive_is_one_transaction(empty: Db, monkeypatch: pytest.MonkeyPatch) -> None:
     """A failure after the game, seat and result rows were written (the database refuses
     the last event row) leaves nothing behind; the game can be archived afterwards."""
-    from infra.archive import repository
+    from infra.archive import unit
 
     p = dataset()[2]
-    rows_of = repository.archive_rows
+    rows_of = unit.archive_rows
 
     def broken_rows(*args: Any) -> Any:
         rows = rows_of(*args)
@@ -523,12 +523,12 @@ def test_archive_is_one_transaction(empty: Db, monkeypatch: pytest.MonkeyPatch) 
     async def body(archive: SqlArchive) -> bool:
         return await archive_game(archive, p.record, p.stored, p.player_ids)
 
-    monkeypatch.setattr(repository, "archive_rows", broken_rows)
+    monkeypatch.setattr(unit, "archive_rows", broken_rows)
     with pytest.raises(IntegrityError):
         empty.run(body)
     for table in (games, seats, results, events_table):
         assert empty.count(table) == 0
-    monkeypatch.setattr(repository, "archive_rows", rows_of)
+    monkeypatch.setattr(unit, "archive_rows", rows_of)
     assert empty.run(body) is True
     assert empty.count(games) == 1
     assert empty.count(events_table) == len(p.stored)
@@ -577,7 +577,7 @@ def test_a_unit_step_whose_caller_is_cancelled_ends_before_the_next_step() -> No
     """On a SQLite file each step of a unit runs in a worker thread: a step cancelled by its
     caller (a request given up, a worker stopping) still runs to its end before the unit's
     next step (its rollback and close) touches the connection."""
-    from infra.archive.repository import _OnThread
+    from infra.archive.unit import OnThread
 
     order: list[str] = []
 
@@ -586,7 +586,7 @@ def test_a_unit_step_whose_caller_is_cancelled_ends_before_the_next_step() -> No
         conn.append("the step's end")
 
     async def body() -> None:
-        steps = _OnThread(order)
+        steps = OnThread(order)
         step = asyncio.ensure_future(steps(slow))
         await asyncio.sleep(0.05)
         step.cancel()

@@ -271,12 +271,12 @@ def test_the_next_step_waits_in_the_workers_pipe_and_the_one_after_is_sent_on_a_
     the second step goes down the worker's pipe at once, behind the first (`depth` 2): the
     worker starts it as soon as it is done with the first, whatever the loop is doing; the
     third goes in the turn of the loop in which the first one's reply is read."""
-    from infra import bot_pool as pool_module
+    from infra import bot_worker
 
     turns = 0
     read_at: list[int] = []
     sent_at: list[int] = []
-    read, send = pool_module._Reader.read, pool_module._Worker.send
+    read, send = bot_worker.Reader.read, bot_worker.Worker.send
 
     def reading(self):
         message = read(self)
@@ -288,8 +288,8 @@ def test_the_next_step_waits_in_the_workers_pipe_and_the_one_after_is_sent_on_a_
         sent_at.append(turns)
         return send(self, request)
 
-    monkeypatch.setattr(pool_module._Reader, "read", reading)
-    monkeypatch.setattr(pool_module._Worker, "send", sending)
+    monkeypatch.setattr(bot_worker.Reader, "read", reading)
+    monkeypatch.setattr(bot_worker.Worker, "send", sending)
     states = [
         new_game([(f"E{i}", "expert") for i in range(3)], f"hand-off-{i}")[0] for i in range(3)
     ]

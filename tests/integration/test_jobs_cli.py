@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from infra.queues import RedisQueue
-from infra.redis_store import connect
+from infra.redis_client import connect
 from service.bootstrap import Instruments, build_adapters, game_service
 from service.core.settings import Settings
 from tests.support.jobs_cli import cli

@@ -11,7 +11,7 @@ import pytest
 from redis.crc import key_slot
 
 from infra.queues import LEGACY_ARCHIVE_OUTBOX, MemoryQueue, RedisQueue, adopt_legacy
-from infra.redis_store import connect
+from infra.redis_client import connect
 from service.jobs.worker import QueueFull
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from infra.quotas import MemoryQuotas, RedisQuotas
-from infra.redis_store import connect
+from infra.redis_client import connect
 from service.core.errors import ServiceError
 from service.core.quotas import GRACE, Quota
 

@@ -14,7 +14,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
 from infra.redis_batch import Batcher
-from infra.redis_store import _unreachable
+from infra.redis_client import unreachable
 from service.core.ports import StoreUnavailable
 
 pytestmark = pytest.mark.integration
@@ -57,7 +57,7 @@ def run(url: str, body: Callable[[Redis, str], Awaitable[None]]) -> None:
 def test_one_turns_commands_go_in_one_pipeline_each_with_its_reply(redis_url: str) -> None:
     async def body(client: Redis, prefix: str) -> None:
         pipelines = Counted(client)
-        batch = Batcher(pipelines, _unreachable)
+        batch = Batcher(pipelines, unreachable)
         await client.set(f"{prefix}:a", "1")
         replies = await asyncio.gather(
             batch.call("GET", f"{prefix}:a"),
@@ -78,7 +78,7 @@ def test_one_turns_commands_go_in_one_pipeline_each_with_its_reply(redis_url: st
 
 def test_an_error_reply_is_its_callers_alone(redis_url: str) -> None:
     async def body(client: Redis, prefix: str) -> None:
-        batch = Batcher(Counted(client), _unreachable)
+        batch = Batcher(Counted(client), unreachable)
         await client.set(f"{prefix}:text", "not a number")
         results = await asyncio.gather(
             batch.call("INCR", f"{prefix}:text"),
@@ -97,7 +97,7 @@ def test_an_error_reply_is_its_callers_alone(redis_url: str) -> None:
 def test_a_pipeline_that_cannot_be_sent_fails_each_caller_unavailable() -> None:
     async def body() -> None:
         client = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=1)
-        batch = Batcher(lambda: client.pipeline(transaction=False), _unreachable)
+        batch = Batcher(lambda: client.pipeline(transaction=False), unreachable)
         try:
             results = await asyncio.gather(
                 batch.call("GET", "a"), batch.call("GET", "b"), return_exceptions=True
@@ -115,7 +115,7 @@ def test_a_pipeline_that_cannot_be_sent_fails_each_caller_unavailable() -> None:
 def test_commands_queued_while_the_pipelines_are_under_way_go_in_one_after(redis_url: str) -> None:
     async def body(client: Redis, prefix: str) -> None:
         pipelines = Counted(client)
-        batch = Batcher(pipelines, _unreachable, most_in_flight=1)
+        batch = Batcher(pipelines, unreachable, most_in_flight=1)
         # the first pipeline is under way 0.2 s (BLPOP on an empty list): every command of
         # the turns meanwhile waits for it
         first = batch.call("BLPOP", f"{prefix}:empty", 0.2)
@@ -135,7 +135,7 @@ def test_commands_queued_while_the_pipelines_are_under_way_go_in_one_after(redis
 def test_a_replicated_command_ends_its_pipeline_with_wait(redis_url: str) -> None:
     async def body(client: Redis, prefix: str) -> None:
         pipelines = Counted(client)
-        batch = Batcher(pipelines, _unreachable, wait=(1, 50))
+        batch = Batcher(pipelines, unreachable, wait=(1, 50))
         plain, replicated = await asyncio.gather(
             batch.call("INCR", f"{prefix}:n"),
             batch.call("INCR", f"{prefix}:n", replicated=True),
@@ -153,7 +153,7 @@ def test_a_replicated_command_ends_its_pipeline_with_wait(redis_url: str) -> Non
 
 def test_a_cancelled_caller_leaves_the_others_their_replies(redis_url: str) -> None:
     async def body(client: Redis, prefix: str) -> None:
-        batch = Batcher(Counted(client), _unreachable)
+        batch = Batcher(Counted(client), unreachable)
         gone = asyncio.ensure_future(batch.call("INCR", f"{prefix}:n"))
         kept = batch.call("INCR", f"{prefix}:n")
         gone.cancel()

@@ -1,4 +1,4 @@
-"""The pooled connections of a Redis client (`infra.redis_store.connect`) after Redis was
+"""The pooled connections of a Redis client (`infra.redis_client.connect`) after Redis was
 restarted (SIGKILL or SHUTDOWN): none fails its next command. Without the health check, each
 connection pooled before the restart failed once ("Connection closed by server."), seconds
 or minutes later, whenever it was next taken: a 503 long after Redis was back (bench/soak.py
@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 
-from infra.redis_store import HEALTH_CHECK_SECONDS, connect
+from infra.redis_client import HEALTH_CHECK_SECONDS, connect
 from tests.servers import RedisServer
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,8 @@ import msgspec
 import pytest
 
 from domain.tournaments.rules import Settings as TournamentSettings
-from infra.redis_store import RedisGameStore, connect
+from infra.redis_client import connect
+from infra.redis_store import RedisGameStore
 from infra.redis_tournaments import RedisTournamentStore
 from service.core.model import TournamentRecord
 from service.core.ports import IdempotentResponse, StoreUnavailable

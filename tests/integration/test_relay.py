@@ -19,7 +19,7 @@ from domain.game.engine import to_act
 from domain.game.legal import legal_actions
 from domain.game.model import Resign
 from infra.queues import MemoryQueue, RedisQueue
-from infra.redis_store import connect
+from infra.redis_client import connect
 from infra.webhook_sender import HttpSender
 from service.bootstrap import reaction_table
 from service.core.callers import Caller

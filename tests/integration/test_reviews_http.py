@@ -21,7 +21,7 @@ from domain.bots.review import review
 from domain.game.model import AnyEvent
 from infra.archive.models import reviews as reviews_table
 from infra.queues import RedisQueue
-from infra.redis_store import connect
+from infra.redis_client import connect
 from service.history.reviews import QUEUE, ReviewOut
 from tests.support.archive import ArchiveDb, claim_redis_db, pg_database, served_on, servers
 from tests.support.jobs_cli import cli

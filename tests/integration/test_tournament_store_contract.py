@@ -12,7 +12,7 @@ import pytest
 
 from domain.tournaments.rules import Settings
 from infra.memory_tournaments import MemoryTournamentStore
-from infra.redis_store import connect
+from infra.redis_client import connect
 from infra.redis_tournaments import RedisTournamentStore
 from service.core.model import TournamentRecord
 from service.core.ports import TournamentConflict

@@ -31,7 +31,7 @@ from msgspec.structs import replace
 from domain.game.engine import take_over
 from infra.observability.metrics import Metrics
 from infra.queues import MemoryQueue, RedisQueue
-from infra.redis_store import connect
+from infra.redis_client import connect
 from infra.webhook_sender import HttpSender
 from service.bootstrap import reaction_table
 from service.core.ports import StoreUnavailable
@@ -500,7 +500,7 @@ def test_two_workers_on_one_redis_outbox_deliver_each_message_once(redis_db, rec
 
 WORKER = """
 import asyncio, sys
-from infra.redis_store import connect
+from infra.redis_client import connect
 from infra.queues import RedisQueue
 from infra.webhook_sender import HttpSender
 from service.reactions.webhooks import WebhookOutbox, Webhooks

@@ -20,13 +20,24 @@ a restart: the caller loads the script and runs it again).
 With `wait` (replicas, timeout ms: the store's WAIT), a command queued `replicated=True`
 puts a WAIT at the end of its pipeline (WAIT confirms every write before it on the
 connection); its caller gets `(reply, replicas that confirmed)`.
+
+Given the client's pool (standalone or Sentinel), the batcher sends on connections of its
+own, made by that pool (the same class, address, credentials, Sentinel primary lookup and
+health check) and never lent to anyone else: at most `most_in_flight`, one per pipeline
+under way. Borrowing one from redis-py's pool for every pipeline (its lock, its bookkeeping)
+cost more than the rest of the round trip. A pipeline cut short (an error, a cancellation)
+disconnects its connection, so no reply is ever read by the next one; the next use connects
+again. On a Cluster (no pool: slots live on several nodes) it uses redis-py's pipeline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
+
+from redis.exceptions import ResponseError
 
 from service.core.ports import StoreUnavailable
 
@@ -39,11 +50,14 @@ class Batcher:
         pipeline: Callable[[], Any],
         unavailable: Callable[[BaseException], bool],
         *,
+        pool: Any = None,
         wait: tuple[int, int] = (0, 0),
         most_in_flight: int = 4,
         most_per_pipeline: int = 256,
     ) -> None:
         self._pipeline = pipeline  # a new redis-py pipeline (not a transaction)
+        self._pool = pool  # whose connections the batcher makes its own (None: pipelines)
+        self._idle: list[Any] = []  # the batcher's connections not sending now
         self._unavailable = unavailable  # whether an error means the store is unreachable
         self._wait = wait
         self._most_in_flight = most_in_flight
@@ -59,6 +73,7 @@ class Batcher:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # the first call, or a new loop (a test's): nothing
             self._loop, self._queue, self._scheduled = loop, [], False  # of the old one is kept
+            self._forget_connections()
         future = loop.create_future()
         self._queue.append((command, replicated, future))
         if not self._scheduled:
@@ -79,15 +94,47 @@ class Batcher:
         if self._queue and not self._scheduled and task.get_loop() is self._loop:
             self._flush()  # what came while every pipeline was under way
 
-    async def _send(self, batch: list[_Queued]) -> None:
-        pipe = self._pipeline()
-        wait = self._wait[0] > 0 and any(replicated for _, replicated, _ in batch)
-        for command, _, _ in batch:
-            pipe.execute_command(*command)
-        if wait:
-            pipe.execute_command("WAIT", *self._wait)
+    async def _exchange(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """The commands sent at once on one of the batcher's connections, and their replies
+        (an error reply as its exception)."""
+        conn = self._idle.pop() if self._idle else self._pool.make_connection()
         try:
-            replies = await pipe.execute(raise_on_error=False)
+            if not conn.is_connected:  # `connect`: where a Sentinel's connection finds the
+                # primary; bounded as redis-py's pool bounds it (a frozen server accepts the
+                # connection and never answers its handshake)
+                async with asyncio.timeout(conn.socket_connect_timeout):
+                    await conn.connect()
+            await conn.send_packed_command(conn.pack_commands(commands))
+            replies = []
+            for _ in commands:
+                try:
+                    replies.append(await conn.read_response())
+                except ResponseError as error:
+                    replies.append(error)
+        except BaseException:  # replies may be left unread: never read by the next pipeline
+            with contextlib.suppress(Exception):
+                await conn.disconnect(nowait=True)
+            raise
+        finally:
+            self._idle.append(conn)
+        return replies
+
+    async def _piped(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        pipe = self._pipeline()
+        for command in commands:
+            pipe.execute_command(*command)
+        return await pipe.execute(raise_on_error=False)
+
+    async def _send(self, batch: list[_Queued]) -> None:
+        wait = self._wait[0] > 0 and any(replicated for _, replicated, _ in batch)
+        commands = [command for command, _, _ in batch]
+        if wait:
+            commands.append(("WAIT", *self._wait))
+        try:
+            if self._pool is not None:
+                replies = await self._exchange(commands)
+            else:
+                replies = await self._piped(commands)
         except asyncio.CancelledError:  # the loop closing: the callers are cancelled too
             for _, _, future in batch:
                 future.cancel()
@@ -116,6 +163,20 @@ class Batcher:
         return failure
 
     async def close(self) -> None:
-        """Wait for the pipelines under way (their callers get their replies)."""
+        """Wait for the pipelines under way (their callers get their replies), then close the
+        batcher's connections."""
         while self._sending:
             await asyncio.gather(*self._sending, return_exceptions=True)
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                await conn.disconnect()
+
+    def _forget_connections(self) -> None:
+        """The connections of a loop no longer used, closed without it (as redis-py closes
+        a connection it finds outside any loop)."""
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                conn._close()
+            conn._reader = conn._writer = None

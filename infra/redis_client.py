@@ -89,7 +89,8 @@ class _Rechecked:
                 await self._send_ping()
             except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
                 await self._ping_failed(error, 1)
-                await self._send_ping()  # on a new connection (sending connects)
+                await self.connect()  # a new connection (a Sentinel's: to the primary now)
+                await self._send_ping()
 
 
 class _Connection(_Rechecked, Connection):

@@ -123,7 +123,8 @@ class RedisGameStore(RedisListings, GameStore):
         self._quotas = RedisQuotas(self._redis)
         # the hot commands (a game's load, save and create, an idempotency entry's read)
         # of one event-loop turn go in one pipeline
-        self._batch = Batcher(self._pipeline, unreachable, wait=self._wait)
+        pool = None if cluster else self._redis.connection_pool
+        self._batch = Batcher(self._pipeline, unreachable, pool=pool, wait=self._wait)
 
     async def _script(self, script, keys: list[str], args: list, *, replicated: bool = False):
         """A registered script's EVALSHA, queued in this turn's pipeline (`Batcher`); one

@@ -204,7 +204,14 @@ def test_redis_a_save_whose_due_moved_later_costs_no_other_round_trip(redis_back
             sent.append(str(args[0]))
             return await execute(*args, **options)
 
+        exchange = store._batch._exchange
+
+        async def counted_exchange(commands):  # the batcher's own connections (not a Cluster)
+            sent.append(f"pipeline of {len(commands)}")
+            return await exchange(commands)
+
         store._pipeline = store._batch._pipeline = counted_pipeline
+        store._batch._exchange = counted_exchange
         store._redis.execute_command = counted
         await store.create(r0, [], TTL)
         # the entry, the create, its listings

@@ -40,9 +40,10 @@ from service.reactions.relay import (
 )
 from service.reactions.webhook_delivery import WebhookOutbox
 from service.reactions.webhooks import Webhooks
+from service.tournaments.director import TournamentReaction
 from service.tournaments.records import QUEUE as TOURNAMENTS
 from service.tournaments.secrecy import Secrecy
-from service.tournaments.use_cases import TournamentReaction, Tournaments
+from service.tournaments.use_cases import Tournaments
 
 log = logging.getLogger("ten")
 STOP_SECONDS = 10.0  # the background tasks' time to stop at shutdown (then left behind)
@@ -240,7 +241,7 @@ class Background:
         self.reviews = reviews
         self.secrecy = secrecy
         self.tournaments = tournaments
-        self.director = tournaments.worker(count=obs.count_job())
+        self.director = tournaments.director.worker(count=obs.count_job())
         self.relay = relay
         self.open_adapters: Callable[[], Awaitable[None]] | None = None
         self.relayer = relay.worker(count=obs.count_job())
@@ -334,7 +335,7 @@ def game_service(
                 store, archiver.queue, wake=archiver.wake, count=obs.count_queued()
             ),
             webhooks=webhooks if webhooks.enabled else None,
-            tournaments=TournamentReaction(tournaments.record_result),
+            tournaments=TournamentReaction(tournaments.director.record_result),
             deadlines=deadlines,
             metrics=obs.reaction(),
         )

@@ -366,8 +366,8 @@ def hosted(backend, host: str, at: float, **options) -> GameRecord:
 
 
 def quota(store, limit: int) -> Quota:
-    """The lobby's quota of open tables (`service.lobby.use_cases.Lobby.open_tables`) on this store."""
-    return LobbyUseCase(GameService(store, Settings(max_open_tables=limit))).open_tables
+    """The lobby's quota of open tables (`service.lobby.creation.TableCreation.open_tables`) on this store."""
+    return LobbyUseCase(GameService(store, Settings(max_open_tables=limit))).creation.open_tables
 
 
 async def hold(store, record: GameRecord, limit: int) -> float | None:

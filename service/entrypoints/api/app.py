@@ -41,7 +41,8 @@ from service.entrypoints.api.info_routes import info, service_info
 from service.entrypoints.api.lobby_routes import LobbyController
 from service.entrypoints.api.numbers import strict_numbers
 from service.entrypoints.api.odds_routes import odds
-from service.entrypoints.api.openapi import finish_openapi, openapi_config
+from service.entrypoints.api.openapi import finish_openapi
+from service.entrypoints.api.openapi_config import openapi_config
 from service.entrypoints.api.problems import internal_error_handler, problem_details_config
 from service.entrypoints.api.rate_limit import EXEMPT, AtomicRateLimitConfig
 from service.entrypoints.api.routes import (

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ten.identity")
 
-# the OpenAPI security schemes of these credentials (declared in service.entrypoints.api.openapi), for a
+# the OpenAPI security schemes of these credentials (declared in service.entrypoints.api.openapi_config), for a
 # route's `security=`
 PLATFORM_KEY = "platformKey"
 PLAYER_TOKEN = "playerToken"

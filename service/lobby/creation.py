@@ -35,9 +35,9 @@ class TableCreation:
         self.identities_open = identities_open  # nothing configured: ids are unverified
         settings = games.settings
         self.open_tables = Quota(
-            games.store, "open-tables", settings.max_open_tables, "too_many_open_tables",
-            self._still_open, keep=settings.idle_ttl + 2 * int(GRACE),
-            retry_after=lambda oldest, now: oldest + settings.idle_ttl - now,
+            games.store, "open-tables", settings.quotas.max_open_tables, "too_many_open_tables",
+            self._still_open, keep=settings.games.idle_ttl + 2 * int(GRACE),
+            retry_after=lambda oldest, now: oldest + settings.games.idle_ttl - now,
         )  # fmt: skip
 
     async def create(self, command: CreateTable) -> TableCreated:
@@ -157,7 +157,7 @@ class TableCreation:
         deck: Sequence[str] | None,
     ) -> None:
         require_credentials(caller, self.identities_open)
-        if deck is not None and not self.games.settings.allow_custom_deck:
+        if deck is not None and not self.games.settings.games.allow_custom_deck:
             raise ServiceError("custom_deck_not_allowed")
         if starting_seat is not None and starting_seat >= len(seats):
             raise RuleError(

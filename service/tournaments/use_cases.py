@@ -69,7 +69,7 @@ class Tournaments:
     ) -> None:
         self.store = store
         self.writes = TournamentWrites(
-            store, retry if retry is not None else Retry(Settings().act_retries)
+            store, retry if retry is not None else Retry(Settings().games.act_retries)
         )
         self.queue = queue
         self.director = Director(self.writes, queue, create, announce=announce, clock=clock)

@@ -71,7 +71,7 @@ class Identity:
     @classmethod
     def from_settings(cls, settings: Settings) -> Identity:
         """Raises ValueError (at start) for a key that cannot be used."""
-        return cls(settings.api_keys, JwtVerifier.from_settings(settings))
+        return cls(settings.identity.api_keys, JwtVerifier.from_settings(settings))
 
     @property
     def api_keys(self) -> bool:

@@ -30,7 +30,7 @@ os.environ.setdefault("TEN_DATABASE_URL", f"sqlite+aiosqlite:///{_TMP}/archive.s
 
 from bench.breakdown_http import Asgi  # noqa: E402 - the same in-process ASGI driver
 from infra.memory_store import MemoryGameStore  # noqa: E402 - after the environment is set
-from service.core.settings import Settings  # noqa: E402 - after the environment is set
+from service.core.settings import ObservabilitySettings, Settings  # noqa: E402 - after the environment is set
 from service.entrypoints.api.app import create_app  # noqa: E402 - after the environment is set
 
 ROUNDS = 7
@@ -81,7 +81,9 @@ class Player:
 def app_for(name: str):
     metrics = "metrics" in name
     access = "access" in name
-    settings = Settings(metrics=metrics, access_log=access, log_format="json")
+    settings = Settings(
+        observability=ObservabilitySettings(metrics=metrics, access_log=access, log_format="json")
+    )
     app = create_app(settings, store=MemoryGameStore())
     if name == "bare":  # no request-id wrapper either
         app.asgi_handler = app.asgi_handler.app

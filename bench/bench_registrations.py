@@ -13,7 +13,7 @@ retry rule to count (its lost races are shown as "-").
 Each run creates a tournament of `--places` places and sends `--players` registrations at
 once (asyncio.gather: on Redis each is a load and a compare-and-set script, so they race).
 Shown per store: how many of the runs took every registration, the registrations refused
-in all runs, the most lost races one registration survived (of Settings.act_retries) and
+in all runs, the most lost races one registration survived (of GameSettings.act_retries) and
 the wall time of a run (median, max).
 """
 
@@ -76,7 +76,7 @@ def counting_retry(tries: int):
 
 
 async def one_run(store, players: int, places: int) -> tuple[int, int, float]:
-    retry = counting_retry(Settings().act_retries)
+    retry = counting_retry(Settings().games.act_retries)
     lobby = Lobby(GameService(MemoryGameStore(), Settings()))
     options = {} if retry is None else {"retry": retry}
     tournaments = Tournaments(store, MemoryQueue("tournaments"), lobby.create, **options)
@@ -121,7 +121,7 @@ async def main() -> None:
             print(
                 f"{kind:9} {TREE.name}: {args.players} players, {args.places} places, {args.runs} runs: "
                 f"all in {whole}/{args.runs}, refused {refused}, most lost races "
-                f"{most}/{Settings().act_retries}, run {statistics.median(times):.0f} ms "
+                f"{most}/{Settings().games.act_retries}, run {statistics.median(times):.0f} ms "
                 f"median, {max(times):.0f} ms max"
             )
     finally:

@@ -129,7 +129,7 @@ async def health() -> dict[str, str]:
 
 def _tune_process() -> None:
     """The same process tuning as the service (`TEN_GC_THRESHOLD`): the same server settings."""
-    tune_gc(Settings.from_env().gc_threshold)
+    tune_gc(Settings.from_env().runtime.gc_threshold)
 
 
 async def _close() -> None:

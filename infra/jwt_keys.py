@@ -128,19 +128,19 @@ class JwtVerifier:
         """None when no JWT key is configured; ValueError (at start) for a key that cannot
         be used."""
         key: StaticKey | JwksKeys
-        if settings.jwt_secret:
-            key = StaticKey(settings.jwt_secret.encode(), ("HS256",))
-        elif settings.jwt_public_key:
-            key = StaticKey.public(settings.jwt_public_key)
-        elif settings.jwt_jwks_url:
-            key = JwksKeys(settings.jwt_jwks_url)
+        if settings.identity.jwt_secret:
+            key = StaticKey(settings.identity.jwt_secret.encode(), ("HS256",))
+        elif settings.identity.jwt_public_key:
+            key = StaticKey.public(settings.identity.jwt_public_key)
+        elif settings.identity.jwt_jwks_url:
+            key = JwksKeys(settings.identity.jwt_jwks_url)
         else:
             return None
         return cls(
             key,
-            issuer=settings.jwt_issuer,
-            audience=settings.jwt_audience,
-            leeway=settings.jwt_leeway,
+            issuer=settings.identity.jwt_issuer,
+            audience=settings.identity.jwt_audience,
+            leeway=settings.identity.jwt_leeway,
         )
 
     async def claims(self, token: str) -> dict[str, Any]:

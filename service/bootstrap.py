@@ -40,9 +40,10 @@ from service.reactions.relay import (
 )
 from service.reactions.webhook_delivery import WebhookOutbox
 from service.reactions.webhooks import Webhooks
+from service.tournaments.director import TournamentReaction
 from service.tournaments.records import QUEUE as TOURNAMENTS
 from service.tournaments.secrecy import Secrecy
-from service.tournaments.use_cases import TournamentReaction, Tournaments
+from service.tournaments.use_cases import Tournaments
 
 log = logging.getLogger("ten")
 STOP_SECONDS = 10.0  # the background tasks' time to stop at shutdown (then left behind)
@@ -73,8 +74,8 @@ def build_adapters(
     if archive is None:
         from infra.archive import SqlArchive  # noqa: PLC0415 - SQLAlchemy only when built
 
-        archive = SqlArchive.from_url(settings.database_url)
-    if settings.redis_url is None:
+        archive = SqlArchive.from_url(settings.archive.database_url)
+    if settings.redis.url is None:
         from infra.memory_store import MemoryGameStore  # noqa: PLC0415
         from infra.memory_tournaments import MemoryTournamentStore  # noqa: PLC0415
         from infra.queues import MemoryQueue  # noqa: PLC0415
@@ -102,7 +103,7 @@ def build_adapters(
 def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameArchive) -> Adapters:
     """The adapters on Redis (TEN_REDIS_URL): the game store, the queues and the rate-limit
     counts, shared by every replica."""
-    assert settings.redis_url is not None
+    assert settings.redis.url is not None
     from infra import queues as redis_queues  # noqa: PLC0415 - redis-py only when configured
     from infra.rate_limit_store import RedisRateCounter  # noqa: PLC0415
     from infra.redis_client import connect  # noqa: PLC0415
@@ -110,21 +111,21 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
     from infra.redis_tournaments import RedisTournamentStore  # noqa: PLC0415
 
     where = {
-        "cluster": settings.redis_cluster,
-        "sentinels": settings.redis_sentinels,
-        "master": settings.redis_sentinel_master,
+        "cluster": settings.redis.cluster,
+        "sentinels": settings.redis.sentinels,
+        "master": settings.redis.sentinel_master,
     }
     if store is None:
         store = RedisGameStore(
-            settings.redis_url,
-            wait_replicas=settings.redis_wait_replicas,
-            wait_timeout=settings.redis_wait_timeout,
+            settings.redis.url,
+            wait_replicas=settings.redis.wait_replicas,
+            wait_timeout=settings.redis.wait_timeout,
             **where,
         )
     # the outbox (shared by every replica), the tournaments and the rate-limit counts: a
     # small pool of their own; the tournaments' writes are acknowledged on WAIT as the games'
-    wait = (settings.redis_wait_replicas, int(settings.redis_wait_timeout * 1000))
-    client = connect(settings.redis_url, max_connections=50, **where)
+    wait = (settings.redis.wait_replicas, int(settings.redis.wait_timeout * 1000))
+    client = connect(settings.redis.url, max_connections=50, **where)
     rate_counter = RedisRateCounter(client, namespace="ten-rate")  # shared by every replica
 
     async def close_redis() -> None:
@@ -163,12 +164,12 @@ class Instruments:
         self.metrics = None
         self.tracing = None
         self.store_system = store_system
-        if settings.metrics:
+        if settings.observability.metrics:
             from infra.observability import metrics as m  # noqa: PLC0415 - only when on
 
             self._m = m
             self.metrics = m.Metrics()
-        if settings.tracing:
+        if settings.observability.tracing:
             from infra.observability.tracing import Tracing  # noqa: PLC0415 - optional
 
             self.tracing = Tracing(tracer_provider)
@@ -241,7 +242,7 @@ class Background:
         self.reviews = reviews
         self.secrecy = secrecy
         self.tournaments = tournaments
-        self.director = tournaments.worker(count=obs.count_job())
+        self.director = tournaments.director.worker(count=obs.count_job())
         self.relay = relay
         self.open_adapters: Callable[[], Awaitable[None]] | None = None
         self.relayer = relay.worker(count=obs.count_job())
@@ -251,21 +252,21 @@ class Background:
         # every event stream of the process, served by one reader of the store
         self.watchers = Watchers(
             service.store,
-            max_streams=settings.sse_max_streams,
-            max_per_client=settings.sse_max_per_client,
-            buffer=settings.sse_buffer,
-            keepalive=settings.sse_keepalive,
+            max_streams=settings.streams.max_streams,
+            max_per_client=settings.streams.max_per_client,
+            buffer=settings.streams.buffer,
+            keepalive=settings.streams.keepalive,
         )
 
     async def start(self) -> None:
         await self.service.store.open()
-        if self.settings.run_migrations:
+        if self.settings.archive.run_migrations:
             from infra.archive.migrate import upgrade_async  # noqa: PLC0415
 
-            await upgrade_async(self.settings.database_url)
+            await upgrade_async(self.settings.archive.database_url)
         if self.open_adapters is not None:
             await self.open_adapters()
-        if self.settings.job_workers:
+        if self.settings.runtime.job_workers:
             self.start_jobs()
         self._run(self.deadlines.run_forever(), "ten-deadlines")
         self._run(self.watchers.run_forever(), "ten-watchers")
@@ -309,7 +310,7 @@ def game_service(
         announce=webhooks.announce,
         retry=service.retry,
         quotas=store,
-        max_open=settings.max_open_tournaments,
+        max_open=settings.quotas.max_open_tournaments,
     )
     # who may read a game of a deal still played at another table: the reads and the archive
     secrecy = Secrecy(store.load, adapters.tournaments.load_tournament, service.seat_or_none)
@@ -317,7 +318,7 @@ def game_service(
         adapters.queue("archive"),
         adapters.archive,
         secrecy=secrecy,
-        poll=settings.archive_interval,
+        poll=settings.archive.interval,
         max_backoff=30.0,
         count=obs.count_job(),
     )
@@ -325,8 +326,8 @@ def game_service(
     deadlines = DeadlinePoller(
         store,
         service.fire_due,
-        poll=settings.deadline_poll,
-        lease=settings.deadline_lease,
+        poll=settings.games.deadline_poll,
+        lease=settings.games.deadline_lease,
         metrics=obs.metrics,
     )
     relay.register(
@@ -335,7 +336,7 @@ def game_service(
                 store, archiver.queue, wake=archiver.wake, count=obs.count_queued()
             ),
             webhooks=webhooks if webhooks.enabled else None,
-            tournaments=TournamentReaction(tournaments.record_result),
+            tournaments=TournamentReaction(tournaments.director.record_result),
             deadlines=deadlines,
             metrics=obs.reaction(),
         )
@@ -393,19 +394,19 @@ def _listed(reaction: Reaction | LocalReaction | None) -> tuple[Any, ...]:
 def platform_webhooks(settings: Settings, adapters: Adapters, obs: Instruments) -> Webhooks:
     """The platform's webhooks (TEN_WEBHOOK_URLS): their outbox and sender when on."""
     outbox = sender = None
-    if settings.webhook_urls:
+    if settings.webhooks.urls:
         from infra.webhook_sender import HttpSender  # noqa: PLC0415 - httpx only when on
 
         outbox = WebhookOutbox(adapters.queue("webhooks"))
-        sender = HttpSender(settings.webhook_secret or "", timeout=settings.webhook_timeout)
+        sender = HttpSender(settings.webhooks.secret or "", timeout=settings.webhooks.timeout)
     return Webhooks(
         outbox,
-        settings.webhook_urls,
+        settings.webhooks.urls,
         sender,
         metrics=obs.metrics,
-        timeout=settings.webhook_timeout,
-        max_backoff=settings.webhook_max_backoff,
-        retention=settings.webhook_retention,
+        timeout=settings.webhooks.timeout,
+        max_backoff=settings.webhooks.max_backoff,
+        retention=settings.webhooks.retention,
     )
 
 
@@ -418,10 +419,10 @@ def post_game_reviews(
         adapters.archive,
         adapters.queue(REVIEWS),
         bot_work(settings, "background"),  # never in a live step's way
-        bound=settings.review_queue,
+        bound=settings.quotas.review_queue,
         quotas=service.store,
-        per_caller=settings.max_pending_reviews,
-        poll=settings.archive_interval,
+        per_caller=settings.quotas.max_pending_reviews,
+        poll=settings.archive.interval,
         max_backoff=30.0,
         count=obs.count_job(),
     )
@@ -430,16 +431,16 @@ def post_game_reviews(
 def bot_work(settings: Settings, lane: str = "live") -> BotWork:
     """The bots' steps on this process's pool of worker processes (TEN_BOT_WORKERS); the
     "background" lane (reviews) on a worker of its own (`infra.bot_pool.bot_pool`)."""
-    if not settings.bot_workers:
+    if not settings.runtime.bot_workers:
         return BotWork(None)
     from infra.bot_pool import bot_pool  # noqa: PLC0415 - the pool only when there is one
 
-    workers = settings.bot_workers if lane == "live" else 1
-    return BotWork(bot_pool(workers, lane), limit=settings.bot_queue)
+    workers = settings.runtime.bot_workers if lane == "live" else 1
+    return BotWork(bot_pool(workers, lane), limit=settings.runtime.bot_queue)
 
 
 def refuse_jobs_nobody_works(settings: Settings) -> None:
-    if not settings.job_workers and settings.redis_url is None:
+    if not settings.runtime.job_workers and settings.redis.url is None:
         raise ValueError(
             "TEN_JOB_WORKERS=false needs TEN_REDIS_URL: the embedded store's queues live in "
             "this process, so no other process can work them"
@@ -449,7 +450,7 @@ def refuse_jobs_nobody_works(settings: Settings) -> None:
 async def work_jobs(settings: Settings, stop: asyncio.Event) -> None:
     """The queues' workers without the HTTP API, until `stop` is set (`python -m service.cli
     work`, beside serving processes started with TEN_JOB_WORKERS=false)."""
-    if settings.redis_url is None:
+    if settings.redis.url is None:
         raise ValueError("the job workers' own process needs TEN_REDIS_URL (the queues)")
     adapters = build_adapters(settings)
     obs = Instruments(settings, adapters.store_system, None)

@@ -191,7 +191,7 @@ class TournamentRecord(msgspec.Struct, frozen=True, kw_only=True):
     secret: the deals come from it), who may enter, the entrants once it started, the
     rounds paired and the tables' results so far. `version` grows by one with every save
     (the stores compare-and-set on it). `pending`: the webhooks a change called for, not
-    queued yet (the director queues them, then clears them: `Tournaments.advance`)."""
+    queued yet (the director queues them, then clears them: `Director.advance`)."""
 
     id: str
     name: str

@@ -31,7 +31,7 @@ from service.jobs.worker import QUEUES, requeue_all
 
 
 async def _jobs(settings: Settings, args: argparse.Namespace) -> int:
-    if settings.redis_url is None:
+    if settings.redis.url is None:
         print(
             "the embedded store keeps its queues in the service's own process: nothing to "
             "reach from here (set TEN_REDIS_URL to the service's Redis)",

@@ -118,7 +118,7 @@ class GameService:
         self._recent: OrderedDict[str, GameRecord] = OrderedDict()
         self._recent_max = recent_games
         # the one retry rule of every write on this store (service.core.unit_of_work)
-        self.retry = retry if retry is not None else Retry(settings.act_retries)
+        self.retry = retry if retry is not None else Retry(settings.games.act_retries)
 
     def _remember(self, record: GameRecord) -> None:
         recent = self._recent
@@ -132,8 +132,8 @@ class GameService:
 
     def _ttl(self, record: GameRecord) -> int:
         if record.ended:
-            return self.settings.finished_ttl
-        idle = self.settings.idle_ttl
+            return self.settings.games.finished_ttl
+        idle = self.settings.games.idle_ttl
         return idle + max(60, min(idle, IDLE_GRACE_MAX))
 
     def _with_due(self, record: GameRecord, exact: bool = False) -> GameRecord:
@@ -145,7 +145,7 @@ class GameService:
         due = None
         state = record.state
         if not record.ended:
-            due = record.updated_at + self.settings.idle_ttl
+            due = record.updated_at + self.settings.games.idle_ttl
             if state is not None and state.clock is not None:
                 deadline = state.clock.deadline
                 if not exact:
@@ -379,7 +379,7 @@ class GameService:
             # the game's bot moves for the seat
             state, events = await self.bots.step(True, time_out, record.state, now)
             new = record.successor(state=state, updated_at=now)
-        elif record.updated_at + self.settings.idle_ttl > now:
+        elif record.updated_at + self.settings.games.idle_ttl > now:
             # the due was a bound the running seat's deadline came after: saved at that
             # deadline (version and idle time unchanged), so the index follows the record
             outcome, events = "moved_on", []

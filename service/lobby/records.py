@@ -47,7 +47,7 @@ class Joined(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Dealt(msgspec.Struct, frozen=True, kw_only=True):
-    """A table's game as dealt, before any bot moves (`Lobby._dealt`)."""
+    """A table's game as dealt, before any bot moves (`Dealer.dealt`)."""
 
     state: GameState
     events: list[Event]

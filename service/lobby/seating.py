@@ -1,5 +1,6 @@
-"""The lobby's rules on a table alone: who is refused and why, which seat a join takes,
-an open table's seats, a join answered again."""
+"""The lobby's rules on a table alone: who is refused and why (a caller without
+credentials where identities are verified), which seat a join takes, an open table's
+seats, a join answered again."""
 
 from __future__ import annotations
 
@@ -13,6 +14,13 @@ from service.games.use_cases import (
     token_matches,
 )
 from service.lobby.records import Joined
+
+
+def require_credentials(caller: Caller, identities_open: bool) -> None:
+    """Anyone may act while identities are open (unverified); else an anonymous caller
+    holding no credential is refused."""
+    if caller.kind == "anonymous" and not identities_open:
+        raise ServiceError("authentication_required")
 
 
 def refusal(caller: Caller, record: GameRecord, code: str) -> ServiceError:

@@ -1,2 +1,3 @@
-"""Tournaments: their use cases and director (`use_cases`), their event feeds (`feeds`),
-and who may read a game of a deal still played elsewhere (`secrecy`)."""
+"""Tournaments: their use cases (`use_cases`), their director (`director`), the saves both
+make (`saving`), their event feeds (`feeds`), and who may read a game of a deal still
+played elsewhere (`secrecy`)."""

@@ -1,104 +1,57 @@
-"""Tournaments as a service: created, entered, started, paused, resumed and
-stopped through this use case; played by its director, which pairs each round
-(`domain.tournaments.rules`: every rule of pairing, seats, deals and scoring is stated there),
-deals its games through the lobby's game creation and scores their results.
-
-- A tournament is a `TournamentRecord` in a `TournamentStore`, every change one save with
-  its version compared, judged again on the tournament as stored when another writer won.
-- The director (`advance`) is one idempotent step, run by a `service.jobs.worker.Worker` on any
-  replica, keyed by the tournament's id: queue the webhooks a change left pending, deal
-  the current round's games not dealt yet (each game's id comes from the tournament, round
-  and table: `game_id`, so a step run twice deals each game once), and once every table of
-  the round has its result, pair the next round (dealt by the next step: one round per
-  step) or finish. A replica dying anywhere leaves the job to another after its lease
-  (LEASE, short: a step is one round's deals at most): nothing is lost and nothing done
-  twice.
-- A tournament game's end reaches the director through the one outbox: the relay's durable
-  `TournamentReaction` records the table's result (`record_result`, once: it is kept per
-  round and table) and queues the tournament's job.
-- Deals: a game's seed is a digest of its table's deal (`game_seed`), so every table of a
-  duplicate round plays the same pile and starting seat, and a game's seed, public in the
-  archive once it ended, tells nothing of the tournament's secret seed or other deals.
-- Times: a tournament created with `starts_at` starts itself then, as its organiser's
-  start would (who may still start it earlier); with a `round_interval` the next round is
-  paired that long after the previous one's games all ended (`next_round_at`, set by the
-  step that finds the round complete). Both are the director's job due at that time (a
-  step waiting for a time answers it to its worker: `service.jobs.worker`), so they hold on any
-  replica and across restarts, and no task sleeps.
-- A table whose game ended without results (aborted, or abandoned: nobody acted for
-  TEN_IDLE_TTL) scores as a tie of every seat with game score 0. Every tournament game has
-  a clock (`DEFAULT_CLOCK` when the create names none), so a player who does not show up
-  is played by the game's bot after the clock's timeouts (`domain.bots.clock`): the seat scores
-  what it makes, and the round never waits on them longer than the clock says.
+"""Tournaments as a service: created, read, entered, started, paused, resumed and stopped
+through this use case, each change one save of a `TournamentRecord` with its version
+compared (`service.tournaments.saving`). Once started, a tournament is played by its director
+(`service.tournaments.director`), which every decision here that moves it on wakes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal
 
-import msgspec
-
-from domain.tournaments.rules import (
-    Round,
-    Table,
-    next_round,
-)
 from domain.tournaments.rules import Settings as TournamentSettings
 from service.core import idempotency
-from service.core.callers import PLATFORM, Caller
+from service.core.callers import Caller
 from service.core.errors import ServiceError
-from service.core.model import GameRecord, TableRef, TournamentRecord
+from service.core.model import TournamentRecord
 from service.core.ports import TournamentStore
 from service.core.quotas import Quota, QuotaStore, owner_of
 from service.core.settings import Settings
-from service.core.unit_of_work import Retry, write
-from service.games.commands import CreateTable, SeatRequest
-from service.jobs.worker import Job, LeasedQueue, Worker
+from service.core.unit_of_work import Retry
+from service.games.commands import CreateTable
+from service.jobs.worker import LeasedQueue
 from service.lobby.records import decode_cursor, encode_cursor
-from service.reactions.relay import Change
 from service.tournaments.checks import (
     advanced,
     check_create,
     check_organiser,
     check_times,
-    is_id,
     registering,
     replayed,
-    result_of,
-    round_complete,
     started,
-    table_of,
 )
+from service.tournaments.director import Director
 from service.tournaments.records import (
     BOT_PREFIX,
-    GRACE,
     KEEP_OPEN,
-    LEASE,
-    REMEMBERED,
     RETRY_OPEN,
     Announce,
     CreateTournament,
     NextTable,
     TournamentPage,
     game_id,
-    game_key,
-    game_seed,
     tournament_clock,
-    tournament_messages,
 )
+from service.tournaments.saving import TournamentWrites
 
 log = logging.getLogger("ten.tournaments")
 
 
 class Tournaments:
-    """The tournaments' use cases and their director (see the module docstring). `create`
-    deals a table's game: the lobby's `create` (`service.lobby.use_cases.Lobby.create`); `announce`
-    queues the webhooks a change called for (`service.reactions.webhooks.Webhooks.announce`)."""
+    """The tournaments' use cases (see the module docstring), and their `director`, made
+    with `create` and `announce` (`service.tournaments.director.Director`)."""
 
     def __init__(
         self,
@@ -115,14 +68,14 @@ class Tournaments:
         max_open: int = 0,
     ) -> None:
         self.store = store
-        self.retry = retry if retry is not None else Retry(Settings().act_retries)
+        self.writes = TournamentWrites(
+            store, retry if retry is not None else Retry(Settings().games.act_retries)
+        )
         self.queue = queue
-        self.create_game = create
-        self.announce = announce
+        self.director = Director(self.writes, queue, create, announce=announce, clock=clock)
         self.clock = clock
         self.random_hex = random_hex
         self.identities_open = identities_open
-        self.wake: Callable[[], None] = lambda: None  # the worker's, once it is made
         # an organiser's tournaments not ended (`service.core.quotas`; none without a store)
         self.open = Quota(
             quotas, "open-tournaments", max_open if quotas is not None else 0,
@@ -185,10 +138,7 @@ class Tournaments:
         return found
 
     async def get(self, tournament_id: str) -> TournamentRecord:
-        record = await self.store.load_tournament(tournament_id) if is_id(tournament_id) else None
-        if record is None:
-            raise ServiceError("tournament_not_found")
-        return record
+        return await self.writes.load(tournament_id)
 
     async def list(self, cursor: str | None, limit: int) -> TournamentPage:
         found = await self.store.list_tournaments(decode_cursor(cursor), limit + 1)
@@ -238,7 +188,7 @@ class Tournaments:
                 raise ServiceError("tournament_full")
             return advanced(record, self.clock(), registered=(*record.registered, pid))
 
-        return await self._update(tournament_id, change, key, caller, ("register", pid))
+        return await self.writes.update(tournament_id, change, key, caller, ("register", pid))
 
     async def withdraw(
         self, caller: Caller, tournament_id: str, player_id: str | None, key: str | None = None
@@ -253,7 +203,7 @@ class Tournaments:
             kept = tuple(p for p in record.registered if p != pid)
             return advanced(record, self.clock(), registered=kept)
 
-        return await self._update(tournament_id, change, key, caller, ("withdraw", pid))
+        return await self.writes.update(tournament_id, change, key, caller, ("withdraw", pid))
 
     def _player(self, caller: Caller, player_id: str | None) -> str:
         if caller.kind == "player":
@@ -293,7 +243,7 @@ class Tournaments:
                 raise ServiceError("tournament_not_running")
             return advanced(record, self.clock(), status="paused")
 
-        return await self._update(tournament_id, change, key, caller, ("pause",))
+        return await self.writes.update(tournament_id, change, key, caller, ("pause",))
 
     async def resume(
         self, caller: Caller, tournament_id: str, key: str | None = None
@@ -332,231 +282,12 @@ class Tournaments:
         caller: Caller,
         operation: str,
     ) -> tuple[TournamentRecord, bool]:
-        """A change the director follows up: its job is queued before the save, due after
-        GRACE seconds (a process dying after the save leaves it to another replica), then
-        due at once after the save (due before the save, a director could run before it
-        and find nothing to do)."""
+        """A change the director follows up (`Director.follow`), of a tournament stored."""
         await self.get(tournament_id)
-        await self.queue.put(tournament_id, b"", self.clock() + GRACE)
-        # a start pairs round 1
-        answer = await self._update(
-            tournament_id, change, key, caller, (operation,), pairs=operation == "start"
+        return await self.director.follow(
+            tournament_id,
+            # a start pairs round 1
+            lambda: self.writes.update(
+                tournament_id, change, key, caller, (operation,), pairs=operation == "start"
+            ),
         )
-        await self.queue.put(tournament_id, b"", self.clock())
-        self.wake()
-        return answer
-
-    # ------------------------------------------------------------ saving
-
-    async def _update(
-        self,
-        tournament_id: str,
-        change: Callable[[TournamentRecord], TournamentRecord | None],
-        key: str | None,
-        caller: Caller,
-        fields: tuple,
-        *,
-        pairs: bool = False,
-    ) -> tuple[TournamentRecord, bool]:
-        """Apply `change` and save with the version compared, judged again on the stored
-        tournament when another writer won; (the tournament, replayed). `change` None:
-        nothing to save. With an Idempotency-Key (`key`), the entry is saved with the change
-        and a copy is answered with the tournament as it is (`replayed`)."""
-        fingerprint = idempotency.fingerprint("tournament", *fields)
-        entry = None if key is None else idempotency.entry_key("tournament", caller.scope, key)
-
-        async def attempt(record: TournamentRecord) -> tuple[TournamentRecord, bool]:
-            if entry is not None:
-                prior = dict(record.remembered).get(entry)
-                if prior is not None:
-                    if prior != fingerprint:
-                        raise ServiceError("idempotency_key_reused")
-                    return record, True
-            # one that may pair a round (`next_round`) is decided off the event loop
-            new = await asyncio.to_thread(change, record) if pairs else change(record)
-            if new is None:
-                return record, False
-            if entry is not None:
-                kept = (*record.remembered, (entry, fingerprint))[-REMEMBERED:]
-                new = msgspec.structs.replace(new, remembered=kept)
-            await self.store.save_tournament(new)
-            return new, False
-
-        record = await self.get(tournament_id)
-        return await write(
-            record, attempt, self.retry, gone="tournament_not_found",
-            reread=lambda: self.get(tournament_id),
-        )  # fmt: skip
-
-    async def _save(
-        self,
-        tournament_id: str,
-        change: Callable[[TournamentRecord], TournamentRecord | None],
-        *,
-        pairs: bool = False,
-    ) -> TournamentRecord | None:
-        """The director's saves: `_update` without a key; None for a tournament gone."""
-        try:
-            record, _ = await self._update(tournament_id, change, None, PLATFORM, (), pairs=pairs)
-        except ServiceError as error:
-            if error.code == "tournament_not_found":
-                return None
-            raise
-        return record
-
-    # ------------------------------------------------------------ the director
-
-    async def record_result(self, game: GameRecord) -> None:
-        """A tournament game ended (the relay's `TournamentReaction`): its table's result
-        kept once, and the tournament's job queued for the director."""
-        ref = game.tournament
-        if ref is None or not game.ended:
-            return
-
-        def change(record: TournamentRecord) -> TournamentRecord | None:
-            if record.ended or record.result_of(ref.round, ref.table) is not None:
-                return None
-            table = table_of(record, ref)
-            if table is None:
-                return None
-            result = result_of(game, ref.round, table)
-            return advanced(record, self.clock(), results=(*record.results, result))
-
-        if await self._save(ref.tournament_id, change) is not None:
-            await self.queue.put(ref.tournament_id, b"", self.clock())
-            self.wake()
-
-    async def advance(self, tournament_id: str) -> float | None:
-        """The director's step (see the module docstring): one round at most; idempotent,
-        safe on any replica at once (every save compares the version). A step that pairs
-        the next round queues its job again at once and ends: that round's deals are the
-        next step, so a step lasts one round's deals, well within the worker's LEASE.
-        Answers the time the tournament waits for (its `starts_at`, its `next_round_at`):
-        the worker keeps its job due then; None when it waits for no time."""
-        record = await self.store.load_tournament(tournament_id)
-        if record is None:
-            return None
-        if record.status == "registering" and record.starts_at is not None:
-            if self.clock() < record.starts_at:
-                return record.starts_at
-            record = await self._save(tournament_id, self._on_time, pairs=True)
-            if record is None:
-                return None
-        if record.pending:
-            record = await self._announce(record)
-            if record is None:
-                return None
-        if record.status != "running":
-            return None
-        await self._deal(record)
-        paired = await self._save(tournament_id, self._paired, pairs=True)
-        if paired is not None and paired.pending:
-            await self.queue.put(tournament_id, b"", self.clock())
-            self.wake()
-            return None
-        if paired is not None and paired.status == "running":
-            return paired.next_round_at
-        return None
-
-    def _on_time(self, record: TournamentRecord) -> TournamentRecord | None:
-        """Its `starts_at` came while it still takes registrations: it starts."""
-        now = self.clock()
-        if record.status != "registering" or record.starts_at is None or now < record.starts_at:
-            return None
-        return started(record, now)
-
-    def _paired(self, record: TournamentRecord) -> TournamentRecord | None:
-        """Once every table of the current round has its result: the end, or the next
-        round, after the `round_interval` (`next_round_at` set by the step that first finds
-        the round complete; the round paired by a step at that time or after it)."""
-        if record.status != "running" or not record.rounds:
-            return None
-        if not round_complete(record):
-            return None
-        now = self.clock()
-        if len(record.rounds) >= record.settings.rounds:
-            return advanced(
-                record, now, status="finished", pending=(*record.pending, "finished"),
-                next_round_at=None,
-            )  # fmt: skip
-        due = record.next_round_at
-        if due is None and record.round_interval > 0:
-            return advanced(record, now, next_round_at=now + record.round_interval)
-        if due is not None and now < due:
-            return None
-        played = next_round(record.settings, record.entrants, record.rounds, record.results)
-        return advanced(
-            record, now, rounds=(*record.rounds, played), next_round_at=None,
-            pending=(*record.pending, f"round:{played.number}"),
-        )  # fmt: skip
-
-    async def _announce(self, record: TournamentRecord) -> TournamentRecord | None:
-        """Queue the webhooks pending (each once per id: the outbox keeps one per id), then
-        clear them."""
-        if self.announce is not None:
-            await self.announce(tournament_messages(record, record.pending))
-        done = record.pending
-
-        def change(current: TournamentRecord) -> TournamentRecord | None:
-            left = tuple(p for p in current.pending if p not in done)
-            return (
-                None if left == current.pending else advanced(current, self.clock(), pending=left)
-            )
-
-        return await self._save(record.id, change)
-
-    async def _deal(self, record: TournamentRecord) -> None:
-        """The current round's games not dealt yet (a game dealt already is the lobby's
-        keyed create answered again: nothing is dealt twice)."""
-        current = record.rounds[-1]
-        for table in current.tables:
-            if record.result_of(current.number, table.number) is None:
-                await self.create_game(self._table_game(record, current, table))
-
-    def _table_game(self, record: TournamentRecord, played: Round, table: Table) -> CreateTable:
-        entrants = {e.id: e for e in record.entrants}
-        seats = []
-        for entrant_id in table.seats:
-            bot = entrants[entrant_id].bot
-            if bot is None:
-                seats.append(SeatRequest(name=entrant_id, player_id=entrant_id))
-            else:
-                seats.append(
-                    SeatRequest(name=f"Bot {entrant_id.removeprefix(BOT_PREFIX)}", bot=bot)
-                )
-        return CreateTable(
-            caller=PLATFORM,
-            seats=tuple(seats),
-            fill_bot=record.bot_level,
-            clock=tournament_clock(record.clock),
-            seed=game_seed(table),
-            tournament=TableRef(record.id, played.number, table.number, record.ranked),
-            idempotency_key=game_key(record.id, played.number, table.number),
-        )
-
-    def worker(self, **options: object) -> Worker:
-        """The director's worker (every replica runs one)."""
-
-        async def handle(job: Job) -> float | None:
-            return await self.advance(job.id)
-
-        options.setdefault("lease", LEASE)
-        worker = Worker(self.queue, handle, **options)  # type: ignore[arg-type]
-        self.wake = worker.wake
-        return worker
-
-
-class TournamentReaction:
-    """The relay's durable reaction to a tournament game's end (`service.reactions.relay`): the
-    table's result is recorded (`Tournaments.record_result`, at least once, kept once)."""
-
-    name = "tournaments"
-    durable: Literal[True] = True
-
-    def __init__(self, record: Callable[[GameRecord], Awaitable[None]]) -> None:
-        self.record = record
-
-    async def react(self, change: Change) -> None:
-        record = change.new  # listed for GAME_ENDED: any game's end, a tournament's or not
-        if record.tournament is not None and record.ended:
-            await self.record(record)

@@ -64,7 +64,7 @@ from schemathesis.config import SchemathesisConfig
 
 from infra.memory_store import MemoryGameStore
 from service.core.ports import GameStore
-from service.core.settings import Settings
+from service.core.settings import GameSettings, RedisSettings, Settings
 from service.entrypoints.api.app import create_app
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
@@ -180,7 +180,8 @@ def build_app(settings: Settings, store: GameStore | None = None) -> Litestar:
     quota of open tables (TEN_MAX_OPEN_TABLES, tests/integration/test_table_quota.py): the
     store outlives Hypothesis's examples, so a create its replay sends could meet a quota
     the first run filled (429), and the bundle of created games come up empty (flaky)."""
-    settings = msgspec.structs.replace(settings, max_open_tables=0)
+    quotas = msgspec.structs.replace(settings.quotas, max_open_tables=0)
+    settings = msgspec.structs.replace(settings, quotas=quotas)
     app = create_app(settings, store=store)
     built: GameService = app.state.service
     app.state.service = GameService(built.store, settings, random_hex=ReplayableRandomness())
@@ -356,7 +357,13 @@ def redis_schema(redis_url: str) -> Iterator[schemathesis.schemas.BaseSchema]:
             if key != CLAIM_KEY.encode():
                 client.delete(key)
         # short expiry: these games are litter in a Redis that outlives the run
-        yield load_schema(build_app(Settings(redis_url=url, idle_ttl=600, finished_ttl=600)))
+        yield load_schema(
+            build_app(
+                Settings(
+                    redis=RedisSettings(url=url), games=GameSettings(idle_ttl=600, finished_ttl=600)
+                )
+            )
+        )
 
 
 redis_lazy = schemathesis.pytest.from_fixture("redis_schema")

@@ -100,12 +100,12 @@ def test_the_configmap_is_settings_the_service_accepts() -> None:
     for values in ({}, production_values()):
         env = configmap_env(render(values))
         settings = Settings.from_env(env)
-        assert settings.finished_ttl == int(env["TEN_FINISHED_TTL"])
-        assert settings.redis_cluster is (env["TEN_REDIS_CLUSTER"] == "true")
+        assert settings.games.finished_ttl == int(env["TEN_FINISHED_TTL"])
+        assert settings.redis.cluster is (env["TEN_REDIS_CLUSTER"] == "true")
     production = Settings.from_env(configmap_env(render(production_values())))
-    assert production.rate_limit == (600, "minute")
-    assert production.allow_custom_deck is False
-    assert production.migrate_on_start is False  # the hook Job migrates, not the pods
+    assert production.http.rate_limit == (600, "minute")
+    assert production.games.allow_custom_deck is False
+    assert production.archive.migrate_on_start is False  # the hook Job migrates, not the pods
 
 
 def test_the_chart_lints_clean() -> None:
@@ -401,14 +401,14 @@ def test_sentinels_and_wait_reach_the_service() -> None:
         one(objects, "Deployment")["spec"]["template"]["spec"]["containers"][0]
     )
     settings = Settings.from_env(env)
-    assert settings.redis_sentinels == (
+    assert settings.redis.sentinels == (
         ("redis-node-0.redis", 26379),
         ("redis-node-1.redis", 26379),
     )
-    assert settings.redis_sentinel_master == "games"
-    assert (settings.redis_wait_replicas, settings.redis_wait_timeout) == (1, 0.5)
-    assert settings.redis_url is not None  # the service is on Redis, not the embedded store
-    assert Settings.from_env(configmap_env(render({}))).redis_wait_replicas == 0
+    assert settings.redis.sentinel_master == "games"
+    assert (settings.redis.wait_replicas, settings.redis.wait_timeout) == (1, 0.5)
+    assert settings.redis.url is not None  # the service is on Redis, not the embedded store
+    assert Settings.from_env(configmap_env(render({}))).redis.wait_replicas == 0
 
 
 # ---------------------------------------------------------------- refused values

@@ -58,7 +58,7 @@ def test_credentials_given_as_values_are_kept_in_the_charts_secret() -> None:
     )
     identity = Identity.from_settings(settings)
     assert identity.describe() == {"mode": "verified", "api_keys": True, "jwt": True, **JWT}
-    assert settings.cors_origins == ("*",)
+    assert settings.http.cors_origins == ("*",)
 
 
 def test_a_changed_key_rolls_the_pods() -> None:

@@ -26,7 +26,7 @@ from domain.game.engine import new_game, to_act
 from domain.game.legal import legal_actions
 from infra.bot_pool import BotPool
 from service.core.errors import ServiceError
-from service.core.settings import Settings
+from service.core.settings import ArchiveSettings, RuntimeSettings, Settings
 from service.entrypoints.api.app import create_app
 from service.games.bot_work import BotWork
 from service.games.use_cases import encode_events
@@ -144,7 +144,9 @@ def test_a_table_refused_when_its_worker_died_leaves_no_game_and_is_created_when
     tmp_path,
 ) -> None:
     pool = BotPool(1)
-    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3")
+    settings = Settings(
+        archive=ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3")
+    )
     app = create_app(settings)
     app.state.service.bots = BotWork(pool)
     try:
@@ -386,9 +388,11 @@ def test_a_live_bot_step_does_not_wait_behind_reviews_in_the_pool(tmp_path) -> N
     review computing (held at a gate) and another waiting behind it, an expert bot's move
     is still computed at once (it waited behind them, the create never came back)."""
     settings = Settings(
-        bot_workers=1,
-        database_url=f"sqlite+aiosqlite:///{tmp_path / 'archive.sqlite3'}",
-        migrate_on_start=True,
+        runtime=RuntimeSettings(bot_workers=1),
+        archive=ArchiveSettings(
+            database_url=f"sqlite+aiosqlite:///{tmp_path / 'archive.sqlite3'}",
+            migrate_on_start=True,
+        ),
     )
     app = create_app(settings)
     gates = [Gate(tmp_path, f"review-{i}") for i in range(2)]

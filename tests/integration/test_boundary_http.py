@@ -12,7 +12,13 @@ import jwt
 import pytest
 from litestar.testing import TestClient
 
-from service.core.settings import Settings
+from service.core.settings import (
+    ArchiveSettings,
+    IdentitySettings,
+    ObservabilitySettings,
+    QuotaSettings,
+    Settings,
+)
 from service.entrypoints.api.app import create_app
 
 pytestmark = pytest.mark.integration
@@ -22,14 +28,14 @@ SECRET = "s" * 32
 
 def settings(tmp_path: Path) -> Settings:
     return Settings(
-        database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
-        migrate_on_start=True,
-        api_keys=(API_KEY,),
-        jwt_secret=SECRET,
-        jwt_issuer="platform",
-        jwt_audience="ten",
-        max_open_tournaments=3,
-        log_format="json",
+        archive=ArchiveSettings(
+            database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3", migrate_on_start=True
+        ),
+        identity=IdentitySettings(
+            api_keys=(API_KEY,), jwt_secret=SECRET, jwt_issuer="platform", jwt_audience="ten"
+        ),
+        quotas=QuotaSettings(max_open_tournaments=3),
+        observability=ObservabilitySettings(log_format="json"),
     )
 
 
@@ -74,7 +80,9 @@ def test_an_anonymous_creator_of_a_game_that_starts_at_once_may_abort_it(tmp_pat
     """Every seat taken at create: the game starts at once, and its anonymous creator gets
     the host's credential as for an open table (the host may abort a live game)."""
     open_settings = Settings(
-        database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3", migrate_on_start=True
+        archive=ArchiveSettings(
+            database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3", migrate_on_start=True
+        )
     )
     with TestClient(create_app(open_settings)) as client:
         made = client.post(

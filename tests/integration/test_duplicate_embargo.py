@@ -25,7 +25,7 @@ import jwt
 import pytest
 from litestar.testing import TestClient
 
-from service.core.settings import Settings
+from service.core.settings import ArchiveSettings, IdentitySettings, ObservabilitySettings, Settings
 from service.entrypoints.api.app import create_app
 from tests.support.archive import pg_database
 
@@ -60,14 +60,11 @@ ANYONE: dict[str, str] = {}
 
 def settings(database_url: str) -> Settings:
     return Settings(
-        database_url=database_url,
-        migrate_on_start=True,
-        log_format="json",
-        api_keys=(API_KEY,),
-        jwt_secret=SECRET,
-        jwt_issuer=ISSUER,
-        jwt_audience=AUDIENCE,
-        archive_interval=0.05,
+        archive=ArchiveSettings(database_url=database_url, migrate_on_start=True, interval=0.05),
+        observability=ObservabilitySettings(log_format="json"),
+        identity=IdentitySettings(
+            api_keys=(API_KEY,), jwt_secret=SECRET, jwt_issuer=ISSUER, jwt_audience=AUDIENCE
+        ),
     )
 
 

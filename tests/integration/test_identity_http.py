@@ -20,7 +20,14 @@ from litestar.datastructures import State
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.testing import TestClient
 
-from service.core.settings import Settings
+from service.core.settings import (
+    ArchiveSettings,
+    GameSettings,
+    HttpSettings,
+    IdentitySettings,
+    ObservabilitySettings,
+    Settings,
+)
 from service.entrypoints.api.app import CORS_REQUEST_HEADERS, CORS_RESPONSE_HEADERS, create_app
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN, Identity
@@ -42,15 +49,17 @@ def player_jwt(sub: str = "ann", **changes: Any) -> str:
     return jwt.encode(claims, SECRET, algorithm="HS256")
 
 
-def verified_settings(tmp_path: Path, **fields: Any) -> Settings:
+def verified_settings(
+    tmp_path: Path, http: HttpSettings | None = None, games: GameSettings | None = None
+) -> Settings:
     return Settings(
-        database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
-        log_format="json",
-        api_keys=(API_KEY,),
-        jwt_secret=SECRET,
-        jwt_issuer=ISSUER,
-        jwt_audience=AUDIENCE,
-        **fields,
+        archive=ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3"),
+        observability=ObservabilitySettings(log_format="json"),
+        identity=IdentitySettings(
+            api_keys=(API_KEY,), jwt_secret=SECRET, jwt_issuer=ISSUER, jwt_audience=AUDIENCE
+        ),
+        http=http or HttpSettings(),
+        games=games or GameSettings(),
     )
 
 
@@ -69,7 +78,9 @@ def client_for(settings: Settings) -> TestClient:
 
 
 def test_info_on_the_embedded_default_says_open(tmp_path: Path) -> None:
-    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/a.sqlite3")
+    settings = Settings(
+        archive=ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path}/a.sqlite3")
+    )
     with client_for(settings) as client:
         response = client.get("/v1/info")
         assert response.status_code == 200
@@ -93,7 +104,9 @@ def test_info_on_the_embedded_default_says_open(tmp_path: Path) -> None:
 
 
 def test_info_when_verified_names_issuer_and_audience_and_no_secret(tmp_path: Path) -> None:
-    settings = verified_settings(tmp_path, rate_limit=(600, "minute"), allow_custom_deck=False)
+    settings = verified_settings(
+        tmp_path, HttpSettings(rate_limit=(600, "minute")), GameSettings(allow_custom_deck=False)
+    )
     with client_for(settings) as client:
         response = client.get("/v1/info")
     assert response.status_code == 200
@@ -146,7 +159,9 @@ def preflight(client: TestClient, origin: str, headers: str) -> Any:
 
 
 def test_cors_preflight_and_simple_requests_for_a_listed_origin(tmp_path: Path) -> None:
-    settings = verified_settings(tmp_path, cors_origins=(ORIGIN,), rate_limit=(5, "minute"))
+    settings = verified_settings(
+        tmp_path, HttpSettings(cors_origins=(ORIGIN,), rate_limit=(5, "minute"))
+    )
     sent = ", ".join(h.lower() for h in CORS_REQUEST_HEADERS)
     with client_for(settings) as client:
         allowed = preflight(client, ORIGIN, sent)
@@ -173,7 +188,7 @@ def test_cors_preflight_and_simple_requests_for_a_listed_origin(tmp_path: Path) 
 
 
 def test_cors_for_every_origin(tmp_path: Path) -> None:
-    with client_for(verified_settings(tmp_path, cors_origins=("*",))) as client:
+    with client_for(verified_settings(tmp_path, HttpSettings(cors_origins=("*",)))) as client:
         allowed = preflight(client, "https://anywhere.example", "x-api-key, if-match")
         created = client.post(
             "/v1/games",
@@ -229,7 +244,9 @@ def test_a_handler_without_a_caller_never_asks_who_calls(tmp_path: Path) -> None
 
 
 def test_the_service_documents_no_caller_parameter(tmp_path: Path) -> None:
-    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/a.sqlite3")
+    settings = Settings(
+        archive=ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path}/a.sqlite3")
+    )
     with client_for(settings) as client:
         document = client.get("/schema/openapi.json").json()
     names = {

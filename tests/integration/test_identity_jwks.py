@@ -19,7 +19,7 @@ from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from service.core.callers import Caller
 from service.core.errors import ServiceError
-from service.core.settings import Settings
+from service.core.settings import IdentitySettings, Settings
 from service.entrypoints.api.identity import Identity
 from tests.servers import free_port
 
@@ -93,7 +93,9 @@ def jwks(rsa_key: rsa.RSAPrivateKey, ec_key: ec.EllipticCurvePrivateKey) -> Iter
 
 def identity_for(url: str) -> Identity:
     return Identity.from_settings(
-        Settings(jwt_jwks_url=url, jwt_issuer=ISSUER, jwt_audience=AUDIENCE)
+        Settings(
+            identity=IdentitySettings(jwt_jwks_url=url, jwt_issuer=ISSUER, jwt_audience=AUDIENCE)
+        )
     )
 
 

@@ -12,7 +12,7 @@ import pytest
 from litestar.testing import TestClient
 
 from service.bootstrap import work_jobs
-from service.core.settings import Settings
+from service.core.settings import ArchiveSettings, RedisSettings, RuntimeSettings, Settings
 from service.entrypoints.api.app import create_app
 from tests.support.archive import claim_redis_db
 
@@ -30,11 +30,9 @@ def test_a_serving_process_without_job_workers_queues_the_game_and_the_workers_a
         redis_url = own_url
         database = f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3"
         settings = Settings(
-            redis_url=redis_url,
-            database_url=database,
-            migrate_on_start=True,
-            job_workers=False,
-            archive_interval=0.05,
+            redis=RedisSettings(url=redis_url),
+            archive=ArchiveSettings(database_url=database, migrate_on_start=True, interval=0.05),
+            runtime=RuntimeSettings(job_workers=False),
         )
         with TestClient(create_app(settings)) as client:
             created = client.post("/v1/games", json=FOUR_RANDOM)
@@ -65,6 +63,9 @@ def test_a_serving_process_without_job_workers_queues_the_game_and_the_workers_a
 
 
 def test_without_redis_the_serving_process_keeps_its_job_workers(tmp_path) -> None:
-    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/a.sqlite3", job_workers=False)
+    settings = Settings(
+        archive=ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path}/a.sqlite3"),
+        runtime=RuntimeSettings(job_workers=False),
+    )
     with pytest.raises(ValueError, match="TEN_REDIS_URL"):
         create_app(settings)

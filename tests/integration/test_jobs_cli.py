@@ -13,7 +13,7 @@ import pytest
 from infra.queues import RedisQueue
 from infra.redis_client import connect
 from service.bootstrap import Instruments, build_adapters, game_service
-from service.core.settings import Settings
+from service.core.settings import ArchiveSettings, ObservabilitySettings, Settings, WebhookSettings
 from tests.support.jobs_cli import cli
 
 pytestmark = pytest.mark.integration
@@ -89,10 +89,9 @@ def test_every_queue_of_the_service_can_be_listed_and_requeued(redis_url, tmp_pa
 def queues_the_service_makes(tmp_path) -> set[str]:
     """The names of the queues the service's composition makes (webhooks on: all of them)."""
     settings = Settings(
-        database_url=f"sqlite+aiosqlite:///{tmp_path / 'made.sqlite3'}",
-        webhook_urls=("http://127.0.0.1:9/hook",),
-        webhook_secret="s" * 32,
-        metrics=False,
+        archive=ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path / 'made.sqlite3'}"),
+        webhooks=WebhookSettings(urls=("http://127.0.0.1:9/hook",), secret="s" * 32),
+        observability=ObservabilitySettings(metrics=False),
     )
     adapters = build_adapters(settings)
     asked: set[str] = set()

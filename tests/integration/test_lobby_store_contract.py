@@ -20,7 +20,7 @@ from service.core.errors import ServiceError
 from service.core.model import OPEN_INDEX, GameRecord, Seat, Table, host_index, player_index
 from service.core.ports import GameExists, IdempotentResponse
 from service.core.quotas import GRACE, Quota
-from service.core.settings import Settings
+from service.core.settings import QuotaSettings, Settings
 from service.games.use_cases import GameService, encode_events
 from service.lobby.use_cases import Lobby as LobbyUseCase
 from tests.support.records import NOW, PLAYERS, TTL, advance, new_record
@@ -366,8 +366,10 @@ def hosted(backend, host: str, at: float, **options) -> GameRecord:
 
 
 def quota(store, limit: int) -> Quota:
-    """The lobby's quota of open tables (`service.lobby.use_cases.Lobby.open_tables`) on this store."""
-    return LobbyUseCase(GameService(store, Settings(max_open_tables=limit))).open_tables
+    """The lobby's quota of open tables (`service.lobby.creation.TableCreation.open_tables`) on this store."""
+    return LobbyUseCase(
+        GameService(store, Settings(quotas=QuotaSettings(max_open_tables=limit)))
+    ).creation.open_tables
 
 
 async def hold(store, record: GameRecord, limit: int) -> float | None:
@@ -393,7 +395,7 @@ def test_a_hosts_open_tables_are_counted_up_to_the_limit_and_freed_as_they_leave
     second = hosted(backend, host, NOW + 1, invite_hash="0" * 64)  # private: counted too
     third = hosted(backend, host, NOW + 2)
     in_flight = hosted(backend, host, NOW + 3)  # held, its create not yet written
-    idle = Settings().idle_ttl
+    idle = Settings().games.idle_ttl
 
     async def body(store):
         for record in (first, second, third):

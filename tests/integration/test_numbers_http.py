@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from service.core.settings import Settings
+from service.core.settings import ArchiveSettings, IdentitySettings, ObservabilitySettings, Settings
 from service.entrypoints.api.app import create_app
 
 pytestmark = pytest.mark.integration
@@ -50,10 +50,11 @@ NUMERIC_HEADERS = {"Last-Event-ID", "If-Match"}
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     tmp: Path = tmp_path_factory.mktemp("numbers")
     settings = Settings(
-        database_url=f"sqlite+aiosqlite:///{tmp}/archive.sqlite3",
-        migrate_on_start=True,
-        api_keys=(API_KEY,),
-        log_format="json",
+        archive=ArchiveSettings(
+            database_url=f"sqlite+aiosqlite:///{tmp}/archive.sqlite3", migrate_on_start=True
+        ),
+        identity=IdentitySettings(api_keys=(API_KEY,)),
+        observability=ObservabilitySettings(log_format="json"),
     )
     with TestClient(create_app(settings)) as served:
         yield served

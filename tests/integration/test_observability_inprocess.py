@@ -14,7 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from infra.redis_store import RedisGameStore
-from service.core.settings import Settings
+from service.core.settings import ArchiveSettings, ObservabilitySettings, RedisSettings, Settings
 from service.entrypoints.api.app import create_app
 from tests.servers import ROOT
 
@@ -23,12 +23,11 @@ pytestmark = pytest.mark.integration
 NUMBER_DECK = ["R1", "B2", "O3", "G4", "R5", "B6", "O7", "G8", "R9", "B1", "O2", "G3"]
 
 
-def settings(tmp_path, redis_url: str, **extra) -> Settings:
+def settings(tmp_path, redis_url: str, tracing: bool = False) -> Settings:
     return Settings(
-        redis_url=redis_url,
-        database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
-        log_format="json",
-        **extra,
+        redis=RedisSettings(url=redis_url),
+        archive=ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3"),
+        observability=ObservabilitySettings(log_format="json", tracing=tracing),
     )
 
 
@@ -152,11 +151,16 @@ BLOCK_OTEL = textwrap.dedent(
     sys.meta_path.insert(0, NoOpenTelemetry())
     from litestar.testing import TestClient
     from service.entrypoints.api.app import create_app
-    from service.core.settings import Settings
+    from service.core.settings import ArchiveSettings, ObservabilitySettings, Settings
 
     tracing = sys.argv[1] == "on"
     try:
-        app = create_app(Settings(database_url=sys.argv[2], tracing=tracing, log_format="text"))
+        app = create_app(
+            Settings(
+                archive=ArchiveSettings(database_url=sys.argv[2]),
+                observability=ObservabilitySettings(tracing=tracing, log_format="text"),
+            )
+        )
     except RuntimeError as exc:
         print("REFUSED:", exc)
         raise SystemExit(3)

@@ -25,7 +25,7 @@ from domain.game.legal import legal_actions
 from domain.game.model import Draw, Stop
 from service.core.callers import Caller
 from service.core.errors import ServiceError
-from service.core.settings import Settings
+from service.core.settings import RedisSettings, Settings
 from service.entrypoints.api.routes import render_acted
 from service.games.commands import Act
 from service.games.use_cases import GameService as _GameService
@@ -56,7 +56,7 @@ def two_services(backend, **kwargs):
     def random_hex(n: int) -> str:
         return backend.new_id() if n == 10 else secrets.token_hex(n)
 
-    settings = Settings(redis_url=backend.url)
+    settings = Settings(redis=RedisSettings(url=backend.url))
     first = backend.store()
     second = backend.store() if backend.kind == "redis" else first
     return (

@@ -30,10 +30,19 @@ REPORT = textwrap.dedent(
         from service.app import app
     else:
         from service.entrypoints.api.app import create_app
-        from service.core.settings import Settings
+        from service.core.settings import (
+            ArchiveSettings,
+            ObservabilitySettings,
+            RuntimeSettings,
+            Settings,
+        )
 
         app = create_app(
-            Settings(database_url=sys.argv[2], gc_threshold=int(sys.argv[3]), log_format="text"),
+            Settings(
+                archive=ArchiveSettings(database_url=sys.argv[2]),
+                runtime=RuntimeSettings(gc_threshold=int(sys.argv[3])),
+                observability=ObservabilitySettings(log_format="text"),
+            ),
             serving=sys.argv[1] == "serving",
         )
     before = gc.get_threshold()[0]
@@ -85,7 +94,7 @@ def test_the_uvicorn_entry_point_reads_TEN_GC_THRESHOLD(tmp_path) -> None:
     assert after == 23456
     assert frozen > 10_000
     _, default_after, _ = run_app(tmp_path, "entry", env={"TEN_GC_THRESHOLD": ""})
-    assert default_after == Settings().gc_threshold == 10_000
+    assert default_after == Settings().runtime.gc_threshold == 10_000
 
 
 @pytest.mark.parametrize("value", ["-1", "many", "1.5"])
@@ -95,9 +104,9 @@ def test_a_bad_threshold_is_refused_at_start(value: str) -> None:
 
 
 def test_threshold_settings_are_read() -> None:
-    assert Settings.from_env({"TEN_GC_THRESHOLD": "0"}).gc_threshold == 0
-    assert Settings.from_env({"TEN_GC_THRESHOLD": " 50000 "}).gc_threshold == 50_000
-    assert Settings.from_env({}).gc_threshold == 10_000
+    assert Settings.from_env({"TEN_GC_THRESHOLD": "0"}).runtime.gc_threshold == 0
+    assert Settings.from_env({"TEN_GC_THRESHOLD": " 50000 "}).runtime.gc_threshold == 50_000
+    assert Settings.from_env({}).runtime.gc_threshold == 10_000
 
 
 @pytest.mark.parametrize(

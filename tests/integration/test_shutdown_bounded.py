@@ -13,7 +13,7 @@ from litestar.testing import TestClient
 
 from infra.memory_store import MemoryGameStore
 from service import bootstrap
-from service.core.settings import Settings
+from service.core.settings import ArchiveSettings, Settings
 from service.entrypoints.api.app import create_app
 
 pytestmark = pytest.mark.integration
@@ -26,7 +26,9 @@ class _StoreThatNeverCloses(MemoryGameStore):
 
 def test_a_close_that_never_returns_does_not_hold_the_shutdown(tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(bootstrap, "CLOSE_SECONDS", 0.3)
-    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3")
+    settings = Settings(
+        archive=ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3")
+    )
     app = create_app(settings, store=_StoreThatNeverCloses())
     with caplog.at_level(logging.ERROR, logger="ten"):
         client = TestClient(app)

@@ -17,6 +17,12 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
+from service.core.settings import (
+    ArchiveSettings,
+    IdentitySettings,
+    ObservabilitySettings,
+    RedisSettings,
+)
 from service.core.settings import Settings as ServiceSettings
 from service.entrypoints.api.app import create_app
 from tests.support.archive import claim_redis_db
@@ -30,12 +36,14 @@ WAITS = 600  # looks at the tournament (0.05 s apart) before giving up on its en
 
 def app_settings(tmp_path: Path, redis_url: str | None = None) -> ServiceSettings:
     return ServiceSettings(
-        database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
-        migrate_on_start=True,
-        redis_url=redis_url,
-        log_format="json",
-        api_keys=(API_KEY,),
-        archive_interval=0.05,
+        archive=ArchiveSettings(
+            database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
+            migrate_on_start=True,
+            interval=0.05,
+        ),
+        redis=RedisSettings(url=redis_url),
+        observability=ObservabilitySettings(log_format="json"),
+        identity=IdentitySettings(api_keys=(API_KEY,)),
     )
 
 

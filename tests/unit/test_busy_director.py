@@ -24,8 +24,9 @@ from service.games.bot_work import BotWork
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
 from service.reactions.relay import GAME_ENDED, Relay
+from service.tournaments.director import TournamentReaction
 from service.tournaments.records import CreateTournament, game_id
-from service.tournaments.use_cases import TournamentReaction, Tournaments
+from service.tournaments.use_cases import Tournaments
 
 pytestmark = pytest.mark.unit
 PLATFORM = Caller(kind="platform")
@@ -41,7 +42,7 @@ def test_a_tournament_waits_out_a_full_bot_pool_and_deals_its_round_once_it_free
         store = MemoryGameStore(clock=clock)
         queue = MemoryQueue("tournaments")
         made: list[Tournaments] = []
-        reaction = TournamentReaction(lambda record: made[0].record_result(record))  # noqa: PLW0108 - made below
+        reaction = TournamentReaction(lambda record: made[0].director.record_result(record))  # noqa: PLW0108 - made below
         relay = Relay(store, MemoryQueue("relay"), {GAME_ENDED: [reaction]}, clock=clock)
         executor = ThreadPoolExecutor(2)
         bots = BotWork(executor, limit=1)  # one step in the pool at once
@@ -61,7 +62,7 @@ def test_a_tournament_waits_out_a_full_bot_pool_and_deals_its_round_once_it_free
             MemoryTournamentStore(), queue, create, clock=clock, random_hex=hexes
         )
         made.append(tournaments)
-        worker = tournaments.worker(clock=clock, max_failures=MAX_FAILURES)
+        worker = tournaments.director.worker(clock=clock, max_failures=MAX_FAILURES)
         options = {"name": "Bots", "table_size": 4, "places": 8, "rounds": 1}
         record, _ = await tournaments.create(
             CreateTournament(caller=PLATFORM, bot_level="random", **options)

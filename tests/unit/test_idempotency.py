@@ -225,11 +225,11 @@ def test_a_created_outcome_lives_as_long_as_its_game() -> None:
     async def body() -> None:
         first = await lobby.create(CreateTable(caller=ANN, seats=DEALT, idempotency_key="k"))
         game_id = first.record.id
-        clock.now += service.settings.idle_ttl  # idle, but within its grace: still stored
+        clock.now += service.settings.games.idle_ttl  # idle, but within its grace: still stored
         assert (
             await lobby.create(CreateTable(caller=ANN, seats=DEALT, idempotency_key="k"))
         ).replayed
-        clock.now += service.settings.idle_ttl + 1  # past its expiry
+        clock.now += service.settings.games.idle_ttl + 1  # past its expiry
         assert await store.load(game_id) is None
         fresh = await lobby.create(CreateTable(caller=ANN, seats=DEALT, idempotency_key="k"))
         assert not fresh.replayed

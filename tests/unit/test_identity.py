@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from infra.memory_store import MemoryGameStore
 from service.core.callers import Caller
 from service.core.errors import ServiceError
-from service.core.settings import Settings
+from service.core.settings import IdentitySettings, Settings
 from service.entrypoints.api import identity as identity_module
 from service.entrypoints.api.identity import Identity
 from service.games.use_cases import GameService
@@ -80,7 +80,7 @@ def hs256(**changes: Any) -> str:
 
 
 def settings(**fields: Any) -> Settings:
-    return Settings(**fields)
+    return Settings(identity=IdentitySettings(**fields))
 
 
 def verified(**fields: Any) -> Identity:
@@ -430,10 +430,10 @@ def test_settings_read_the_identity_variables(ec_key: ec.EllipticCurvePrivateKey
             CORS_ORIGINS="https://a.example, http://localhost:5173",
         )
     )
-    assert read.api_keys == (KEY_A, KEY_B)
-    assert read.jwt_public_key == pem(ec_key.public_key())  # a PEM, whole again
-    assert read.jwt_leeway == 5
-    assert read.cors_origins == ("https://a.example", "http://localhost:5173")
+    assert read.identity.api_keys == (KEY_A, KEY_B)
+    assert read.identity.jwt_public_key == pem(ec_key.public_key())  # a PEM, whole again
+    assert read.identity.jwt_leeway == 5
+    assert read.http.cors_origins == ("https://a.example", "http://localhost:5173")
     assert Identity.from_settings(read).describe() == {
         "mode": "verified",
         "api_keys": True,
@@ -442,7 +442,11 @@ def test_settings_read_the_identity_variables(ec_key: ec.EllipticCurvePrivateKey
         "audience": AUDIENCE,
     }
     defaults = Settings.from_env({})
-    assert (defaults.api_keys, defaults.jwt_leeway, defaults.cors_origins) == ((), 30, ())
+    assert (
+        defaults.identity.api_keys,
+        defaults.identity.jwt_leeway,
+        defaults.http.cors_origins,
+    ) == ((), 30, ())
 
 
 @pytest.mark.parametrize(
@@ -485,6 +489,7 @@ def test_settings_that_cannot_work_fail_at_start(values: dict[str, str], message
 
 def test_settings_built_directly_are_checked_too() -> None:
     with pytest.raises(ValueError, match="needs TEN_JWT_ISSUER"):
-        Settings(jwt_secret=SECRET)
+        Settings(identity=IdentitySettings(jwt_secret=SECRET))
     # and msgspec structs can be copied with a change
-    assert msgspec.structs.replace(Settings(), cors_origins=("*",)).cors_origins == ("*",)
+    http = msgspec.structs.replace(Settings().http, cors_origins=("*",))
+    assert msgspec.structs.replace(Settings(), http=http).http.cors_origins == ("*",)

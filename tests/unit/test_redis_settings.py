@@ -13,13 +13,13 @@ def test_sentinels_are_read_with_their_default_port_and_stand_for_the_url() -> N
     settings = Settings.from_env(
         {"TEN_REDIS_SENTINELS": "10.0.0.1:26380, sentinel-b ,[fd00::3]:5000,sentinel-b"}
     )
-    assert settings.redis_sentinels == (
+    assert settings.redis.sentinels == (
         ("10.0.0.1", 26380),
         ("sentinel-b", 26379),
         ("fd00::3", 5000),
     )
-    assert settings.redis_sentinel_master == "mymaster"
-    assert settings.redis_url == "redis://mymaster/0"  # Redis is on (not the embedded store)
+    assert settings.redis.sentinel_master == "mymaster"
+    assert settings.redis.url == "redis://mymaster/0"  # Redis is on (not the embedded store)
 
 
 def test_the_url_beside_sentinels_keeps_its_database_and_credentials() -> None:
@@ -30,8 +30,8 @@ def test_the_url_beside_sentinels_keeps_its_database_and_credentials() -> None:
             "TEN_REDIS_URL": "redis://:secret@ignored/3",
         }
     )
-    assert settings.redis_sentinel_master == "ten"
-    assert settings.redis_url == "redis://:secret@ignored/3"
+    assert settings.redis.sentinel_master == "ten"
+    assert settings.redis.url == "redis://:secret@ignored/3"
 
 
 @pytest.mark.parametrize("item", ["s1:", "s1:port", ":26379", "s1:70000", "s1:0"])
@@ -41,7 +41,7 @@ def test_a_sentinel_that_is_not_host_port_is_refused(item: str) -> None:
 
 
 def test_waiting_for_replicas_is_off_by_default_and_read() -> None:
-    assert Settings.from_env({"TEN_REDIS_URL": "redis://r/0"}).redis_wait_replicas == 0
+    assert Settings.from_env({"TEN_REDIS_URL": "redis://r/0"}).redis.wait_replicas == 0
     settings = Settings.from_env(
         {
             "TEN_REDIS_URL": "redis://r/0",
@@ -49,7 +49,7 @@ def test_waiting_for_replicas_is_off_by_default_and_read() -> None:
             "TEN_REDIS_WAIT_TIMEOUT": "0.25",
         }
     )
-    assert (settings.redis_wait_replicas, settings.redis_wait_timeout) == (2, 0.25)
+    assert (settings.redis.wait_replicas, settings.redis.wait_timeout) == (2, 0.25)
 
 
 @pytest.mark.parametrize(

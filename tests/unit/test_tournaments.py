@@ -26,6 +26,7 @@ from service.reactions.relay import GAME_ENDED, Relay
 from service.reactions.webhook_delivery import WebhookOutbox
 from service.reactions.webhook_payloads import WEBHOOK_PAYLOADS
 from service.reactions.webhooks import Webhooks
+from service.tournaments.director import TournamentReaction
 from service.tournaments.records import (
     DEFAULT_CLOCK,
     GRACE,
@@ -37,7 +38,7 @@ from service.tournaments.records import (
     game_id,
     tournament_messages,
 )
-from service.tournaments.use_cases import TournamentReaction, Tournaments
+from service.tournaments.use_cases import Tournaments
 
 pytestmark = pytest.mark.unit
 T0 = 1_800_000_000.0
@@ -56,7 +57,9 @@ class World:
         self.tournament_store = MemoryTournamentStore()
         self.queue = MemoryQueue("tournaments")
         self.told: list[str] = []
-        reaction = TournamentReaction(lambda record: self.tournaments.record_result(record))  # noqa: PLW0108 - made below
+        reaction = TournamentReaction(
+            lambda record: self.tournaments.director.record_result(record)  # noqa: PLW0108 - made below
+        )
         relay = Relay(self.store, MemoryQueue("relay"), {GAME_ENDED: [reaction]}, clock=clock)
         self.games = GameService(self.store, Settings(), relay=relay, clock=clock, random_hex=hexes)
         self.lobby = Lobby(self.games)
@@ -77,9 +80,11 @@ class World:
                 return steps
             for job in jobs:
                 if twice:  # two replicas on one job: every step is safe at once
-                    await asyncio.gather(*(self.tournaments.advance(job.id) for _ in range(2)))
+                    await asyncio.gather(
+                        *(self.tournaments.director.advance(job.id) for _ in range(2))
+                    )
                 else:
-                    await self.tournaments.advance(job.id)
+                    await self.tournaments.director.advance(job.id)
                 await self.queue.done(job.id, job.token)
                 steps += 1
         raise AssertionError("the director never settled")
@@ -284,14 +289,14 @@ def test_a_result_is_kept_once_and_a_stopped_game_scores_a_tie():
         await w.drain()
         record = await w.tournaments.get(record.id)
         game = await w.store.load(game_id(record.id, 1, 0))
-        await w.tournaments.record_result(game)  # the reaction again: nothing changes
+        await w.tournaments.director.record_result(game)  # the reaction again: nothing changes
         assert len((await w.tournaments.get(record.id)).results) == 1
         void = msgspec.structs.replace(game, aborted=True)
         other = await w.bots_only(rounds=1, places=4)
         await w.tournaments.start(PLATFORM, other.id)
         # the other tournament's table taken as aborted before its game is dealt
         ref = msgspec.structs.replace(void.tournament, tournament_id=other.id)
-        await w.tournaments.record_result(msgspec.structs.replace(void, tournament=ref))
+        await w.tournaments.director.record_result(msgspec.structs.replace(void, tournament=ref))
         kept = (await w.tournaments.get(other.id)).results
         assert [r.ranks for r in kept] == [(1, 1, 1, 1)]
         assert kept[0].scores == (0, 0, 0, 0)
@@ -343,7 +348,7 @@ def test_the_webhooks_decode_as_their_payload_types_and_tell_no_deal():
 def test_a_director_dying_mid_step_leaves_the_rest_to_the_next_one():
     async def body(w: World) -> None:
         record = await w.bots_only(rounds=2)
-        create, calls = w.tournaments.create_game, []
+        create, calls = w.tournaments.director.create_game, []
 
         async def dies_at_the_second_table(command):
             calls.append(command.tournament)
@@ -351,11 +356,13 @@ def test_a_director_dying_mid_step_leaves_the_rest_to_the_next_one():
                 raise ConnectionError("the replica died here")
             return await create(command)
 
-        w.tournaments.create_game = dies_at_the_second_table
+        w.tournaments.director.create_game = dies_at_the_second_table
         await w.tournaments.start(PLATFORM, record.id)
         [job] = await w.queue.claim(w.now, 60.0, 10)
         with pytest.raises(ConnectionError):
-            await w.tournaments.advance(job.id)  # its claim lapses: another replica takes it
+            await w.tournaments.director.advance(
+                job.id
+            )  # its claim lapses: another replica takes it
         half = await w.tournaments.get(record.id)
         assert len(half.results) == 1  # the first table's game was dealt and played
         w.now += 61
@@ -435,7 +442,7 @@ def test_each_tournament_webhook_is_delivered_once_per_id_through_the_outbox():
         webhooks = Webhooks(
             outbox, ["https://platform.example/hook"], endpoint, clock=lambda: w.now
         )
-        w.tournaments.announce = webhooks.announce
+        w.tournaments.director.announce = webhooks.announce
         record = await w.bots_only(rounds=2)
         await w.tournaments.start(PLATFORM, record.id)
         await w.drain(twice=True)  # two replicas on every step: messages queued twice
@@ -485,23 +492,23 @@ def test_a_director_dying_before_it_deals_leaves_the_round_to_another_after_its_
 
     async def body(w: World) -> None:
         record = await w.bots_only(rounds=1, places=4)
-        create = w.tournaments.create_game
+        create = w.tournaments.director.create_game
 
         async def dies_at_once(command):
             raise ConnectionError("the replica died here")
 
-        worker = w.tournaments.worker(clock=lambda: w.now)
+        worker = w.tournaments.director.worker(clock=lambda: w.now)
         assert worker.lease == LEASE < 60.0
-        w.tournaments.create_game = dies_at_once
+        w.tournaments.director.create_game = dies_at_once
         await w.tournaments.start(PLATFORM, record.id)
         [job] = await w.queue.claim(w.now, worker.lease, 10)  # the replica that dies
         with pytest.raises(ConnectionError):
-            await w.tournaments.advance(job.id)
+            await w.tournaments.director.advance(job.id)
         announced = await w.tournaments.get(record.id)
         assert announced.pending == ()
         assert announced.results == ()
         assert await w.queue.claim(w.now + LEASE - 0.5, 60.0, 10) == []
-        w.tournaments.create_game = create
+        w.tournaments.director.create_game = create
         w.now += LEASE
         assert await worker.run_once() == 1  # another replica's worker takes it over
         await w.drain()
@@ -515,7 +522,9 @@ def test_a_step_pairs_one_round_and_leaves_its_deals_to_the_next_step():
         record = await w.bots_only(rounds=3)
         await w.tournaments.start(PLATFORM, record.id)
         [job] = await w.queue.claim(w.now, 60.0, 10)
-        await w.tournaments.advance(job.id)  # round 1 dealt and played (bots), round 2 paired
+        await w.tournaments.director.advance(
+            job.id
+        )  # round 1 dealt and played (bots), round 2 paired
         after = await w.tournaments.get(record.id)
         assert [r.number for r in after.rounds] == [1, 2]
         assert [r.round for r in after.results] == [1, 1]  # round 2: not dealt in this step
@@ -541,7 +550,7 @@ async def _first_round_played(w: World, **fields: object):
     """A bot tournament started, its first round played (at once) by the director's worker
     on the fake clock: (the tournament, the worker)."""
     record = await w.bots_only(**fields)
-    worker = w.tournaments.worker(clock=lambda: w.now)
+    worker = w.tournaments.director.worker(clock=lambda: w.now)
     await w.tournaments.start(PLATFORM, record.id)
     await _settled(w, worker)
     return record, worker
@@ -581,7 +590,7 @@ def test_a_tournament_starts_itself_at_its_time_not_before():
     async def body(w: World) -> None:
         record = await w.bots_only(rounds=1, places=4, starts_at=T0 + 600)
         await w.tournaments.register(ALICE, record.id, None)
-        worker = w.tournaments.worker(clock=lambda: w.now)
+        worker = w.tournaments.director.worker(clock=lambda: w.now)
         await _settled(w, worker)
         assert (await w.tournaments.get(record.id)).status == "registering"
         w.now += 599
@@ -590,7 +599,7 @@ def test_a_tournament_starts_itself_at_its_time_not_before():
         w.now += 1
         # two replicas at once: it starts once
         [job] = await w.queue.claim(w.now, LEASE, 10)
-        await asyncio.gather(*(w.tournaments.advance(job.id) for _ in range(2)))
+        await asyncio.gather(*(w.tournaments.director.advance(job.id) for _ in range(2)))
         started = await w.tournaments.get(record.id)
         assert started.status in ("running", "finished")
         assert [e.id for e in started.entrants] == ["alice", "bot:1", "bot:2", "bot:3"]
@@ -606,7 +615,7 @@ def test_a_step_run_early_leaves_the_job_due_at_the_start_not_at_every_lease():
         record = await w.bots_only(rounds=1, places=4, starts_at=T0 + 3600)
         await w.tournaments.register(ALICE, record.id, None)
         await w.queue.put(record.id, b"", T0)  # due now (another change queued it)
-        worker = w.tournaments.worker(clock=lambda: w.now)
+        worker = w.tournaments.director.worker(clock=lambda: w.now)
         assert await worker.run_once() == 1  # the step finds it too early
         assert await w.queue.claim(T0 + LEASE + 1, 60.0, 10) == []  # not at its lease's end
         assert [j.id for j in await w.queue.claim(T0 + 3600, 60.0, 10)] == [record.id]
@@ -617,7 +626,7 @@ def test_a_step_run_early_leaves_the_job_due_at_the_start_not_at_every_lease():
 def test_the_organiser_may_start_it_before_its_time_and_the_time_then_changes_nothing():
     async def body(w: World) -> None:
         record = await w.bots_only(rounds=1, places=4, starts_at=T0 + 600)
-        worker = w.tournaments.worker(clock=lambda: w.now)
+        worker = w.tournaments.director.worker(clock=lambda: w.now)
         await w.tournaments.start(PLATFORM, record.id)
         await _settled(w, worker)
         done = await w.tournaments.get(record.id)

@@ -20,7 +20,7 @@ from infra.queues import MemoryQueue
 from service.core.callers import ANONYMOUS, Caller
 from service.core.errors import ServiceError
 from service.core.model import Seat, host_index
-from service.core.settings import Settings
+from service.core.settings import GameSettings, QuotaSettings, Settings
 from service.games.bot_work import BotWork
 from service.games.commands import (
     AbortGame,
@@ -64,7 +64,7 @@ class Told:
 
 
 class World:
-    def __init__(self, **settings: object) -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
         self.clock = Clock()
         counter = itertools.count(1)
         self.store = MemoryGameStore(clock=self.clock)
@@ -73,7 +73,7 @@ class World:
         self.relay = Relay(self.store, MemoryQueue("relay"), table, clock=self.clock)
         self.games = GameService(
             self.store,
-            Settings(**settings),
+            settings or Settings(),
             relay=self.relay,
             clock=self.clock,
             random_hex=lambda n: f"{next(counter):0{2 * n}x}",
@@ -81,8 +81,8 @@ class World:
         self.lobby = Lobby(self.games)
 
 
-def run(body: Callable[[World], Awaitable[None]], **settings: object) -> None:
-    asyncio.run(body(World(**settings)))
+def run(body: Callable[[World], Awaitable[None]], settings: Settings | None = None) -> None:
+    asyncio.run(body(World(settings)))
 
 
 async def refused(code: str, call: Awaitable[object]) -> None:
@@ -269,7 +269,7 @@ def test_an_idle_table_is_cancelled_and_an_idle_game_abandoned_and_told():
             (game.record.id, "abandoned"),
         ]
 
-    run(body, idle_ttl=3600)
+    run(body, Settings(games=GameSettings(idle_ttl=3600)))
 
 
 def _table(w: World, *seats: SeatRequest, caller: Caller = ANONYMOUS, **options: object):
@@ -544,7 +544,10 @@ def test_a_caller_hosts_at_most_max_open_tables_and_a_slot_frees_when_one_leaves
         await w.lobby.start(StartTable(caller=ann, game_id=keyed.record.id))
         assert (await _table(w, *seats, caller=ann)).record.status == "open"
 
-    run(body, max_open_tables=2, idle_ttl=1000)
+    run(
+        body,
+        Settings(quotas=QuotaSettings(max_open_tables=2), games=GameSettings(idle_ttl=1000)),
+    )
 
 
 def test_anonymous_hosts_are_counted_by_address_and_tools_without_one_are_not():
@@ -559,7 +562,7 @@ def test_anonymous_hosts_are_counted_by_address_and_tools_without_one_are_not():
         assert len(listed.games) == 5
         assert all("10.0.0" not in (g.host or "") for g in listed.games)  # a digest, never it
 
-    run(body, max_open_tables=1)
+    run(body, Settings(quotas=QuotaSettings(max_open_tables=1)))
 
 
 @pytest.mark.parametrize("limit", [0, 3])
@@ -574,4 +577,4 @@ def test_max_open_tables_zero_is_no_quota(limit: int):
         else:
             await _table(w, *seats, caller=ann)  # a sixth: no quota
 
-    run(body, max_open_tables=limit)
+    run(body, Settings(quotas=QuotaSettings(max_open_tables=limit)))

@@ -41,7 +41,8 @@ from service.entrypoints.api.info_routes import info, service_info
 from service.entrypoints.api.lobby_routes import LobbyController
 from service.entrypoints.api.numbers import strict_numbers
 from service.entrypoints.api.odds_routes import odds
-from service.entrypoints.api.openapi import finish_openapi, openapi_config
+from service.entrypoints.api.openapi import finish_openapi
+from service.entrypoints.api.openapi_config import openapi_config
 from service.entrypoints.api.problems import internal_error_handler, problem_details_config
 from service.entrypoints.api.rate_limit import EXEMPT, AtomicRateLimitConfig
 from service.entrypoints.api.routes import (
@@ -91,9 +92,9 @@ def _not_a_preflight(request: Request) -> bool:
 def rate_limiting(settings: Settings, adapters: Adapters) -> list:
     """The rate-limit middleware as `TEN_RATE_LIMIT` asks (none unset), counting on the
     adapters' counter (Redis: shared by every replica; embedded: this process)."""
-    if settings.rate_limit is None:
+    if settings.http.rate_limit is None:
         return []
-    limit, unit = settings.rate_limit
+    limit, unit = settings.http.rate_limit
     config = AtomicRateLimitConfig(
         rate_limit=(unit, limit),  # type: ignore[arg-type]
         exclude=EXEMPT,
@@ -106,10 +107,10 @@ def rate_limiting(settings: Settings, adapters: Adapters) -> list:
 def cors(settings: Settings) -> CORSConfig | None:
     """Browsers on `TEN_CORS_ORIGINS` may call the API (unset: no CORS headers at all).
     No cookies are used, so no credentials mode: callers send their headers themselves."""
-    if not settings.cors_origins:
+    if not settings.http.cors_origins:
         return None
     return CORSConfig(
-        allow_origins=list(settings.cors_origins),
+        allow_origins=list(settings.http.cors_origins),
         allow_methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
         allow_headers=CORS_REQUEST_HEADERS,
         expose_headers=CORS_RESPONSE_HEADERS,
@@ -198,10 +199,11 @@ def create_app(
     """
     settings = settings or Settings.from_env()
     if serving:
-        refuse_several_embedded_workers(settings.redis_url)
+        refuse_several_embedded_workers(settings.redis.url)
     refuse_jobs_nobody_works(settings)
     # before uvicorn logs that the server started: every line in the configured format
-    configure_logging(settings.log_format, settings.log_level, settings.access_log)
+    logs = settings.observability
+    configure_logging(logs.log_format, logs.log_level, logs.access_log)
     who = identity_state(settings)  # before any adapter: a bad key fails first
     adapters = build_adapters(settings, store, archive)
     obs = Instruments(settings, adapters.store_system, tracer_provider)
@@ -210,7 +212,7 @@ def create_app(
     store = service.store
 
     async def tune_process() -> None:
-        tune_gc(settings.gc_threshold)  # last: what startup built is frozen too
+        tune_gc(settings.runtime.gc_threshold)  # last: what startup built is frozen too
 
     async def shut_down() -> None:
         await close_all(background, adapters, obs)
@@ -225,7 +227,7 @@ def create_app(
         exception_handlers={Exception: internal_error_handler},
         middleware=middleware,
         cors_config=cors(settings),
-        request_max_body_size=settings.max_body_bytes,
+        request_max_body_size=settings.http.max_body_bytes,
         openapi_config=openapi_config(),
         on_startup=[background.start, service.bots.warm, *([tune_process] if serving else [])],
         on_shutdown=[shut_down],
@@ -235,6 +237,6 @@ def create_app(
     # around Litestar's router and exception handling: every response has a request id and
     # is counted, 404s and 429s included
     app.asgi_handler = RequestContext(
-        app.asgi_handler, access_log=settings.access_log, http_metrics=obs.metrics
+        app.asgi_handler, access_log=settings.observability.access_log, http_metrics=obs.metrics
     )
     return app

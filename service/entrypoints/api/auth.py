@@ -13,7 +13,7 @@ dependency (`Provide`) 38 K and even a plain ASGI middleware 12 K (Litestar then
 the handler in an exception middleware of its own); the hook adds what the handler asking the
 identity itself cost. The hot path (an action, then the read of the next seat) would pay it
 twice. Being no handler parameter, the caller is no parameter of the OpenAPI document either:
-credentials are documented by the security schemes (`service.entrypoints.api.openapi`).
+credentials are documented by the security schemes (`service.entrypoints.api.openapi_config`).
 
 A bad credential is refused (ServiceError: 401, 400 or 503, problem+json) before the
 handler runs, so before its use case looks at the game or the body."""

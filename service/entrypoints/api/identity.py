@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ten.identity")
 
-# the OpenAPI security schemes of these credentials (declared in service.entrypoints.api.openapi), for a
+# the OpenAPI security schemes of these credentials (declared in service.entrypoints.api.openapi_config), for a
 # route's `security=`
 PLATFORM_KEY = "platformKey"
 PLAYER_TOKEN = "playerToken"
@@ -71,7 +71,7 @@ class Identity:
     @classmethod
     def from_settings(cls, settings: Settings) -> Identity:
         """Raises ValueError (at start) for a key that cannot be used."""
-        return cls(settings.api_keys, JwtVerifier.from_settings(settings))
+        return cls(settings.identity.api_keys, JwtVerifier.from_settings(settings))
 
     @property
     def api_keys(self) -> bool:

@@ -75,8 +75,8 @@ def _release() -> str:
 def service_info(settings: Settings, identity: Identity) -> InfoOut:
     """Built once, when the app is."""
     rate = None
-    if settings.rate_limit is not None:
-        requests, per = settings.rate_limit
+    if settings.http.rate_limit is not None:
+        requests, per = settings.http.rate_limit
         rate = RateLimit(requests=requests, per=per)  # type: ignore[arg-type]
     return InfoOut(
         service="ten",
@@ -84,12 +84,12 @@ def service_info(settings: Settings, identity: Identity) -> InfoOut:
         api_version=API_VERSION,
         auth=msgspec.convert(identity.describe(), AuthInfo),
         limits=Limits(
-            max_body_bytes=settings.max_body_bytes,
+            max_body_bytes=settings.http.max_body_bytes,
             max_players=MAX_PLAYERS,
-            custom_deck=settings.allow_custom_deck,
+            custom_deck=settings.games.allow_custom_deck,
             rate_limit=rate,
-            finished_ttl=settings.finished_ttl,
-            idle_ttl=settings.idle_ttl,
+            finished_ttl=settings.games.finished_ttl,
+            idle_ttl=settings.games.idle_ttl,
         ),
     )
 

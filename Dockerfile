@@ -6,9 +6,11 @@
 #   docker run --rm -p 8000:8000 --read-only --tmpfs /tmp \
 #     -e TEN_REDIS_URL=redis://redis:6379/0 -e WEB_CONCURRENCY=4 ten:dev    # on Redis
 #
-# Two stages: `build` installs the pinned dependencies into a virtualenv (with a compiler at
-# hand for any dependency without a wheel); the final stage copies only that virtualenv and
-# the code onto a slim Python, with no compiler, no pip cache, and a numeric non-root user.
+# Three stages: `build` installs the pinned dependencies into a virtualenv (with a compiler at
+# hand for any dependency without a wheel); `docs` builds the documentation site (MkDocs,
+# docs/requirements.txt) that the service serves at /static/site/index.html; the final stage
+# copies only that virtualenv, the code and the built site onto a slim Python, with no
+# compiler, no MkDocs, no pip cache, and a numeric non-root user.
 # The Kubernetes chart is in helm/ (helm/README.md).
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
@@ -46,6 +48,28 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 # bytecode compiled now: the running container cannot write it (read-only root filesystem)
 RUN /opt/venv/bin/python -m compileall -q /opt/venv /src/app
 
+# The documentation site (mkdocs.yml): docs/ and the files its pages link outside docs/ (the
+# API reference is rendered from openapi/openapi.json, an image linked from a page is copied
+# into the site, another file is named by its path: docs/hooks.py), built strictly (a warning
+# fails the image's build) into /site. Only /site leaves this stage.
+FROM ${PYTHON_IMAGE} AS docs
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    NO_MKDOCS_2_WARNING=1
+WORKDIR /src
+COPY docs/requirements.txt ./docs/
+RUN python -m venv /opt/docs \
+ && /opt/docs/bin/pip install --no-compile -r docs/requirements.txt
+COPY mkdocs.yml ./
+COPY docs ./docs
+COPY openapi/openapi.json ./openapi/
+COPY bench/README.md bench/HISTORY.md ./bench/
+COPY helm/README.md ./helm/
+COPY clients/ts/README.md ./clients/ts/
+COPY clients/web/screenshot-table.png ./clients/web/
+RUN /opt/docs/bin/mkdocs build --strict --site-dir /site
+
 FROM ${PYTHON_IMAGE} AS runtime
 ARG VERSION=0.1.0
 ARG REVISION=unknown
@@ -61,6 +85,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /src/app /app
+# where the service serves it from (service/static/site, as scripts/setup builds it)
+COPY --from=docs /site /app/service/static/site
 # the server's launcher: WEB_CONCURRENCY uvicorn workers (default 2), but one on the embedded
 # store (no TEN_REDIS_URL), whose games live in one process's memory. `exec`, so the server
 # gets the signals. Other uvicorn options come from UVICORN_* variables (e.g.

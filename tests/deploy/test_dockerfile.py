@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import tomllib
 from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from tests.support.api import README_DECK, README_GAME
 from tests.support.image import (
@@ -166,6 +170,93 @@ def test_dockerignore_lets_in_what_the_build_copies_and_nothing_else() -> None:
     assert copied == allowed  # ... but what the build copies
     for path in copied:
         assert (ROOT / path).exists(), path
+
+
+# ---------------------------------------------------------------- the documentation site
+
+
+def docs_stage() -> list:
+    """The stage that builds the documentation site (`mkdocs build`)."""
+    (stage,) = [
+        stage
+        for stage in stages()
+        if any(c.cmd == "RUN" and "mkdocs build" in c.value[0] for c in stage)
+    ]
+    return stage
+
+
+def mkdocs_site_dir() -> str:
+    """mkdocs.yml's site_dir: where the service serves the site from (service/static/site)."""
+    # the config's !!python tags (a slugify function) are not for this reader
+    text = (ROOT / "mkdocs.yml").read_text()
+    return yaml.safe_load(re.search(r"^site_dir: .*$", text, re.M).group(0))["site_dir"]
+
+
+@pytest.mark.unit
+def test_the_image_holds_the_documentation_site_built_in_a_stage_of_its_own() -> None:
+    """The service serves the site at /static/site/index.html: the image builds it (MkDocs
+    with docs/requirements.txt, --strict: a warning fails the image's build) in a stage whose
+    only output the final stage takes is the site, put where the service serves it (mkdocs.yml's
+    site_dir, under the code's /app). MkDocs itself stays in that stage."""
+    stage = docs_stage()
+    name = stage[0].value[-1]
+    runs = " ".join(c.value[0] for c in stage if c.cmd == "RUN")
+    assert "-r docs/requirements.txt" in runs
+    built = re.search(r"mkdocs build --strict --site-dir (\S+)", runs)
+    assert built, runs
+    taken = [c for c in final_stage() if c.cmd == "COPY" and f"--from={name}" in c.flags]
+    assert [list(c.value) for c in taken] == [[built.group(1), f"/app/{mkdocs_site_dir()}"]]
+    assert image_env()["PYTHONPATH"] == "/app"  # the code, whose service/static is served
+    # the runtime's virtualenv is the build stage's, not one with MkDocs in it
+    assert not any("/opt/venv" in " ".join(c.value) for c in taken)
+    assert not any("mkdocs" in c.original for c in final_stage() if c.cmd == "RUN")
+    # a site a local set-up built (scripts/setup, gitignored) stays out of the build context:
+    # `COPY service` would otherwise put it in the image, whatever state it is in
+    ignore = (ROOT / ".dockerignore").read_text().splitlines()
+    assert ignore.index(mkdocs_site_dir()) > ignore.index("!service/")
+
+
+@pytest.mark.integration
+def test_the_docs_stage_builds_the_site_from_what_it_copies(tmp_path: Path) -> None:
+    """The docs stage's COPY lines, played into a directory standing for its WORKDIR, and then
+    its `mkdocs build --strict` (with the MkDocs of docs/requirements.txt in .venv, as the
+    stage installs it): every file the pages link outside docs/ is in the stage (a missing
+    one is a warning, so a failed build), and the site has its pages and the API reference.
+    (The stage's own `pip install` and base image are not run here: no Docker engine.)"""
+    mkdocs = Path(sys.executable).parent / "mkdocs"
+    assert mkdocs.is_file(), (
+        f"{mkdocs} is missing: bash scripts/setup installs docs/requirements.txt"
+    )
+    workdir = tmp_path / "src"
+    for cmd in docs_stage():
+        if cmd.cmd != "COPY":
+            continue
+        *sources, dest = cmd.value
+        target = workdir / dest
+        for source in sources:
+            path = ROOT / source
+            if path.is_dir():  # the directory's contents into dest
+                shutil.copytree(
+                    path, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+                )
+            else:
+                into = target / path.name if dest.endswith("/") else target
+                into.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(path, into)
+    site = tmp_path / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    built = subprocess.run(
+        [str(mkdocs), "build", "--strict", "--site-dir", str(site)],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    assert (site / "index.html").is_file()
+    assert "operationId" in (site / "reference.html").read_text()  # rendered from openapi/
 
 
 # ---------------------------------------------------------------- the start command, run

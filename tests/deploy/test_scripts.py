@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -104,21 +105,36 @@ def test_run_sets_up_the_runtime_only() -> None:
     assert "npm" not in run_script.replace("no npm", "")
 
 
+def runtime_requirements(*extras: str) -> str:
+    """pyproject.toml's requirements (`dependencies`, then the extras'), as the set-up lists them."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return " ".join(
+        project["dependencies"] + [r for e in extras for r in project["optional-dependencies"][e]]
+    )
+
+
 def test_the_runtime_set_up_installs_no_dev_extras_and_runs_no_npm(checkout: Path) -> None:
     calls = run(checkout, "scripts/setup", "--runtime")
     assert installs(calls) == [
-        "uv pip install -q --python .venv/bin/python -e .",
-        # the documentation site's tools: scripts/run serves the site it builds
+        # the dependencies, then the documentation site's tools (scripts/run serves the site
+        # it builds), then the project (mypyc) while the site is built
+        f"uv pip install -q --python .venv/bin/python {runtime_requirements()}",
         "uv pip install -q --python .venv/bin/python -r docs/requirements.txt",
+        "uv pip install -q --python .venv/bin/python -e .",
     ]
     assert not [c for c in calls if c.startswith("npm")]
-    assert any(c.startswith("python -m pip install") and "uv==" in c for c in calls)
+    # uv itself, into .venv (by the interpreter's pip, --python .venv/bin/python: the call
+    # is the venv's python's)
+    assert any(c.startswith("python ") and "uv==" in c for c in calls)
 
 
 def test_a_runtime_venv_gets_the_dev_extras_when_the_tests_need_them(checkout: Path) -> None:
     run(checkout, "scripts/setup", "--runtime")
     calls = run(checkout, "scripts/setup")
-    assert installs(calls) == ["uv pip install -q --python .venv/bin/python -e .[dev]"]
+    assert installs(calls) == [
+        f"uv pip install -q --python .venv/bin/python {runtime_requirements('dev')}",
+        "uv pip install -q --python .venv/bin/python -e .[dev]",
+    ]
     npm = [c for c in calls if c.startswith("npm")]
     assert len(npm) == 2
     assert all(c.startswith("npm ci --prefix clients/") for c in npm)
@@ -134,7 +150,7 @@ def test_a_changed_dependency_list_reinstalls(checkout: Path) -> None:
     assert run(checkout, "scripts/setup", "--runtime") == []
     with (checkout / "pyproject.toml").open("a") as pyproject:
         pyproject.write("\n# a changed dependency list\n")
-    assert len(installs(run(checkout, "scripts/setup", "--runtime"))) == 1
+    assert installs(run(checkout, "scripts/setup", "--runtime"))[-1].endswith(" -e .")
 
 
 def test_a_changed_compiled_module_reinstalls(checkout: Path) -> None:
@@ -143,7 +159,7 @@ def test_a_changed_compiled_module_reinstalls(checkout: Path) -> None:
     assert run(checkout, "scripts/setup") == []
     with (checkout / "domain/game/scoring.py").open("a") as source:
         source.write("\n# a changed rule\n")
-    assert len(installs(run(checkout, "scripts/setup"))) == 1
+    assert installs(run(checkout, "scripts/setup"))[-1].endswith(" -e .[dev]")
 
 
 def test_apt_get_is_called_only_through_the_lock_waiting_helper() -> None:

@@ -27,7 +27,6 @@ from service.core.ports import (
     GameStore,
     IdempotentResponse,
     LogNews,
-    Remembered,
     Save,
     StoredEvent,
     VersionConflict,
@@ -40,7 +39,7 @@ class _Entry:
     def __init__(self, record: GameRecord, events: list[StoredEvent], expires_at: float) -> None:
         self.record = record
         self.events = events
-        self.idempotency: dict[str, Remembered] = {}
+        self.idempotency: dict[str, IdempotentResponse] = {}
         self.expires_at = expires_at
         self.relayed = 0  # the relay cursor (service.reactions.relay): events up to it were relayed
 
@@ -202,7 +201,7 @@ class MemoryGameStore(GameStore):
             if not subscribers:
                 del self._news[game_id]
 
-    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
+    async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None:
         with self._lock:
             entry = self._live(game_id)
             return None if entry is None else entry.idempotency.get(key)

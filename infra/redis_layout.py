@@ -5,8 +5,7 @@ Keys of one game share the hash tag `{game:<id>}`, so every script touches one s
   and `r` (the relay cursor, `service.reactions.relay`: the last seq relayed; absent: none)
 - `{game:<id>}:log`   stream: one entry per event, id `0-<seq>`, field `d` (the event JSON)
 - `{game:<id>}:idem`  hash: idempotency entry (`service.core.idempotency.entry_key`) -> the outcome
-  of the act, join or create that wrote it (msgpack; action entries of older releases hold
-  the rendered answer, still read: `RenderedResponse`)
+  of the act, join or create that wrote it (msgpack `IdempotentResponse`)
 Every key of a game expires together after the configured time.
 
 Outside the games' slots (each key in its own slot, written in pipelines, never a scan):
@@ -35,8 +34,9 @@ from __future__ import annotations
 
 import msgspec
 
+from service.core.errors import ServiceError
 from service.core.model import GameRecord
-from service.core.ports import IdempotentResponse, Remembered, RenderedResponse, StoredEvent
+from service.core.ports import IdempotentResponse, StoredEvent
 
 LIVE_KEY = "ten:live-games"
 INDEX_PREFIX = "ten:index:"
@@ -53,16 +53,15 @@ def game_keys(game_id: str) -> tuple[str, str, str]:
 record_encoder = msgspec.msgpack.Encoder()
 record_decoder = msgspec.msgpack.Decoder(GameRecord)
 _idem_decoder = msgspec.msgpack.Decoder(IdempotentResponse)
-_rendered_decoder = msgspec.msgpack.Decoder(RenderedResponse)
 
 
-def decode_remembered(blob: bytes) -> Remembered:
-    """An idempotent response; one a release before wrote (the rendered answer: status,
-    body, version) decodes as that."""
+def decode_remembered(blob: bytes) -> IdempotentResponse:
+    """An idempotent response. An entry of another form (an old release's) cannot be told to
+    answer this request: its key counts as reused, never as new (that could apply twice)."""
     try:
         return _idem_decoder.decode(blob)
     except msgspec.ValidationError:
-        return _rendered_decoder.decode(blob)
+        raise ServiceError("idempotency_key_reused") from None
 
 
 def stream_events(entries) -> list[StoredEvent]:

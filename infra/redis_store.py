@@ -62,7 +62,6 @@ from service.core.ports import (
     GameStore,
     IdempotentResponse,
     LogNews,
-    Remembered,
     Save,
     StoredEvent,
     VersionConflict,
@@ -296,7 +295,7 @@ class RedisGameStore(RedisListings, GameStore):
             client = Redis.from_url(self._url, socket_connect_timeout=5)
         return RedisNews(client, cluster=False)
 
-    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
+    async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None:
         with unavailable_on_connection_errors():
             blob = await self._batch.call("HGET", game_keys(game_id)[2], key)
         if blob is None:

@@ -21,7 +21,6 @@ from service.core.ports import (
     GameStore,
     IdempotentResponse,
     LogNews,
-    Remembered,
     Save,
     StoredEvent,
     StoreUnavailable,
@@ -91,7 +90,7 @@ class InstrumentedStore(GameStore):
     async def write(self, save: Save) -> None:
         await self._call(_SAVE, save.record.id, self.inner.write, save)
 
-    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None:
+    async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None:
         return await self._call(
             _IDEMPOTENT_RESPONSE, game_id, self.inner.idempotent_response, game_id, key
         )

@@ -26,11 +26,10 @@ import hmac
 import msgspec
 
 from service.core.errors import ServiceError
-from service.core.ports import Remembered
+from service.core.ports import IdempotentResponse
 
 _encoder = msgspec.msgpack.Encoder()
-# a fingerprint of this release: the operation, then the digest of the decoded command;
-# entries of the releases before hold `<seat>:<sha256 of the body's bytes>`
+# a fingerprint: its form's mark, the operation, then the digest of the decoded command
 _MARK = "c1:"
 
 
@@ -58,15 +57,7 @@ def created_game_id(scope: str, key: str) -> str:
     return hashlib.sha256(f"create|{_scoped(scope, key)}".encode()).hexdigest()[:20]
 
 
-def check_same(prior: Remembered, fingerprint: str, seat: int | None = None) -> None:
-    """Refuse (`idempotency_key_reused`) a remembered outcome that is another request's.
-    An entry an older release wrote (its fingerprint hashed the body's bytes) is compared on
-    the seat alone: within one rolling upgrade, the same key from the same seat is taken for
-    the same request."""
-    stored = prior.fingerprint
-    if stored.startswith(_MARK):
-        same = hmac.compare_digest(stored, fingerprint)
-    else:
-        same = seat is not None and stored.partition(":")[0] == str(seat)
-    if not same:
+def check_same(prior: IdempotentResponse, fingerprint: str) -> None:
+    """Refuse (`idempotency_key_reused`) a remembered outcome that is another request's."""
+    if not hmac.compare_digest(prior.fingerprint, fingerprint):
         raise ServiceError("idempotency_key_reused")

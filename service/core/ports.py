@@ -53,22 +53,6 @@ class IdempotentResponse(msgspec.Struct, frozen=True, kw_only=True):
     invite_code: str | None = None
 
 
-class RenderedResponse(msgspec.Struct, frozen=True, kw_only=True):
-    """An idempotent response as the releases before `IdempotentResponse` kept it: the first
-    answer itself, rendered. No longer written; read so that a retry sent across a rolling
-    upgrade, within the key's lifetime, still gets its first answer (the stores decode an
-    entry as `IdempotentResponse` first, as this when that fails)."""
-
-    fingerprint: str
-    status: int
-    body: bytes
-    version: int
-
-
-# what an Idempotency-Key may be remembered as: the outcome, or an older release's answer
-Remembered = IdempotentResponse | RenderedResponse
-
-
 class VersionConflict(Conflict["GameRecord"]):
     """The stored game is no longer at the version the caller read.
 
@@ -80,7 +64,7 @@ class GameExists(VersionConflict):
     """`Games.create` refused: a game of that id is stored. `remembered`: what that game
     remembers under the entry's key the create was given (None: nothing)."""
 
-    def __init__(self, game_id: str, *, remembered: Remembered | None = None) -> None:
+    def __init__(self, game_id: str, *, remembered: IdempotentResponse | None = None) -> None:
         super().__init__(f"game {game_id} exists")
         self.remembered = remembered
 
@@ -167,7 +151,7 @@ class Games(Protocol):
         """Do a `save` (what each store implements)."""
         raise NotImplementedError
 
-    async def idempotent_response(self, game_id: str, key: str) -> Remembered | None: ...
+    async def idempotent_response(self, game_id: str, key: str) -> IdempotentResponse | None: ...
 
 
 class EventLog(Protocol):

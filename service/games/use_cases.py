@@ -28,7 +28,6 @@ from service.core.ports import (
     Fired,
     GameStore,
     IdempotentResponse,
-    RenderedResponse,
     StoredEvent,
     VersionConflict,
 )
@@ -271,15 +270,14 @@ class GameService:
             raise ServiceError("forbidden", "This player has no seat in this game.")
         return seat
 
-    async def act(self, command: Act) -> Acted | RenderedResponse:
+    async def act(self, command: Act) -> Acted:
         """Apply one action of the caller's seat (its seat token or its player JWT), and the
         bot moves it hands the turn to; save with a version check.
 
         Without `expected_version` a lost race is retried on the fresh state; with it, a
         changed game is `version_mismatch`. An `idempotency_key` seen before with the same
         seat and action (`service.core.idempotency`) hands back the first outcome and changes
-        nothing; a key an older release remembered hands back its first answer as that
-        release rendered it (RenderedResponse).
+        nothing.
 
         The first try may start from this process's copy of the game (`_recent`) instead of
         reading it: the save's version check refuses it if the game moved on since, and hands
@@ -309,7 +307,7 @@ class GameService:
             read_after_pause=False,  # a game's seats take turns: the conflict's record
         )
 
-    async def _act_on(self, record: GameRecord, request: Act) -> Acted | RenderedResponse:
+    async def _act_on(self, record: GameRecord, request: Act) -> Acted:
         """One try of `act` on `record`; raises VersionConflict if the game moved on."""
         seat = await self.seat_of_caller(record, request.caller)
         if seat is None:
@@ -322,9 +320,7 @@ class GameService:
             key = idempotency.entry_key("act", request.caller.scope, key)
             prior = await self.store.idempotent_response(record.id, key)
             if prior is not None:
-                idempotency.check_same(prior, fingerprint, seat)
-                if isinstance(prior, RenderedResponse):
-                    return prior
+                idempotency.check_same(prior, fingerprint)
                 assert prior.seat is not None  # an action's
                 return Acted(
                     record=prior.record, seat=prior.seat, events=prior.events, replayed=True

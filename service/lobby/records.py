@@ -71,10 +71,8 @@ class Keyed:
             fingerprint=self.fingerprint, seat=seat, record=record, events=[], **credentials
         )
 
-    def first(self, prior: object) -> IdempotentResponse:
+    def first(self, prior: IdempotentResponse) -> IdempotentResponse:
         """The remembered outcome, if it answers this request (else idempotency_key_reused)."""
-        if not isinstance(prior, IdempotentResponse):  # an action's rendered answer: not this
-            raise ServiceError("idempotency_key_reused")
         idempotency.check_same(prior, self.fingerprint)
         self.prior = prior
         return prior

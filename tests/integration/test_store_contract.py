@@ -18,6 +18,7 @@ from redis.crc import key_slot
 from domain.game.engine import new_game
 from infra.memory_store import MemoryGameStore
 from infra.redis_store import RedisGameStore
+from service.core.errors import ServiceError
 from service.core.model import GameRecord
 from service.core.ports import (
     GameExists,
@@ -719,3 +720,25 @@ def test_relay_read_hands_the_game_and_its_log_past_the_cursor(backend):
     backend.run(body)
     if backend.kind != "memory":
         assert backend.client.exists(*backend.keys(gone)) == 0
+
+
+def test_an_entry_this_release_cannot_read_counts_as_a_reused_key(redis_backend):
+    """An idempotency entry of another form (an old release's rendered answer) is never
+    taken for a new request (its command could be applied twice) nor a failure: its key
+    counts as reused (409), and nothing else in the game changes."""
+    game_id = redis_backend.new_id()
+    r0, e0 = new_record(game_id)
+    foreign = msgspec.msgpack.encode(
+        {"fingerprint": "0:abc", "status": 200, "body": b"{}", "version": 1}
+    )
+
+    async def body(store):
+        await store.create(r0, e0, TTL)
+        await store._redis.hset(redis_backend.keys(game_id)[2], "old-key", foreign)
+        with pytest.raises(ServiceError) as refused:
+            await store.idempotent_response(game_id, "old-key")
+        assert refused.value.code == "idempotency_key_reused"
+        assert await store.idempotent_response(game_id, "new-key") is None
+        assert await store.load(game_id) == r0
+
+    redis_backend.run(body)

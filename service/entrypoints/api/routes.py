@@ -25,7 +25,7 @@ from domain.game.views import public_view
 from infra.watchers import REFUSAL_RETRY_AFTER, Slot, StreamsRefused, Watchers
 from service.core.errors import SERVICE_ERROR_CODES, ServiceError
 from service.core.model import GameRecord
-from service.core.ports import RenderedResponse, StoredEvent
+from service.core.ports import StoredEvent
 from service.core.quotas import owner_of
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.boundary import policed
@@ -490,13 +490,6 @@ class GamesController(Controller):
             idempotency_key=idempotency_key,
         )
         acted = await service.act(command)
-        if isinstance(acted, RenderedResponse):  # remembered by an older release, as it answered
-            return Response(
-                acted.body,
-                status_code=acted.status,
-                media_type=JSON,
-                headers={"ETag": etag(acted.version), "Idempotent-Replayed": "true"},
-            )
         headers = {"ETag": etag(acted.record.version)}
         if acted.replayed:
             headers["Idempotent-Replayed"] = "true"

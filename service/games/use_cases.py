@@ -191,29 +191,35 @@ class GameService:
         remembered: tuple[str, IdempotentResponse] | None = None,
         *,
         exact_due: bool = False,
+        typed: Sequence[Event] | None = None,
     ) -> GameRecord:
         """Save `new` in place of `old` (stamp compared: VersionConflict if it moved on),
         with the idempotent outcome to remember, listings and due index updated; what the
         change calls for (a game ended goes to the archive, webhooks) is relayed
         (`service.reactions.relay`). The record as stored (its `due` set; `exact_due`: see
-        `_with_due`)."""
+        `_with_due`). `typed`: the events as the engine made them (the reactions read them
+        without decoding `events`)."""
         new = self._with_due(new, exact_due)
         if remembered is not None:  # the outcome remembered is the record as stored
             key, outcome = remembered
             remembered = (key, msgspec.structs.replace(outcome, record=new))
-        mark = await self._mark(old, new, events)
+        mark = await self._mark(old, new, events, typed)
         await self.store.save(new, old.stamp, events, self._ttl(new), remembered, old)
         self._remember(new)
         await self._settle(new.id, mark)
         return new
 
     async def _mark(
-        self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]
+        self,
+        old: GameRecord | None,
+        new: GameRecord,
+        events: Sequence[StoredEvent],
+        typed: Sequence[Event] | None = None,
     ) -> Mark | None:
         """Before a save: the relay's mark of the change (None: nothing to tell)."""
         if self.relay is None:
             return None
-        return await self.relay.mark(old, new, events)
+        return await self.relay.mark(old, new, events, typed)
 
     async def _settle(self, game_id: str, mark: Mark | None) -> None:
         """After the save: the reactions, now (a failure leaves them to the relay worker)."""
@@ -350,7 +356,7 @@ class GameService:
                 fingerprint=fingerprint, seat=seat, record=new, events=stored
             )
             remembered = (key, outcome)
-        new = await self.store_change(record, new, stored, remembered)
+        new = await self.store_change(record, new, stored, remembered, typed=events)
         return Acted(record=new, seat=seat, events=stored, replayed=False)
 
     async def fire_due(self, game_id: str) -> Fired:
@@ -391,7 +397,9 @@ class GameService:
             outcome, events = "abandoned", []
             new = record.successor(abandoned=True, updated_at=now)
         try:
-            new = await self.store_change(record, new, encode_events(events), exact_due=True)
+            new = await self.store_change(
+                record, new, encode_events(events), exact_due=True, typed=events
+            )
         except VersionConflict as conflict:
             current = conflict.current
             if current is None:

@@ -75,7 +75,8 @@ class Change:
     created, or when a relay worker hands over what another process saved), the game as
     stored (`new`), its events as stored (`stored`: the archive keeps them so), their types
     in order (`types`), and every kind it is of (`kinds`: its event types and the record's
-    facts). The events are decoded once, when a reaction first reads `events`."""
+    facts). The events are those the save's process made (`typed`, never decoded), or else
+    decoded once, when a reaction first reads `events` (a relay worker's)."""
 
     __slots__ = ("_events", "kinds", "new", "old", "stored", "types")
 
@@ -85,11 +86,16 @@ class Change:
         new: GameRecord,
         stored: Sequence[StoredEvent],
         facts: Sequence[str],
+        typed: Sequence[AnyEvent] | None = None,
     ) -> None:
         self.old, self.new, self.stored = old, new, stored
-        self.types = tuple(_head.decode(e.data).type for e in stored)
-        self.kinds = frozenset((*self.types, *facts))
         self._events: tuple[AnyEvent, ...] | None = None
+        if typed is None:
+            self.types = tuple(_head.decode(e.data).type for e in stored)
+        else:
+            self._events = tuple(typed)
+            self.types = tuple(str(e.__struct_config__.tag) for e in self._events)
+        self.kinds = frozenset((*self.types, *facts))
 
     @property
     def events(self) -> tuple[AnyEvent, ...]:
@@ -98,8 +104,14 @@ class Change:
         return self._events
 
 
-def saved_change(old: GameRecord | None, new: GameRecord, stored: Sequence[StoredEvent]) -> Change:
-    """A save, as its process sees it: the record's facts from the game before and after."""
+def saved_change(
+    old: GameRecord | None,
+    new: GameRecord,
+    stored: Sequence[StoredEvent],
+    typed: Sequence[AnyEvent] | None = None,
+) -> Change:
+    """A save, as its process sees it: the record's facts from the game before and after;
+    `typed`: its events as the engine made them, if the caller has them."""
     facts = []
     if old is None:
         facts.append(GAME_CREATED)
@@ -107,7 +119,7 @@ def saved_change(old: GameRecord | None, new: GameRecord, stored: Sequence[Store
         facts.append(GAME_ENDED)
     if new.due is not None and (old is None or new.due != old.due):
         facts.append(DUE_MOVED)
-    return Change(old, new, stored, facts)
+    return Change(old, new, stored, facts, typed)
 
 
 def relayed_change(record: GameRecord, stored: Sequence[StoredEvent]) -> Change:
@@ -209,12 +221,16 @@ class Relay:
         return tuple(r for r, wanted in self._local if wanted & kinds)
 
     async def mark(
-        self, old: GameRecord | None, new: GameRecord, events: Sequence[StoredEvent]
+        self,
+        old: GameRecord | None,
+        new: GameRecord,
+        events: Sequence[StoredEvent],
+        typed: Sequence[AnyEvent] | None = None,
     ) -> Mark | None:
         """Before the save: mark the game if a durable reaction is listed for a kind of this
         change; what `settle` needs after the save (None: nothing to tell anyone). Raises
         StoreUnavailable (the save must not go ahead unmarked)."""
-        change = saved_change(old, new, events)
+        change = saved_change(old, new, events, typed)
         token = None
         if self.durable_for(change.kinds):
             token = await self.queue.put(new.id, b"", self.clock() + self.grace) or None

@@ -291,3 +291,21 @@ def test_a_relay_with_local_reactions_only_never_touches_the_queue_or_the_store(
         assert (await queue.backlog(), store.relay_reads) == (0, 0)
 
     asyncio.run(body())
+
+
+def test_a_change_made_from_the_engines_events_reads_as_one_decoded_from_the_log() -> None:
+    """The saving process hands the reactions the events the engine made (nothing decoded);
+    a relay worker decodes them from the log: both read the same types, kinds and events."""
+    state, events = new_game([("ann", None), ("bob", "basic")], "typed-change")
+    record = GameRecord(
+        id="c" * 20, state=state, token_hashes=(hash_token("t"), None), created_at=NOW,
+        updated_at=NOW, due=NOW + 60,
+    )  # fmt: skip
+    stored = encode_events(events)
+    typed = saved_change(None, record, stored, events)
+    decoded = saved_change(None, record, stored)
+    assert typed.types == decoded.types
+    assert decoded.types[0] == "game_started"  # the JSON's `type`, decoded
+    assert typed.types  # a deal has events
+    assert typed.kinds == decoded.kinds
+    assert typed.events == decoded.events

@@ -13,14 +13,11 @@ from domain.game.model import (
     Action,
     AnyEvent,
     BotLevel,
-    Phase,
-    Player,
-    Result,
     Rules,
     TimeControl,
 )
 from domain.game.scoring import ColorScore
-from domain.game.views import AuctionView, Supply
+from domain.game.views import PublicView
 from service.core import text
 from service.core.ports import StoredEvent
 from service.games.commands import NAME_LIMIT
@@ -122,34 +119,31 @@ class ClockOut(msgspec.Struct, **_OUT):
     timeouts: list[int]
 
 
-class GameOut(msgspec.Struct, **_OUT):
-    """A game as everyone may see it, plus the caller's legal actions when a seat token is sent."""
+def _game_out() -> type[msgspec.Struct]:
+    """`GameOut`: the game's id, then the fields of the domain's `PublicView` as they are
+    (its `status` with the statuses a stored game adds), then what the caller's seat adds."""
+    statuses = Literal["active", "finished", "aborted", "abandoned"]
+    view = [
+        (f.name, statuses if f.name == "status" else f.type)
+        for f in msgspec.structs.fields(PublicView)
+    ]
+    seat = [
+        ("legal_actions", list[Action] | None, None),  # null without a seat token
+        # what the seat may send whoever's turn it is: `resign`, and `reclaim` while a bot
+        # has taken the seat over; null without a seat token
+        ("seat_actions", list[Action] | None, None),
+        ("seat", int | None, None),  # the seat of the token sent, if any
+        ("clock", ClockOut | None, None),  # null: the game has no clock
+    ]
+    doc = (
+        "A game as everyone may see it, plus the caller's legal actions when a seat token is sent."
+    )
+    return msgspec.defstruct(
+        "GameOut", [("id", str), *view, *seat], module=__name__, namespace={"__doc__": doc}, **_OUT
+    )
 
-    id: str
-    version: int
-    status: Literal["active", "finished", "aborted", "abandoned"]
-    phase: Phase
-    rules: Rules
-    starting_seat: int
-    active_seat: int
-    to_act: int | None
-    drawn: bool
-    draw_pile_size: int
-    last_turn: bool
-    tableau: tuple[str, ...]
-    market: tuple[str, ...]
-    discard: tuple[str, ...]
-    supply: Supply
-    players: tuple[Player, ...]
-    auction: AuctionView | None
-    final_queue: tuple[int, ...]
-    results: tuple[Result, ...] | None
-    legal_actions: list[Action] | None = None  # null without a seat token
-    # what the seat may send whoever's turn it is: `resign`, and `reclaim` while a bot has
-    # taken the seat over; null without a seat token
-    seat_actions: list[Action] | None = None
-    seat: int | None = None  # the seat of the token sent, if any
-    clock: ClockOut | None = None  # null: the game has no clock
+
+GameOut = _game_out()
 
 
 class CreatedGameOut(GameOut, **_OUT):

@@ -55,7 +55,7 @@ from infra.redis_layout import record_decoder, record_encoder  # noqa: E402 - af
 from service.core.callers import Caller  # noqa: E402 - after the environment is set
 from service.core.settings import Settings  # noqa: E402 - after the environment is set
 from service.entrypoints.api.app import create_app  # noqa: E402 - after the environment is set
-from service.entrypoints.api.routes import etag, render_acted, view_fields  # noqa: E402 - after the environment is set
+from service.entrypoints.api.game_views import etag, render_acted, view_fields  # noqa: E402 - after the environment is set
 from service.entrypoints.api.schemas import GameOut  # noqa: E402 - after the environment is set
 from service.games.commands import Act  # noqa: E402 - after the environment is set
 from service.games.use_cases import Acted, GameService  # noqa: E402 - after the environment is set

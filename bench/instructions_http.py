@@ -258,7 +258,9 @@ def _resolve(dotted: str):
 
 
 # the steps of an action (dotted `module:attribute`), each left out of one phase; the
-# environment's STEPS and CEILING_STEPS (comma-separated, may be empty) replace them
+# environment's STEPS and CEILING_STEPS (comma-separated, may be empty) replace them. A step
+# is patched where its caller looks it up: `routes:render_acted` and `routes:strictly` are
+# the names the act handler calls (defined in api.game_views and api.bodies)
 STEPS = [
     "service.games.use_cases:GameService.act",
     "service.games.use_cases:GameService.seat_of_caller",

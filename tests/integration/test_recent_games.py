@@ -26,7 +26,7 @@ from domain.game.model import Draw, Stop
 from service.core.callers import Caller
 from service.core.errors import ServiceError
 from service.core.settings import RedisSettings, Settings
-from service.entrypoints.api.routes import render_acted
+from service.entrypoints.api.game_views import render_acted
 from service.games.commands import Act
 from service.games.use_cases import GameService as _GameService
 from service.lobby.use_cases import Lobby

@@ -29,6 +29,7 @@ from service.bootstrap import (
 )
 from service.core.ports import GameStore
 from service.core.settings import Settings
+from service.entrypoints.api.health_routes import health, ready
 from service.entrypoints.api.history_routes import (
     ArchiveController,
     leaderboard,
@@ -45,14 +46,8 @@ from service.entrypoints.api.openapi import finish_openapi
 from service.entrypoints.api.openapi_config import openapi_config
 from service.entrypoints.api.problems import internal_error_handler, problem_details_config
 from service.entrypoints.api.rate_limit import EXEMPT, AtomicRateLimitConfig
-from service.entrypoints.api.routes import (
-    GamesController,
-    allow_every_method,
-    health,
-    ready,
-    rules,
-    score,
-)
+from service.entrypoints.api.routes import GamesController, allow_every_method
+from service.entrypoints.api.rules_routes import rules, score
 from service.entrypoints.api.static_files import LocalFiles
 from service.entrypoints.api.tournament_routes import TOURNAMENT_ROUTES
 from service.entrypoints.api.web_routes import REVALIDATE, STATIC, web_client

@@ -1,4 +1,4 @@
-"""The one boundary of untrusted text: every request body is decoded by `routes.strictly`,
+"""The one boundary of untrusted text: every request body is decoded by `bodies.strictly`,
 which hands it here, and every text field of it (a string whose schema states the text
 policy's pattern: `schemas.Name`, and any text field added later the same way) is kept as
 the policy keeps it (`service.core.text.clean_text`: NFC, trimmed, visible, bounded) or the

@@ -11,9 +11,10 @@ from litestar.params import JSONBody, Parameter
 
 from service.core.model import GameRecord
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
+from service.entrypoints.api.bodies import strictly
+from service.entrypoints.api.game_views import etag, game_or_table
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
-from service.entrypoints.api.problems import problems
-from service.entrypoints.api.routes import (
+from service.entrypoints.api.parameters import (
     ETAG,
     JSON,
     LOCATION,
@@ -21,11 +22,9 @@ from service.entrypoints.api.routes import (
     SEAT_TOKEN,
     GameId,
     IdempotencyKey,
-    etag,
-    game_or_table,
-    lobby_of,
-    strictly,
 )
+from service.entrypoints.api.problems import problems
+from service.entrypoints.api.routes import lobby_of
 from service.entrypoints.api.schemas import (
     GameOut,
     JoinedOut,

@@ -13,8 +13,9 @@ from domain.game.engine import information_state
 from domain.game.model import GameState
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.identity import PLAYER_TOKEN
+from service.entrypoints.api.parameters import SEAT_TOKEN, GameId
 from service.entrypoints.api.problems import get_game_part
-from service.entrypoints.api.routes import SEAT_TOKEN, GameId, live_game
+from service.entrypoints.api.routes import live_game
 
 _OUT = {"frozen": True, "kw_only": True}
 

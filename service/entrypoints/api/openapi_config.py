@@ -10,7 +10,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from service.entrypoints.api.identity import API_KEY_HEADER, PLATFORM_KEY, PLAYER_TOKEN
 from service.entrypoints.api.info_routes import API_VERSION
-from service.entrypoints.api.routes import SEAT_TOKEN
+from service.entrypoints.api.parameters import SEAT_TOKEN
 
 
 def openapi_config() -> OpenAPIConfig:

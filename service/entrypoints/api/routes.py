@@ -1,273 +1,71 @@
-"""Thin controllers: decode a Struct, call a use case, encode a Struct."""
+"""The games' routes (create, list, read, act, review, the event log and its stream) and the
+app-state accessors the routes share: thin controllers that decode a Struct, call a use case,
+encode a Struct."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
-from litestar.datastructures import ResponseHeader
 from litestar.middleware.rate_limit import get_remote_address
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import HeaderParameter, JSONBody, Parameter, QueryParameter
+from litestar.params import JSONBody, Parameter, QueryParameter
 from litestar.response import Stream
 from litestar.routes import HTTPRoute
 
-from domain.bots.clock import remaining
-from domain.game.cards import MANIFEST, check_copies, deck_size
-from domain.game.errors import RULE_ERROR_CODES
-from domain.game.legal import legal_actions, seat_actions
-from domain.game.model import BOT_LEVELS, Action, Clock, Rules
-from domain.game.scoring import score_collection
-from domain.game.views import public_view
-from infra.watchers import REFUSAL_RETRY_AFTER, Slot, StreamsRefused, Watchers
-from service.core.errors import SERVICE_ERROR_CODES, ServiceError
+from domain.game.model import Action
+from infra.watchers import Watchers
+from service.core.errors import ServiceError
 from service.core.model import GameRecord
 from service.core.ports import StoredEvent
 from service.core.quotas import owner_of
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
-from service.entrypoints.api.boundary import policed
+from service.entrypoints.api.bodies import strictly
+from service.entrypoints.api.event_streams import admit, follow
+from service.entrypoints.api.game_views import (
+    etag,
+    game_or_table,
+    games_page,
+    render_acted,
+    table_fields,
+    view_fields,
+)
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.entrypoints.api.paging import After, ReadEvents, events_handler, number_in
-from service.entrypoints.api.problems import foreign, get_game_part, problem, problems
+from service.entrypoints.api.parameters import (
+    ETAG,
+    JSON,
+    LOCATION,
+    REPLAYED,
+    SEAT_TOKEN,
+    GameId,
+    IdempotencyKey,
+    IfMatch,
+    LastEventId,
+    parse_if_match,
+)
+from service.entrypoints.api.problems import get_game_part, problems
 from service.entrypoints.api.schemas import (
     ActedOut,
-    ClockOut,
     CreatedGameOut,
     CreatedTableOut,
     CreateGameIn,
-    GameListItem,
     GameOut,
     GamesPage,
-    Health,
     PlayerId,
     ReviewPending,
-    RuleOption,
-    RulesOut,
-    ScoreIn,
-    ScoreOut,
     SeatToken,
     TableOut,
-    TableSeatOut,
 )
 from service.games.commands import Act, CreateTable, SeatRequest
-from service.games.use_cases import Acted, GameService
+from service.games.use_cases import GameService
 from service.history.reads import History
 from service.history.reviews import RETRY_AFTER, ReviewOut, Reviews
-from service.lobby.records import Page
 from service.lobby.use_cases import Lobby
 from service.tournaments.secrecy import Secrecy
 
-JSON = "application/json"
-GameId = Annotated[
-    str, Parameter(description="The game's id, as returned by createGame.", max_length=64)
-]
-IfMatch = Annotated[
-    str | None,
-    HeaderParameter(
-        name="If-Match",
-        required=False,
-        # one strong entity tag naming a version (`"7"`; the bare `7` is accepted too) or `*`
-        pattern=r'^(\*|[0-9]{1,12}|"[0-9]{1,12}")$',
-        description='The version the action was chosen on, as the ETag gave it (`"7"`; a bare '
-        "`7` is accepted too); 412 if the game moved on. `*` matches any version.",
-    ),
-]
-LastEventId = Annotated[
-    str | None,
-    HeaderParameter(
-        name="Last-Event-ID",
-        required=False,
-        # 0 to 1000000000 in ASCII digits, as the schema can say it (the handler reads it
-        # again: service.core.numbers)
-        pattern=r"^([0-9]{1,9}|1000000000)(?!\n)$",
-        description="The `id` of the last event received: the stream resumes after it. ASCII "
-        "digits, 0 to 1000000000 (else 400).",
-    ),
-]
-IdempotencyKey = Annotated[
-    str | None,
-    HeaderParameter(
-        name="Idempotency-Key",
-        required=False,
-        min_length=1,
-        max_length=200,
-        description="A retry with the same key and the same request (its decoded body) returns "
-        "the first response with `Idempotent-Replayed: true`, at once, even after a store "
-        "failure or a crash cut the first one off (its effect was stored with its answer, or "
-        "nothing was: a retry is never told the first is still in progress, a defect fixed); "
-        "the same key with another request is 409 `idempotency_key_reused`.",
-    ),
-]
-
-
-def sent_header(name: str, description: str, *, always: bool = True) -> ResponseHeader:
-    """A response header the handler sets itself, documented (as a string: `value=""`)."""
-    return ResponseHeader(
-        name=name, description=description, documentation_only=True, value="", required=always
-    )
-
-
-ETAG = sent_header("ETag", 'The game version, quoted: `"7"`.')
-LOCATION = sent_header("Location", "The new game's URL.")
-REPLAYED = sent_header(
-    "Idempotent-Replayed",
-    "`true` when this is the first response to an earlier request with the same "
-    "`Idempotency-Key`, sent again (nothing was done again).",
-    always=False,
-)
-SEAT_TOKEN = "seatToken"  # the security scheme of the seat tokens (service.entrypoints.api.openapi)
 _encoder = msgspec.json.Encoder()
-
-
-def etag(version: int) -> str:
-    return f'"{version}"'
-
-
-def view_fields(record: GameRecord, seat: int | None) -> dict:
-    state = record.state
-    assert state is not None
-    view = public_view(state)
-    stopped = record.stopped
-    legal = others = None
-    if seat is not None and not stopped:
-        legal, others = legal_actions(state, seat), seat_actions(state, seat)
-    fields = {
-        "id": record.id,
-        "seat": seat,
-        "legal_actions": legal,
-        "seat_actions": others,
-        **msgspec.structs.asdict(view),
-    }
-    if stopped:
-        fields["status"] = record.status
-    if state.clock is not None:
-        fields["clock"] = clock_out(state.clock, time.time())
-    return fields
-
-
-def clock_out(clock: Clock, now: float) -> ClockOut:
-    left = None  # a deadline clock has no banks
-    if clock.banks:
-        left = [remaining(clock, seat, now) or 0.0 for seat in range(len(clock.banks))]
-    return ClockOut(
-        control=clock.control,
-        seat=clock.seat,
-        since=clock.since,
-        deadline=clock.deadline,
-        server_time=now,
-        remaining=left,
-        timeouts=list(clock.timeouts),
-    )
-
-
-def seats_out(record: GameRecord) -> list[TableSeatOut]:
-    """Who sits where: a table's seats, or a game's players with their ids."""
-    if record.table is not None and record.state is None:
-        return [
-            TableSeatOut(
-                seat=i, name=s.name, bot=s.bot, player_id=s.player_id, verified=s.verified,
-                open=s.open, taken=s.taken,
-            )
-            for i, s in enumerate(record.table.seats)
-        ]  # fmt: skip
-    assert record.state is not None
-    ids, verified = record.player_ids, record.verified
-    return [
-        TableSeatOut(
-            seat=p.seat, name=p.name, bot=p.bot,
-            player_id=ids[p.seat] if p.seat < len(ids) else None,
-            verified=p.seat < len(verified) and verified[p.seat], open=False, taken=True,
-        )
-        for p in record.state.players
-    ]  # fmt: skip
-
-
-def table_fields(record: GameRecord) -> dict:
-    table = record.table
-    assert table is not None
-    return {
-        "id": record.id,
-        "version": record.version,
-        "status": record.status,
-        "created_at": record.created_at,
-        "private": table.private,
-        "fill": table.fill,
-        "fill_bot": table.fill_bot,
-        "rules": table.rules or Rules(),
-        "seats": seats_out(record),
-        "clock": table.clock,
-    }
-
-
-def game_or_table(record: GameRecord, seat: int | None) -> GameOut | TableOut:
-    if record.state is None:
-        return TableOut(**table_fields(record))
-    return GameOut(**view_fields(record, seat))
-
-
-def render_acted(acted: Acted) -> bytes:
-    """An action's answer; a replayed one renders to the bytes of the first. Its events are
-    their JSON as stored (the log's bytes, encoded once)."""
-    events = [msgspec.Raw(e.data) for e in acted.events]
-    return _encoder.encode(ActedOut(events=events, **view_fields(acted.record, acted.seat)))
-
-
-def parse_if_match(value: str | None) -> int | None:
-    """The version an `If-Match` names (its pattern checked already): `"7"` or 7; `*`, any."""
-    if value is None:
-        return None
-    text = value.strip(" \t")
-    return None if text == "*" else number_in("If-Match", text.strip('"'), high=10**12 - 1)
-
-
-_strict_decoders: dict[Any, msgspec.json.Decoder] = {}
-
-
-async def strictly(request: Request, body_type: Any) -> Any:
-    """The JSON body converted as strictly as the schema reads it.
-
-    Litestar converts the decoded JSON to the handler's `data` type in msgspec's lax mode,
-    where a number sent as a string (`"starting_seat": "0"`) passes; the contract answers 400
-    for values that fail the schema, so the handlers convert the body again, strictly. JSON
-    Schema counts `4.0` as an integer, and so does this.
-
-    First with a decoder built once per type (strict, the fast path); a body it
-    refuses takes the slower path below, which also accepts `4.0` as 4 and words the error."""
-    body = await request.body()
-    decoder = _strict_decoders.get(body_type)
-    if decoder is None:
-        decoder = _strict_decoders[body_type] = msgspec.json.Decoder(body_type)
-    try:
-        return policed(decoder.decode(body), body_type)  # the text policy: one boundary
-    except msgspec.DecodeError:
-        pass
-    try:
-        value = _integral_floats_as_ints(msgspec.json.decode(body))
-        return policed(msgspec.convert(value, type=body_type, strict=True), body_type)
-    except msgspec.DecodeError as exc:  # ValidationError included
-        raise problem(
-            400,
-            "invalid_request",
-            foreign(str(exc)),
-            errors=[{"message": str(exc), "source": "body"}],
-        ) from None
-
-
-def _integral_floats_as_ints(value: Any) -> Any:
-    """The API has no fractional fields: `4.0` is the integer 4 (as in JSON Schema).
-
-    Recursive, but only ever given bodies Litestar already converted to the handler's type,
-    so as deep as those types (a few levels), never as deep as a hostile body."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, list):
-        return [_integral_floats_as_ints(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _integral_floats_as_ints(item) for key, item in value.items()}
-    return value
 
 
 def games_of(request: Request) -> GameService:
@@ -297,22 +95,6 @@ def live_events(request: AuthenticatedRequest) -> ReadEvents:
         return await games_of(request).store.events(game_id, after, limit)
 
     return read
-
-
-def _listed(record: GameRecord) -> GameListItem:
-    private = record.table is not None and record.table.private
-    return GameListItem(
-        id=record.id,
-        status=record.status,  # type: ignore[arg-type]  # listings hold open and live games
-        version=record.version,
-        created_at=record.created_at,
-        private=private,
-        seats=seats_out(record),
-    )
-
-
-def _page(page: Page) -> GamesPage:
-    return GamesPage(games=[_listed(r) for r in page.games], next_cursor=page.next_cursor)
 
 
 def allow_every_method(app: Litestar) -> None:
@@ -415,8 +197,8 @@ class GamesController(Controller):
     ) -> GamesPage:
         lobby = lobby_of(request)
         if player_id is None:
-            return _page(await lobby.list_open(cursor, limit))
-        return _page(await lobby.list_player(request.user, player_id, cursor, limit))
+            return games_page(await lobby.list_open(cursor, limit))
+        return games_page(await lobby.list_player(request.user, player_id, cursor, limit))
 
     @get(
         "/{game_id:str}",
@@ -591,100 +373,3 @@ class GamesController(Controller):
             slot.release()
             raise
         return follow(watchers, game_id, start, slot)
-
-
-def admit(watchers: Watchers, request: Request) -> Slot:
-    """A slot for one more stream, or the refusal (503 or 429 with Retry-After) before the
-    stream starts: the process, or the client (its address, as the rate limit counts
-    clients), holds as many streams as allowed."""
-    try:
-        return watchers.admit(get_remote_address(request))
-    except StreamsRefused as refused:
-        retry = {"Retry-After": str(REFUSAL_RETRY_AFTER)}
-        if refused.per_client:
-            raise problem(
-                429,
-                "too_many_streams_from_client",
-                "This client holds as many event streams as it may; close one or retry later.",
-                retry,
-            ) from None
-        raise problem(
-            503,
-            "too_many_streams",
-            "This server holds as many event streams as it may; retry later.",
-            retry,
-        ) from None
-
-
-def follow(watchers: Watchers, game_id: str, after: int, slot: Slot) -> Stream:
-    """The stream, served by the process's one reader (`infra.watchers`). Its blocks are
-    encoded once per event for every stream, and sent together when several are due: hence
-    Litestar's `Stream` with the headers of its `ServerSentEvent`, which would encode every
-    message again for each stream and send each alone."""
-    return sse(watchers.stream(game_id, after, slot))
-
-
-def sse(body: AsyncIterator[bytes]) -> Stream:
-    """A server-sent events response of these blocks (a game's stream, a tournament's)."""
-    return Stream(
-        body,
-        media_type="text/event-stream",
-        headers={
-            "Cache-Control": "no-cache",
-            "Connection": "keep-alive",
-            "X-Accel-Buffering": "no",
-        },
-    )
-
-
-@post(
-    "/v1/scores",
-    operation_id="scoreCollection",
-    summary="Score a collection",
-    status_code=200,
-    tags=["rules"],
-    responses=problems(413),
-)
-async def score(request: Request, data: JSONBody[ScoreIn]) -> ScoreOut:
-    data = await strictly(request, ScoreIn)
-    rules = data.rules or Rules()
-    check_copies(data.cards)
-    result = score_collection(data.cards, rules.perfect_bonus)
-    return ScoreOut(total=result.total, colors=result.colors)
-
-
-@get(
-    "/v1/rules",
-    operation_id="getRules",
-    summary="The deck manifest and rule options",
-    tags=["rules"],
-)
-async def rules() -> RulesOut:
-    return RulesOut(
-        manifest=list(MANIFEST),
-        deck_sizes={str(n): deck_size(n) for n in range(1, 6)},
-        options={
-            "perfect_bonus": RuleOption(
-                default=Rules().perfect_bonus,
-                minimum=0,
-                maximum=100,
-                description="Points added for a colour whose run is 1-9.",
-            )
-        },
-        bots=list(BOT_LEVELS),
-        error_codes={**RULE_ERROR_CODES, **SERVICE_ERROR_CODES},
-    )
-
-
-@get("/health", operation_id="health", summary="Liveness", tags=["operations"])
-async def health() -> Health:
-    return Health(status="ok")
-
-
-@get(
-    "/ready", operation_id="ready", summary="Readiness: the game store answers", tags=["operations"]
-)
-async def ready(request: Request) -> Health:
-    service = games_of(request)
-    await service.store.ping()
-    return Health(status="ready")

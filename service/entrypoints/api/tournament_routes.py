@@ -19,20 +19,19 @@ from service.core.errors import ServiceError
 from service.core.model import TournamentRecord
 from service.core.ports import StoreUnavailable
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
+from service.entrypoints.api.bodies import strictly
+from service.entrypoints.api.event_streams import admit, sse
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.entrypoints.api.paging import number_in
-from service.entrypoints.api.problems import problems
-from service.entrypoints.api.routes import (
+from service.entrypoints.api.parameters import (
     JSON,
     REPLAYED,
     IdempotencyKey,
     LastEventId,
-    admit,
-    secrecy_of,
     sent_header,
-    sse,
-    strictly,
 )
+from service.entrypoints.api.problems import problems
+from service.entrypoints.api.routes import secrecy_of
 from service.entrypoints.api.schemas import (
     EntrantOut,
     NextTableOut,

@@ -18,7 +18,8 @@ import pytest
 from msgspec.structs import replace
 
 from domain.bots.basic import basic_bot
-from domain.bots.odds import _kind_of, bust_odds, draw_value, unseen_cards
+from domain.bots.next_card import card_kinds
+from domain.bots.odds import bust_odds, draw_value, unseen_cards
 from domain.game.cards import ALL_CODES, WILDS
 from domain.game.engine import apply, bust_kind, information_state, new_game, to_act
 from domain.game.model import Draw, GameState, Stop
@@ -221,7 +222,7 @@ def test_no_draw_from_an_empty_pile() -> None:
 
 
 def test_the_kinds_kept_by_sums_are_the_engines_for_every_card() -> None:
-    # `_kind_of` answers for a tableau from the first one met with the same sums
+    # `card_kinds` answers for a tableau from the first one met with the same sums
     rng = random.Random(5)
     pool = sorted(code for code in ALL_CODES if code not in WILDS)
     tableaus = [()]
@@ -230,7 +231,7 @@ def test_the_kinds_kept_by_sums_are_the_engines_for_every_card() -> None:
         if bust_kind(tableau) is None:
             tableaus.append(tableau)
     for tableau in tableaus:
-        kinds = _kind_of(tableau)
+        kinds = card_kinds(tableau)
         assert kinds.keys() == ALL_CODES
         for code in ALL_CODES:
             expected = "wild" if code in WILDS else bust_kind((*tableau, code))

@@ -1,0 +1,121 @@
+"""Scoring and standings: place points, matchpoints, the standings and their tie-breaks
+(`domain.tournaments.rules`' docstring), and the counts of past meetings and seats."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+
+from domain.game.model import Result
+from domain.tournaments.model import Entrant, Round, Settings, Standing, Table, TableResult
+
+
+def bye_points(table_size: int) -> float:
+    """The points of a median place: the mean of a table's place points."""
+    return (table_size - 1) / 2
+
+
+def place_points(ranks: Sequence[int]) -> tuple[float, ...]:
+    """Place p of N scores N - p; seats tied at rank k spanning m places share the mean of
+    the points of places k .. k + m - 1."""
+    n = len(ranks)
+    tied = Counter(ranks)
+    return tuple(sum(n - p for p in range(rank, rank + tied[rank])) / tied[rank] for rank in ranks)
+
+
+def table_result(round_number: int, table: Table, results: Sequence[Result]) -> TableResult:
+    """A table's result from the engine's final results (in seat order)."""
+    by_seat = sorted(results, key=lambda r: r.seat)
+    return TableResult(
+        round=round_number,
+        table=table.number,
+        deal=table.deal,
+        seats=table.seats,
+        ranks=tuple(r.rank for r in by_seat),
+        scores=tuple(r.score for r in by_seat),
+    )
+
+
+def matchpoints(results: Sequence[TableResult]) -> dict[tuple[int, str], float]:
+    """(round, entrant) -> matchpoints of that game, 0..1: per deal and seat, 1 per other
+    holder of that seat beaten on game score, 0.5 per tie, over the number compared
+    (0.5 when no one else held it)."""
+    holders: dict[tuple[str, int], list[tuple[int, str, int]]] = defaultdict(list)
+    for result in results:
+        for seat, (entrant, score) in enumerate(zip(result.seats, result.scores, strict=True)):
+            holders[(result.deal, seat)].append((result.round, entrant, score))
+    out: dict[tuple[int, str], float] = {}
+    for group in holders.values():
+        for round_number, entrant, score in group:
+            others = [s for r, e, s in group if (r, e) != (round_number, entrant)]
+            won = sum(1.0 if score > s else 0.5 if score == s else 0.0 for s in others)
+            out[(round_number, entrant)] = won / len(others) if others else 0.5
+    return out
+
+
+def standings(
+    settings: Settings,
+    entrants: Sequence[Entrant],
+    rounds: Sequence[Round],
+    results: Sequence[TableResult],
+) -> list[Standing]:
+    """The standings after the rounds given, best first (tie-breaks: `domain.tournaments.rules`' docstring)."""
+    ids = [e.id for e in entrants]
+    points = dict.fromkeys(ids, 0.0)
+    marks = dict.fromkeys(ids, 0.0)
+    score = dict.fromkeys(ids, 0)
+    for result in results:
+        for entrant, pts in zip(result.seats, place_points(result.ranks), strict=True):
+            points[entrant] += pts
+        for entrant, game_score in zip(result.seats, result.scores, strict=True):
+            score[entrant] += game_score
+    for (_, entrant), mp in matchpoints(results).items():
+        marks[entrant] += mp
+    for played in rounds:
+        for entrant in played.byes:
+            points[entrant] += bye_points(settings.table_size)
+            marks[entrant] += 0.5
+    by_marks = settings.deal_mode == "duplicate" and settings.duplicate_primary == "matchpoints"
+    primary, secondary = (marks, points) if by_marks else (points, marks)
+    buchholz = dict.fromkeys(ids, 0.0)
+    for entrant, other in _meetings(rounds):
+        buchholz[entrant] += primary[other]
+    seeding = {entrant: i for i, entrant in enumerate(ids)}
+    order = sorted(
+        ids,
+        key=lambda e: (-primary[e], -secondary[e], -buchholz[e], -score[e], seeding[e]),
+    )
+    return [
+        Standing(
+            entrant=e,
+            points=points[e],
+            matchpoints=marks[e],
+            buchholz=buchholz[e],
+            score=score[e],
+            position=i + 1,
+        )
+        for i, e in enumerate(order)
+    ]
+
+
+def _meetings(rounds: Sequence[Round]) -> Iterator[tuple[str, str]]:
+    """(entrant, opponent) for every pair at a table, both ways, once per meeting."""
+    for played in rounds:
+        for table in played.tables:
+            yield from itertools.permutations(table.seats, 2)
+
+
+def meeting_counts(rounds: Sequence[Round]) -> Counter[frozenset[str]]:
+    """How often each pair of entrants has shared a table."""
+    return Counter(frozenset(pair) for pair in _meetings(rounds) if pair[0] < pair[1])
+
+
+def seat_counts(rounds: Sequence[Round]) -> dict[str, Counter[int]]:
+    """entrant -> how often it has held each seat index."""
+    counts: dict[str, Counter[int]] = defaultdict(Counter)
+    for played in rounds:
+        for table in played.tables:
+            for seat, entrant in enumerate(table.seats):
+                counts[entrant][seat] += 1
+    return counts

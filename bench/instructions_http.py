@@ -273,7 +273,6 @@ STEPS = [
     "redis.commands.core:AsyncScript.__call__",
     "service.entrypoints.api.routes:render_acted",
     "service.entrypoints.api.routes:strictly",
-    "service.entrypoints.api.routes:caller_of",
     "litestar._kwargs.kwargs_model:KwargsModel.to_kwargs",
     "litestar._signature.model:SignatureModel.parse_values_from_connection_kwargs",
     "litestar.handlers.http_handlers.base:HTTPRouteHandler.to_response",

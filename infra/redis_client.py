@@ -78,19 +78,29 @@ HEALTH_CHECK_SECONDS = 1.0
 class _Rechecked:
     """A connection whose failed health check opens a new connection and PINGs once more.
     Only the PING is sent again: redis-py's retries (none here) would send a command again,
-    and a save whose reply was lost might then be applied twice."""
+    and a save whose reply was lost might then be applied twice. The new connection's
+    handshake asks for no health check of its own: each one would fail the same way against
+    a stalled Redis and connect again, one socket timeout after another, for as long as the
+    stall lasts; so a check costs at most the PING's timeout and the handshake's."""
+
+    _rechecking = False
 
     async def check_health(self) -> None:
-        if (
+        if self._rechecking or not (
             self.health_check_interval
             and asyncio.get_running_loop().time() > self.next_health_check
         ):
+            return
+        self._rechecking = True
+        try:
             try:
                 await self._send_ping()
             except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
                 await self._ping_failed(error, 1)
                 await self.connect()  # a new connection (a Sentinel's: to the primary now)
                 await self._send_ping()
+        finally:
+            self._rechecking = False
 
 
 class _Connection(_Rechecked, Connection):

@@ -17,8 +17,6 @@ import pytest
 
 from tests.support.streams import AsyncTable, Block, Stream, http_client, open_stream
 
-pytestmark = pytest.mark.e2e
-
 KEEPALIVE = 0.5  # seconds, for the keep-alive tests
 DECK = ["R1", "$2", "W1", "B3", "R2", "$1", "G5", "O4", "B#", "R6", "G1", "$3"]
 

@@ -35,8 +35,6 @@ from tests.support.api import Table, bearer, check_etag, check_problem
 from tests.support.processes import busy_descendant
 from tests.support.replicas import create_game, replica_env
 
-pytestmark = pytest.mark.e2e
-
 JSON = {"Content-Type": "application/json"}
 DECK = ["R1", "R2", "W#", "B3", "O4", "G5", "$1", "R6", "B1", "G2"]
 

@@ -18,8 +18,6 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.servers import ServiceProcess, free_port
 from tests.support.api import README_DECK, README_GAME
 
-pytestmark = pytest.mark.e2e
-
 GENERATED_ID = re.compile(r"^[0-9a-f]{12}-[0-9a-f]{8}$")
 ACTIONS_ROUTE = "/v1/games/{game_id}/actions"
 

@@ -54,8 +54,6 @@ from tests.support.archive import (
     servers,
 )
 
-pytestmark = pytest.mark.integration
-
 PG_HOST, PG_PORT = "127.0.0.1", make_url(PG_SERVER).port or 5432
 VIEW_ONLY = (
     "id",

@@ -25,8 +25,6 @@ from domain.game.model import AnyEvent
 from domain.game.replay import rebuild
 from tests.servers import run_server
 
-pytestmark = pytest.mark.integration
-
 CLIENTS = 50
 ROUNDS = 12
 PLAYERS = [{"name": "Ann"}, {"name": "Bob"}, {"name": "Cy"}, {"name": "Dee", "bot": "basic"}]

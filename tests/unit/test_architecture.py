@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.unit
-
 DOMAIN = Path(__file__).resolve().parents[2] / "domain"
 ALLOWED = set(sys.stdlib_module_names) | {"msgspec", "domain", "__future__"}
 NO_IO = {"os", "io", "socket", "time", "datetime", "random", "threading", "asyncio", "subprocess"}

@@ -33,8 +33,6 @@ from tests.support.ended_games import (
 )
 from tests.support.memory_archive import Broken, MemoryArchive
 
-pytestmark = pytest.mark.unit
-
 T = TypeVar("T")
 
 

@@ -13,8 +13,6 @@ import pytest
 from service.core.errors import ServiceError
 from service.games.bot_work import BotWork
 
-pytestmark = pytest.mark.unit
-
 
 def where(tag: str) -> tuple[str, str]:
     return tag, threading.current_thread().name

@@ -12,8 +12,6 @@ import itertools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
-
 from infra.memory_store import MemoryGameStore
 from infra.memory_tournaments import MemoryTournamentStore
 from infra.queues import MemoryQueue
@@ -28,7 +26,6 @@ from service.tournaments.director import TournamentReaction
 from service.tournaments.records import CreateTournament, game_id
 from service.tournaments.use_cases import Tournaments
 
-pytestmark = pytest.mark.unit
 PLATFORM = Caller(kind="platform")
 MAX_FAILURES = 3
 

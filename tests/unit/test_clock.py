@@ -51,8 +51,6 @@ from domain.game.replay import rebuild
 from domain.game.rng import SeededRandom
 from domain.game.views import public_view
 
-pytestmark = pytest.mark.unit
-
 T0 = 1_700_000_000.0  # an absolute server time (unix seconds)
 BANK = BankClock(initial_seconds=60.0, increment_seconds=5.0, takeover_after=3)
 DAY = DeadlineClock(hours=24.0, takeover_after=3)

@@ -19,8 +19,6 @@ from hypothesis import strategies as st
 
 from domain.game.cards import COLORS, FULL_WILD
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

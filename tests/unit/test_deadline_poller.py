@@ -25,8 +25,6 @@ from service.reactions.deadlines import MAX_BACKOFF, DeadlinePoller
 from service.reactions.relay import DUE_MOVED, Relay
 from tests.support.aio import dropping_sleep, run_without_waiting
 
-pytestmark = pytest.mark.unit
-
 NOW = 1_760_000_000.5
 TURN = 30.0  # a timeout moves the game's due this much later
 LEASE = 15.0

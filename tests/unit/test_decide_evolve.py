@@ -35,8 +35,6 @@ from domain.game.legal import legal_actions
 from domain.game.model import AuctionWon, Bid, CardDrawn, Draw, GameState, Pass, TokenPayment
 from domain.game.rng import SeededRandom
 
-pytestmark = pytest.mark.unit
-
 GAMES = 60
 
 

@@ -12,8 +12,6 @@ from domain.game.cards import deck_for
 from domain.game.engine import apply, new_game
 from domain.game.rng import SeededRandom
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize("players", [1, 2, 3, 4, 5])
 def test_same_seed_gives_the_same_event_log_byte_for_byte(players: int) -> None:

@@ -16,8 +16,6 @@ from domain.game.model import Rules
 from service.core.errors import SERVICE_ERROR_CODES
 from service.entrypoints.api.problems import HTTP_CODES, RULE_STATUS, SERVICE_STATUS
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]

@@ -37,8 +37,6 @@ from domain.game.model import Buy, Decline, Draw, GameState, Stop
 from domain.game.rng import SeededRandom
 from domain.game.scoring import best_total
 
-pytestmark = pytest.mark.unit
-
 DRAW = Draw()
 
 

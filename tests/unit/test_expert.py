@@ -16,8 +16,6 @@ from domain.game.legal import legal_actions
 from domain.game.model import Bid, Draw, GameState, Pass, Stop
 from domain.game.rng import SeededRandom
 
-pytestmark = pytest.mark.unit
-
 PLAYERS = {"expert": expert_bot, "basic": BOTS["basic"]}
 
 

@@ -21,15 +21,12 @@ import sys
 from pathlib import Path
 
 import msgspec
-import pytest
 
 from domain.bots.simulation import play_bots, play_game
 from domain.game.cards import deck_for
 from domain.game.engine import new_game, to_act
 from domain.game.legal import legal_actions
 from domain.game.rng import SeededRandom
-
-pytestmark = pytest.mark.unit
 
 GOLDEN = Path(__file__).with_name("golden") / "games.json"
 MIXES = {

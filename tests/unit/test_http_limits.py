@@ -6,8 +6,6 @@ import pytest
 
 from service.core.settings import HttpLimits
 
-pytestmark = pytest.mark.unit
-
 
 def test_defaults_and_values() -> None:
     assert HttpLimits.from_env({}) == HttpLimits(

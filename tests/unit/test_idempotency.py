@@ -28,8 +28,6 @@ from service.games.commands import Act, CreateTable, JoinSeat, SeatRequest
 from service.games.use_cases import GAME_ID, GameService
 from service.lobby.use_cases import Lobby
 
-pytestmark = pytest.mark.unit
-
 NOW = 1_760_000_000.5
 DECK = ("R1", "R2", "W#", "B3", "O4", "G5", "$1", "R6", "B1", "G2")
 PLATFORM = Caller(kind="platform")

@@ -28,8 +28,6 @@ from service.entrypoints.api.identity import Identity
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
 
-pytestmark = pytest.mark.unit
-
 ISSUER = "https://platform.example"
 AUDIENCE = "ten"
 SECRET = "a-secret-of-the-platform-32-bytes-or-more"

@@ -17,8 +17,6 @@ from service.games.bot_work import bots_busy
 from service.jobs.worker import Job, PermanentFailure, Worker
 from tests.support.aio import dropping_sleep, run_without_waiting
 
-pytestmark = pytest.mark.unit
-
 
 class Clock:
     def __init__(self, now: float = 1_000.0) -> None:

@@ -14,8 +14,6 @@ from domain.game.legal import legal_actions
 from domain.game.model import BOT_LEVELS, Bid, Buy, Decline, Stop
 from domain.game.rng import SeededRandom
 
-pytestmark = pytest.mark.unit
-
 
 def test_master_is_a_bot_level_the_service_can_seat() -> None:
     assert "master" in BOT_LEVELS

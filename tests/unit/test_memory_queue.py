@@ -8,13 +8,10 @@ from __future__ import annotations
 import asyncio
 import heapq
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infra.queues import MemoryQueue
-
-pytestmark = pytest.mark.unit
 
 IDS = [f"g{i}" for i in range(12)]
 

@@ -10,7 +10,6 @@ import asyncio
 import itertools
 from collections import Counter
 
-import pytest
 from msgspec.structs import replace
 
 from domain.bots.basic import BOTS, bot_rng
@@ -28,7 +27,6 @@ from service.reactions.relay import Relay, saved_change
 from tests.support.games import play_to_end, started
 from tests.support.reactions import every_kind
 
-pytestmark = pytest.mark.unit
 T0 = 1_800_000_000.0
 ACTION_TYPES = ["draw", "stop", "bid", "pass", "buy", "decline", "resign", "reclaim"]
 

@@ -15,8 +15,6 @@ from service.core.settings import Settings
 from service.games.use_cases import GameService
 from tests.support.records import new_record
 
-pytestmark = pytest.mark.unit
-
 # what str.isdigit or int() take and a client's number is not
 NOT_NUMBERS = [
     "²",  # isdigit, int() refuses

@@ -24,8 +24,6 @@ from service.core.ports import (
     RelayLog,
 )
 
-pytestmark = pytest.mark.unit
-
 PORTS = (Games, EventLog, Listings, RelayLog, DueIndex, Lifecycle)
 SHARED = {"save"}  # on `Games`, over `write`: no store has its own
 DEFAULT = {"open"}  # `Lifecycle.open`, nothing to do: an adapter may keep it

@@ -23,8 +23,6 @@ from service.core.errors import SERVICE_ERROR_CODES, ServiceError
 from service.entrypoints.api import problems
 from service.entrypoints.api.i18n import CATALOGS, DEFAULT, LANGUAGES, localize, negotiate, title
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "domain", ROOT / "service", ROOT / "infra"]
 # call name -> index of its message argument (and the keyword that may name it)

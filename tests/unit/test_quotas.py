@@ -19,7 +19,6 @@ from service.lobby.use_cases import Lobby
 from service.tournaments.records import CreateTournament
 from service.tournaments.use_cases import Tournaments
 
-pytestmark = pytest.mark.unit
 PLATFORM = Caller(kind="platform")
 ANN = Caller(kind="player", player_id="ann")
 BOB = Caller(kind="player", player_id="bob")

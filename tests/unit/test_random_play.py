@@ -24,8 +24,6 @@ from domain.game.replay import replay
 from domain.game.rng import SeededRandom
 from domain.game.views import public_view
 
-pytestmark = pytest.mark.unit
-
 GAMES = 3000
 CHUNKS = 30
 SORTED_NUMBERS = sorted(NUMBER_CARDS)

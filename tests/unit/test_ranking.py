@@ -17,8 +17,6 @@ from domain.game.model import GameState
 from service.core.model import GameRecord
 from service.core.ranking import SEAT_UNRANKED_REASONS, UNRANKED_REASONS, Ranking, ranking
 
-pytestmark = pytest.mark.unit
-
 
 @cache
 def finished(bots: tuple[str | None, ...]) -> GameState:

@@ -26,8 +26,6 @@ from service.history.ratings import (
     replay,
 )
 
-pytestmark = pytest.mark.unit
-
 SIZES = range(2, 6)
 
 

@@ -18,8 +18,6 @@ from service.reactions.relay import (
 )
 from service.reactions.webhooks import _TOLD
 
-pytestmark = pytest.mark.unit
-
 
 class Named:
     def __init__(self, name: str, durable: bool) -> None:

@@ -6,8 +6,6 @@ import pytest
 
 from service.core.settings import Settings
 
-pytestmark = pytest.mark.unit
-
 
 def test_sentinels_are_read_with_their_default_port_and_stand_for_the_url() -> None:
     settings = Settings.from_env(

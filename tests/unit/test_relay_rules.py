@@ -28,7 +28,6 @@ from service.reactions.relay import (
 )
 from tests.support.reactions import every_kind
 
-pytestmark = pytest.mark.unit
 NOW = 1_800_000_000.0
 
 

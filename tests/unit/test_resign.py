@@ -51,8 +51,6 @@ from domain.game.model import (
 )
 from domain.game.results import final_results
 
-pytestmark = pytest.mark.unit
-
 T0 = 1_700_000_000.0
 NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve")
 DRAW = Draw()

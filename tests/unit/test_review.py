@@ -25,8 +25,6 @@ from domain.game.engine import apply, evolve
 from domain.game.legal import legal_actions
 from domain.game.model import CardBought, CardDrawn, Draw, GameStarted, Stop
 
-pytestmark = pytest.mark.unit
-
 TABLES = [
     ["expert", "basic"],
     ["random", "expert"],

@@ -25,7 +25,6 @@ from tests.support.ended_games import Played, aborted_game, dataset
 from tests.support.games import started
 from tests.support.memory_archive import MemoryArchive
 
-pytestmark = pytest.mark.unit
 T = TypeVar("T")
 _decoder = msgspec.json.Decoder(AnyEvent)
 

@@ -25,8 +25,6 @@ from domain.game.model import (
     WildDiscarded,
 )
 
-pytestmark = pytest.mark.unit
-
 DRAW = Draw()
 PASS = Pass()
 NUMBERS = Stop(take="numbers")

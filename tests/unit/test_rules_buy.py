@@ -22,8 +22,6 @@ from domain.game.model import (
     TurnStarted,
 )
 
-pytestmark = pytest.mark.unit
-
 
 def buy_phase(ten, *, currency=5, bust=0, cards=(), market=()):
     state = ten.start(["G8", "O8"])

@@ -22,8 +22,6 @@ from domain.game.model import (
     TurnStarted,
 )
 
-pytestmark = pytest.mark.unit
-
 DRAW = Draw()
 NUMBERS = Stop(take="numbers")
 CURRENCY = Stop(take="currency")

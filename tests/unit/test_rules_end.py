@@ -26,8 +26,6 @@ from domain.game.model import (
     TurnStarted,
 )
 
-pytestmark = pytest.mark.unit
-
 DRAW = Draw()
 DECLINE = Decline()
 NUMBERS = Stop(take="numbers")

@@ -22,8 +22,6 @@ from domain.game.model import (
 )
 from domain.game.views import public_view
 
-pytestmark = pytest.mark.unit
-
 DRAW = Draw()
 PASS = Pass()
 DECLINE = Decline()

@@ -12,8 +12,6 @@ from domain.game.engine import new_game
 from domain.game.errors import RuleError
 from domain.game.model import BOT_LEVELS, Draw, GameStarted, Rules, SeatInfo, TurnStarted
 
-pytestmark = pytest.mark.unit
-
 COLORS = ("R", "B", "O", "G")
 CURRENCY_COPIES = {"$1": 7, "$2": 6, "$3": 6, "$4": 4, "$5": 4}
 

@@ -14,8 +14,6 @@ from hypothesis import strategies as st
 from domain.game.cards import COLORS
 from domain.game.scoring import ColorScore, Score, _best_sum, _parse, best_total, score_collection
 
-pytestmark = pytest.mark.unit
-
 NUMBER_CODES = [f"{c}{n}" for c in COLORS for n in range(1, 10)]
 ALL_WILDS = [f"{c}#" for c in COLORS for _ in range(2)] + [f"W{n}" for n in range(1, 10)] + ["W#"]
 WILD_KINDS = [f"{c}#" for c in COLORS] + [f"W{n}" for n in range(1, 10)] + ["W#"]

@@ -16,8 +16,6 @@ from service.core.model import Table as SeatsTable
 from service.tournaments.records import game_id
 from service.tournaments.secrecy import Secrecy
 
-pytestmark = pytest.mark.unit
-
 TID = "t" * 20
 BOTS = [Entrant(id=f"bot:{i}", bot="random") for i in range(1, 5)]
 HUMANS = [Entrant(id="ann"), Entrant(id="bob")]

@@ -11,10 +11,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
-pytestmark = pytest.mark.unit
-
 TESTS = Path(__file__).resolve().parents[1]
 SHARED = ("tests.support", "tests.servers")  # what every tier may import
 

@@ -17,7 +17,6 @@ from service.core.errors import ServiceError
 from service.entrypoints.api import boundary, lobby_routes, routes, tournament_routes
 from service.entrypoints.api.schemas import CreateGameIn, JoinIn, TournamentIn
 
-pytestmark = pytest.mark.unit
 API = Path(routes.__file__).parent
 MODULES = (routes, lobby_routes, tournament_routes)
 

@@ -12,8 +12,6 @@ import pytest
 from service.core.errors import ServiceError
 from service.core.text import PATTERN, clean_text
 
-pytestmark = pytest.mark.unit
-
 HOSTILE = {
     "nul": "Ann\x00",
     "bell": "Ann\x07",

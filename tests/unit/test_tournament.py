@@ -29,8 +29,6 @@ from domain.tournaments.rules import (
     swiss_tables,
 )
 
-pytestmark = pytest.mark.unit
-
 
 def entrants(n: int) -> list[Entrant]:
     return [Entrant(id=f"e{i:02d}") for i in range(n)]

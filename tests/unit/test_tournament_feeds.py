@@ -5,14 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import msgspec
-import pytest
 
 from domain.tournaments.rules import Settings
 from service.core.model import TournamentRecord
 from service.core.ports import StoreUnavailable
 from service.tournaments.feeds import TournamentFeeds
-
-pytestmark = pytest.mark.unit
 
 POLL = 0.02
 

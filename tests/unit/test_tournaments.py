@@ -40,7 +40,6 @@ from service.tournaments.records import (
 )
 from service.tournaments.use_cases import Tournaments
 
-pytestmark = pytest.mark.unit
 T0 = 1_800_000_000.0
 PLATFORM = Caller(kind="platform")
 ALICE = Caller(kind="player", player_id="alice")

@@ -11,8 +11,6 @@ import pytest
 from service.core.errors import ServiceError
 from service.core.unit_of_work import Conflict, Retry, write
 
-pytestmark = pytest.mark.unit
-
 
 class Fake:
     def __init__(self, stored: int, tries: int = 5) -> None:

@@ -37,7 +37,6 @@ from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
 from service.reactions.relay import GAME_ENDED, Relay
 
-pytestmark = pytest.mark.unit
 T0 = 1_800_000_000.0
 PLATFORM = Caller(kind="platform")
 

@@ -32,8 +32,6 @@ from service.reactions.webhook_payloads import (
 from service.reactions.webhooks import messages_for
 from tests.support.games import NOW, play_to_end, started, step
 
-pytestmark = pytest.mark.unit
-
 SECRET = "whsec_" + base64.b64encode(b"k" * 32).decode()
 
 

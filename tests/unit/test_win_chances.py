@@ -13,8 +13,6 @@ from domain.bots.win_table import BETA, KNOTS
 from domain.bots.winning import beta, win_chances
 from domain.game.engine import information_state, new_game
 
-pytestmark = pytest.mark.unit
-
 
 def positions(players: int, games: int, seed: str):
     """(state, final results) at every turn start of expert games not used in training."""

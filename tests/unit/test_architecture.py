@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-DOMAIN = Path(__file__).resolve().parents[2] / "domain"
+from tests.servers import ROOT
+
+DOMAIN = ROOT / "domain"
 ALLOWED = set(sys.stdlib_module_names) | {"msgspec", "domain", "__future__"}
 NO_IO = {"os", "io", "socket", "time", "datetime", "random", "threading", "asyncio", "subprocess"}
 

@@ -11,15 +11,13 @@ import importlib
 import importlib.util
 import sys
 import tomllib
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.game.cards import COLORS, FULL_WILD
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.servers import ROOT
 
 
 def compiled() -> list[str]:

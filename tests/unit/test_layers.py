@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.servers import ROOT
+
 LINT = Path(sys.executable).with_name("lint-imports")
 
 

@@ -22,8 +22,8 @@ from domain.game.errors import RULE_ERROR_CODES, Joined, RuleError, Text
 from service.core.errors import SERVICE_ERROR_CODES, ServiceError
 from service.entrypoints.api import problems
 from service.entrypoints.api.i18n import CATALOGS, DEFAULT, LANGUAGES, localize, negotiate, title
+from tests.servers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "domain", ROOT / "service", ROOT / "infra"]
 # call name -> index of its message argument (and the keyword that may name it)
 MESSAGE_ARGUMENT = {

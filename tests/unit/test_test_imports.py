@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parents[1]
+from tests.servers import ROOT
+
+TESTS = ROOT / "tests"
 SHARED = ("tests.support", "tests.servers")  # what every tier may import
 
 

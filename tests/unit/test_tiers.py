@@ -1,6 +1,9 @@
 """The test tiers (tests/support/tiers.py): every test module sits in a tier folder, the
 markers pyproject.toml declares are the tiers' (and pytest-xdist's group), no module marks
-a tier by itself, and every test this session collected carries its folder's marker alone."""
+a tier by itself, and every test this session collected carries its folder's marker alone.
+And tests/unit mirrors the code: a unit test module sits in tests/unit/<package path>/ (as
+tests/unit/service/lobby/ for service/lobby/), or at the top of tests/unit when it checks
+the repository as a whole (the layers, the docs, the tests' own rules)."""
 
 from __future__ import annotations
 
@@ -70,6 +73,52 @@ def test_every_collected_test_carries_its_folders_tier_alone(
             assert not item.path.resolve().is_relative_to(TESTS), item.nodeid
             continue
         assert [mark.name for mark in item.iter_markers() if mark.name in TIERS] == [tier]
+
+
+UNIT = TESTS / "unit"
+DATA = frozenset({"golden"})  # folders of data files read by the tests beside them
+
+
+def misplaced(unit: Path, root: Path) -> list[str]:
+    """The unit test modules (and folders) of `unit` that name no package of `root`."""
+    found = []
+    for folder in sorted(path for path in unit.rglob("*") if path.is_dir()):
+        relative = folder.relative_to(unit)
+        if folder.name in DATA or folder.name == "__pycache__" or DATA & set(relative.parts):
+            continue
+        if not (root / relative / "__init__.py").is_file():
+            found.append(f"{folder.relative_to(root)}/: no package {relative}")
+        elif not (folder / "__init__.py").is_file():
+            found.append(f"{folder.relative_to(root)}/: no __init__.py")
+    for module in sorted(unit.rglob("test_*.py")):
+        if module.parent.name in DATA:
+            found.append(f"{module.relative_to(root)}: a test module in a data folder")
+    return found
+
+
+def test_every_unit_test_module_sits_in_a_folder_named_after_a_package() -> None:
+    assert len(list(UNIT.rglob("test_*.py"))) > 50
+    assert misplaced(UNIT, ROOT) == []
+
+
+def test_a_unit_folder_that_names_no_package_is_refused(tmp_path: Path) -> None:
+    for package in ("domain/game", "service/lobby", "infra"):
+        (tmp_path / package).mkdir(parents=True)
+        (tmp_path / package / "__init__.py").touch()
+    (tmp_path / "domain" / "__init__.py").touch()
+    (tmp_path / "service" / "__init__.py").touch()
+    unit = tmp_path / "tests" / "unit"
+    for folder in ("domain/game/golden", "service/lobby", "service/lobbies", "infra/stores"):
+        (unit / folder).mkdir(parents=True)
+    for folder in ("domain", "domain/game", "service", "service/lobby", "service/lobbies"):
+        (unit / folder / "__init__.py").touch()
+    (unit / "domain" / "game" / "golden" / "test_data.py").touch()
+    assert misplaced(unit, tmp_path) == [
+        "tests/unit/infra/: no __init__.py",
+        "tests/unit/infra/stores/: no package infra/stores",
+        "tests/unit/service/lobbies/: no package service/lobbies",
+        "tests/unit/domain/game/golden/test_data.py: a test module in a data folder",
+    ]
 
 
 @dataclass

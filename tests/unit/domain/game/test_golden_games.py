@@ -3,7 +3,7 @@
 Each game is played again and reduced to a SHA-256 of its whole record: every decision's
 seat, the legal actions listed to that seat, the action the bot chose, the events, and
 the end state (results included). The digests were written by the engine as it was
-before it was restructured (`python -m tests.unit.test_golden_games --write`); any change
+before it was restructured (`python -m tests.unit.domain.game.test_golden_games --write`); any change
 to a rule, a payment choice, a score, a bot's choice or an event shows up as a game whose
 digest differs. Rewrite the file only for an intended change of the rules, and say so.
 
@@ -103,6 +103,6 @@ def test_every_golden_game_plays_exactly_as_recorded() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python -m tests.unit.test_golden_games --write")
+        sys.exit("usage: python -m tests.unit.domain.game.test_golden_games --write")
     GOLDEN.parent.mkdir(exist_ok=True)
     GOLDEN.write_text(json.dumps(all_games(), indent=1, sort_keys=True) + "\n")

@@ -190,7 +190,7 @@ def test_every_payload_type_is_listed_and_decodes_its_bodies():
         "game_finished",
         "seat_taken_over",
         "game_aborted",
-        "tournament_started",  # a tournament's (tests/unit/test_tournaments.py)
+        "tournament_started",  # a tournament's (tests/unit/service/tournaments/test_tournaments.py)
         "round_started",
         "tournament_finished",
     }

@@ -25,6 +25,11 @@ from domain.game.engine import apply, evolve
 from domain.game.legal import legal_actions
 from domain.game.model import CardBought, CardDrawn, Draw, GameStarted, Stop
 
+# the module's tests on one worker: its module fixture `reviewed` (18 games, each reviewed by the
+# master judge) is made once (--dist loadgroup would spread them over both workers, and each would
+# make it)
+pytestmark = pytest.mark.xdist_group("unit-review")
+
 TABLES = [
     ["expert", "basic"],
     ["random", "expert"],

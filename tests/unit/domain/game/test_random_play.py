@@ -58,6 +58,16 @@ def unlisted_probes(state, seat: int, rng: SeededRandom) -> list:
     return probes
 
 
+def refusal(state, seat: int, action) -> RuleError:
+    """The RuleError `apply` raises (what `pytest.raises` checks, without its bookkeeping: it
+    runs some 1,800 times a game, a tenth of this test's time)."""
+    try:
+        apply(state, seat, action)
+    except RuleError as error:
+        return error
+    raise AssertionError(f"seat {seat}'s {action!r} applied: a RuleError was expected")
+
+
 def play_checked(game_no: int) -> int:
     n = 1 + game_no % 5
     rng = SeededRandom(f"levels/{game_no}")
@@ -76,13 +86,10 @@ def play_checked(game_no: int) -> int:
         keys = {listed_key(a) for a in listed}
         for probe in unlisted_probes(state, seat, rng):
             if listed_key(probe) not in keys:
-                with pytest.raises(RuleError):
-                    apply(state, seat, probe)
+                refusal(state, seat, probe)
         for other in range(n):
             if other != seat:
-                with pytest.raises(RuleError) as refused:
-                    apply(state, other, listed[0])
-                assert refused.value.code == "not_your_turn"
+                assert refusal(state, other, listed[0]).code == "not_your_turn"
         view = information_state(state)
         action = BOTS[levels[seat]](view, seat, rng)
         state, produced = apply(state, seat, action)

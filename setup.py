@@ -3,7 +3,7 @@ pinned in `[build-system]`) turns into C extensions. They stay Python sources, t
 rules; a compiled module runs its code some 1.2-2x faster (bench/README.md, "Scoring compiled
 with mypyc"). `pip install -e .` (scripts/setup) builds them next to their sources (a change
 to one is rebuilt: pyproject.toml's `[tool.uv] cache-keys`, scripts/setup's stamp); the image
-builds them in its build stage (Dockerfile). tests/unit/test_compiled.py checks that the
+builds them in its build stage (Dockerfile). tests/unit/domain/game/test_compiled.py checks that the
 compiled module answers as its source does."""
 
 from mypyc.build import mypycify

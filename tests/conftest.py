@@ -23,6 +23,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 
 from tests.servers import ROOT, RedisClusterNodes, run_server
 from tests.support.checkout import changes, outside, snapshot
+from tests.support.tiers import mark_tiers
 
 REDIS_URL = os.environ.get("TEN_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 _OWN = "TEN_TEST_OWN_ARCHIVE_URL"  # what this conftest set TEN_DATABASE_URL to
@@ -61,6 +62,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         else:
             print(message)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects on the markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test carries its tier's marker, named after its folder (tests/support/tiers.py)."""
+    wrong = mark_tiers(items)
+    if wrong:
+        raise pytest.UsageError("tests outside the tiers' rule:\n  " + "\n  ".join(wrong))
 
 
 @pytest.fixture(scope="session")

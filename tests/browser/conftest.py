@@ -18,7 +18,7 @@ tests, the archive's, ...) refuses to start beside it. So Playwright and the bro
 the *package* scope, stopped as soon as the last browser test of a worker is done, and every
 module of the package is in one xdist group (`browser`): the tier runs on one worker in one
 go, then that worker goes on with other tests, no loop left behind (each module's
-`pytestmark = BROWSER_TIER`; checked by test_no_loop_left_behind.py).
+`pytestmark = BROWSER_GROUP`; checked by test_no_loop_left_behind.py).
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.axe import axe_violations, check_axe
-from tests.browser.web import BROWSER_TIER
+from tests.browser.web import BROWSER_GROUP
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 BAD = """<!doctype html><html lang="en"><head><title>bad</title></head><body><main>
 <h1>Bad</h1><img src="data:,"><button></button>

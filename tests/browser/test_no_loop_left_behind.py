@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.browser.web import BROWSER_TIER, ROOT
+from tests.browser.web import BROWSER_GROUP, ROOT
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 AFTER = """
 import asyncio

@@ -31,11 +31,11 @@ import httpx
 import pytest
 import redis
 
-from tests.browser.web import BROWSER_TIER, App
+from tests.browser.web import BROWSER_GROUP, App
 from tests.support.api import compact
 from tests.support.secrets import SECRET_FIELDS, field_names, stored_record
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 
 def pile_windows(pile: tuple[str, ...]) -> set[bytes]:

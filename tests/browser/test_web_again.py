@@ -7,9 +7,9 @@ import random
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, hold_seat
+from tests.browser.web import BROWSER_GROUP, App, hold_seat
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 DECK = ["R1", "R2", "B1", "B2", "G1", "G2"]  # a short game
 

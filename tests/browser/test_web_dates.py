@@ -10,9 +10,9 @@ import secrets
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, archived_game
+from tests.browser.web import BROWSER_GROUP, App, archived_game
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 MONTHS = {
     "en": "January February March April May June July August September October November December",

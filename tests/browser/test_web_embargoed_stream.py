@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.web import BROWSER_TIER, App, wait_for
+from tests.browser.web import BROWSER_GROUP, App, wait_for
 from tests.support.platform_server import PLATFORM, platform_server, player_token
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 
 @pytest.fixture

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, hold_seat, play_actions
+from tests.browser.web import BROWSER_GROUP, App, hold_seat, play_actions
 from tests.support.api import README_DECK, README_GAME
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 BANK = {"type": "bank", "initial_seconds": 300, "increment_seconds": 10}
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, deck_game, hold_seat, wait_for
+from tests.browser.web import BROWSER_GROUP, App, deck_game, hold_seat, wait_for
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 DECK = ["R1", "B1", "$5", "R7", "B7", "G7"]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.browser.web import BROWSER_TIER, App
+from tests.browser.web import BROWSER_GROUP, App
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 WORDS = {"gu": ("TEN Gujarati", "ગુજરાતી"), "hy": ("TEN Armenian", "Հայերեն")}
 MEASURE = """async ([family, text]) => {

@@ -17,9 +17,9 @@ import random
 import httpx
 
 from tests.browser.axe import check_axe
-from tests.browser.web import BROWSER_TIER, App, canonical
+from tests.browser.web import BROWSER_GROUP, App, canonical
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 MAX_TURNS = 400  # a four-player game takes about 50 decisions of one seat
 

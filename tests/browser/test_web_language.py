@@ -3,9 +3,9 @@ choice survives a reload (localStorage["ten.lang"])."""
 
 from __future__ import annotations
 
-from tests.browser.web import BROWSER_TIER, App
+from tests.browser.web import BROWSER_GROUP, App
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 LANGUAGES = ("id", "hy", "es", "gu")
 LABELS = [

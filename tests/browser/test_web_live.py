@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from tests.browser.axe import check_axe
-from tests.browser.web import BROWSER_TIER, App, wait_for
+from tests.browser.web import BROWSER_GROUP, App, wait_for
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 DECISIONS = 14  # enough for both seats to act several times, each seen by the other
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, deck_game, hold_seat, wait_for
+from tests.browser.web import BROWSER_GROUP, App, deck_game, hold_seat, wait_for
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 FSI, PDI = "\u2068", "\u2069"
 HEBREW = "\u05d0\u05d1\u05d2 12"  # right to left, then digits

@@ -8,9 +8,9 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, deck_game, hold_seat, wait_for
+from tests.browser.web import BROWSER_GROUP, App, deck_game, hold_seat, wait_for
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 
 def percent(p: float) -> float:

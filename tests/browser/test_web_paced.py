@@ -19,9 +19,9 @@ from typing import Any
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, api_table, hold_seat, wait_for
+from tests.browser.web import BROWSER_GROUP, App, api_table, hold_seat, wait_for
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 DECK = [
     "R1", "W5", "B2", "B3", "G2", "$1", "G3", "O2", "O3", "R2", "W#", "R3",

@@ -8,9 +8,9 @@ import json
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, at_a_buy, hold_seat, wait_for
+from tests.browser.web import BROWSER_GROUP, App, at_a_buy, hold_seat, wait_for
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 
 def open_buy(app: App, card: str) -> None:

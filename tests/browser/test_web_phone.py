@@ -3,9 +3,9 @@ sideways (a long option, a long word of another language, a row of buttons)."""
 
 from __future__ import annotations
 
-from tests.browser.web import BROWSER_TIER, PHONE, WIDER, every_screen
+from tests.browser.web import BROWSER_GROUP, PHONE, WIDER, every_screen
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 
 def test_no_screen_is_wider_than_a_phone(new_context, api) -> None:

@@ -8,9 +8,9 @@ import re
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, deck_game, hold_seat, wait_for
+from tests.browser.web import BROWSER_GROUP, App, deck_game, hold_seat, wait_for
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 # every counted noun of the English texts: the plural "s" iff the count is not 1
 ENGLISH_COUNTED = re.compile(r"\b(\d+) (card|player|point|currency token|bust token|seat)(s?)\b")

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.browser.web import BROWSER_TIER, App, wait_for
+from tests.browser.web import BROWSER_GROUP, App, wait_for
 from tests.servers import run_server
 from tests.support.api import bearer, check_serves_client
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 
 @pytest.fixture

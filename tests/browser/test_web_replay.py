@@ -7,9 +7,9 @@ import secrets
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, archived_game
+from tests.browser.web import BROWSER_GROUP, App, archived_game
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 ENDS = ("#replay-first", "#replay-prev", "#replay-next", "#replay-last")
 

@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 
 from tests.browser.axe import check_axe
-from tests.browser.web import BROWSER_TIER, App, deck_game, play_actions, wait_for
+from tests.browser.web import BROWSER_GROUP, App, deck_game, play_actions, wait_for
 from tests.support.api import bearer
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 # a short stacked deck for two people: a few turns, auctions (W4, G#), buys, busts
 DECK = ["R1", "R5", "$2", "B3", "W4", "G7", "R8", "B2", "O6", "$4", "G#", "O3", "B7", "R2"]

@@ -4,9 +4,9 @@ client's own Content-Security-Policy and with nothing loaded from another origin
 
 from __future__ import annotations
 
-from tests.browser.web import BROWSER_TIER, App, wait_for
+from tests.browser.web import BROWSER_GROUP, App, wait_for
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 LANGUAGES = ("id", "hy", "es", "gu")
 LINK = "[data-testid=full-rules]"

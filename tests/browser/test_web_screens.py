@@ -10,9 +10,9 @@ import secrets
 import httpx
 
 from tests.browser.axe import check_axe
-from tests.browser.web import BROWSER_TIER, App, archived_game
+from tests.browser.web import BROWSER_GROUP, App, archived_game
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 
 def test_every_other_screen_is_reached_and_accessible(app: App, api: httpx.Client) -> None:

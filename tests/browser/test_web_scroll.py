@@ -6,10 +6,18 @@ from __future__ import annotations
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, PHONE, App, deck_game, hold_seat, play_actions, wait_for
+from tests.browser.web import (
+    BROWSER_GROUP,
+    PHONE,
+    App,
+    deck_game,
+    hold_seat,
+    play_actions,
+    wait_for,
+)
 from tests.support.api import README_DECK, README_GAME
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 IN_VIEWPORT = """(selector) => {
     const box = document.querySelector(selector).getBoundingClientRect();

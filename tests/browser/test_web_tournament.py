@@ -18,10 +18,10 @@ import httpx
 import pytest
 
 from tests.browser.axe import check_axe
-from tests.browser.web import BROWSER_TIER, PHONE, TIMEOUT, WIDER, App, wait_for
+from tests.browser.web import BROWSER_GROUP, PHONE, TIMEOUT, WIDER, App, wait_for
 from tests.support.platform_server import PLATFORM, platform_server, player_token
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 ROUNDS = 2
 # what the page says in each language (its catalogue), to know it is the language shown

@@ -9,7 +9,7 @@ import re
 import httpx
 
 from tests.browser.web import (
-    BROWSER_TIER,
+    BROWSER_GROUP,
     App,
     at_a_buy,
     deck_game,
@@ -19,7 +19,7 @@ from tests.browser.web import (
     wait_for,
 )
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 LANGUAGES = ("id", "hy", "es", "gu")
 CODE = re.compile(r"\b[RBOGW][1-9#]\b|\$\d")  # a card's API code in a text

@@ -9,10 +9,10 @@ import time
 
 import httpx
 
-from tests.browser.web import BROWSER_TIER, App, deck_game, hold_seat, play_actions, wait_for
+from tests.browser.web import BROWSER_GROUP, App, deck_game, hold_seat, play_actions, wait_for
 from tests.support.api import README_DECK, README_GAME
 
-pytestmark = BROWSER_TIER
+pytestmark = BROWSER_GROUP
 
 QUIET = 4.0  # seconds watched for the old poll's requests (every 1.5 s)
 

@@ -22,8 +22,9 @@ import pytest
 from tests.support.api import README_DECK, README_GAME, bearer
 from tests.support.checkout import outside
 
-# every browser module's marks: the tier, and one xdist group (see conftest.py)
-BROWSER_TIER = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+# every browser module's xdist group, one for the tier (see conftest.py); the tier's marker
+# comes from its folder (tests/support/tiers.py)
+BROWSER_GROUP = pytest.mark.xdist_group("browser")
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = outside("screenshots")  # kept between runs, outside the checkout
 SIZES = {"phone": {"width": 360, "height": 740}, "desktop": {"width": 1280, "height": 800}}

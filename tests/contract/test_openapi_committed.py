@@ -15,8 +15,6 @@ from litestar.testing import TestClient
 
 from service.entrypoints import openapi_export
 
-pytestmark = pytest.mark.contract
-
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 PROBLEM_JSON = "application/problem+json"
 ACTIONS = {"draw", "stop", "bid", "pass", "buy", "decline", "resign", "reclaim"}

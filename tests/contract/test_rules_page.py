@@ -12,10 +12,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
 from litestar.testing import TestClient
-
-pytestmark = pytest.mark.contract
 
 ROOT = Path(__file__).resolve().parents[2]
 RENDER = ROOT / "clients" / "web" / "docs" / "render.py"

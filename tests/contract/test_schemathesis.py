@@ -70,8 +70,6 @@ from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
 from tests.support.archive import CLAIM_KEY, claim_redis_db
 
-pytestmark = pytest.mark.contract
-
 CONFIG = """
 [checks]
 enabled = true  # every built-in check (max_response_time needs a limit: left unset, so off)

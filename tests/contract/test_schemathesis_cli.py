@@ -19,8 +19,6 @@ from schemathesis.config import SchemathesisConfig
 
 from tests.servers import ROOT, ServiceProcess
 
-pytestmark = [pytest.mark.contract, pytest.mark.e2e]
-
 CONFIG = ROOT / "schemathesis.toml"
 CLI = Path(sys.executable).with_name("schemathesis")  # installed next to this Python (.venv/bin)
 # Budget: 20-30 s on 2 cores. `--max-examples` bounds the fuzzing phase's examples per

@@ -15,8 +15,6 @@ import pytest
 from tests.servers import ROOT
 from tests.support.typescript import BIN, CLIENT, ERROR, OPENAPI, generate_command, run
 
-pytestmark = pytest.mark.contract
-
 SCHEMA = CLIENT / "src" / "schema.d.ts"
 
 

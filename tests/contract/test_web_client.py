@@ -18,8 +18,6 @@ from litestar.testing import TestClient
 
 from tests.support.typescript import ERROR, OPENAPI, generate_command, run
 
-pytestmark = pytest.mark.contract
-
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "clients" / "web"
 SDK = ROOT / "clients" / "ts"

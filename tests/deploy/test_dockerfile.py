@@ -26,7 +26,6 @@ import tomllib
 from pathlib import Path
 
 import httpx
-import pytest
 import yaml
 
 from tests.support.api import README_DECK, README_GAME
@@ -51,9 +50,6 @@ HANG = 60.0  # seconds a test waits for a fact before it calls the server hung
 
 
 # ---------------------------------------------------------------- static invariants
-
-
-@pytest.mark.unit
 def test_multi_stage_with_a_slim_final_stage() -> None:
     all_stages = stages()
     assert len(all_stages) >= 2
@@ -70,7 +66,6 @@ def test_multi_stage_with_a_slim_final_stage() -> None:
     assert build_name in copied_from  # the venv comes from the build stage
 
 
-@pytest.mark.unit
 def test_the_final_stage_installs_no_build_tools() -> None:
     for cmd in final_stage():
         if cmd.cmd == "RUN":
@@ -80,7 +75,6 @@ def test_the_final_stage_installs_no_build_tools() -> None:
     assert any(c.cmd == "RUN" and "build-essential" in c.value[0] for c in stages()[0])
 
 
-@pytest.mark.unit
 def test_runs_as_a_numeric_non_root_user_matching_the_chart() -> None:
     user = only(final_stage(), "USER").value[0]
     match = re.fullmatch(r"(\d+):(\d+)", user)
@@ -94,7 +88,6 @@ def test_runs_as_a_numeric_non_root_user_matching_the_chart() -> None:
     assert all(c.cmd != "RUN" for c in after)
 
 
-@pytest.mark.unit
 def test_exec_form_entrypoint_cmd_and_healthcheck() -> None:
     entrypoint = only(final_stage(), "ENTRYPOINT")
     cmd = only(final_stage(), "CMD")
@@ -112,7 +105,6 @@ def test_exec_form_entrypoint_cmd_and_healthcheck() -> None:
     assert re.search(r"^exec uvicorn service\.app:app ", script, re.M), "exec: no shell in between"
 
 
-@pytest.mark.unit
 def test_read_only_root_filesystem_layout_matches_the_chart() -> None:
     env = image_env()
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"
@@ -130,7 +122,6 @@ def test_read_only_root_filesystem_layout_matches_the_chart() -> None:
     assert any(c.cmd == "RUN" and "compileall" in c.value[0] for c in stages()[0])
 
 
-@pytest.mark.unit
 def test_oci_labels() -> None:
     label = only(final_stage(), "LABEL").value
     labels = dict(zip(label[::2], label[1::2], strict=True))
@@ -138,7 +129,6 @@ def test_oci_labels() -> None:
         assert labels.get(f"org.opencontainers.image.{key}"), key
 
 
-@pytest.mark.unit
 def test_the_image_installs_the_pinned_runtime_dependencies_only() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     runtime = project["dependencies"] + project["optional-dependencies"]["otel"]
@@ -154,7 +144,6 @@ def test_the_image_installs_the_pinned_runtime_dependencies_only() -> None:
     assert ".[dev]" not in build
 
 
-@pytest.mark.unit
 def test_dockerignore_lets_in_what_the_build_copies_and_nothing_else() -> None:
     lines = [
         line.strip()
@@ -192,7 +181,6 @@ def mkdocs_site_dir() -> str:
     return yaml.safe_load(re.search(r"^site_dir: .*$", text, re.M).group(0))["site_dir"]
 
 
-@pytest.mark.unit
 def test_the_image_holds_the_documentation_site_built_in_a_stage_of_its_own() -> None:
     """The service serves the site at /static/site/index.html: the image builds it (MkDocs
     with docs/requirements.txt, --strict: a warning fails the image's build) in a stage whose
@@ -216,7 +204,6 @@ def test_the_image_holds_the_documentation_site_built_in_a_stage_of_its_own() ->
     assert ignore.index(mkdocs_site_dir()) > ignore.index("!service/")
 
 
-@pytest.mark.integration
 def test_the_docs_stage_builds_the_site_from_what_it_copies(tmp_path: Path) -> None:
     """The docs stage's COPY lines, played into a directory standing for its WORKDIR, and then
     its `mkdocs build --strict` (with the MkDocs of docs/requirements.txt in .venv, as the
@@ -287,7 +274,6 @@ def new_game(http: httpx.Client) -> tuple[str, dict[str, str]]:
     return body["id"], {"Authorization": f"Bearer {body['seats'][0]['token']}"}
 
 
-@pytest.mark.e2e
 def test_the_image_command_on_the_embedded_store(tmp_path: Path) -> None:
     """No configuration: the launcher falls back to one worker (the image says 2), so every
     request sees the same in-process games; the SQLite archive goes to the working directory
@@ -307,7 +293,6 @@ def test_the_image_command_on_the_embedded_store(tmp_path: Path) -> None:
     assert "so 1 worker (not 2)" in stderr
 
 
-@pytest.mark.e2e
 def test_sigterm_lets_an_open_event_stream_finish(
     tmp_path: Path, redis_url: str, redis_server_url: str
 ) -> None:
@@ -396,7 +381,6 @@ def connect(base: str) -> socket.socket:
     return socket.create_connection((host, int(port)), timeout=10)
 
 
-@pytest.mark.e2e
 def test_the_image_refuses_oversized_headers_and_holds_no_memory_for_them(tmp_path: Path) -> None:
     """Past 32 KiB of request line and headers (or 100 header lines): 431 and closed, before
     the app; a head under the limits, and a body beyond 32 KiB sent with its headers, are
@@ -439,7 +423,6 @@ def test_the_image_refuses_oversized_headers_and_holds_no_memory_for_them(tmp_pa
         stop(proc)
 
 
-@pytest.mark.e2e
 def test_the_image_closes_a_connection_that_trickles_its_headers(tmp_path: Path) -> None:
     """TEN_HEADER_TIMEOUT from connecting to the end of the headers: a header line every
     0.2 s gets a 408 and is closed at the timeout, as is a connection that sends nothing; a
@@ -488,7 +471,6 @@ def test_the_image_closes_a_connection_that_trickles_its_headers(tmp_path: Path)
         stop(proc)
 
 
-@pytest.mark.e2e
 def test_the_concurrency_limit_counts_the_apps_work_not_connections(tmp_path: Path) -> None:
     """UVICORN_LIMIT_CONCURRENCY counts the requests the app is working on (whole, not yet
     answered; tests/e2e/test_http_protocol.py holds them in the app): with four times that

@@ -31,8 +31,6 @@ from tests.support.helm import (
     validate_all,
 )
 
-pytestmark = pytest.mark.unit
-
 REDIS = {"redis": {"url": "redis://:pw@redis.data:6379/0"}}
 
 

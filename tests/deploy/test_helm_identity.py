@@ -22,8 +22,6 @@ from tests.support.helm import (
     validate_all,
 )
 
-pytestmark = pytest.mark.unit
-
 KEYS = ["platform-key-old-0123456789", "platform-key-new-9876543210"]
 SECRET = "a-secret-of-the-platform-32-bytes-or-more"
 JWT = {"issuer": "https://accounts.example.com", "audience": "ten"}

@@ -79,7 +79,6 @@ def check_408(answer: bytes) -> None:
     assert (problem["status"], problem["code"]) == (408, "request_timeout"), problem
 
 
-@pytest.mark.e2e
 def test_a_body_trickled_past_the_body_timeout_gets_408_and_is_closed(
     launch, tmp_path: Path
 ) -> None:
@@ -101,7 +100,6 @@ def test_a_body_trickled_past_the_body_timeout_gets_408_and_is_closed(
         assert httpx.get(f"{base}/health").status_code == 200
 
 
-@pytest.mark.e2e
 def test_a_normal_client_is_served_while_hundreds_of_connections_trickle(
     launch, tmp_path: Path
 ) -> None:
@@ -143,7 +141,6 @@ def test_a_normal_client_is_served_while_hundreds_of_connections_trickle(
         assert still_open == (128, 64)
 
 
-@pytest.mark.e2e
 def test_scripts_run_refuses_a_large_head_and_closes_trickling_heads(tmp_path: Path) -> None:
     """The README's run command bounds heads as the image does: a 1 MB header value is
     answered 431 (and the connection closed, the rest unread), and 20 connections trickling a
@@ -165,7 +162,6 @@ def test_scripts_run_refuses_a_large_head_and_closes_trickling_heads(tmp_path: P
         assert httpx.get(f"{base}/health").status_code == 200
 
 
-@pytest.mark.unit
 def test_scripts_run_defaults_to_the_images_protocol_and_concurrency_limit() -> None:
     """The two launchers cannot drift: scripts/run's defaults are the image's ENV."""
     script = (ROOT / "scripts/run").read_text()

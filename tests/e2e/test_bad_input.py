@@ -19,8 +19,6 @@ import pytest
 from domain.game.cards import deck_for
 from tests.support.api import Table, bearer, check_problem
 
-pytestmark = pytest.mark.e2e
-
 JSON = {"Content-Type": "application/json"}
 UNKNOWN_GAME = "0123456789abcdef0123"
 BIG = 64 * 1024

@@ -11,14 +11,10 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.servers import ROOT, ServiceProcess
 from tests.support.api import strict_client
 from tests.support.checkout import changes, snapshot
 from tests.support.replicas import create_game, play_game
-
-pytestmark = pytest.mark.e2e
 
 ARCHIVED_WITHIN = 30.0  # seconds: a bounded wait for the archiver, not a speed check
 

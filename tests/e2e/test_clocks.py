@@ -16,8 +16,6 @@ import pytest
 
 from tests.support.api import bearer, check_log, check_problem, check_results
 
-pytestmark = pytest.mark.e2e
-
 CLOCK = {"type": "bank", "initial_seconds": 1.0, "increment_seconds": 0.5, "takeover_after": 2}
 GAME_SECONDS = 90.0  # a bound, never reached by a working service
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 import httpx
 import pytest
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.mark.parametrize("fixture", ["redis_server_url", "embedded_server_url"])
 def test_zero_configuration_serves_a_game(request: pytest.FixtureRequest, fixture: str) -> None:

@@ -17,7 +17,10 @@ import pytest
 
 from tests.support.streams import AsyncTable, Block, Stream, http_client, open_stream
 
-pytestmark = pytest.mark.e2e
+# the module's tests on one worker: its module fixture `keepalive_server` (a process per store)
+# and `idle_blocks` (an idle stream) is made once (--dist loadgroup would spread them over both
+# workers, and each would make it)
+pytestmark = pytest.mark.xdist_group("e2e-keepalive-servers")
 
 KEEPALIVE = 0.5  # seconds, for the keep-alive tests
 DECK = ["R1", "$2", "W1", "B3", "R2", "$1", "G5", "O4", "B#", "R6", "G1", "$3"]

@@ -19,14 +19,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 import httpx
-import pytest
 import uvicorn
 
 from infra.http_protocol import BoundedHttpToolsProtocol
 from tests.servers import free_port, wait_until
 from tests.support.launchers import connect, read_until_closed, status_of
-
-pytestmark = pytest.mark.e2e
 
 WAIT = 30.0
 

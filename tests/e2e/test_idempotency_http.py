@@ -35,8 +35,6 @@ from tests.support.api import Table, bearer, check_etag, check_problem
 from tests.support.processes import busy_descendant
 from tests.support.replicas import create_game, replica_env
 
-pytestmark = pytest.mark.e2e
-
 JSON = {"Content-Type": "application/json"}
 DECK = ["R1", "R2", "W#", "B3", "O4", "G5", "$1", "R6", "B1", "G2"]
 
@@ -386,7 +384,7 @@ def test_requests_cut_by_a_redis_stall_succeed_when_retried(own_redis: RedisServ
     once, service.reactions.relay, written before the game; the join's and the action's are reads).
     Once the replies flow again, each retried with its key succeeds at once and runs afresh,
     its effect there once. (A create cut after its atomic write, answer lost, gets its first
-    outcome: tests/unit/test_idempotency.py, with the store failing after the write.)"""
+    outcome: tests/unit/service/core/test_idempotency.py, with the store failing after the write.)"""
     proxy = HeldReplies(own_redis.port)
     server = ServiceProcess(replica_env(proxy.url, str(tmp_path / "archive.sqlite3")))
     try:

@@ -12,11 +12,8 @@ from pathlib import Path
 
 import httpx
 import jwt
-import pytest
 
 from tests.servers import ServiceProcess, free_port
-
-pytestmark = pytest.mark.e2e
 
 ISSUER = "https://platform.example"
 AUDIENCE = "ten"

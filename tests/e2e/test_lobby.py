@@ -22,8 +22,6 @@ import pytest
 
 from tests.support.archive import claim_redis_db, pg_database, servers
 
-pytestmark = pytest.mark.e2e
-
 PROBLEM = "application/problem+json"
 API_KEY = "platform-key-" + "k" * 24
 OLD_KEY = "platform-key-" + "o" * 24

@@ -18,7 +18,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.servers import ServiceProcess, free_port
 from tests.support.api import README_DECK, README_GAME
 
-pytestmark = pytest.mark.e2e
+# the module's tests on one worker: its module fixture `redis_server` (a process with its archive)
+# is made once (--dist loadgroup would spread them over both workers, and each would make it)
+pytestmark = pytest.mark.xdist_group("e2e-observability-server")
 
 GENERATED_ID = re.compile(r"^[0-9a-f]{12}-[0-9a-f]{8}$")
 ACTIONS_ROUTE = "/v1/games/{game_id}/actions"

@@ -14,8 +14,6 @@ from domain.game.cards import WILDS, deck_for
 from domain.game.engine import bust_kind
 from tests.support.api import bearer, check_problem
 
-pytestmark = pytest.mark.e2e
-
 # two decks with the same cards: the first draws match, what lies below is shuffled apart
 HEAD = ["R5", "$2", "B3"]
 REST = ["R1", "G7", "W5", "$3", "O4", "B9", "$1", "G2"]

@@ -29,8 +29,6 @@ from tests.support.api import (
     rebuilt,
 )
 
-pytestmark = pytest.mark.e2e
-
 H = None  # a human seat
 LINEUPS = {
     "1_human": [H],

@@ -14,8 +14,6 @@ import pytest
 from service.entrypoints.api.i18n import CATALOGS
 from tests.support.api import Table, check_problem
 
-pytestmark = pytest.mark.e2e
-
 UNKNOWN_GAME = "0123456789abcdef0123"
 # what a browser of each language sends
 HEADERS = {

@@ -22,13 +22,10 @@ from collections import Counter
 from typing import Any
 
 import httpx
-import pytest
 import redis
 
 from tests.support.api import DECK_SIZES, Table, check_problem, compact, public_cards
 from tests.support.secrets import SECRET_FIELDS, field_names, stored_record
-
-pytestmark = pytest.mark.e2e
 
 
 def pile_patterns(pile: tuple[str, ...]) -> list[bytes]:

@@ -15,8 +15,6 @@ from tests.support.api import bearer, check_results
 from tests.support.archive import claim_redis_db
 from tests.support.webhooks import SECRET, Receiver
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.fixture(params=["redis", "embedded"])
 def hooked(request, redis_url, start_server):

@@ -12,11 +12,7 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from tests.servers import ROOT, free_port
-
-pytestmark = pytest.mark.e2e
 
 TIMEOUT = 60  # seconds: a refusal, not a server that runs until killed
 

@@ -21,8 +21,6 @@ from infra.archive.migrate import upgrade_async
 from service.core.ports import StoreUnavailable
 from tests.servers import PostgresServer
 
-pytestmark = pytest.mark.integration
-
 CYCLES = 4  # stops and starts; the race shows in about one cycle in two
 
 

@@ -20,8 +20,6 @@ from tests.servers import RedisServer, ServiceProcess, wait_until
 from tests.support.api import strict_client
 from tests.support.replicas import replica_env, start_replicas
 
-pytestmark = [pytest.mark.e2e]
-
 CLAIMS = "{ten:due}:claims"  # the due index's claims (infra/redis_layout.py)
 
 

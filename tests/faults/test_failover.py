@@ -7,11 +7,7 @@ prints the counts of every case (a plain kill, without the partition, too)."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.support.failover import run_failover
-
-pytestmark = [pytest.mark.e2e]
 
 
 def test_acknowledged_once_a_replica_has_it_survives_a_failover(tmp_path):

@@ -10,13 +10,10 @@ import random
 import signal
 
 import httpx
-import pytest
 
 from tests.servers import RedisServer, ServiceProcess, wait_until
 from tests.support.api import bearer, check_problem
 from tests.support.replicas import create_game, replica_env
-
-pytestmark = [pytest.mark.e2e]
 
 DECK = ["R1", "$2", "W1", "B3", "R2", "$1", "G5", "O4", "B#", "R6", "G1", "$3", "O2", "B4"]
 

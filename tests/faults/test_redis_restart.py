@@ -8,14 +8,10 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
-
 from tests.faults.player import Player
 from tests.servers import RedisServer, ServiceProcess
 from tests.support.api import strict_client
 from tests.support.replicas import check_whole_log, replica_env
-
-pytestmark = [pytest.mark.e2e]
 
 
 def kill_and_restart(redis_server: RedisServer, player: Player, after_acks: int) -> None:

@@ -9,14 +9,10 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
-
 from tests.faults.player import Player
 from tests.servers import wait_until
 from tests.support.api import strict_client
 from tests.support.replicas import check_whole_log, replica_env, start_replicas
-
-pytestmark = [pytest.mark.e2e]
 
 CLIENTS = 6
 ACKS_BEFORE = 80  # acknowledged actions (all clients) before the kill

@@ -11,11 +11,7 @@ import importlib.util
 import sys
 from collections.abc import Callable
 
-import pytest
-
 from tests.servers import ROOT
-
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 _spec = importlib.util.spec_from_file_location("soak", ROOT / "bench" / "soak.py")
 assert _spec is not None

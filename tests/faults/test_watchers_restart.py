@@ -12,13 +12,11 @@ import json
 import random
 
 import httpx
-import pytest
 
 from tests.servers import RedisServer, ServiceProcess, wait_until
 from tests.support.replicas import replica_env
 from tests.support.streams import DECK, AsyncTable, Stream, open_streams, pool
 
-pytestmark = pytest.mark.e2e
 STREAMS, GAMES = 200, 4
 
 

@@ -55,9 +55,6 @@ from tests.support.ended_games import (
     scenario_games,
 )
 
-pytestmark = pytest.mark.integration
-
-
 # ---------------------------------------------------------------- test data
 
 

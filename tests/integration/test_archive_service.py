@@ -54,7 +54,10 @@ from tests.support.archive import (
     servers,
 )
 
-pytestmark = pytest.mark.integration
+# the module's tests on one worker: its module fixture `world` (replicas on Redis and PostgreSQL,
+# every game played and archived) is made once (--dist loadgroup would spread them over both
+# workers, and each would make it)
+pytestmark = pytest.mark.xdist_group("integration-archive-world")
 
 PG_HOST, PG_PORT = "127.0.0.1", make_url(PG_SERVER).port or 5432
 VIEW_ONLY = (

@@ -34,8 +34,6 @@ from tests.servers import ROOT, wait_until
 from tests.support.gates import Gate, held
 from tests.support.processes import cpu_ticks, parent, running
 
-pytestmark = pytest.mark.integration
-
 FIVE_EXPERTS = {"players": [{"name": f"E{i}", "bot": "expert"} for i in range(5)]}
 
 

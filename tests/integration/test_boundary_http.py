@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import jwt
-import pytest
 from litestar.testing import TestClient
 
 from service.core.settings import (
@@ -21,7 +20,6 @@ from service.core.settings import (
 )
 from service.entrypoints.api.app import create_app
 
-pytestmark = pytest.mark.integration
 API_KEY = "platform-key-0123456789abcdef"
 SECRET = "s" * 32
 

@@ -25,7 +25,10 @@ from domain.game.model import AnyEvent
 from domain.game.replay import rebuild
 from tests.servers import run_server
 
-pytestmark = pytest.mark.integration
+# the module's tests on one worker: its module fixture `base_url` (a process per store, two
+# workers on Redis) is made once (--dist loadgroup would spread them over both workers, and each
+# would make it)
+pytestmark = pytest.mark.xdist_group("integration-concurrency-servers")
 
 CLIENTS = 50
 ROUNDS = 12

@@ -23,8 +23,6 @@ from service.core.model import GameRecord
 from service.core.ports import DueGame
 from tests.support.records import NOW, TTL, advance, new_record
 
-pytestmark = pytest.mark.integration
-
 LEASE = 15.0
 
 

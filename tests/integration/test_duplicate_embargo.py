@@ -29,8 +29,6 @@ from service.core.settings import ArchiveSettings, IdentitySettings, Observabili
 from service.entrypoints.api.app import create_app
 from tests.support.archive import pg_database
 
-pytestmark = pytest.mark.integration
-
 API_KEY = "platform-key-0123456789abcdef"
 SECRET = "a-secret-of-the-platform-32-bytes-or-more"
 ISSUER, AUDIENCE = "https://platform.example", "ten"

@@ -7,15 +7,12 @@ from __future__ import annotations
 import asyncio
 
 import msgspec
-import pytest
 
 from infra.memory_store import MemoryGameStore
 from infra.watchers import Watchers
 from service.core.settings import Settings
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
-
-pytestmark = pytest.mark.integration
 
 
 class LogReadBeforeTheFinalSave(MemoryGameStore):

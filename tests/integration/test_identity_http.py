@@ -33,8 +33,6 @@ from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN, Identity
 from service.entrypoints.api.problems import problem_details_config
 
-pytestmark = pytest.mark.integration
-
 ISSUER = "https://platform.example"
 AUDIENCE = "ten"
 SECRET = "a-secret-of-the-platform-32-bytes-or-more"

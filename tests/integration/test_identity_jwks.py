@@ -23,8 +23,6 @@ from service.core.settings import IdentitySettings, Settings
 from service.entrypoints.api.identity import Identity
 from tests.servers import free_port
 
-pytestmark = pytest.mark.integration
-
 ISSUER = "https://platform.example"
 AUDIENCE = "ten"
 HMAC_SECRET = "a-shared-secret-that-must-never-be-in-a-jwks-32b"

@@ -16,8 +16,6 @@ from service.core.settings import ArchiveSettings, RedisSettings, RuntimeSetting
 from service.entrypoints.api.app import create_app
 from tests.support.archive import claim_redis_db
 
-pytestmark = pytest.mark.integration
-
 FOUR_RANDOM = {"players": [{"name": f"R{i}", "bot": "random"} for i in range(4)]}
 
 

@@ -16,8 +16,6 @@ from service.bootstrap import Instruments, build_adapters, game_service
 from service.core.settings import ArchiveSettings, ObservabilitySettings, Settings, WebhookSettings
 from tests.support.jobs_cli import cli
 
-pytestmark = pytest.mark.integration
-
 
 @contextlib.contextmanager
 def a_quarantined_job(redis_url: str, name: str, reason: str) -> Iterator[str]:

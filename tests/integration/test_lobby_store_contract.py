@@ -25,8 +25,6 @@ from service.games.use_cases import GameService, encode_events
 from service.lobby.use_cases import Lobby as LobbyUseCase
 from tests.support.records import NOW, PLAYERS, TTL, advance, new_record
 
-pytestmark = pytest.mark.integration
-
 
 class Lobby:
     """A test's store settings and key names: `lobby.run(body)` as `backend.run(body)`."""

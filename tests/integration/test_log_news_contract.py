@@ -21,8 +21,6 @@ from infra.redis_store import RedisGameStore
 from service.core.ports import StoreUnavailable
 from tests.support.records import NOW, TTL, advance, new_record
 
-pytestmark = pytest.mark.integration
-
 WAIT = 60.0  # seconds before a report never made fails the test (it takes milliseconds)
 
 

@@ -27,8 +27,6 @@ from infra.archive.migrate import alembic_config, current, head, upgrade_async
 from infra.archive.models import metadata
 from tests.support.scratch import scratch_database
 
-pytestmark = pytest.mark.integration
-
 ROOT = Path(__file__).resolve().parents[2]
 PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 SERVERS = {"sqlite": "sqlite+aiosqlite:///migrations.sqlite3", "postgresql": PG_SERVER}

@@ -16,8 +16,6 @@ from litestar.testing import TestClient
 from service.core.settings import ArchiveSettings, IdentitySettings, ObservabilitySettings, Settings
 from service.entrypoints.api.app import create_app
 
-pytestmark = pytest.mark.integration
-
 API_KEY = "platform-key-0123456789abcdef"
 PLATFORM = {"X-API-Key": API_KEY}
 NOT_NUMBERS = [

@@ -18,8 +18,6 @@ from service.core.settings import ArchiveSettings, ObservabilitySettings, RedisS
 from service.entrypoints.api.app import create_app
 from tests.servers import ROOT
 
-pytestmark = pytest.mark.integration
-
 NUMBER_DECK = ["R1", "B2", "O3", "G4", "R5", "B6", "O7", "G8", "R9", "B1", "O2", "G3"]
 
 

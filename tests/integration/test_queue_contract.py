@@ -14,7 +14,6 @@ from infra.queues import LEGACY_ARCHIVE_OUTBOX, MemoryQueue, RedisQueue, adopt_l
 from infra.redis_client import connect
 from service.jobs.worker import QueueFull
 
-pytestmark = pytest.mark.integration
 NOW = 1_760_000_000.5
 
 

@@ -15,7 +15,6 @@ from infra.redis_client import connect
 from service.core.errors import ServiceError
 from service.core.quotas import GRACE, Quota
 
-pytestmark = pytest.mark.integration
 NOW = 1_760_000_000.25
 
 

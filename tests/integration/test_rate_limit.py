@@ -18,8 +18,6 @@ from infra.rate_limit_store import MemoryRateCounter
 from tests.servers import run_server
 from tests.support.archive import claim_redis_db
 
-pytestmark = pytest.mark.integration
-
 SECRET = "a-test-secret-of-at-least-thirty-two-bytes"
 API_KEY = "platform-key-for-the-rate-limit-test"
 

@@ -41,8 +41,6 @@ from tests.support.ended_games import (
     scenario_games,
 )
 
-pytestmark = pytest.mark.integration
-
 
 def shared(results: tuple[Any, ...], places: int) -> tuple[Any, ...]:
     """The results with the first `places` places tied: they all score the winner's score

@@ -44,8 +44,6 @@ class GameService(_GameService):
         return await Lobby(self).deal(players, **kwargs)
 
 
-pytestmark = pytest.mark.integration
-
 HUMANS = [("ann", None), ("bob", None), ("cy", None)]
 
 

@@ -22,9 +22,6 @@ from infra.redis_client import unreachable
 from service.core.ports import StoreUnavailable
 from tests.servers import RedisServer
 
-pytestmark = pytest.mark.integration
-
-
 SENDING = ["connections", "pipelines"]
 
 

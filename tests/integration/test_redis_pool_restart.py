@@ -13,8 +13,6 @@ import pytest
 from infra.redis_client import HEALTH_CHECK_SECONDS, connect
 from tests.servers import RedisServer
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.mark.parametrize("how", ["kill", "shutdown"])
 def test_connections_pooled_before_a_restart_serve_after_it(how: str) -> None:

@@ -21,8 +21,6 @@ from service.core.ports import IdempotentResponse, StoreUnavailable
 from tests.servers import RedisServer, wait_until
 from tests.support.records import TTL, advance, new_record
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture(scope="module")
 def replicated() -> Iterator[tuple[RedisServer, RedisServer]]:

@@ -34,7 +34,6 @@ from service.reactions.relay import GRACE, Relay
 from service.reactions.webhook_delivery import WebhookOutbox
 from service.reactions.webhooks import Webhooks
 
-pytestmark = pytest.mark.integration
 URL = "http://127.0.0.1:9/hooks"
 SECRET = "whsec_" + base64.b64encode(b"relay-test-secret-of-32-bytes!!!").decode()
 PLATFORM = Caller(kind="platform")

@@ -26,7 +26,6 @@ from service.history.reviews import QUEUE, ReviewOut
 from tests.support.archive import ArchiveDb, claim_redis_db, pg_database, served_on, servers
 from tests.support.jobs_cli import cli
 
-pytestmark = pytest.mark.integration
 _events = msgspec.json.Decoder(list[AnyEvent])
 
 

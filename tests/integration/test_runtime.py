@@ -19,8 +19,6 @@ from infra import runtime
 from service.core.settings import Settings
 from tests.servers import ROOT
 
-pytestmark = pytest.mark.integration
-
 REPORT = textwrap.dedent(
     """
     import gc, sys

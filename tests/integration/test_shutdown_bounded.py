@@ -8,15 +8,12 @@ import asyncio
 import logging
 import threading
 
-import pytest
 from litestar.testing import TestClient
 
 from infra.memory_store import MemoryGameStore
 from service import bootstrap
 from service.core.settings import ArchiveSettings, Settings
 from service.entrypoints.api.app import create_app
-
-pytestmark = pytest.mark.integration
 
 
 class _StoreThatNeverCloses(MemoryGameStore):

@@ -30,7 +30,6 @@ from service.core.ports import (
 from service.games.use_cases import encode_events
 from tests.support.records import NOW, TTL, advance, new_record
 
-pytestmark = pytest.mark.integration
 HANG = 120.0  # seconds: only a call left hanging reaches it (a failure, not a hang)
 
 

@@ -15,8 +15,6 @@ from infra.memory_store import MemoryGameStore
 from infra.watchers import OPENING, Watchers
 from tests.support.records import TTL, advance, new_record
 
-pytestmark = pytest.mark.integration
-
 WAIT = 5.0
 FAR = 10**9  # the largest cursor the API takes
 

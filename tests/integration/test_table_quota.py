@@ -19,8 +19,6 @@ from tests.servers import run_server
 from tests.support.api import bearer, check_problem
 from tests.support.archive import claim_redis_db
 
-pytestmark = pytest.mark.integration
-
 SECRET = "a-test-secret-of-at-least-thirty-two-bytes"
 ISSUER, AUDIENCE = "https://platform.example", "ten"
 API_KEY = "platform-key-for-the-quota-test"

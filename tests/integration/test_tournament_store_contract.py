@@ -17,7 +17,6 @@ from infra.redis_tournaments import RedisTournamentStore
 from service.core.model import TournamentRecord
 from service.core.ports import TournamentConflict
 
-pytestmark = pytest.mark.integration
 NOW = 1_760_000_000.5
 
 

@@ -28,7 +28,6 @@ from service.entrypoints.api.app import create_app
 from tests.support.archive import claim_redis_db
 from tests.support.tournaments import recomputed
 
-pytestmark = pytest.mark.integration
 API_KEY = "platform-key-0123456789abcdef"
 PLATFORM = {"X-API-Key": API_KEY}
 WAITS = 600  # looks at the tournament (0.05 s apart) before giving up on its end

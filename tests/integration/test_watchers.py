@@ -19,8 +19,6 @@ from infra.watchers import OPENING, StreamsRefused, Watchers
 from service.core.ports import StoreUnavailable
 from tests.support.records import TTL, advance, new_record
 
-pytestmark = pytest.mark.integration
-
 WAIT = 5.0
 
 

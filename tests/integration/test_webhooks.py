@@ -45,8 +45,6 @@ from tests.support.archive import claim_redis_db
 from tests.support.games import play_to_end, started
 from tests.support.webhooks import SECRET, Receiver
 
-pytestmark = pytest.mark.integration
-
 # the documented Redis layout (infra/webhook_outbox.py)
 KEYS = [
     f"{{ten:q:webhooks}}:{name}"

@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import secrets
 
-import pytest
-
 from infra.memory_store import MemoryGameStore
 from infra.memory_tournaments import MemoryTournamentStore
 from infra.queues import MemoryQueue
@@ -21,7 +19,6 @@ from service.lobby.use_cases import Lobby
 from service.tournaments.records import CreateTournament
 from service.tournaments.use_cases import Tournaments
 
-pytestmark = pytest.mark.integration
 PLATFORM = Caller(kind="platform")
 
 

@@ -23,7 +23,7 @@ from tests.support.replicas import (
     play_game,
 )
 
-pytestmark = [pytest.mark.e2e, CLUSTER_GROUP]
+pytestmark = CLUSTER_GROUP
 
 
 @pytest.fixture

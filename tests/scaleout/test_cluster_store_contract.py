@@ -22,7 +22,7 @@ from tests.support.records import TTL, advance, new_record
 from tests.support.replicas import CLUSTER_GROUP
 from tests.support.stores import game_keys
 
-pytestmark = [pytest.mark.integration, CLUSTER_GROUP]
+pytestmark = CLUSTER_GROUP
 
 SUITES = [
     "tests/integration/test_store_contract.py",

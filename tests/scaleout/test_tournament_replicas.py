@@ -37,8 +37,6 @@ from tests.support.archive import ArchiveDb, claim_redis_db, pg_database, server
 from tests.support.tournaments import recomputed
 from tests.support.webhooks import SECRET, Receiver
 
-pytestmark = [pytest.mark.e2e]
-
 API_KEY = "platform-key-tournament-replicas-0123"
 PLATFORM = {"X-API-Key": API_KEY}
 NO_SHOWS = [f"absent-{i}" for i in range(1, 5)]

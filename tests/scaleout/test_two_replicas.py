@@ -28,8 +28,6 @@ from tests.support.replicas import (
 )
 from tests.support.streams import AsyncTable, http_client, open_stream
 
-pytestmark = [pytest.mark.e2e]
-
 DECK = ["R1", "$2", "W1", "B3", "R2", "$1", "G5", "O4", "B#", "R6", "G1", "$3", "O2", "B4"]
 
 

@@ -10,13 +10,9 @@ import asyncio
 import random
 from pathlib import Path
 
-import pytest
-
 from tests.servers import RedisClusterNodes, RedisServer, ServiceProcess, redis_connections
 from tests.support.replicas import CLUSTER_GROUP, replica_env
 from tests.support.streams import DECK, AsyncTable, Stream, open_streams, pool
-
-pytestmark = pytest.mark.e2e
 
 
 async def follow_play(

@@ -1,5 +1,5 @@
 """Ended games as the service would archive them, with what the archive is expected to make
-of them (tests/unit/test_archiving.py, tests/integration/test_archive.py, test_ratings.py):
+of them (tests/unit/service/history/test_archiving.py, tests/integration/test_archive.py, test_ratings.py):
 a seeded dataset of finished bot games with verified or unverified player ids, games
 aborted mid-play, and clocked ones (timeouts, seats taken over, resigned, abandoned)."""
 

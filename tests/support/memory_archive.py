@@ -1,4 +1,4 @@
-"""An in-memory archive for the core's archiving tests (tests/unit/test_archiving.py): the
+"""An in-memory archive for the core's archiving tests (tests/unit/service/history/test_archiving.py): the
 unit of work of `service.history.archive.ArchiveUnit` on plain dicts, and the few reads those tests
 look at (`get_game`, `events`, `ratings`, `rating_history`).
 

@@ -15,10 +15,8 @@ from domain.game.errors import RULE_ERROR_CODES
 from domain.game.model import Rules
 from service.core.errors import SERVICE_ERROR_CODES
 from service.entrypoints.api.problems import HTTP_CODES, RULE_STATUS, SERVICE_STATUS
+from tests.servers import ROOT
 
-pytestmark = pytest.mark.unit
-
-ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.unit
+from tests.servers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 LINT = Path(sys.executable).with_name("lint-imports")
 
 

@@ -11,11 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
+from tests.servers import ROOT
 
-pytestmark = pytest.mark.unit
-
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
 SHARED = ("tests.support", "tests.servers")  # what every tier may import
 
 

@@ -1,0 +1,216 @@
+"""`domain.bots.review`: every decision of a finished game valued, skill and luck per seat (issue 24)."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from domain.bots.master import DEPTH, MARGIN_WEIGHT, action_value, position_value, searched, settle
+from domain.bots.odds import chance_outcomes
+from domain.bots.review import (
+    ACTION_EVENTS,
+    GRADES,
+    POINT_FLOOR,
+    Judged,
+    drop,
+    grade,
+    margins,
+    move_accuracy,
+    review,
+)
+from domain.bots.simulation import play_game
+from domain.bots.winning import win_chances
+from domain.game.engine import apply, evolve
+from domain.game.legal import legal_actions
+from domain.game.model import CardBought, CardDrawn, Draw, GameStarted, Stop
+
+# the module's tests on one worker: its module fixture `reviewed` (18 games, each reviewed by the
+# master judge) is made once (--dist loadgroup would spread them over both workers, and each would
+# make it)
+pytestmark = pytest.mark.xdist_group("unit-review")
+
+TABLES = [
+    ["expert", "basic"],
+    ["random", "expert"],
+    ["basic", "random", "expert"],
+    ["random", "basic", "expert", "master"],
+    ["master", "expert"],
+    ["basic", "basic", "random", "expert", "basic"],
+]
+
+
+def games(tables=TABLES, per=3, seed="review"):
+    for t, bots in enumerate(tables):
+        for g in range(per):
+            yield bots, play_game(bots, f"{seed}/{t}/{g}")
+
+
+@pytest.fixture(scope="module")
+def reviewed():
+    return [(bots, game, review(game.events)) for bots, game in games()]
+
+
+def test_skill_and_luck_add_up_to_each_seats_final_margin(reviewed) -> None:
+    """The margin is computed here from the final scores, independently of the review."""
+    for _bots, game, r in reviewed:
+        scores = {res.seat: res.score for res in game.state.results}
+        n = len(scores)
+        for seat in r.seats:
+            others = [scores[s] for s in scores if s != seat.seat]
+            margin = scores[seat.seat] - sum(others) / (n - 1)
+            assert seat.margin == pytest.approx(margin, abs=1e-9)
+            assert seat.start + seat.skill + seat.luck == pytest.approx(margin, abs=1e-9)
+            assert seat.start == pytest.approx(0.0, abs=1e-9)  # the seats start alike
+        # the margins, and every card's luck, sum to 0 over the seats
+        assert sum(s.margin for s in r.seats) == pytest.approx(0.0, abs=1e-9)
+        for card in r.cards:
+            assert sum(card.luck) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_every_card_drawn_is_valued_against_the_draw_it_came_from(reviewed) -> None:
+    for _bots, game, r in reviewed:
+        drawn = [e for e in game.events if type(e) is CardDrawn]
+        assert [(c.seat, c.card) for c in r.cards] == [(e.seat, e.card) for e in drawn]
+        for card in r.cards:
+            assert card.luck[card.seat] == pytest.approx(card.value - card.expected, abs=1e-9)
+
+
+def test_luck_is_the_card_against_the_mean_over_the_unseen_cards() -> None:
+    """Rebuilt here by folding the log: the expected margin of a draw is the mean over the
+    unseen cards of the drawer's margin after the card and its better stop."""
+    game = play_game(["basic", "expert", "random"], "review/values")
+    r = review(game.events)
+    for card in r.cards:
+        before = _state_at(game.events, card.version)
+        total = 0.0
+        for code, p in chance_outcomes(before):
+            drawn, _ = apply(before, card.seat, Draw(), card=code)
+            if drawn.phase == "draw" and drawn.drawn and drawn.active_seat == card.seat:
+                stops = [a for a in legal_actions(drawn, card.seat) if type(a) is Stop]
+                value = max(margins(apply(drawn, card.seat, a)[0])[card.seat] for a in stops)
+            else:
+                value = margins(drawn)[card.seat]
+            total += float(p) * value
+        assert card.expected == pytest.approx(total, abs=1e-9)
+    assert len(r.cards) > 20
+
+
+def test_the_values_are_the_judges_masters_search() -> None:
+    """A stop's chance and margin are those of the position settled after it; every
+    action's value (chance + MARGIN_WEIGHT x margin) is the one master's search gives."""
+    game = play_game(["basic", "expert", "random", "master"], "review/judge")
+    r = review(game.events)
+    checked = 0
+    for d in r.decisions:
+        before = _state_at(game.events, d.version)
+        for av in d.actions:
+            if type(av.action) is Stop:
+                after = settle(apply(before, d.seat, av.action)[0])
+                assert av.value == pytest.approx(margins(after)[d.seat], abs=1e-9)
+                assert av.chance == pytest.approx(win_chances(after)[d.seat], abs=1e-9)
+            judge = action_value(before, d.seat, av.action, position_value, DEPTH)
+            assert av.chance + MARGIN_WEIGHT * av.value == pytest.approx(judge, abs=1e-9)
+            checked += 1
+        # the best is master's choice among the actions it searches
+        candidates = searched(before, d.seat, legal_actions(before, d.seat))
+        assert any(c == d.actions[d.best].action for c in candidates)
+    assert checked > 50
+
+
+def _state_at(events, version):
+    """The position at `version`, before the action whose events make `version + 1`."""
+    state = None
+    for event in events:
+        if type(event) is GameStarted:
+            state = evolve(None, event)
+            continue
+        if event.version == version + 1 and isinstance(event, ACTION_EVENTS):
+            return state
+        state = evolve(state, event)
+    raise AssertionError(f"no action at version {version}")
+
+
+def test_each_decision_names_its_chosen_and_best_actions(reviewed) -> None:
+    for _bots, _game, r in reviewed:
+        for d in r.decisions:
+            values = [a.chance + MARGIN_WEIGHT * a.value for a in d.actions]
+            assert len(d.actions) >= 2  # forced moves are not graded
+            best, chosen = d.actions[d.best], d.actions[d.chosen]
+            if d.phase != "auction":  # there only what master searches may be the best
+                assert values[d.best] == pytest.approx(max(values), abs=1e-12)
+            if values[d.chosen] >= values[d.best] - 1e-12:
+                assert d.lost == pytest.approx(0, abs=1e-9)
+            else:
+                win = 100 * (best.chance - chosen.chance)
+                points = POINT_FLOOR * (best.value - chosen.value)
+                assert d.lost == pytest.approx(max(win, points), abs=1e-9)
+            assert d.lost >= 0
+            assert d.grade == grade(d.lost)
+            assert d.accuracy == move_accuracy(d.lost)
+            assert (d.grade == "best") == (d.lost < GRADES[0][0])
+        for seat in r.seats:
+            mine = [d for d in r.decisions if d.seat == seat.seat]
+            assert seat.decisions == len(mine) == sum(seat.grades.values())
+            assert seat.lost == pytest.approx(sum(d.lost for d in mine))
+
+
+def test_masters_decisions_are_the_judges_best(reviewed) -> None:
+    """By construction: the judge is master's search, which reads what master read."""
+    graded = 0
+    for bots, _game, r in reviewed:
+        for d in r.decisions:
+            if bots[d.seat] == "master":
+                assert (d.chosen, d.lost, d.grade) == (d.best, 0.0, "best")
+                graded += 1
+    assert graded > 100
+
+
+def test_what_a_decision_lost_is_the_drop_in_winning_chance_or_the_points_floor() -> None:
+    live_best, live_chosen = Judged(0.62, 0.60, 2.0), Judged(0.505, 0.50, 0.5)
+    assert drop(live_best, live_chosen) == pytest.approx(10.0)  # 10 points of win% > 3 x 1.5
+    settled_best, settled_chosen = Judged(0.04, 0.0, -4.0), Judged(0.01, 0.0, -7.0)
+    assert drop(settled_best, settled_chosen) == pytest.approx(3 * POINT_FLOOR)
+    # more points for less chance: the drop in winning chance alone
+    assert drop(Judged(0.5, 0.5, 0.0), Judged(0.48, 0.45, 3.0)) == pytest.approx(5.0)
+    assert drop(live_best, live_best) == 0
+    assert drop(live_chosen, live_best) == 0  # worth more to the judge: nothing lost
+
+
+def test_grades_and_accuracy_fall_with_what_was_lost() -> None:
+    assert move_accuracy(0) == 100
+    assert 60 < move_accuracy(10) < 70
+    lost = [0, 1e-12, 0.5, 2, 4, 5, 9, 10, 20, 50, 100]
+    accuracies = [move_accuracy(x) for x in lost]
+    assert accuracies == sorted(accuracies, reverse=True)
+    assert accuracies[-1] == 0
+    names = [g for _bound, g in GRADES]
+    ranks = [names.index(grade(x)) for x in lost]
+    assert ranks == sorted(ranks)
+    assert [grade(x) for x in (0, 1.9, 4, 9, 10)] == [
+        "best",
+        "good",
+        "inaccuracy",
+        "mistake",
+        "blunder",
+    ]
+
+
+def test_a_stronger_bot_is_more_accurate(reviewed) -> None:
+    accuracy: dict[str, list[float]] = {}
+    for bots, _game, r in reviewed:
+        for d in r.decisions:
+            accuracy.setdefault(bots[d.seat], []).append(d.accuracy)
+    mean = {level: statistics.mean(a) for level, a in accuracy.items()}
+    assert mean["random"] < mean["basic"] < mean["expert"] < mean["master"]
+
+
+def test_only_a_finished_game_is_reviewed() -> None:
+    game = play_game(["basic", "basic"], "review/unfinished")
+    cut = next(i for i, e in enumerate(game.events) if type(e) is CardBought)
+    with pytest.raises(ValueError, match="finished"):
+        review(game.events[:cut])
+    with pytest.raises(ValueError, match="game_started"):
+        review(game.events[1:])
+    with pytest.raises(ValueError, match="empty"):
+        review([])

@@ -14,8 +14,6 @@ from redis import exceptions as redis_errors
 from infra.redis_client import connect
 from tests.servers import RedisServer
 
-pytestmark = pytest.mark.integration
-
 
 def test_a_health_check_against_a_frozen_redis_fails_instead_of_reconnecting_for_good() -> None:
     async def body(server: RedisServer) -> None:

@@ -15,7 +15,7 @@ first two importable from here too).
   number card that does not bust leaves the seats as they are, so its stop for numbers
   is the stop for numbers now with the card taken last into the seat's collection
   (`engine.taken`, the stop's own rule), and its stop for currency the one now
-  (`draw_decision`; `tests/unit/test_draw_decision.py` checks both against the engine).
+  (`draw_decision`; `tests/unit/domain/bots/test_draw_decision.py` checks both against the engine).
 
 Value of drawing against stopping, for the seat `s` whose turn it is, in the draw phase:
 

@@ -6,7 +6,7 @@ The model is openskill's `BradleyTerryFull` (every pair of seats compared, logis
 parameters pinned here so that a new default of the package cannot change the numbers.
 Not `PlackettLuce`: in openskill 6.2.0 it rewards a worse placing when there are ties (at
 [1, 1, 2, 3] from equal priors the third gains as much as the three tied winners; at
-[1, 1, 1, 2, 3] the second gains more than the winners), which tests/unit/test_ratings.py
+[1, 1, 1, 2, 3] the second gains more than the winners), which tests/unit/service/history/test_ratings.py
 shows; with `BradleyTerryFull` a better placing never gains less and tied seats from
 equal ratings move alike.
 

@@ -7,7 +7,7 @@ request is refused with 400 `invalid_text`, before any use case sees it.
 Which fields are text is read once per body type from its schema (msgspec's type info):
 structs, their optional fields, lists and tuples of them, unions. A string field of a
 request schema is either text, or bounded by a pattern, a format or a set of values
-(`tests/unit/test_text_boundary.py` enumerates them)."""
+(`tests/unit/service/entrypoints/api/test_text_boundary.py` enumerates them)."""
 
 from __future__ import annotations
 

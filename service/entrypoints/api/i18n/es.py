@@ -1,5 +1,5 @@
 """Problem messages in Spanish (`es`): English template -> translation, the same
-`{placeholders}` (see service/entrypoints/api/i18n/__init__.py; tests/unit/test_problem_language.py checks
+`{placeholders}` (see service/entrypoints/api/i18n/__init__.py; tests/unit/service/entrypoints/api/test_problem_language.py checks
 that every template is here). Edit in place; keep the order of the other languages."""
 
 MESSAGES: dict[str, str] = {

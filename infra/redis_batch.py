@@ -27,7 +27,9 @@ health check) and never lent to anyone else: at most `most_in_flight`, one per p
 under way. Borrowing one from redis-py's pool for every pipeline (its lock, its bookkeeping)
 cost more than the rest of the round trip. A pipeline cut short (an error, a cancellation)
 disconnects its connection, so no reply is ever read by the next one; the next use connects
-again. On a Cluster (no pool: slots live on several nodes) it uses redis-py's pipeline.
+again; replies come as Redis sends them (redis-py's pipeline would apply its
+response callbacks: none for the store's HGET, EVALSHA and WAIT). On a Cluster (no pool:
+slots live on several nodes) it uses redis-py's pipeline.
 """
 
 from __future__ import annotations

@@ -221,6 +221,17 @@ class RedisServer:
             self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(timeout=10)
 
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The server stopped (SIGSTOP) for the block: it accepts connections and answers
+        nothing, as in a network partition; running again after it."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            self.proc.send_signal(signal.SIGCONT)
+
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()

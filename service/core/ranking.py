@@ -25,7 +25,7 @@ void the others' results nor let a losing player do so.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 import msgspec
 
@@ -42,13 +42,9 @@ UnrankedReason = Literal[
     "legacy",
 ]
 # every reason `ranking` can give, most decisive first: the first that applies is primary
-UNRANKED_REASONS: tuple[UnrankedReason, ...] = (
-    "aborted",
-    "abandoned",
-    "custom_deck",
-    "unverified_identity",
-    "too_few_humans",
-    "unranked_tournament",
+# (the order of `UnrankedReason`; "legacy" only the archive gives, to games of older releases)
+UNRANKED_REASONS: tuple[UnrankedReason, ...] = tuple(
+    r for r in get_args(UnrankedReason) if r != "legacy"
 )
 SeatUnrankedReason = Literal["taken_over"]
 # every reason one seat of a game can have not to count (a game's reasons aside)

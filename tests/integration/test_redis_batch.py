@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import signal
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -155,15 +154,16 @@ def test_commands_queued_while_the_pipelines_are_under_way_go_in_one_after(
 ) -> None:
     async def body(client: Redis, prefix: str) -> None:
         batch, sent = batcher(client, sending, most_in_flight=1)
-        # the first pipeline is under way 0.2 s (BLPOP on an empty list): every command of
-        # the turns meanwhile waits for it
-        first = batch.call("BLPOP", f"{prefix}:empty", 0.2)
+        # the first pipeline is under way until the list it waits on is pushed to (BLPOP):
+        # every command of the turns meanwhile waits for it
+        first = batch.call("BLPOP", f"{prefix}:l", 0)
         await asyncio.sleep(0)
         later = []
         for _ in range(5):
             later.append(batch.call("INCR", f"{prefix}:n"))
             await asyncio.sleep(0)
-        assert await first is None
+        await client.rpush(f"{prefix}:l", "x")
+        assert list(await first) == [f"{prefix}:l".encode(), b"x"]  # a pipeline: a tuple
         assert sorted(await asyncio.gather(*later)) == [1, 2, 3, 4, 5]
         assert [len(p) for p in sent] == [1, 5]
         await batch.close()
@@ -266,14 +266,11 @@ def test_a_frozen_redis_fails_each_pipeline_unavailable_and_the_next_connects_ag
         batch, _ = batcher(client, sending)
         try:
             assert await batch.call("SET", "a", "1") in (True, b"OK")
-            server.proc.send_signal(signal.SIGSTOP)
-            try:
+            with server.frozen():
                 for _ in range(3):
                     async with asyncio.timeout(60):  # a guard: it fails well before
                         with pytest.raises(StoreUnavailable):
                             await batch.call("GET", "a")
-            finally:
-                server.proc.send_signal(signal.SIGCONT)
             assert await batch.call("GET", "a") == b"1"
         finally:
             await batch.close()

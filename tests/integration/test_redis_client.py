@@ -6,7 +6,6 @@ connection's handshake asking for a health check of its own) for as long as the 
 from __future__ import annotations
 
 import asyncio
-import signal
 
 import pytest
 from redis import exceptions as redis_errors
@@ -21,15 +20,11 @@ def test_a_health_check_against_a_frozen_redis_fails_instead_of_reconnecting_for
         conn = client.connection_pool.make_connection()
         try:
             await conn.connect()
-            assert server.proc is not None
-            server.proc.send_signal(signal.SIGSTOP)
-            try:
+            with server.frozen():
                 conn.next_health_check = -1  # due: the next command would PING first
                 async with asyncio.timeout(60):  # a guard: it fails in about a second
                     with pytest.raises((redis_errors.ConnectionError, redis_errors.TimeoutError)):
                         await conn.check_health()
-            finally:
-                server.proc.send_signal(signal.SIGCONT)
             await conn.disconnect()
             await conn.connect()  # Redis runs again: the connection works again
             await conn.send_command("PING")

@@ -28,6 +28,9 @@ from service.history.reviews import QUEUE as REVIEWS
 from service.history.reviews import Reviews
 from service.jobs.worker import LeasedQueue, registered
 from service.lobby.use_cases import Lobby
+from service.matchmaking.records import QUEUE as MATCHMAKING
+from service.matchmaking.records import TicketStore
+from service.matchmaking.use_cases import Matchmaking
 from service.reactions.deadlines import DeadlinePoller
 from service.reactions.relay import (
     DUE_MOVED,
@@ -65,6 +68,7 @@ class Adapters(NamedTuple):
     tournaments: TournamentStore | None = (
         None  # the tournaments' store (service.tournaments.use_cases)
     )
+    tickets: TicketStore | None = None  # the matchmaking tickets (service.matchmaking)
 
 
 def build_adapters(
@@ -76,6 +80,7 @@ def build_adapters(
 
         archive = SqlArchive.from_url(settings.archive.database_url)
     if settings.redis.url is None:
+        from infra.memory_matchmaking import MemoryTicketStore  # noqa: PLC0415
         from infra.memory_store import MemoryGameStore  # noqa: PLC0415
         from infra.memory_tournaments import MemoryTournamentStore  # noqa: PLC0415
         from infra.queues import MemoryQueue  # noqa: PLC0415
@@ -96,6 +101,7 @@ def build_adapters(
             "memory",
             close_embedded,
             tournaments=MemoryTournamentStore(),
+            tickets=MemoryTicketStore(),
         )
     return _redis_adapters(settings, store, archive)
 
@@ -107,6 +113,7 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
     from infra import queues as redis_queues  # noqa: PLC0415 - redis-py only when configured
     from infra.rate_limit_store import RedisRateCounter  # noqa: PLC0415
     from infra.redis_client import connect  # noqa: PLC0415
+    from infra.redis_matchmaking import RedisTicketStore  # noqa: PLC0415
     from infra.redis_store import RedisGameStore  # noqa: PLC0415
     from infra.redis_tournaments import RedisTournamentStore  # noqa: PLC0415
 
@@ -152,7 +159,7 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
 
     return Adapters(
         store, queue, archive, rate_counter, "redis", close_redis, client, open_redis,
-        RedisTournamentStore(client, wait=wait),
+        RedisTournamentStore(client, wait=wait), RedisTicketStore(client, wait=wait),
     )  # fmt: skip
 
 
@@ -237,6 +244,7 @@ class Background:
         deadlines: DeadlinePoller,
         reviews: Reviews,
         tournaments: Tournaments,
+        matchmaking: Matchmaking | None = None,
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
         self.reviews = reviews
@@ -249,6 +257,10 @@ class Background:
         self.webhooks = webhooks
         self.deadlines = deadlines
         self.tasks: list[asyncio.Task] = []
+        self.matchmaking = matchmaking
+        self.matchmaker = (
+            None if matchmaking is None else matchmaking.matchmaker.worker(count=obs.count_job())
+        )
         # every event stream of the process, served by one reader of the store
         self.watchers = Watchers(
             service.store,
@@ -283,6 +295,8 @@ class Background:
         self._run(self.director.run_forever(), "ten-tournaments")
         if self.webhooks.enabled:
             self._run(self.webhooks.run_forever(), "ten-webhooks")
+        if self.matchmaker is not None:
+            self._run(self.matchmaker.run_forever(), "ten-matchmaking")
 
     def _run(self, coroutine: Any, name: str) -> None:
         self.tasks.append(asyncio.create_task(coroutine, name=name))
@@ -343,7 +357,21 @@ def game_service(
     )
     reviews = post_game_reviews(settings, adapters, service, obs)
     kept = (webhooks, deadlines, reviews, tournaments)
-    return service, Background(settings, archiver, relay, service, obs, secrecy, *kept)
+    assert adapters.tickets is not None
+    matchmaking = Matchmaking(
+        adapters.tickets,
+        adapters.queue(MATCHMAKING),
+        Lobby(service).create,  # the platform makes the matched tables
+        ratings=adapters.archive.ratings,
+        announce=webhooks.announce,
+        clock=service.now,
+        identities_open=not settings.identity.api_keys and not settings.identity.jwt_configured,
+        retry=service.retry,
+        quotas=store,
+    )
+    return service, Background(
+        settings, archiver, relay, service, obs, secrecy, *kept, matchmaking=matchmaking
+    )
 
 
 def reaction_table(

@@ -74,6 +74,13 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     # event streams (infra.watchers): refused before they start
     "too_many_streams": "This server holds as many event streams as it may; retry later.",
     "too_many_streams_from_client": "This client holds as many event streams as it may; close one or retry later.",
+    # matchmaking (service.matchmaking.use_cases)
+    "ticket_not_found": "No matchmaking ticket with this id.",
+    "ticket_exists": "This player already holds a waiting ticket of this mode; cancel it first.",
+    "ticket_already_matched": "The ticket is matched (or its table is being made): it cannot be cancelled.",
+    "not_your_ticket": "Only the ticket's holder (its player, the platform, or the bearer of its ticket token) may do this.",
+    "invalid_ticket": "The ticket's settings are not valid.",
+    "too_many_tickets": "This caller holds as many waiting tickets as it may; cancel one, or retry later.",
 }
 
 

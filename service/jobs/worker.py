@@ -70,6 +70,8 @@ QUEUES: Final[dict[str, str]] = {
     "until it is put back)",
     "tournaments": "tournaments whose director has a step to take (dealing a round, "
     "pairing the next)",
+    "matchmaking": "matchmaking pools whose matchmaker has a step to take (pairing the "
+    "waiting tickets, making their tables)",
 }
 Q = TypeVar("Q")
 

@@ -164,6 +164,22 @@ class TournamentFinishedWebhook(msgspec.Struct, tag="tournament_finished", **_WE
     data: TournamentFinishedData
 
 
+class TicketMatchedData(msgspec.Struct, frozen=True, kw_only=True):
+    """A matchmaking ticket's table: its game and the ticket holder's seat in it."""
+
+    ticket_id: str
+    game_id: str
+    seat: int
+    player_id: str
+
+
+class TicketMatchedWebhook(msgspec.Struct, tag="ticket_matched", **_WEBHOOK):
+    """A matchmaking ticket was matched: its game is made (one per ticket)."""
+
+    timestamp: datetime
+    data: TicketMatchedData
+
+
 WebhookPayload = (
     GameStartedWebhook
     | GameFinishedWebhook
@@ -172,6 +188,7 @@ WebhookPayload = (
     | TournamentStartedWebhook
     | RoundStartedWebhook
     | TournamentFinishedWebhook
+    | TicketMatchedWebhook
 )
 # the body of each webhook by its `type` (the OpenAPI document's `webhooks`)
 WEBHOOK_PAYLOADS: dict[str, type] = {
@@ -179,5 +196,6 @@ WEBHOOK_PAYLOADS: dict[str, type] = {
     for kind in (
         GameStartedWebhook, GameFinishedWebhook, SeatTakenOverWebhook, GameAbortedWebhook,
         TournamentStartedWebhook, RoundStartedWebhook, TournamentFinishedWebhook,
+        TicketMatchedWebhook,
     )
 }  # fmt: skip

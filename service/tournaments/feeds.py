@@ -8,7 +8,8 @@ reads it for all (no task runs beside the streams: nothing to stop at shutdown, 
 behind), and every other stream waits for that read. A reader whose stream is cancelled
 mid-read (its client left) hands the turn on: the next stream to ask reads.
 
-No adapter here: `load` is the use case's `Tournaments.get`."""
+No adapter here: `load` is the use case's `Tournaments.get` (a matchmaking ticket's streams
+share feeds the same way: `load` is then `Matchmaking.load`)."""
 
 from __future__ import annotations
 
@@ -16,31 +17,42 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
-
-from service.core.model import TournamentRecord
+from typing import Generic, Protocol, TypeVar
 
 POLL = 1.0  # seconds between two reads of a followed tournament
 
-Load = Callable[[str], Awaitable[TournamentRecord]]
+
+class Followed(Protocol):
+    """What a feed follows: a record whose version grows with each save, and that ends."""
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def ended(self) -> bool: ...
 
 
-class Feed:
+R = TypeVar("R", bound=Followed)
+Load = Callable[[str], Awaitable[R]]
+
+
+class Feed(Generic[R]):
     """One tournament as this process's streams last read it: the record, or the error of
     the last read (`latest` raises it), and when it is due to be read again."""
 
-    def __init__(self, tournament_id: str, load: Load, poll: float, clock: Callable[[], float]):
+    def __init__(self, tournament_id: str, load: Load[R], poll: float, clock: Callable[[], float]):
         self.tournament_id = tournament_id
         self._load = load
         self._poll = poll
         self._clock = clock
-        self._record: TournamentRecord | None = None
+        self._record: R | None = None
         self._error: BaseException | None = None
         self._due = 0.0  # read at once when first followed
         self._reading = False
         self._read = asyncio.Event()  # set (and replaced) after every read
         self.followers = 0
 
-    async def after(self, version: int, wait: float) -> TournamentRecord | None:
+    async def after(self, version: int, wait: float) -> R | None:
         """The tournament once its version is past `version` (or it ended), None when
         `wait` seconds passed first; raises what the store raised."""
         give_up = self._clock() + wait
@@ -59,7 +71,7 @@ class Feed:
             with suppress(TimeoutError):
                 await asyncio.wait_for(read.wait(), timeout=max(until - now, 0.0))
 
-    def _latest(self) -> TournamentRecord | None:
+    def _latest(self) -> R | None:
         if self._error is not None:
             raise self._error
         return self._record
@@ -77,22 +89,22 @@ class Feed:
             read.set()
 
 
-class TournamentFeeds:
+class TournamentFeeds(Generic[R]):
     """The feeds of one process, by tournament id; a feed is dropped with its last stream."""
 
     def __init__(
-        self, load: Load, *, poll: float = POLL, clock: Callable[[], float] = time.monotonic
+        self, load: Load[R], *, poll: float = POLL, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self._load = load
         self._poll = poll
         self._clock = clock
-        self._feeds: dict[str, Feed] = {}
+        self._feeds: dict[str, Feed[R]] = {}
 
     def __len__(self) -> int:
         return len(self._feeds)
 
     @asynccontextmanager
-    async def follow(self, tournament_id: str) -> AsyncIterator[Feed]:
+    async def follow(self, tournament_id: str) -> AsyncIterator[Feed[R]]:
         feed = self._feeds.get(tournament_id)
         if feed is None:
             feed = self._feeds[tournament_id] = Feed(

@@ -416,6 +416,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/matchmaking/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a game: a matchmaking ticket
+         * @description A player (its JWT), the platform for `player_id` (and a `party` kept together), or in open mode anyone naming a `player_id`, waits for a table of one of `sizes` with players of the same mode, rated or casual alike; a rated ticket's rating window starts narrow and widens with the wait (docs/matchmaking.md). A player holds one waiting ticket per mode (409 `ticket_exists`); a ticket waits a day at most (then `expired`). A creator without JWT or key gets a `ticket_token`, once: it reads the seat token and cancels (Authorization: Bearer <ticket_token>).
+         */
+        post: operations["createTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matchmaking/tickets/{ticket_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a ticket
+         * @description Its status, how long it waited, its window; once matched its game and seat, and the seat's token for its holder only (its player's JWT, the platform, or the bearer of its ticket token).
+         */
+        get: operations["getTicket"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a waiting ticket
+         * @description By its holder. A ticket matched (or whose table is being made) cannot be cancelled: 409 `ticket_already_matched`; one ended otherwise is answered as it is.
+         */
+        delete: operations["cancelTicket"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/matchmaking/tickets/{ticket_id}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a ticket (server-sent events)
+         * @description A text/event-stream of the ticket: `event: ticket`, `data` the ticket as getTicket shows it to this caller, sent at once and each time it changes; the stream ends after a final status (matched, cancelled, expired). Streams are admitted as the games' are (503 `too_many_streams`, 429 `too_many_streams_from_client`).
+         */
+        get: operations["streamTicket"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/players/{player_id}/ratings": {
         parameters: {
             query?: never;
@@ -841,6 +905,26 @@ export interface webhooks {
          * @description Signed per Standard Webhooks; delivered at least once (retried with exponential backoff until a 2xx answer).
          */
         post: operations["webhook_seat_taken_over"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ticket_matched: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A matchmaking ticket was matched: its game is made (one per ticket).
+         * @description Signed per Standard Webhooks; delivered at least once (retried with exponential backoff until a 2xx answer).
+         */
+        post: operations["webhook_ticket_matched"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1607,6 +1691,18 @@ export interface components {
             value: components["schemas"]["DrawValueOut"];
             wild: number;
         };
+        /** PartyMemberIn */
+        PartyMemberIn: {
+            /** @description Shown to the other players: at most 40 characters, no control, bidi or invisible formatting character, something visible; stored NFC-normalized and trimmed (else 400 `invalid_text`). */
+            name: string;
+            /** @description The calling platform's opaque id of this player (history, stats). */
+            player_id: string;
+        };
+        /** PartyMemberOut */
+        PartyMemberOut: {
+            name: string;
+            player_id: string;
+        };
         /** Pass */
         Pass: {
             /**
@@ -2119,6 +2215,73 @@ export interface components {
             verified: boolean;
         };
         /**
+         * TicketIn
+         * @description A matchmaking ticket (docs/matchmaking.md).
+         */
+        TicketIn: {
+            /**
+             * @default basic
+             * @enum {unknown}
+             */
+            bot?: "basic" | "expert" | "master" | "random";
+            /** @default null */
+            fill_bots_after?: number | null;
+            /** @enum {unknown} */
+            mode: "correspondence" | "live";
+            /** @description Shown to the other players: at most 40 characters, no control, bidi or invisible formatting character, something visible; stored NFC-normalized and trimmed (else 400 `invalid_text`). */
+            name: string;
+            /** @default null */
+            party?: components["schemas"]["PartyMemberIn"][] | null;
+            /** @default null */
+            player_id?: string | null;
+            /** @default true */
+            rated?: boolean;
+            /** @description The table sizes accepted (2 to 5 seats). */
+            sizes?: number[];
+        };
+        /**
+         * TicketMatchedData
+         * @description A matchmaking ticket's table: its game and the ticket holder's seat in it.
+         */
+        TicketMatchedData: {
+            game_id: string;
+            player_id: string;
+            seat: number;
+            ticket_id: string;
+        };
+        /**
+         * TicketMatchedWebhook
+         * @description A matchmaking ticket was matched: its game is made (one per ticket).
+         */
+        TicketMatchedWebhook: {
+            data: components["schemas"]["TicketMatchedData"];
+            timestamp: string;
+            /** @enum {unknown} */
+            type: "ticket_matched";
+        };
+        /** TicketOut */
+        TicketOut: {
+            created_at: string;
+            expires_at: string;
+            game_id: string | null;
+            id: string;
+            /** @enum {unknown} */
+            mode: "correspondence" | "live";
+            party: components["schemas"]["PartyMemberOut"][] | null;
+            player_id: string;
+            rated: boolean;
+            rating: number | null;
+            seat: number | null;
+            seat_token: string | null;
+            sizes: number[];
+            /** @enum {unknown} */
+            status: "cancelled" | "expired" | "matched" | "waiting";
+            /** @default null */
+            ticket_token?: string | null;
+            waited: number;
+            window: components["schemas"]["WindowOut"] | null;
+        };
+        /**
          * TimedOut
          * @description The seat let its deadline pass: the events after this one are the move the bot of
          *     the game (`takeover_bot`) made for it.
@@ -2304,6 +2467,11 @@ export interface components {
             /** @enum {unknown} */
             type: "wild_discarded";
             version: number;
+        };
+        /** WindowOut */
+        WindowOut: {
+            high: number;
+            low: number;
         };
         /** ColorScore */
         "domain.scoring.ColorScore": {
@@ -4327,6 +4495,361 @@ export interface operations {
             };
         };
     };
+    createTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TicketIn"];
+            };
+        };
+        responses: {
+            /** @description Document created, URL follows */
+            201: {
+                headers: {
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The ticket's URL. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TicketOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ticket's id, as createTicket returned it. */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TicketOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ticket's id, as createTicket returned it. */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TicketOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    streamTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ticket's id, as createTicket returned it. */
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Stream Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getRatingHistory: {
         parameters: {
             query?: {
@@ -5954,6 +6477,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SeatTakenOverWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: this message is not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: sent again later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_ticket_matched: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every delivery of one message (de-duplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed (unix seconds): refuse old ones (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with TEN_WEBHOOK_SECRET. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TicketMatchedWebhook"];
             };
         };
         responses: {

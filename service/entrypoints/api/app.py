@@ -40,6 +40,7 @@ from service.entrypoints.api.history_routes import (
 from service.entrypoints.api.identity import Identity
 from service.entrypoints.api.info_routes import info, service_info
 from service.entrypoints.api.lobby_routes import LobbyController
+from service.entrypoints.api.matchmaking_routes import MATCHMAKING_ROUTES
 from service.entrypoints.api.numbers import strict_numbers
 from service.entrypoints.api.odds_routes import odds
 from service.entrypoints.api.openapi import finish_openapi
@@ -146,6 +147,7 @@ def routes() -> list:
             include_in_schema=False,
             cache_control=REVALIDATE,
         ),
+        *MATCHMAKING_ROUTES,
     ]
 
 
@@ -172,6 +174,10 @@ def use_cases(
             "tournaments": tournaments,
             "tournament_feeds": TournamentFeeds(tournaments.get),
             "secrecy": secrecy,
+            "matchmaking": background.matchmaking,
+            "ticket_feeds": TournamentFeeds(background.matchmaking.load)
+            if background.matchmaking is not None
+            else None,
             **who,
         }
     )

@@ -10,7 +10,8 @@ the handlers that need the caller), `infra.jwt_keys` verifies JWTs behind the
   platform, see `infra.jwt_keys`); its `sub` is the player_id (the schema's `PlayerId`).
 - A seat or host token (`<20 hex>.<seat or host>.<secret>`) also travels as the bearer
   credential: it is no JWT, and is handed on in `Caller.seat_token` for the use cases to
-  check per game. Any other bearer credential is a JWT to verify, and where no JWT key is
+  check per game; so does a matchmaking ticket's token (`<ticket id>.ticket.<secret>`),
+  checked by the matchmaking's use cases. Any other bearer credential is a JWT to verify, and where no JWT key is
   configured it is refused at once (401 `unauthorized`): a credential the service cannot
   verify is never taken for one that merely does not allow the operation (403).
 - An API key and a player JWT together: 400 `conflicting_credentials` (one request, one
@@ -48,6 +49,8 @@ PLATFORM_KEY = "platformKey"
 PLAYER_TOKEN = "playerToken"
 API_KEY_HEADER = "X-API-Key"
 SEAT_TOKEN_SHAPE = re.compile(r"^[0-9a-f]{20}\.([0-9]|host)\.")  # seat and host tokens
+# a matchmaking ticket's token (`service.matchmaking.use_cases`): handed on as a seat token is
+TICKET_TOKEN_SHAPE = re.compile(r"^[lc][0-9a-f]{19}\.ticket\.")
 OPEN_WARNING = (
     "identities are unverified: no TEN_API_KEYS and no JWT key (TEN_JWT_SECRET, "
     "TEN_JWT_PUBLIC_KEY or TEN_JWT_JWKS_URL) are configured, so anyone may create games and "
@@ -116,7 +119,7 @@ class Identity:
             platform = True
         if token is None:
             return PLATFORM if platform else ANONYMOUS
-        if SEAT_TOKEN_SHAPE.match(token):
+        if SEAT_TOKEN_SHAPE.match(token) or TICKET_TOKEN_SHAPE.match(token):
             return Caller(kind="platform" if platform else "anonymous", seat_token=token)
         if self.verifier is None:
             raise ServiceError("unauthorized", "This is not a seat token.")

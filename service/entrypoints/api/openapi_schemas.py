@@ -20,6 +20,7 @@ from service.entrypoints.api.history_routes import (
     ReplayOut,
 )
 from service.entrypoints.api.info_routes import MAX_PLAYERS, InfoOut
+from service.entrypoints.api.matchmaking_routes import TicketIn, TicketOut
 from service.entrypoints.api.odds_routes import OddsOut
 from service.entrypoints.api.schemas import (
     ActedOut,
@@ -90,6 +91,8 @@ API_TYPES = (
     RoundsOut,
     NextTableOut,
     *WEBHOOK_PAYLOADS.values(),
+    TicketIn,
+    TicketOut,
 )
 REF = "#/components/schemas/{name}"
 

@@ -80,6 +80,12 @@ SERVICE_STATUS = {
     "not_invited": 403,
     "invalid_tournament": 400,
     "game_embargoed": 403,  # readable later: not a 404, the game exists and its id is public
+    "ticket_not_found": 404,
+    "ticket_exists": 409,
+    "ticket_already_matched": 409,
+    "not_your_ticket": 403,
+    "invalid_ticket": 400,
+    "too_many_tickets": 429,
 }
 # the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
 # has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise

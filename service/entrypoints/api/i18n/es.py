@@ -174,4 +174,13 @@ MESSAGES: dict[str, str] = {
     "rounds must be between 1 and {most}.": "rounds debe estar entre 1 y {most}.",
     "The platform names the player_id.": "La plataforma indica el player_id.",
     "A player id starting with bot: names a bot.": "Un id de jugador que empieza por bot: nombra a un bot.",
+    # matchmaking
+    "No matchmaking ticket with this id.": "No hay ningún ticket de emparejamiento con este id.",
+    "This player already holds a waiting ticket of this mode; cancel it first.": "Este jugador ya tiene un ticket en espera de esta modalidad; cancélalo primero.",
+    "The ticket is matched (or its table is being made): it cannot be cancelled.": "El ticket ya está emparejado (o se está creando su mesa): no se puede cancelar.",
+    "Only the ticket's holder (its player, the platform, or the bearer of its ticket token) may do this.": "Solo el titular del ticket (su jugador, la plataforma o quien tenga su token de ticket) puede hacer esto.",
+    "The ticket's settings are not valid.": "La configuración del ticket no es válida.",
+    "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "Este cliente ya tiene tantos tickets en espera como puede; cancela uno o vuelve a intentarlo más tarde.",
+    "Name one table size at least.": "Indica al menos un tamaño de mesa.",
+    "Every table size must seat the party's {n} players.": "Cada tamaño de mesa debe dar asiento a los {n} jugadores del grupo.",
 }

@@ -174,4 +174,13 @@ MESSAGES: dict[str, str] = {
     "rounds must be between 1 and {most}.": "rounds 1 અને {most} ની વચ્ચે હોવું જોઈએ.",
     "The platform names the player_id.": "પ્લેટફોર્મ player_id જણાવે છે.",
     "A player id starting with bot: names a bot.": "bot: થી શરૂ થતો ખેલાડી id બોટને દર્શાવે છે.",
+    # matchmaking
+    "No matchmaking ticket with this id.": "આ id સાથે કોઈ મેચમેકિંગ ટિકિટ નથી.",
+    "This player already holds a waiting ticket of this mode; cancel it first.": "આ ખેલાડી પાસે આ મોડની રાહ જોતી ટિકિટ પહેલેથી છે; પહેલા તેને રદ કરો.",
+    "The ticket is matched (or its table is being made): it cannot be cancelled.": "ટિકિટની જોડી બની ગઈ છે (અથવા તેનું ટેબલ બની રહ્યું છે): તેને રદ કરી શકાતી નથી.",
+    "Only the ticket's holder (its player, the platform, or the bearer of its ticket token) may do this.": "આ ફક્ત ટિકિટના ધારક (તેનો ખેલાડી, પ્લેટફોર્મ, અથવા તેના ટિકિટ ટોકનનો ધારક) જ કરી શકે છે.",
+    "The ticket's settings are not valid.": "ટિકિટની સેટિંગ્સ માન્ય નથી.",
+    "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "આ કૉલર પાસે મંજૂર હોય તેટલી રાહ જોતી ટિકિટો છે; એક રદ કરો, અથવા પછીથી ફરી પ્રયાસ કરો.",
+    "Name one table size at least.": "ઓછામાં ઓછું એક ટેબલનું કદ જણાવો.",
+    "Every table size must seat the party's {n} players.": "દરેક ટેબલના કદમાં જૂથના {n} ખેલાડીઓ બેસી શકવા જોઈએ.",
 }

@@ -174,4 +174,13 @@ MESSAGES: dict[str, str] = {
     "rounds must be between 1 and {most}.": "rounds-ը պետք է լինի 1-ից {most}։",
     "The platform names the player_id.": "Հարթակը նշում է player_id-ն։",
     "A player id starting with bot: names a bot.": "bot:-ով սկսվող խաղացողի id-ն բոտ է նշանակում։",
+    # matchmaking
+    "No matchmaking ticket with this id.": "Այս id-ով զուգավորման տոմս չկա։",
+    "This player already holds a waiting ticket of this mode; cancel it first.": "Այս խաղացողն արդեն ունի այս ռեժիմի սպասող տոմս. նախ չեղարկեք այն։",
+    "The ticket is matched (or its table is being made): it cannot be cancelled.": "Տոմսն արդեն զուգավորված է (կամ նրա սեղանը ստեղծվում է). այն չի կարող չեղարկվել։",
+    "Only the ticket's holder (its player, the platform, or the bearer of its ticket token) may do this.": "Միայն տոմսի տերը (նրա խաղացողը, հարթակը կամ տոմսի թոքենի կրողը) կարող է դա անել։",
+    "The ticket's settings are not valid.": "Տոմսի կարգավորումները վավեր չեն։",
+    "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "Այս կանչողն արդեն ունի թույլատրված քանակով սպասող տոմսեր. չեղարկեք մեկը կամ փորձեք ավելի ուշ։",
+    "Name one table size at least.": "Նշեք առնվազն մեկ սեղանի չափ։",
+    "Every table size must seat the party's {n} players.": "Սեղանի յուրաքանչյուր չափ պետք է տեղավորի խմբի {n} խաղացողներին։",
 }

@@ -174,4 +174,13 @@ MESSAGES: dict[str, str] = {
     "rounds must be between 1 and {most}.": "rounds harus antara 1 dan {most}.",
     "The platform names the player_id.": "Platform harus menyebutkan player_id.",
     "A player id starting with bot: names a bot.": "Id pemain yang diawali bot: menamai sebuah bot.",
+    # matchmaking
+    "No matchmaking ticket with this id.": "Tidak ada tiket pencarian lawan dengan id ini.",
+    "This player already holds a waiting ticket of this mode; cancel it first.": "Pemain ini sudah memegang tiket yang menunggu untuk mode ini; batalkan dulu.",
+    "The ticket is matched (or its table is being made): it cannot be cancelled.": "Tiket sudah dipasangkan (atau mejanya sedang dibuat): tidak dapat dibatalkan.",
+    "Only the ticket's holder (its player, the platform, or the bearer of its ticket token) may do this.": "Hanya pemegang tiket (pemainnya, platform, atau pembawa token tiketnya) yang boleh melakukan ini.",
+    "The ticket's settings are not valid.": "Pengaturan tiket tidak valid.",
+    "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "Pemanggil ini sudah memegang tiket menunggu sebanyak yang diizinkan; batalkan satu, atau coba lagi nanti.",
+    "Name one table size at least.": "Sebutkan setidaknya satu ukuran meja.",
+    "Every table size must seat the party's {n} players.": "Setiap ukuran meja harus memuat {n} pemain kelompok ini.",
 }

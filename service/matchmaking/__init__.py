@@ -1,0 +1,1 @@
+"""Matchmaking tickets: a player (or a party) waits for a table of players near their rating."""

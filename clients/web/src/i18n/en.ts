@@ -433,6 +433,7 @@ export const en = {
   "play.cancelled": "You stopped looking for a game.",
   "play.expired": "No table was found in time: the search has ended.",
   "play.matched": "Game found! Opening it…",
+  "play.guest": "Player {n}",
   "push.heading": "Notifications",
   "push.intro": "Away from the page? Get a notification when a game waits on your move.",
   "push.enable": "Notify me when it's my turn",

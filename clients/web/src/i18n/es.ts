@@ -420,6 +420,7 @@ export const es: Messages = {
   "play.cancelled": "Has dejado de buscar partida.",
   "play.expired": "No se encontró mesa a tiempo: la búsqueda ha terminado.",
   "play.matched": "¡Partida encontrada! Abriéndola…",
+  "play.guest": "Jugador {n}",
   "push.heading": "Notificaciones",
   "push.intro": "¿Lejos de la página? Recibe una notificación cuando una partida espere tu jugada.",
   "push.enable": "Avísame cuando me toque",

@@ -420,6 +420,7 @@ export const id: Messages = {
   "play.cancelled": "Anda berhenti mencari permainan.",
   "play.expired": "Tidak ada meja yang ditemukan tepat waktu: pencarian berakhir.",
   "play.matched": "Permainan ditemukan! Membukanya…",
+  "play.guest": "Pemain {n}",
   "push.heading": "Notifikasi",
   "push.intro": "Sedang tidak membuka halaman ini? Dapatkan notifikasi saat sebuah permainan menunggu langkah Anda.",
   "push.enable": "Beri tahu saya saat giliran saya",

@@ -63,7 +63,9 @@ class PlayPanel {
 
   private drawForm(message = "", notice = ""): void {
     this.unfollow();
-    const name = h("input", { id: "play-name", required: true, maxlength: 40, autocomplete: "nickname", value: savedName() });
+    // a name of its own until the player gives one: one click plays
+    const guest = t("play.guest", { n: playerId().slice(-4).toUpperCase() });
+    const name = h("input", { id: "play-name", maxlength: 40, autocomplete: "nickname", value: savedName(), placeholder: guest });
     const modes = (["live", "correspondence"] as const).map((mode) =>
       h(
         "div",
@@ -83,8 +85,8 @@ class PlayPanel {
           const chosen = sizes.filter((box) => box.checked).map((box) => Number(box.value));
           if (!chosen.length) return this.drawError(t("play.sizes.none"));
           const mode = (this.el.querySelector<HTMLInputElement>("input[name=play-mode]:checked")?.value ?? "live") as TicketMode;
-          const who = name.value.trim();
-          saveName(who);
+          const who = name.value.trim() || guest;
+          if (name.value.trim()) saveName(who);
           await this.play(mode, chosen, rated.checked, who);
         },
       },

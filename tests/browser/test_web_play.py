@@ -4,6 +4,7 @@ page), and the game it was matched into opened at this browser's seat."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 import httpx
@@ -149,3 +150,24 @@ def test_the_game_waiting_on_your_move_comes_first_in_your_games(
     assert rows.nth(0).get_attribute("data-your-turn") == "1"
     assert "your turn" in (rows.nth(0).text_content() or "")
     assert rows.nth(1).get_attribute("data-your-turn") == "0"
+
+
+def test_a_rated_wait_shows_the_ratings_it_looks_among(
+    app: App, api: httpx.Client, tickets: Callable[[App], None]
+) -> None:
+    tickets(app)
+    app.goto("/", "lobby")
+    press_play(app, "Ida", mode="correspondence", sizes=(5,), rated=True)
+    ticket_id = waiting_ticket(app)
+    token = app.storage("ten.ticket")["token"]
+    read = api.get(
+        f"/v1/matchmaking/tickets/{ticket_id}", headers={"Authorization": f"Bearer {token}"}
+    )
+    window = read.json()["window"]
+    assert window is not None, read.json()
+    shown = app.page.locator("[data-testid=play-window]")
+    text = wait_for(shown.text_content, "the rating window shown")
+    assert text.startswith("Looking among players rated "), text
+    numbers = [float(n.replace(",", "")) for n in re.findall(r"[\d,.]+\d", text)]
+    assert len(numbers) == 2, text
+    assert numbers[0] <= read.json()["rating"] <= numbers[1], (text, read.json())

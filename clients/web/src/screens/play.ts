@@ -13,6 +13,9 @@ import { heldTicket, holdSeat, holdTicket, playerId, savedName, savedPlayerToken
 import { EventStream } from "../stream";
 import { authMode } from "./lobby";
 
+/** How often (seconds) a rated wait reads its ticket again, for its widened window. */
+const WINDOW_READ_S = 20;
+
 /** `m:ss` (or `h:mm:ss`) of a number of seconds, in the language's digits. */
 function duration(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
@@ -175,9 +178,22 @@ class PlayPanel {
       ),
       h("p", { role: "alert", class: "error", "data-testid": "play-error" }),
     );
-    this.ticker = window.setInterval(tick, 1000);
     const stream = new EventStream(ticketStreamUrl(ticket.id), token);
     this.stream = stream;
+    let reads = 0;
+    this.ticker = window.setInterval(() => {
+      tick();
+      // a rated ticket's window widens with the wait, which is no change of the ticket: it is
+      // read again now and then
+      if (current.window && ++reads % WINDOW_READ_S === 0) {
+        void getTicket(current.id, token).then(
+          (next) => {
+            if (this.stream === stream && next.id === current.id && !this.ended(next)) update(next);
+          },
+          () => undefined,
+        );
+      }
+    }, 1000);
     stream.addEventListener("ticket", (event) => {
       let next: Ticket;
       try {

@@ -73,11 +73,12 @@ export async function startNotifying(open: boolean): Promise<"on" | "denied"> {
   return "on";
 }
 
-/** The subscription removed from the service and from the browser. */
-export async function stopNotifying(): Promise<void> {
+/** The subscription removed from the service and from the browser; `open`: as in `startNotifying`. */
+export async function stopNotifying(open: boolean): Promise<void> {
   const id = savedPushSubscription();
   const jwt = savedPlayerToken();
-  if (id) await request<void>("DELETE", `/v1/push/subscriptions/${encodeURIComponent(id)}`, { token: jwt || undefined });
+  const whose = open && !jwt ? `?player_id=${encodeURIComponent(playerId())}` : "";
+  if (id) await request<void>("DELETE", `/v1/push/subscriptions/${encodeURIComponent(id)}${whose}`, { token: jwt || undefined });
   savePushSubscription("");
   const registration = await navigator.serviceWorker.getRegistration("/");
   await (await registration?.pushManager.getSubscription())?.unsubscribe();

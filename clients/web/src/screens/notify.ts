@@ -16,7 +16,7 @@ export function notifyPanel(): HTMLElement {
       const off = h("button", { type: "button", id: "push-disable", onclick: async () => {
         off.disabled = true;
         try {
-          await stopNotifying();
+          await stopNotifying(authMode() === "open");
           draw();
         } catch (e) {
           draw(describeError(e));

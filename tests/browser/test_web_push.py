@@ -110,10 +110,17 @@ class Worker:
         return workers[0].evaluate(NOTIFICATIONS) if workers else []
 
     def notification(self, game_id: str) -> dict[str, Any]:
-        def shown() -> dict[str, Any] | None:
-            return next((n for n in self.notifications() if n["tag"] == f"turn-{game_id}"), None)
+        seen: list[dict[str, Any]] = []
 
-        return wait_for(shown, f"a notification of {game_id}")
+        def shown() -> dict[str, Any] | None:
+            seen[:] = self.notifications()
+            return next((n for n in seen if n["tag"] == f"turn-{game_id}"), None)
+
+        try:
+            return wait_for(shown, f"a notification of {game_id}")
+        except AssertionError as failed:
+            workers = [w.url for w in self.app.page.context.service_workers]
+            raise AssertionError(f"{failed}; shown: {seen}; workers: {workers}") from None
 
 
 def your_turn(game_id: str, deadline: str | None = None) -> dict[str, Any]:

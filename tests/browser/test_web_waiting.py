@@ -73,7 +73,10 @@ def test_your_games_name_players_and_status(app: App, api: httpx.Client) -> None
     }
     ann = "\u2068Ann\u2069"  # a player's name, bidi-isolated (a bot's default name is ours)
     assert rows[waiting] == f"Resume {ann} · 2 players · waiting for players", rows
-    assert rows[playing] == f"Resume {ann}, Bot 2, Bot 3 · 3 players · in play", rows
+    # "your turn" when the bots have played up to Ann's move, "in play" while they still move
+    shown, _, status = rows[playing].rpartition(" · ")
+    assert shown == f"Resume {ann}, Bot 2, Bot 3 · 3 players", rows
+    assert status in {"your turn", "in play"}, rows
     assert rows[finished["id"]] == f"Results {ann} · 1 player · finished", rows  # not resumed
     app.page.click(f"[data-game-id='{finished['id']}'] a")
     app.wait_screen("results")

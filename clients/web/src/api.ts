@@ -1,5 +1,5 @@
 /** The one SDK instance the page calls the service through (same origin). */
-import { createTenClient, TenApiError } from "@ten/client";
+import { bearer, createTenClient, TenApiError } from "@ten/client";
 import { h, show, shown } from "./dom";
 import { language, t } from "./i18n";
 
@@ -31,4 +31,35 @@ export function answered<T>(result: { data?: T; error?: unknown; response: Respo
     throw new TenApiError(result.response, result.error as ConstructorParameters<typeof TenApiError>[1]);
   }
   return result.data;
+}
+
+/**
+ * A call to an operation the SDK's generated types do not name yet (matchmaking, push): the
+ * same headers as the SDK's (`Accept-Language`, a bearer token, an idempotency key), its JSON
+ * answer, or its problem thrown as the SDK's helpers throw it.
+ */
+export async function request<T>(
+  method: "GET" | "POST" | "DELETE",
+  path: string,
+  options: { body?: unknown; token?: string | undefined; idempotencyKey?: string } = {},
+): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json", "Accept-Language": language() };
+  if (options.body !== undefined) headers["Content-Type"] = "application/json";
+  if (options.token) headers.Authorization = bearer(options.token);
+  if (options.idempotencyKey) headers["Idempotency-Key"] = options.idempotencyKey;
+  const response = await fetch(path, {
+    method,
+    headers,
+    cache: "no-store",
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const text = await response.text();
+  let data: unknown = undefined;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* no JSON: told by the status alone */
+  }
+  if (!response.ok) throw new TenApiError(response, data as ConstructorParameters<typeof TenApiError>[1]);
+  return data as T;
 }

@@ -8,6 +8,7 @@ import { archiveScreen, replayScreen } from "./screens/replay";
 import { leaderboardScreen, statsScreen } from "./screens/stats";
 import { rulesScreen } from "./screens/rules";
 import { tournamentsRoute } from "./screens/tournaments";
+import { followWorker, keepTurnWords } from "./push";
 
 /** A screen draws itself into `root` and returns how to stop (timers, streams). */
 export type Screen = (root: HTMLElement, params: URLSearchParams, ...path: string[]) => Promise<(() => void) | void>;
@@ -15,6 +16,7 @@ export type Screen = (root: HTMLElement, params: URLSearchParams, ...path: strin
 const routes: Record<string, Screen> = {
   "": lobbyScreen,
   game: gameScreen,
+  games: gameScreen, // the service's links to a game (a "your turn" notice's)
   join: gameScreen,
   archive: archiveScreen,
   replay: replayScreen,
@@ -73,6 +75,7 @@ function header(): HTMLElement {
         saveLanguage(code);
         await setLanguage(code);
         render();
+        void keepTurnWords();
       },
     },
     LANGUAGES.map((l) =>
@@ -113,6 +116,8 @@ async function start(): Promise<void> {
   await setLanguage(lang);
   render();
   window.addEventListener("hashchange", () => void route());
+  followWorker();
+  void keepTurnWords();
 }
 
 void start();

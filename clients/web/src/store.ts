@@ -116,3 +116,36 @@ export function tokenSubject(token: string): string | null {
     return null;
   }
 }
+
+/** A matchmaking ticket this browser waits on: kept, so a page opened again resumes the wait. */
+export interface HeldTicket {
+  id: string;
+  mode: string;
+  /** What reads and cancels it: the ticket's own token (open services) or the player's JWT. */
+  token: string;
+}
+
+export function heldTicket(): HeldTicket | null {
+  const ticket = read<HeldTicket | null>("ten.ticket", null);
+  return ticket && typeof ticket.id === "string" && typeof ticket.token === "string" ? ticket : null;
+}
+
+export function holdTicket(ticket: HeldTicket | null): void {
+  if (ticket) write("ten.ticket", ticket);
+  else {
+    try {
+      localStorage.removeItem("ten.ticket");
+    } catch {
+      /* nothing kept anyway */
+    }
+  }
+}
+
+/** The push subscription this browser registered with the service (its id), if any. */
+export function savedPushSubscription(): string {
+  return read<string>("ten.push", "");
+}
+
+export function savePushSubscription(id: string): void {
+  write("ten.push", id);
+}

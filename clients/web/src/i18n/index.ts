@@ -1,5 +1,6 @@
 /** The client's languages: English built in, the rulebook's four loaded when chosen. */
 import { en, type MessageKey, type Messages } from "./en";
+import { moment } from "./moments";
 
 export const LANGUAGES = [
   { code: "en", name: "English" },
@@ -91,23 +92,11 @@ export function tn(key: PluralKey, count: number, params: Record<string, string 
   return t(chosen, { n: num(count, digits), ...params });
 }
 
-/**
- * A moment (an ISO 8601 timestamp) as the current language writes it ("December 2, 2026 at
- * 10:01 AM", "2 de diciembre de 2026, 10:01"), in the browser's time zone; `time`: with the
- * time of day. The page's language, never the browser's locale (a Spanish page on an English
- * browser writes Spanish dates). A browser whose `Intl` has no data for the language (Chromium
- * has none for Armenian: it would write English) gets the day as digits, day.month.year and a
- * 24-hour time, as Armenian writes it short.
- */
+/** A moment (an ISO 8601 timestamp) as the current language writes it (`moments.ts`): the
+ * page's language, never the browser's locale (a Spanish page on an English browser writes
+ * Spanish dates); `time`: with the time of day. */
 export function when(iso: string, time = true): string {
-  const moment = new Date(iso);
-  if (!Intl.DateTimeFormat.supportedLocalesOf(current).length) {
-    const two = (n: number) => String(n).padStart(2, "0");
-    const day = `${two(moment.getDate())}.${two(moment.getMonth() + 1)}.${moment.getFullYear()}`;
-    return time ? `${day}, ${two(moment.getHours())}:${two(moment.getMinutes())}` : day;
-  }
-  const options: Intl.DateTimeFormatOptions = time ? { dateStyle: "long", timeStyle: "short" } : { dateStyle: "long" };
-  return new Intl.DateTimeFormat(current, options).format(moment);
+  return moment(current, iso, time);
 }
 
 /** Items joined as the current language lists them ("2 currency tokens, 1 bust token"). */

@@ -5,6 +5,8 @@ import { h, show, shown } from "../dom";
 import { list, t, tn } from "../i18n";
 import { BOT_LEVELS, seatName, type BotLevel } from "../table";
 import { heldSeats, holdSeat, playerId, savedName, saveName } from "../store";
+import { notifyPanel } from "./notify";
+import { playPanel } from "./play";
 
 let mode: "open" | "verified" | "unknown" = "unknown";
 
@@ -165,7 +167,7 @@ const MY_GAMES = 8;
 async function loadMyGames(): Promise<[string, Held | null][]> {
   const seats = heldSeats();
   const ids = Object.keys(seats).reverse().slice(0, MY_GAMES);
-  return Promise.all(
+  const games = await Promise.all(
     ids.map(async (id): Promise<[string, Held | null]> => {
       try {
         return [id, (await api.getGame(id, { token: seats[id]?.token ?? "" })).game];
@@ -174,9 +176,18 @@ async function loadMyGames(): Promise<[string, Held | null][]> {
       }
     }),
   );
+  // the games waiting on this browser's move first (as the service lists a player's games),
+  // each group newest first
+  return [...games.filter(([, g]) => yourTurn(g)), ...games.filter(([, g]) => !yourTurn(g))];
+}
+
+/** The game is in play and its seat to act is the one this browser holds. */
+function yourTurn(game: Held | null): boolean {
+  return !!game && game.status === "active" && "to_act" in game && game.to_act !== null && game.to_act === game.seat;
 }
 
 function myGameStatus(game: Held): string {
+  if (yourTurn(game)) return t("lobby.mine.turn");
   if (game.status === "open") return t("lobby.mine.open");
   if (game.status === "cancelled") return t("lobby.mine.cancelled");
   if (game.status === "active") return t("lobby.mine.active");
@@ -201,7 +212,7 @@ function myGamesEl(games: [string, Held | null][]): HTMLElement | null {
         const names = seats.filter((s) => s.taken !== false && s.name).map(seatName);
         return h(
           "li",
-          { "data-game-id": id, "data-status": game.status },
+          { "data-game-id": id, "data-status": game.status, "data-your-turn": yourTurn(game) ? "1" : "0" },
           link,
           " ",
           h("strong", null, list(names)),
@@ -220,6 +231,7 @@ export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
   let page: components["schemas"]["GamesPage"] | null = null;
   let mine: [string, Held | null][] = [];
   const errorEl = h("p", { role: "alert", class: "error" });
+  const play = playPanel();
   const draw = () => {
     show(
       root,
@@ -227,7 +239,12 @@ export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
       h("p", { class: "muted" }, t("app.tagline")),
       mode === "verified" ? h("p", { class: "notice" }, t("lobby.verified")) : null,
       errorEl,
-      h("div", { class: "layout" }, h("div", { class: "col-main" }, createForm((m) => (errorEl.textContent = m))), h("div", { class: "col-side" }, openTablesEl(page), myGamesEl(mine))),
+      h(
+        "div",
+        { class: "layout" },
+        h("div", { class: "col-main" }, play.el, createForm((m) => (errorEl.textContent = m))),
+        h("div", { class: "col-side" }, openTablesEl(page), myGamesEl(mine), notifyPanel()),
+      ),
     );
     shown(root, "lobby");
   };
@@ -245,5 +262,8 @@ export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
     const list = root.querySelector("[data-testid=open-tables]")?.closest("section");
     if (list) list.replaceWith(openTablesEl(page));
   }, 5000);
-  return () => window.clearInterval(timer);
+  return () => {
+    window.clearInterval(timer);
+    play.stop();
+  };
 }

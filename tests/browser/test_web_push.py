@@ -203,3 +203,24 @@ def test_the_notice_link_opens_the_game_at_its_seat(app: App, api: httpx.Client)
     app.page.goto(f"{app.base}/app/#/games/{game['id']}")
     app.wait_screen("table")
     assert app.page.locator("[data-testid=player][data-seat='0']").count() == 1
+
+
+def test_a_game_played_by_the_day_offers_turn_notices_at_its_seat(
+    app: App, api: httpx.Client
+) -> None:
+    by_the_day = api.post(
+        "/v1/games",
+        json={
+            "players": [{"name": "Ann"}, {"name": "Bob"}],
+            "clock": {"type": "deadline", "hours": 24},
+        },
+    )
+    assert by_the_day.status_code == 201, by_the_day.text
+    live = deck_game(api, ["Ann", "Bob"], ["R1", "R2", "B9", "G5", "O1", "O2", "O3"])
+    notifying_app(app)
+    for game in (by_the_day.json(), live):
+        hold_seat(app, game)
+    app.goto(f"/game/{by_the_day.json()['id']}", "table")
+    assert app.page.locator("[data-testid=notify-panel] #push-enable").is_visible()
+    app.goto(f"/game/{live['id']}", "table")
+    assert app.page.locator("[data-testid=notify-panel]").count() == 0

@@ -197,12 +197,30 @@ def test_a_push_that_is_no_turn_notice_shows_nothing_and_a_link_elsewhere_stays_
 
 
 def test_the_notice_link_opens_the_game_at_its_seat(app: App, api: httpx.Client) -> None:
-    """What a click on the notice opens (its `url`): the client at /app/, the game's route."""
+    """What a click on the notice opens: with no window of the client open, its `url` (the
+    client at /app/, the game's route); with one open, that window, told by the worker. (The
+    developer protocol has no way to click a notification: the worker's message to the
+    window, what its click handler sends, is sent from the worker here.)"""
     game = deck_game(api, ["Ann", "Bob"], ["R1", "R2", "B9", "G5", "O1", "O2", "O3"])
     hold_seat(app, game)
     app.page.goto(f"{app.base}/app/#/games/{game['id']}")
     app.wait_screen("table")
     assert app.page.locator("[data-testid=player][data-seat='0']").count() == 1
+    app.goto("/", "lobby")
+    app.page.evaluate(
+        "async () => { await navigator.serviceWorker.register('/sw.js', { scope: '/' }); await navigator.serviceWorker.ready; }"
+    )
+    worker = next(w for w in app.page.context.service_workers if w.url.endswith("/sw.js"))
+    worker.evaluate(
+        """async (hash) => {
+            for (const window of await self.clients.matchAll({ type: "window", includeUncontrolled: true })) {
+                window.postMessage({ type: "ten.open", hash });
+            }
+        }""",
+        f"#/games/{game['id']}",
+    )
+    app.wait_screen("table")
+    assert app.page.url.endswith(f"#/games/{game['id']}")
 
 
 def test_a_game_played_by_the_day_offers_turn_notices_at_its_seat(

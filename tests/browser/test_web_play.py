@@ -51,6 +51,7 @@ def tickets(api: httpx.Client) -> Iterator[Callable[[App], None]]:
             )
 
 
+@pytest.mark.parametrize("app_server", ["embedded", "redis"], indirect=True)
 def test_two_players_press_play_and_sit_at_the_same_table(
     new_context: Callable[..., App], api: httpx.Client, tickets: Callable[[App], None]
 ) -> None:
@@ -75,6 +76,7 @@ def test_two_players_press_play_and_sit_at_the_same_table(
     assert names == {"Ann", "Bob"}
 
 
+@pytest.mark.parametrize("app_server", ["embedded", "redis"], indirect=True)
 def test_a_page_opened_again_resumes_the_wait_and_cancels_it(
     app: App, api: httpx.Client, tickets: Callable[[App], None]
 ) -> None:

@@ -18,6 +18,7 @@ import secrets
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.browser.web import BROWSER_GROUP, App, deck_game, hold_seat, wait_for
 
@@ -133,6 +134,7 @@ def your_turn(game_id: str, deadline: str | None = None) -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("app_server", ["embedded", "redis"], indirect=True)
 def test_turning_notices_on_registers_this_browser_subscription_with_the_service(
     app: App, api: httpx.Client
 ) -> None:

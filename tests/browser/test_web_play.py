@@ -51,6 +51,7 @@ def tickets(api: httpx.Client) -> Iterator[Callable[[App], None]]:
             )
 
 
+@pytest.mark.parametrize("app_server", ["embedded", "redis"], indirect=True)
 def test_two_players_press_play_and_sit_at_the_same_table(
     new_context: Callable[..., App], api: httpx.Client, tickets: Callable[[App], None]
 ) -> None:
@@ -75,6 +76,7 @@ def test_two_players_press_play_and_sit_at_the_same_table(
     assert names == {"Ann", "Bob"}
 
 
+@pytest.mark.parametrize("app_server", ["embedded", "redis"], indirect=True)
 def test_a_page_opened_again_resumes_the_wait_and_cancels_it(
     app: App, api: httpx.Client, tickets: Callable[[App], None]
 ) -> None:
@@ -171,3 +173,31 @@ def test_a_rated_wait_shows_the_ratings_it_looks_among(
     numbers = [float(n.replace(",", "")) for n in re.findall(r"[\d,.]+\d", text)]
     assert len(numbers) == 2, text
     assert numbers[0] <= read.json()["rating"] <= numbers[1], (text, read.json())
+
+
+def test_a_match_made_while_the_page_was_closed_opens_the_game_when_it_opens_again(
+    new_context: Callable[..., App], api: httpx.Client, tickets: Callable[[App], None]
+) -> None:
+    jon, kim = new_context(), new_context()
+    for app in (jon, kim):
+        tickets(app)
+    jon.goto("/", "lobby")
+    press_play(jon, "Jon", mode="correspondence", sizes=(2,))
+    ticket_id = waiting_ticket(jon)
+    held = jon.storage("ten.ticket")
+    jon.page.goto("about:blank")  # the app closed: the ticket waits on the service
+    kim.goto("/", "lobby")
+    press_play(kim, "Kim", mode="correspondence", sizes=(2,))
+    kim.wait_screen("table", "results")
+    game_id = kim.game_id
+    jon.goto("/", "table")  # the app opened again: the ticket, matched, opens its game
+    assert jon.game_id == game_id
+    assert {jon.seat(game_id)["seat"], kim.seat(game_id)["seat"]} == {0, 1}
+    assert jon.storage("ten.ticket") is None
+    token = jon.seat(game_id)["token"]
+    view = api.get(f"/v1/games/{game_id}", headers={"Authorization": f"Bearer {token}"}).json()
+    assert view["seat"] == jon.seat(game_id)["seat"]
+    ticket = api.get(
+        f"/v1/matchmaking/tickets/{ticket_id}", headers={"Authorization": f"Bearer {held['token']}"}
+    )
+    assert (ticket.json()["status"], ticket.json()["game_id"]) == ("matched", game_id)

@@ -18,6 +18,7 @@ import secrets
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.browser.web import BROWSER_GROUP, App, deck_game, hold_seat, wait_for
 
@@ -133,6 +134,7 @@ def your_turn(game_id: str, deadline: str | None = None) -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("app_server", ["embedded", "redis"], indirect=True)
 def test_turning_notices_on_registers_this_browser_subscription_with_the_service(
     app: App, api: httpx.Client
 ) -> None:
@@ -197,9 +199,48 @@ def test_a_push_that_is_no_turn_notice_shows_nothing_and_a_link_elsewhere_stays_
 
 
 def test_the_notice_link_opens_the_game_at_its_seat(app: App, api: httpx.Client) -> None:
-    """What a click on the notice opens (its `url`): the client at /app/, the game's route."""
+    """What a click on the notice opens: with no window of the client open, its `url` (the
+    client at /app/, the game's route); with one open, that window, told by the worker. (The
+    developer protocol has no way to click a notification: the worker's message to the
+    window, what its click handler sends, is sent from the worker here.)"""
     game = deck_game(api, ["Ann", "Bob"], ["R1", "R2", "B9", "G5", "O1", "O2", "O3"])
     hold_seat(app, game)
     app.page.goto(f"{app.base}/app/#/games/{game['id']}")
     app.wait_screen("table")
     assert app.page.locator("[data-testid=player][data-seat='0']").count() == 1
+    app.goto("/", "lobby")
+    app.page.evaluate(
+        "async () => { await navigator.serviceWorker.register('/sw.js', { scope: '/' }); await navigator.serviceWorker.ready; }"
+    )
+    worker = next(w for w in app.page.context.service_workers if w.url.endswith("/sw.js"))
+    worker.evaluate(
+        """async (hash) => {
+            for (const window of await self.clients.matchAll({ type: "window", includeUncontrolled: true })) {
+                window.postMessage({ type: "ten.open", hash });
+            }
+        }""",
+        f"#/games/{game['id']}",
+    )
+    app.wait_screen("table")
+    assert app.page.url.endswith(f"#/games/{game['id']}")
+
+
+def test_a_game_played_by_the_day_offers_turn_notices_at_its_seat(
+    app: App, api: httpx.Client
+) -> None:
+    by_the_day = api.post(
+        "/v1/games",
+        json={
+            "players": [{"name": "Ann"}, {"name": "Bob"}],
+            "clock": {"type": "deadline", "hours": 24},
+        },
+    )
+    assert by_the_day.status_code == 201, by_the_day.text
+    live = deck_game(api, ["Ann", "Bob"], ["R1", "R2", "B9", "G5", "O1", "O2", "O3"])
+    notifying_app(app)
+    for game in (by_the_day.json(), live):
+        hold_seat(app, game)
+    app.goto(f"/game/{by_the_day.json()['id']}", "table")
+    assert app.page.locator("[data-testid=notify-panel] #push-enable").is_visible()
+    app.goto(f"/game/{live['id']}", "table")
+    assert app.page.locator("[data-testid=notify-panel]").count() == 0

@@ -31,7 +31,8 @@ export interface Ticket {
   game_id: string | null;
   seat: number | null;
   seat_token: string | null;
-  ticket_token: string | null;
+  /** On the create answer only, to a caller without a JWT or key. */
+  ticket_token?: string | null;
 }
 
 export const SIZES = [2, 3, 4, 5] as const;

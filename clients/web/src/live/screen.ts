@@ -26,6 +26,8 @@ export interface ScreenParts {
   playAgain: () => void;
   pace: PaceControl;
   odds: HTMLElement;
+  /** "Notify me when it's my turn", for a seat of a game played by the day (else null). */
+  notify: HTMLElement | null;
 }
 
 /** What one drawing shows. */
@@ -138,12 +140,18 @@ export class LiveScreen {
 
   private layout({ view, clockOffset, busy }: Drawing): HTMLElement {
     const now = Date.now() / 1000 + clockOffset;
-    const { send, odds, pace } = this.parts;
+    const { send, odds, pace, notify } = this.parts;
     return h(
       "div",
       { class: "layout" },
       h("div", { class: "col-main" }, boardEl(view), controlsEl(view, send, busy), odds),
-      h("div", { class: "col-side" }, playersEl(view, now), h("section", { class: "panel" }, h("h2", null, t("table.log")), pace.el(), this.logEl)),
+      h(
+        "div",
+        { class: "col-side" },
+        playersEl(view, now),
+        view.status === "active" ? notify : null,
+        h("section", { class: "panel" }, h("h2", null, t("table.log")), pace.el(), this.logEl),
+      ),
     );
   }
 

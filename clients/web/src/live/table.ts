@@ -15,6 +15,7 @@ import { moveDelay, Pacer, type Move } from "../pacing";
 import { heldSeat } from "../store";
 import { mySeat, nameOf, type View } from "../table";
 import { againBody, createTable } from "../screens/lobby";
+import { notifyPanel } from "../screens/notify";
 import { Feed } from "./feed";
 import { OddsBox } from "./odds";
 import { PaceControl } from "./pace";
@@ -72,6 +73,8 @@ class LiveTable {
       playAgain: () => void this.playAgain(),
       pace: new PaceControl(this.pacer),
       odds: this.odds.el,
+      // a game of days per move goes on while the page is closed: its seat may be called back
+      notify: first.clock?.control.type === "deadline" && heldSeat(first.id) ? notifyPanel() : null,
     });
     this.tick = window.setInterval(() => this.screen.tickClocks(this.state.view, this.state.clockOffset), TICK_MS);
     this.draw();

@@ -70,6 +70,7 @@ QUEUES: Final[dict[str, str]] = {
     "until it is put back)",
     "tournaments": "tournaments whose director has a step to take (dealing a round, "
     "pairing the next)",
+    "push": "Web Push messages telling players their correspondence turn came",
 }
 Q = TypeVar("Q")
 

@@ -164,6 +164,21 @@ class TournamentFinishedWebhook(msgspec.Struct, tag="tournament_finished", **_WE
     data: TournamentFinishedData
 
 
+class YourTurnData(msgspec.Struct, frozen=True, kw_only=True):
+    game_id: str
+    seat: int
+    player_id: str | None = None  # the seat's player (None: a seat without a platform id)
+    deadline: datetime | None = None  # when the seat's decision is due (UTC)
+
+
+class YourTurnWebhook(msgspec.Struct, tag="your_turn", **_WEBHOOK):
+    """A correspondence game (a deadline clock) waits on a player who is not watching it:
+    tell them (the platform's own push channels). One per turn handed to the seat."""
+
+    timestamp: datetime
+    data: YourTurnData
+
+
 WebhookPayload = (
     GameStartedWebhook
     | GameFinishedWebhook
@@ -172,6 +187,7 @@ WebhookPayload = (
     | TournamentStartedWebhook
     | RoundStartedWebhook
     | TournamentFinishedWebhook
+    | YourTurnWebhook
 )
 # the body of each webhook by its `type` (the OpenAPI document's `webhooks`)
 WEBHOOK_PAYLOADS: dict[str, type] = {
@@ -179,5 +195,6 @@ WEBHOOK_PAYLOADS: dict[str, type] = {
     for kind in (
         GameStartedWebhook, GameFinishedWebhook, SeatTakenOverWebhook, GameAbortedWebhook,
         TournamentStartedWebhook, RoundStartedWebhook, TournamentFinishedWebhook,
+        YourTurnWebhook,
     )
 }  # fmt: skip

@@ -80,6 +80,13 @@ SERVICE_STATUS = {
     "not_invited": 403,
     "invalid_tournament": 400,
     "game_embargoed": 403,  # readable later: not a 404, the game exists and its id is public
+    # correspondence (service.correspondence)
+    "player_id_required": 400,
+    "invalid_push_endpoint": 400,
+    "invalid_push_keys": 400,
+    "too_many_push_subscriptions": 429,
+    "push_subscription_not_found": 404,
+    "vacation_allowance_spent": 409,
 }
 # the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
 # has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise

@@ -9,8 +9,20 @@ from collections.abc import Sequence
 from domain.game.model import DeadlineClock
 from service.core.model import GameRecord
 
-# events about a seat that hand no turn to anyone (a resign, a reclaim: any time)
-_NOT_A_HAND_OVER = frozenset(("seat_taken_over", "seat_reclaimed"))
+# the events that are a seat's own decision (its action, or its bot's after a timeout); the
+# others follow from one (an auction won, a bust, a turn begun) or are about a seat whoever
+# is to act (a resign, a reclaim), and hand nobody a turn
+_DECISIONS = frozenset(
+    (
+        "card_drawn",
+        "stopped",
+        "bid_placed",
+        "bid_passed",
+        "card_bought",
+        "buy_declined",
+        "timed_out",
+    )
+)
 
 
 def waiting_seat(record: GameRecord) -> int | None:
@@ -30,15 +42,11 @@ def waiting_seat(record: GameRecord) -> int | None:
 
 def handed_at(events: Sequence[object], seat: int) -> int | None:
     """The game's version at which these events (oldest first) last handed the decision to
-    `seat` from another seat (the game's start, or a move of another seat), None when they
-    did not: a seat that goes on deciding (it drew, and draws again) gets no new turn."""
+    `seat` from another seat (the game's start, or a decision of another seat), None when
+    they did not: a seat that goes on deciding (it drew, and draws again) gets no new turn."""
     found = None
     for event in events:
         kind = type(event).__struct_config__.tag  # type: ignore[attr-defined]
-        if kind == "game_started":
+        if kind == "game_started" or (kind in _DECISIONS and event.seat != seat):
             found = event.version  # type: ignore[attr-defined]
-        elif kind not in _NOT_A_HAND_OVER:
-            actor = getattr(event, "seat", None)
-            if actor is not None and actor != seat:
-                found = event.version  # type: ignore[attr-defined]
     return found

@@ -21,6 +21,13 @@ from service.entrypoints.api.history_routes import (
 )
 from service.entrypoints.api.info_routes import MAX_PLAYERS, InfoOut
 from service.entrypoints.api.odds_routes import OddsOut
+from service.entrypoints.api.player_routes import VacationIn, VacationOut
+from service.entrypoints.api.push_routes import (
+    PushKeyOut,
+    PushSubscriptionIn,
+    PushSubscriptionOut,
+    PushSubscriptionsOut,
+)
 from service.entrypoints.api.schemas import (
     ActedOut,
     CreatedGameOut,
@@ -90,6 +97,13 @@ API_TYPES = (
     RoundsOut,
     NextTableOut,
     *WEBHOOK_PAYLOADS.values(),
+    # correspondence
+    PushKeyOut,
+    PushSubscriptionIn,
+    PushSubscriptionOut,
+    PushSubscriptionsOut,
+    VacationIn,
+    VacationOut,
 )
 REF = "#/components/schemas/{name}"
 

@@ -189,7 +189,9 @@ class GamesController(Controller):
         summary="Find games: open tables, or a player's games",
         description="Without `player_id`: the public tables waiting for players. With it: that "
         "player's open tables and live games (for that player's JWT or the platform; anyone "
-        "while the service runs open). Newest first; `next_cursor` fetches the next page.",
+        "while the service runs open): first the live games whose decision is that player's, "
+        "then the others, each newest first. Newest first without it. `next_cursor` fetches "
+        "the next page.",
         security=[{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}],
         responses=problems(400, 401, 403),
         before_request=authenticate,

@@ -57,19 +57,19 @@ def check_endpoint(endpoint: str, allow_http_loopback: bool) -> None:
         host = parts.hostname or ""
         parts.port  # noqa: B018 - a port that is no number is refused here
     except ValueError:
-        raise ServiceError("invalid_push_endpoint") from None
+        raise ServiceError("push_endpoint_refused") from None
     if not host or parts.username is not None or parts.password is not None:
-        raise ServiceError("invalid_push_endpoint")
+        raise ServiceError("push_endpoint_refused")
     if parts.scheme == "http" and allow_http_loopback and host in LOOPBACK_HOSTS:
         return
     if parts.scheme != "https" or host in LOOPBACK_HOSTS:
-        raise ServiceError("invalid_push_endpoint")
+        raise ServiceError("push_endpoint_refused")
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         return  # a name: a push service's
     if not address.is_global:
-        raise ServiceError("invalid_push_endpoint")
+        raise ServiceError("push_endpoint_refused")
 
 
 def subscription_id(player_id: str, endpoint: str) -> str:

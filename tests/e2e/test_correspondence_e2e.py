@@ -27,7 +27,7 @@ DEADLINE = {"type": "deadline", "hours": 24}
 WAIT = 30.0  # seconds: a failsafe bound on waiting for a fact, never a measure
 
 
-@pytest.fixture(params=["redis", "embedded"])
+@pytest.fixture(scope="module", params=["redis", "embedded"])
 def served(request, redis_url, start_server) -> Iterator[tuple[str, Receiver, PushEndpoint]]:
     receiver = Receiver().start()
     push = PushEndpoint().start()
@@ -205,7 +205,7 @@ def test_nothing_is_sent_to_a_player_watching_the_game(served) -> None:
 def test_a_subscription_the_push_service_calls_gone_is_deleted(served) -> None:
     base, _receiver, push = served
     ann, bob = _ids()
-    push.gone.add(f"/gone/{bob}")
+    push.gone.add(f"/gone/{bob}")  # this test's own path: the server is shared
     with httpx.Client(base_url=base, timeout=WAIT) as client:
         _subscribe(client, push, bob, f"/gone/{bob}")
         game_id, tokens = _game(client, ann, bob)
@@ -218,37 +218,22 @@ def test_a_subscription_the_push_service_calls_gone_is_deleted(served) -> None:
         _until(forgotten, "the gone subscription deleted")
 
 
+GOOD_KEYS = PushEndpoint().keys
+
+
 @pytest.mark.parametrize(
-    ("body", "code"),
+    ("body", "status", "code"),
     [
+        ({"endpoint": "https://push.example/x", "keys": GOOD_KEYS}, 401, "player_id_required"),
         (
-            {"endpoint": "https://push.example/x", "keys": {"p256dh": "AA", "auth": "AA"}},
-            "player_id_required",
-        ),
-        (
-            {
-                "player_id": "p",
-                "endpoint": "ftp://push.example/x",
-                "keys": {"p256dh": "AA", "auth": "AA"},
-            },
+            {"player_id": "p", "endpoint": "ftp://push.example/x", "keys": GOOD_KEYS},
+            400,
             "invalid_request",
         ),
-        ({"player_id": "p", "endpoint": "https://10.0.0.1/x", "keys": None}, "invalid_request"),
         (
-            {
-                "player_id": "p",
-                "endpoint": "https://10.0.0.1/x",
-                "keys": {"p256dh": "AA", "auth": "AA"},
-            },
-            "invalid_push_endpoint",
-        ),
-        (
-            {
-                "player_id": "p",
-                "endpoint": "https://127.0.0.1/x",
-                "keys": {"p256dh": "AA", "auth": "AA"},
-            },
-            "invalid_push_endpoint",
+            {"player_id": "p", "endpoint": "https://push.example/x", "keys": None},
+            400,
+            "invalid_request",
         ),
         (
             {
@@ -256,22 +241,61 @@ def test_a_subscription_the_push_service_calls_gone_is_deleted(served) -> None:
                 "endpoint": "https://push.example/x",
                 "keys": {"p256dh": "AA", "auth": "AA"},
             },
-            "invalid_push_keys",
+            400,
+            "invalid_request",
+        ),
+        (
+            {"player_id": "p", "endpoint": "https://10.0.0.1/x", "keys": GOOD_KEYS},
+            403,
+            "push_endpoint_refused",
+        ),
+        (
+            {"player_id": "p", "endpoint": "https://127.0.0.1/x", "keys": GOOD_KEYS},
+            403,
+            "push_endpoint_refused",
+        ),
+        (
+            {"player_id": "p", "endpoint": "https://user:pw@push.example/x", "keys": GOOD_KEYS},
+            403,
+            "push_endpoint_refused",
         ),
     ],
 )
-def test_a_bad_subscription_is_problem_json_and_changes_nothing(served, body, code) -> None:
+def test_a_bad_subscription_is_problem_json_and_changes_nothing(served, body, status, code) -> None:
     base, _receiver, _push = served
     player = f"p-{secrets.token_hex(4)}"
     if body.get("player_id") == "p":
         body = {**body, "player_id": player}
     with httpx.Client(base_url=base, timeout=WAIT) as client:
         refused = client.post("/v1/push/subscriptions", json=body)
-        assert refused.status_code == 400, refused.text
+        assert refused.status_code == status, refused.text
         assert refused.headers["content-type"].startswith("application/problem+json")
         assert refused.json()["code"] == code
         held = client.get("/v1/push/subscriptions", params={"player_id": player}).json()
     assert held["subscriptions"] == []
+
+
+def test_a_vacation_is_read_and_switched_and_a_bad_one_refused_changing_nothing(served) -> None:
+    base, _receiver, _push = served
+    player = f"v-{secrets.token_hex(4)}"
+    path = f"/v1/players/{player}/vacation"
+    with httpx.Client(base_url=base, timeout=WAIT) as client:
+        first = client.get(path).json()
+        assert (first["on"], first["since"], first["allowance"]) == (False, None, 30)
+        assert first["days_left"] == 30
+        on = client.put(path, json={"on": True})
+        assert on.status_code == 200, on.text
+        assert on.json()["on"] is True
+        assert on.json()["since"] is not None
+        for bad in ({"on": "yes"}, {}, {"on": True, "extra": 1}):
+            refused = client.put(path, json=bad)
+            assert refused.status_code == 400, refused.text
+            assert refused.headers["content-type"].startswith("application/problem+json")
+        assert client.get(path).json()["on"] is True
+        off = client.put(path, json={"on": False}).json()
+        assert off["on"] is False
+        assert 29.99 < off["days_left"] <= 30
+        assert client.get("/v1/players/bad%20id/vacation").status_code == 400
 
 
 def test_a_players_live_games_list_theirs_to_move_first(served) -> None:

@@ -81,8 +81,8 @@ SERVICE_STATUS = {
     "invalid_tournament": 400,
     "game_embargoed": 403,  # readable later: not a 404, the game exists and its id is public
     # correspondence (service.correspondence)
-    "player_id_required": 400,
-    "invalid_push_endpoint": 400,
+    "player_id_required": 401,  # no identity to take the player from: say who
+    "push_endpoint_refused": 403,  # a URL the service will not post to (this network's)
     "invalid_push_keys": 400,
     "too_many_push_subscriptions": 429,
     "push_subscription_not_found": 404,

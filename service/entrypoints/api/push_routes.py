@@ -21,8 +21,17 @@ from service.entrypoints.api.schemas import PlayerId
 
 _encoder = msgspec.json.Encoder()
 WHO = [{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}]
-B64URL = r"^[A-Za-z0-9_-]+={0,2}(?!\n)$"
-KeyText = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=B64URL)]
+# base64url of the exact sizes (the last character's spare bits zero): an uncompressed P-256
+# point (65 bytes, its first 0x04) and a 16-byte secret, padded or not
+P256 = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=87, max_length=88, pattern=r"^B[A-P][A-Za-z0-9_-]{84}[AEIMQUYcgkosw048]=?(?!\n)$"
+    ),
+]
+Secret16 = Annotated[
+    str, msgspec.Meta(min_length=22, max_length=24, pattern=r"^[A-Za-z0-9_-]{21}[AQgw](==)?(?!\n)$")
+]
 Endpoint = Annotated[
     str,
     msgspec.Meta(
@@ -51,8 +60,8 @@ class PushKeyOut(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PushKeysIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    p256dh: KeyText  # the browser's P-256 public key
-    auth: KeyText  # the browser's 16-byte authentication secret
+    p256dh: P256  # the browser's P-256 public key
+    auth: Secret16  # the browser's 16-byte authentication secret
 
 
 class PushSubscriptionIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

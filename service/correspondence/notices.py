@@ -40,6 +40,10 @@ QUEUE = "push"
 SENT_WINDOW = 3600.0  # seconds a push sent is remembered (the same job queued again: ignored)
 GONE = frozenset((404, 410))  # the push service no longer knows the subscription
 AGAIN = frozenset((408, 409, 425, 429))  # refusals worth trying again
+CONCURRENCY = 16  # pushes in flight per replica
+# seconds a claimed push is held: past the sender's timeout; a replica that dies holding one
+# leaves it to another this much later
+LEASE = 30.0
 
 
 class PushMessage(msgspec.Struct, frozen=True, kw_only=True):
@@ -194,7 +198,8 @@ class PushDelivery:
             self.queue,
             self.handle,
             max_failures=self.tries,
-            concurrency=16,
+            concurrency=CONCURRENCY,
+            lease=LEASE,
             remember_done=SENT_WINDOW,
             **options,  # type: ignore[arg-type]
         )

@@ -1,6 +1,7 @@
 """The correspondence stores' contracts (service.correspondence.records: `PlayerStore` and
-`Presence`), run against both adapters: in memory and real Redis (each test its own key
-prefix, its keys deleted afterwards)."""
+`Presence`), run against both adapters: in memory, and real Redis standalone and on the
+3-node Redis Cluster of tests/conftest.py (each test its own key prefix, its keys deleted
+afterwards)."""
 
 from __future__ import annotations
 
@@ -22,37 +23,47 @@ from service.correspondence.records import (
     PushKeys,
     PushSubscription,
 )
+from tests.support.replicas import CLUSTER_GROUP
 
 NOW = 1_760_000_000.5
 KEYS = PushKeys(p256dh="BPublic", auth="secret")
 
 
-@pytest.fixture(params=["memory", "redis"])
-def kind(request: pytest.FixtureRequest, redis_url: str) -> str:
-    return request.param
+@pytest.fixture(params=["memory", "redis", pytest.param("cluster", marks=CLUSTER_GROUP)])
+def kind(request: pytest.FixtureRequest) -> tuple[str, str | None]:
+    """(the adapter, its Redis URL)."""
+    if request.param == "memory":
+        return "memory", None
+    if request.param == "cluster":
+        return "cluster", request.getfixturevalue("redis_cluster").url
+    return "redis", request.getfixturevalue("redis_url")
 
 
-def run(kind: str, redis_url: str, body: Callable[..., Awaitable[None]]) -> None:
+def run(kind: tuple[str, str | None], body: Callable[..., Awaitable[None]]) -> None:
+    adapter, url = kind
+
     async def main() -> None:
-        if kind == "memory":
+        if url is None:
             await body(MemoryPlayerStore(), MemoryPresence())
             return
-        client = connect(redis_url)
+        client = connect(url, cluster=adapter == "cluster")
         prefix = f"ten-test-{secrets.token_hex(6)}"
+        players = RedisPlayerStore(client, prefix=prefix)
+        presence = RedisPresence(client, prefix=prefix)
         try:
-            await body(
-                RedisPlayerStore(client, prefix=prefix), RedisPresence(client, prefix=prefix)
-            )
+            await body(players, presence)
         finally:
-            keys = await client.keys(f"{prefix}:*")
-            if keys:
-                await client.delete(*keys)
+            # the keys these tests write (one by one: each is in a slot of its own)
+            keys = [players.key(p) for p in ("ann", "bob", "cy")]
+            keys += [presence.key(g, seat) for g in ("g1", "g2") for seat in range(3)]
+            for key in keys:
+                await client.delete(key)
             await client.aclose()
 
     asyncio.run(main())
 
 
-def test_a_player_record_is_created_at_version_one_and_saved_on_its_version(kind, redis_url):
+def test_a_player_record_is_created_at_version_one_and_saved_on_its_version(kind):
     async def body(players, _presence) -> None:
         assert await players.load_player("ann") is None
         first = PlayerRecord(player_id="ann").successor(away=(Away(NOW),))
@@ -66,10 +77,10 @@ def test_a_player_record_is_created_at_version_one_and_saved_on_its_version(kind
         assert await players.load_player("ann") == second
         assert await players.load_player("bob") is None
 
-    run(kind, redis_url, body)
+    run(kind, body)
 
 
-def test_a_save_on_a_version_no_longer_stored_is_refused_with_the_stored_one(kind, redis_url):
+def test_a_save_on_a_version_no_longer_stored_is_refused_with_the_stored_one(kind):
     async def body(players, _presence) -> None:
         first = PlayerRecord(player_id="ann").successor()
         await players.save_player(first)
@@ -81,20 +92,20 @@ def test_a_save_on_a_version_no_longer_stored_is_refused_with_the_stored_one(kin
         assert ahead.value.current == first
         assert await players.load_player("ann") == first
 
-    run(kind, redis_url, body)
+    run(kind, body)
 
 
-def test_a_new_record_over_none_stored_but_not_at_version_one_is_refused(kind, redis_url):
+def test_a_new_record_over_none_stored_but_not_at_version_one_is_refused(kind):
     async def body(players, _presence) -> None:
         with pytest.raises(PlayerConflict) as refused:
             await players.save_player(PlayerRecord(player_id="cy", version=3))
         assert refused.value.current is None
         assert await players.load_player("cy") is None
 
-    run(kind, redis_url, body)
+    run(kind, body)
 
 
-def test_a_stream_watches_until_it_leaves_or_its_word_lapses(kind, redis_url):
+def test_a_stream_watches_until_it_leaves_or_its_word_lapses(kind):
     async def body(_players, presence) -> None:
         assert not await presence.watching("g1", 0, NOW)
         await presence.enter("g1", 0, "s1", NOW + 30)
@@ -107,10 +118,10 @@ def test_a_stream_watches_until_it_leaves_or_its_word_lapses(kind, redis_url):
         await presence.leave("g1", 0, "s1")
         assert not await presence.watching("g1", 0, NOW)
 
-    run(kind, redis_url, body)
+    run(kind, body)
 
 
-def test_a_seat_watching_from_two_streams_watches_until_both_left(kind, redis_url):
+def test_a_seat_watching_from_two_streams_watches_until_both_left(kind):
     async def body(_players, presence) -> None:
         await presence.enter("g1", 2, "phone", NOW + 30)
         await presence.enter("g1", 2, "laptop", NOW + 30)
@@ -120,7 +131,7 @@ def test_a_seat_watching_from_two_streams_watches_until_both_left(kind, redis_ur
         assert not await presence.watching("g1", 2, NOW)
         await presence.leave("g1", 2, "laptop")  # twice: nothing
 
-    run(kind, redis_url, body)
+    run(kind, body)
 
 
 def test_the_redis_presence_key_expires_after_its_last_word(redis_url):

@@ -12,7 +12,6 @@ from typing import Any
 
 from infra.redis_client import unavailable_on_connection_errors
 
-
 # a word said and the key's lifetime renewed, in one step (one key: any Cluster node's)
 _ENTER = """
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])

@@ -66,11 +66,12 @@ def extended_deadline(
 ) -> float:
     """The deadline of a wait that began at `since`, its clock stood still while its player
     was away: `deadline` plus the time of the spells within [since, now]; while the player
-    is still away, at least `POSTPONED_AT_LEAST` after `now`."""
+    is still away, at least `POSTPONED_AT_LEAST` after `now` (or the wait's whole length,
+    if shorter: the player back gets at most that much more)."""
     counted = spells(away, allowance_days, now)
     extended = deadline + sum(_overlap(s, e, since, now) for s, e in counted)
     if on_vacation(away, allowance_days, now):
-        extended = max(extended, now + POSTPONED_AT_LEAST)
+        extended = max(extended, now + min(POSTPONED_AT_LEAST, deadline - since))
     return extended
 
 

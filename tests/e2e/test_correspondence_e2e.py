@@ -310,3 +310,36 @@ def test_a_players_live_games_list_theirs_to_move_first(served) -> None:
         ann_listed = client.get("/v1/games", params={"player_id": ann}).json()
     assert [g["id"] for g in listed["games"]] == [second, third, first]
     assert [g["id"] for g in ann_listed["games"]] == [third, first, second]
+
+
+def test_a_players_vacation_stands_their_deadline_still_until_it_ends(served) -> None:
+    base, _receiver, _push = served
+    ann, bob = _ids()
+    quick = {"type": "deadline", "hours": 0.001}  # 3.6 s a decision
+    with httpx.Client(base_url=base, timeout=WAIT) as client:
+        assert client.put(f"/v1/players/{ann}/vacation", json={"on": True}).json()["on"]
+        created = client.post(
+            "/v1/games",
+            json={
+                "players": [{"name": "Ann", "player_id": ann}, {"name": "Bob", "player_id": bob}],
+                "clock": quick,
+                "starting_seat": 0,
+            },
+        )
+        assert created.status_code == 201, created.text
+        game_id = created.json()["id"]
+        first = created.json()["clock"]["deadline"]
+
+        def clock() -> dict:
+            return client.get(f"/v1/games/{game_id}").json()["clock"]
+
+        def timed_out() -> bool:
+            events = client.get(f"/v1/games/{game_id}/events").json()["events"]
+            return any(e["type"] == "timed_out" for e in events)
+
+        # the deadline came while ann was away: moved on, not timed out
+        moved = _until(lambda: (c := clock())["deadline"] > first and c, "the deadline moved")
+        assert moved["seat"] == 0
+        assert not timed_out()
+        assert client.put(f"/v1/players/{ann}/vacation", json={"on": False}).json()["on"] is False
+        _until(timed_out, "ann timed out once back")

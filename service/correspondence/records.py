@@ -35,6 +35,18 @@ class Away(msgspec.Struct, frozen=True, array_like=True):
     end: float | None = None
 
 
+class Remembered(msgspec.Struct, frozen=True, kw_only=True):
+    """A create sent with an `Idempotency-Key` (`service.core.idempotency`): its entry, its
+    fingerprint and what it answered, kept with its effect in the same save."""
+
+    entry: str
+    fingerprint: str
+    subscription: PushSubscription
+
+
+KEPT_KEYS = 32  # the latest creates with a key a record remembers
+
+
 class PlayerRecord(msgspec.Struct, frozen=True, kw_only=True):
     """A player's correspondence record; version 0: never stored (nothing held yet)."""
 
@@ -44,6 +56,7 @@ class PlayerRecord(msgspec.Struct, frozen=True, kw_only=True):
     # this calendar year's spells of vacation and the last one's year's, oldest first (the
     # allowance is counted on them, and the deadlines stand still during them)
     away: tuple[Away, ...] = ()
+    remembered: tuple[Remembered, ...] = ()  # oldest first, at most KEPT_KEYS
 
     def successor(self, **changes: object) -> PlayerRecord:
         return msgspec.structs.replace(self, version=self.version + 1, **changes)

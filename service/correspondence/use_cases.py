@@ -13,18 +13,22 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from service.core import idempotency
 from service.core.callers import Caller
 from service.core.errors import ServiceError
 from service.core.unit_of_work import Retry, write
 from service.correspondence import vacation
 from service.correspondence.records import (
+    KEPT_KEYS,
     PlayerRecord,
     PlayerStore,
     PushKeys,
     PushSubscription,
+    Remembered,
 )
 
 LOOPBACK_HOSTS = frozenset(("127.0.0.1", "localhost", "::1"))
+SUBSCRIBE = "push_subscribe"  # the operation an Idempotency-Key of a subscription names
 
 
 class VacationView(msgspec.Struct, frozen=True, kw_only=True):
@@ -135,30 +139,55 @@ class Correspondence:
     # ------------------------------------------------------------ push subscriptions
 
     async def subscribe(
-        self, caller: Caller, player_id: str | None, endpoint: str, keys: PushKeys
-    ) -> tuple[str, PushSubscription]:
+        self,
+        caller: Caller,
+        player_id: str | None,
+        endpoint: str,
+        keys: PushKeys,
+        idempotency_key: str | None = None,
+    ) -> tuple[str, PushSubscription, bool]:
         """The player's subscription of this endpoint (the same one when subscribed
-        again: its keys replaced)."""
+        again: its keys replaced), and whether it is the first answer to this
+        `idempotency_key` handed back (replayed)."""
         player = self.whose(caller, player_id)
         check_endpoint(endpoint, self.allow_http_loopback)
         check_keys(keys)
         sid = subscription_id(player, endpoint)
         now = self.clock()
+        entry = fingerprint = None
+        if idempotency_key is not None:
+            entry = idempotency.entry_key(SUBSCRIBE, caller.scope, idempotency_key)
+            fingerprint = idempotency.fingerprint(SUBSCRIBE, player, endpoint, keys)
+        outcome: list[tuple[PushSubscription, bool]] = []
 
         def add(record: PlayerRecord) -> PlayerRecord:
+            outcome.clear()
+            prior = next((r for r in record.remembered if r.entry == entry), None)
+            if prior is not None:
+                assert fingerprint is not None
+                idempotency.check_same(prior, fingerprint)  # type: ignore[arg-type]
+                outcome.append((prior.subscription, True))
+                return record
             held = record.subscriptions
             known = next((s for s in held if s.id == sid), None)
-            if known is not None and known.keys == keys:
+            if known is not None and known.keys == keys and entry is None:
+                outcome.append((known, False))
                 return record
             others = tuple(s for s in held if s.id != sid)
             if known is None and self.max_subscriptions and len(others) >= self.max_subscriptions:
                 raise ServiceError("too_many_push_subscriptions")
             created = now if known is None else known.created_at
             made = PushSubscription(id=sid, endpoint=endpoint, keys=keys, created_at=created)
-            return record.successor(subscriptions=(*others, made))
+            outcome.append((made, False))
+            remembered = record.remembered
+            if entry is not None and fingerprint is not None:
+                kept = Remembered(entry=entry, fingerprint=fingerprint, subscription=made)
+                remembered = (*remembered, kept)[-KEPT_KEYS:]
+            return record.successor(subscriptions=(*others, made), remembered=remembered)
 
-        record = await self._change(player, add)
-        return player, next(s for s in record.subscriptions if s.id == sid)
+        await self._change(player, add)
+        made, replayed = outcome[-1]
+        return player, made, replayed
 
     async def subscriptions(
         self, caller: Caller, player_id: str | None

@@ -509,7 +509,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a browser to a player's turn notices
-         * @description A browser's push subscription (`PushSubscription.toJSON()`: `endpoint`, `keys`) for the player: when a correspondence game waits on the player and they are not watching it, every subscription gets an encrypted message `{type: "your_turn", game_id, seat, deadline, url}`. Subscribing an endpoint again is the same subscription (its keys replaced): a create is idempotent by its endpoint. At most `TEN_MAX_PUSH_SUBSCRIPTIONS` per player (429 `too_many_push_subscriptions`).
+         * @description A browser's push subscription (`PushSubscription.toJSON()`: `endpoint`, `keys`) for the player: when a correspondence game waits on the player and they are not watching it, every subscription gets an encrypted message `{type: "your_turn", game_id, seat, deadline, url}`. Subscribing an endpoint again is the same subscription (its keys replaced): a create is idempotent by its endpoint; an `Idempotency-Key` is honoured as by every create (the first answer again, `Idempotent-Replayed: true`; another body with the same key: 409 `idempotency_key_reused`). At most `TEN_MAX_PUSH_SUBSCRIPTIONS` per player (429 `too_many_push_subscriptions`).
          */
         post: operations["createPushSubscription"];
         delete?: never;
@@ -4932,7 +4932,10 @@ export interface operations {
     createPushSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4945,6 +4948,8 @@ export interface operations {
             /** @description Document created, URL follows */
             201: {
                 headers: {
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4972,6 +4977,15 @@ export interface operations {
             };
             /** @description Credentials that do not allow this (a token of another game). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

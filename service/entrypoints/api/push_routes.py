@@ -15,7 +15,7 @@ from service.correspondence.use_cases import Correspondence
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.bodies import strictly
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
-from service.entrypoints.api.parameters import JSON
+from service.entrypoints.api.parameters import JSON, REPLAYED, IdempotencyKey
 from service.entrypoints.api.problems import problems
 from service.entrypoints.api.schemas import PlayerId
 
@@ -113,23 +113,29 @@ async def get_push_key(request: Request) -> PushKeyOut:
     "`keys`) for the player: when a correspondence game waits on the player and they are "
     'not watching it, every subscription gets an encrypted message `{type: "your_turn", '
     "game_id, seat, deadline, url}`. Subscribing an endpoint again is the same subscription "
-    "(its keys replaced): a create is idempotent by its endpoint. At most "
+    "(its keys replaced): a create is idempotent by its endpoint; an `Idempotency-Key` is "
+    "honoured as by every create (the first answer again, `Idempotent-Replayed: true`; "
+    "another body with the same key: 409 `idempotency_key_reused`). At most "
     "`TEN_MAX_PUSH_SUBSCRIPTIONS` per player (429 `too_many_push_subscriptions`).",
     security=WHO,
-    responses=problems(401, 403),
+    response_headers=[REPLAYED],
+    responses=problems(401, 403, 409),
     before_request=authenticate,
     tags=["push"],
 )
 async def create_push_subscription(
-    request: AuthenticatedRequest, data: JSONBody[PushSubscriptionIn]
+    request: AuthenticatedRequest,
+    data: JSONBody[PushSubscriptionIn],
+    idempotency_key: IdempotencyKey = None,
 ) -> Response[PushSubscriptionOut]:
     data = await strictly(request, PushSubscriptionIn)
     keys = PushKeys(p256dh=data.keys.p256dh, auth=data.keys.auth)
-    player, made = await correspondence_of(request).subscribe(
-        request.user, data.player_id, data.endpoint, keys
+    player, made, replayed = await correspondence_of(request).subscribe(
+        request.user, data.player_id, data.endpoint, keys, idempotency_key
     )
     body = _encoder.encode(_out(player, made))
-    return Response(body, status_code=201, media_type=JSON)
+    headers = {"Idempotent-Replayed": "true"} if replayed else None
+    return Response(body, status_code=201, media_type=JSON, headers=headers)
 
 
 @get(

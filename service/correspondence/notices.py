@@ -104,7 +104,7 @@ class TurnNotices:
         self.announce = announce
         self.wake = wake
         self.clock = clock
-        self.skipped = 0  # notices not sent: their player was watching (the bench reads it)
+        self.skipped = 0  # turns told nobody: their player was watching
 
     async def react(self, change: Change) -> None:
         record = change.new
@@ -161,7 +161,6 @@ class PushDelivery:
         *,
         ttl: int = 24 * 3600,
         tries: int = 5,
-        delivered: Callable[[str, float], None] | None = None,
     ) -> None:
         self.queue = queue
         self.players = players
@@ -169,7 +168,6 @@ class PushDelivery:
         self.forget = forget  # (player id, subscription id): the subscription is gone
         self.ttl = ttl
         self.tries = tries
-        self.delivered = delivered  # (job id, when queued): counted (the bench), None: not
 
     async def handle(self, job: Job) -> None:
         stored = _job_decoder.decode(job.payload)
@@ -183,8 +181,6 @@ class PushDelivery:
             return  # unsubscribed meanwhile: nothing to send
         status = await self.sender.send(subscription, stored.body, self.ttl)
         if 200 <= status < 300:
-            if self.delivered is not None:
-                self.delivered(job.id, stored.queued_at)
             return
         if status in GONE:
             await self.forget(stored.player_id, stored.subscription_id)

@@ -106,6 +106,8 @@ class Correspondence:
     def whose(self, caller: Caller, player_id: str | None) -> str:
         """The player a request is about: the JWT's own, or one named by the platform (or by
         anyone while the service runs open)."""
+        if caller.kind == "anonymous" and not self.identities_open:
+            raise ServiceError("authentication_required")
         if player_id is None:
             if caller.kind == "player" and caller.player_id is not None:
                 return caller.player_id

@@ -107,7 +107,9 @@ def test_an_idempotency_key_hands_the_first_answer_back_and_refuses_another_body
 def test_whose_subscriptions_a_caller_may_name():
     async def body() -> None:
         corr = _corr(identities_open=False)
-        await _refused("player_id_required", corr.subscriptions(ANONYMOUS, None))
+        await _refused("authentication_required", corr.subscriptions(ANONYMOUS, None))
+        await _refused("authentication_required", corr.subscriptions(ANONYMOUS, "ann"))
+        await _refused("player_id_required", _corr().subscriptions(ANONYMOUS, None))
         ann = Caller(kind="player", player_id="ann")
         await _refused("player_id_not_yours", corr.subscriptions(ann, "bob"))
         assert (await corr.subscriptions(ann, None))[0] == "ann"

@@ -32,9 +32,7 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -43,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from py_vapid import Vapid02
 
 from tests.servers import RedisServer, ServiceProcess
-from tests.support.push import PushEndpoint
+from tests.support.push import PushEndpoint, serve
 from tests.support.webhooks import SECRET
 
 WAIT_AFTER = 120.0  # seconds to wait for the last notices (a bound: the run ends sooner)
@@ -55,30 +53,17 @@ class Hooks:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.turns: list[tuple[str, int, str, float]] = []  # game, seat, webhook-id, at
-        hooks = self
+        self.server = serve(self.answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                at = time.time()
-                message = json.loads(body)
-                if message.get("type") == "your_turn":
-                    data = message["data"]
-                    with hooks.lock:
-                        hooks.turns.append(
-                            (data["game_id"], data["seat"], self.headers["webhook-id"], at)
-                        )
-                with contextlib.suppress(OSError):
-                    self.send_response(204)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    def answer(self, _path: str, headers: dict[str, str], body: bytes) -> int:
+        at = time.time()
+        message = json.loads(body)
+        if message.get("type") == "your_turn":
+            data = message["data"]
+            wid = {k.lower(): v for k, v in headers.items()}["webhook-id"]
+            with self.lock:
+                self.turns.append((data["game_id"], data["seat"], wid, at))
+        return 204
 
     @property
     def url(self) -> str:

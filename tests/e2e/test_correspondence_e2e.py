@@ -74,17 +74,21 @@ def _ids() -> tuple[str, str]:
     return f"ann-{tag}", f"bob-{tag}"
 
 
-def _game(client: httpx.Client, ann: str, bob: str) -> tuple[str, dict[int, str]]:
+def _created(client: httpx.Client, ann: str, bob: str, clock: dict = DEADLINE) -> dict:
     created = client.post(
         "/v1/games",
         json={
             "players": [{"name": "Ann", "player_id": ann}, {"name": "Bob", "player_id": bob}],
-            "clock": DEADLINE,
+            "clock": clock,
             "starting_seat": 0,
         },
     )
     assert created.status_code == 201, created.text
-    game = created.json()
+    return created.json()
+
+
+def _game(client: httpx.Client, ann: str, bob: str) -> tuple[str, dict[int, str]]:
+    game = _created(client, ann, bob)
     return game["id"], {s["seat"]: s["token"] for s in game["seats"]}
 
 
@@ -318,17 +322,8 @@ def test_a_players_vacation_stands_their_deadline_still_until_it_ends(served) ->
     quick = {"type": "deadline", "hours": 0.001}  # 3.6 s a decision
     with httpx.Client(base_url=base, timeout=WAIT) as client:
         assert client.put(f"/v1/players/{ann}/vacation", json={"on": True}).json()["on"]
-        created = client.post(
-            "/v1/games",
-            json={
-                "players": [{"name": "Ann", "player_id": ann}, {"name": "Bob", "player_id": bob}],
-                "clock": quick,
-                "starting_seat": 0,
-            },
-        )
-        assert created.status_code == 201, created.text
-        game_id = created.json()["id"]
-        first = created.json()["clock"]["deadline"]
+        created = _created(client, ann, bob, quick)
+        game_id, first = created["id"], created["clock"]["deadline"]
 
         def clock() -> dict:
             return client.get(f"/v1/games/{game_id}").json()["clock"]

@@ -11,6 +11,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -31,6 +32,34 @@ class Pushed:
     payload: dict[str, Any] | None  # decrypted JSON; None: it could not be decrypted
     signed: bool  # its VAPID signature verified against the service's key
     at: float  # when it arrived (time.time())
+
+
+Answer = Callable[[str, dict[str, str], bytes], int]  # (path, headers, body) -> status
+
+
+def serve(answer: Answer) -> ThreadingHTTPServer:
+    """An HTTP server on a free loopback port, in a thread, that answers every POST with
+    `answer`'s status and an empty body (a push endpoint, a webhook receiver)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        timeout = 10  # a connection a sender left half-way never holds a thread for good
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            status = answer(self.path, dict(self.headers.items()), body)
+            with contextlib.suppress(OSError):  # a sender killed meanwhile
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    server.block_on_close = False
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 class PushEndpoint:
@@ -58,26 +87,7 @@ class PushEndpoint:
         return {"endpoint": self.url(path), "keys": self.keys}
 
     def start(self) -> PushEndpoint:
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            timeout = 10
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                status = endpoint.answer(self.path, dict(self.headers.items()), body)
-                with contextlib.suppress(OSError):
-                    self.send_response(status)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.server.block_on_close = False
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = serve(self.answer)
         return self
 
     def stop(self) -> None:

@@ -187,7 +187,7 @@ class _Watching:
     async def unsay(self) -> None:
         try:
             await self.presence.leave(self.game_id, self.seat, self.id)
-        except BaseException as exc:
+        except Exception as exc:  # its word lapses instead (a cancellation goes on up)
             log.info("presence: game %s seat %d left to lapse (%r)", self.game_id, self.seat, exc)
 
 

@@ -22,6 +22,11 @@ an event, never loses it.
   process with a `reconnect` event (reason `store_unavailable`), logged once for the episode,
   not per stream; the reader subscribes again, with backoff, and new streams start once the
   store answers (until then they are refused with 503 before they start).
+- **Presence**: a stream of a seat's player (its seat token, or its player's JWT) says,
+  for as long as it is open, that the player watches the game (`Presence`, shared by every
+  replica: the turn notices of correspondence games skip a player who watches): said when
+  it starts, again while it sends (keep-alives included), taken back when it ends; a
+  replica killed with it open leaves a word that lapses on its own.
 - **End**: after `game_finished`; a game that ended otherwise (aborted, abandoned,
   cancelled) or expired is found by the quiet-game check and its streams end, as before.
 """
@@ -31,6 +36,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import secrets
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from typing import NamedTuple, Protocol
@@ -39,6 +46,7 @@ import msgspec
 
 from service.core.cancellation import stop_if_cancelled
 from service.core.ports import EventLog, Games, LogNews, StoredEvent, StoreUnavailable
+from service.correspondence.records import Presence
 
 log = logging.getLogger("ten.streams")
 
@@ -154,6 +162,35 @@ class _Stream:
         self.woken.set()
 
 
+class _Watching:
+    """A seat's stream's word that its player watches the game (see the module docstring):
+    said again once a third of its lifetime has passed; a presence store that fails is
+    logged, and the stream goes on (the player may get a notice they did not need)."""
+
+    __slots__ = ("game_id", "id", "presence", "said", "seat", "ttl")
+
+    def __init__(self, presence: Presence, game_id: str, seat: int, ttl: float) -> None:
+        self.presence, self.game_id, self.seat, self.ttl = presence, game_id, seat, ttl
+        self.id = secrets.token_hex(8)
+        self.said = 0.0
+
+    async def say(self, force: bool = False) -> None:
+        now = time.time()
+        if not force and now - self.said < self.ttl / 3:
+            return
+        try:
+            await self.presence.enter(self.game_id, self.seat, self.id, now + self.ttl)
+            self.said = now
+        except Exception as exc:
+            log.warning("presence: game %s seat %d not said (%s)", self.game_id, self.seat, exc)
+
+    async def unsay(self) -> None:
+        try:
+            await self.presence.leave(self.game_id, self.seat, self.id)
+        except Exception as exc:  # its word lapses instead (a cancellation goes on up)
+            log.info("presence: game %s seat %d left to lapse (%r)", self.game_id, self.seat, exc)
+
+
 class Slot:
     """A stream admitted (`Watchers.admit`): released when its stream ends, or when it is
     dropped unused (a response never started)."""
@@ -184,8 +221,13 @@ class Watchers:
         max_per_client: int = 100,
         buffer: int = 256,
         keepalive: float = 15.0,
+        presence: Presence | None = None,
+        presence_ttl: float = 45.0,
     ) -> None:
         self.store = store
+        self.presence = presence
+        # a word outlives the keep-alive period thrice: a quiet stream says it again in time
+        self.presence_ttl = max(presence_ttl, 3 * keepalive)
         self.max_streams = max_streams
         self.max_per_client = max_per_client
         self.buffer = buffer
@@ -221,15 +263,25 @@ class Watchers:
 
     # -- one stream
 
-    async def stream(self, game_id: str, after: int, slot: Slot) -> AsyncIterator[bytes]:
+    async def stream(
+        self, game_id: str, after: int, slot: Slot, seat: int | None = None
+    ) -> AsyncIterator[bytes]:
         """The SSE body of one stream: the opening comment, the events after `after`, a
         keep-alive comment after each quiet keep-alive period; it ends after
-        `game_finished`, when the game is gone or has ended, or with a `reconnect` event."""
+        `game_finished`, when the game is gone or has ended, or with a `reconnect` event.
+        `seat`: the stream is that seat's player's (their presence is said while it is open)."""
         stream = _Stream(after)
+        watching = None
+        if seat is not None and self.presence is not None:
+            watching = _Watching(self.presence, game_id, seat, self.presence_ttl)
         try:
+            if watching is not None:
+                await watching.say(force=True)  # before the client sees the stream open
             yield OPENING
             while stream.ending is None:
                 chunk = await self._next(game_id, stream)
+                if watching is not None:
+                    await watching.say()
                 if chunk:
                     yield chunk
             if stream.ending:
@@ -240,6 +292,8 @@ class Watchers:
         finally:
             self._leave(stream)
             slot.release()
+            if watching is not None:
+                await watching.unsay()
 
     async def _next(self, game_id: str, stream: _Stream) -> bytes | None:
         """What the stream sends next (None: nothing yet; `stream.ending` set: it ends)."""

@@ -20,6 +20,11 @@ from infra.watchers import Watchers
 from service.core.cancellation import finish_within, stop_tasks
 from service.core.ports import GameStore, TournamentStore
 from service.core.settings import Settings
+from service.core.unit_of_work import Retry
+from service.correspondence.notices import QUEUE as PUSH
+from service.correspondence.notices import PushDelivery, TurnNotices
+from service.correspondence.records import PlayerStore, Presence
+from service.correspondence.use_cases import Correspondence
 from service.games.bot_work import BotWork
 from service.games.use_cases import GameService
 from service.history.archive import GameArchive
@@ -36,6 +41,7 @@ from service.reactions.relay import (
     DUE_MOVED,
     GAME_CREATED,
     GAME_ENDED,
+    TURN_WAITS,
     LocalReaction,
     Reaction,
     ReactionTable,
@@ -69,6 +75,9 @@ class Adapters(NamedTuple):
         None  # the tournaments' store (service.tournaments.use_cases)
     )
     tickets: TicketStore | None = None  # the matchmaking tickets (service.matchmaking)
+    # correspondence (service.correspondence): the players' records, who watches which game
+    players: PlayerStore | None = None
+    presence: Presence | None = None
 
 
 def build_adapters(
@@ -81,6 +90,8 @@ def build_adapters(
         archive = SqlArchive.from_url(settings.archive.database_url)
     if settings.redis.url is None:
         from infra.memory_matchmaking import MemoryTicketStore  # noqa: PLC0415
+        from infra.memory_presence import MemoryPresence  # noqa: PLC0415
+        from infra.memory_push import MemoryPlayerStore  # noqa: PLC0415
         from infra.memory_store import MemoryGameStore  # noqa: PLC0415
         from infra.memory_tournaments import MemoryTournamentStore  # noqa: PLC0415
         from infra.queues import MemoryQueue  # noqa: PLC0415
@@ -102,6 +113,8 @@ def build_adapters(
             close_embedded,
             tournaments=MemoryTournamentStore(),
             tickets=MemoryTicketStore(),
+            players=MemoryPlayerStore(),
+            presence=MemoryPresence(),
         )
     return _redis_adapters(settings, store, archive)
 
@@ -114,6 +127,8 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
     from infra.rate_limit_store import RedisRateCounter  # noqa: PLC0415
     from infra.redis_client import connect  # noqa: PLC0415
     from infra.redis_matchmaking import RedisTicketStore  # noqa: PLC0415
+    from infra.redis_presence import RedisPresence  # noqa: PLC0415
+    from infra.redis_push import RedisPlayerStore  # noqa: PLC0415
     from infra.redis_store import RedisGameStore  # noqa: PLC0415
     from infra.redis_tournaments import RedisTournamentStore  # noqa: PLC0415
 
@@ -160,6 +175,8 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
     return Adapters(
         store, queue, archive, rate_counter, "redis", close_redis, client, open_redis,
         RedisTournamentStore(client, wait=wait), RedisTicketStore(client, wait=wait),
+        RedisPlayerStore(client),
+        RedisPresence(client, ttl=settings.correspondence.presence_ttl),
     )  # fmt: skip
 
 
@@ -245,6 +262,7 @@ class Background:
         reviews: Reviews,
         tournaments: Tournaments,
         matchmaking: Matchmaking | None = None,
+        correspondence: CorrespondenceParts | None = None,
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
         self.reviews = reviews
@@ -256,6 +274,7 @@ class Background:
         self.relayer = relay.worker(count=obs.count_job())
         self.webhooks = webhooks
         self.deadlines = deadlines
+        self.correspondence = correspondence
         self.tasks: list[asyncio.Task] = []
         self.matchmaking = matchmaking
         self.matchmaker = (
@@ -268,6 +287,8 @@ class Background:
             max_per_client=settings.streams.max_per_client,
             buffer=settings.streams.buffer,
             keepalive=settings.streams.keepalive,
+            presence=None if correspondence is None else correspondence.presence,
+            presence_ttl=settings.correspondence.presence_ttl,
         )
 
     async def start(self) -> None:
@@ -297,6 +318,8 @@ class Background:
             self._run(self.webhooks.run_forever(), "ten-webhooks")
         if self.matchmaker is not None:
             self._run(self.matchmaker.run_forever(), "ten-matchmaking")
+        if self.correspondence is not None:
+            self._run(self.correspondence.push_worker.run_forever(), "ten-push")
 
     def _run(self, coroutine: Any, name: str) -> None:
         self.tasks.append(asyncio.create_task(coroutine, name=name))
@@ -304,6 +327,8 @@ class Background:
     async def stop(self) -> None:
         await stop_tasks(self.tasks, STOP_SECONDS)
         await self.webhooks.close()
+        if self.correspondence is not None:
+            await self.correspondence.sender.close()
 
 
 def game_service(
@@ -315,8 +340,11 @@ def game_service(
     assert adapters.tournaments is not None
     # the relay first: every use case saves through it; its table once the reactions exist
     relay = Relay(store, adapters.queue("relay"))
-    service = GameService(store, settings, relay=relay, bots=bot_work(settings))
     webhooks = platform_webhooks(settings, adapters, obs)
+    corr = correspondence_parts(settings, adapters, webhooks, obs)
+    service = GameService(
+        store, settings, relay=relay, bots=bot_work(settings), away=corr.use_cases.away
+    )
     tournaments = Tournaments(
         adapters.tournaments,
         adapters.queue(TOURNAMENTS),
@@ -353,6 +381,7 @@ def game_service(
             tournaments=TournamentReaction(tournaments.director.record_result),
             deadlines=deadlines,
             metrics=obs.reaction(),
+            notices=corr.notices,
         )
     )
     reviews = post_game_reviews(settings, adapters, service, obs)
@@ -369,9 +398,60 @@ def game_service(
         retry=service.retry,
         quotas=store,
     )
-    return service, Background(
-        settings, archiver, relay, service, obs, secrecy, *kept, matchmaking=matchmaking
+    background = Background(
+        settings,
+        archiver,
+        relay,
+        service,
+        obs,
+        secrecy,
+        *kept,
+        matchmaking=matchmaking,
+        correspondence=corr,
     )
+    return service, background
+
+
+class CorrespondenceParts(NamedTuple):
+    """Correspondence play, wired (service.correspondence): the use cases, the presence the
+    event streams say, the turn notices (a durable reaction) and the push queue's worker."""
+
+    use_cases: Correspondence
+    presence: Presence
+    notices: TurnNotices
+    push_worker: Any  # service.jobs.worker.Worker
+    sender: Any  # infra.push_sender.WebPushSender
+
+
+def correspondence_parts(
+    settings: Settings, adapters: Adapters, webhooks: Webhooks, obs: Instruments
+) -> CorrespondenceParts:
+    from infra.push_sender import WebPushSender  # noqa: PLC0415 - pywebpush only when built
+
+    assert adapters.players is not None
+    assert adapters.presence is not None
+    corr = settings.correspondence
+    use_cases = Correspondence(
+        adapters.players,
+        Retry(settings.games.act_retries),
+        allow_http_loopback=corr.push_allow_http_loopback,
+        max_subscriptions=corr.max_push_subscriptions,
+        vacation_days=corr.vacation_days,
+    )
+    sender = WebPushSender(corr.vapid_private_key, corr.vapid_subject)
+    queue = adapters.queue(PUSH)
+    delivery = PushDelivery(
+        queue, adapters.players, sender, use_cases.forget, ttl=corr.push_ttl, tries=corr.push_tries
+    )
+    worker = delivery.worker(count=obs.count_job())
+    notices = TurnNotices(
+        adapters.presence,
+        adapters.players,
+        queue,
+        announce=webhooks.announce if webhooks.enabled else None,
+        wake=worker.wake,
+    )
+    return CorrespondenceParts(use_cases, adapters.presence, notices, worker, sender)
 
 
 def reaction_table(
@@ -381,6 +461,7 @@ def reaction_table(
     tournaments: Reaction | None = None,
     deadlines: LocalReaction | None = None,
     metrics: LocalReaction | None = None,
+    notices: Reaction | None = None,
 ) -> ReactionTable:
     """What happens when a game changes: each kind of change (every event type of the
     domain, and the record's own facts) -> the reactions it calls for, run in the order the
@@ -412,6 +493,8 @@ def reaction_table(
         "final_buy_started": (),
         "timed_out": (),
         "game_finished": (),  # its end is GAME_ENDED
+        # a correspondence game's decision handed to a human seat: tell its player
+        TURN_WAITS: _listed(notices),
     }
 
 

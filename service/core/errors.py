@@ -81,6 +81,13 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "not_your_ticket": "Only the ticket's holder (its player, the platform, or the bearer of its ticket token) may do this.",
     "invalid_ticket": "The ticket's settings are not valid.",
     "too_many_tickets": "This caller holds as many waiting tickets as it may; cancel one, or retry later.",
+    # correspondence (service.correspondence)
+    "player_id_required": "This needs a player_id: name the player (the platform, or while the service runs open), or call with that player's JWT.",
+    "push_endpoint_refused": "A push endpoint must be an https URL of a push service (http only on this machine, when the operator allows it).",
+    "invalid_push_keys": "A push subscription's keys must be the browser's P-256 public key (p256dh, 65 bytes) and its 16-byte auth secret, in base64url.",
+    "too_many_push_subscriptions": "This player holds as many push subscriptions as they may; delete one first.",
+    "push_subscription_not_found": "This player has no push subscription with this id.",
+    "vacation_allowance_spent": "This player's days off for this year are spent.",
 }
 
 

@@ -348,6 +348,47 @@ class ObservabilitySettings(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
+class CorrespondenceSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Correspondence play (service.correspondence): who is watching a game, the turn
+    notices sent by Web Push, the players' vacations."""
+
+    # TEN_VAPID_PRIVATE_KEY: the VAPID key that signs every push message (a P-256 private
+    # key: PEM, or its raw 32 bytes in base64url); unset: a key made when the process starts
+    # (browsers' subscriptions are tied to the key: they do not outlive a restart then)
+    vapid_private_key: str | None = None
+    # TEN_VAPID_SUBJECT: how a push service reaches the operator (mailto: or https: URL)
+    vapid_subject: str = "mailto:operator@localhost"
+    # TEN_PUSH_ALLOW_HTTP_LOOPBACK: subscriptions may name http://127.0.0.1 or localhost
+    # endpoints (tests and benches: a local push endpoint); else https only
+    push_allow_http_loopback: bool = False
+    # TEN_MAX_PUSH_SUBSCRIPTIONS: push subscriptions one player holds (then 429)
+    max_push_subscriptions: int = 10
+    push_ttl: int = 24 * 3600  # TEN_PUSH_TTL: seconds a push service keeps an undelivered message
+    push_tries: int = 5  # TEN_PUSH_TRIES: tries of one push message before it is set aside
+    # TEN_PRESENCE_TTL: seconds a replica's word that a player watches a game lasts without
+    # being said again (an open stream says it again well before; a killed replica's lapses)
+    presence_ttl: float = 45.0
+    vacation_days: int = 30  # TEN_VACATION_DAYS: days off a player has in a calendar year
+
+    def __post_init__(self) -> None:
+        if not self.vapid_subject.startswith(("mailto:", "https://")):
+            raise ValueError("TEN_VAPID_SUBJECT must be a mailto: or https:// URL")
+
+    @classmethod
+    def from_env(cls, env: Environment) -> CorrespondenceSettings:
+        d = cls()
+        return cls(
+            vapid_private_key=_pem(env.get("VAPID_PRIVATE_KEY")),
+            vapid_subject=env.get("VAPID_SUBJECT") or d.vapid_subject,
+            push_allow_http_loopback=env.flag("PUSH_ALLOW_HTTP_LOOPBACK", False),
+            max_push_subscriptions=env.number("MAX_PUSH_SUBSCRIPTIONS", d.max_push_subscriptions),
+            push_ttl=env.number("PUSH_TTL", d.push_ttl),
+            push_tries=env.number("PUSH_TRIES", d.push_tries),
+            presence_ttl=env.number("PRESENCE_TTL", d.presence_ttl, float),
+            vacation_days=env.count("VACATION_DAYS", d.vacation_days),
+        )
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Every setting, by concern (see the module docstring)."""
 
@@ -361,6 +402,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     streams: StreamSettings = msgspec.field(default_factory=StreamSettings)
     runtime: RuntimeSettings = msgspec.field(default_factory=RuntimeSettings)
     observability: ObservabilitySettings = msgspec.field(default_factory=ObservabilitySettings)
+    correspondence: CorrespondenceSettings = msgspec.field(default_factory=CorrespondenceSettings)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -377,6 +419,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             streams=StreamSettings.from_env(env),
             runtime=RuntimeSettings.from_env(env),
             observability=ObservabilitySettings.from_env(env),
+            correspondence=CorrespondenceSettings.from_env(env),
         )
 
 

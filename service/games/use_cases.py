@@ -13,12 +13,12 @@ import re
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
 from domain.bots.clock import earliest_deadline, play, time_out
-from domain.game.model import Action, Event, GameState, Reclaim, Resign
+from domain.game.model import Action, DeadlineClock, Event, GameState, Reclaim, Resign
 from service.core import idempotency
 from service.core.callers import Caller
 from service.core.errors import ServiceError
@@ -45,6 +45,8 @@ GAME_ID = re.compile(r"[0-9a-f]{20}")  # matched whole (fullmatch): no "...\n"
 _event_encoder = msgspec.json.Encoder()
 
 
+# a seat's player's deadline as their vacations extend it: (player id, since, deadline, now)
+Away = Callable[[str, float, float, float], Awaitable[float]]
 CHEAP_BOTS = frozenset({"random", "basic"})  # tens of microseconds a decision, no search
 
 
@@ -96,6 +98,7 @@ class GameService:
         recent_games: int = 1024,  # about 9 KB each (a 4-player game at its start)
         bots: BotWork | None = None,
         retry: Retry | None = None,
+        away: Away | None = None,
     ) -> None:
         # the whole store: the use cases here use `Games` and `EventLog.events`; the lobby
         # (`Listings`), the readiness check (`Lifecycle.ping`) and the composition root (the
@@ -118,6 +121,8 @@ class GameService:
         self._recent_max = recent_games
         # the one retry rule of every write on this store (service.core.unit_of_work)
         self.retry = retry if retry is not None else Retry(settings.games.act_retries)
+        # a correspondence deadline as its player's vacations extend it (None: none do)
+        self.away = away
 
     def _remember(self, record: GameRecord) -> None:
         recent = self._recent
@@ -376,7 +381,15 @@ class GameService:
             return Fired("moved_on", record.due, record.stamp)
         clock = record.state.clock if record.state is not None else None
         late = None
-        if clock is not None and clock.deadline is not None and clock.deadline <= now:
+        postponed = await self._postponed(record, now)
+        if postponed is not None:
+            # its player was away: the deadline moved by that time, the game waits on
+            assert record.state is not None
+            assert clock is not None
+            outcome, events = "moved_on", []
+            later = msgspec.structs.replace(clock, deadline=postponed)
+            new = record.successor(state=msgspec.structs.replace(record.state, clock=later))
+        elif clock is not None and clock.deadline is not None and clock.deadline <= now:
             outcome, late = "timeout", now - clock.deadline
             # the game's bot moves for the seat
             state, events = await self.bots.step(True, time_out, record.state, now)
@@ -406,6 +419,23 @@ class GameService:
                 return Fired("gone", None, None)
             return Fired("conflict", current.due, current.stamp)
         return Fired(outcome, new.due, new.stamp, late)
+
+    async def _postponed(self, record: GameRecord, now: float) -> float | None:
+        """The later deadline of a correspondence seat whose deadline came while its
+        player's vacation stood their clock still (None: it stands, or came not yet)."""
+        state = record.state
+        clock = None if state is None else state.clock
+        if self.away is None or clock is None or clock.seat is None or clock.deadline is None:
+            return None
+        if clock.deadline > now or not isinstance(clock.control, DeadlineClock):
+            return None
+        ids = record.player_ids
+        player_id = ids[clock.seat] if clock.seat < len(ids) else None
+        if player_id is None:
+            return None
+        original = clock.since + clock.control.hours * 3600
+        extended = await self.away(player_id, clock.since, original, now)
+        return extended if extended > now else None
 
     async def events(self, game_id: str, after: int, limit: int) -> list[StoredEvent]:
         await self.get(game_id)

@@ -72,6 +72,7 @@ QUEUES: Final[dict[str, str]] = {
     "pairing the next)",
     "matchmaking": "matchmaking pools whose matchmaker has a step to take (pairing the "
     "waiting tickets, making their tables)",
+    "push": "Web Push messages telling players their correspondence turn came",
 }
 Q = TypeVar("Q")
 

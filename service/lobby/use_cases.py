@@ -55,6 +55,7 @@ from service.lobby.records import (
     replace_at,
 )
 from service.lobby.seating import joined_again, open_table, refusal, require_credentials, seat_for
+from service.lobby.to_move import player_page
 
 
 class LobbyStore(Games, Listings, Protocol):
@@ -323,13 +324,16 @@ class Lobby:
     async def list_player(
         self, caller: Caller, player_id: str, cursor: str | None, limit: int
     ) -> Page:
-        """A player's open tables and live games: for that player (JWT) or the platform;
-        anyone while the service is open (identities unverified)."""
+        """A player's open tables and live games, those waiting on them first
+        (`service.lobby.to_move`): for that player (JWT) or the platform; anyone while the
+        service is open (identities unverified)."""
         if not caller.may_claim(player_id) and not self.identities_open:
             raise ServiceError(
                 "player_id_not_yours", "Only that player or the platform may list them."
             )
-        return await self._page(player_index(player_id), cursor, limit)
+        return await player_page(
+            self.store.list_games, player_index(player_id), player_id, cursor, limit
+        )
 
     async def _page(self, index: str, cursor: str | None, limit: int) -> Page:
         games = await self.store.list_games(index, decode_cursor(cursor), limit + 1)

@@ -48,6 +48,7 @@ import msgspec
 from domain.game.model import AnyEvent
 from service.core.model import GameRecord
 from service.core.ports import RelayLog, StoredEvent
+from service.correspondence.turns import handed_at, waiting_seat
 from service.jobs.worker import Job, LeasedQueue, Worker
 
 log = logging.getLogger("ten.relay")
@@ -58,7 +59,9 @@ GRACE = 5.0  # seconds a mark waits for the process that made it before any repl
 GAME_CREATED = "game_created"  # a table or game stored for the first time
 GAME_ENDED = "game_ended"  # finished, aborted, abandoned or cancelled
 DUE_MOVED = "due_moved"  # its next deadline set or moved
-RECORD_FACTS = (GAME_CREATED, GAME_ENDED, DUE_MOVED)
+# a correspondence game's decision handed to a human seat (service.correspondence.turns)
+TURN_WAITS = "turn_waits"
+RECORD_FACTS = (GAME_CREATED, GAME_ENDED, DUE_MOVED, TURN_WAITS)
 EVENT_TYPES = tuple(str(e.__struct_config__.tag) for e in get_args(AnyEvent))
 
 
@@ -119,14 +122,23 @@ def saved_change(
         facts.append(GAME_ENDED)
     if new.due is not None and (old is None or new.due != old.due):
         facts.append(DUE_MOVED)
-    return Change(old, new, stored, facts, typed)
+    return _turn_told(Change(old, new, stored, facts, typed))
 
 
 def relayed_change(record: GameRecord, stored: Sequence[StoredEvent]) -> Change:
     """What a relay hands on: the game as stored now and its events not relayed yet (the
     game before them is not known: an ended game is `GAME_ENDED` again; the reactions are
     idempotent)."""
-    return Change(None, record, stored, (GAME_ENDED,) if record.ended else ())
+    return _turn_told(Change(None, record, stored, (GAME_ENDED,) if record.ended else ()))
+
+
+def _turn_told(change: Change) -> Change:
+    """`TURN_WAITS` added to a change of a correspondence game whose events handed the
+    decision to the human seat it now waits on (its events decoded only then)."""
+    seat = waiting_seat(change.new)
+    if seat is not None and handed_at(change.events, seat) is not None:
+        change.kinds = change.kinds | {TURN_WAITS}
+    return change
 
 
 class Reaction(Protocol):

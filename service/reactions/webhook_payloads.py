@@ -180,6 +180,21 @@ class TicketMatchedWebhook(msgspec.Struct, tag="ticket_matched", **_WEBHOOK):
     data: TicketMatchedData
 
 
+class YourTurnData(msgspec.Struct, frozen=True, kw_only=True):
+    game_id: str
+    seat: int
+    player_id: str | None = None  # the seat's player (None: a seat without a platform id)
+    deadline: datetime | None = None  # when the seat's decision is due (UTC)
+
+
+class YourTurnWebhook(msgspec.Struct, tag="your_turn", **_WEBHOOK):
+    """A correspondence game (a deadline clock) waits on a player who is not watching it:
+    tell them (the platform's own push channels). One per turn handed to the seat."""
+
+    timestamp: datetime
+    data: YourTurnData
+
+
 WebhookPayload = (
     GameStartedWebhook
     | GameFinishedWebhook
@@ -189,6 +204,7 @@ WebhookPayload = (
     | RoundStartedWebhook
     | TournamentFinishedWebhook
     | TicketMatchedWebhook
+    | YourTurnWebhook
 )
 # the body of each webhook by its `type` (the OpenAPI document's `webhooks`)
 WEBHOOK_PAYLOADS: dict[str, type] = {
@@ -197,5 +213,6 @@ WEBHOOK_PAYLOADS: dict[str, type] = {
         GameStartedWebhook, GameFinishedWebhook, SeatTakenOverWebhook, GameAbortedWebhook,
         TournamentStartedWebhook, RoundStartedWebhook, TournamentFinishedWebhook,
         TicketMatchedWebhook,
+        YourTurnWebhook,
     )
 }  # fmt: skip

@@ -127,7 +127,7 @@ export interface paths {
         };
         /**
          * Find games: open tables, or a player's games
-         * @description Without `player_id`: the public tables waiting for players. With it: that player's open tables and live games (for that player's JWT or the platform; anyone while the service runs open). Newest first; `next_cursor` fetches the next page.
+         * @description Without `player_id`: the public tables waiting for players. With it: that player's open tables and live games (for that player's JWT or the platform; anyone while the service runs open): first the live games whose decision is that player's, then the others, each newest first. Newest first without it. `next_cursor` fetches the next page.
          */
         get: operations["listGames"];
         put?: never;
@@ -512,6 +512,88 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/players/{player_id}/vacation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player's vacation
+         * @description While a player's vacation is on, the deadline clocks of their correspondence games (`"clock": {"type": "deadline"}`) stand still: a deadline that comes is moved by the time the player was away while the game waited on them. A year's allowance is `TEN_VACATION_DAYS` days (calendar year, UTC); a vacation that would use more ends where the allowance runs out. For that player (JWT) or the platform; anyone while the service runs open.
+         */
+        get: operations["getVacation"];
+        /**
+         * Turn a player's vacation on or off
+         * @description While a player's vacation is on, the deadline clocks of their correspondence games (`"clock": {"type": "deadline"}`) stand still: a deadline that comes is moved by the time the player was away while the game waited on them. A year's allowance is `TEN_VACATION_DAYS` days (calendar year, UTC); a vacation that would use more ends where the allowance runs out. For that player (JWT) or the platform; anyone while the service runs open. Turning it on with the allowance spent is 409 `vacation_allowance_spent`; asking for what already is changes nothing.
+         */
+        put: operations["setVacation"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/push/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The service's Web Push key
+         * @description The VAPID application server key a browser subscribes with (`PushManager.subscribe({applicationServerKey})`). Without `TEN_VAPID_PRIVATE_KEY` the service makes a key when it starts: subscriptions then do not outlive a restart.
+         */
+        get: operations["getPushKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/push/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A player's push subscriptions */
+        get: operations["listPushSubscriptions"];
+        put?: never;
+        /**
+         * Subscribe a browser to a player's turn notices
+         * @description A browser's push subscription (`PushSubscription.toJSON()`: `endpoint`, `keys`) for the player: when a correspondence game waits on the player and they are not watching it, every subscription gets an encrypted message `{type: "your_turn", game_id, seat, deadline, url}`. Subscribing an endpoint again is the same subscription (its keys replaced): a create is idempotent by its endpoint; an `Idempotency-Key` is honoured as by every create (the first answer again, `Idempotent-Replayed: true`; another body with the same key: 409 `idempotency_key_reused`). At most `TEN_MAX_PUSH_SUBSCRIPTIONS` per player (429 `too_many_push_subscriptions`).
+         */
+        post: operations["createPushSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/push/subscriptions/{subscription_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a push subscription */
+        delete: operations["deletePushSubscription"];
         options?: never;
         head?: never;
         patch?: never;
@@ -965,6 +1047,26 @@ export interface webhooks {
          * @description Signed per Standard Webhooks; delivered at least once (retried with exponential backoff until a 2xx answer).
          */
         post: operations["webhook_tournament_started"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    your_turn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A correspondence game (a deadline clock) waits on a player who is not watching it:
+         * @description Signed per Standard Webhooks; delivered at least once (retried with exponential backoff until a 2xx answer).
+         */
+        post: operations["webhook_your_turn"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1816,6 +1918,35 @@ export interface components {
             to_act: number | null;
             version: number;
         };
+        /** PushKeyOut */
+        PushKeyOut: {
+            public_key: string;
+        };
+        /** PushKeysIn */
+        PushKeysIn: {
+            auth: string;
+            p256dh: string;
+        };
+        /** PushSubscriptionIn */
+        PushSubscriptionIn: {
+            /** @description The push service's URL for this browser (PushSubscription.endpoint): https; http://127.0.0.1 or localhost only when the operator allows it (`TEN_PUSH_ALLOW_HTTP_LOOPBACK`, tests and benches). */
+            endpoint: string;
+            keys: components["schemas"]["PushKeysIn"];
+            /** @default null */
+            player_id?: string | null;
+        };
+        /** PushSubscriptionOut */
+        PushSubscriptionOut: {
+            created_at: string;
+            endpoint: string;
+            id: string;
+            player_id: string;
+        };
+        /** PushSubscriptionsOut */
+        PushSubscriptionsOut: {
+            player_id: string;
+            subscriptions: components["schemas"]["PushSubscriptionOut"][];
+        };
         /** RateLimit */
         RateLimit: {
             /** @enum {unknown} */
@@ -2445,6 +2576,18 @@ export interface components {
             type: "turn_started";
             version: number;
         };
+        /** VacationIn */
+        VacationIn: {
+            on: boolean;
+        };
+        /** VacationOut */
+        VacationOut: {
+            allowance: number;
+            days_left: number;
+            on: boolean;
+            player_id: string;
+            since: string | null;
+        };
         /**
          * WebhookSeat
          * @description A seat of the game as it started.
@@ -2472,6 +2615,26 @@ export interface components {
         WindowOut: {
             high: number;
             low: number;
+        };
+        /** YourTurnData */
+        YourTurnData: {
+            /** @default null */
+            deadline?: string | null;
+            game_id: string;
+            /** @default null */
+            player_id?: string | null;
+            seat: number;
+        };
+        /**
+         * YourTurnWebhook
+         * @description A correspondence game (a deadline clock) waits on a player who is not watching it:
+         *     tell them (the platform's own push channels). One per turn handed to the seat.
+         */
+        YourTurnWebhook: {
+            data: components["schemas"]["YourTurnData"];
+            timestamp: string;
+            /** @enum {unknown} */
+            type: "your_turn";
         };
         /** ColorScore */
         "domain.scoring.ColorScore": {
@@ -4978,6 +5141,502 @@ export interface operations {
             };
         };
     };
+    getVacation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The player. */
+                player_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VacationOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setVacation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The player. */
+                player_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VacationIn"];
+            };
+        };
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VacationOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPushKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushKeyOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPushSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description Whose subscriptions (the platform, or anyone while the service runs open); a player's JWT names its own. */
+                player_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscriptionsOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPushSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PushSubscriptionIn"];
+            };
+        };
+        responses: {
+            /** @description Document created, URL follows */
+            201: {
+                headers: {
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushSubscriptionOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deletePushSubscription: {
+        parameters: {
+            query?: {
+                /** @description Whose subscriptions (the platform, or anyone while the service runs open); a player's JWT names its own. */
+                player_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The subscription's id. */
+                subscription_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, nothing follows */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     predictTable: {
         parameters: {
             query: {
@@ -6585,6 +7244,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TournamentStartedWebhook"];
+            };
+        };
+        responses: {
+            /** @description Received: this message is not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: sent again later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_your_turn: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every delivery of one message (de-duplicate on it). */
+                "webhook-id": string;
+                /** @description When this delivery was signed (unix seconds): refuse old ones (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with TEN_WEBHOOK_SECRET. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["YourTurnWebhook"];
             };
         };
         responses: {

@@ -45,7 +45,9 @@ from service.entrypoints.api.numbers import strict_numbers
 from service.entrypoints.api.odds_routes import odds
 from service.entrypoints.api.openapi import finish_openapi
 from service.entrypoints.api.openapi_config import openapi_config
+from service.entrypoints.api.player_routes import PLAYER_ROUTES
 from service.entrypoints.api.problems import internal_error_handler, problem_details_config
+from service.entrypoints.api.push_routes import PUSH_ROUTES
 from service.entrypoints.api.rate_limit import EXEMPT, AtomicRateLimitConfig
 from service.entrypoints.api.routes import GamesController, allow_every_method
 from service.entrypoints.api.rules_routes import rules, score
@@ -139,6 +141,8 @@ def routes() -> list:
         info,
         health,
         ready,
+        *PUSH_ROUTES,
+        *PLAYER_ROUTES,
         web_client,
         create_static_files_router(
             path="/static",
@@ -178,9 +182,20 @@ def use_cases(
             "ticket_feeds": TournamentFeeds(background.matchmaking.load)
             if background.matchmaking is not None
             else None,
+            **correspondence_state(background, who),
             **who,
         }
     )
+
+
+def correspondence_state(background: Background, who: dict[str, Any]) -> dict[str, Any]:
+    """Correspondence's use cases (push subscriptions, vacations), told who may name whom,
+    and the service's Web Push key."""
+    corr = background.correspondence
+    if corr is None:
+        return {}
+    corr.use_cases.identities_open = who["identity"].open
+    return {"correspondence": corr.use_cases, "push_key": corr.sender.public_key}
 
 
 def create_app(

@@ -35,12 +35,15 @@ def admit(watchers: Watchers, request: Request) -> Slot:
         ) from None
 
 
-def follow(watchers: Watchers, game_id: str, after: int, slot: Slot) -> Stream:
+def follow(
+    watchers: Watchers, game_id: str, after: int, slot: Slot, seat: int | None = None
+) -> Stream:
     """The stream, served by the process's one reader (`infra.watchers`). Its blocks are
     encoded once per event for every stream, and sent together when several are due: hence
     Litestar's `Stream` with the headers of its `ServerSentEvent`, which would encode every
-    message again for each stream and send each alone."""
-    return sse(watchers.stream(game_id, after, slot))
+    message again for each stream and send each alone. `seat`: the caller's seat (its
+    player watches the game while the stream is open)."""
+    return sse(watchers.stream(game_id, after, slot, seat))
 
 
 def sse(body: AsyncIterator[bytes]) -> Stream:

@@ -22,6 +22,13 @@ from service.entrypoints.api.history_routes import (
 from service.entrypoints.api.info_routes import MAX_PLAYERS, InfoOut
 from service.entrypoints.api.matchmaking_routes import TicketIn, TicketOut
 from service.entrypoints.api.odds_routes import OddsOut
+from service.entrypoints.api.player_routes import VacationIn, VacationOut
+from service.entrypoints.api.push_routes import (
+    PushKeyOut,
+    PushSubscriptionIn,
+    PushSubscriptionOut,
+    PushSubscriptionsOut,
+)
 from service.entrypoints.api.schemas import (
     ActedOut,
     CreatedGameOut,
@@ -93,6 +100,13 @@ API_TYPES = (
     *WEBHOOK_PAYLOADS.values(),
     TicketIn,
     TicketOut,
+    # correspondence
+    PushKeyOut,
+    PushSubscriptionIn,
+    PushSubscriptionOut,
+    PushSubscriptionsOut,
+    VacationIn,
+    VacationOut,
 )
 REF = "#/components/schemas/{name}"
 

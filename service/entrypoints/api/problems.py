@@ -86,6 +86,13 @@ SERVICE_STATUS = {
     "not_your_ticket": 403,
     "invalid_ticket": 400,
     "too_many_tickets": 429,
+    # correspondence (service.correspondence)
+    "player_id_required": 401,  # no identity to take the player from: say who
+    "push_endpoint_refused": 403,  # a URL the service will not post to (this network's)
+    "invalid_push_keys": 400,
+    "too_many_push_subscriptions": 429,
+    "push_subscription_not_found": 404,
+    "vacation_allowance_spent": 409,
 }
 # the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
 # has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise

@@ -87,6 +87,15 @@ async def live_game(request: AuthenticatedRequest, game_id: str) -> GameRecord:
     return record
 
 
+async def watching_seat(request: AuthenticatedRequest, record: GameRecord) -> int | None:
+    """The seat whose player follows the game with this request (its seat token, or a
+    player JWT seated in it; None: a spectator, or a seat token that is not this game's)."""
+    try:
+        return await games_of(request).seat_or_none(record, request.user)
+    except ServiceError:
+        return None
+
+
 def live_events(request: AuthenticatedRequest) -> ReadEvents:
     """The live game's events, for a caller who may read them (`live_game`)."""
 
@@ -180,7 +189,9 @@ class GamesController(Controller):
         summary="Find games: open tables, or a player's games",
         description="Without `player_id`: the public tables waiting for players. With it: that "
         "player's open tables and live games (for that player's JWT or the platform; anyone "
-        "while the service runs open). Newest first; `next_cursor` fetches the next page.",
+        "while the service runs open): first the live games whose decision is that player's, "
+        "then the others, each newest first. Newest first without it. `next_cursor` fetches "
+        "the next page.",
         security=[{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}],
         responses=problems(400, 401, 403),
         before_request=authenticate,
@@ -368,8 +379,9 @@ class GamesController(Controller):
         slot = admit(watchers, request)  # before any read: a refusal costs no store read
         try:
             async with watchers.starting:
-                await live_game(request, game_id)
+                record = await live_game(request, game_id)
+            seat = await watching_seat(request, record)
         except BaseException:
             slot.release()
             raise
-        return follow(watchers, game_id, start, slot)
+        return follow(watchers, game_id, start, slot, seat)

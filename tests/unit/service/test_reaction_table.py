@@ -14,6 +14,7 @@ from service.reactions.relay import (
     GAME_CREATED,
     GAME_ENDED,
     RECORD_FACTS,
+    TURN_WAITS,
     Relay,
 )
 from service.reactions.webhooks import _TOLD
@@ -26,8 +27,14 @@ class Named:
 
 ARCHIVE, HOOKS, TOURNAMENTS = (Named(n, True) for n in ("archive", "webhooks", "tournaments"))
 DEADLINES, METRICS = Named("deadlines", False), Named("metrics", False)
+NOTICES = Named("turn_notices", True)
 TABLE = reaction_table(
-    archive=ARCHIVE, webhooks=HOOKS, tournaments=TOURNAMENTS, deadlines=DEADLINES, metrics=METRICS
+    archive=ARCHIVE,
+    webhooks=HOOKS,
+    tournaments=TOURNAMENTS,
+    deadlines=DEADLINES,
+    metrics=METRICS,
+    notices=NOTICES,
 )
 
 
@@ -44,12 +51,13 @@ def test_each_reaction_is_listed_for_what_it_reacts_to() -> None:
     assert kinds_of(ARCHIVE) == kinds_of(TOURNAMENTS) == {GAME_ENDED}
     assert kinds_of(HOOKS) == {GAME_ENDED, *_TOLD}
     assert kinds_of(DEADLINES) == {DUE_MOVED}
+    assert kinds_of(NOTICES) == {TURN_WAITS}
     assert kinds_of(METRICS) == {GAME_CREATED, GAME_ENDED, *_ACTION_OF_FIRST_EVENT}
 
 
 def test_a_change_calls_each_reaction_once_in_the_tables_order() -> None:
     relay = Relay(None, None, TABLE)  # type: ignore[arg-type]
-    assert relay.reactions == (ARCHIVE, HOOKS, TOURNAMENTS)
+    assert relay.reactions == (ARCHIVE, HOOKS, TOURNAMENTS, NOTICES)
     assert relay.local == (METRICS, DEADLINES)
     assert relay.durable_for(frozenset({GAME_ENDED, "game_started"})) == (
         ARCHIVE,

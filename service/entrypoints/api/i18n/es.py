@@ -183,4 +183,10 @@ MESSAGES: dict[str, str] = {
     "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "Este cliente ya tiene tantos tickets en espera como puede; cancela uno o vuelve a intentarlo más tarde.",
     "Name one table size at least.": "Indica al menos un tamaño de mesa.",
     "Every table size must seat the party's {n} players.": "Cada tamaño de mesa debe dar asiento a los {n} jugadores del grupo.",
+    "This needs a player_id: name the player (the platform, or while the service runs open), or call with that player's JWT.": "Esto necesita un player_id: nombra al jugador (la plataforma, o mientras el servicio está abierto), o llama con el JWT de ese jugador.",
+    "A push endpoint must be an https URL of a push service (http only on this machine, when the operator allows it).": "Un endpoint de push debe ser una URL https de un servicio de push (http solo en esta máquina, si el operador lo permite).",
+    "A push subscription's keys must be the browser's P-256 public key (p256dh, 65 bytes) and its 16-byte auth secret, in base64url.": "Las claves de una suscripción push deben ser la clave pública P-256 del navegador (p256dh, 65 bytes) y su secreto auth de 16 bytes, en base64url.",
+    "This player holds as many push subscriptions as they may; delete one first.": "Este jugador tiene tantas suscripciones push como puede; borra una primero.",
+    "This player has no push subscription with this id.": "Este jugador no tiene ninguna suscripción push con este id.",
+    "This player's days off for this year are spent.": "Los días libres de este jugador para este año están agotados.",
 }

@@ -183,4 +183,10 @@ MESSAGES: dict[str, str] = {
     "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "આ કૉલર પાસે મંજૂર હોય તેટલી રાહ જોતી ટિકિટો છે; એક રદ કરો, અથવા પછીથી ફરી પ્રયાસ કરો.",
     "Name one table size at least.": "ઓછામાં ઓછું એક ટેબલનું કદ જણાવો.",
     "Every table size must seat the party's {n} players.": "દરેક ટેબલના કદમાં જૂથના {n} ખેલાડીઓ બેસી શકવા જોઈએ.",
+    "This needs a player_id: name the player (the platform, or while the service runs open), or call with that player's JWT.": "આ માટે player_id જોઈએ: ખેલાડીનું નામ આપો (પ્લેટફોર્મ, અથવા સેવા ખુલ્લી ચાલે ત્યારે), અથવા તે ખેલાડીના JWT સાથે બોલાવો.",
+    "A push endpoint must be an https URL of a push service (http only on this machine, when the operator allows it).": "પુશ એન્ડપોઇન્ટ પુશ સેવાનું https URL હોવું જોઈએ (http ફક્ત આ મશીન પર, જો ઓપરેટર મંજૂરી આપે).",
+    "A push subscription's keys must be the browser's P-256 public key (p256dh, 65 bytes) and its 16-byte auth secret, in base64url.": "પુશ સબ્સ્ક્રિપ્શનની કીઓ બ્રાઉઝરની P-256 જાહેર કી (p256dh, 65 બાઇટ્સ) અને તેનું 16-બાઇટ auth રહસ્ય, base64url માં હોવી જોઈએ.",
+    "This player holds as many push subscriptions as they may; delete one first.": "આ ખેલાડી પાસે શક્ય તેટલાં પુશ સબ્સ્ક્રિપ્શન છે; પહેલાં એક કાઢી નાખો.",
+    "This player has no push subscription with this id.": "આ ખેલાડી પાસે આ id સાથે કોઈ પુશ સબ્સ્ક્રિપ્શન નથી.",
+    "This player's days off for this year are spent.": "આ ખેલાડીની આ વર્ષની રજાઓ વપરાઈ ગઈ છે.",
 }

@@ -183,4 +183,10 @@ MESSAGES: dict[str, str] = {
     "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "Այս կանչողն արդեն ունի թույլատրված քանակով սպասող տոմսեր. չեղարկեք մեկը կամ փորձեք ավելի ուշ։",
     "Name one table size at least.": "Նշեք առնվազն մեկ սեղանի չափ։",
     "Every table size must seat the party's {n} players.": "Սեղանի յուրաքանչյուր չափ պետք է տեղավորի խմբի {n} խաղացողներին։",
+    "This needs a player_id: name the player (the platform, or while the service runs open), or call with that player's JWT.": "Սրա համար պետք է player_id․ նշեք խաղացողին (հարթակը, կամ երբ ծառայությունը բաց է), կամ դիմեք այդ խաղացողի JWT-ով։",
+    "A push endpoint must be an https URL of a push service (http only on this machine, when the operator allows it).": "Push վերջնակետը պետք է լինի push ծառայության https URL (http՝ միայն այս մեքենայում, եթե օպերատորը թույլ է տալիս)։",
+    "A push subscription's keys must be the browser's P-256 public key (p256dh, 65 bytes) and its 16-byte auth secret, in base64url.": "Push բաժանորդագրության բանալիները պետք է լինեն դիտարկչի P-256 հանրային բանալին (p256dh, 65 բայթ) և նրա 16 բայթանոց auth գաղտնիքը՝ base64url-ով։",
+    "This player holds as many push subscriptions as they may; delete one first.": "Այս խաղացողն ունի այնքան push բաժանորդագրություն, որքան կարող է․ նախ ջնջեք մեկը։",
+    "This player has no push subscription with this id.": "Այս խաղացողը այս id-ով push բաժանորդագրություն չունի։",
+    "This player's days off for this year are spent.": "Այս խաղացողի այս տարվա արձակուրդային օրերը սպառված են։",
 }

@@ -183,4 +183,10 @@ MESSAGES: dict[str, str] = {
     "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "Pemanggil ini sudah memegang tiket menunggu sebanyak yang diizinkan; batalkan satu, atau coba lagi nanti.",
     "Name one table size at least.": "Sebutkan setidaknya satu ukuran meja.",
     "Every table size must seat the party's {n} players.": "Setiap ukuran meja harus memuat {n} pemain kelompok ini.",
+    "This needs a player_id: name the player (the platform, or while the service runs open), or call with that player's JWT.": "Ini memerlukan player_id: sebutkan pemainnya (platform, atau selama layanan berjalan terbuka), atau panggil dengan JWT pemain tersebut.",
+    "A push endpoint must be an https URL of a push service (http only on this machine, when the operator allows it).": "Endpoint push harus berupa URL https dari layanan push (http hanya di mesin ini, jika operator mengizinkannya).",
+    "A push subscription's keys must be the browser's P-256 public key (p256dh, 65 bytes) and its 16-byte auth secret, in base64url.": "Kunci langganan push harus berupa kunci publik P-256 peramban (p256dh, 65 byte) dan rahasia auth 16 byte-nya, dalam base64url.",
+    "This player holds as many push subscriptions as they may; delete one first.": "Pemain ini memiliki langganan push sebanyak yang diizinkan; hapus satu terlebih dahulu.",
+    "This player has no push subscription with this id.": "Pemain ini tidak memiliki langganan push dengan id ini.",
+    "This player's days off for this year are spent.": "Hari libur pemain ini untuk tahun ini sudah habis.",
 }

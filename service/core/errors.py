@@ -81,6 +81,7 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "not_your_ticket": "Only the ticket's holder (its player, the platform, or the bearer of its ticket token) may do this.",
     "invalid_ticket": "The ticket's settings are not valid.",
     "too_many_tickets": "This caller holds as many waiting tickets as it may; cancel one, or retry later.",
+    "party_too_large": "A table size this ticket accepts cannot seat its party.",
 }
 
 

@@ -230,7 +230,7 @@ def test_bad_input_is_problem_json_and_changes_nothing(
         party = {**good, "sizes": [2], "player_id": "ann", "party": [
             {"player_id": "b", "name": "B"}, {"player_id": "c", "name": "C"},
         ]}  # fmt: skip
-        problem(client.post(TICKETS, json=party, headers=PLATFORM), 400, "invalid_ticket")
+        problem(client.post(TICKETS, json=party, headers=PLATFORM), 409, "party_too_large")
         problem(client.post(TICKETS, content=b"{", headers=player("ann")), 400, "invalid_request")
         # nothing was held: ann's first ticket is taken
         created(client.post(TICKETS, json=good, headers=player("ann")))

@@ -86,6 +86,7 @@ SERVICE_STATUS = {
     "not_your_ticket": 403,
     "invalid_ticket": 400,
     "too_many_tickets": 429,
+    "party_too_large": 409,  # schema-valid (JSON Schema cannot relate the party to the sizes)
 }
 # the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
 # has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise

@@ -183,4 +183,5 @@ MESSAGES: dict[str, str] = {
     "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "Este cliente ya tiene tantos tickets en espera como puede; cancela uno o vuelve a intentarlo más tarde.",
     "Name one table size at least.": "Indica al menos un tamaño de mesa.",
     "Every table size must seat the party's {n} players.": "Cada tamaño de mesa debe dar asiento a los {n} jugadores del grupo.",
+    "A table size this ticket accepts cannot seat its party.": "Un tamaño de mesa que acepta este ticket no da asiento a su grupo.",
 }

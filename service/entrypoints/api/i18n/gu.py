@@ -183,4 +183,5 @@ MESSAGES: dict[str, str] = {
     "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "આ કૉલર પાસે મંજૂર હોય તેટલી રાહ જોતી ટિકિટો છે; એક રદ કરો, અથવા પછીથી ફરી પ્રયાસ કરો.",
     "Name one table size at least.": "ઓછામાં ઓછું એક ટેબલનું કદ જણાવો.",
     "Every table size must seat the party's {n} players.": "દરેક ટેબલના કદમાં જૂથના {n} ખેલાડીઓ બેસી શકવા જોઈએ.",
+    "A table size this ticket accepts cannot seat its party.": "આ ટિકિટ સ્વીકારે છે તે ટેબલનું કદ તેના જૂથને બેસાડી શકતું નથી.",
 }

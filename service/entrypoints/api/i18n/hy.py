@@ -183,4 +183,5 @@ MESSAGES: dict[str, str] = {
     "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "Այս կանչողն արդեն ունի թույլատրված քանակով սպասող տոմսեր. չեղարկեք մեկը կամ փորձեք ավելի ուշ։",
     "Name one table size at least.": "Նշեք առնվազն մեկ սեղանի չափ։",
     "Every table size must seat the party's {n} players.": "Սեղանի յուրաքանչյուր չափ պետք է տեղավորի խմբի {n} խաղացողներին։",
+    "A table size this ticket accepts cannot seat its party.": "Այս տոմսի ընդունած սեղանի չափը չի կարող տեղավորել նրա խումբը։",
 }

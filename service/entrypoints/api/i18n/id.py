@@ -183,4 +183,5 @@ MESSAGES: dict[str, str] = {
     "This caller holds as many waiting tickets as it may; cancel one, or retry later.": "Pemanggil ini sudah memegang tiket menunggu sebanyak yang diizinkan; batalkan satu, atau coba lagi nanti.",
     "Name one table size at least.": "Sebutkan setidaknya satu ukuran meja.",
     "Every table size must seat the party's {n} players.": "Setiap ukuran meja harus memuat {n} pemain kelompok ini.",
+    "A table size this ticket accepts cannot seat its party.": "Ukuran meja yang diterima tiket ini tidak dapat memuat kelompoknya.",
 }

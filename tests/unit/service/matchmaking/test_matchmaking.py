@@ -197,7 +197,7 @@ def test_who_may_ask_for_whom() -> None:
                         PartyMember(player_id="c", name="C"),
                     ),
                 },
-                "invalid_ticket",
+                "party_too_large",
             ),
             (
                 PLATFORM,

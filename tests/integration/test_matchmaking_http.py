@@ -296,3 +296,62 @@ def test_in_open_mode_the_ticket_token_holds_the_ticket(
             401,
             "unauthorized",
         )
+
+
+def counted(create, made: list[str]):
+    async def counting(command):
+        answer = await create(command)
+        made.append(answer.record.id)
+        return answer
+
+    return counting
+
+
+def test_two_replicas_stepping_at_once_on_redis_never_make_two_tables_for_a_ticket(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Two apps on one Redis, each ticket created through either, and both replicas' steps
+    run at once again and again (beside their own workers): every ticket in one game, each
+    game made once, its seats those of its tickets."""
+    with claim_redis_db(request.getfixturevalue("redis_url")) as (url, raw):
+        try:
+            one = create_app(app_settings(tmp_path, url, True))
+            two = create_app(app_settings(tmp_path, url, True))
+            with TestClient(one) as first, TestClient(two) as second:
+                # their clock days ahead: their own workers (on the wall clock) find no step
+                # due, so the steps below, at once on both, make every table
+                ahead = time.time() + 10 * 86400
+                made: list[str] = []
+                for client in (first, second):
+                    mm = client.app.state.matchmaking
+                    mm.set_clock(lambda: ahead)
+                    mm.matchmaker.create_game = counted(mm.matchmaker.create_game, made)
+                ids = []
+                for i in range(24):
+                    client = (first, second)[i % 2]
+                    ask = {"mode": "live", "sizes": [2, 3], "name": f"P{i}", "player_id": f"p{i}"}
+                    ids.append(created(client.post(TICKETS, json=ask, headers=PLATFORM))["id"])
+                for _ in range(3):
+                    steps = [
+                        client.blocking_portal.start_task_soon(
+                            client.app.state.matchmaking.matchmaker.step, "live:rated"
+                        )
+                        for client in (first, second, first, second)
+                    ]
+                    for step in steps:
+                        step.result(60)
+                shown = [wait_for(first, i, "matched", **PLATFORM) for i in ids]
+                by_game: dict[str, list[dict]] = {}
+                for ticket in shown:
+                    by_game.setdefault(ticket["game_id"], []).append(ticket)
+                assert set(made) == set(by_game)  # a game made again is the same game
+                for game_id, tickets in by_game.items():
+                    game = second.get(f"/v1/games/{game_id}", headers=PLATFORM).json()
+                    assert len(game["players"]) == len(tickets)
+                    assert sorted(t["seat"] for t in tickets) == list(range(len(tickets)))
+        finally:
+            held = "*quota:{waiting-tickets:*"
+            for pattern in ("{ten:mm:*", "{ten:q:matchmaking}*", "{ten:q:webhooks}*", held):
+                left = list(raw.scan_iter(match=pattern, count=1000))
+                if left:
+                    raw.delete(*left)

@@ -386,30 +386,29 @@ def game_service(
     )
     reviews = post_game_reviews(settings, adapters, service, obs)
     kept = (webhooks, deadlines, reviews, tournaments)
+    return service, Background(
+        settings, archiver, relay, service, obs, secrecy, *kept,
+        matchmaking=matchmaking(settings, adapters, service, webhooks), correspondence=corr,
+    )  # fmt: skip
+
+
+def matchmaking(
+    settings: Settings, adapters: Adapters, service: GameService, webhooks: Webhooks
+) -> Matchmaking:
+    """The matchmaking tickets and their matchmaker: tables made by the lobby's create (by
+    the platform), ratings read from the archive, webhooks queued as the games' are."""
     assert adapters.tickets is not None
-    matchmaking = Matchmaking(
+    return Matchmaking(
         adapters.tickets,
         adapters.queue(MATCHMAKING),
-        Lobby(service).create,  # the platform makes the matched tables
+        Lobby(service).create,
         ratings=adapters.archive.ratings,
         announce=webhooks.announce,
         clock=service.now,
         identities_open=not settings.identity.api_keys and not settings.identity.jwt_configured,
         retry=service.retry,
-        quotas=store,
+        quotas=service.store,
     )
-    background = Background(
-        settings,
-        archiver,
-        relay,
-        service,
-        obs,
-        secrecy,
-        *kept,
-        matchmaking=matchmaking,
-        correspondence=corr,
-    )
-    return service, background
 
 
 class CorrespondenceParts(NamedTuple):

@@ -88,6 +88,7 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "too_many_push_subscriptions": "This player holds as many push subscriptions as they may; delete one first.",
     "push_subscription_not_found": "This player has no push subscription with this id.",
     "vacation_allowance_spent": "This player's days off for this year are spent.",
+    "party_too_large": "A table size this ticket accepts cannot seat its party.",
 }
 
 

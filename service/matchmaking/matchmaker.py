@@ -49,6 +49,9 @@ from service.reactions.webhooks import message
 
 log = logging.getLogger("ten.matchmaking")
 MAX_POOL = 20_000  # tickets a step reads of a pool (the oldest)
+# tables a step makes at most (each is a game made): a step stays well within its lease
+# however many tickets arrived at once; the next one runs at once and makes the rest
+MAX_TABLES = 200
 
 
 def waiting_of(record: TicketRecord) -> Waiting:
@@ -117,6 +120,9 @@ class Matchmaker:
         by_id = {t.id: t for t in waiting}
         seated = 0
         for proposed in pair([waiting_of(t) for t in waiting], now, WINDOW):
+            if tables >= MAX_TABLES:
+                self.last = Made(tables=tables, expired=expired, waiting=len(waiting) - seated)
+                return now  # more to make: the next step at once
             match = Match(
                 id=self.random_hex(10), tickets=proposed.tickets, size=proposed.size,
                 bots=proposed.bots,

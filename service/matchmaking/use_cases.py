@@ -176,7 +176,7 @@ class Matchmaking:
             raise ServiceError("invalid_ticket", "Name one table size at least.")
         if min(command.sizes) < len(players):
             raise ServiceError(
-                "invalid_ticket", "Every table size must seat the party's {n} players.",
+                "party_too_large", "Every table size must seat the party's {n} players.",
                 n=len(players),
             )  # fmt: skip
 

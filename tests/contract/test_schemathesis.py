@@ -201,6 +201,8 @@ TOURNAMENT_OPERATIONS = [
     "listTournamentRounds", "getTournamentTable", "registerTournament", "withdrawTournament",
     "startTournament", "pauseTournament", "resumeTournament", "stopTournament",
 ]  # fmt: skip
+# the matchmaking's operations (their own state; a ticket's stream lasts until it is matched)
+MATCHMAKING_OPERATIONS = ["createTicket", "getTicket", "cancelTicket", "streamTicket"]
 
 
 def issued_tokens(body: dict) -> list[str]:
@@ -226,9 +228,15 @@ def workflow_for(loaded: schemathesis.schemas.BaseSchema) -> Any:
     # The tournaments' too: on this app (no API key, no JWT key) every write of theirs is
     # 401 (a tournament needs the platform or a verified player), so they only took the
     # steps that play games (12 operations: 1 accepted action a run was seen); they are
-    # fuzzed one by one and played in tests/integration/test_tournaments_http.py.
+    # fuzzed one by one and played in tests/integration/test_tournaments_http.py. The
+    # matchmaking's are fuzzed one by one and played in tests/integration/test_matchmaking_http.py.
     stateful = loaded.exclude(
-        operation_id=[*LOBBY_OPERATIONS, *TOURNAMENT_OPERATIONS, "getGameReview"]
+        operation_id=[
+            *LOBBY_OPERATIONS,
+            *TOURNAMENT_OPERATIONS,
+            "getGameReview",
+            *MATCHMAKING_OPERATIONS,
+        ]
     )
 
     class Workflow(stateful.as_state_machine()):  # type: ignore[misc]

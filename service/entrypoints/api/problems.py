@@ -93,6 +93,7 @@ SERVICE_STATUS = {
     "too_many_push_subscriptions": 429,
     "push_subscription_not_found": 404,
     "vacation_allowance_spent": 409,
+    "party_too_large": 409,  # schema-valid (JSON Schema cannot relate the party to the sizes)
 }
 # the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
 # has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise

@@ -189,4 +189,5 @@ MESSAGES: dict[str, str] = {
     "This player holds as many push subscriptions as they may; delete one first.": "Este jugador tiene tantas suscripciones push como puede; borra una primero.",
     "This player has no push subscription with this id.": "Este jugador no tiene ninguna suscripción push con este id.",
     "This player's days off for this year are spent.": "Los días libres de este jugador para este año están agotados.",
+    "A table size this ticket accepts cannot seat its party.": "Un tamaño de mesa que acepta este ticket no da asiento a su grupo.",
 }

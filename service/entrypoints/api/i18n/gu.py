@@ -189,4 +189,5 @@ MESSAGES: dict[str, str] = {
     "This player holds as many push subscriptions as they may; delete one first.": "આ ખેલાડી પાસે શક્ય તેટલાં પુશ સબ્સ્ક્રિપ્શન છે; પહેલાં એક કાઢી નાખો.",
     "This player has no push subscription with this id.": "આ ખેલાડી પાસે આ id સાથે કોઈ પુશ સબ્સ્ક્રિપ્શન નથી.",
     "This player's days off for this year are spent.": "આ ખેલાડીની આ વર્ષની રજાઓ વપરાઈ ગઈ છે.",
+    "A table size this ticket accepts cannot seat its party.": "આ ટિકિટ સ્વીકારે છે તે ટેબલનું કદ તેના જૂથને બેસાડી શકતું નથી.",
 }

@@ -189,4 +189,5 @@ MESSAGES: dict[str, str] = {
     "This player holds as many push subscriptions as they may; delete one first.": "Այս խաղացողն ունի այնքան push բաժանորդագրություն, որքան կարող է․ նախ ջնջեք մեկը։",
     "This player has no push subscription with this id.": "Այս խաղացողը այս id-ով push բաժանորդագրություն չունի։",
     "This player's days off for this year are spent.": "Այս խաղացողի այս տարվա արձակուրդային օրերը սպառված են։",
+    "A table size this ticket accepts cannot seat its party.": "Այս տոմսի ընդունած սեղանի չափը չի կարող տեղավորել նրա խումբը։",
 }

@@ -189,4 +189,5 @@ MESSAGES: dict[str, str] = {
     "This player holds as many push subscriptions as they may; delete one first.": "Pemain ini memiliki langganan push sebanyak yang diizinkan; hapus satu terlebih dahulu.",
     "This player has no push subscription with this id.": "Pemain ini tidak memiliki langganan push dengan id ini.",
     "This player's days off for this year are spent.": "Hari libur pemain ini untuk tahun ini sudah habis.",
+    "A table size this ticket accepts cannot seat its party.": "Ukuran meja yang diterima tiket ini tidak dapat memuat kelompoknya.",
 }

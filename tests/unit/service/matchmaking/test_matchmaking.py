@@ -20,10 +20,11 @@ from service.core.settings import Settings
 from service.games.use_cases import GameService
 from service.history.ratings import PRIOR
 from service.lobby.use_cases import Lobby
-from service.matchmaking.matchmaker import Matchmaker
+from service.matchmaking.matchmaker import MAX_TABLES, Matchmaker
 from service.matchmaking.records import (
     LIFETIME,
     MAX_WAITING,
+    STEP,
     CreateTicket,
     Match,
     PartyMember,
@@ -196,7 +197,7 @@ def test_who_may_ask_for_whom() -> None:
                         PartyMember(player_id="c", name="C"),
                     ),
                 },
-                "invalid_ticket",
+                "party_too_large",
             ),
             (
                 PLATFORM,
@@ -307,5 +308,29 @@ def test_an_anonymous_caller_holds_a_bounded_number_of_waiting_tickets() -> None
                                            player_id="last", sizes=(5,), origin="10.0.0.1"))  # fmt: skip
         assert refused.value.code == "too_many_tickets"
         assert refused.value.retry_after > 0
+
+    run(body)
+
+
+def test_a_step_makes_a_bounded_number_of_tables_and_asks_to_run_again_at_once() -> None:
+    async def body() -> None:
+        w = World()
+        for i in range(2 * MAX_TABLES + 2):
+            await w.ask(player_id=f"p{i}", sizes=(2,))
+        assert await w.mm.matchmaker.step("live:rated") == w.now
+        assert w.mm.matchmaker.last.tables == MAX_TABLES
+        assert await w.mm.matchmaker.step("live:rated") is None
+        assert w.mm.matchmaker.last.tables == 1
+        assert await w.mm.matchmaker.step("live:rated") is None  # nothing waits
+
+    run(body)
+
+
+def test_a_pool_with_tickets_waiting_is_stepped_again_a_step_later() -> None:
+    async def body() -> None:
+        w = World()
+        await w.ask(player_id="ann", sizes=(5,))
+        assert await w.mm.matchmaker.step("live:rated") == w.now + STEP
+        assert await w.queue.queued("live:rated")  # the create queued its pool's step
 
     run(body)

@@ -1,0 +1,357 @@
+"""Matchmaking tickets over HTTP, in process, on the embedded store and on the real Redis: create,
+read, cancel and their refusals (problem+json, nothing changed), two players matched into
+one game each reading their own seat token and not the other's, the ticket's stream
+delivering the match, bots filling a table after the wait, a ticket expiring after a day,
+and the `ticket_matched` webhook queued for the platform."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+from litestar.testing import TestClient
+
+from service.core.settings import (
+    ArchiveSettings,
+    IdentitySettings,
+    ObservabilitySettings,
+    RedisSettings,
+    WebhookSettings,
+)
+from service.core.settings import Settings as ServiceSettings
+from service.entrypoints.api.app import create_app
+from service.matchmaking.records import LIFETIME
+from service.reactions.webhook_delivery import delivery_id
+from tests.support.archive import claim_redis_db
+
+API_KEY = "platform-key-0123456789abcdef"
+PLATFORM = {"X-API-Key": API_KEY}
+SECRET = "a-secret-of-the-platform-32-bytes-or-more"
+ISSUER = "https://platform.example"
+HOOK = "http://127.0.0.1:9/hooks"  # nobody listens: the deliveries stay queued
+WAITS = 400  # looks at a ticket (0.05 s apart) before giving up on its match
+TICKETS = "/v1/matchmaking/tickets"
+
+
+def player(sub: str) -> dict[str, str]:
+    claims = {"sub": sub, "iss": ISSUER, "aud": "ten", "exp": int(time.time()) + 600}
+    token = jwt.encode(claims, SECRET, algorithm="HS256")
+    return {"Authorization": f"Bearer {token}"}
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def app_settings(tmp_path: Path, redis_url: str | None, verified: bool) -> ServiceSettings:
+    identity = IdentitySettings()
+    if verified:
+        identity = IdentitySettings(
+            api_keys=(API_KEY,), jwt_secret=SECRET, jwt_issuer=ISSUER, jwt_audience="ten"
+        )
+    return ServiceSettings(
+        archive=ArchiveSettings(
+            database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3", migrate_on_start=True
+        ),
+        redis=RedisSettings(url=redis_url),
+        observability=ObservabilitySettings(log_format="json"),
+        identity=identity,
+        webhooks=WebhookSettings(urls=(HOOK,), secret="whsec_" + "A" * 32),
+    )
+
+
+@contextlib.contextmanager
+def serving(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, *, verified: bool = True
+) -> Iterator[TestClient]:
+    if kind == "memory":
+        with TestClient(create_app(app_settings(tmp_path, None, verified))) as client:
+            yield client
+        return
+    with claim_redis_db(request.getfixturevalue("redis_url")) as (url, raw):
+        try:
+            with TestClient(create_app(app_settings(tmp_path, url, verified))) as client:
+                yield client
+        finally:
+            held = "*quota:{waiting-tickets:*"  # the callers' quotas of waiting tickets
+            for pattern in ("{ten:mm:*", "{ten:q:matchmaking}*", "{ten:q:webhooks}*", held):
+                left = list(raw.scan_iter(match=pattern, count=1000))
+                if left:
+                    raw.delete(*left)
+
+
+def problem(response: Any, status: int, code: str) -> None:
+    assert response.status_code == status, response.text[:500]
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert response.json()["code"] == code
+
+
+def created(response: Any) -> dict:
+    assert response.status_code == 201, response.text[:500]
+    return response.json()
+
+
+def wait_for(client: TestClient, ticket_id: str, status: str, **headers: str) -> dict:
+    for _ in range(WAITS):
+        body = client.get(f"{TICKETS}/{ticket_id}", headers=headers).json()
+        if body["status"] == status:
+            return body
+        time.sleep(0.05)
+    raise AssertionError(f"ticket {ticket_id} never got {status}: {body}")
+
+
+def queued_webhook(client: TestClient, message_id: str) -> bool:
+    webhooks = client.app.state.matchmaking.matchmaker.announce.__self__
+    return client.blocking_portal.call(webhooks.outbox.queue.queued, delivery_id(message_id, HOOK))
+
+
+STORES = pytest.mark.parametrize("kind", ["memory", "redis"])
+
+
+@STORES
+def test_two_players_are_matched_into_one_game_and_each_reads_only_their_own_seat_token(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    with serving(kind, tmp_path, request) as client:
+        ask = {"mode": "live", "sizes": [2], "name": "Ann", "rated": False}
+        ann = created(client.post(TICKETS, json=ask, headers=player("ann")))
+        assert ann["status"] == "waiting"
+        assert ann["player_id"] == "ann"
+        assert ann["ticket_token"] is None  # a player's JWT holds it
+        # the stream sends the ticket at once, then its match, then ends (the test client
+        # hands a response over once it ended: it is read in a thread of its own)
+        events: list[dict] = []
+
+        def follow() -> None:
+            path = f"{TICKETS}/{ann['id']}/events/stream"
+            with client.stream("GET", path, headers=player("ann")) as stream:
+                assert stream.headers["content-type"].startswith("text/event-stream")
+                for line in stream.iter_lines():
+                    if line.startswith("data: "):
+                        events.append(json.loads(line[6:]))
+
+        reader = threading.Thread(target=follow, daemon=True)
+        reader.start()
+        feeds = client.app.state.ticket_feeds
+        for _ in range(WAITS):  # until the stream has read the ticket waiting
+            feed = feeds._feeds.get(ann["id"])
+            if feed is not None and feed._record is not None:
+                break
+            time.sleep(0.05)
+        bob_ask = {**ask, "name": "Bob", "player_id": "bob"}
+        bob = created(client.post(TICKETS, json=bob_ask, headers=PLATFORM))
+        reader.join(60)
+        assert not reader.is_alive()
+        assert [e["status"] for e in events] == ["waiting", "matched"]
+        matched = events[-1]
+        assert matched["seat_token"] is not None  # to its holder, on its stream too
+        mine = client.get(f"{TICKETS}/{ann['id']}", headers=player("ann")).json()
+        theirs = client.get(f"{TICKETS}/{bob['id']}", headers=player("bob")).json()
+        assert mine["game_id"] == theirs["game_id"] == matched["game_id"]
+        assert {mine["seat"], theirs["seat"]} == {0, 1}
+        assert mine["seat_token"] != theirs["seat_token"]
+        # another player, and an anonymous reader, see no seat token
+        assert (
+            client.get(f"{TICKETS}/{ann['id']}", headers=player("bob")).json()["seat_token"] is None
+        )
+        assert client.get(f"{TICKETS}/{ann['id']}").json()["seat_token"] is None
+        # the platform reads every seat token; each works for its own seat only
+        assert (
+            client.get(f"{TICKETS}/{bob['id']}", headers=PLATFORM).json()["seat_token"]
+            == theirs["seat_token"]
+        )
+        game = client.get(f"/v1/games/{mine['game_id']}", headers=bearer(mine["seat_token"]))
+        assert game.status_code == 200
+        assert game.json()["seat"] == mine["seat"]
+        assert queued_webhook(client, f"msg_mm_{ann['id']}_matched")
+        assert queued_webhook(client, f"msg_mm_{bob['id']}_matched")
+        problem(
+            client.delete(f"{TICKETS}/{ann['id']}", headers=player("ann")),
+            409,
+            "ticket_already_matched",
+        )
+
+
+@STORES
+def test_one_waiting_ticket_per_player_and_mode_and_cancel_by_its_holder_alone(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    with serving(kind, tmp_path, request) as client:
+        ask = {"mode": "live", "sizes": [5], "name": "Ann"}
+        ann = created(client.post(TICKETS, json=ask, headers=player("ann")))
+        problem(client.post(TICKETS, json=ask, headers=player("ann")), 409, "ticket_exists")
+        problem(
+            client.post(TICKETS, json={**ask, "player_id": "ann"}, headers=PLATFORM),
+            409,
+            "ticket_exists",
+        )
+        created(client.post(TICKETS, json={**ask, "mode": "correspondence"}, headers=player("ann")))
+        problem(
+            client.delete(f"{TICKETS}/{ann['id']}", headers=player("bob")), 403, "not_your_ticket"
+        )
+        problem(client.delete(f"{TICKETS}/{ann['id']}"), 403, "not_your_ticket")
+        problem(client.get(f"{TICKETS}/l0000000000000000000"), 404, "ticket_not_found")
+        problem(client.get(f"{TICKETS}/nonsense"), 404, "ticket_not_found")
+        cancelled = client.delete(f"{TICKETS}/{ann['id']}", headers=player("ann"))
+        assert cancelled.status_code == 200
+        assert cancelled.json()["status"] == "cancelled"
+        created(client.post(TICKETS, json=ask, headers=player("ann")))  # free again
+
+
+@STORES
+def test_bad_input_is_problem_json_and_changes_nothing(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    with serving(kind, tmp_path, request) as client:
+        good = {"mode": "live", "sizes": [5], "name": "Ann"}
+        for body, status, code in [
+            ({**good, "sizes": [1]}, 400, "invalid_request"),
+            ({**good, "sizes": []}, 400, "invalid_request"),
+            ({**good, "sizes": [6]}, 400, "invalid_request"),
+            ({**good, "mode": "blitz"}, 400, "invalid_request"),
+            ({**good, "fill_bots_after": -1}, 400, "invalid_request"),
+            ({**good, "fill_bots_after": "10"}, 400, "invalid_request"),
+            ({**good, "bot": "grandmaster"}, 400, "invalid_request"),
+            ({**good, "surprise": 1}, 400, "invalid_request"),
+            ({**good, "name": "A\u202eB"}, 400, "invalid_text"),
+            ({**good, "player_id": "bob"}, 403, "player_id_not_yours"),
+            ({**good, "party": [{"player_id": "bob", "name": "Bob"}]}, 403, "player_id_not_yours"),
+        ]:
+            problem(client.post(TICKETS, json=body, headers=player("ann")), status, code)
+        problem(client.post(TICKETS, json=good), 401, "authentication_required")
+        problem(client.post(TICKETS, json=good, headers=PLATFORM), 400, "invalid_ticket")
+        party = {**good, "sizes": [2], "player_id": "ann", "party": [
+            {"player_id": "b", "name": "B"}, {"player_id": "c", "name": "C"},
+        ]}  # fmt: skip
+        problem(client.post(TICKETS, json=party, headers=PLATFORM), 409, "party_too_large")
+        problem(client.post(TICKETS, content=b"{", headers=player("ann")), 400, "invalid_request")
+        # nothing was held: ann's first ticket is taken
+        created(client.post(TICKETS, json=good, headers=player("ann")))
+
+
+@STORES
+def test_bots_fill_a_table_after_the_wait(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    with serving(kind, tmp_path, request) as client:
+        ask = {"mode": "live", "sizes": [3], "name": "Ann", "fill_bots_after": 0, "bot": "random"}
+        ann = created(client.post(TICKETS, json=ask, headers=player("ann")))
+        matched = wait_for(client, ann["id"], "matched", **player("ann"))
+        game = client.get(f"/v1/games/{matched['game_id']}", headers=bearer(matched["seat_token"]))
+        players = game.json()["players"]
+        assert [p["bot"] for p in players] == [None, "random", "random"]
+
+
+@STORES
+def test_a_ticket_expires_after_a_day_and_its_player_may_ask_again(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    with serving(kind, tmp_path, request) as client:
+        ask = {"mode": "correspondence", "sizes": [5], "name": "Ann"}
+        ann = created(client.post(TICKETS, json=ask, headers=player("ann")))
+        later = time.time() + LIFETIME
+        client.app.state.matchmaking.set_clock(lambda: later)
+        expired = wait_for(client, ann["id"], "expired")
+        assert expired["waited"] == pytest.approx(LIFETIME, abs=0.01)
+        assert expired["expires_at"] == ann["expires_at"]
+        problem(
+            client.delete(f"{TICKETS}/{ann['id']}", headers=player("bob")), 403, "not_your_ticket"
+        )
+        created(client.post(TICKETS, json=ask, headers=player("ann")))
+
+
+@STORES
+def test_in_open_mode_the_ticket_token_holds_the_ticket(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    with serving(kind, tmp_path, request, verified=False) as client:
+        ask = {"mode": "live", "sizes": [2], "name": "Ann", "player_id": "ann", "rated": False}
+        keyed = {"Idempotency-Key": "ann-1"}
+        ann = created(client.post(TICKETS, json=ask, headers=keyed))
+        again = client.post(TICKETS, json=ask, headers=keyed)
+        assert again.json()["id"] == ann["id"]
+        assert again.headers["idempotent-replayed"] == "true"
+        problem(
+            client.post(TICKETS, json={**ask, "sizes": [3]}, headers=keyed),
+            409,
+            "idempotency_key_reused",
+        )
+        token = ann["ticket_token"]
+        assert token.startswith(f"{ann['id']}.ticket.")
+        guest = created(client.post(TICKETS, json={**ask, "player_id": None, "name": "Guest"}))
+        matched = wait_for(client, ann["id"], "matched", **bearer(token))
+        assert matched["seat_token"] is not None
+        assert client.get(f"{TICKETS}/{ann['id']}").json()["seat_token"] is None
+        other = client.get(f"{TICKETS}/{ann['id']}", headers=bearer(guest["ticket_token"]))
+        assert other.json()["seat_token"] is None
+        problem(
+            client.delete(f"{TICKETS}/{ann['id']}", headers=bearer(f"{ann['id']}.ticket.forged")),
+            401,
+            "unauthorized",
+        )
+
+
+def counted(create, made: list[str]):
+    async def counting(command):
+        answer = await create(command)
+        made.append(answer.record.id)
+        return answer
+
+    return counting
+
+
+def test_two_replicas_stepping_at_once_on_redis_never_make_two_tables_for_a_ticket(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Two apps on one Redis, each ticket created through either, and both replicas' steps
+    run at once again and again (beside their own workers): every ticket in one game, each
+    game made once, its seats those of its tickets."""
+    with claim_redis_db(request.getfixturevalue("redis_url")) as (url, raw):
+        try:
+            one = create_app(app_settings(tmp_path, url, True))
+            two = create_app(app_settings(tmp_path, url, True))
+            with TestClient(one) as first, TestClient(two) as second:
+                # their clock days ahead: their own workers (on the wall clock) find no step
+                # due, so the steps below, at once on both, make every table
+                ahead = time.time() + 10 * 86400
+                made: list[str] = []
+                for client in (first, second):
+                    mm = client.app.state.matchmaking
+                    mm.set_clock(lambda: ahead)
+                    mm.matchmaker.create_game = counted(mm.matchmaker.create_game, made)
+                ids = []
+                for i in range(24):
+                    client = (first, second)[i % 2]
+                    ask = {"mode": "live", "sizes": [2, 3], "name": f"P{i}", "player_id": f"p{i}"}
+                    ids.append(created(client.post(TICKETS, json=ask, headers=PLATFORM))["id"])
+                for _ in range(3):
+                    steps = [
+                        client.blocking_portal.start_task_soon(
+                            client.app.state.matchmaking.matchmaker.step, "live:rated"
+                        )
+                        for client in (first, second, first, second)
+                    ]
+                    for step in steps:
+                        step.result(60)
+                shown = [wait_for(first, i, "matched", **PLATFORM) for i in ids]
+                by_game: dict[str, list[dict]] = {}
+                for ticket in shown:
+                    by_game.setdefault(ticket["game_id"], []).append(ticket)
+                assert set(made) == set(by_game)  # a game made again is the same game
+                for game_id, tickets in by_game.items():
+                    game = second.get(f"/v1/games/{game_id}", headers=PLATFORM).json()
+                    assert len(game["players"]) == len(tickets)
+                    assert sorted(t["seat"] for t in tickets) == list(range(len(tickets)))
+        finally:
+            held = "*quota:{waiting-tickets:*"
+            for pattern in ("{ten:mm:*", "{ten:q:matchmaking}*", "{ten:q:webhooks}*", held):
+                left = list(raw.scan_iter(match=pattern, count=1000))
+                if left:
+                    raw.delete(*left)

@@ -84,6 +84,7 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     player_ids: tuple[str | None, ...] = ()  # the calling platform's id of each seat's player
     verified: tuple[bool, ...] = ()  # per seat: player_id proven (JWT `sub` or the platform)
     custom_deck: bool = False  # dealt from a deck the creator gave (never ranked)
+    casual: bool = False  # created casual (a casual matchmaking ticket's table: never ranked)
     table: Table | None = None  # the lobby: present for games created open
     host_id: str | None = None  # the host's player_id (a JWT), or None
     host_token_hash: str | None = None  # sha256 of the host credential of an anonymous host

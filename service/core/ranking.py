@@ -6,7 +6,8 @@ A game is *ranked* only when
 - it was dealt from the standard shuffled deck (not a deck its creator gave),
 - every human seat's identity was verified (a player id proven by a player JWT with that
   `sub` or by the platform; bots are not humans), and
-- at least two distinct human player ids played, and
+- at least two distinct human player ids played,
+- it was not created casual (`casual`: a casual matchmaking ticket's table), and
 - it is no game of a tournament created unranked (`unranked_tournament`).
 
 Otherwise it is unranked, and says why with stable codes (`UNRANKED_REASONS`, in the order
@@ -38,6 +39,7 @@ UnrankedReason = Literal[
     "custom_deck",
     "unverified_identity",
     "too_few_humans",
+    "casual",
     "unranked_tournament",
     "legacy",
 ]
@@ -103,6 +105,8 @@ def ranking(record: GameRecord) -> Ranking:
         found.add("unverified_identity")
     if len({pid for pid in ids if pid is not None}) < MIN_HUMANS:
         found.add("too_few_humans")
+    if record.casual:
+        found.add("casual")
     if record.tournament is not None and not record.tournament.ranked:
         found.add("unranked_tournament")
     return Ranking(

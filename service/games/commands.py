@@ -57,6 +57,9 @@ class CreateTable(Command, frozen=True, kw_only=True):
     # never sent by a client
     seed: str | None = None
     tournament: TableRef | None = None
+    # False: a casual game, never ranked (a casual matchmaking ticket's table); never sent by
+    # a client
+    ranked: bool = True
     idempotency_key: str | None = None
     # the client's network address as the entrypoint saw it: an anonymous host's quota of
     # open tables is counted by it (`Lobby.create`); None (tools, tests): no quota
@@ -67,9 +70,11 @@ class CreateTable(Command, frozen=True, kw_only=True):
             list(self.seats), self.private, self.fill, self.fill_bot, self.starting_seat,
             self.deck, self.rules, self.clock,
         )  # fmt: skip
-        if self.seed is None and self.tournament is None:
+        if self.seed is None and self.tournament is None and self.ranked:
             return fields  # as every create was fingerprinted before tournaments
-        return (*fields, self.seed, self.tournament)
+        if self.ranked:
+            return (*fields, self.seed, self.tournament)
+        return (*fields, self.seed, self.tournament, self.ranked)
 
 
 class JoinSeat(Command, frozen=True, kw_only=True):

@@ -66,6 +66,7 @@ class TableCreation:
             created_at=now,
             updated_at=now,
             custom_deck=deck is not None,
+            casual=not command.ranked,
             table=Table(
                 seats=tuple(table_seats),
                 invite_hash=None if invite is None else hash_token(invite),

@@ -272,7 +272,7 @@ class Matchmaker:
         )
         return CreateTable(
             caller=PLATFORM, seats=tuple(seats), fill_bot=anchor.bot,
-            clock=CLOCKS[anchor.mode], idempotency_key=f"match/{match.id}",
+            clock=CLOCKS[anchor.mode], ranked=anchor.rated, idempotency_key=f"match/{match.id}",
         )  # fmt: skip
 
     def worker(self, **options: object) -> Worker:

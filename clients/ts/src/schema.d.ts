@@ -1134,8 +1134,8 @@ export interface components {
              * @enum {unknown}
              */
             status?: "abandoned" | "aborted" | "finished";
-            unranked_reason: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity") | null;
-            unranked_reasons: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity")[];
+            unranked_reason: ("abandoned" | "aborted" | "casual" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity") | null;
+            unranked_reasons: ("abandoned" | "aborted" | "casual" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity")[];
             version: number;
         };
         /** ArchivedGamesPage */
@@ -1568,7 +1568,7 @@ export interface components {
             ranked: boolean;
             results: components["schemas"]["SeatResult"][];
             /** @default null */
-            unranked_reason?: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity") | null;
+            unranked_reason?: ("abandoned" | "aborted" | "casual" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity") | null;
         };
         /**
          * GameFinishedWebhook
@@ -1676,8 +1676,8 @@ export interface components {
              * @enum {unknown}
              */
             status?: "abandoned" | "aborted" | "finished";
-            unranked_reason: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity") | null;
-            unranked_reasons: ("abandoned" | "aborted" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity")[];
+            unranked_reason: ("abandoned" | "aborted" | "casual" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity") | null;
+            unranked_reasons: ("abandoned" | "aborted" | "casual" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity")[];
             version: number;
         };
         /** GamesPage */

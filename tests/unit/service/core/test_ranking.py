@@ -72,6 +72,7 @@ def test_verified_humans_with_bots_are_ranked() -> None:
         ({"aborted": True}, "aborted"),
         ({"abandoned": True}, "abandoned"),
         ({"custom_deck": True}, "custom_deck"),
+        ({"casual": True}, "casual"),
         ({"verified": (True, False)}, "unverified_identity"),
         ({"verified": (False, False)}, "unverified_identity"),
         ({"verified": ()}, "unverified_identity"),  # a record of an older release

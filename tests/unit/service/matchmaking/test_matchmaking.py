@@ -106,6 +106,22 @@ def test_two_players_are_matched_into_one_game_each_with_their_own_seat() -> Non
     run(body)
 
 
+@pytest.mark.parametrize("rated", [True, False])
+def test_a_casual_ticket_makes_a_game_that_is_never_ranked_and_a_rated_one_a_ranked_one(
+    rated: bool,
+) -> None:
+    async def body() -> None:
+        w = World()
+        a = await w.ask(player_id="ann", sizes=(2,), rated=rated)
+        await w.ask(player_id="bob", sizes=(2,), rated=rated)
+        await w.step("live:rated" if rated else "live:casual")
+        ann = await w.tickets.load_ticket(a.id)
+        game = await w.store.load(ann.game_id)
+        assert game.casual is not rated
+
+    run(body)
+
+
 def test_two_replicas_stepping_at_once_make_one_table() -> None:
     async def body() -> None:
         w = World()

@@ -17,6 +17,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from infra.watchers import Watchers
+from service.bulk.records import QUEUE as BULK
+from service.bulk.store import BulkStore
+from service.bulk.use_cases import BulkPairings
 from service.core.cancellation import finish_within, stop_tasks
 from service.core.ports import GameStore, TournamentStore
 from service.core.settings import Settings
@@ -65,6 +68,7 @@ class Adapters(NamedTuple):
     tournaments: TournamentStore | None = (
         None  # the tournaments' store (service.tournaments.use_cases)
     )
+    bulk: BulkStore | None = None  # the bulk pairings' store (service.bulk.use_cases)
 
 
 def build_adapters(
@@ -76,6 +80,7 @@ def build_adapters(
 
         archive = SqlArchive.from_url(settings.archive.database_url)
     if settings.redis.url is None:
+        from infra.memory_bulk import MemoryBulkStore  # noqa: PLC0415
         from infra.memory_store import MemoryGameStore  # noqa: PLC0415
         from infra.memory_tournaments import MemoryTournamentStore  # noqa: PLC0415
         from infra.queues import MemoryQueue  # noqa: PLC0415
@@ -96,6 +101,7 @@ def build_adapters(
             "memory",
             close_embedded,
             tournaments=MemoryTournamentStore(),
+            bulk=MemoryBulkStore(),
         )
     return _redis_adapters(settings, store, archive)
 
@@ -106,6 +112,7 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
     assert settings.redis.url is not None
     from infra import queues as redis_queues  # noqa: PLC0415 - redis-py only when configured
     from infra.rate_limit_store import RedisRateCounter  # noqa: PLC0415
+    from infra.redis_bulk import RedisBulkStore  # noqa: PLC0415
     from infra.redis_client import connect  # noqa: PLC0415
     from infra.redis_store import RedisGameStore  # noqa: PLC0415
     from infra.redis_tournaments import RedisTournamentStore  # noqa: PLC0415
@@ -152,7 +159,7 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
 
     return Adapters(
         store, queue, archive, rate_counter, "redis", close_redis, client, open_redis,
-        RedisTournamentStore(client, wait=wait),
+        RedisTournamentStore(client, wait=wait), RedisBulkStore(client, wait=wait),
     )  # fmt: skip
 
 
@@ -237,12 +244,15 @@ class Background:
         deadlines: DeadlinePoller,
         reviews: Reviews,
         tournaments: Tournaments,
+        bulk: BulkPairings,
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
         self.reviews = reviews
         self.secrecy = secrecy
         self.tournaments = tournaments
         self.director = tournaments.director.worker(count=obs.count_job())
+        self.bulk = bulk
+        self.bulk_starts = bulk.worker(count=obs.count_job())
         self.relay = relay
         self.open_adapters: Callable[[], Awaitable[None]] | None = None
         self.relayer = relay.worker(count=obs.count_job())
@@ -281,6 +291,7 @@ class Background:
         self._run(self.relayer.run_forever(), "ten-relay")
         self._run(self.reviews.worker.run_forever(), "ten-reviews")
         self._run(self.director.run_forever(), "ten-tournaments")
+        self._run(self.bulk_starts.run_forever(), "ten-bulk")
         if self.webhooks.enabled:
             self._run(self.webhooks.run_forever(), "ten-webhooks")
 
@@ -342,7 +353,16 @@ def game_service(
         )
     )
     reviews = post_game_reviews(settings, adapters, service, obs)
-    kept = (webhooks, deadlines, reviews, tournaments)
+    assert adapters.bulk is not None
+    bulk = BulkPairings(
+        adapters.bulk,
+        Lobby(service),  # the platform's scheduled tables, started by the lobby's start
+        adapters.queue(BULK),
+        quotas=store,
+        max_scheduled=settings.quotas.max_scheduled_bulk_pairings,
+        retry=service.retry,
+    )
+    kept = (webhooks, deadlines, reviews, tournaments, bulk)
     return service, Background(settings, archiver, relay, service, obs, secrecy, *kept)
 
 

@@ -74,6 +74,13 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     # event streams (infra.watchers): refused before they start
     "too_many_streams": "This server holds as many event streams as it may; retry later.",
     "too_many_streams_from_client": "This client holds as many event streams as it may; close one or retry later.",
+    # bulk pairings (service.bulk.use_cases)
+    "bulk_pairing_not_found": "No bulk pairing with this id.",
+    "platform_only": "Only the platform (its X-API-Key) may do this.",
+    "invalid_bulk_pairing": "The bulk pairing is not valid.",
+    "bulk_pairing_cancelled": "The bulk pairing was cancelled.",
+    "too_many_bulk_pairings": "This caller has as many bulk pairings waiting for their start "
+    "as it may; retry once one has started.",
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import math
 import re
 import secrets
 import time
@@ -133,7 +134,8 @@ class GameService:
         if record.ended:
             return self.settings.games.finished_ttl
         idle = self.settings.games.idle_ttl
-        return idle + max(60, min(idle, IDLE_GRACE_MAX))
+        waits = max(0.0, record.idle_since - self._clock())  # a scheduled table's wait
+        return idle + max(60, min(idle, IDLE_GRACE_MAX)) + math.ceil(waits)
 
     def _with_due(self, record: GameRecord, exact: bool = False) -> GameRecord:
         """The record with its `due`, None once ended, else its idle expiry or, sooner, its
@@ -144,7 +146,7 @@ class GameService:
         due = None
         state = record.state
         if not record.ended:
-            due = record.updated_at + self.settings.games.idle_ttl
+            due = record.idle_since + self.settings.games.idle_ttl
             if state is not None and state.clock is not None:
                 deadline = state.clock.deadline
                 if not exact:
@@ -381,7 +383,7 @@ class GameService:
             # the game's bot moves for the seat
             state, events = await self.bots.step(True, time_out, record.state, now)
             new = record.successor(state=state, updated_at=now)
-        elif record.updated_at + self.settings.games.idle_ttl > now:
+        elif record.idle_since + self.settings.games.idle_ttl > now:
             # the due was a bound the running seat's deadline came after: saved at that
             # deadline (version and idle time unchanged), so the index follows the record
             outcome, events = "moved_on", []

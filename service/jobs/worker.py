@@ -70,6 +70,7 @@ QUEUES: Final[dict[str, str]] = {
     "until it is put back)",
     "tournaments": "tournaments whose director has a step to take (dealing a round, "
     "pairing the next)",
+    "bulk": "bulk pairings' tables to start at their time (or to cancel)",
 }
 Q = TypeVar("Q")
 

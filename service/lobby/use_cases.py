@@ -174,6 +174,8 @@ class Lobby:
             self._check_seat_holder(caller, record, seat)  # who, before what (401 first)
             table = open_table(record)
             was = table.seats[seat]
+            if table.scheduled:
+                raise ServiceError("seat_unavailable", "A scheduled table's seats are fixed.")
             if was.bot is not None:
                 raise ServiceError("seat_unavailable", "A bot's seat cannot be left.")
             empty = Seat(open=True) if was.open else Seat(player_id=was.player_id)
@@ -238,6 +240,22 @@ class Lobby:
             return self.dealer.started(record, table.fill)
 
         return await self._update(command.game_id, change)
+
+    async def start_scheduled(self, game_id: str) -> GameRecord:
+        """A scheduled table's start (its time came, or its creator starts it early): dealt
+        as any table's start is. A table started or cancelled already is left as it is (a
+        start run twice, on two replicas or after a crash, deals it once)."""
+
+        def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
+            return self.dealer.started(record, open_table(record).fill)
+
+        try:
+            record, _ = await self._update(game_id, change)
+        except ServiceError as error:
+            if error.code != "game_not_open":
+                raise
+            record = await self.games.get(game_id)
+        return record
 
     async def cancel(self, command: CancelTable) -> GameRecord:
         """Call off a table that has not started."""

@@ -26,6 +26,7 @@ CLUSTER_SUITES = frozenset(
         "test_due_index_contract.py",
         "test_log_news_contract.py",
         "test_quota_contract.py",
+        "test_bulk_store_contract.py",
     }
 )
 STANDALONE_ONLY = frozenset(

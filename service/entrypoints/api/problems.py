@@ -80,6 +80,11 @@ SERVICE_STATUS = {
     "not_invited": 403,
     "invalid_tournament": 400,
     "game_embargoed": 403,  # readable later: not a 404, the game exists and its id is public
+    "bulk_pairing_not_found": 404,
+    "platform_only": 403,
+    "invalid_bulk_pairing": 400,
+    "bulk_pairing_cancelled": 409,
+    "too_many_bulk_pairings": 429,
 }
 # the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
 # has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise

@@ -174,4 +174,15 @@ MESSAGES: dict[str, str] = {
     "rounds must be between 1 and {most}.": "rounds debe estar entre 1 y {most}.",
     "The platform names the player_id.": "La plataforma indica el player_id.",
     "A player id starting with bot: names a bot.": "Un id de jugador que empieza por bot: nombra a un bot.",
+    # bulk pairings
+    "No bulk pairing with this id.": "No hay ningún emparejamiento masivo con este id.",
+    "Only the platform (its X-API-Key) may do this.": "Solo la plataforma (con su X-API-Key) puede hacer esto.",
+    "The bulk pairing is not valid.": "El emparejamiento masivo no es válido.",
+    "The bulk pairing was cancelled.": "El emparejamiento masivo fue cancelado.",
+    "This caller has as many bulk pairings waiting for their start as it may; retry once one has started.": "Este llamante tiene tantos emparejamientos masivos esperando su inicio como puede; reintente cuando uno haya empezado.",
+    "A bulk pairing has 1 to {most} tables.": "Un emparejamiento masivo tiene de 1 a {most} mesas.",
+    "start_at must be at most {days} days ahead, and not in the past.": "start_at debe estar como mucho {days} días después, y no en el pasado.",
+    "Table {table} cannot be made ({reason}).": "La mesa {table} no se puede crear ({reason}).",
+    "Seat {seat}: a scheduled table's seats are all assigned (a name or a bot).": "Asiento {seat}: los asientos de una mesa programada están todos asignados (un nombre o un bot).",
+    "A scheduled table's seats are fixed.": "Los asientos de una mesa programada son fijos.",
 }

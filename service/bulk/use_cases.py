@@ -24,6 +24,7 @@ together at a time (or now); read, started early, cancelled.
 from __future__ import annotations
 
 import asyncio
+import copy
 import hmac
 import secrets
 import time
@@ -104,6 +105,13 @@ class BulkPairings:
             retry_after=lambda oldest, now: 60.0, clock=clock,
         )  # fmt: skip
 
+    def served(self, *, identities_open: bool) -> BulkPairings:
+        """These use cases as the API serves them, knowing whether identities are open (the
+        same store, queue and worker)."""
+        view = copy.copy(self)
+        view.identities_open = identities_open
+        return view
+
     # ------------------------------------------------------------ creating
 
     async def create(self, command: CreateBulk) -> BulkShown:
@@ -181,18 +189,22 @@ class BulkPairings:
             )
             given = None if tokens is None else tokens[index]
             try:
+                if any(s.bot is None and s.player_id is None for s in table.seats):
+                    raise ServiceError("invalid_table")  # a player by id, or a bot
                 made.append(
                     self.lobby.creation.scheduled(
                         create, bulk_game_id(bulk_id, index), start_at, given
                     )
                 )
             except (ServiceError, RuleError) as refused:
-                raise ServiceError(
+                error = ServiceError(
                     "invalid_bulk_pairing",
                     "Table {table} cannot be made ({reason}).",
                     table=index,
                     reason=refused.code,
-                ) from None
+                )
+                error.members = {"table": index, "reason": refused.code}
+                raise error from None
         return made
 
     async def _make(self, record: BulkRecord, made: Sequence[TableCreated]) -> BulkRecord:

@@ -89,6 +89,8 @@ class ServiceError(Exception):
     `params`, as for `domain.game.errors.RuleError` (`text` keeps both for translation)."""
 
     retry_after: int | None = None  # seconds: when a retry may succeed (the Retry-After header)
+    # more members of its problem document, beside its code (e.g. which table was refused)
+    members: dict[str, object] | None = None
 
     def __init__(self, code: str, detail: str | Text | None = None, **params: object) -> None:
         if code not in SERVICE_ERROR_CODES:

@@ -29,6 +29,7 @@ from service.bootstrap import (
 )
 from service.core.ports import GameStore
 from service.core.settings import Settings
+from service.entrypoints.api.bulk_routes import BULK_ROUTES
 from service.entrypoints.api.health_routes import health, ready
 from service.entrypoints.api.history_routes import (
     ArchiveController,
@@ -146,6 +147,7 @@ def routes() -> list:
             include_in_schema=False,
             cache_control=REVALIDATE,
         ),
+        *BULK_ROUTES,
     ]
 
 
@@ -172,6 +174,7 @@ def use_cases(
             "tournaments": tournaments,
             "tournament_feeds": TournamentFeeds(tournaments.get),
             "secrecy": secrecy,
+            "bulk": background.bulk.served(identities_open=who["identity"].open),
             **who,
         }
     )

@@ -13,6 +13,7 @@ import msgspec
 
 from domain.game.cards import COPIES
 from domain.game.model import Action
+from service.entrypoints.api.bulk_routes import BulkPairingIn, BulkPairingOut
 from service.entrypoints.api.history_routes import (
     ArchivedGamesPage,
     LeaderboardOut,
@@ -90,6 +91,8 @@ API_TYPES = (
     RoundsOut,
     NextTableOut,
     *WEBHOOK_PAYLOADS.values(),
+    BulkPairingIn,
+    BulkPairingOut,
 )
 REF = "#/components/schemas/{name}"
 

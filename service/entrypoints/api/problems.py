@@ -261,7 +261,7 @@ def from_service_error(exc: ServiceError) -> ProblemDetailsException:
         headers = {"Retry-After": str(exc.retry_after)}
     elif status == 503:
         headers = {"Retry-After": RETRY_AFTER_SECONDS}
-    return problem(status, exc.code, exc.text, headers)
+    return problem(status, exc.code, exc.text, headers, **(exc.members or {}))
 
 
 def from_store_unavailable(exc: StoreUnavailable) -> ProblemDetailsException:

@@ -23,7 +23,7 @@ MOST_AHEAD = 30 * 24 * 3600.0  # how far ahead its start may be (seconds)
 PAST_GRACE = 60.0
 # the starts' jobs wake this long before the start (a worker looks for due jobs about once a
 # second, then claims them), and wait for the time itself: a table starts on its time
-LEAD = 2.0
+LEAD = 5.0
 CHUNK = 50  # tables per start job: the replicas share a bulk's starts
 LEASE = 60.0  # a start job's lease: its replica died, another one takes it over then
 STARTS_AT_ONCE = 32  # tables one process starts at once (each start: a load, a deal, a save)
@@ -65,13 +65,15 @@ class BulkTable(msgspec.Struct, frozen=True, array_like=True):
 
 class BulkRecord(msgspec.Struct, frozen=True, kw_only=True):
     """A bulk pairing as stored. `made`: every table's game is stored (a create cut short
-    leaves it False; a copy of the create, with its key, makes the rest). `version` grows by
-    one with every save (the stores compare-and-set on it)."""
+    leaves it False; a copy of the create, with its key, makes the rest). Its status follows
+    from `cancelled` and the time (`status_at`): its start jobs never write it, so a thousand
+    starts never queue behind saves of the bulk. `version` grows by one with every save (the
+    stores compare-and-set on it)."""
 
     id: str
     owner: str  # the creator's `Caller.scope`
-    start_at: float  # unix s
-    status: BulkStatus = "scheduled"
+    start_at: float  # unix s; a start asked earlier moves it to then
+    cancelled: bool = False
     tables: tuple[BulkTable, ...]
     made: bool = False
     fingerprint: str = ""  # what the create asked (`service.core.idempotency.fingerprint`)
@@ -109,6 +111,7 @@ class TableShown(msgspec.Struct, frozen=True, kw_only=True):
 
 class BulkShown(msgspec.Struct, frozen=True, kw_only=True):
     record: BulkRecord
+    status: BulkStatus
     tables: tuple[TableShown, ...]
     replayed: bool = False
 
@@ -127,6 +130,12 @@ def chunks(record: BulkRecord) -> range:
 
 def job_id(bulk_id: str, chunk: int) -> str:
     return f"{bulk_id}:{chunk}"
+
+
+def status_at(record: BulkRecord, now: float) -> BulkStatus:
+    if record.cancelled:
+        return "cancelled"
+    return "started" if now >= record.start_at else "scheduled"
 
 
 def status_of(game: GameRecord | None) -> GameStatus | Literal["gone"]:

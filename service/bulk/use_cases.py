@@ -53,6 +53,7 @@ from service.bulk.records import (
     bulk_game_id,
     chunks,
     job_id,
+    status_at,
     status_of,
 )
 from service.bulk.store import BulkStore
@@ -63,7 +64,7 @@ from service.core.quotas import Quota, QuotaStore
 from service.core.unit_of_work import Retry, write
 from service.games.commands import CancelTable, CreateTable
 from service.jobs.worker import Job, LeasedQueue, Worker
-from service.lobby.records import TableCreated
+from service.lobby.records import Ready, TableCreated
 from service.lobby.use_cases import Lobby
 
 T = TypeVar("T")
@@ -151,7 +152,7 @@ class BulkPairings:
             return await self._again(stored, command, entry, fingerprint)
         record = await self._make(record, made)
         if record.start_at <= self.clock():
-            record = await self._start(record)
+            await self._start(record)
         return await self.shown(record, tokens.tokens)
 
     def _check_caller(self, caller: Caller) -> None:
@@ -225,11 +226,11 @@ class BulkPairings:
         if kept is None:
             raise ServiceError("idempotency_key_reused")
         record = stored
-        if not record.made and record.status == "scheduled":
+        if not record.made and not record.cancelled:
             made = self._tables(command, record.id, record.start_at, kept.tokens)
             record = await self._make(record, made)
-        if record.status == "scheduled" and record.start_at <= self.clock():
-            record = await self._start(record)
+        if not record.cancelled and record.start_at <= self.clock():
+            await self._start(record)  # a create cut short before its start: started now
         shown = await self.shown(record, kept.tokens)
         return msgspec.structs.replace(shown, replayed=True)
 
@@ -266,7 +267,7 @@ class BulkPairings:
             )
             for i, (t, game) in enumerate(zip(record.tables, games, strict=True))
         )
-        return BulkShown(record=record, tables=tables)
+        return BulkShown(record=record, status=status_at(record, self.clock()), tables=tables)
 
     async def _load(self, bulk_id: str) -> BulkRecord:
         record = await self.store.load_bulk(bulk_id) if _is_id(bulk_id) else None
@@ -279,7 +280,7 @@ class BulkPairings:
         for bulk_id in bulk_ids:
             record = await self.store.load_bulk(bulk_id)
             if record is not None:
-                found[bulk_id] = record.status == "scheduled"
+                found[bulk_id] = status_at(record, self.clock()) == "scheduled"
         return found
 
     # ------------------------------------------------------------ starting and cancelling
@@ -287,25 +288,36 @@ class BulkPairings:
     async def start(self, caller: Caller, bulk_id: str) -> BulkShown:
         """Start every table not started, now."""
         self._check_caller(caller)
-        record = await self._load(bulk_id)
-        if record.status == "cancelled":
-            raise ServiceError("bulk_pairing_cancelled")
-        return await self.shown(await self._start(record))
 
-    async def _start(self, record: BulkRecord, indexes: Iterable[int] | None = None) -> BulkRecord:
-        """Its tables started (those of `indexes`; None: all), then the bulk marked so."""
+        def now(record: BulkRecord) -> BulkRecord | None:
+            if record.cancelled:
+                raise ServiceError("bulk_pairing_cancelled")
+            at = self.clock()
+            return None if record.start_at <= at else msgspec.structs.replace(record, start_at=at)
+
+        record = await self._save(bulk_id, now)
+        await self._start(record)
+        return await self.shown(record)
+
+    async def _start(
+        self,
+        record: BulkRecord,
+        indexes: Iterable[int] | None = None,
+        ready: dict[str, Ready] | None = None,
+    ) -> None:
+        """Its tables started (those of `indexes`; None: all), from their deals made ahead
+        (`ready`) where there are."""
         picked = range(len(record.tables)) if indexes is None else indexes
-        await _bounded(self._start_table, [record.tables[i].game_id for i in picked])
-        return await self._save(
-            record.id,
-            lambda r: (
-                msgspec.structs.replace(r, status="started") if r.status == "scheduled" else None
-            ),
-        )
+        ahead = ready or {}
 
-    async def _start_table(self, game_id: str) -> None:
+        async def start(game_id: str) -> None:
+            await self._start_table(game_id, ahead.get(game_id))
+
+        await _bounded(start, [record.tables[i].game_id for i in picked])
+
+    async def _start_table(self, game_id: str, ready: Ready | None = None) -> None:
         try:
-            await self.lobby.start_scheduled(game_id)
+            await self.lobby.start_scheduled(game_id, ready)
         except ServiceError as error:
             if error.code != "game_not_found":  # never made (a create cut short), or expired
                 raise
@@ -315,11 +327,8 @@ class BulkPairings:
         as they are, and shown so)."""
         self._check_caller(caller)
         record = await self._save(
-            bulk_id,
-            lambda r: None if r.status == "cancelled" else msgspec.structs.replace(
-                r, status="cancelled"
-            ),
-        )  # fmt: skip
+            bulk_id, lambda r: None if r.cancelled else msgspec.structs.replace(r, cancelled=True)
+        )
         await self._cancel_tables(record)
         return await self.shown(record)
 
@@ -367,19 +376,28 @@ class BulkPairings:
             return None
         chunk = int(number)
         indexes = range(chunk * CHUNK, min(len(record.tables), (chunk + 1) * CHUNK))
-        if record.status == "cancelled":  # a cancel cut short: its tables not started yet
+        if record.cancelled:  # a cancel cut short: its tables not started yet
             await self._cancel_tables(record, indexes)
             return None
         now = self.clock()
-        if record.status == "scheduled":
-            if now < record.start_at - LEAD:
-                return record.start_at - LEAD
-            if not record.made and now < record.created_at + MAKING:
-                return now + 1.0  # its create is storing its games still
-            if now < record.start_at:
-                await self.sleep(record.start_at - now)
-        await self._start(record, indexes)
+        if now < record.start_at - LEAD:
+            return record.start_at - LEAD
+        if not record.made and now < record.created_at + MAKING:
+            return now + 1.0  # its create is storing its games still
+        ready = None
+        if now < record.start_at:  # its tables dealt ahead: at the time, a save each
+            ready = await self._ready(record, indexes)
+            await self.sleep(max(0.0, record.start_at - self.clock()))
+        await self._start(record, indexes, ready)
         return None
+
+    async def _ready(self, record: BulkRecord, indexes: Iterable[int]) -> dict[str, Ready]:
+        """The tables of `indexes` read, and dealt ahead of their time (`Lobby.ready_to_start`,
+        in a worker thread): what is left for their start is a save each."""
+        games = await _bounded(self.lobby.store.load, [record.tables[i].game_id for i in indexes])
+        found = [game for game in games if game is not None]
+        made = await asyncio.to_thread(lambda: [self.lobby.ready_to_start(g) for g in found])
+        return {r.record.id: r for r in made if r is not None}
 
     def worker(self, **options: object) -> Worker:
         """The start jobs' worker (every replica runs one): many jobs at once, each waiting

@@ -48,6 +48,7 @@ from service.lobby.records import (
     Joined,
     Keyed,
     Page,
+    Ready,
     TableCreated,
     decode_cursor,
     encode_cursor,
@@ -55,6 +56,10 @@ from service.lobby.records import (
     replace_at,
 )
 from service.lobby.seating import joined_again, open_table, refusal, require_credentials, seat_for
+
+
+class _Changed(Exception):
+    """A start dealt ahead met its table changed since (`Lobby.start_scheduled`)."""
 
 
 class LobbyStore(Games, Listings, Protocol):
@@ -241,16 +246,33 @@ class Lobby:
 
         return await self._update(command.game_id, change)
 
-    async def start_scheduled(self, game_id: str) -> GameRecord:
+    def ready_to_start(self, record: GameRecord) -> Ready | None:
+        """A scheduled table's deal and its bots' first moves, made ahead of its time (in a
+        worker thread), so that its start then is a save alone (`start_scheduled`); None for
+        a table that is no longer open."""
+        if record.status != "open" or record.table is None:
+            return None
+        return Ready(record, *self.dealer.ahead(record, record.table.fill))
+
+    async def start_scheduled(self, game_id: str, ready: Ready | None = None) -> GameRecord:
         """A scheduled table's start (its time came, or its creator starts it early): dealt
-        as any table's start is. A table started or cancelled already is left as it is (a
-        start run twice, on two replicas or after a crash, deals it once)."""
+        as any table's start is, from `ready` (`ready_to_start`) while the table is still as
+        it was read then. A table started or cancelled already is left as it is (a start run
+        twice, on two replicas or after a crash, deals it once)."""
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
-            return self.dealer.started(record, open_table(record).fill)
+            fill = open_table(record).fill
+            if ready is None:
+                return self.dealer.started(record, fill)
+            if record.stamp != ready.record.stamp:
+                raise _Changed  # dealt ahead from another table than this one
+            return self.dealer.seated(record, ready.dealt, ready.moved)  # no search: inline
 
         try:
-            record, _ = await self._update(game_id, change)
+            first = None if ready is None else ready.record
+            record, _ = await self._update(game_id, change, first=first, inline=ready is not None)
+        except _Changed:
+            return await self.start_scheduled(game_id)
         except ServiceError as error:
             if error.code != "game_not_open":
                 raise
@@ -305,12 +327,17 @@ class Lobby:
         change: Callable[[GameRecord], tuple[GameRecord, list[StoredEvent]]],
         keyed: Keyed | None = None,
         outcome: Callable[[GameRecord], IdempotentResponse] | None = None,
+        *,
+        first: GameRecord | None = None,
+        inline: bool = False,
     ) -> tuple[GameRecord, list[StoredEvent]]:
         """Apply `change` to the stored game and save it with its stamp compared; on a lost
         race, judge the change again on the game as it is now. `keyed`: a change sent with
         an Idempotency-Key, its `outcome` saved with it; when the game remembers one for
         that key already (before each try: the race may have been lost to a copy), nothing
-        is changed and `keyed.prior` holds it."""
+        is changed and `keyed.prior` holds it. `first`: the game as read before (its save
+        compares its stamp: a game changed since is read again and judged anew); `inline`: the
+        change is computed on the event loop (it cannot start a bot's search)."""
 
         async def attempt(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             if keyed is not None:
@@ -320,16 +347,16 @@ class Lobby:
                     return first.record, first.events
             # a change may start the game, and bots then move first (`Dealer.started`): in a
             # worker thread, whose searching bots' moves the pool computes (`blocking_step`)
-            new, events = await asyncio.to_thread(change, record)
+            new, events = change(record) if inline else await asyncio.to_thread(change, record)
             remembered = None
             if keyed is not None and outcome is not None:
                 remembered = (keyed.entry, outcome(new))
             new = await self.games.store_change(record, new, events, remembered)
             return new, events
 
-        record = await self.games.get(game_id)
+        record = first if first is not None else await self.games.get(game_id)
         return await write(
-            record, attempt, self.games.retry, gone="game_not_found",
+            record, attempt, self.games.retry, gone="game_not_found", stale=first is not None,
             reread=lambda: self.games.get(game_id),
         )  # fmt: skip
 

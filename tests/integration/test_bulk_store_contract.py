@@ -60,7 +60,7 @@ def test_a_bulk_without_a_key_keeps_no_tokens(backend):
 def test_a_save_compares_the_version_and_names_the_bulk_stored(backend):
     async def body(store) -> None:
         await store.create_bulk(record("x3"), 3600, ("e", TOKENS))
-        first = msgspec.structs.replace(record("x3"), status="started", version=1)
+        first = msgspec.structs.replace(record("x3"), cancelled=True, version=1)
         await store.save_bulk(first, 3600)
         with pytest.raises(BulkConflict) as lost:
             await store.save_bulk(msgspec.structs.replace(record("x3"), version=1), 3600)
@@ -81,7 +81,13 @@ def test_of_concurrent_saves_of_one_version_exactly_one_wins(backend):
         async def save(status: str) -> bool:
             try:
                 await store.save_bulk(
-                    msgspec.structs.replace(record("x4"), status=status, version=1), 3600
+                    msgspec.structs.replace(
+                        record("x4"),
+                        cancelled=status == "cancelled",
+                        start_at=NOW + len(status),
+                        version=1,
+                    ),
+                    3600,
                 )
             except BulkConflict:
                 return False

@@ -110,7 +110,7 @@ def bulk_out(shown: BulkShown) -> BulkPairingOut:
             BulkTableOut(index=table.index, game_id=table.game_id, status=table.status, seats=seats)
         )
     return BulkPairingOut(
-        id=record.id, status=record.status, start_at=_moment(record.start_at),
+        id=record.id, status=shown.status, start_at=_moment(record.start_at),
         created_at=_moment(record.created_at), tables=tables,
     )  # fmt: skip
 

@@ -108,7 +108,7 @@ async def refused(code: str, call: Awaitable[object]) -> ServiceError:
 def test_a_scheduled_bulk_makes_each_table_a_game_waiting_for_its_time():
     async def body(w: World) -> None:
         made = await w.use.create(bulk(3))
-        assert made.record.status == "scheduled"
+        assert made.status == "scheduled"
         assert made.record.start_at == T0 + 3600
         assert [t.status for t in made.tables] == ["open"] * 3
         assert len({t.game_id for t in made.tables}) == 3
@@ -129,7 +129,7 @@ def test_a_scheduled_bulk_makes_each_table_a_game_waiting_for_its_time():
 def test_a_bulk_started_now_answers_with_its_games_started_and_each_token_plays_its_own():
     async def body(w: World) -> None:
         made = await w.use.create(bulk(3, start_at=None))
-        assert made.record.status == "started"
+        assert made.status == "started"
         assert [t.status for t in made.tables] == ["active"] * 3
         assert sorted(w.told.started) == sorted(t.game_id for t in made.tables)
         for table in made.tables:
@@ -173,7 +173,7 @@ def test_a_start_too_far_ahead_or_in_the_past_or_too_many_tables_is_refused():
         await refused("invalid_bulk_pairing", w.use.create(bulk(1001)))
         assert await w.queue.backlog() == 0
         made = await w.use.create(bulk(1, start_at=T0 + 30 * 86400))
-        assert made.record.status == "scheduled"
+        assert made.status == "scheduled"
 
     run(body)
 
@@ -188,7 +188,7 @@ def test_only_the_platform_may_pair_in_bulk_once_identities_are_verified():
         await refused("platform_only", w.use.get(PLAYER, made.record.id))
         await refused("platform_only", w.use.start(PLAYER, made.record.id))
         await refused("platform_only", w.use.cancel(PLAYER, made.record.id))
-        assert (await w.use.get(PLATFORM, made.record.id)).record.status == "scheduled"
+        assert (await w.use.get(PLATFORM, made.record.id)).status == "scheduled"
 
     run(body)
 
@@ -248,7 +248,7 @@ def test_the_start_job_waits_for_the_time_then_starts_every_table_once():
         shown = await w.use.get(PLATFORM, made.record.id)
         assert [t.status for t in shown.tables[:CHUNK]] == ["active"] * CHUNK
         assert [t.status for t in shown.tables[CHUNK:]] == ["open"] * 3
-        assert shown.record.status == "started"
+        assert shown.status == "started"
         assert await w.use.run_job(second) is None
         assert await w.use.run_job(second) is None  # run again (a lease lapsed): nothing twice
         assert await w.use.run_job(first) is None
@@ -280,7 +280,7 @@ def test_start_now_then_cancel_leaves_the_started_games_and_cancels_the_rest():
         later = await w.use.create(bulk(2))
         await w.use.lobby.start_scheduled(later.tables[0].game_id)  # one table's start won
         cancelled = await w.use.cancel(PLATFORM, later.record.id)
-        assert cancelled.record.status == "cancelled"
+        assert cancelled.status == "cancelled"
         assert [t.status for t in cancelled.tables] == ["active", "cancelled"]
         await refused("bulk_pairing_cancelled", w.use.start(PLATFORM, later.record.id))
         assert await w.use.run_job(job_id(later.record.id, 0)) is None

@@ -671,3 +671,25 @@ def test_a_scheduled_table_with_a_seat_left_open_or_rules_it_cannot_deal_is_refu
         assert await w.store.load("e" * 20) is None
 
     run(body)
+
+
+def test_a_start_dealt_ahead_starts_its_clock_at_the_time_and_never_revives_a_table_changed():
+    async def body(w: World) -> None:
+        from domain.game.model import DeadlineClock
+
+        seats = [SeatRequest(name="Ann", player_id="ann"), SeatRequest(name="Bob", player_id="bob")]
+        create = CreateTable(caller=PLATFORM, seats=seats, clock=DeadlineClock(hours=24))
+        made = w.lobby.creation.scheduled(create, "f" * 20, starts_at=T0 + 60)
+        stored = await w.lobby.creation.store_scheduled(made)
+        ready = await asyncio.to_thread(w.lobby.ready_to_start, stored)
+        w.clock.now = T0 + 60
+        started = await w.lobby.start_scheduled(stored.id, ready)
+        assert started.status == "active"
+        assert started.state.clock.since == T0 + 60
+        assert started.state.players == ready.moved[0].players  # the deal made ahead
+        other = await w.lobby.creation.store_scheduled(_scheduled(w, "0" * 20, T0 + 60))
+        early = await asyncio.to_thread(w.lobby.ready_to_start, other)
+        await w.lobby.cancel(CancelTable(caller=PLATFORM, game_id=other.id))
+        assert (await w.lobby.start_scheduled(other.id, early)).status == "cancelled"
+
+    run(body)

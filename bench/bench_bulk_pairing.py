@@ -7,7 +7,9 @@ then killed (SIGKILL) `--kill-after` seconds later, the start `--ahead` seconds 
 call; the other replica, which never saw the create, starts them from the leased queue.
 
 Then, for every game: its start as the game itself records it (its clock's `since`, the
-server's time of the save that dealt it) against the bulk's `start_at`; the `game_started`
+server's time the start was decided, just before the save that dealt it) against the bulk's
+`start_at`, and when its `game_started` webhook reached the receiver (after the save, the
+relay and the delivery: an upper bound of when the game was there to play); the `game_started`
 events in its log (exactly one each); the `game_started` webhooks received (distinct
 deliveries per game). Prints the create's time, the lateness p50/p99/max (the goal: p99 at
 most 1 s) and the counts. No assertions.
@@ -68,6 +70,7 @@ class Hooks(Receiver):
     def __init__(self) -> None:
         super().__init__()
         self.started: dict[str, set[str]] = {}
+        self.first: dict[str, float] = {}  # game id -> when its first game_started came
         self.guard = threading.Lock()
 
     def answer(self, headers: dict[str, str], body: bytes) -> int:
@@ -75,8 +78,9 @@ class Hooks(Receiver):
         if message.get("type") == "game_started":
             lowered = {k.lower(): v for k, v in headers.items()}
             with self.guard:
-                ids = self.started.setdefault(message["data"]["game_id"], set())
-                ids.add(lowered.get("webhook-id", ""))
+                game_id = message["data"]["game_id"]
+                self.started.setdefault(game_id, set()).add(lowered.get("webhook-id", ""))
+                self.first.setdefault(game_id, time.time())
         return 204
 
 
@@ -89,6 +93,7 @@ def main() -> None:
     parser.add_argument(
         "--kill-after", type=float, default=8.0, help="seconds from the call to the kill"
     )
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn workers per replica")
     parser.add_argument("--no-kill", action="store_true", help="both replicas live throughout")
     parser.add_argument("--no-webhooks", action="store_true", help="no webhooks configured")
     args = parser.parse_args()
@@ -112,8 +117,8 @@ def main() -> None:
             ),
             "TEN_LOG_LEVEL": "WARNING",
         }
-        survivor = ServiceProcess(env, stdout=Path(tmp) / "survivor.log")
-        doomed = ServiceProcess(env, stdout=Path(tmp) / "doomed.log")
+        survivor = ServiceProcess(env, args.workers, stdout=Path(tmp) / "survivor.log")
+        doomed = ServiceProcess(env, args.workers, stdout=Path(tmp) / "doomed.log")
         try:
             run(args, survivor, doomed, hooks)
         finally:
@@ -193,6 +198,13 @@ def run(
     print(
         f"games by game_started events in their log: {dict(sorted(starts.items()))} (want {{1: {len(games)}}})"
     )
+    came = [hooks.first[g] - start_at.timestamp() for g in games if g in hooks.first]
+    if came:
+        print(
+            f"its game_started webhook received, after start_at, over {len(came)} games: "
+            f"p50 {statistics.median(came) * 1000:.0f} ms, p99 {percentile(came, 0.99) * 1000:.0f} ms, "
+            f"max {max(came) * 1000:.0f} ms"
+        )
     hooked = Counter(len(hooks.started.get(g, ())) for g in games)
     print(f"games by distinct game_started webhooks: {dict(sorted(hooked.items()))}")
 

@@ -26,7 +26,7 @@ PAST_GRACE = 60.0
 LEAD = 5.0
 CHUNK = 50  # tables per start job: the replicas share a bulk's starts
 LEASE = 60.0  # a start job's lease: its replica died, another one takes it over then
-STARTS_AT_ONCE = 32  # tables one process starts at once (each start: a load, a deal, a save)
+STARTS_AT_ONCE = 48  # tables one process starts (or stores, reads) at once
 KEEP = 7 * 24 * 3600  # how long a bulk is kept after its start (its games live as long idle)
 
 BulkStatus = Literal["scheduled", "started", "cancelled"]

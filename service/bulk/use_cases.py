@@ -99,6 +99,7 @@ class BulkPairings:
         self.random_hex = random_hex
         self.sleep = sleep
         self.wake: Callable[[], None] = lambda: None  # the worker's, once it is made
+        self._gate: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         # the bulks one caller has waiting for their start (`service.core.quotas`)
         self.scheduled = Quota(
             quotas, "bulk-pairings", max_scheduled if quotas is not None else 0,  # type: ignore[arg-type]
@@ -313,7 +314,15 @@ class BulkPairings:
         async def start(game_id: str) -> None:
             await self._start_table(game_id, ahead.get(game_id))
 
-        await _bounded(start, [record.tables[i].game_id for i in picked])
+        await _bounded(start, [record.tables[i].game_id for i in picked], self._starts())
+
+    def _starts(self) -> asyncio.Semaphore:
+        """The process's gate of table starts: STARTS_AT_ONCE at most, whatever the number
+        of start jobs under way (more at once only queue for the store's connections)."""
+        loop = asyncio.get_running_loop()
+        if self._gate is None or self._gate[0] is not loop:
+            self._gate = (loop, asyncio.Semaphore(STARTS_AT_ONCE))
+        return self._gate[1]
 
     async def _start_table(self, game_id: str, ready: Ready | None = None) -> None:
         try:
@@ -432,9 +441,12 @@ def _is_id(bulk_id: str) -> bool:
     return len(bulk_id) == 20 and all(c in "0123456789abcdef" for c in bulk_id)
 
 
-async def _bounded(call: Callable[[T], Awaitable[R]], items: Sequence[T]) -> list[R]:
-    """`call` on every item, STARTS_AT_ONCE at most at once; the answers in order."""
-    gate = asyncio.Semaphore(STARTS_AT_ONCE)
+async def _bounded(
+    call: Callable[[T], Awaitable[R]], items: Sequence[T], gate: asyncio.Semaphore | None = None
+) -> list[R]:
+    """`call` on every item, STARTS_AT_ONCE at most at once (or as `gate` lets them); the
+    answers in order."""
+    gate = gate if gate is not None else asyncio.Semaphore(STARTS_AT_ONCE)
 
     async def one(item: T) -> R:
         async with gate:

@@ -353,16 +353,7 @@ def game_service(
         )
     )
     reviews = post_game_reviews(settings, adapters, service, obs)
-    assert adapters.bulk is not None
-    bulk = BulkPairings(
-        adapters.bulk,
-        Lobby(service),  # the platform's scheduled tables, started by the lobby's start
-        adapters.queue(BULK),
-        quotas=store,
-        max_scheduled=settings.quotas.max_scheduled_bulk_pairings,
-        retry=service.retry,
-    )
-    kept = (webhooks, deadlines, reviews, tournaments, bulk)
+    kept = (webhooks, deadlines, reviews, tournaments, bulk_pairings(settings, adapters, service))
     return service, Background(settings, archiver, relay, service, obs, secrecy, *kept)
 
 
@@ -490,3 +481,17 @@ async def close_all(background: Background, adapters: Adapters, obs: Instruments
     await background.stop()
     await finish_within(adapters.close(), "closing the adapters", CLOSE_SECONDS)
     obs.shutdown()
+
+
+def bulk_pairings(settings: Settings, adapters: Adapters, service: GameService) -> BulkPairings:
+    """The platform's bulk pairings: scheduled tables of the lobby, started by the leased
+    queue's jobs at their time."""
+    assert adapters.bulk is not None
+    return BulkPairings(
+        adapters.bulk,
+        Lobby(service),  # the platform's scheduled tables, started by the lobby's start
+        adapters.queue(BULK),
+        quotas=service.store,
+        max_scheduled=settings.quotas.max_scheduled_bulk_pairings,
+        retry=service.retry,
+    )

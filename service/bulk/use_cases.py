@@ -230,9 +230,11 @@ class BulkPairings:
         if not record.made and not record.cancelled:
             made = self._tables(command, record.id, record.start_at, kept.tokens)
             record = await self._make(record, made)
-        if not record.cancelled and record.start_at <= self.clock():
-            await self._start(record)  # a create cut short before its start: started now
         shown = await self.shown(record, kept.tokens)
+        waiting = [t.index for t in shown.tables if t.status == "open"]
+        if waiting and not record.cancelled and record.start_at <= self.clock():
+            await self._start(record, waiting)  # a create cut short before its start
+            shown = await self.shown(record, kept.tokens)
         return msgspec.structs.replace(shown, replayed=True)
 
     async def _queue_starts(self, record: BulkRecord) -> None:

@@ -302,3 +302,25 @@ def test_the_platform_may_have_so_many_bulks_waiting_for_their_start():
         await w.use.create(bulk(1))
 
     run(body, max_scheduled=2)
+
+
+def test_a_create_for_now_cut_short_before_its_start_is_started_by_its_copy():
+    async def body(w: World) -> None:
+        real = w.use._start
+
+        async def dies(*args, **kwargs):
+            raise ConnectionError("the process died")
+
+        w.use._start = dies
+        with pytest.raises(ConnectionError):
+            await w.use.create(bulk(3, start_at=None, key="now"))
+        w.use._start = real
+        again = await w.use.create(bulk(3, start_at=None, key="now"))
+        assert again.replayed
+        assert [t.status for t in again.tables] == ["active"] * 3
+        assert sorted(w.told.started) == sorted(t.game_id for t in again.tables)
+        once_more = await w.use.create(bulk(3, start_at=None, key="now"))
+        assert [t.tokens for t in once_more.tables] == [t.tokens for t in again.tables]
+        assert len(w.told.started) == 3  # started once
+
+    run(body)

@@ -186,7 +186,9 @@ def run(
                 f"/v1/games/{game_id}/events", params={"after": 0, "limit": 1000}, headers=PLATFORM
             ).json()
             starts[sum(e["type"] == "game_started" for e in events["events"])] += 1
-    time.sleep(5)  # the last webhooks' deliveries
+    waited = time.monotonic() + 120  # the last webhooks' deliveries (by the relay's workers)
+    while time.monotonic() < waited and len(hooks.first) < len(games):
+        time.sleep(0.2)
     if late:
         print(
             f"start lateness vs start_at over {len(late)} games: p50 {statistics.median(late) * 1000:.0f} ms, "

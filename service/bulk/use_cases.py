@@ -307,14 +307,17 @@ class BulkPairings:
         record: BulkRecord,
         indexes: Iterable[int] | None = None,
         ready: dict[str, Ready] | None = None,
+        *,
+        relay_now: bool = True,
     ) -> None:
         """Its tables started (those of `indexes`; None: all), from their deals made ahead
-        (`ready`) where there are."""
+        (`ready`) where there are; `relay_now` False: their reactions left to the relay's
+        workers (`Lobby.start_scheduled`)."""
         picked = range(len(record.tables)) if indexes is None else indexes
         ahead = ready or {}
 
         async def start(game_id: str) -> None:
-            await self._start_table(game_id, ahead.get(game_id))
+            await self._start_table(game_id, ahead.get(game_id), relay_now=relay_now)
 
         await _bounded(start, [record.tables[i].game_id for i in picked], self._starts())
 
@@ -326,9 +329,11 @@ class BulkPairings:
             self._gate = (loop, asyncio.Semaphore(STARTS_AT_ONCE))
         return self._gate[1]
 
-    async def _start_table(self, game_id: str, ready: Ready | None = None) -> None:
+    async def _start_table(
+        self, game_id: str, ready: Ready | None = None, *, relay_now: bool = True
+    ) -> None:
         try:
-            await self.lobby.start_scheduled(game_id, ready)
+            await self.lobby.start_scheduled(game_id, ready, relay_now=relay_now)
         except ServiceError as error:
             if error.code != "game_not_found":  # never made (a create cut short), or expired
                 raise
@@ -399,7 +404,9 @@ class BulkPairings:
         if now < record.start_at:  # its tables dealt ahead: at the time, a save each
             ready = await self._ready(record, indexes)
             await self.sleep(max(0.0, record.start_at - self.clock()))
-        await self._start(record, indexes, ready)
+        # many tables at one time: their saves first, their reactions (the webhooks) by the
+        # relay's workers of every replica once due, a few seconds later
+        await self._start(record, indexes, ready, relay_now=False)
         return None
 
     async def _ready(self, record: BulkRecord, indexes: Iterable[int]) -> dict[str, Ready]:

@@ -194,13 +194,15 @@ class GameService:
         *,
         exact_due: bool = False,
         typed: Sequence[Event] | None = None,
+        relay_now: bool = True,
     ) -> GameRecord:
         """Save `new` in place of `old` (stamp compared: VersionConflict if it moved on),
         with the idempotent outcome to remember, listings and due index updated; what the
         change calls for (a game ended goes to the archive, webhooks) is relayed
-        (`service.reactions.relay`). The record as stored (its `due` set; `exact_due`: see
-        `_with_due`). `typed`: the events as the engine made them (the reactions read them
-        without decoding `events`)."""
+        (`service.reactions.relay`): now, or with `relay_now` False by the relay's workers
+        once its mark is due (a save among many at once: its durable reactions off its way).
+        The record as stored (its `due` set; `exact_due`: see `_with_due`). `typed`: the
+        events as the engine made them (the reactions read them without decoding `events`)."""
         new = self._with_due(new, exact_due)
         if remembered is not None:  # the outcome remembered is the record as stored
             key, outcome = remembered
@@ -208,7 +210,7 @@ class GameService:
         mark = await self._mark(old, new, events, typed)
         await self.store.save(new, old.stamp, events, self._ttl(new), remembered, old)
         self._remember(new)
-        await self._settle(new.id, mark)
+        await self._settle(new.id, mark, relay_now)
         return new
 
     async def _mark(
@@ -223,10 +225,13 @@ class GameService:
             return None
         return await self.relay.mark(old, new, events, typed)
 
-    async def _settle(self, game_id: str, mark: Mark | None) -> None:
+    async def _settle(self, game_id: str, mark: Mark | None, now: bool = True) -> None:
         """After the save: the reactions, now (a failure leaves them to the relay worker)."""
         if mark is not None and self.relay is not None:
-            await self.relay.settle(game_id, mark)
+            if now:
+                await self.relay.settle(game_id, mark)
+            else:
+                await self.relay.settle(game_id, mark, now=False)
 
     async def get(self, game_id: str) -> GameRecord:
         """The game as stored now (never from the recent games)."""

@@ -254,11 +254,15 @@ class Lobby:
             return None
         return Ready(record, *self.dealer.ahead(record, record.table.fill))
 
-    async def start_scheduled(self, game_id: str, ready: Ready | None = None) -> GameRecord:
+    async def start_scheduled(
+        self, game_id: str, ready: Ready | None = None, *, relay_now: bool = True
+    ) -> GameRecord:
         """A scheduled table's start (its time came, or its creator starts it early): dealt
         as any table's start is, from `ready` (`ready_to_start`) while the table is still as
         it was read then. A table started or cancelled already is left as it is (a start run
-        twice, on two replicas or after a crash, deals it once)."""
+        twice, on two replicas or after a crash, deals it once). `relay_now` False: its
+        reactions (`game_started`'s webhooks) are left to the relay's workers
+        (`GameService.store_change`)."""
 
         def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             fill = open_table(record).fill
@@ -270,9 +274,11 @@ class Lobby:
 
         try:
             first = None if ready is None else ready.record
-            record, _ = await self._update(game_id, change, first=first, inline=ready is not None)
+            record, _ = await self._update(
+                game_id, change, first=first, inline=ready is not None, relay_now=relay_now
+            )
         except _Changed:
-            return await self.start_scheduled(game_id)
+            return await self.start_scheduled(game_id, relay_now=relay_now)
         except ServiceError as error:
             if error.code != "game_not_open":
                 raise
@@ -330,6 +336,7 @@ class Lobby:
         *,
         first: GameRecord | None = None,
         inline: bool = False,
+        relay_now: bool = True,
     ) -> tuple[GameRecord, list[StoredEvent]]:
         """Apply `change` to the stored game and save it with its stamp compared; on a lost
         race, judge the change again on the game as it is now. `keyed`: a change sent with
@@ -337,7 +344,8 @@ class Lobby:
         that key already (before each try: the race may have been lost to a copy), nothing
         is changed and `keyed.prior` holds it. `first`: the game as read before (its save
         compares its stamp: a game changed since is read again and judged anew); `inline`: the
-        change is computed on the event loop (it cannot start a bot's search)."""
+        change is computed on the event loop (it cannot start a bot's search); `relay_now`: see
+        `GameService.store_change`."""
 
         async def attempt(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             if keyed is not None:
@@ -351,7 +359,9 @@ class Lobby:
             remembered = None
             if keyed is not None and outcome is not None:
                 remembered = (keyed.entry, outcome(new))
-            new = await self.games.store_change(record, new, events, remembered)
+            new = await self.games.store_change(
+                record, new, events, remembered, relay_now=relay_now
+            )
             return new, events
 
         record = first if first is not None else await self.games.get(game_id)

@@ -23,7 +23,7 @@ from service.core.settings import Settings
 from service.games.commands import Act, SeatRequest
 from service.games.use_cases import GameService
 from service.lobby.use_cases import Lobby
-from service.reactions.relay import Relay
+from service.reactions.relay import GRACE, Relay
 
 T0 = 1_800_000_000.0
 PLAYER = Caller(kind="player", player_id="ann")
@@ -59,7 +59,7 @@ class World:
         counter = itertools.count(1)
         self.store = MemoryGameStore(clock=self.clock)
         self.told = Told()
-        relay = Relay(
+        self.relay = relay = Relay(
             self.store, MemoryQueue("relay"), {"game_started": [self.told]}, clock=self.clock
         )
         self.games = GameService(
@@ -254,6 +254,11 @@ def test_the_start_job_waits_for_the_time_then_starts_every_table_once():
         assert await w.use.run_job(first) is None
         shown = await w.use.get(PLATFORM, made.record.id)
         assert {t.status for t in shown.tables} == {"active"}
+        assert w.told.started == []  # their reactions: the relay's workers', once due
+        w.clock.now += GRACE
+        worker = w.relay.worker(batch=100, clock=w.clock)
+        while await worker.run_once():
+            pass
         assert sorted(w.told.started) == sorted(t.game_id for t in made.tables)
 
     run(body)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from redis import exceptions as redis_errors
 from redis.asyncio import BlockingConnectionPool, Redis
@@ -175,6 +176,21 @@ def replicated(acked: int, wait: tuple[int, int]) -> None:
         raise StoreUnavailable(
             f"the save reached {acked} of {wanted} replica(s) in {timeout_ms} ms"
         )
+
+
+async def replicated_script(
+    client: Any, script: Any, keys: list, args: list, wait: tuple[int, int]
+) -> Any:
+    """A registered script's answer, acknowledged by the replicas `wait` asks for (none: the
+    script alone; else the script and a WAIT in one pipeline, on one connection: `replicated`)."""
+    if not wait[0]:
+        return await script(keys=keys, args=args)
+    pipe = client.pipeline(transaction=False)
+    await script(keys=keys, args=args, client=pipe)
+    pipe.execute_command("WAIT", *wait)
+    answer, acked = await pipe.execute()
+    replicated(acked, wait)
+    return answer
 
 
 def unavailable_on_connection_errors() -> _UnavailableOnConnectionErrors:

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from infra.redis_client import replicated, unavailable_on_connection_errors
+from infra.redis_client import replicated_script, unavailable_on_connection_errors
 from service.core.model import TournamentRecord
 from service.core.ports import TournamentConflict
 
@@ -67,14 +67,7 @@ class RedisTournamentStore:
     async def _write(self, script: Any, record: TournamentRecord) -> Any:
         """The script's answer, acknowledged by the replicas `wait` asks for."""
         keys, args = [self.key(record.id)], [record.version, _encoder.encode(record)]
-        if not self.wait[0]:
-            return await script(keys=keys, args=args)
-        pipe = self.client.pipeline(transaction=False)
-        await script(keys=keys, args=args, client=pipe)
-        pipe.execute_command("WAIT", *self.wait)
-        answer, acked = await pipe.execute()
-        replicated(acked, self.wait)
-        return answer
+        return await replicated_script(self.client, script, keys, args, self.wait)
 
     async def load_tournament(self, tournament_id: str) -> TournamentRecord | None:
         with unavailable_on_connection_errors():

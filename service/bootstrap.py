@@ -17,6 +17,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from infra.watchers import Watchers
+from service.bulk.records import QUEUE as BULK
+from service.bulk.store import BulkStore
+from service.bulk.use_cases import BulkPairings
 from service.core.cancellation import finish_within, stop_tasks
 from service.core.ports import GameStore, TournamentStore
 from service.core.settings import Settings
@@ -78,6 +81,7 @@ class Adapters(NamedTuple):
     # correspondence (service.correspondence): the players' records, who watches which game
     players: PlayerStore | None = None
     presence: Presence | None = None
+    bulk: BulkStore | None = None  # the bulk pairings' store (service.bulk.use_cases)
 
 
 def build_adapters(
@@ -89,6 +93,7 @@ def build_adapters(
 
         archive = SqlArchive.from_url(settings.archive.database_url)
     if settings.redis.url is None:
+        from infra.memory_bulk import MemoryBulkStore  # noqa: PLC0415
         from infra.memory_matchmaking import MemoryTicketStore  # noqa: PLC0415
         from infra.memory_presence import MemoryPresence  # noqa: PLC0415
         from infra.memory_push import MemoryPlayerStore  # noqa: PLC0415
@@ -115,6 +120,7 @@ def build_adapters(
             tickets=MemoryTicketStore(),
             players=MemoryPlayerStore(),
             presence=MemoryPresence(),
+            bulk=MemoryBulkStore(),
         )
     return _redis_adapters(settings, store, archive)
 
@@ -125,6 +131,7 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
     assert settings.redis.url is not None
     from infra import queues as redis_queues  # noqa: PLC0415 - redis-py only when configured
     from infra.rate_limit_store import RedisRateCounter  # noqa: PLC0415
+    from infra.redis_bulk import RedisBulkStore  # noqa: PLC0415
     from infra.redis_client import connect  # noqa: PLC0415
     from infra.redis_matchmaking import RedisTicketStore  # noqa: PLC0415
     from infra.redis_presence import RedisPresence  # noqa: PLC0415
@@ -177,6 +184,7 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
         RedisTournamentStore(client, wait=wait), RedisTicketStore(client, wait=wait),
         RedisPlayerStore(client),
         RedisPresence(client, ttl=settings.correspondence.presence_ttl),
+        RedisBulkStore(client, wait=wait),
     )  # fmt: skip
 
 
@@ -261,6 +269,7 @@ class Background:
         deadlines: DeadlinePoller,
         reviews: Reviews,
         tournaments: Tournaments,
+        bulk: BulkPairings,
         matchmaking: Matchmaking | None = None,
         correspondence: CorrespondenceParts | None = None,
     ) -> None:
@@ -269,6 +278,8 @@ class Background:
         self.secrecy = secrecy
         self.tournaments = tournaments
         self.director = tournaments.director.worker(count=obs.count_job())
+        self.bulk = bulk
+        self.bulk_starts = bulk.worker(count=obs.count_job())
         self.relay = relay
         self.open_adapters: Callable[[], Awaitable[None]] | None = None
         self.relayer = relay.worker(count=obs.count_job())
@@ -314,6 +325,7 @@ class Background:
         self._run(self.relayer.run_forever(), "ten-relay")
         self._run(self.reviews.worker.run_forever(), "ten-reviews")
         self._run(self.director.run_forever(), "ten-tournaments")
+        self._run(self.bulk_starts.run_forever(), "ten-bulk")
         if self.webhooks.enabled:
             self._run(self.webhooks.run_forever(), "ten-webhooks")
         if self.matchmaker is not None:
@@ -385,7 +397,7 @@ def game_service(
         )
     )
     reviews = post_game_reviews(settings, adapters, service, obs)
-    kept = (webhooks, deadlines, reviews, tournaments)
+    kept = (webhooks, deadlines, reviews, tournaments, bulk_pairings(settings, adapters, service))
     return service, Background(
         settings, archiver, relay, service, obs, secrecy, *kept,
         matchmaking=matchmaking(settings, adapters, service, webhooks), correspondence=corr,
@@ -580,3 +592,17 @@ async def close_all(background: Background, adapters: Adapters, obs: Instruments
     await background.stop()
     await finish_within(adapters.close(), "closing the adapters", CLOSE_SECONDS)
     obs.shutdown()
+
+
+def bulk_pairings(settings: Settings, adapters: Adapters, service: GameService) -> BulkPairings:
+    """The platform's bulk pairings: scheduled tables of the lobby, started by the leased
+    queue's jobs at their time."""
+    assert adapters.bulk is not None
+    return BulkPairings(
+        adapters.bulk,
+        Lobby(service),  # the platform's scheduled tables, started by the lobby's start
+        adapters.queue(BULK),
+        quotas=service.store,
+        max_scheduled=settings.quotas.max_scheduled_bulk_pairings,
+        retry=service.retry,
+    )

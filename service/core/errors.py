@@ -89,6 +89,13 @@ SERVICE_ERROR_CODES: Final[dict[str, str]] = {
     "push_subscription_not_found": "This player has no push subscription with this id.",
     "vacation_allowance_spent": "This player's days off for this year are spent.",
     "party_too_large": "A table size this ticket accepts cannot seat its party.",
+    # bulk pairings (service.bulk.use_cases)
+    "bulk_pairing_not_found": "No bulk pairing with this id.",
+    "platform_only": "Only the platform (its X-API-Key) may do this.",
+    "invalid_bulk_pairing": "The bulk pairing is not valid.",
+    "bulk_pairing_cancelled": "The bulk pairing was cancelled.",
+    "too_many_bulk_pairings": "This caller has as many bulk pairings waiting for their start "
+    "as it may; retry once one has started.",
 }
 
 
@@ -97,6 +104,8 @@ class ServiceError(Exception):
     `params`, as for `domain.game.errors.RuleError` (`text` keeps both for translation)."""
 
     retry_after: int | None = None  # seconds: when a retry may succeed (the Retry-After header)
+    # more members of its problem document, beside its code (e.g. which table was refused)
+    members: dict[str, object] | None = None
 
     def __init__(self, code: str, detail: str | Text | None = None, **params: object) -> None:
         if code not in SERVICE_ERROR_CODES:

@@ -56,10 +56,17 @@ class Table(msgspec.Struct, frozen=True, kw_only=True):
     seed: str | None = None
     version: int = 0  # +1 per join, leave and reissued token while open
     cancelled: bool = False
+    # scheduled (unix s): every seat assigned at creation, its seats fixed, and its game dealt
+    # at that time by the lobby's start (`Lobby.start_scheduled`), not when it filled
+    starts_at: float | None = None
 
     @property
     def private(self) -> bool:
         return self.invite_hash is not None
+
+    @property
+    def scheduled(self) -> bool:
+        return self.starts_at is not None
 
 
 class TableRef(msgspec.Struct, frozen=True, array_like=True):
@@ -134,6 +141,16 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
         return "finished" if self.state.phase == "finished" else "active"
 
     @property
+    def idle_since(self) -> float:
+        """Since when it counts as untouched (its idle expiry runs from there): its last
+        change, or a scheduled table's start time when that is later (it waits for its time,
+        it is not idle)."""
+        table = self.table
+        if self.state is None and table is not None and table.starts_at is not None:
+            return max(self.updated_at, table.starts_at)
+        return self.updated_at
+
+    @property
     def stopped(self) -> bool:
         """Ended while live, with no results: aborted by its host or the platform, or
         abandoned (its idle expiry)."""
@@ -171,7 +188,7 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
         found = set()
         if status == "open":
             assert self.table is not None
-            if not self.table.private:
+            if not self.table.private and not self.table.scheduled:  # a scheduled one: full
                 found.add(OPEN_INDEX)
             ids = [s.player_id for s in self.table.seats]
             if self.host is not None:

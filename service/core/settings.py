@@ -245,6 +245,9 @@ class QuotaSettings(msgspec.Struct, frozen=True, kw_only=True):
     # TEN_REVIEW_QUEUE: waiting in all, every caller together (then 429)
     max_pending_reviews: int = 3
     review_queue: int = 200
+    # TEN_MAX_SCHEDULED_BULK_PAIRINGS: bulk pairings the platform has waiting for their
+    # start at once (then 429 too_many_bulk_pairings)
+    max_scheduled_bulk_pairings: int = 50
 
     @classmethod
     def from_env(cls, env: Environment) -> QuotaSettings:
@@ -254,6 +257,9 @@ class QuotaSettings(msgspec.Struct, frozen=True, kw_only=True):
             max_open_tournaments=env.count("MAX_OPEN_TOURNAMENTS", d.max_open_tournaments),
             max_pending_reviews=env.count("MAX_PENDING_REVIEWS", d.max_pending_reviews),
             review_queue=env.count("REVIEW_QUEUE", d.review_queue),
+            max_scheduled_bulk_pairings=env.count(
+                "MAX_SCHEDULED_BULK_PAIRINGS", d.max_scheduled_bulk_pairings
+            ),
         )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import math
 import re
 import secrets
 import time
@@ -138,7 +139,8 @@ class GameService:
         if record.ended:
             return self.settings.games.finished_ttl
         idle = self.settings.games.idle_ttl
-        return idle + max(60, min(idle, IDLE_GRACE_MAX))
+        waits = max(0.0, record.idle_since - self._clock())  # a scheduled table's wait
+        return idle + max(60, min(idle, IDLE_GRACE_MAX)) + math.ceil(waits)
 
     def _with_due(self, record: GameRecord, exact: bool = False) -> GameRecord:
         """The record with its `due`, None once ended, else its idle expiry or, sooner, its
@@ -149,7 +151,7 @@ class GameService:
         due = None
         state = record.state
         if not record.ended:
-            due = record.updated_at + self.settings.games.idle_ttl
+            due = record.idle_since + self.settings.games.idle_ttl
             if state is not None and state.clock is not None:
                 deadline = state.clock.deadline
                 if not exact:
@@ -197,13 +199,15 @@ class GameService:
         *,
         exact_due: bool = False,
         typed: Sequence[Event] | None = None,
+        relay_now: bool = True,
     ) -> GameRecord:
         """Save `new` in place of `old` (stamp compared: VersionConflict if it moved on),
         with the idempotent outcome to remember, listings and due index updated; what the
         change calls for (a game ended goes to the archive, webhooks) is relayed
-        (`service.reactions.relay`). The record as stored (its `due` set; `exact_due`: see
-        `_with_due`). `typed`: the events as the engine made them (the reactions read them
-        without decoding `events`)."""
+        (`service.reactions.relay`): now, or with `relay_now` False by the relay's workers
+        once its mark is due (a save among many at once: its durable reactions off its way).
+        The record as stored (its `due` set; `exact_due`: see `_with_due`). `typed`: the
+        events as the engine made them (the reactions read them without decoding `events`)."""
         new = self._with_due(new, exact_due)
         if remembered is not None:  # the outcome remembered is the record as stored
             key, outcome = remembered
@@ -211,7 +215,7 @@ class GameService:
         mark = await self._mark(old, new, events, typed)
         await self.store.save(new, old.stamp, events, self._ttl(new), remembered, old)
         self._remember(new)
-        await self._settle(new.id, mark)
+        await self._settle(new.id, mark, relay_now)
         return new
 
     async def _mark(
@@ -226,10 +230,13 @@ class GameService:
             return None
         return await self.relay.mark(old, new, events, typed)
 
-    async def _settle(self, game_id: str, mark: Mark | None) -> None:
+    async def _settle(self, game_id: str, mark: Mark | None, now: bool = True) -> None:
         """After the save: the reactions, now (a failure leaves them to the relay worker)."""
         if mark is not None and self.relay is not None:
-            await self.relay.settle(game_id, mark)
+            if now:
+                await self.relay.settle(game_id, mark)
+            else:
+                await self.relay.settle(game_id, mark, now=False)
 
     async def get(self, game_id: str) -> GameRecord:
         """The game as stored now (never from the recent games)."""
@@ -394,7 +401,7 @@ class GameService:
             # the game's bot moves for the seat
             state, events = await self.bots.step(True, time_out, record.state, now)
             new = record.successor(state=state, updated_at=now)
-        elif record.updated_at + self.settings.games.idle_ttl > now:
+        elif record.idle_since + self.settings.games.idle_ttl > now:
             # the due was a bound the running seat's deadline came after: saved at that
             # deadline (version and idle time unchanged), so the index follows the record
             outcome, events = "moved_on", []

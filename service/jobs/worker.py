@@ -73,6 +73,7 @@ QUEUES: Final[dict[str, str]] = {
     "matchmaking": "matchmaking pools whose matchmaker has a step to take (pairing the "
     "waiting tickets, making their tables)",
     "push": "Web Push messages telling players their correspondence turn came",
+    "bulk": "bulk pairings' tables to start at their time (or to cancel)",
 }
 Q = TypeVar("Q")
 

@@ -49,10 +49,72 @@ class TableCreation:
         deck = None if command.deck is None else tuple(command.deck)
         self._check_create(caller, seats, command.starting_seat, deck)
         game_id, keyed = self._new_id(command)
-        made = [self._seat_at_creation(caller, game_id, i, s) for i, s in enumerate(seats)]
+        made = self._table(command, game_id)
+        record = made.record
+        assert record.table is not None
+        events: list[StoredEvent] = []
+        if all(s.taken for s in record.table.seats):  # nobody awaited: the game starts at version 0
+            # dealt on the loop, the bots' first moves awaited from the pool (no thread)
+            dealt = self.dealer.dealt(record, command.fill, 0)
+            moved = await self.games.bots.step(bots_search(dealt.state), play_bots, dealt.state)
+            record, events = self.dealer.seated(record, dealt, moved)
+        else:
+            await self._hold_open_table(record, keyed)
+        made = msgspec.structs.replace(made, record=record)
+        return await self._store_created(made, events, keyed)
+
+    def scheduled(
+        self,
+        command: CreateTable,
+        game_id: str,
+        starts_at: float,
+        tokens: Sequence[str | None] | None = None,
+    ) -> TableCreated:
+        """A table whose every seat its creator assigns (a player or a bot), dealt at
+        `starts_at` by the lobby's start (`Lobby.start_scheduled`), not when full. Checked
+        as a create is, its deal tried too (rules that cannot deal it are refused now, not
+        at its time). `tokens`: the human seats' tokens, when handed out before (a retried
+        create makes the table its first answer named). Not stored: `store_scheduled`."""
+        caller, seats = command.caller, tuple(command.seats)
+        deck = None if command.deck is None else tuple(command.deck)
+        self._check_create(caller, seats, command.starting_seat, deck)
+        for index, wanted in enumerate(seats):
+            if wanted.open or (wanted.name is None and wanted.bot is None):
+                raise ServiceError(
+                    "invalid_table",
+                    "Seat {seat}: a scheduled table's seats are all assigned (a name or a bot).",
+                    seat=index,
+                )
+        made = self._table(command, game_id, starts_at=starts_at, tokens=tokens)
+        self.dealer.dealt(made.record, command.fill, 0)  # a RuleError for rules that cannot deal it
+        return made
+
+    async def store_scheduled(self, made: TableCreated) -> GameRecord | None:
+        """Store a scheduled table (`scheduled`): the record as stored, or None when a game
+        of its id is stored already (a retried create: each id is made once)."""
+        try:
+            return await self.games.store_new(made.record, [])
+        except GameExists:
+            return None
+
+    def _table(
+        self,
+        command: CreateTable,
+        game_id: str,
+        *,
+        starts_at: float | None = None,
+        tokens: Sequence[str | None] | None = None,
+    ) -> TableCreated:
+        """The table a create makes (not stored), with the credentials it hands out."""
+        caller, seats = command.caller, tuple(command.seats)
+        deck = None if command.deck is None else tuple(command.deck)
+        made = [
+            self._seat_at_creation(caller, game_id, i, s, None if tokens is None else tokens[i])
+            for i, s in enumerate(seats)
+        ]
         table_seats = [seat for seat, _ in made]
         hashes = [None if token is None else hash_token(token) for _, token in made]
-        tokens = [(i, token) for i, (_, token) in enumerate(made) if token is not None]
+        issued = [(i, token) for i, (_, token) in enumerate(made) if token is not None]
         host_token = host_hash = invite = None
         if caller.kind == "anonymous":
             host_token, host_hash = new_token(game_id, "host")
@@ -77,22 +139,14 @@ class TableCreation:
                 rules=command.rules,
                 clock=command.clock,
                 seed=command.seed,
+                starts_at=starts_at,
             ),
             tournament=command.tournament,
             host_id=caller.player_id if caller.kind == "player" else None,
             host_token_hash=host_hash,
             host=owner_of(caller, command.origin),
         )
-        events: list[StoredEvent] = []
-        if all(s.taken for s in table_seats):  # nobody awaited: the game starts at version 0
-            # dealt on the loop, the bots' first moves awaited from the pool (no thread)
-            dealt = self.dealer.dealt(record, command.fill, 0)
-            moved = await self.games.bots.step(bots_search(dealt.state), play_bots, dealt.state)
-            record, events = self.dealer.seated(record, dealt, moved)
-        else:
-            await self._hold_open_table(record, keyed)
-        made = TableCreated(record=record, tokens=tokens, host_token=host_token, invite_code=invite)
-        return await self._store_created(made, events, keyed)
+        return TableCreated(record=record, tokens=issued, host_token=host_token, invite_code=invite)
 
     async def _hold_open_table(self, record: GameRecord, keyed: Keyed | None) -> None:
         """Count a table about to be created open in its host's quota (`service.core.quotas`:
@@ -169,7 +223,7 @@ class TableCreation:
             raise ServiceError("duplicate_player_id")
 
     def _seat_at_creation(
-        self, caller: Caller, game_id: str, index: int, wanted: SeatRequest
+        self, caller: Caller, game_id: str, index: int, wanted: SeatRequest, token: str | None
     ) -> tuple[Seat, str | None]:
         if wanted.open:
             return Seat(open=True), None
@@ -188,5 +242,6 @@ class TableCreation:
         if wanted.bot is not None:  # a bot may play under a player id (the platform's bots)
             name = wanted.name or f"Bot {index + 1}"
             return Seat(name=name, bot=wanted.bot, player_id=pid, verified=verified), None
-        token, _ = new_token(game_id, index)
+        if token is None:
+            token, _ = new_token(game_id, index)
         return Seat(name=wanted.name, player_id=pid, verified=verified), token

@@ -30,10 +30,16 @@ class Dealer:
         version going on from the table's (or `version`), bots moving until a human must
         decide. For a change computed in a worker thread (a join, a start): a searching
         bot's moves are waited for there (`BotWork.blocking_step`)."""
+        return self.seated(record, *self.ahead(record, fill, version))
+
+    def ahead(
+        self, record: GameRecord, fill: Fill, version: int | None = None
+    ) -> tuple[Dealt, tuple[GameState, list[Event]]]:
+        """`started` up to its clock: the deal and the bots' first moves (in a worker
+        thread), which `seated` then starts at the time it is called."""
         dealt = self.dealt(record, fill, version)
         search = bots_search(dealt.state)
-        moved = self.games.bots.blocking_step(search, play_bots, dealt.state)
-        return self.seated(record, dealt, moved)
+        return dealt, self.games.bots.blocking_step(search, play_bots, dealt.state)
 
     def dealt(self, record: GameRecord, fill: Fill, version: int | None) -> Dealt:
         """`started`'s deal: the new game before any bot moves, and the seats kept."""

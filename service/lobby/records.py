@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import math
 import secrets
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -52,6 +52,15 @@ class Dealt(msgspec.Struct, frozen=True, kw_only=True):
     state: GameState
     events: list[Event]
     kept: list[tuple[int, Seat]]  # the table's seats that play, with their index
+
+
+class Ready(NamedTuple):
+    """A scheduled table's start made ahead (`Lobby.ready_to_start`): the table as read, its
+    deal and the bots' first moves; only its clock waits for the time."""
+
+    record: GameRecord
+    dealt: Dealt
+    moved: tuple[GameState, list[Event]]
 
 
 class Keyed:

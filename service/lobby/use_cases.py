@@ -48,6 +48,7 @@ from service.lobby.records import (
     Joined,
     Keyed,
     Page,
+    Ready,
     TableCreated,
     decode_cursor,
     encode_cursor,
@@ -56,6 +57,10 @@ from service.lobby.records import (
 )
 from service.lobby.seating import joined_again, open_table, refusal, require_credentials, seat_for
 from service.lobby.to_move import player_page
+
+
+class _Changed(Exception):
+    """A start dealt ahead met its table changed since (`Lobby.start_scheduled`)."""
 
 
 class LobbyStore(Games, Listings, Protocol):
@@ -175,6 +180,8 @@ class Lobby:
             self._check_seat_holder(caller, record, seat)  # who, before what (401 first)
             table = open_table(record)
             was = table.seats[seat]
+            if table.scheduled:
+                raise ServiceError("seat_unavailable", "A scheduled table's seats are fixed.")
             if was.bot is not None:
                 raise ServiceError("seat_unavailable", "A bot's seat cannot be left.")
             empty = Seat(open=True) if was.open else Seat(player_id=was.player_id)
@@ -240,6 +247,45 @@ class Lobby:
 
         return await self._update(command.game_id, change)
 
+    def ready_to_start(self, record: GameRecord) -> Ready | None:
+        """A scheduled table's deal and its bots' first moves, made ahead of its time (in a
+        worker thread), so that its start then is a save alone (`start_scheduled`); None for
+        a table that is no longer open."""
+        if record.status != "open" or record.table is None:
+            return None
+        return Ready(record, *self.dealer.ahead(record, record.table.fill))
+
+    async def start_scheduled(
+        self, game_id: str, ready: Ready | None = None, *, relay_now: bool = True
+    ) -> GameRecord:
+        """A scheduled table's start (its time came, or its creator starts it early): dealt
+        as any table's start is, from `ready` (`ready_to_start`) while the table is still as
+        it was read then. A table started or cancelled already is left as it is (a start run
+        twice, on two replicas or after a crash, deals it once). `relay_now` False: its
+        reactions (`game_started`'s webhooks) are left to the relay's workers
+        (`GameService.store_change`)."""
+
+        def change(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
+            fill = open_table(record).fill
+            if ready is None:
+                return self.dealer.started(record, fill)
+            if record.stamp != ready.record.stamp:
+                raise _Changed  # dealt ahead from another table than this one
+            return self.dealer.seated(record, ready.dealt, ready.moved)  # no search: inline
+
+        try:
+            first = None if ready is None else ready.record
+            record, _ = await self._update(
+                game_id, change, first=first, inline=ready is not None, relay_now=relay_now
+            )
+        except _Changed:
+            return await self.start_scheduled(game_id, relay_now=relay_now)
+        except ServiceError as error:
+            if error.code != "game_not_open":
+                raise
+            record = await self.games.get(game_id)
+        return record
+
     async def cancel(self, command: CancelTable) -> GameRecord:
         """Call off a table that has not started."""
         caller = command.caller
@@ -288,12 +334,19 @@ class Lobby:
         change: Callable[[GameRecord], tuple[GameRecord, list[StoredEvent]]],
         keyed: Keyed | None = None,
         outcome: Callable[[GameRecord], IdempotentResponse] | None = None,
+        *,
+        first: GameRecord | None = None,
+        inline: bool = False,
+        relay_now: bool = True,
     ) -> tuple[GameRecord, list[StoredEvent]]:
         """Apply `change` to the stored game and save it with its stamp compared; on a lost
         race, judge the change again on the game as it is now. `keyed`: a change sent with
         an Idempotency-Key, its `outcome` saved with it; when the game remembers one for
         that key already (before each try: the race may have been lost to a copy), nothing
-        is changed and `keyed.prior` holds it."""
+        is changed and `keyed.prior` holds it. `first`: the game as read before (its save
+        compares its stamp: a game changed since is read again and judged anew); `inline`: the
+        change is computed on the event loop (it cannot start a bot's search); `relay_now`: see
+        `GameService.store_change`."""
 
         async def attempt(record: GameRecord) -> tuple[GameRecord, list[StoredEvent]]:
             if keyed is not None:
@@ -303,16 +356,18 @@ class Lobby:
                     return first.record, first.events
             # a change may start the game, and bots then move first (`Dealer.started`): in a
             # worker thread, whose searching bots' moves the pool computes (`blocking_step`)
-            new, events = await asyncio.to_thread(change, record)
+            new, events = change(record) if inline else await asyncio.to_thread(change, record)
             remembered = None
             if keyed is not None and outcome is not None:
                 remembered = (keyed.entry, outcome(new))
-            new = await self.games.store_change(record, new, events, remembered)
+            new = await self.games.store_change(
+                record, new, events, remembered, relay_now=relay_now
+            )
             return new, events
 
-        record = await self.games.get(game_id)
+        record = first if first is not None else await self.games.get(game_id)
         return await write(
-            record, attempt, self.games.retry, gone="game_not_found",
+            record, attempt, self.games.retry, gone="game_not_found", stale=first is not None,
             reread=lambda: self.games.get(game_id),
         )  # fmt: skip
 

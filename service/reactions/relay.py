@@ -251,10 +251,11 @@ class Relay:
             return None
         return Mark(change, local, token)
 
-    async def settle(self, game_id: str, mark: Mark | None) -> None:
+    async def settle(self, game_id: str, mark: Mark | None, *, now: bool = True) -> None:
         """After the save: tell the local reactions, then relay the game now and drop its
         mark. Never raises: the change is saved; a failure leaves the mark to a relay worker
-        (logged)."""
+        (logged). Not `now`: the mark is left to the relay workers, which relay the game
+        once it is due (`grace` after it was made), on whichever replica."""
         if mark is None:
             return
         for reaction in mark.local:
@@ -263,7 +264,7 @@ class Relay:
             except Exception:
                 log.exception("game %s: the %s reaction failed", game_id, reaction.name)
         token = mark.token
-        if token is None:
+        if token is None or not now:
             return
         try:
             await self.relay(game_id)

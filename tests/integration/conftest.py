@@ -27,6 +27,7 @@ CLUSTER_SUITES = frozenset(
         "test_log_news_contract.py",
         "test_quota_contract.py",
         "test_ticket_store_contract.py",
+        "test_bulk_store_contract.py",
     }
 )
 STANDALONE_ONLY = frozenset(

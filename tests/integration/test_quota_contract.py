@@ -5,36 +5,20 @@ was never stored, once GRACE has passed) is dropped when the owner's set is full
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import Awaitable, Callable
 
 import pytest
 
 from infra.quotas import MemoryQuotas, RedisQuotas
-from infra.redis_client import connect
 from service.core.errors import ServiceError
 from service.core.quotas import GRACE, Quota
+from tests.support.stores import run_on_a_client
 
 NOW = 1_760_000_000.25
 
 
 def run(backend, body: Callable[..., Awaitable[None]]) -> None:
-    async def main() -> None:
-        if backend.kind == "memory":
-            await body(MemoryQuotas())
-            return
-        client = connect(backend.url, cluster=backend.kind == "cluster")
-        if backend.kind == "cluster":
-            await client.initialize()  # as RedisGameStore.open does, before concurrent calls
-        store = RedisQuotas(client, prefix=f"ten-test-{secrets.token_hex(6)}")
-        try:
-            await body(store)
-        finally:
-            for key in await client.keys(f"{store.prefix}:*"):
-                await client.delete(key)
-            await client.aclose()
-
-    asyncio.run(main())
+    run_on_a_client(backend, MemoryQuotas, lambda c, prefix: RedisQuotas(c, prefix=prefix), body)
 
 
 def quota(store, limit: int, known: dict[str, bool]) -> Quota:

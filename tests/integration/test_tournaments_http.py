@@ -6,10 +6,8 @@ games' results as the API shows them, every table of a duplicate round played on
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,7 @@ from service.core.settings import (
 )
 from service.core.settings import Settings as ServiceSettings
 from service.entrypoints.api.app import create_app
-from tests.support.archive import claim_redis_db
+from tests.support.archive import in_process_replicas
 from tests.support.tournaments import recomputed
 
 API_KEY = "platform-key-0123456789abcdef"
@@ -81,25 +79,12 @@ def shown_game(game: dict) -> tuple[str, list[tuple[int, int]]]:
     return game["seed"], [(x["rank"], x["score"]) for x in by_seat]
 
 
-@contextlib.contextmanager
-def replicas(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple]:
-    """One in-process app on the embedded store, or two on one Redis (a database of the
-    test's own, emptied afterwards: games, queues, tournaments) sharing one SQLite archive:
-    (the client the test drives, the client it reads from)."""
-    if kind == "memory":
-        with TestClient(create_app(app_settings(tmp_path))) as client:
-            yield client, client
-        return
-    with claim_redis_db(request.getfixturevalue("redis_url")) as (url, raw):
-        try:
-            one = create_app(app_settings(tmp_path, url))
-            two = create_app(app_settings(tmp_path, url))
-            with TestClient(one) as first, TestClient(two) as second:
-                yield first, second
-        finally:
-            left = list(raw.scan_iter(match="ten:tournament*", count=1000))
-            if left:
-                raw.delete(*left)
+def replicas(kind: str, tmp_path: Path, request: pytest.FixtureRequest):
+    """(the client the test drives, the client it reads from): one app on the embedded
+    store, or two on one Redis database of the test's own."""
+    return in_process_replicas(
+        kind, lambda url: app_settings(tmp_path, url), request, "ten:tournament*"
+    )
 
 
 @pytest.mark.parametrize("kind", ["memory", "redis"])

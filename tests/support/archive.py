@@ -9,8 +9,9 @@ import contextlib
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -31,7 +32,7 @@ PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0
 OUTBOX_KEY = "{ten:q:archive}:jobs"
 QUEUE_KEYS = [
     f"{{ten:q:{queue}}}:{part}"
-    for queue in ("archive", "relay", "webhooks", "reviews", "tournaments")
+    for queue in ("archive", "relay", "webhooks", "reviews", "tournaments", "bulk")
     for part in ("jobs", "due", "token", "fails", "quarantine", "why", "done")
 ]
 
@@ -86,6 +87,32 @@ def claim_redis_db(redis_url: str) -> Iterator[tuple[str, redis.Redis]]:
         if client.get(CLAIM_KEY) == token.encode():
             client.delete(CLAIM_KEY)
         client.close()
+
+
+@contextlib.contextmanager
+def in_process_replicas(
+    kind: str, settings: Callable[[str | None], Any], request: pytest.FixtureRequest, left: str
+) -> Iterator[tuple[Any, Any]]:
+    """(the client a test drives, the client it reads from): one in-process app on the
+    embedded store (`settings(None)`), or two on one Redis database of the test's own
+    (`settings(url)`; the keys matching `left`, the capability's own, deleted afterwards)."""
+    from litestar.testing import TestClient
+
+    from service.entrypoints.api.app import create_app
+
+    if kind == "memory":
+        with TestClient(create_app(settings(None))) as client:
+            yield client, client
+        return
+    with claim_redis_db(request.getfixturevalue("redis_url")) as (url, raw):
+        try:
+            one, two = create_app(settings(url)), create_app(settings(url))
+            with TestClient(one) as first, TestClient(two) as second:
+                yield first, second
+        finally:
+            found = list(raw.scan_iter(match=left, count=1000))
+            if found:
+                raw.delete(*found)
 
 
 class ArchiveDb:

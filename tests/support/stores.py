@@ -88,3 +88,33 @@ class ClusterBackend(Backend):
         if self._client is None:
             self._client = self.cluster.client()
         return self._client
+
+
+def run_on_a_client(
+    backend: Backend,
+    memory: Callable[[], Any],
+    on_redis: Callable[[Any, str], Any],
+    body: Callable[[Any], Awaitable[None]],
+) -> None:
+    """`body(store)` in a loop of its own: the store `memory()` for the embedded backend, else
+    `on_redis(client, prefix)` on a client of the backend's Redis (standalone or Cluster) and
+    a key prefix of the test's own, whose keys are deleted afterwards."""
+
+    async def main() -> None:
+        if backend.kind == "memory":
+            await body(memory())
+            return
+        from infra.redis_client import connect
+
+        client = connect(backend.url, cluster=backend.kind == "cluster")
+        if backend.kind == "cluster":
+            await client.initialize()  # as RedisGameStore.open does, before concurrent calls
+        prefix = f"ten-test-{secrets.token_hex(6)}"
+        try:
+            await body(on_redis(client, prefix))
+        finally:
+            for key in await client.keys(f"{prefix}:*"):
+                await client.delete(key)
+            await client.aclose()
+
+    asyncio.run(main())

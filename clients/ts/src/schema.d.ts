@@ -118,6 +118,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/bulk-pairings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create games by the hundred, started together
+         * @description The platform's: up to 1000 tables, each a game whose every seat is a player (by `player_id`, seated verified) or a bot, dealt together at `start_at` (or now). Every table is checked before anything is made: one refused is 400 `invalid_bulk_pairing` naming it (`table`, `reason`), and nothing is created. The answer holds each seat's token (only here and in a replay of this create with the same Idempotency-Key). Each game sends its webhooks as any game (`game_started`, ...).
+         */
+        post: operations["createBulkPairing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk-pairings/{bulk_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a bulk pairing: its tables and their games' status */
+        get: operations["getBulkPairing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk-pairings/{bulk_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a bulk pairing's tables not started
+         * @description The bulk pairing is cancelled, and each of its tables not started yet; the games started already are left as they are (and shown so).
+         */
+        post: operations["cancelBulkPairing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bulk-pairings/{bulk_id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start every table of a bulk pairing now
+         * @description Its tables not started are dealt now; a cancelled bulk pairing is 409 `bulk_pairing_cancelled`.
+         */
+        post: operations["startBulkPairing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/games": {
         parameters: {
             query?: never;
@@ -1271,6 +1348,62 @@ export interface components {
             type: "bid_placed";
             version: number;
         };
+        /** BulkPairingIn */
+        BulkPairingIn: {
+            /**
+             * @description RFC 3339 with its offset: every table's game starts then. At most 30 days ahead, not in the past (else 400 `invalid_bulk_pairing`). Absent or null: now (the answer shows the games started).
+             * @default null
+             */
+            start_at?: string | null;
+            tables: components["schemas"]["BulkTableIn"][];
+        };
+        /** BulkPairingOut */
+        BulkPairingOut: {
+            created_at: string;
+            id: string;
+            start_at: string;
+            /** @enum {unknown} */
+            status: "cancelled" | "scheduled" | "started";
+            tables: components["schemas"]["BulkTableOut"][];
+        };
+        /**
+         * BulkSeatIn
+         * @description A seat: a player by their platform id (`player_id`, `name`), seated verified, or a bot
+         *     (`bot`, `name` optional).
+         */
+        BulkSeatIn: {
+            /** @default null */
+            bot?: ("basic" | "expert" | "master" | "random") | null;
+            /** @default null */
+            name?: string | null;
+            /** @default null */
+            player_id?: string | null;
+        };
+        /** BulkSeatOut */
+        BulkSeatOut: {
+            bot: string | null;
+            name: string;
+            player_id: string | null;
+            seat: number;
+            /** @default null */
+            token?: string | null;
+        };
+        /** BulkTableIn */
+        BulkTableIn: {
+            /** @default null */
+            clock?: (components["schemas"]["BankClock"] | components["schemas"]["DeadlineClock"]) | null;
+            /** @default null */
+            rules?: components["schemas"]["Rules"] | null;
+            seats: components["schemas"]["BulkSeatIn"][];
+        };
+        /** BulkTableOut */
+        BulkTableOut: {
+            game_id: string;
+            index: number;
+            seats: components["schemas"]["BulkSeatOut"][];
+            /** @enum {unknown} */
+            status: "abandoned" | "aborted" | "active" | "cancelled" | "finished" | "gone" | "open";
+        };
         /** BustOut */
         BustOut: {
             currency: number;
@@ -1454,6 +1587,8 @@ export interface components {
             private: boolean;
             rules: components["schemas"]["Rules"];
             seats: components["schemas"]["TableSeatOut"][];
+            /** @default null */
+            starts_at?: number | null;
             /** @enum {unknown} */
             status: "cancelled" | "open";
             tokens: components["schemas"]["SeatToken"][];
@@ -2325,6 +2460,8 @@ export interface components {
             private: boolean;
             rules: components["schemas"]["Rules"];
             seats: components["schemas"]["TableSeatOut"][];
+            /** @default null */
+            starts_at?: number | null;
             /** @enum {unknown} */
             status: "cancelled" | "open";
             version: number;
@@ -3089,6 +3226,379 @@ export interface operations {
             };
             /** @description Unknown game. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createBulkPairing: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and the same request (its decoded body) returns the first response with `Idempotent-Replayed: true`, at once, even after a store failure or a crash cut the first one off (its effect was stored with its answer, or nothing was: a retry is never told the first is still in progress, a defect fixed); the same key with another request is 409 `idempotency_key_reused`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkPairingIn"];
+            };
+        };
+        responses: {
+            /** @description Document created, URL follows */
+            201: {
+                headers: {
+                    /** @description `true` when this is the first response to an earlier request with the same `Idempotency-Key`, sent again (nothing was done again). */
+                    "Idempotent-Replayed"?: string;
+                    /** @description The bulk pairing's URL. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkPairingOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBulkPairing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The bulk pairing's id, as createBulkPairing returned it. */
+                bulk_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkPairingOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelBulkPairing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The bulk pairing's id, as createBulkPairing returned it. */
+                bulk_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkPairingOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startBulkPairing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The bulk pairing's id, as createBulkPairing returned it. */
+                bulk_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkPairingOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A well-formed action that the rules do not allow now, an `Idempotency-Key` reused with another body, or a game that changed too often to apply the action (see `code`). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

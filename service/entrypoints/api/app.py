@@ -29,6 +29,7 @@ from service.bootstrap import (
 )
 from service.core.ports import GameStore
 from service.core.settings import Settings
+from service.entrypoints.api.bulk_routes import BULK_ROUTES
 from service.entrypoints.api.health_routes import health, ready
 from service.entrypoints.api.history_routes import (
     ArchiveController,
@@ -152,6 +153,7 @@ def routes() -> list:
             cache_control=REVALIDATE,
         ),
         *MATCHMAKING_ROUTES,
+        *BULK_ROUTES,
     ]
 
 
@@ -183,6 +185,7 @@ def use_cases(
             if background.matchmaking is not None
             else None,
             **correspondence_state(background, who),
+            "bulk": background.bulk.served(identities_open=who["identity"].open),
             **who,
         }
     )

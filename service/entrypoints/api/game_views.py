@@ -107,6 +107,7 @@ def table_fields(record: GameRecord) -> dict:
         "rules": table.rules or Rules(),
         "seats": seats_out(record),
         "clock": table.clock,
+        "starts_at": table.starts_at,
     }
 
 

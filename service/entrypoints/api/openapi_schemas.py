@@ -13,6 +13,7 @@ import msgspec
 
 from domain.game.cards import COPIES
 from domain.game.model import Action
+from service.entrypoints.api.bulk_routes import BulkPairingIn, BulkPairingOut
 from service.entrypoints.api.history_routes import (
     ArchivedGamesPage,
     LeaderboardOut,
@@ -107,6 +108,8 @@ API_TYPES = (
     PushSubscriptionsOut,
     VacationIn,
     VacationOut,
+    BulkPairingIn,
+    BulkPairingOut,
 )
 REF = "#/components/schemas/{name}"
 

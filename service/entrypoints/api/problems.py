@@ -94,6 +94,11 @@ SERVICE_STATUS = {
     "push_subscription_not_found": 404,
     "vacation_allowance_spent": 409,
     "party_too_large": 409,  # schema-valid (JSON Schema cannot relate the party to the sizes)
+    "bulk_pairing_not_found": 404,
+    "platform_only": 403,
+    "invalid_bulk_pairing": 400,
+    "bulk_pairing_cancelled": 409,
+    "too_many_bulk_pairings": 429,
 }
 # the `WWW-Authenticate` challenge of a 401 (RFC 6750 for bearer tokens; the API key, which
 # has no registered scheme, is named as `ApiKey`); `problem` sends a plain Bearer one otherwise
@@ -270,7 +275,7 @@ def from_service_error(exc: ServiceError) -> ProblemDetailsException:
         headers = {"Retry-After": str(exc.retry_after)}
     elif status == 503:
         headers = {"Retry-After": RETRY_AFTER_SECONDS}
-    return problem(status, exc.code, exc.text, headers)
+    return problem(status, exc.code, exc.text, headers, **(exc.members or {}))
 
 
 def from_store_unavailable(exc: StoreUnavailable) -> ProblemDetailsException:

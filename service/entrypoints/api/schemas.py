@@ -178,6 +178,8 @@ class TableOut(msgspec.Struct, **_OUT):
     rules: Rules
     seats: list[TableSeatOut]
     clock: TimeControl | None = None  # the clock the game will start with
+    # a scheduled table (a bulk pairing's): every seat assigned, dealt at this time (unix s)
+    starts_at: float | None = None
 
 
 class CreatedTableOut(TableOut, **_OUT):

@@ -190,4 +190,15 @@ MESSAGES: dict[str, str] = {
     "This player has no push subscription with this id.": "Este jugador no tiene ninguna suscripción push con este id.",
     "This player's days off for this year are spent.": "Los días libres de este jugador para este año están agotados.",
     "A table size this ticket accepts cannot seat its party.": "Un tamaño de mesa que acepta este ticket no da asiento a su grupo.",
+    # bulk pairings
+    "No bulk pairing with this id.": "No hay ningún emparejamiento masivo con este id.",
+    "Only the platform (its X-API-Key) may do this.": "Solo la plataforma (con su X-API-Key) puede hacer esto.",
+    "The bulk pairing is not valid.": "El emparejamiento masivo no es válido.",
+    "The bulk pairing was cancelled.": "El emparejamiento masivo fue cancelado.",
+    "This caller has as many bulk pairings waiting for their start as it may; retry once one has started.": "Este llamante tiene tantos emparejamientos masivos esperando su inicio como puede; reintente cuando uno haya empezado.",
+    "A bulk pairing has 1 to {most} tables.": "Un emparejamiento masivo tiene de 1 a {most} mesas.",
+    "start_at must be at most {days} days ahead, and not in the past.": "start_at debe estar como mucho {days} días después, y no en el pasado.",
+    "Table {table} cannot be made ({reason}).": "La mesa {table} no se puede crear ({reason}).",
+    "Seat {seat}: a scheduled table's seats are all assigned (a name or a bot).": "Asiento {seat}: los asientos de una mesa programada están todos asignados (un nombre o un bot).",
+    "A scheduled table's seats are fixed.": "Los asientos de una mesa programada son fijos.",
 }

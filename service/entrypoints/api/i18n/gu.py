@@ -190,4 +190,15 @@ MESSAGES: dict[str, str] = {
     "This player has no push subscription with this id.": "આ ખેલાડી પાસે આ id સાથે કોઈ પુશ સબ્સ્ક્રિપ્શન નથી.",
     "This player's days off for this year are spent.": "આ ખેલાડીની આ વર્ષની રજાઓ વપરાઈ ગઈ છે.",
     "A table size this ticket accepts cannot seat its party.": "આ ટિકિટ સ્વીકારે છે તે ટેબલનું કદ તેના જૂથને બેસાડી શકતું નથી.",
+    # bulk pairings
+    "No bulk pairing with this id.": "આ id સાથે કોઈ બલ્ક જોડી નથી.",
+    "Only the platform (its X-API-Key) may do this.": "ફક્ત પ્લેટફોર્મ (તેની X-API-Key સાથે) આ કરી શકે છે.",
+    "The bulk pairing is not valid.": "બલ્ક જોડી માન્ય નથી.",
+    "The bulk pairing was cancelled.": "બલ્ક જોડી રદ કરવામાં આવી હતી.",
+    "This caller has as many bulk pairings waiting for their start as it may; retry once one has started.": "આ કૉલર પાસે શરૂઆતની રાહ જોતી જેટલી બલ્ક જોડીઓ હોઈ શકે તેટલી છે; એક શરૂ થાય પછી ફરી પ્રયાસ કરો.",
+    "A bulk pairing has 1 to {most} tables.": "બલ્ક જોડીમાં 1 થી {most} ટેબલ હોય છે.",
+    "start_at must be at most {days} days ahead, and not in the past.": "start_at વધુમાં વધુ {days} દિવસ આગળ હોવું જોઈએ, અને ભૂતકાળમાં નહીં.",
+    "Table {table} cannot be made ({reason}).": "ટેબલ {table} બનાવી શકાતું નથી ({reason}).",
+    "Seat {seat}: a scheduled table's seats are all assigned (a name or a bot).": "બેઠક {seat}: નિર્ધારિત ટેબલની બધી બેઠકો સોંપાયેલી હોય છે (નામ અથવા બોટ).",
+    "A scheduled table's seats are fixed.": "નિર્ધારિત ટેબલની બેઠકો નિશ્ચિત છે.",
 }

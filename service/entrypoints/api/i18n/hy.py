@@ -190,4 +190,15 @@ MESSAGES: dict[str, str] = {
     "This player has no push subscription with this id.": "Այս խաղացողը այս id-ով push բաժանորդագրություն չունի։",
     "This player's days off for this year are spent.": "Այս խաղացողի այս տարվա արձակուրդային օրերը սպառված են։",
     "A table size this ticket accepts cannot seat its party.": "Այս տոմսի ընդունած սեղանի չափը չի կարող տեղավորել նրա խումբը։",
+    # bulk pairings
+    "No bulk pairing with this id.": "Այս id-ով զանգվածային զուգավորում չկա։",
+    "Only the platform (its X-API-Key) may do this.": "Միայն հարթակը (իր X-API-Key-ով) կարող է դա անել։",
+    "The bulk pairing is not valid.": "Զանգվածային զուգավորումը վավեր չէ։",
+    "The bulk pairing was cancelled.": "Զանգվածային զուգավորումը չեղարկվել է։",
+    "This caller has as many bulk pairings waiting for their start as it may; retry once one has started.": "Այս կանչողն ունի իր մեկնարկին սպասող այնքան զանգվածային զուգավորում, որքան կարող է․ կրկին փորձեք, երբ դրանցից մեկը սկսվի։",
+    "A bulk pairing has 1 to {most} tables.": "Զանգվածային զուգավորումն ունի 1-ից {most} սեղան։",
+    "start_at must be at most {days} days ahead, and not in the past.": "start_at-ը պետք է լինի առավելագույնը {days} օր առաջ, և ոչ անցյալում։",
+    "Table {table} cannot be made ({reason}).": "{table} սեղանը հնարավոր չէ ստեղծել ({reason})։",
+    "Seat {seat}: a scheduled table's seats are all assigned (a name or a bot).": "Տեղ {seat}․ պլանավորված սեղանի բոլոր տեղերը նշանակված են (անուն կամ բոտ)։",
+    "A scheduled table's seats are fixed.": "Պլանավորված սեղանի տեղերը ֆիքսված են։",
 }

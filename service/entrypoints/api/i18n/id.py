@@ -190,4 +190,15 @@ MESSAGES: dict[str, str] = {
     "This player has no push subscription with this id.": "Pemain ini tidak memiliki langganan push dengan id ini.",
     "This player's days off for this year are spent.": "Hari libur pemain ini untuk tahun ini sudah habis.",
     "A table size this ticket accepts cannot seat its party.": "Ukuran meja yang diterima tiket ini tidak dapat memuat kelompoknya.",
+    # bulk pairings
+    "No bulk pairing with this id.": "Tidak ada pemasangan massal dengan id ini.",
+    "Only the platform (its X-API-Key) may do this.": "Hanya platform (dengan X-API-Key-nya) yang boleh melakukan ini.",
+    "The bulk pairing is not valid.": "Pemasangan massal tidak valid.",
+    "The bulk pairing was cancelled.": "Pemasangan massal telah dibatalkan.",
+    "This caller has as many bulk pairings waiting for their start as it may; retry once one has started.": "Pemanggil ini memiliki pemasangan massal yang menunggu dimulai sebanyak yang diizinkan; coba lagi setelah salah satunya dimulai.",
+    "A bulk pairing has 1 to {most} tables.": "Pemasangan massal memiliki 1 sampai {most} meja.",
+    "start_at must be at most {days} days ahead, and not in the past.": "start_at paling lambat {days} hari ke depan, dan tidak di masa lalu.",
+    "Table {table} cannot be made ({reason}).": "Meja {table} tidak dapat dibuat ({reason}).",
+    "Seat {seat}: a scheduled table's seats are all assigned (a name or a bot).": "Kursi {seat}: semua kursi meja terjadwal sudah ditetapkan (nama atau bot).",
+    "A scheduled table's seats are fixed.": "Kursi meja terjadwal sudah tetap.",
 }

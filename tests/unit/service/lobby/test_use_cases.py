@@ -577,3 +577,119 @@ def test_max_open_tables_zero_is_no_quota(limit: int):
             await _table(w, *seats, caller=ann)  # a sixth: no quota
 
     run(body, Settings(quotas=QuotaSettings(max_open_tables=limit)))
+
+
+# ---------------------------------------------------------------- scheduled tables
+
+
+def _scheduled(w: World, game_id: str, at: float, seats=None):
+    seats = seats or [
+        SeatRequest(name="Ann", player_id="ann"),
+        SeatRequest(name="Bob", player_id="bob"),
+        SeatRequest(bot="basic"),
+    ]
+    return w.lobby.creation.scheduled(
+        CreateTable(caller=PLATFORM, seats=seats), game_id, starts_at=at
+    )
+
+
+def test_a_scheduled_table_waits_for_its_time_though_every_seat_is_taken():
+    async def body(w: World) -> None:
+        made = _scheduled(w, "a" * 20, T0 + 3600)
+        stored = await w.lobby.creation.store_scheduled(made)
+        assert stored.status == "open"
+        assert stored.table.starts_at == T0 + 3600
+        assert [seat for seat, _ in made.tokens] == [0, 1]
+        assert w.told.seen == []
+        # not listed among the open tables, but in each player's games
+        assert (await w.lobby.list_open(None, 10)).games == []
+        listed = await w.lobby.list_player(PLATFORM, "ann", None, 10)
+        assert [g.id for g in listed.games] == [stored.id]
+        # its idle expiry runs from its time, not from its creation
+        assert stored.due == T0 + 3600 + w.games.settings.games.idle_ttl
+
+    run(body)
+
+
+def test_a_seat_holder_who_acts_before_the_start_is_told_the_game_has_not_started():
+    async def body(w: World) -> None:
+        made = _scheduled(w, "b" * 20, T0 + 60)
+        await w.lobby.creation.store_scheduled(made)
+        token = made.tokens[0][1]
+        holder = Caller(kind="anonymous", seat_token=token)
+        await refused(
+            "game_not_started",
+            w.games.act(Act(caller=holder, game_id=made.record.id, action=Draw())),
+        )
+        await refused(
+            "seat_unavailable",
+            w.lobby.leave(LeaveSeat(caller=holder, game_id=made.record.id, seat=0)),
+        )
+        assert (await w.store.load(made.record.id)).version == 0
+
+    run(body)
+
+
+def test_a_scheduled_start_deals_the_game_once_and_relays_its_start():
+    async def body(w: World) -> None:
+        made = _scheduled(w, "c" * 20, T0 + 60)
+        await w.lobby.creation.store_scheduled(made)
+        w.clock.now = T0 + 60
+        first, again = await asyncio.gather(
+            w.lobby.start_scheduled(made.record.id), w.lobby.start_scheduled(made.record.id)
+        )
+        assert first.status == again.status == "active"
+        assert first.version == again.version
+        assert list(first.player_ids) == ["ann", "bob", None]
+        assert next(s for s in w.told.seen if s[0] == made.record.id)[1] == "active"
+        assert len([s for s in w.told.seen if s[0] == made.record.id]) == 1
+        token = made.tokens[0][1]
+        seat = await w.games.seat_of(first, token)
+        assert seat == 0
+
+    run(body)
+
+
+def test_a_scheduled_table_stored_twice_is_made_once():
+    async def body(w: World) -> None:
+        made = _scheduled(w, "d" * 20, T0 + 60)
+        assert await w.lobby.creation.store_scheduled(made) is not None
+        assert await w.lobby.creation.store_scheduled(_scheduled(w, "d" * 20, T0 + 60)) is None
+        stored = await w.store.load("d" * 20)
+        assert stored.token_hashes == made.record.token_hashes
+
+    run(body)
+
+
+def test_a_scheduled_table_with_a_seat_left_open_or_rules_it_cannot_deal_is_refused():
+    async def body(w: World) -> None:
+        with pytest.raises(ServiceError) as caught:
+            _scheduled(w, "e" * 20, T0, [SeatRequest(name="Ann"), SeatRequest(open=True)])
+        assert caught.value.code == "invalid_table"
+        with pytest.raises((ServiceError, RuleError)):
+            _scheduled(w, "e" * 20, T0, [SeatRequest(name=f"P{i}") for i in range(6)])
+        assert await w.store.load("e" * 20) is None
+
+    run(body)
+
+
+def test_a_start_dealt_ahead_starts_its_clock_at_the_time_and_never_revives_a_table_changed():
+    async def body(w: World) -> None:
+        from domain.game.model import DeadlineClock
+
+        seats = [SeatRequest(name="Ann", player_id="ann"), SeatRequest(name="Bob", player_id="bob")]
+        create = CreateTable(caller=PLATFORM, seats=seats, clock=DeadlineClock(hours=24))
+        made = w.lobby.creation.scheduled(create, "f" * 20, starts_at=T0 + 60)
+        stored = await w.lobby.creation.store_scheduled(made)
+        ready = await asyncio.to_thread(w.lobby.ready_to_start, stored)
+        w.clock.now = T0 + 60
+        started = await w.lobby.start_scheduled(stored.id, ready)
+        assert started.status == "active"
+        assert started.state.clock.since == T0 + 60
+        assert started.state.players == ready.moved[0].players  # the deal made ahead
+        other = await w.lobby.creation.store_scheduled(_scheduled(w, "0" * 20, T0 + 60))
+        early = await asyncio.to_thread(w.lobby.ready_to_start, other)
+        await w.lobby.cancel(CancelTable(caller=PLATFORM, game_id=other.id))
+        assert (await w.lobby.start_scheduled(other.id, early)).status == "cancelled"
+
+    run(body)

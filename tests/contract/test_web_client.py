@@ -16,24 +16,15 @@ from pathlib import Path
 import pytest
 from litestar.testing import TestClient
 
-from tests.support.typescript import ERROR, OPENAPI, generate_command, run
+from tests.support.typescript import ERROR, OPENAPI, WEB, generate_command, run, web_tools
 
 ROOT = Path(__file__).resolve().parents[2]
-WEB = ROOT / "clients" / "web"
 SDK = ROOT / "clients" / "ts"
 BUNDLE = ROOT / "service" / "static" / "app" / "js"
 CATALOGS = WEB / "src" / "i18n"
 LANGUAGES = ("id", "hy", "es", "gu")
 ENTRY = re.compile(r'^\s*"(?P<key>[\w.]+)":\s*(?P<text>"(?:[^"\\]|\\.)*"),?\s*$', re.MULTILINE)
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-
-def web_tools() -> Path:
-    binary = WEB / "node_modules" / ".bin"
-    for tool in ("tsc", "esbuild"):
-        if not (binary / tool).exists():
-            pytest.fail(f"{binary / tool} is missing: run `bash scripts/setup` (it runs npm ci)")
-    return binary
 
 
 def build_command(outdir: Path) -> list[str]:

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from litestar.testing import TestClient
 
-from tests.contract.test_web_client import WEB, web_tools
-from tests.support.typescript import run
+from tests.support.typescript import WEB, run, web_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = ROOT / "service" / "static" / "app" / "sw.js"

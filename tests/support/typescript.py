@@ -10,9 +10,12 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.servers import ROOT
 
 CLIENT = ROOT / "clients" / "ts"
+WEB = ROOT / "clients" / "web"  # the web client's sources and build tools
 
 
 BIN = CLIENT / "node_modules" / ".bin"
@@ -41,3 +44,12 @@ def generate_command(output: Path) -> list[str]:
     assert args[0] == "openapi-typescript", script["generate"]
     assert args[-2:] == ["--output", "src/schema.d.ts"], script["generate"]
     return [str(BIN / args[0]), *args[1:-1], str(output)]
+
+
+def web_tools() -> Path:
+    """The web client's build tools (tsc, esbuild), installed by `bash scripts/setup`."""
+    binary = WEB / "node_modules" / ".bin"
+    for tool in ("tsc", "esbuild"):
+        if not (binary / tool).exists():
+            pytest.fail(f"{binary / tool} is missing: run `bash scripts/setup` (it runs npm ci)")
+    return binary

@@ -139,7 +139,7 @@ class RedisTicketStore:
         return None
 
     async def load_ticket(self, ticket_id: str) -> TicketRecord | None:
-        if not TICKET_ID.match(ticket_id):
+        if not TICKET_ID.fullmatch(ticket_id):
             return None
         with unavailable_on_connection_errors():
             data = await self.client.hget(self.key(ticket_id), "d")

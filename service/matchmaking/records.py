@@ -46,8 +46,9 @@ CLOCKS: dict[str, TimeControl] = {
     "live": BankClock(initial_seconds=120, increment_seconds=5, takeover_after=3),
     "correspondence": DeadlineClock(hours=24),
 }
-# a ticket's id: its mode's initial, then 19 hex digits (the mode names the keys' slot)
-TICKET_ID = re.compile(r"^[lc][0-9a-f]{19}$")
+# a ticket's id: its mode's initial, then 19 hex digits (the mode names the keys' slot);
+# matched whole (`fullmatch`: `$` would let a trailing newline through)
+TICKET_ID = re.compile(r"[lc][0-9a-f]{19}")
 
 
 def ticket_id_for(mode: str, digest: str) -> str:

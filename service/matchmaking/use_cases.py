@@ -197,7 +197,7 @@ class Matchmaking:
     # ------------------------------------------------------------ read and cancel
 
     async def load(self, ticket_id: str) -> TicketRecord:
-        record = await self.store.load_ticket(ticket_id) if TICKET_ID.match(ticket_id) else None
+        record = await self.store.load_ticket(ticket_id) if TICKET_ID.fullmatch(ticket_id) else None
         if record is None:
             raise ServiceError("ticket_not_found")
         return record

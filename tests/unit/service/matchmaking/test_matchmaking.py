@@ -350,3 +350,25 @@ def test_a_pool_with_tickets_waiting_is_stepped_again_a_step_later() -> None:
         assert await w.queue.queued("live:rated")  # the create queued its pool's step
 
     run(body)
+
+
+def test_a_ticket_id_with_a_trailing_newline_is_not_found_and_never_reaches_the_store() -> None:
+    async def body() -> None:
+        w = World()
+        made = await w.ask(player_id="ann")
+        asked: list[str] = []
+        load = w.tickets.load_ticket
+
+        async def spying(ticket_id: str):
+            asked.append(ticket_id)
+            return await load(ticket_id)
+
+        w.tickets.load_ticket = spying  # type: ignore[method-assign]
+        for bad in (f"{made.id}\n", f"\n{made.id}", f"{made.id}0"):
+            with pytest.raises(ServiceError) as missing:
+                await w.mm.get(PLATFORM, bad)
+            assert missing.value.code == "ticket_not_found"
+        assert asked == []
+        assert (await w.mm.get(PLATFORM, made.id)).record.id == made.id
+
+    run(body)

@@ -280,6 +280,7 @@ def test_in_open_mode_the_ticket_token_holds_the_ticket(
         again = client.post(TICKETS, json=ask, headers=keyed)
         assert again.json()["id"] == ann["id"]
         assert again.headers["idempotent-replayed"] == "true"
+        assert again.json()["ticket_token"] is None  # a copy never gets it
         problem(
             client.post(TICKETS, json={**ask, "sizes": [3]}, headers=keyed),
             409,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from service.matchmaking.records import TicketConflict, TicketHeld, TicketRecord
+from service.matchmaking.records import KeyClaim, TicketConflict, TicketHeld, TicketRecord
 
 
 class MemoryTicketStore:
@@ -13,6 +13,7 @@ class MemoryTicketStore:
         self._records: dict[str, TicketRecord] = {}
         self._pools: dict[str, dict[str, float]] = {}  # pool -> ticket id -> created_at
         self._holders: dict[tuple[str, str], str] = {}  # (mode, player) -> ticket id
+        self._claims: dict[str, KeyClaim] = {}  # a keyed create's entry -> its ticket
 
     async def create_ticket(self, record: TicketRecord, now: float) -> TicketRecord | None:
         stored = self._records.get(record.id)
@@ -30,6 +31,9 @@ class MemoryTicketStore:
 
     async def load_ticket(self, ticket_id: str) -> TicketRecord | None:
         return self._records.get(ticket_id)
+
+    async def claim_key(self, entry: str, claim: KeyClaim, keep: float) -> KeyClaim:
+        return self._claims.setdefault(entry, claim)  # kept as long as the tickets are
 
     async def save_tickets(self, records: Sequence[TicketRecord]) -> None:
         for record in records:

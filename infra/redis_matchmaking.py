@@ -9,6 +9,8 @@ step's claim of several tickets is one script:
 - `{<prefix>:mm:<mode>}:holder:<player id>`  string `<ticket id>|<expires_at>`: the
   player's ticket of the mode (a ticket final deletes it; one past its expiry no longer
   counts; Redis drops it a while after)
+- `{<prefix>:mm:key:<entry>}`  string: a keyed create's claim (msgpack `KeyClaim`), set once,
+  in a slot of its own (it names a ticket of either mode); Redis drops it after `keep`
 
 Every write is one Lua script: create only when absent and no player holds a live ticket
 of the mode; save several tickets only when each is at the version before its record's
@@ -26,6 +28,7 @@ from infra.redis_client import replicated, unavailable_on_connection_errors
 from service.matchmaking.records import (
     LIFETIME,
     TICKET_ID,
+    KeyClaim,
     TicketConflict,
     TicketHeld,
     TicketRecord,
@@ -87,8 +90,16 @@ for t = 1, n do
 end
 return {1}
 """
+# KEYS: the claim; ARGV: the claim, seconds it is kept
+_CLAIM = """
+local first = redis.call('GET', KEYS[1])
+if first then return first end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return ARGV[1]
+"""
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(TicketRecord)
+_claims = msgspec.msgpack.Decoder(KeyClaim)
 
 
 class RedisTicketStore:
@@ -98,6 +109,7 @@ class RedisTicketStore:
         self.wait = wait
         self._create = client.register_script(_CREATE)
         self._save = client.register_script(_SAVE)
+        self._claim = client.register_script(_CLAIM)
 
     def _tag(self, mode: str) -> str:
         return f"{{{self.prefix}:mm:{mode}}}"
@@ -139,11 +151,16 @@ class RedisTicketStore:
         return None
 
     async def load_ticket(self, ticket_id: str) -> TicketRecord | None:
-        if not TICKET_ID.match(ticket_id):
+        if not TICKET_ID.fullmatch(ticket_id):
             return None
         with unavailable_on_connection_errors():
             data = await self.client.hget(self.key(ticket_id), "d")
         return None if data is None else _decoder.decode(data)
+
+    async def claim_key(self, entry: str, claim: KeyClaim, keep: float) -> KeyClaim:
+        key = f"{{{self.prefix}:mm:key:{entry}}}"
+        first = await self._run(self._claim, [key], [_encoder.encode(claim), max(1, int(keep))])
+        return _claims.decode(first)
 
     async def save_tickets(self, records: Sequence[TicketRecord]) -> None:
         if not records:

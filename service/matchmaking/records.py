@@ -37,6 +37,7 @@ LEASE = 30.0  # seconds a step holds its pool's job (a step is a few stores' rou
 MAX_BOTS_AFTER = int(LIFETIME)
 MAX_PARTY = 4  # other players of a party: a table seats five at most
 MAX_WAITING = 10  # waiting tickets one caller (a player, an anonymous address) holds at once
+KEY_KEPT = 2 * LIFETIME  # seconds an Idempotency-Key names its ticket (its life, and more)
 DEFAULT_RATING = MU  # a player the ratings do not know yet
 # the window of every rated ticket (domain.matchmaking.pairing): the ladder's spread
 WINDOW = WindowRule(sigma=SIGMA)
@@ -46,12 +47,21 @@ CLOCKS: dict[str, TimeControl] = {
     "live": BankClock(initial_seconds=120, increment_seconds=5, takeover_after=3),
     "correspondence": DeadlineClock(hours=24),
 }
-# a ticket's id: its mode's initial, then 19 hex digits (the mode names the keys' slot)
-TICKET_ID = re.compile(r"^[lc][0-9a-f]{19}$")
+# a ticket's id: its mode's initial, then 19 hex digits (the mode names the keys' slot);
+# matched whole (`fullmatch`: `$` would let a trailing newline through)
+TICKET_ID = re.compile(r"[lc][0-9a-f]{19}")
 
 
 def ticket_id_for(mode: str, digest: str) -> str:
     return f"{mode[0]}{digest[-19:]}"
+
+
+class KeyClaim(msgspec.Struct, frozen=True, kw_only=True):
+    """What a keyed create's Idempotency-Key names: the ticket it makes (a random id: the
+    key does not give it away) and what the create asked."""
+
+    ticket_id: str
+    fingerprint: str
 
 
 def mode_of(ticket_id: str) -> Mode:
@@ -96,7 +106,9 @@ class TicketRecord(msgspec.Struct, frozen=True, kw_only=True):
     token_hash: str | None = None  # the ticket token's (a caller without JWT or key)
     owner: str | None = None  # whose quota it counts in (`service.core.quotas.owner_of`)
     fingerprint: str = ""  # what the create asked (`service.core.idempotency.fingerprint`)
-    replay_token: str | None = None  # a keyed create's ticket token, for the create's copies
+    # an older release's keyed create's ticket token, for the create's copies: no longer
+    # written nor read (a copy never gets the ticket token)
+    replay_token: str | None = None
     match: Match | None = None
     game_id: str | None = None
     seat: int | None = None  # the holder's seat
@@ -168,6 +180,10 @@ class TicketStore(Protocol):
         that is not final and has not expired by `now`."""
 
     async def load_ticket(self, ticket_id: str) -> TicketRecord | None: ...
+
+    async def claim_key(self, entry: str, claim: KeyClaim, keep: float) -> KeyClaim:
+        """The ticket a keyed create makes: the first claim of `entry` (whatever its mode) is
+        kept `keep` seconds, and every claim of it gets that first one back."""
 
     async def save_tickets(self, records: Sequence[TicketRecord]) -> None:
         """Replace every ticket if each is still at its `version - 1`, all or none; else

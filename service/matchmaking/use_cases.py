@@ -5,10 +5,19 @@ made by the matchmaker (`service.matchmaking.matchmaker`), which every create wa
 Who holds a ticket (cancels it, reads its seat token): the player of a player JWT naming
 its `player_id`, the platform, or the bearer of the ticket's token (handed, once, to a
 creator without JWT or key; stored hashed, as a table's host token is). Anyone holding a
-ticket's id reads the rest of it (the id is unguessable)."""
+ticket's id reads the rest of it (the id is unguessable: random, a keyed create's too).
+
+A create with an Idempotency-Key claims the key first (`TicketStore.claim_key`, whatever the
+mode: the same key with another mode or anything else asked otherwise is
+`idempotency_key_reused`), naming the ticket it makes; a copy gets that ticket, or makes it
+under that id when the first create saved nothing. The keys of a caller without JWT or key
+are its address's (as its quota is). A copy never gets the ticket token: an anonymous
+caller keeps the token of its first answer (a caller sharing its address and its key must
+not get it)."""
 
 from __future__ import annotations
 
+import hmac
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -28,11 +37,13 @@ from service.matchmaking.matchmaker import Matchmaker, waiting_of
 from service.matchmaking.records import (
     DEFAULT_RATING,
     GRACE,
+    KEY_KEPT,
     LIFETIME,
     MAX_WAITING,
     TICKET_ID,
     WINDOW,
     CreateTicket,
+    KeyClaim,
     PartyMember,
     TicketHeld,
     TicketRecord,
@@ -48,6 +59,7 @@ Announce = Callable[[Sequence[Message]], Awaitable[None]]
 class Created(msgspec.Struct, frozen=True, kw_only=True):
     record: TicketRecord
     ticket_token: str | None  # for a creator without JWT or key, on the create answer only
+    # (never on a copy's)
     replayed: bool = False
 
 
@@ -106,20 +118,24 @@ class Matchmaking:
     # ------------------------------------------------------------ create
 
     async def create(self, command: CreateTicket) -> Created:
-        """A waiting ticket (see the module docstring); with an `idempotency_key`, its id
-        comes from the key and a copy of the create gets the first one (`replayed`)."""
+        """A waiting ticket (see the module docstring); with an `idempotency_key`, the key
+        names it and a copy of the create gets the first one (`replayed`)."""
         caller = command.caller
         holder, party = self._players(command)
         self._check(command, holder, party)
         fingerprint = idempotency.fingerprint("create_ticket", *command.fingerprint_fields())
-        if command.idempotency_key is None:
-            ticket_id = ticket_id_for(command.mode, self.random_hex(10))
-        else:
-            scoped = idempotency.created_game_id(caller.scope, f"ticket|{command.idempotency_key}")
-            ticket_id = ticket_id_for(command.mode, scoped)
-            stored = await self.store.load_ticket(ticket_id)
-            if stored is not None:
-                return _replayed(stored, fingerprint)
+        ticket_id = ticket_id_for(command.mode, self.random_hex(10))
+        if command.idempotency_key is not None:
+            scope = owner_of(caller, command.origin) or caller.scope
+            entry = idempotency.entry_key("create_ticket", scope, command.idempotency_key)
+            mine = KeyClaim(ticket_id=ticket_id, fingerprint=fingerprint)
+            first = await self.store.claim_key(entry, mine, KEY_KEPT)
+            _same(first.fingerprint, fingerprint)
+            if first.ticket_id != ticket_id:
+                ticket_id = first.ticket_id
+                stored = await self.store.load_ticket(ticket_id)
+                if stored is not None:
+                    return _replayed(stored, fingerprint)
         token = token_hash = None
         if caller.kind == "anonymous":
             token = f"{ticket_id}.ticket.{secrets.token_urlsafe(32)}"
@@ -136,7 +152,6 @@ class Matchmaking:
             rating=await self._rating(players) if command.rated else None,
             created_at=now, expires_at=now + LIFETIME, updated_at=now, token_hash=token_hash,
             owner=owner_of(caller, command.origin), fingerprint=fingerprint,
-            replay_token=None if command.idempotency_key is None else token,
         )  # fmt: skip
         await self.waiting.take(record.owner, ticket_id, now)
         # queued first: a ticket saved has its pool's step (a process dying after the save
@@ -197,7 +212,7 @@ class Matchmaking:
     # ------------------------------------------------------------ read and cancel
 
     async def load(self, ticket_id: str) -> TicketRecord:
-        record = await self.store.load_ticket(ticket_id) if TICKET_ID.match(ticket_id) else None
+        record = await self.store.load_ticket(ticket_id) if TICKET_ID.fullmatch(ticket_id) else None
         if record is None:
             raise ServiceError("ticket_not_found")
         return record
@@ -260,8 +275,14 @@ class Matchmaking:
         return self.shown(saved, caller)
 
 
-def _replayed(stored: TicketRecord, fingerprint: str) -> Created:
-    """The ticket a keyed create made before, if this create asks what it asked."""
-    if stored.fingerprint != fingerprint:
+def _same(first: str, fingerprint: str) -> None:
+    """Refuse (`idempotency_key_reused`) a create that asks otherwise than the key's first."""
+    if not hmac.compare_digest(first, fingerprint):
         raise ServiceError("idempotency_key_reused")
-    return Created(record=stored, ticket_token=stored.replay_token, replayed=True)
+
+
+def _replayed(stored: TicketRecord, fingerprint: str) -> Created:
+    """The ticket a keyed create made before, if this create asks what it asked; without
+    its ticket token (see the module docstring)."""
+    _same(stored.fingerprint, fingerprint)
+    return Created(record=stored, ticket_token=None, replayed=True)

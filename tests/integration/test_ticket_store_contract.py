@@ -15,6 +15,7 @@ from infra.redis_client import connect
 from infra.redis_matchmaking import RedisTicketStore
 from service.matchmaking.records import (
     LIFETIME,
+    KeyClaim,
     PartyMember,
     TicketConflict,
     TicketHeld,
@@ -22,6 +23,7 @@ from service.matchmaking.records import (
 )
 
 NOW = 1_760_000_000.5
+ENTRIES = ("create_ticket:e1", "create_ticket:e2")  # the claims' entries the tests make
 
 
 def ticket(ticket_id: str, player: str = "ann", at: float = NOW, **changes: object) -> TicketRecord:
@@ -56,6 +58,8 @@ def run(backend, body: Callable[..., Awaitable[None]]) -> None:
                 keys = [k async for k in client.scan_iter(match=f"{{{prefix}:mm:{mode}}}*")]
                 if keys:
                     await client.delete(*keys)
+            for entry in ENTRIES:  # a keyed create's claims, each in a slot of its own
+                await client.delete(f"{{{prefix}:mm:key:{entry}}}")
             await client.aclose()
 
     asyncio.run(main())
@@ -70,6 +74,18 @@ def test_create_load_and_no_overwrite(backend):
         taken = await store.create_ticket(ticket(one, name="Other"), NOW)
         assert taken == ticket(one)
         assert await store.load_ticket("not-an-id") is None
+
+    run(backend, body)
+
+
+def test_the_first_claim_of_a_key_is_kept_whatever_the_mode_of_the_later_ones(backend):
+    async def body(store) -> None:
+        first = KeyClaim(ticket_id=tid(), fingerprint="c1:create_ticket:one")
+        later = KeyClaim(ticket_id=tid("c"), fingerprint="c1:create_ticket:two")
+        assert await store.claim_key(ENTRIES[0], first, LIFETIME) == first
+        assert await store.claim_key(ENTRIES[0], later, LIFETIME) == first
+        assert await store.claim_key(ENTRIES[1], later, LIFETIME) == later
+        assert await store.load_ticket(first.ticket_id) is None  # a claim makes no ticket
 
     run(backend, body)
 

@@ -152,10 +152,13 @@ async def changes(
     keepalive: float,
 ) -> AsyncIterator[bytes]:
     """The SSE body of a ticket's stream: the ticket (`event: ticket`) at once and each time
-    it changes (`service.tournaments.feeds`: read once a second for all of this process's
-    streams of it); it ends after a final status, or with a `reconnect` event when the
-    store fails."""
+    it changes as this caller is shown it (`service.tournaments.feeds`: read once a second
+    for all of this process's streams of it); it ends after a final status, or with a
+    `reconnect` event when the store fails. A save that changes nothing shown (a table being
+    made reads `waiting`, as before it) sends nothing; the seconds waited and the window
+    that widens with them are no change: they are sent with the next one."""
     after = -1
+    sent: TicketOut | None = None  # the last ticket sent, its wait-dependent fields cleared
     try:
         yield OPENING
         async with feeds.follow(ticket_id) as feed:
@@ -172,8 +175,12 @@ async def changes(
                     continue
                 if record.version > after:
                     after = record.version
-                    data = _encoder.encode(ticket_out(use.shown(record, caller)))
-                    yield b"id: %d\r\nevent: ticket\r\ndata: %s\r\n\r\n" % (after, data)
+                    out = ticket_out(use.shown(record, caller))
+                    seen = msgspec.structs.replace(out, waited=0.0, window=None)
+                    if seen != sent:
+                        sent = seen
+                        data = _encoder.encode(out)
+                        yield b"id: %d\r\nevent: ticket\r\ndata: %s\r\n\r\n" % (after, data)
                 if record.ended:
                     return
     finally:

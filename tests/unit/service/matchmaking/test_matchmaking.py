@@ -300,15 +300,91 @@ def test_a_keyed_create_made_twice_is_one_ticket() -> None:
     async def body() -> None:
         w = World()
         ask = CreateTicket(caller=ANONYMOUS, mode="live", name="A", player_id="ann",
-                           idempotency_key="k1")  # fmt: skip
+                           idempotency_key="k1", origin="10.0.0.1")  # fmt: skip
         first = await w.mm.create(ask)
+        assert first.ticket_token is not None
         again = await w.mm.create(ask)
         assert again.replayed
         assert again.record.id == first.record.id
-        assert again.ticket_token == first.ticket_token
         with pytest.raises(ServiceError) as reused:
             await w.mm.create(msgspec.structs.replace(ask, sizes=(2,)))
         assert reused.value.code == "idempotency_key_reused"
+
+    run(body)
+
+
+def test_a_copy_of_an_anonymous_keyed_create_never_gets_the_ticket_token() -> None:
+    async def body() -> None:
+        w = World()
+        ask = CreateTicket(caller=ANONYMOUS, mode="live", name="A", player_id="ann",
+                           idempotency_key="k1", origin="10.0.0.1")  # fmt: skip
+        first = await w.mm.create(ask)
+        # the same key and body from the same address: perhaps a stranger behind it
+        again = await w.mm.create(ask)
+        assert again.replayed
+        assert again.ticket_token is None
+        # from another address: a create of its own, which finds ann's ticket held
+        with pytest.raises(ServiceError) as held:
+            await w.mm.create(msgspec.structs.replace(ask, origin="10.0.0.2"))
+        assert held.value.code == "ticket_exists"
+        shown = w.mm.shown(first.record, Caller(seat_token=first.ticket_token))
+        assert w.mm.holds(Caller(seat_token=first.ticket_token), shown.record)
+
+    run(body)
+
+
+def test_the_same_key_with_another_mode_is_refused_and_makes_no_ticket() -> None:
+    async def body() -> None:
+        w = World()
+        ask = CreateTicket(caller=PLATFORM, mode="live", name="A", player_id="ann",
+                           idempotency_key="k1")  # fmt: skip
+        first = await w.mm.create(ask)
+        with pytest.raises(ServiceError) as reused:
+            await w.mm.create(msgspec.structs.replace(ask, mode="correspondence"))
+        assert reused.value.code == "idempotency_key_reused"
+        assert await w.tickets.pool("correspondence:rated", 10) == []
+        assert (await w.mm.create(ask)).record.id == first.record.id
+
+    run(body)
+
+
+def test_a_keyed_tickets_id_comes_from_randomness_not_from_its_key() -> None:
+    async def body() -> list[str]:
+        ids = []
+        for digits in ("a", "b"):
+            w = World()
+            w.mm.random_hex = lambda n, d=digits: d * (2 * n)
+            made = await w.mm.create(CreateTicket(caller=PLATFORM, mode="live", name="A",
+                                                  player_id="ann", idempotency_key="k1"))  # fmt: skip
+            ids.append(made.record.id)
+        return ids
+
+    first, second = asyncio.run(body())
+    assert first != second
+
+
+def test_a_copy_of_a_keyed_create_that_saved_nothing_makes_the_ticket_the_key_names() -> None:
+    async def body() -> None:
+        w = World()
+        ask = CreateTicket(caller=PLATFORM, mode="live", name="A", player_id="ann",
+                           idempotency_key="k1")  # fmt: skip
+        real_create = w.tickets.create_ticket
+        tried: list[str] = []
+
+        async def dying(record, now):
+            tried.append(record.id)
+            raise ConnectionError("the process died before its save")
+
+        w.tickets.create_ticket = dying  # type: ignore[method-assign]
+        with pytest.raises(ConnectionError):
+            await w.mm.create(ask)
+        w.tickets.create_ticket = real_create  # type: ignore[method-assign]
+        made = await w.mm.create(ask)
+        assert not made.replayed
+        assert made.record.id == tried[0]
+        again = await w.mm.create(ask)
+        assert again.replayed
+        assert again.record.id == made.record.id
 
     run(body)
 
@@ -348,5 +424,27 @@ def test_a_pool_with_tickets_waiting_is_stepped_again_a_step_later() -> None:
         await w.ask(player_id="ann", sizes=(5,))
         assert await w.mm.matchmaker.step("live:rated") == w.now + STEP
         assert await w.queue.queued("live:rated")  # the create queued its pool's step
+
+    run(body)
+
+
+def test_a_ticket_id_with_a_trailing_newline_is_not_found_and_never_reaches_the_store() -> None:
+    async def body() -> None:
+        w = World()
+        made = await w.ask(player_id="ann")
+        asked: list[str] = []
+        load = w.tickets.load_ticket
+
+        async def spying(ticket_id: str):
+            asked.append(ticket_id)
+            return await load(ticket_id)
+
+        w.tickets.load_ticket = spying  # type: ignore[method-assign]
+        for bad in (f"{made.id}\n", f"\n{made.id}", f"{made.id}0"):
+            with pytest.raises(ServiceError) as missing:
+                await w.mm.get(PLATFORM, bad)
+            assert missing.value.code == "ticket_not_found"
+        assert asked == []
+        assert (await w.mm.get(PLATFORM, made.id)).record.id == made.id
 
     run(body)

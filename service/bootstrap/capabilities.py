@@ -38,7 +38,7 @@ def matchmaking(
         adapters.queue(MATCHMAKING),
         Lobby(service).create,
         ratings=adapters.archive.ratings,
-        announce=webhooks.announce,
+        announce=webhooks.announce if webhooks.enabled else None,
         clock=service.now,
         identities_open=not settings.identity.api_keys and not settings.identity.jwt_configured,
         retry=service.retry,

@@ -72,7 +72,9 @@ def correspondence_parts(
         max_subscriptions=corr.max_push_subscriptions,
         vacation_days=corr.vacation_days,
     )
-    sender = WebPushSender(corr.vapid_private_key, corr.vapid_subject)
+    sender = WebPushSender(
+        corr.vapid_private_key, corr.vapid_subject, allow_loopback=corr.push_allow_http_loopback
+    )
     queue = adapters.queue(PUSH)
     delivery = PushDelivery(
         queue, adapters.players, sender, use_cases.forget, ttl=corr.push_ttl, tries=corr.push_tries

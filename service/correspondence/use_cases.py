@@ -6,10 +6,8 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import ipaddress
 import time
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -18,6 +16,7 @@ from service.core.callers import Caller
 from service.core.errors import ServiceError
 from service.core.unit_of_work import Retry, write
 from service.correspondence import vacation
+from service.correspondence.endpoints import check_endpoint
 from service.correspondence.records import (
     KEPT_KEYS,
     PlayerRecord,
@@ -27,7 +26,6 @@ from service.correspondence.records import (
     Remembered,
 )
 
-LOOPBACK_HOSTS = frozenset(("127.0.0.1", "localhost", "::1"))
 SUBSCRIBE = "push_subscribe"  # the operation an Idempotency-Key of a subscription names
 
 
@@ -51,29 +49,6 @@ def check_keys(keys: PushKeys) -> None:
     public, secret = _b64url(keys.p256dh), _b64url(keys.auth)
     if public is None or len(public) != 65 or public[0] != 4 or secret is None or len(secret) != 16:
         raise ServiceError("invalid_push_keys")
-
-
-def check_endpoint(endpoint: str, allow_http_loopback: bool) -> None:
-    """An https URL of a push service (no credentials in it, no address of this network);
-    http on this machine only when the operator allows it (tests and benches)."""
-    try:
-        parts = urlsplit(endpoint)
-        host = parts.hostname or ""
-        parts.port  # noqa: B018 - a port that is no number is refused here
-    except ValueError:
-        raise ServiceError("push_endpoint_refused") from None
-    if not host or parts.username is not None or parts.password is not None:
-        raise ServiceError("push_endpoint_refused")
-    if parts.scheme == "http" and allow_http_loopback and host in LOOPBACK_HOSTS:
-        return
-    if parts.scheme != "https" or host in LOOPBACK_HOSTS:
-        raise ServiceError("push_endpoint_refused")
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return  # a name: a push service's
-    if not address.is_global:
-        raise ServiceError("push_endpoint_refused")
 
 
 def subscription_id(player_id: str, endpoint: str) -> str:

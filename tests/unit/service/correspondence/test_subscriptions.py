@@ -66,6 +66,23 @@ def test_a_player_holds_a_bounded_number_of_subscriptions():
         "https://[::1]/a",
         "https://u:p@push.example/a",  # credentials in it
         "https://push.example:99999/a",  # no port
+        # an address in any spelling a resolver accepts
+        "https://2130706433/a",
+        "https://127.1/a",
+        "https://0x7f000001/a",
+        "https://0/a",
+        "https://0177.0.0.1/a",
+        "https://127.0.0.1./a",
+        "https://8.8.8.8/a",
+        "https://[::ffff:127.0.0.1]/a",
+        "https://\uff11\uff12\uff17.\uff10.\uff10.\uff11/a",  # full-width digits
+        "https://%31%32%37.0.0.1/a",
+        # names of this network: a single label, a private zone
+        "https://push/a",
+        "https://metadata.google.internal/a",
+        "https://redis.localhost/a",
+        "https://printer.local/a",
+        "https://localhost/a",
     ],
 )
 def test_an_endpoint_the_service_will_not_post_to_is_refused_and_nothing_stored(endpoint):

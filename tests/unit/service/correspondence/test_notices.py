@@ -21,10 +21,11 @@ from service.core.settings import Settings
 from service.core.unit_of_work import Retry
 from service.correspondence.notices import EndpointRefused, PushDelivery, TurnNotices
 from service.correspondence.records import PushKeys
+from service.correspondence.turns import TURN_WAITS, turn_waits
 from service.correspondence.use_cases import Correspondence
 from service.games.use_cases import encode_events
 from service.jobs.worker import PermanentFailure
-from service.reactions.relay import TURN_WAITS, relayed_change
+from service.reactions.relay import relayed_change
 from tests.support.games import started
 
 NOW = 1_800_000_000.0
@@ -61,7 +62,7 @@ def test_a_turn_handed_to_a_player_queues_one_webhook_and_one_push_per_browser_o
         player = record.player_ids[seat]
         for n in range(2):
             await parts.corr.subscribe(ANONYMOUS, player, f"https://push.example/{n}", KEYS)
-        change = relayed_change(record, encode_events(events))
+        change = relayed_change(record, encode_events(events), {TURN_WAITS: turn_waits})
         assert TURN_WAITS in change.kinds
         await parts.notices.react(change)
         await parts.notices.react(change)  # relayed again (at least once): the same ids

@@ -11,10 +11,10 @@ the environment used, no connection kept for another request (one to an address 
 two names would carry the second's request under the first's certificate), at most
 `MAX_ANSWER` bytes of the answer read, and the whole exchange bounded in time.
 
-The VAPID key is `TEN_VAPID_PRIVATE_KEY` (PEM, or the raw key in base64url); without it a
-key is made when the process starts, and browsers' subscriptions (made with the public key
-of `GET /v1/push/key`) then do not outlive a restart: the push services refuse what another
-key signs. The signature of an origin is reused for an hour (it is valid for twelve)."""
+The VAPID key is `TEN_VAPID_PRIVATE_KEY` (PEM, or the raw key in base64url); without it, on
+Redis, the one every replica shares (`infra.push_keys`); else a key made when the process
+starts, and browsers' subscriptions (made with the public key of `GET /v1/push/key`) then do
+not outlive a restart: the push services refuse what another key signs. The signature of an origin is reused for an hour (it is valid for twelve)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,8 @@ from service.core.unit_of_work import Retry, write
 from service.correspondence import vacation
 from service.correspondence.endpoints import check_endpoint
 from service.correspondence.records import (
+    CLAIMS,
+    KEPT_CLAIMS,
     KEPT_KEYS,
     PlayerRecord,
     PlayerStore,
@@ -140,7 +142,7 @@ class Correspondence:
         def add(record: PlayerRecord) -> PlayerRecord:
             outcome.clear()
             prior = next((r for r in record.remembered if r.entry == entry), None)
-            if prior is not None:
+            if prior is not None and prior.subscription is not None:
                 assert fingerprint is not None
                 idempotency.check_same(prior, fingerprint)  # type: ignore[arg-type]
                 outcome.append((prior.subscription, True))
@@ -162,9 +164,48 @@ class Correspondence:
                 remembered = (*remembered, kept)[-KEPT_KEYS:]
             return record.successor(subscriptions=(*others, made), remembered=remembered)
 
-        await self._change(player, add)
+        claimed = False
+        if entry is not None and fingerprint is not None:
+            claimed = await self._claim(caller.scope, entry, fingerprint)
+        try:
+            await self._change(player, add)
+        except ServiceError:
+            if claimed:  # a refusal changes nothing: the key stays free
+                await self._unclaim(caller.scope, entry, fingerprint)
+            raise
         made, replayed = outcome[-1]
         return player, made, replayed
+
+    async def _claim(self, scope: str, entry: str, fingerprint: str) -> bool:
+        """The key taken for this request in the caller's claims record, before the player's
+        record is written: another request under it, for whichever player, is refused
+        (`idempotency_key_reused`). Whether it is claimed now (False: by this request
+        before, whose retry this is: it goes on, a subscription being idempotent)."""
+        taken: list[bool] = []
+
+        def claim(record: PlayerRecord) -> PlayerRecord:
+            taken.clear()
+            prior = next((r for r in record.remembered if r.entry == entry), None)
+            if prior is not None:
+                idempotency.check_same(prior, fingerprint)  # type: ignore[arg-type]
+                return record
+            taken.append(True)
+            kept = Remembered(entry=entry, fingerprint=fingerprint)
+            return record.successor(remembered=(*record.remembered, kept)[-KEPT_CLAIMS:])
+
+        await self._change(CLAIMS + scope, claim)
+        return bool(taken)
+
+    async def _unclaim(self, scope: str, entry: str, fingerprint: str | None) -> None:
+        def unclaim(record: PlayerRecord) -> PlayerRecord:
+            kept = tuple(
+                r for r in record.remembered if (r.entry, r.fingerprint) != (entry, fingerprint)
+            )
+            return (
+                record if len(kept) == len(record.remembered) else record.successor(remembered=kept)
+            )
+
+        await self._change(CLAIMS + scope, unclaim)
 
     async def subscriptions(
         self, caller: Caller, player_id: str | None

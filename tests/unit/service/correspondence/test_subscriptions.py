@@ -121,6 +121,43 @@ def test_an_idempotency_key_hands_the_first_answer_back_and_refuses_another_body
     asyncio.run(body())
 
 
+def test_a_key_the_platform_used_for_one_player_is_refused_for_another():
+    async def body() -> None:
+        corr = _corr()
+        platform = Caller(kind="platform")
+        await corr.subscribe(platform, "ann", "https://push.example/a", KEYS, "k1")
+        await _refused(
+            "idempotency_key_reused",
+            corr.subscribe(platform, "bob", "https://push.example/a", KEYS, "k1"),
+        )
+        assert await corr.players.load_player("bob") is None
+        _, again, replayed = await corr.subscribe(
+            platform, "ann", "https://push.example/a", KEYS, "k1"
+        )
+        assert replayed
+        _, held = await corr.subscriptions(platform, "ann")
+        assert held == (again,)
+
+    asyncio.run(body())
+
+
+def test_a_request_refused_leaves_its_key_free_for_another():
+    async def body() -> None:
+        corr = _corr(max_subscriptions=1)
+        platform = Caller(kind="platform")
+        await corr.subscribe(platform, "ann", "https://push.example/a", KEYS)
+        await _refused(
+            "too_many_push_subscriptions",
+            corr.subscribe(platform, "ann", "https://push.example/b", KEYS, "k1"),
+        )
+        _, made, replayed = await corr.subscribe(
+            platform, "bob", "https://push.example/b", KEYS, "k1"
+        )
+        assert (made.endpoint, replayed) == ("https://push.example/b", False)
+
+    asyncio.run(body())
+
+
 def test_whose_subscriptions_a_caller_may_name():
     async def body() -> None:
         corr = _corr(identities_open=False)

@@ -103,11 +103,13 @@ async def _answering(answer: bytes, endless: bool = False):
     """A server on loopback answering every request with `answer` (then endless chunks of
     an answer body when `endless`), counting its connections."""
     connections = [0]
+    heads: list[bytes] = []
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         connections[0] += 1
         try:
             head = await reader.readuntil(b"\r\n\r\n")
+            heads.append(head)
             length = next(
                 (int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
                  if line.lower().startswith(b"content-length:")),
@@ -125,17 +127,17 @@ async def _answering(answer: bytes, endless: bool = False):
             writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    return server, server.sockets[0].getsockname()[1], connections
+    return server, server.sockets[0].getsockname()[1], connections, heads
 
 
 def test_a_redirect_is_answered_not_followed():
     async def body() -> None:
-        elsewhere, other_port, reached = await _answering(b"HTTP/1.1 201 Created\r\n\r\n")
+        elsewhere, other_port, reached, _ = await _answering(b"HTTP/1.1 201 Created\r\n\r\n")
         redirect = (
             f"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.1:{other_port}/x\r\n"
             "Content-Length: 0\r\n\r\n"
         ).encode()
-        server, port, _ = await _answering(redirect)
+        server, port, _, _ = await _answering(redirect)
         sender = _sender(Resolver("127.0.0.1"), allow_loopback=True)
         try:
             subscription = _subscription(f"http://127.0.0.1:{port}/a")
@@ -153,7 +155,7 @@ def test_a_redirect_is_answered_not_followed():
 def test_an_endless_answer_is_read_only_in_part():
     async def body() -> None:
         start = b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n"
-        server, port, connections = await _answering(start, endless=True)
+        server, port, connections, _ = await _answering(start, endless=True)
         sender = _sender(Resolver("127.0.0.1"), allow_loopback=True)
         try:
             subscription = _subscription(f"http://127.0.0.1:{port}/a")
@@ -162,5 +164,27 @@ def test_an_endless_answer_is_read_only_in_part():
             await sender.close()
             server.close()
         assert (status, connections) == (201, [1])
+
+    asyncio.run(body())
+
+
+def test_the_request_names_the_endpoints_host_while_it_goes_to_the_address_checked():
+    async def body() -> None:
+        server, port, _, heads = await _answering(b"HTTP/1.1 201 Created\r\n\r\n")
+        resolver = Resolver("127.0.0.1")
+        sender = _sender(resolver, allow_loopback=True)
+        try:
+            subscription = _subscription(f"http://localhost:{port}/a?b=1")
+            status = await sender.send(subscription, b"{}", 60)
+        finally:
+            await sender.close()
+            server.close()
+        assert status == 201
+        [head] = heads
+        lines = head.decode().lower().split("\r\n")
+        assert lines[0] == "post /a?b=1 http/1.1"
+        assert f"host: localhost:{port}" in lines
+        assert "content-encoding: aes128gcm" in lines
+        assert "ttl: 60" in lines
 
     asyncio.run(body())

@@ -29,6 +29,7 @@ from service.bootstrap.instruments import Instruments
 from service.bulk.use_cases import BulkPairings
 from service.core.cancellation import finish_within, stop_tasks
 from service.core.settings import Settings
+from service.correspondence.turns import TURN_WAITS, turn_waits
 from service.games.use_cases import GameService
 from service.history.archiver import Archiver, ArchiveReaction
 from service.history.reviews import Reviews
@@ -39,7 +40,7 @@ from service.reactions.relay import (
     DUE_MOVED,
     GAME_CREATED,
     GAME_ENDED,
-    TURN_WAITS,
+    Facts,
     LocalReaction,
     Reaction,
     ReactionTable,
@@ -52,6 +53,8 @@ from service.tournaments.secrecy import Secrecy
 from service.tournaments.use_cases import Tournaments
 
 log = logging.getLogger("ten")
+# the capabilities' own kinds of change, told the relay (beside the record's facts)
+CAPABILITY_FACTS: Facts = {TURN_WAITS: turn_waits}
 STOP_SECONDS = 10.0  # the background tasks' time to stop at shutdown (then left behind)
 CLOSE_SECONDS = 10.0  # the adapters' time to close at shutdown (then left behind)
 
@@ -156,7 +159,7 @@ def game_service(
     store = obs.store(adapters.store)
     assert adapters.tournaments is not None
     # the relay first: every use case saves through it; its table once the reactions exist
-    relay = Relay(store, adapters.queue("relay"))
+    relay = Relay(store, adapters.queue("relay"), facts=CAPABILITY_FACTS)
     webhooks = platform_webhooks(settings, adapters, obs)
     corr = correspondence_parts(settings, adapters, webhooks, obs)
     service = GameService(
@@ -291,6 +294,7 @@ async def close_all(background: Background, adapters: Adapters, obs: Instruments
 
 
 __all__ = [
+    "CAPABILITY_FACTS",
     "Adapters",
     "Background",
     "CorrespondenceParts",

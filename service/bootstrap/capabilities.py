@@ -38,7 +38,7 @@ def matchmaking(
         adapters.queue(MATCHMAKING),
         Lobby(service).create,
         ratings=adapters.archive.ratings,
-        announce=webhooks.announce,
+        announce=webhooks.announce if webhooks.enabled else None,
         clock=service.now,
         identities_open=not settings.identity.api_keys and not settings.identity.jwt_configured,
         retry=service.retry,
@@ -72,7 +72,11 @@ def correspondence_parts(
         max_subscriptions=corr.max_push_subscriptions,
         vacation_days=corr.vacation_days,
     )
-    sender = WebPushSender(corr.vapid_private_key, corr.vapid_subject)
+    sender = WebPushSender(
+        vapid_private_key(settings),
+        corr.vapid_subject,
+        allow_loopback=corr.push_allow_http_loopback,
+    )
     queue = adapters.queue(PUSH)
     delivery = PushDelivery(
         queue, adapters.players, sender, use_cases.forget, ttl=corr.push_ttl, tries=corr.push_tries
@@ -86,6 +90,23 @@ def correspondence_parts(
         wake=worker.wake,
     )
     return CorrespondenceParts(use_cases, adapters.presence, notices, worker, sender)
+
+
+def vapid_private_key(settings: Settings) -> str | None:
+    """The VAPID key pushes are signed with: the operator's; else, on Redis, the one key
+    every replica shares (made once, kept in Redis: `infra.push_keys`); else None (the
+    embedded store's one process makes its own)."""
+    configured = settings.correspondence.vapid_private_key
+    if configured is not None or settings.redis.url is None:
+        return configured
+    from infra.push_keys import shared_private_key  # noqa: PLC0415 - redis-py only when on
+
+    return shared_private_key(
+        settings.redis.url,
+        cluster=settings.redis.cluster,
+        sentinels=settings.redis.sentinels,
+        master=settings.redis.sentinel_master,
+    )
 
 
 def platform_webhooks(settings: Settings, adapters: Adapters, obs: Instruments) -> Webhooks:

@@ -12,7 +12,10 @@ browser they subscribed.
 - `PushDelivery` is the handler of that queue's worker: it encrypts and signs the message
   for its subscription (the `PushSender` port: `infra.push_sender`, pywebpush) and posts it;
   a subscription the push service says is gone (404, 410) is deleted; a refusal for good
-  (another 4xx) is set aside at once; anything else is tried again with backoff, a bounded
+  (another 4xx, a redirect: none is followed) is set aside at once; a subscription whose
+  endpoint the sender refuses to post to (`EndpointRefused`: its name resolves to an
+  address of this network, `service.correspondence.endpoints`) is deleted and its job set
+  aside; anything else is tried again with backoff, a bounded
   number of times (`TEN_PUSH_TRIES`), then set aside (`python -m service.cli jobs list push`).
 """
 
@@ -56,14 +59,21 @@ class PushMessage(msgspec.Struct, frozen=True, kw_only=True):
     url: str
 
 
+class EndpointRefused(Exception):
+    """The sender will not post to this subscription's endpoint, now or later (its host
+    resolves to an address the service does not connect to)."""
+
+
 class PushSender(Protocol):
     """Encrypts a message for one subscription (aes128gcm) and posts it, signed (VAPID)."""
 
     public_key: str  # the application server key browsers subscribe with (base64url)
 
     async def send(self, subscription: PushSubscription, body: bytes, ttl: int) -> int:
-        """The push service's HTTP status; raises when it does not answer (the job's
-        failure: tried again, a bounded number of times)."""
+        """The push service's HTTP status (a redirect is answered, not followed); raises
+        `EndpointRefused` for an endpoint it will not post to, anything else when the push
+        service does not answer (the job's failure: tried again, a bounded number of
+        times)."""
 
 
 class _PushJob(msgspec.Struct, frozen=True, array_like=True):
@@ -179,13 +189,17 @@ class PushDelivery:
             )
         if subscription is None:
             return  # unsubscribed meanwhile: nothing to send
-        status = await self.sender.send(subscription, stored.body, self.ttl)
+        try:
+            status = await self.sender.send(subscription, stored.body, self.ttl)
+        except EndpointRefused as refused:
+            await self.forget(stored.player_id, stored.subscription_id)
+            raise PermanentFailure(f"its endpoint is refused: {refused}") from None
         if 200 <= status < 300:
             return
         if status in GONE:
             await self.forget(stored.player_id, stored.subscription_id)
             return
-        if 400 <= status < 500 and status not in AGAIN:
+        if 300 <= status < 400 or (400 <= status < 500 and status not in AGAIN):
             raise PermanentFailure(f"the push service refused it: {status}")
         raise RuntimeError(f"the push service answered {status}")
 

@@ -37,14 +37,19 @@ class Away(msgspec.Struct, frozen=True, array_like=True):
 
 class Remembered(msgspec.Struct, frozen=True, kw_only=True):
     """A create sent with an `Idempotency-Key` (`service.core.idempotency`): its entry, its
-    fingerprint and what it answered, kept with its effect in the same save."""
+    fingerprint and what it answered, kept with its effect in the same save (in a caller's
+    claims record, `CLAIMS`: the entry and fingerprint alone)."""
 
     entry: str
     fingerprint: str
-    subscription: PushSubscription
+    subscription: PushSubscription | None = None
 
 
 KEPT_KEYS = 32  # the latest creates with a key a record remembers
+# the record of a caller's keys (by its scope: `Caller.scope`), whichever player each create
+# named, so one key names one request across players; no player id has a space
+CLAIMS = "#keys "
+KEPT_CLAIMS = 256  # the latest keys a caller's claims record remembers
 
 
 class PlayerRecord(msgspec.Struct, frozen=True, kw_only=True):

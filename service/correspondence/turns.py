@@ -1,6 +1,7 @@
-"""Whose turn a correspondence game waits on, and whether a change handed it to them: what
-the relay marks a save for (`service.reactions.relay.TURN_WAITS`) and what the turn notices
-decide on (`service.correspondence.notices`)."""
+"""Whose turn a correspondence game waits on, and whether a change handed it to them: the
+kind of change `TURN_WAITS` (`turn_waits`, a fact the composition root hands the relay:
+`service.reactions.relay.Relay`'s `facts`) and what the turn notices decide on
+(`service.correspondence.notices`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from collections.abc import Sequence
 
 from domain.game.model import DeadlineClock
 from service.core.model import GameRecord
+from service.reactions.relay import Change
+
+# a correspondence game's decision handed to a human seat: its player is told
+TURN_WAITS = "turn_waits"
 
 # the events that are a seat's own decision (its action, or its bot's after a timeout); the
 # others follow from one (an auction won, a bust, a turn begun) or are about a seat whoever
@@ -50,3 +55,10 @@ def handed_at(events: Sequence[object], seat: int) -> int | None:
         if kind == "game_started" or (kind in _DECISIONS and event.seat != seat):
             found = event.version  # type: ignore[attr-defined]
     return found
+
+
+def turn_waits(change: Change) -> bool:
+    """Whether a change is `TURN_WAITS`: a correspondence game whose events handed the
+    decision to the human seat it now waits on (its events decoded only then)."""
+    seat = waiting_seat(change.new)
+    return seat is not None and handed_at(change.events, seat) is not None

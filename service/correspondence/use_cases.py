@@ -6,10 +6,8 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import ipaddress
 import time
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -18,7 +16,10 @@ from service.core.callers import Caller
 from service.core.errors import ServiceError
 from service.core.unit_of_work import Retry, write
 from service.correspondence import vacation
+from service.correspondence.endpoints import check_endpoint
 from service.correspondence.records import (
+    CLAIMS,
+    KEPT_CLAIMS,
     KEPT_KEYS,
     PlayerRecord,
     PlayerStore,
@@ -27,7 +28,6 @@ from service.correspondence.records import (
     Remembered,
 )
 
-LOOPBACK_HOSTS = frozenset(("127.0.0.1", "localhost", "::1"))
 SUBSCRIBE = "push_subscribe"  # the operation an Idempotency-Key of a subscription names
 
 
@@ -51,29 +51,6 @@ def check_keys(keys: PushKeys) -> None:
     public, secret = _b64url(keys.p256dh), _b64url(keys.auth)
     if public is None or len(public) != 65 or public[0] != 4 or secret is None or len(secret) != 16:
         raise ServiceError("invalid_push_keys")
-
-
-def check_endpoint(endpoint: str, allow_http_loopback: bool) -> None:
-    """An https URL of a push service (no credentials in it, no address of this network);
-    http on this machine only when the operator allows it (tests and benches)."""
-    try:
-        parts = urlsplit(endpoint)
-        host = parts.hostname or ""
-        parts.port  # noqa: B018 - a port that is no number is refused here
-    except ValueError:
-        raise ServiceError("push_endpoint_refused") from None
-    if not host or parts.username is not None or parts.password is not None:
-        raise ServiceError("push_endpoint_refused")
-    if parts.scheme == "http" and allow_http_loopback and host in LOOPBACK_HOSTS:
-        return
-    if parts.scheme != "https" or host in LOOPBACK_HOSTS:
-        raise ServiceError("push_endpoint_refused")
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return  # a name: a push service's
-    if not address.is_global:
-        raise ServiceError("push_endpoint_refused")
 
 
 def subscription_id(player_id: str, endpoint: str) -> str:
@@ -165,7 +142,7 @@ class Correspondence:
         def add(record: PlayerRecord) -> PlayerRecord:
             outcome.clear()
             prior = next((r for r in record.remembered if r.entry == entry), None)
-            if prior is not None:
+            if prior is not None and prior.subscription is not None:
                 assert fingerprint is not None
                 idempotency.check_same(prior, fingerprint)  # type: ignore[arg-type]
                 outcome.append((prior.subscription, True))
@@ -187,9 +164,48 @@ class Correspondence:
                 remembered = (*remembered, kept)[-KEPT_KEYS:]
             return record.successor(subscriptions=(*others, made), remembered=remembered)
 
-        await self._change(player, add)
+        claimed = False
+        if entry is not None and fingerprint is not None:
+            claimed = await self._claim(caller.scope, entry, fingerprint)
+        try:
+            await self._change(player, add)
+        except ServiceError:
+            if claimed:  # a refusal changes nothing: the key stays free
+                await self._unclaim(caller.scope, entry, fingerprint)
+            raise
         made, replayed = outcome[-1]
         return player, made, replayed
+
+    async def _claim(self, scope: str, entry: str, fingerprint: str) -> bool:
+        """The key taken for this request in the caller's claims record, before the player's
+        record is written: another request under it, for whichever player, is refused
+        (`idempotency_key_reused`). Whether it is claimed now (False: by this request
+        before, whose retry this is: it goes on, a subscription being idempotent)."""
+        taken: list[bool] = []
+
+        def claim(record: PlayerRecord) -> PlayerRecord:
+            taken.clear()
+            prior = next((r for r in record.remembered if r.entry == entry), None)
+            if prior is not None:
+                idempotency.check_same(prior, fingerprint)  # type: ignore[arg-type]
+                return record
+            taken.append(True)
+            kept = Remembered(entry=entry, fingerprint=fingerprint)
+            return record.successor(remembered=(*record.remembered, kept)[-KEPT_CLAIMS:])
+
+        await self._change(CLAIMS + scope, claim)
+        return bool(taken)
+
+    async def _unclaim(self, scope: str, entry: str, fingerprint: str | None) -> None:
+        def unclaim(record: PlayerRecord) -> PlayerRecord:
+            kept = tuple(
+                r for r in record.remembered if (r.entry, r.fingerprint) != (entry, fingerprint)
+            )
+            return (
+                record if len(kept) == len(record.remembered) else record.successor(remembered=kept)
+            )
+
+        await self._change(CLAIMS + scope, unclaim)
 
     async def subscriptions(
         self, caller: Caller, player_id: str | None

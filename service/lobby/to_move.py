@@ -5,7 +5,9 @@ live games whose decision is theirs (`to_act` is a seat of theirs), then every o
 of theirs (open tables, live games waiting on someone else). A cursor says which run it is
 in (`m` for the first) and where in it. The first run is found by reading the player's
 listing (`SCAN` games at most, newest first: a player with more sees those among their
-newest first); the second is the listing itself, the first run's games left out. The order
+newest first); the second is the listing itself, only the first run's games left out (a
+game waiting on the player beyond the newest `SCAN` is listed there, so every game is on
+some page). The order
 follows the games as they are at each request: a game whose turn passed between two pages
 changes run (it may be missed or shown twice across pages, as with any order that moves),
 never a page's soundness."""
@@ -60,25 +62,35 @@ def _decode(cursor: str | None) -> tuple[bool, tuple[float, str] | None]:
     return mark == MOVE, (value, game_id)
 
 
-async def _waiting(list_games: ListGames, index: str, player_id: str) -> list[GameRecord]:
-    """The player's games that wait on them, newest first, among their newest `SCAN`."""
+async def _waiting(
+    list_games: ListGames, index: str, player_id: str, scan: int, batch_size: int
+) -> list[GameRecord]:
+    """The player's games that wait on them, newest first, among their newest `scan`."""
     found: list[GameRecord] = []
     before, read = None, 0
-    while read < SCAN:
-        batch = await list_games(index, before, BATCH)
+    while read < scan:
+        want = min(batch_size, scan - read)
+        batch = await list_games(index, before, want)
         read += len(batch)
         found.extend(r for r in batch if waits_on(r, player_id))
-        if len(batch) < BATCH:
+        if len(batch) < want:
             break
         before = (batch[-1].created_at, batch[-1].id)
     return found
 
 
 async def player_page(
-    list_games: ListGames, index: str, player_id: str, cursor: str | None, limit: int
+    list_games: ListGames,
+    index: str,
+    player_id: str,
+    cursor: str | None,
+    limit: int,
+    *,
+    scan: int = SCAN,
+    batch_size: int = BATCH,
 ) -> Page:
     first_run, at = _decode(cursor)
-    waiting = await _waiting(list_games, index, player_id)
+    waiting = await _waiting(list_games, index, player_id, scan, batch_size)
     games: list[GameRecord] = []
     if first_run:
         games = [r for r in waiting if at is None or (r.created_at, r.id) < at][: limit + 1]
@@ -87,9 +99,9 @@ async def player_page(
         at = None  # the second run from its start
     shown = {r.id for r in waiting}
     while len(games) <= limit:
-        batch = await list_games(index, at, BATCH)
-        games.extend(r for r in batch if r.id not in shown and not waits_on(r, player_id))
-        if len(batch) < BATCH:
+        batch = await list_games(index, at, batch_size)
+        games.extend(r for r in batch if r.id not in shown)
+        if len(batch) < batch_size:
             break
         at = (batch[-1].created_at, batch[-1].id)
     more = len(games) > limit

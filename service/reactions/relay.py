@@ -48,7 +48,6 @@ import msgspec
 from domain.game.model import AnyEvent
 from service.core.model import GameRecord
 from service.core.ports import RelayLog, StoredEvent
-from service.correspondence.turns import handed_at, waiting_seat
 from service.jobs.worker import Job, LeasedQueue, Worker
 
 log = logging.getLogger("ten.relay")
@@ -59,9 +58,7 @@ GRACE = 5.0  # seconds a mark waits for the process that made it before any repl
 GAME_CREATED = "game_created"  # a table or game stored for the first time
 GAME_ENDED = "game_ended"  # finished, aborted, abandoned or cancelled
 DUE_MOVED = "due_moved"  # its next deadline set or moved
-# a correspondence game's decision handed to a human seat (service.correspondence.turns)
-TURN_WAITS = "turn_waits"
-RECORD_FACTS = (GAME_CREATED, GAME_ENDED, DUE_MOVED, TURN_WAITS)
+RECORD_FACTS = (GAME_CREATED, GAME_ENDED, DUE_MOVED)
 EVENT_TYPES = tuple(str(e.__struct_config__.tag) for e in get_args(AnyEvent))
 
 
@@ -107,37 +104,47 @@ class Change:
         return self._events
 
 
+# a capability's own facts of a change, named by the composition root (`Relay`'s `facts`):
+# each kind -> whether a change is of it (told the record's facts and the events)
+Fact = Callable[[Change], bool]
+Facts = Mapping[str, Fact]
+NO_FACTS: Facts = {}
+
+
 def saved_change(
     old: GameRecord | None,
     new: GameRecord,
     stored: Sequence[StoredEvent],
     typed: Sequence[AnyEvent] | None = None,
+    facts: Facts = NO_FACTS,
 ) -> Change:
-    """A save, as its process sees it: the record's facts from the game before and after;
-    `typed`: its events as the engine made them, if the caller has them."""
-    facts = []
+    """A save, as its process sees it: the record's facts from the game before and after,
+    and the capabilities' `facts` of it; `typed`: its events as the engine made them, if
+    the caller has them."""
+    kinds = []
     if old is None:
-        facts.append(GAME_CREATED)
+        kinds.append(GAME_CREATED)
     if new.ended and (old is None or not old.ended):
-        facts.append(GAME_ENDED)
+        kinds.append(GAME_ENDED)
     if new.due is not None and (old is None or new.due != old.due):
-        facts.append(DUE_MOVED)
-    return _turn_told(Change(old, new, stored, facts, typed))
+        kinds.append(DUE_MOVED)
+    return _told(Change(old, new, stored, kinds, typed), facts)
 
 
-def relayed_change(record: GameRecord, stored: Sequence[StoredEvent]) -> Change:
+def relayed_change(
+    record: GameRecord, stored: Sequence[StoredEvent], facts: Facts = NO_FACTS
+) -> Change:
     """What a relay hands on: the game as stored now and its events not relayed yet (the
     game before them is not known: an ended game is `GAME_ENDED` again; the reactions are
-    idempotent)."""
-    return _turn_told(Change(None, record, stored, (GAME_ENDED,) if record.ended else ()))
+    idempotent), with the capabilities' `facts` of it."""
+    return _told(Change(None, record, stored, (GAME_ENDED,) if record.ended else ()), facts)
 
 
-def _turn_told(change: Change) -> Change:
-    """`TURN_WAITS` added to a change of a correspondence game whose events handed the
-    decision to the human seat it now waits on (its events decoded only then)."""
-    seat = waiting_seat(change.new)
-    if seat is not None and handed_at(change.events, seat) is not None:
-        change.kinds = change.kinds | {TURN_WAITS}
+def _told(change: Change, facts: Facts) -> Change:
+    """The kinds of the capabilities' facts a change is of, added to its kinds."""
+    told = [kind for kind, applies in facts.items() if applies(change)]
+    if told:
+        change.kinds = change.kinds | frozenset(told)
     return change
 
 
@@ -193,10 +200,12 @@ class Relay:
         queue: LeasedQueue,
         table: ReactionTable | None = None,
         *,
+        facts: Facts = NO_FACTS,
         grace: float = GRACE,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
+        self.facts = facts  # the capabilities' own kinds of change (the composition root's)
         self.queue = queue
         self.grace = grace
         self.clock = clock
@@ -242,7 +251,7 @@ class Relay:
         """Before the save: mark the game if a durable reaction is listed for a kind of this
         change; what `settle` needs after the save (None: nothing to tell anyone). Raises
         StoreUnavailable (the save must not go ahead unmarked)."""
-        change = saved_change(old, new, events, typed)
+        change = saved_change(old, new, events, typed, self.facts)
         token = None
         if self.durable_for(change.kinds):
             token = await self.queue.put(new.id, b"", self.clock() + self.grace) or None
@@ -279,7 +288,7 @@ class Relay:
         record, events = await self.store.relay_read(game_id)
         if record is None:
             return
-        change = relayed_change(record, events)
+        change = relayed_change(record, events, self.facts)
         for reaction in self.durable_for(change.kinds):
             await reaction.react(change)
         if events:

@@ -22,7 +22,7 @@ from infra.redis_client import connect
 from infra.redis_presence import RedisPresence
 from infra.redis_push import RedisPlayerStore
 from infra.webhook_sender import HttpSender
-from service.bootstrap import reaction_table
+from service.bootstrap import CAPABILITY_FACTS, reaction_table
 from service.core.callers import ANONYMOUS, Caller
 from service.core.settings import Settings
 from service.core.unit_of_work import Retry
@@ -89,7 +89,11 @@ class Replica:
             shared.presence, shared.players, self.push, announce=self.hooks.announce, clock=clock
         )
         self.relay = Relay(
-            shared.store, shared.queue("relay"), reaction_table(notices=notices), clock=clock
+            shared.store,
+            shared.queue("relay"),
+            reaction_table(notices=notices),
+            facts=CAPABILITY_FACTS,
+            clock=clock,
         )
         self.games = GameService(shared.store, Settings(), relay=self.relay, clock=clock)
         self.lobby = Lobby(self.games)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar.datastructures import ResponseHeader
-from litestar.params import HeaderParameter, Parameter
+from litestar.params import HeaderParameter, Parameter, QueryParameter
 
 from service.entrypoints.api.paging import number_in
+from service.entrypoints.api.schemas import PLAYER_ID_PATTERN
 
 JSON = "application/json"
 GameId = Annotated[
@@ -77,3 +78,11 @@ def parse_if_match(value: str | None) -> int | None:
         return None
     text = value.strip(" \t")
     return None if text == "*" else number_in("If-Match", text.strip('"'), high=10**12 - 1)
+
+
+def player_query(description: str) -> QueryParameter:
+    """A `player_id` named in a query, held to the pattern and length of every player id
+    (a path's, a body's: `schemas.PlayerId`)."""
+    return QueryParameter(
+        pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100, description=description
+    )

@@ -8,14 +8,14 @@ from typing import Annotated
 
 import msgspec
 from litestar import Request, Response, delete, get, post
-from litestar.params import JSONBody, Parameter, QueryParameter
+from litestar.params import JSONBody, Parameter
 
 from service.correspondence.records import PushKeys, PushSubscription
 from service.correspondence.use_cases import Correspondence
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.bodies import strictly
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
-from service.entrypoints.api.parameters import JSON, REPLAYED, IdempotencyKey
+from service.entrypoints.api.parameters import JSON, REPLAYED, IdempotencyKey, player_query
 from service.entrypoints.api.problems import problems
 from service.entrypoints.api.schemas import PlayerId
 
@@ -47,10 +47,10 @@ SubscriptionId = Annotated[
     str, Parameter(description="The subscription's id.", min_length=1, max_length=64)
 ]
 PlayerQuery = Annotated[
-    PlayerId | None,
-    QueryParameter(
-        description="Whose subscriptions (the platform, or anyone while the service runs "
-        "open); a player's JWT names its own."
+    str | None,
+    player_query(
+        "Whose subscriptions (the platform, or anyone while the service runs open); a "
+        "player's JWT names its own."
     ),
 ]
 

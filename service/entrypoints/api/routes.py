@@ -10,7 +10,7 @@ import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
 from litestar.middleware.rate_limit import get_remote_address
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import JSONBody, Parameter, QueryParameter
+from litestar.params import JSONBody, Parameter
 from litestar.response import Stream
 from litestar.routes import HTTPRoute
 
@@ -44,6 +44,7 @@ from service.entrypoints.api.parameters import (
     IfMatch,
     LastEventId,
     parse_if_match,
+    player_query,
 )
 from service.entrypoints.api.problems import get_game_part, problems
 from service.entrypoints.api.schemas import (
@@ -53,7 +54,6 @@ from service.entrypoints.api.schemas import (
     CreateGameIn,
     GameOut,
     GamesPage,
-    PlayerId,
     ReviewPending,
     SeatToken,
     TableOut,
@@ -200,8 +200,7 @@ class GamesController(Controller):
         self,
         request: AuthenticatedRequest,
         player_id: Annotated[
-            PlayerId | None,
-            QueryParameter(description="Whose games: that player's open tables and live games."),
+            str | None, player_query("Whose games: that player's open tables and live games.")
         ] = None,
         cursor: Annotated[str | None, Parameter(max_length=200)] = None,
         limit: Annotated[int, Parameter(ge=1, le=100)] = 20,

@@ -4,17 +4,21 @@ reaction is listed for the kinds it reacts to."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from infra.observability.metrics import _ACTION_OF_FIRST_EVENT
-from service.bootstrap import reaction_table
+from service.bootstrap import CAPABILITY_FACTS, reaction_table
+from service.correspondence.turns import TURN_WAITS
+from service.reactions import relay as relay_module
 from service.reactions.relay import (
     DUE_MOVED,
     EVENT_TYPES,
     GAME_CREATED,
     GAME_ENDED,
     RECORD_FACTS,
-    TURN_WAITS,
     Relay,
 )
 from service.reactions.webhooks import _TOLD
@@ -44,7 +48,7 @@ def kinds_of(reaction: Named) -> set[str]:
 
 def test_every_event_type_of_the_domain_and_every_fact_of_a_record_has_its_row() -> None:
     assert len(EVENT_TYPES) >= 17
-    assert set(TABLE) == {*EVENT_TYPES, *RECORD_FACTS}
+    assert set(TABLE) == {*EVENT_TYPES, *RECORD_FACTS, *CAPABILITY_FACTS}
 
 
 def test_each_reaction_is_listed_for_what_it_reacts_to() -> None:
@@ -72,5 +76,16 @@ def test_a_change_calls_each_reaction_once_in_the_tables_order() -> None:
 
 def test_a_reaction_left_out_is_in_no_row() -> None:
     table = reaction_table(archive=ARCHIVE)
-    assert set(table) == {*EVENT_TYPES, *RECORD_FACTS}
+    assert set(table) == {*EVENT_TYPES, *RECORD_FACTS, *CAPABILITY_FACTS}
     assert [kind for kind, listed in table.items() if listed] == [GAME_ENDED]
+
+
+def test_the_relay_imports_no_capability_whose_facts_the_composition_root_hands_it() -> None:
+    tree = ast.parse(Path(relay_module.__file__).read_text())
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    } | {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+    generic = ("domain.", "service.core.", "service.jobs.")
+    ours = {m for m in imported if m.startswith(("service.", "domain.", "infra."))}
+    assert {m for m in ours if not m.startswith(generic)} == set()
+    assert set(CAPABILITY_FACTS) == {TURN_WAITS}

@@ -19,12 +19,13 @@ from infra.queues import MemoryQueue
 from service.core.callers import ANONYMOUS
 from service.core.settings import Settings
 from service.core.unit_of_work import Retry
-from service.correspondence.notices import PushDelivery, TurnNotices
+from service.correspondence.notices import EndpointRefused, PushDelivery, TurnNotices
 from service.correspondence.records import PushKeys
+from service.correspondence.turns import TURN_WAITS, turn_waits
 from service.correspondence.use_cases import Correspondence
 from service.games.use_cases import encode_events
 from service.jobs.worker import PermanentFailure
-from service.reactions.relay import TURN_WAITS, relayed_change
+from service.reactions.relay import relayed_change
 from tests.support.games import started
 
 NOW = 1_800_000_000.0
@@ -61,7 +62,7 @@ def test_a_turn_handed_to_a_player_queues_one_webhook_and_one_push_per_browser_o
         player = record.player_ids[seat]
         for n in range(2):
             await parts.corr.subscribe(ANONYMOUS, player, f"https://push.example/{n}", KEYS)
-        change = relayed_change(record, encode_events(events))
+        change = relayed_change(record, encode_events(events), {TURN_WAITS: turn_waits})
         assert TURN_WAITS in change.kinds
         await parts.notices.react(change)
         await parts.notices.react(change)  # relayed again (at least once): the same ids
@@ -98,18 +99,28 @@ def test_nothing_is_queued_for_a_player_watching_the_game():
 class Sender:
     public_key = "k"
 
-    def __init__(self, status: int) -> None:
+    def __init__(self, status: int | None) -> None:
         self.status = status
         self.sent: list[bytes] = []
 
     async def send(self, subscription, body: bytes, ttl: int) -> int:
         self.sent.append(body)
+        if self.status is None:
+            raise EndpointRefused("push.example resolves to 10.0.0.1")
         return self.status
 
 
 @pytest.mark.parametrize(
     ("status", "outcome"),
-    [(201, "done"), (410, "forgotten"), (404, "forgotten"), (400, "set aside"), (503, "again")],
+    [
+        (201, "done"),
+        (410, "forgotten"),
+        (404, "forgotten"),
+        (400, "set aside"),
+        (302, "set aside"),  # a redirect, not followed
+        (503, "again"),
+        (None, "forgotten and set aside"),  # an endpoint the sender refuses to post to
+    ],
 )
 def test_the_push_handler_on_each_answer_of_the_push_service(status, outcome):
     async def body() -> None:
@@ -122,7 +133,7 @@ def test_the_push_handler_on_each_answer_of_the_push_service(status, outcome):
         sender = Sender(status)
         delivery = PushDelivery(parts.queue, parts.players, sender, parts.corr.forget)
         [job] = await parts.queue.claim(NOW, 30, 10)
-        if outcome == "set aside":
+        if outcome.endswith("set aside"):
             with pytest.raises(PermanentFailure):
                 await delivery.handle(job)
         elif outcome == "again":
@@ -131,7 +142,7 @@ def test_the_push_handler_on_each_answer_of_the_push_service(status, outcome):
         else:
             assert await delivery.handle(job) is None
         held = (await parts.players.load_player(player)).subscriptions
-        assert len(held) == (0 if outcome == "forgotten" else 1)
+        assert len(held) == (0 if outcome.startswith("forgotten") else 1)
         payload = msgspec.json.decode(sender.sent[0])
         assert payload["url"] == f"/app/#/games/{record.id}"
 

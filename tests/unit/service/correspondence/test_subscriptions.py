@@ -66,6 +66,23 @@ def test_a_player_holds_a_bounded_number_of_subscriptions():
         "https://[::1]/a",
         "https://u:p@push.example/a",  # credentials in it
         "https://push.example:99999/a",  # no port
+        # an address in any spelling a resolver accepts
+        "https://2130706433/a",
+        "https://127.1/a",
+        "https://0x7f000001/a",
+        "https://0/a",
+        "https://0177.0.0.1/a",
+        "https://127.0.0.1./a",
+        "https://8.8.8.8/a",
+        "https://[::ffff:127.0.0.1]/a",
+        "https://\uff11\uff12\uff17.\uff10.\uff10.\uff11/a",  # full-width digits
+        "https://%31%32%37.0.0.1/a",
+        # names of this network: a single label, a private zone
+        "https://push/a",
+        "https://metadata.google.internal/a",
+        "https://redis.localhost/a",
+        "https://printer.local/a",
+        "https://localhost/a",
     ],
 )
 def test_an_endpoint_the_service_will_not_post_to_is_refused_and_nothing_stored(endpoint):
@@ -100,6 +117,43 @@ def test_an_idempotency_key_hands_the_first_answer_back_and_refuses_another_body
             corr.subscribe(ann, None, "https://push.example/b", KEYS, "k1"),
         )
         assert await corr.players.load_player("ann") == before
+
+    asyncio.run(body())
+
+
+def test_a_key_the_platform_used_for_one_player_is_refused_for_another():
+    async def body() -> None:
+        corr = _corr()
+        platform = Caller(kind="platform")
+        await corr.subscribe(platform, "ann", "https://push.example/a", KEYS, "k1")
+        await _refused(
+            "idempotency_key_reused",
+            corr.subscribe(platform, "bob", "https://push.example/a", KEYS, "k1"),
+        )
+        assert await corr.players.load_player("bob") is None
+        _, again, replayed = await corr.subscribe(
+            platform, "ann", "https://push.example/a", KEYS, "k1"
+        )
+        assert replayed
+        _, held = await corr.subscriptions(platform, "ann")
+        assert held == (again,)
+
+    asyncio.run(body())
+
+
+def test_a_request_refused_leaves_its_key_free_for_another():
+    async def body() -> None:
+        corr = _corr(max_subscriptions=1)
+        platform = Caller(kind="platform")
+        await corr.subscribe(platform, "ann", "https://push.example/a", KEYS)
+        await _refused(
+            "too_many_push_subscriptions",
+            corr.subscribe(platform, "ann", "https://push.example/b", KEYS, "k1"),
+        )
+        _, made, replayed = await corr.subscribe(
+            platform, "bob", "https://push.example/b", KEYS, "k1"
+        )
+        assert (made.endpoint, replayed) == ("https://push.example/b", False)
 
     asyncio.run(body())
 

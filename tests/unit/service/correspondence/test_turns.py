@@ -9,9 +9,11 @@ from domain.bots.basic import BOTS, bot_rng
 from domain.bots.clock import play, start_clock
 from domain.game.engine import information_state, to_act
 from domain.game.model import BankClock, BidPassed, DeadlineClock, SeatTakenOver, TurnStarted
-from service.correspondence.turns import handed_at, waiting_seat
-from service.reactions.relay import TURN_WAITS, saved_change
+from service.correspondence.turns import TURN_WAITS, handed_at, turn_waits, waiting_seat
+from service.reactions.relay import saved_change
 from tests.support.games import started
+
+FACTS = {TURN_WAITS: turn_waits}
 
 
 def _deadline(record):
@@ -41,8 +43,8 @@ def test_a_turn_is_handed_over_by_the_start_or_another_seats_move_only():
 def test_the_relay_marks_a_deadline_games_start_and_each_hand_over_as_turn_waits_only():
     record, events = started()
     timed = _deadline(record)
-    assert TURN_WAITS in saved_change(None, timed, [], events).kinds
-    assert TURN_WAITS not in saved_change(None, record, [], events).kinds  # no deadline
+    assert TURN_WAITS in saved_change(None, timed, [], events, FACTS).kinds
+    assert TURN_WAITS not in saved_change(None, record, [], events, FACTS).kinds  # no deadline
     marked, unmarked = 0, 0
     before = timed
     for _ in range(40):  # moves of the basic bot for whoever is to act, on the clock
@@ -53,7 +55,7 @@ def test_the_relay_marks_a_deadline_games_start_and_each_hand_over_as_turn_waits
         action = BOTS["basic"](information_state(state), seat, bot_rng(state.seed, state.version))
         after_state, made = play(state, seat, action, 1.0)
         after = replace(before, state=after_state)
-        kinds = saved_change(before, after, [], made).kinds
+        kinds = saved_change(before, after, [], made, FACTS).kinds
         waits = waiting_seat(after)
         handed = waits is not None and waits != seat
         assert (TURN_WAITS in kinds) == (handed and handed_at(made, waits) is not None)

@@ -1,0 +1,38 @@
+"""The capabilities wired by the composition root (`service.bootstrap.capabilities`): what
+each is handed follows the settings."""
+
+from __future__ import annotations
+
+import asyncio
+
+from service.bootstrap import Instruments, build_adapters, game_service
+from service.core.settings import (
+    ArchiveSettings,
+    ObservabilitySettings,
+    Settings,
+    WebhookSettings,
+)
+
+
+def _matchmaker_announce(tmp_path, webhooks: WebhookSettings):
+    settings = Settings(
+        archive=ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path / 'w.sqlite3'}"),
+        webhooks=webhooks,
+        observability=ObservabilitySettings(metrics=False),
+    )
+    adapters = build_adapters(settings)
+    try:
+        _, background = game_service(settings, adapters, Instruments(settings, "memory", None))
+        assert background.matchmaking is not None
+        return background.matchmaking.matchmaker.announce
+    finally:
+        asyncio.run(adapters.close())
+
+
+def test_matchmaking_queues_no_webhook_when_the_platform_configured_none(tmp_path):
+    assert _matchmaker_announce(tmp_path, WebhookSettings()) is None
+
+
+def test_matchmaking_queues_its_webhooks_when_the_platform_configured_some(tmp_path):
+    hooks = WebhookSettings(urls=("http://127.0.0.1:9/hook",), secret="s" * 32)
+    assert _matchmaker_announce(tmp_path, hooks) is not None

@@ -23,7 +23,8 @@ export function notifyPanel(): HTMLElement {
     return pressed;
   };
   const draw = (message = "") => {
-    const error = h("p", { role: "alert", class: "error", "data-testid": "notify-error" }, message);
+    // an alert only when there is one (a page with no error shows none)
+    const error = message ? h("p", { role: "alert", class: "error", "data-testid": "notify-error" }, message) : null;
     let body: (HTMLElement | null)[];
     if (!pushSupported()) body = [h("p", { class: "muted" }, t("push.unsupported"))];
     else if (Notification.permission === "denied") body = [h("p", { class: "muted", "data-testid": "notify-state" }, t("push.denied"))];

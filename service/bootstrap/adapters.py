@@ -89,13 +89,8 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
     assert settings.redis.url is not None
     from infra import queues as redis_queues  # noqa: PLC0415 - redis-py only when configured
     from infra.rate_limit_store import RedisRateCounter  # noqa: PLC0415
-    from infra.redis_bulk import RedisBulkStore  # noqa: PLC0415
     from infra.redis_client import connect  # noqa: PLC0415
-    from infra.redis_matchmaking import RedisTicketStore  # noqa: PLC0415
-    from infra.redis_presence import RedisPresence  # noqa: PLC0415
-    from infra.redis_push import RedisPlayerStore  # noqa: PLC0415
     from infra.redis_store import RedisGameStore  # noqa: PLC0415
-    from infra.redis_tournaments import RedisTournamentStore  # noqa: PLC0415
 
     where = {
         "cluster": settings.redis.cluster,
@@ -109,9 +104,8 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
             wait_timeout=settings.redis.wait_timeout,
             **where,
         )
-    # the outbox (shared by every replica), the tournaments and the rate-limit counts: a
-    # small pool of their own; the tournaments' writes are acknowledged on WAIT as the games'
-    wait = (settings.redis.wait_replicas, int(settings.redis.wait_timeout * 1000))
+    # the outbox (shared by every replica), the capabilities' stores and the rate-limit
+    # counts: a small pool of their own
     client = connect(settings.redis.url, max_connections=50, **where)
     rate_counter = RedisRateCounter(client, namespace="ten-rate")  # shared by every replica
 
@@ -139,8 +133,23 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
 
     return Adapters(
         store, queue, archive, rate_counter, "redis", close_redis, client, open_redis,
+        *_redis_capability_stores(settings, client),
+    )  # fmt: skip
+
+
+def _redis_capability_stores(settings: Settings, client: Any) -> tuple[Any, ...]:
+    """The capabilities' stores on the small shared client, in `Adapters`' order: the
+    tournaments, the matchmaking tickets, the players' records, the presence, the bulk
+    pairings (the writes of the versioned ones acknowledged on WAIT as the games')."""
+    from infra.redis_bulk import RedisBulkStore  # noqa: PLC0415 - redis-py only when configured
+    from infra.redis_matchmaking import RedisTicketStore  # noqa: PLC0415
+    from infra.redis_presence import RedisPresence  # noqa: PLC0415
+    from infra.redis_push import RedisPlayerStore  # noqa: PLC0415
+    from infra.redis_tournaments import RedisTournamentStore  # noqa: PLC0415
+
+    wait = (settings.redis.wait_replicas, int(settings.redis.wait_timeout * 1000))
+    return (
         RedisTournamentStore(client, wait=wait), RedisTicketStore(client, wait=wait),
-        RedisPlayerStore(client),
-        RedisPresence(client, ttl=settings.correspondence.presence_ttl),
+        RedisPlayerStore(client), RedisPresence(client, ttl=settings.correspondence.presence_ttl),
         RedisBulkStore(client, wait=wait),
     )  # fmt: skip

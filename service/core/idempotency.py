@@ -6,8 +6,9 @@ create), so nothing is ever claimed ahead of the work: a request cut by a store 
 a dead process either stored its effect and its outcome together, or stored nothing, and
 its retry then gets the first outcome or runs afresh.
 
-- The entry's key names the operation and the caller's scope (`Caller.scope`), so the keys
-  of different operations and callers never meet. An action's entry is keyed on the key
+- The entry's key names the operation and the caller's scope (`key_scope`: `Caller.scope`,
+  and for an anonymous caller its address), so the keys of different operations and callers
+  never meet: two anonymous clients sending one key are two callers. An action's entry is keyed on the key
   alone, as every release stored it (the seat is in its fingerprint); the other entries'
   keys are hashed with their scope (bounded length, and no client key spells one).
 - The fingerprint is taken from the decoded command (msgpack of its fields), not from the
@@ -25,8 +26,10 @@ import hmac
 
 import msgspec
 
+from service.core.callers import Caller
 from service.core.errors import ServiceError
 from service.core.ports import IdempotentResponse
+from service.core.quotas import owner_of
 
 _encoder = msgspec.msgpack.Encoder()
 # a fingerprint: its form's mark, the operation, then the digest of the decoded command
@@ -38,6 +41,14 @@ def fingerprint(operation: str, *command: object) -> str:
     fields (structs, numbers, strings, lists), hashed."""
     digest = hashlib.sha256(_encoder.encode(command)).hexdigest()
     return f"{_MARK}{operation}:{digest}"
+
+
+def key_scope(caller: Caller, address: str | None) -> str:
+    """Whose Idempotency-Keys a request's are: the caller's scope; an anonymous caller's
+    address (as its quota counts it), so that one anonymous client's key never answers
+    another's request with the first one's credentials. No address (tools, tests): the
+    scope alone."""
+    return owner_of(caller, address) or caller.scope
 
 
 def _scoped(scope: str, key: str) -> str:

@@ -177,8 +177,8 @@ class TableCreation:
         key = command.idempotency_key
         if key is None:
             return self.games.new_game_id(), None
-        game_id = idempotency.created_game_id(command.caller.scope, key)
-        return game_id, Keyed("create", command, key)
+        scope = idempotency.key_scope(command.caller, command.origin)
+        return idempotency.created_game_id(scope, key), Keyed("create", command, key, scope)
 
     async def _store_created(
         self, made: TableCreated, events: list[StoredEvent], keyed: Keyed | None

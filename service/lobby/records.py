@@ -67,8 +67,11 @@ class Keyed:
     """A change sent with an Idempotency-Key (`service.core.idempotency`): where its outcome is
     remembered, what identifies it, and the first outcome once found."""
 
-    def __init__(self, operation: str, command: CreateTable | JoinSeat, key: str) -> None:
-        self.entry = idempotency.entry_key(operation, command.caller.scope, key)
+    def __init__(
+        self, operation: str, command: CreateTable | JoinSeat, key: str, scope: str | None = None
+    ) -> None:
+        scope = command.caller.scope if scope is None else scope
+        self.entry = idempotency.entry_key(operation, scope, key)
         self.fingerprint = idempotency.fingerprint(operation, *command.fingerprint_fields())
         self.prior: IdempotentResponse | None = None
 

@@ -126,7 +126,7 @@ class Matchmaking:
         fingerprint = idempotency.fingerprint("create_ticket", *command.fingerprint_fields())
         ticket_id = ticket_id_for(command.mode, self.random_hex(10))
         if command.idempotency_key is not None:
-            scope = owner_of(caller, command.origin) or caller.scope
+            scope = idempotency.key_scope(caller, command.origin)
             entry = idempotency.entry_key("create_ticket", scope, command.idempotency_key)
             mine = KeyClaim(ticket_id=ticket_id, fingerprint=fingerprint)
             first = await self.store.claim_key(entry, mine, KEY_KEPT)

@@ -275,6 +275,25 @@ def _table(w: World, *seats: SeatRequest, caller: Caller = ANONYMOUS, **options:
     return w.lobby.create(CreateTable(caller=caller, seats=seats, **options))
 
 
+def test_one_key_from_two_anonymous_clients_makes_two_tables_and_hands_neither_the_others_tokens():
+    """Anonymous clients share no Idempotency-Keys: the same key and body from another
+    address is another request (its own table and tokens); from the same address, a copy."""
+
+    async def body(w: World) -> None:
+        seats = (SeatRequest(name="Ann"), SeatRequest(open=True))
+        mine = await _table(w, *seats, idempotency_key="k-1", origin="198.51.100.7")
+        theirs = await _table(w, *seats, idempotency_key="k-1", origin="203.0.113.9")
+        assert not theirs.replayed
+        assert theirs.record.id != mine.record.id
+        assert theirs.host_token != mine.host_token
+        assert dict(theirs.tokens)[0] != dict(mine.tokens)[0]
+        again = await _table(w, *seats, idempotency_key="k-1", origin="198.51.100.7")
+        assert again.replayed
+        assert (again.record.id, again.host_token) == (mine.record.id, mine.host_token)
+
+    run(body)
+
+
 def test_a_seat_left_is_open_again_and_only_its_holder_leaves_it():
     async def body(w: World) -> None:
         made = await _table(

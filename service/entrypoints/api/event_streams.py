@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from litestar import Request
 from litestar.middleware.rate_limit import get_remote_address
 from litestar.response import Stream
 
-from infra.watchers import REFUSAL_RETRY_AFTER, Slot, StreamsRefused, Watchers
+from infra.watchers import (
+    KEEPALIVE,
+    OPENING,
+    REFUSAL_RETRY_AFTER,
+    RETRY_MS,
+    Slot,
+    StreamsRefused,
+    Watchers,
+    reconnect,
+)
+from service.core.errors import ServiceError
+from service.core.ports import StoreUnavailable
 from service.entrypoints.api.problems import problem
+from service.tournaments.feeds import TournamentFeeds
 
 
 def admit(watchers: Watchers, request: Request) -> Slot:
@@ -57,3 +70,43 @@ def sse(body: AsyncIterator[bytes]) -> Stream:
             "X-Accel-Buffering": "no",
         },
     )
+
+
+async def record_changes(
+    feeds: TournamentFeeds[Any],
+    record_id: str,
+    after: int,
+    slot: Slot,
+    keepalive: float,
+    event: bytes,
+    render: Callable[[Any], bytes | None],
+) -> AsyncIterator[bytes]:
+    """The SSE body of a versioned record's stream (a tournament's, a ticket's): `event`
+    with `render(record)` each time the record's version passed `after` (None: nothing this
+    reader would see changed, nothing sent), read by the process's one feed of it
+    (`service.tournaments.feeds`: once a second for all its streams); comment lines keep
+    the connection alive; it ends once the record ended, or with a `reconnect` event when
+    the store fails. The stream's slot is released however it ends."""
+    try:
+        yield OPENING
+        async with feeds.follow(record_id) as feed:
+            while True:
+                try:
+                    record = await feed.after(after, keepalive)
+                except StoreUnavailable:
+                    yield reconnect("store_unavailable", RETRY_MS, 3 * RETRY_MS)
+                    return
+                except ServiceError:  # gone
+                    return
+                if record is None:
+                    yield KEEPALIVE
+                    continue
+                if record.version > after:
+                    after = record.version
+                    data = render(record)
+                    if data is not None:
+                        yield b"id: %d\r\nevent: %s\r\ndata: %s\r\n\r\n" % (after, event, data)
+                if record.ended:
+                    return
+    finally:
+        slot.release()

@@ -14,13 +14,11 @@ from litestar.params import JSONBody, Parameter
 from litestar.response import Stream
 
 from domain.game.model import BotLevel
-from infra.watchers import KEEPALIVE, OPENING, RETRY_MS, Slot, Watchers, reconnect
+from infra.watchers import Slot, Watchers
 from service.core.callers import Caller
-from service.core.errors import ServiceError
-from service.core.ports import StoreUnavailable
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.bodies import strictly
-from service.entrypoints.api.event_streams import admit, sse
+from service.entrypoints.api.event_streams import admit, record_changes, sse
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.entrypoints.api.parameters import JSON, REPLAYED, IdempotencyKey, sent_header
 from service.entrypoints.api.problems import problems
@@ -143,7 +141,7 @@ def _moment(at: float) -> datetime:
     return datetime.fromtimestamp(at, UTC)
 
 
-async def changes(
+def changes(
     use: Matchmaking,
     feeds: TournamentFeeds[TicketRecord],
     caller: Caller,
@@ -151,40 +149,22 @@ async def changes(
     slot: Slot,
     keepalive: float,
 ) -> AsyncIterator[bytes]:
-    """The SSE body of a ticket's stream: the ticket (`event: ticket`) at once and each time
-    it changes as this caller is shown it (`service.tournaments.feeds`: read once a second
-    for all of this process's streams of it); it ends after a final status, or with a
-    `reconnect` event when the store fails. A save that changes nothing shown (a table being
-    made reads `waiting`, as before it) sends nothing; the seconds waited and the window
-    that widens with them are no change: they are sent with the next one."""
-    after = -1
-    sent: TicketOut | None = None  # the last ticket sent, its wait-dependent fields cleared
-    try:
-        yield OPENING
-        async with feeds.follow(ticket_id) as feed:
-            while True:
-                try:
-                    record = await feed.after(after, keepalive)
-                except StoreUnavailable:
-                    yield reconnect("store_unavailable", RETRY_MS, 3 * RETRY_MS)
-                    return
-                except ServiceError:  # gone
-                    return
-                if record is None:
-                    yield KEEPALIVE
-                    continue
-                if record.version > after:
-                    after = record.version
-                    out = ticket_out(use.shown(record, caller))
-                    seen = msgspec.structs.replace(out, waited=0.0, window=None)
-                    if seen != sent:
-                        sent = seen
-                        data = _encoder.encode(out)
-                        yield b"id: %d\r\nevent: ticket\r\ndata: %s\r\n\r\n" % (after, data)
-                if record.ended:
-                    return
-    finally:
-        slot.release()
+    """The SSE body of a ticket's stream (`event_streams.record_changes`): the ticket
+    (`event: ticket`) at once and each time it changes as this caller is shown it; it ends
+    after a final status. A save that changes nothing shown (a table being made reads
+    `waiting`, as before it) sends nothing; the seconds waited and the window that widens
+    with them are no change: they are sent with the next one."""
+    sent: list[TicketOut] = []  # the last ticket sent, its wait-dependent fields cleared
+
+    def render(record: TicketRecord) -> bytes | None:
+        out = ticket_out(use.shown(record, caller))
+        seen = msgspec.structs.replace(out, waited=0.0, window=None)
+        if sent and sent[0] == seen:
+            return None
+        sent[:] = [seen]
+        return _encoder.encode(out)
+
+    return record_changes(feeds, ticket_id, -1, slot, keepalive, b"ticket", render)
 
 
 class MatchmakingController(Controller):

@@ -14,13 +14,11 @@ from litestar.params import JSONBody, Parameter
 from litestar.response import Stream
 
 from domain.tournaments.rules import place_points
-from infra.watchers import KEEPALIVE, OPENING, RETRY_MS, Slot, Watchers, reconnect
-from service.core.errors import ServiceError
+from infra.watchers import Slot, Watchers
 from service.core.model import TournamentRecord
-from service.core.ports import StoreUnavailable
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.bodies import strictly
-from service.entrypoints.api.event_streams import admit, sse
+from service.entrypoints.api.event_streams import admit, record_changes, sse
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.entrypoints.api.paging import number_in
 from service.entrypoints.api.parameters import (
@@ -115,36 +113,15 @@ def _rounds(record: TournamentRecord) -> RoundsOut:
     return RoundsOut(tournament_id=record.id, rounds=rounds)
 
 
-async def changes(
+def changes(
     feeds: TournamentFeeds, tournament_id: str, after: int, slot: Slot, keepalive: float
 ) -> AsyncIterator[bytes]:
     """The SSE body of a tournament's stream: the tournament (`event: tournament`, `id` its
-    version) each time its version passed `after` (`service.tournaments.feeds`: read once
-    a second for all of this process's streams of it); comment lines keep the connection
-    alive; it ends once the tournament ended, or with a `reconnect` event when the store
-    fails."""
-    try:
-        yield OPENING
-        async with feeds.follow(tournament_id) as feed:
-            while True:
-                try:
-                    record = await feed.after(after, keepalive)
-                except StoreUnavailable:
-                    yield reconnect("store_unavailable", RETRY_MS, 3 * RETRY_MS)
-                    return
-                except ServiceError:  # gone
-                    return
-                if record is None:
-                    yield KEEPALIVE
-                    continue
-                if record.version > after:
-                    after = record.version
-                    data = _encoder.encode(tournament_out(record))
-                    yield b"id: %d\r\nevent: tournament\r\ndata: %s\r\n\r\n" % (after, data)
-                if record.ended:
-                    return
-    finally:
-        slot.release()
+    version) each time its version passed `after` (`event_streams.record_changes`)."""
+    return record_changes(
+        feeds, tournament_id, after, slot, keepalive, b"tournament",
+        lambda record: _encoder.encode(tournament_out(record)),
+    )  # fmt: skip
 
 
 _DECISION = {

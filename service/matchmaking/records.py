@@ -106,9 +106,6 @@ class TicketRecord(msgspec.Struct, frozen=True, kw_only=True):
     token_hash: str | None = None  # the ticket token's (a caller without JWT or key)
     owner: str | None = None  # whose quota it counts in (`service.core.quotas.owner_of`)
     fingerprint: str = ""  # what the create asked (`service.core.idempotency.fingerprint`)
-    # an older release's keyed create's ticket token, for the create's copies: no longer
-    # written nor read (a copy never gets the ticket token)
-    replay_token: str | None = None
     match: Match | None = None
     game_id: str | None = None
     seat: int | None = None  # the holder's seat

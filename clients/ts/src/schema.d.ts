@@ -5656,7 +5656,6 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The player. */
                 player_id: string;
             };
             cookie?: never;
@@ -5736,7 +5735,6 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The player. */
                 player_id: string;
             };
             cookie?: never;

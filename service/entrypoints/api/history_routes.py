@@ -18,6 +18,7 @@ from domain.game.views import PublicView
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
 from service.entrypoints.api.paging import events_handler
+from service.entrypoints.api.parameters import PlayerIdParam
 from service.entrypoints.api.problems import get_game_part, problem, problems
 from service.entrypoints.api.schemas import PLAYER_ID_PATTERN, PlayerId
 from service.history.archive import (
@@ -90,9 +91,6 @@ def ranked_only(ranked: Ranked) -> bool:
 
 
 MAX_SEQ = 2**31 - 1  # a rating change's seq is a 32-bit INTEGER: PostgreSQL refuses more
-PlayerIdParam = Annotated[
-    str, Parameter(pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100)
-]  # a player id in the path
 ArchivedId = Annotated[str, Parameter(description="An archived game's id.", max_length=64)]
 Limit = Annotated[int, Parameter(ge=1, le=200, description="At most this many items.")]
 RankedFilter = Annotated[

@@ -86,3 +86,7 @@ def player_query(description: str) -> QueryParameter:
     return QueryParameter(
         pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100, description=description
     )
+
+
+# a player id in a path, held to the pattern and length of every player id
+PlayerIdParam = Annotated[str, Parameter(pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100)]

@@ -4,24 +4,19 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
 
 import msgspec
 from litestar import Request, get, put
-from litestar.params import JSONBody, Parameter
+from litestar.params import JSONBody
 
 from service.correspondence.use_cases import Correspondence, VacationView
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.bodies import strictly
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
+from service.entrypoints.api.parameters import PlayerIdParam
 from service.entrypoints.api.problems import problems
-from service.entrypoints.api.schemas import PLAYER_ID_PATTERN
 
 WHO = [{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}]
-PlayerPath = Annotated[
-    str,
-    Parameter(pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100, description="The player."),
-]
 
 
 class VacationIn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -68,7 +63,7 @@ _VACATION = (
     before_request=authenticate,
     tags=["players"],
 )
-async def get_vacation(request: AuthenticatedRequest, player_id: PlayerPath) -> VacationOut:
+async def get_vacation(request: AuthenticatedRequest, player_id: PlayerIdParam) -> VacationOut:
     return _out(await correspondence_of(request).vacation(request.user, player_id))
 
 
@@ -84,7 +79,7 @@ async def get_vacation(request: AuthenticatedRequest, player_id: PlayerPath) -> 
     tags=["players"],
 )
 async def set_vacation(
-    request: AuthenticatedRequest, player_id: PlayerPath, data: JSONBody[VacationIn]
+    request: AuthenticatedRequest, player_id: PlayerIdParam, data: JSONBody[VacationIn]
 ) -> VacationOut:
     data = await strictly(request, VacationIn)
     view = await correspondence_of(request).set_vacation(request.user, player_id, data.on)

@@ -99,7 +99,7 @@ def test_a_player_follows_their_own_secret_table_on_its_stream(app: App, api: ht
     app.wait_screen("table")
     assert app.game_id == game_id
 
-    first = wait_for(lambda: streams[:1], "the page opening the game's stream")[0]
+    first = wait_for(lambda: streams[:1], "the page opening the game's stream", page=page)[0]
     answer = first.response()
     assert answer is not None, f"the page's stream failed: {first.failure}"
     assert answer.status == 200, f"the page's stream: {answer.status}"

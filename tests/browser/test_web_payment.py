@@ -55,6 +55,7 @@ def test_the_payment_chosen_is_the_one_sent(app: App, api: httpx.Client) -> None
     page.click("#buy-confirm")
 
     wait_for(lambda: app.view(api)["version"] > view["version"], "the purchase applied")
+    wait_for(lambda: sent, "the page's request seen", page=page)
     chosen = {"currency": 5, "bust": 1, "cards": ["R1"]}
     assert sent == [{"type": "buy", "card": "B9", "payment": chosen}], sent
     after = app.view(api)

@@ -86,7 +86,6 @@ class Worker:
         scope = f"{self.app.base}/"
 
         def found() -> str | None:
-            self.app.page.evaluate("0")  # lets the protocol's events in
             live = [
                 r
                 for r in self.registrations.values()
@@ -94,7 +93,7 @@ class Worker:
             ]
             return live[0]["registrationId"] if live else None
 
-        return wait_for(found, f"a service worker registered for {scope}")
+        return wait_for(found, f"a service worker registered for {scope}", page=self.app.page)
 
     def push(self, payload: dict[str, Any]) -> None:
         self.cdp.send(

@@ -5,8 +5,6 @@ opens an ended game's results (not "Resume")."""
 
 from __future__ import annotations
 
-import time
-
 import httpx
 
 from tests.browser.web import BROWSER_GROUP, App, deck_game, hold_seat, play_actions, wait_for
@@ -37,9 +35,12 @@ def test_the_waiting_room_sees_the_start_on_the_stream(app: App, api: httpx.Clie
     app.goto("/", "lobby")
     game_id = app.create_table("Ann", ["open"])
     assert app.screen() == "waiting"
-    wait_for(lambda: any(f"/v1/games/{game_id}/events/stream" in u for u in streams), "stream")
+    opened = f"/v1/games/{game_id}/events/stream"
+    wait_for(lambda: any(opened in u for u in streams), "stream", page=app.page)
     reads = game_reads(app, game_id)
-    time.sleep(QUIET)  # not a speed check: a window in which the old page polled twice
+    # not a speed check: a window in which the old page polled twice, waited in the page so
+    # that its requests reach `reads` (a sleep in Python would hand them over only after)
+    app.page.wait_for_timeout(QUIET * 1000)
     assert len(reads) <= 1, reads  # at most the read when the stream opened
 
     joined = api.post(f"/v1/games/{game_id}/seats", json={"name": "Bob"})

@@ -49,8 +49,19 @@ def canonical(action: Mapping[str, Any]) -> str:
     return json.dumps(action, sort_keys=True, separators=(",", ":"))
 
 
-def wait_for(check: Callable[[], Any], what: str, timeout: float = TIMEOUT, step: float = 0.05):
-    """Polls `check` until it returns something truthy (returned); fails after `timeout`."""
+def wait_for(
+    check: Callable[[], Any],
+    what: str,
+    timeout: float = TIMEOUT,
+    step: float = 0.05,
+    page: Any = None,
+):
+    """Polls `check` until it returns something truthy (returned); fails after `timeout`.
+
+    A check that reads what a page's handlers (`page.on("request", ...)`) collected needs
+    `page`: Playwright's sync API hands its events to their handlers only within its own
+    calls, so a poll that sleeps in Python would never see a request made after the last one.
+    With `page`, each pause is the page's own wait, in which the events come in."""
     deadline = time.monotonic() + timeout
     while True:
         value = check()
@@ -58,7 +69,10 @@ def wait_for(check: Callable[[], Any], what: str, timeout: float = TIMEOUT, step
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"{what}: not within {timeout:g} s (last: {value!r})")
-        time.sleep(step)
+        if page is None:
+            time.sleep(step)
+        else:
+            page.wait_for_timeout(step * 1000)
 
 
 class PageErrors:

@@ -48,6 +48,7 @@ from domain.game.model import (
     Pass,
     Stop,
     Stopped,
+    TimedOut,
 )
 
 Grade = Literal["best", "good", "inaccuracy", "mistake", "blunder"]
@@ -279,17 +280,22 @@ def grade(lost: float) -> Grade:
 
 def _steps(events: Iterable[Event]) -> list[tuple[GameState, Event | None]]:
     """The position before each action's first event, with that event; last, the final
-    position (with None)."""
+    position (with None). A move the clock made after a timeout is the position before its
+    `timed_out` event (which carries the version after the move): the one it was chosen on."""
     state: GameState | None = None
     steps: list[tuple[GameState, Event | None]] = []
+    chosen_on: GameState | None = None  # the position a timed-out seat's move was made on
     for event in events:
         if state is None:
             if type(event) is not GameStarted:
                 raise ValueError("an event log starts with game_started")
             state = evolve(None, event)
             continue
-        if isinstance(event, ACTION_EVENTS):
-            steps.append((state, event))
+        if type(event) is TimedOut:
+            chosen_on = state
+        elif isinstance(event, ACTION_EVENTS):
+            steps.append((chosen_on or state, event))
+            chosen_on = None
         state = evolve(state, event)
     if state is None:
         raise ValueError("an empty event log")

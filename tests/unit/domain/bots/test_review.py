@@ -5,7 +5,9 @@ from __future__ import annotations
 import statistics
 
 import pytest
+from msgspec.structs import replace
 
+from domain.bots.clock import start_clock, time_out
 from domain.bots.master import DEPTH, MARGIN_WEIGHT, action_value, position_value, searched, settle
 from domain.bots.odds import chance_outcomes
 from domain.bots.review import (
@@ -19,11 +21,19 @@ from domain.bots.review import (
     move_accuracy,
     review,
 )
-from domain.bots.simulation import play_game
+from domain.bots.simulation import play_bots, play_game
 from domain.bots.winning import win_chances
-from domain.game.engine import apply, evolve
+from domain.game.engine import apply, evolve, new_game
 from domain.game.legal import legal_actions
-from domain.game.model import CardBought, CardDrawn, Draw, GameStarted, Stop
+from domain.game.model import (
+    BankClock,
+    CardBought,
+    CardDrawn,
+    Draw,
+    GameStarted,
+    Stop,
+    TimedOut,
+)
 
 # the module's tests on one worker: its module fixture `reviewed` (18 games, each reviewed by the
 # master judge) is made once (--dist loadgroup would spread them over both workers, and each would
@@ -214,3 +224,41 @@ def test_only_a_finished_game_is_reviewed() -> None:
         review(game.events[1:])
     with pytest.raises(ValueError, match="empty"):
         review([])
+
+
+def _timed_out_game(seed: str) -> list:
+    """A game whose human seat 0 lets every deadline pass (its bot moves for it, then takes it
+    over) against an expert: the log of a game the clock played in part."""
+    state, events = new_game([("Ann", None), ("Bot", "expert")], seed)
+    state = replace(state, takeover_bot="basic")
+    state, moved = play_bots(state)
+    events = [*events, *moved]
+    state = start_clock(state, BankClock(initial_seconds=60, takeover_after=3), now=0.0)
+    now = 0.0
+    while state.phase != "finished":
+        now += 1000.0
+        state, moved = time_out(state, now)
+        events.extend(moved)
+    return events
+
+
+def test_a_move_the_clock_made_is_reviewed_at_the_position_it_was_chosen_on() -> None:
+    events = _timed_out_game("review/timeout")
+    timed = [e for e in events if type(e) is TimedOut]
+    assert timed, "no timeout in the log"
+    r = review(events)
+    # every action's first event carries its position's version + 1: a decision, a card and
+    # a chances entry name the position before the action, the timed-out ones included
+    firsts = {e.version - 1: e for e in events if isinstance(e, ACTION_EVENTS)}
+    for item in (*r.decisions, *r.cards):
+        assert item.version in firsts, item
+        assert firsts[item.version].seat == item.seat, (item, firsts[item.version])
+    for timeout in timed:
+        first = next(e for e in events if e.seq == timeout.seq + 1)
+        assert isinstance(first, ACTION_EVENTS), first
+        reviewed = [d for d in r.decisions if d.version == first.version - 1]
+        drawn = [c for c in r.cards if c.version == first.version - 1]
+        assert reviewed or drawn, f"the timed-out move at v{first.version - 1} not reviewed"
+        assert all(d.seat == timeout.seat for d in reviewed), reviewed
+    versions = [c.version for c in r.chances]
+    assert versions == sorted(set(versions)), versions  # one entry per position, in order

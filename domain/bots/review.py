@@ -9,10 +9,17 @@ event log (`evolve` folded over it), so a review knows what the players knew and
 - What a decision lost (`drop`), in percentage points of winning chance: the drop of the
   seat's winning percentage, or `POINT_FLOOR` per point of expected margin dropped if that
   is more, so a seat whose chances are settled is still graded on its points. Its grade
-  (`GRADES`) and accuracy (`move_accuracy`, Lichess's curve) follow from it.
+  (`GRADES`) and accuracy (`move_accuracy`, Lichess's curve) follow from it; its `stake` is
+  what the worst legal action would have lost.
+- A seat's accuracy is over the decisions that matter, as gnubg and eXtreme Gammon grade by
+  the error per non-obvious decision: `seat_accuracy` = 100 * exp(-L / ACCURACY_SCALE), L the
+  mean of what its non-obvious decisions lost (those whose stake exceeds `OBVIOUS_STAKE`).
+  Its `performance` (`performance_rating`) reads that accuracy on the rating scale, by the
+  bots of known strength (`PERFORMANCE_POINTS`).
 - Luck, in points of expected margin, per card drawn: each seat's margin after the card
-  (and the drawer's better stop then) less the draw's expected margin. Everything else is
-  skill: `start + skill + luck` is the final margin, exactly.
+  (and the drawer's better stop then) less the draw's expected margin. The rest of each
+  change of a seat's margin is decisions: its own (`skill`) or the other seats' (`others`),
+  by who made the action. `start + skill + others + luck` is the final margin, exactly.
 
 Why the judge, the floor and the grades are these: docs/design-notes.md.
 """
@@ -80,6 +87,7 @@ class DecisionReview(msgspec.Struct, frozen=True, kw_only=True):
     chosen: int  # index in actions
     best: int
     lost: float  # percentage points of winning chance (`drop`), the points floor included
+    stake: float  # what the worst legal action would have lost (the same unit)
     grade: Grade
     accuracy: float  # 0-100 (move_accuracy of lost)
 
@@ -96,13 +104,16 @@ class CardLuck(msgspec.Struct, frozen=True, kw_only=True):
 class SeatReview(msgspec.Struct, frozen=True, kw_only=True):
     seat: int
     decisions: int  # graded decisions
-    accuracy: float | None  # mean accuracy of its graded decisions (None: none)
+    non_obvious: int  # those of them whose stake exceeds OBVIOUS_STAKE
+    accuracy: float | None  # seat_accuracy over the non-obvious ones (None: none)
+    performance: float | None  # performance_rating of the accuracy (None: none)
     grades: dict[str, int]
     lost: float  # the sum of its decisions' lost (percentage points of winning chance)
     start: float  # its margin at the first decision
-    skill: float
-    luck: float
-    margin: float  # final score less the mean of the others' (= start + skill + luck)
+    skill: float  # what its own decisions did to its margin
+    others: float  # what the other seats' decisions did to it
+    luck: float  # what the cards did to it
+    margin: float  # final score less the mean of the others' (= start + skill + others + luck)
 
 
 class Chances(msgspec.Struct, frozen=True, kw_only=True):
@@ -133,7 +144,8 @@ def review(events: Iterable[Event]) -> GameReview:
         raise ValueError("a game without a decision")
     n = len(final.players)
     start = margins(steps[0][0])
-    skill = [0.0] * n
+    skill = [0.0] * n  # each seat's own decisions
+    others = [0.0] * n  # the other seats' decisions, as they changed each seat's margin
     luck = [0.0] * n
     decisions: list[DecisionReview] = []
     cards: list[CardLuck] = []
@@ -150,12 +162,16 @@ def review(events: Iterable[Event]) -> GameReview:
             cards.append(card)
             luck = _plus(luck, card.luck)
             change = _minus(change, card.luck)
-        skill = _plus(skill, change)
+        for s, x in enumerate(change):
+            if s == seat:
+                skill[s] += x
+            else:
+                others[s] += x
         decision = _decision(state, seat, _chosen(event))
         if decision is not None:
             decisions.append(decision)
     chances.append(Chances(version=final.version, chances=tuple(win_chances(final))))
-    seats = _seats(decisions, start, skill, luck, margins(final))
+    seats = _seats(decisions, start, (skill, others, luck), margins(final))
     return GameReview(
         seats=tuple(seats), decisions=tuple(decisions), cards=tuple(cards), chances=tuple(chances)
     )
@@ -182,30 +198,65 @@ def _card_luck(
 def _seats(
     decisions: Sequence[DecisionReview],
     start: Vector,
-    skill: Sequence[float],
-    luck: Sequence[float],
+    parts: tuple[Sequence[float], Sequence[float], Sequence[float]],
     end: Vector,
 ) -> list[SeatReview]:
+    skill, others, luck = parts
     seats = []
     for s in range(len(end)):
         mine = [d for d in decisions if d.seat == s]
         grades = {grade: 0 for _bound, grade in GRADES}
         for d in mine:
             grades[d.grade] += 1
+        counted = [d.lost for d in mine if d.stake > OBVIOUS_STAKE]
+        accuracy = seat_accuracy(counted)
         seats.append(
             SeatReview(
                 seat=s,
                 decisions=len(mine),
-                accuracy=sum(d.accuracy for d in mine) / len(mine) if mine else None,
+                non_obvious=len(counted),
+                accuracy=accuracy,
+                performance=None if accuracy is None else performance_rating(accuracy),
                 grades=grades,
                 lost=sum(d.lost for d in mine),
                 start=start[s],
                 skill=skill[s],
+                others=others[s],
                 luck=luck[s],
                 margin=end[s],
             )
         )
     return seats
+
+
+OBVIOUS_STAKE = 1.0  # a decision whose worst action loses no more than this is obvious
+ACCURACY_SCALE = 2.0  # the mean loss per non-obvious decision at which accuracy is 100/e
+# the bots of known strength, (accuracy, rating) each, by accuracy: each level's mean
+# `seat_accuracy` in four-player games of the four levels, and its Weng-Lin mu on a ladder
+# of the same games (`service.history.ratings`'s model); bench/bench_grades.py measures both
+PERFORMANCE_POINTS: tuple[tuple[float, float], ...] = (
+    (29.3, -9.0),
+    (73.9, 30.7),
+    (88.8, 31.2),
+    (100.0, 38.3),
+)
+
+
+def seat_accuracy(losses: Sequence[float]) -> float | None:
+    """A seat's accuracy (0-100) from what its non-obvious decisions lost (percentage
+    points of winning chance each): 100 * exp(-mean / ACCURACY_SCALE); None without any."""
+    if not losses:
+        return None
+    return 100.0 * math.exp(-sum(losses) / len(losses) / ACCURACY_SCALE)
+
+
+def performance_rating(accuracy: float) -> float:
+    """The rating (Weng-Lin mu) of the bots that play with `accuracy`: linear between the
+    two `PERFORMANCE_POINTS` around it, and beyond the first or last along their segment."""
+    points = PERFORMANCE_POINTS
+    k = next((i for i in range(1, len(points) - 1) if accuracy < points[i][0]), len(points) - 1)
+    (a0, r0), (a1, r1) = points[k - 1], points[k]
+    return r0 + (accuracy - a0) * (r1 - r0) / (a1 - a0)
 
 
 POINT_FLOOR = 3.0  # a point of expected margin lost, in percentage points of winning chance
@@ -343,6 +394,7 @@ def _decision(state: GameState, seat: int, chosen: Action) -> DecisionReview | N
         key=lambda i: (values[i].value, -i),
     )
     lost = 0.0 if index == best else drop(values[best], values[index])
+    stake = max(drop(values[best], v) for v in values)
     return DecisionReview(
         version=state.version,
         seat=seat,
@@ -354,6 +406,7 @@ def _decision(state: GameState, seat: int, chosen: Action) -> DecisionReview | N
         chosen=index,
         best=best,
         lost=lost,
+        stake=stake,
         grade=grade(lost),
         accuracy=move_accuracy(lost),
     )

@@ -6,6 +6,7 @@ rounds them, in English and in Spanish; the screen passes axe; a review still be
 
 from __future__ import annotations
 
+import math
 import random
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -167,6 +168,9 @@ def check_review(app: App, review: dict[str, Any], lang: str) -> None:
         row = section.locator(f"[data-testid=review-seat][data-seat='{seat['seat']}']")
         want = words["percent"].format(p=shown_number(seat["accuracy"], lang))
         assert row.locator("[data-testid=accuracy]").text_content() == want, (lang, seat)
+        # the performance on the rating scale, rounded to a whole number as the page does
+        rating = str(math.floor(seat["performance"] + 0.5))
+        assert row.locator("[data-testid=performance]").text_content() == rating, (lang, seat)
         assert ["Ann", "Bob"][seat["seat"]] in (row.text_content() or "")
     # the graph: one line per seat, one point per position the API gives chances of
     chart = section.locator("svg[data-testid=chances][role=img]")

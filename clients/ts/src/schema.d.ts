@@ -1617,6 +1617,7 @@ export interface components {
             lost: number;
             phase: string;
             seat: number;
+            stake: number;
             version: number;
         };
         /** Decline */
@@ -2332,6 +2333,9 @@ export interface components {
             lost: number;
             luck: number;
             margin: number;
+            non_obvious: number;
+            others: number;
+            performance: number | null;
             seat: number;
             skill: number;
             start: number;

@@ -100,12 +100,18 @@ function seatsEl(review: Review, ctx: ReviewContext): HTMLElement {
           : [
               around(t("review.seat.accuracy"), "{p}", h("b", { "data-testid": "accuracy" }, percent(s.accuracy, true))),
               " · ",
+              s.performance === null || s.performance === undefined
+                ? []
+                : [
+                    around(t("review.seat.performance"), "{r}", h("b", { "data-testid": "performance" }, num(Math.round(s.performance), 0))),
+                    " · ",
+                  ],
               tn("n.decision", s.decisions),
               " · ",
               valueLost(s.lost),
             ],
         " · ",
-        t("review.seat.split", { skill: signedPoints(s.skill), luck: signedPoints(s.luck) }),
+        t("review.seat.split", { skill: signedPoints(s.skill), others: signedPoints(s.others), luck: signedPoints(s.luck) }),
       ),
     ),
   );

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import statistics
 
 import pytest
@@ -11,15 +13,20 @@ from domain.bots.clock import start_clock, time_out
 from domain.bots.master import DEPTH, MARGIN_WEIGHT, action_value, position_value, searched, settle
 from domain.bots.odds import chance_outcomes
 from domain.bots.review import (
+    ACCURACY_SCALE,
     ACTION_EVENTS,
     GRADES,
+    OBVIOUS_STAKE,
+    PERFORMANCE_POINTS,
     POINT_FLOOR,
     Judged,
     drop,
     grade,
     margins,
     move_accuracy,
+    performance_rating,
     review,
+    seat_accuracy,
 )
 from domain.bots.simulation import play_bots, play_game
 from domain.bots.winning import win_chances
@@ -61,7 +68,7 @@ def reviewed():
     return [(bots, game, review(game.events)) for bots, game in games()]
 
 
-def test_skill_and_luck_add_up_to_each_seats_final_margin(reviewed) -> None:
+def test_skill_others_and_luck_add_up_to_each_seats_final_margin(reviewed) -> None:
     """The margin is computed here from the final scores, independently of the review."""
     for _bots, game, r in reviewed:
         scores = {res.seat: res.score for res in game.state.results}
@@ -70,7 +77,8 @@ def test_skill_and_luck_add_up_to_each_seats_final_margin(reviewed) -> None:
             others = [scores[s] for s in scores if s != seat.seat]
             margin = scores[seat.seat] - sum(others) / (n - 1)
             assert seat.margin == pytest.approx(margin, abs=1e-9)
-            assert seat.start + seat.skill + seat.luck == pytest.approx(margin, abs=1e-9)
+            parts = seat.start + seat.skill + seat.others + seat.luck
+            assert parts == pytest.approx(margin, abs=1e-9)
             assert seat.start == pytest.approx(0.0, abs=1e-9)  # the seats start alike
         # the margins, and every card's luck, sum to 0 over the seats
         assert sum(s.margin for s in r.seats) == pytest.approx(0.0, abs=1e-9)
@@ -208,11 +216,89 @@ def test_grades_and_accuracy_fall_with_what_was_lost() -> None:
 
 def test_a_stronger_bot_is_more_accurate(reviewed) -> None:
     accuracy: dict[str, list[float]] = {}
+    seats: dict[str, list[float]] = {}
     for bots, _game, r in reviewed:
         for d in r.decisions:
             accuracy.setdefault(bots[d.seat], []).append(d.accuracy)
-    mean = {level: statistics.mean(a) for level, a in accuracy.items()}
-    assert mean["random"] < mean["basic"] < mean["expert"] < mean["master"]
+        for seat in r.seats:
+            if seat.accuracy is not None:
+                seats.setdefault(bots[seat.seat], []).append(seat.accuracy)
+    for by in (accuracy, seats):
+        mean = {level: statistics.mean(a) for level, a in by.items()}
+        assert mean["random"] < mean["basic"] < mean["expert"] < mean["master"], mean
+    assert statistics.mean(seats["random"]) < 50  # random play grades low
+    assert min(seats["master"]) == 100.0  # the judge's own choices lose nothing
+
+
+def test_a_seats_skill_is_its_own_decisions_and_others_the_rest(reviewed) -> None:
+    """Folded here action by action, independently of the review: each action's change of
+    the margins (less its card's luck) goes to its own seat's skill and to the other seats'
+    `others`."""
+    for _bots, game, r in reviewed:
+        steps = list(_positions(game.events))
+        n = len(r.seats)
+        own, rest = [0.0] * n, [0.0] * n
+        luck = {c.version: c.luck for c in r.cards}
+        for (event, before), (_next, after) in itertools.pairwise(steps):
+            change = [a - b for a, b in zip(margins(after), margins(before), strict=True)]
+            if type(event) is CardDrawn:
+                change = [c - x for c, x in zip(change, luck[before.version], strict=True)]
+            for s in range(n):
+                if s == event.seat:
+                    own[s] += change[s]
+                else:
+                    rest[s] += change[s]
+        for seat in r.seats:
+            assert seat.skill == pytest.approx(own[seat.seat], abs=1e-6)
+            assert seat.others == pytest.approx(rest[seat.seat], abs=1e-6)
+
+
+def _positions(events):
+    """Each action's first event with the position before it (none of these games has a
+    timeout), then (None, the final position)."""
+    state = None
+    for event in events:
+        if type(event) is GameStarted:
+            state = evolve(None, event)
+            continue
+        if isinstance(event, ACTION_EVENTS):
+            yield event, state
+        state = evolve(state, event)
+    yield None, state
+
+
+def test_a_seats_accuracy_is_over_its_non_obvious_decisions(reviewed) -> None:
+    for _bots, _game, r in reviewed:
+        for seat in r.seats:
+            mine = [d for d in r.decisions if d.seat == seat.seat]
+            counted = [d.lost for d in mine if d.stake > OBVIOUS_STAKE]
+            assert seat.non_obvious == len(counted)
+            if not counted:
+                assert seat.accuracy is None
+                assert seat.performance is None
+                continue
+            mean = sum(counted) / len(counted)
+            assert seat.accuracy == pytest.approx(100 * math.exp(-mean / ACCURACY_SCALE))
+            assert seat.performance == performance_rating(seat.accuracy)
+        for d in r.decisions:
+            assert d.stake >= d.lost >= 0  # the worst action loses at least the chosen one
+
+
+def test_accuracy_is_100_for_nothing_lost_and_falls_with_the_mean_loss() -> None:
+    assert seat_accuracy([]) is None
+    assert seat_accuracy([0.0, 0.0]) == 100.0
+    assert seat_accuracy([ACCURACY_SCALE]) == pytest.approx(100 / math.e)
+    assert seat_accuracy([1.0, 3.0]) == seat_accuracy([2.0, 2.0])  # by the mean
+    assert seat_accuracy([1.0]) > seat_accuracy([2.0]) > seat_accuracy([20.0]) > 0
+
+
+def test_the_performance_rating_passes_through_the_bots_and_rises_with_accuracy() -> None:
+    for accuracy, rating in PERFORMANCE_POINTS:
+        assert performance_rating(accuracy) == pytest.approx(rating)
+    grid = [performance_rating(a / 2) for a in range(201)]
+    assert grid == sorted(grid)
+    (a0, r0), (a1, r1) = PERFORMANCE_POINTS[:2]
+    assert performance_rating(0.0) == pytest.approx(r0 - a0 * (r1 - r0) / (a1 - a0))
 
 
 def test_only_a_finished_game_is_reviewed() -> None:

@@ -9,9 +9,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const require = createRequire(join(ROOT, "clients/ts/package.json"));
 
 function semver(version) {
@@ -38,6 +39,23 @@ function load(file) {
   return JSON.parse(readFileSync(file, "utf8"));
 }
 
+// A webhook's payload is what the platform receives: compared as a response (a field removed
+// breaks the receiver, a new one does not), under a path of its own. (api-smart-diff compares
+// `paths` in context, request or response, but not a 3.1 document's `webhooks`.)
+function withWebhooksAsResponses(doc) {
+  const paths = { ...doc.paths };
+  for (const [name, item] of Object.entries(doc.webhooks ?? {})) {
+    const path = `/webhooks/${name}`;
+    if (path in paths) throw new Error(`the path ${path} is also a webhook's name`);
+    paths[path] = Object.fromEntries(Object.entries(item).map(([method, op]) => [method, {
+      operationId: op.operationId,
+      responses: { 200: { description: "the payload", content: op.requestBody?.content ?? {} } },
+    }]));
+  }
+  const { webhooks: _, ...rest } = doc;
+  return { ...rest, paths };
+}
+
 function where(diff) {
   return diff.path.map((key) => String(key)).join(" > ");
 }
@@ -51,14 +69,19 @@ function check(releasedFile, currentFile) {
     return 1;
   }
   const started = performance.now();
-  const { diffs } = apiSmartDiff.apiCompare(released, current);
+  const compared = apiSmartDiff.apiCompare(
+    withWebhooksAsResponses(released), withWebhooksAsResponses(current),
+  );
+  // a change to a component is judged where it is used, in a request or a response: by
+  // itself (`components`) its classification cannot know which, so only `paths` count
+  const diffs = compared.diffs.filter((diff) => diff.path[0] === "paths");
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const counts = {};
   for (const diff of diffs) counts[diff.type] = (counts[diff.type] ?? 0) + 1;
   const summary = Object.entries(counts).map(([type, n]) => `${n} ${type}`).join(", ");
-  console.log(`contract check: ${relative(ROOT, currentFile)} (${now}) against `
-    + `${relative(ROOT, releasedFile)} (${was}): `
-    + `${summary || "no change"} (compared in ${seconds} s)`);
+  const [from, to] = [releasedFile, currentFile].map((file) => relative(process.cwd(), file));
+  console.log(`contract check: ${to} (${now}) against ${from} (${was}): `
+    + `${summary || "no change to the operations"} (compared in ${seconds} s)`);
   for (const diff of diffs.filter((d) => d.type === "deprecated")) {
     console.log(`  deprecated: ${diff.description ?? where(diff)}`);
   }

@@ -44,13 +44,26 @@ def add_a_required_parameter(doc: Document) -> None:
 
 
 def add_optional_things(doc: Document) -> None:
-    """A new optional response field, a new optional parameter, a new route."""
-    doc["components"]["schemas"]["GameOut"]["properties"]["mood"] = {"type": "string"}
+    """A new response field (always there), a new optional parameter, a new route, a new
+    field in a webhook's payload."""
+    game = doc["components"]["schemas"]["GameOut"]
+    game["properties"]["mood"] = {"type": "string"}
+    game["required"].append("mood")
+    webhook = doc["components"]["schemas"]["GameStartedWebhook"]
+    webhook["properties"]["mood"] = {"type": "string"}
+    webhook["required"].append("mood")
     read = doc["paths"][GAME]["get"]
     read["parameters"].append(
         {"in": "query", "name": "view", "required": False, "schema": {"type": "string"}}
     )
     doc["paths"][GAME + "/mood"] = {"get": {**copy.deepcopy(read), "operationId": "getMood"}}
+
+
+def remove_a_webhook_field(doc: Document) -> None:
+    """What the platform receives: a field it may read removed."""
+    webhook = doc["components"]["schemas"]["GameStartedWebhook"]
+    del webhook["properties"]["data"]
+    webhook["required"].remove("data")
 
 
 def bump_major(doc: Document) -> None:
@@ -66,6 +79,7 @@ def go_back(doc: Document) -> None:
 CASES: dict[str, tuple[list[Callable[[Document], None]], int]] = {
     "removed_response_field": ([remove_a_response_field], 1),
     "new_required_parameter": ([add_a_required_parameter], 1),
+    "removed_webhook_field": ([remove_a_webhook_field], 1),
     "additive_changes": ([add_optional_things], 0),
     "breaking_with_a_new_major_version": (
         [remove_a_response_field, add_a_required_parameter, bump_major],
@@ -112,6 +126,9 @@ def test_a_failure_names_the_breaking_change(
     assert "docs/versioning.md" in removed.stderr
     added = outcomes["new_required_parameter"]
     assert "BREAKING: [Added] required query parameter `view`" in added.stdout, added.stdout
+    webhook = outcomes["removed_webhook_field"]
+    assert "BREAKING: [Removed] property `data`" in webhook.stdout, webhook.stdout
+    assert "/webhooks/game_started" in webhook.stdout, webhook.stdout
 
 
 def test_a_new_major_version_lists_what_it_breaks(

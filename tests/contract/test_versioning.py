@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from pathlib import Path
+
+import pytest
 
 from tests.servers import ROOT
-from tests.support.typescript import CLIENT, OPENAPI
+from tests.support.typescript import CLIENT, OPENAPI, run
 
 CHANGELOG = ROOT / "CHANGELOG.md"
 RELEASE_HEADING = re.compile(r"^## \[(?P<version>[^\]]+)\](?: - (?P<date>\S+))?$", re.MULTILINE)
@@ -43,3 +47,23 @@ def test_the_sdk_version_is_the_api_version() -> None:
     assert package["version"] == version, stale
     assert lock["version"] == lock["packages"][""]["version"] == version, stale
     assert "info.version" in package["scripts"]["postgenerate"]
+
+
+def test_generating_the_sdk_takes_the_api_version(tmp_path: Path) -> None:
+    """`npm run generate`'s last step, on a copy of the client beside a document of another
+    version: package.json and its lock take that version."""
+    if shutil.which("npm") is None:
+        pytest.fail("npm is not installed: the SDK's generation needs Node 20+ and npm")
+    client = tmp_path / "clients" / "ts"
+    client.mkdir(parents=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy(CLIENT / name, client)
+    document = json.loads(OPENAPI.read_text(encoding="utf-8"))
+    document["info"]["version"] = "3.2.1"
+    (tmp_path / "openapi").mkdir()
+    (tmp_path / "openapi" / "openapi.json").write_text(json.dumps(document), encoding="utf-8")
+    result = run(["npm", "run", "--silent", "postgenerate"], cwd=client)
+    assert result.returncode == 0, result.stdout + result.stderr
+    package = json.loads((client / "package.json").read_text(encoding="utf-8"))
+    lock = json.loads((client / "package-lock.json").read_text(encoding="utf-8"))
+    assert package["version"] == lock["version"] == lock["packages"][""]["version"] == "3.2.1"

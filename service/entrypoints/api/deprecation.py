@@ -7,8 +7,9 @@ A deprecation says when it was announced and when the thing goes away. An operat
     @get("/v1/old", deprecated=True, response_headers=[*OLD.headers()])
 
 is marked `deprecated: true` in the OpenAPI document (Litestar's `deprecated=`) and every
-response of it answers with `Deprecation: @<unix seconds>` (RFC 9745) and `Sunset: <HTTP-date>`
-(RFC 8594), both documented with the response. A response field:
+success of it (not a problem response) answers with `Deprecation: @<unix seconds>`
+(RFC 9745) and `Sunset: <HTTP-date>` (RFC 8594), both documented with the response. A
+response field:
 
     old: Annotated[int | None, OLD.field("What it was; use `new`.")] = None
 
@@ -52,7 +53,7 @@ class Deprecation:
         return format_datetime(self.sunset, usegmt=True)
 
     def headers(self) -> list[ResponseHeader]:
-        """The two headers, sent on every response of the handler and documented with it."""
+        """The two headers, sent with every success of the handler and documented with it."""
         return [
             ResponseHeader(
                 name=DEPRECATION,

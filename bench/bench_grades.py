@@ -70,8 +70,24 @@ def main() -> None:
     ratings, _ = replay(tables)
     report(args.games, new, old, above, performance, {lv: ratings[lv].mu for lv in LEVELS})
     if args.calibrate:
-        points = sorted((statistics.fmean(new[lv]), ratings[lv].mu) for lv in LEVELS)
+        points = pooled(sorted((statistics.fmean(new[lv]), ratings[lv].mu) for lv in LEVELS))
         print("  PERFORMANCE_POINTS:", ", ".join(f"({a:.1f}, {r:.1f})" for a, r in points))
+
+
+def pooled(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The (accuracy, rating) points by accuracy with neighbours whose ratings fall out of
+    order pooled into their mean (pool-adjacent-violators), so the map rises."""
+    blocks: list[list[tuple[float, float]]] = []
+    for point in points:
+        blocks.append([point])
+        while len(blocks) > 1 and _mean(blocks[-2])[1] > _mean(blocks[-1])[1]:
+            last = blocks.pop()
+            blocks[-1].extend(last)
+    return [_mean(b) for b in blocks]
+
+
+def _mean(block: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.fmean(a for a, _ in block), statistics.fmean(r for _, r in block)
 
 
 def report(

@@ -27,6 +27,7 @@ from service.bootstrap import (
     game_service,
     refuse_jobs_nobody_works,
 )
+from service.bootstrap.capabilities import player_data
 from service.core.ports import GameStore
 from service.core.settings import Settings
 from service.entrypoints.api.bulk_routes import BULK_ROUTES
@@ -47,6 +48,7 @@ from service.entrypoints.api.odds_routes import odds
 from service.entrypoints.api.openapi import finish_openapi
 from service.entrypoints.api.openapi_config import openapi_config
 from service.entrypoints.api.player_routes import PLAYER_ROUTES
+from service.entrypoints.api.privacy_routes import PRIVACY_ROUTES
 from service.entrypoints.api.problems import internal_error_handler, problem_details_config
 from service.entrypoints.api.push_routes import PUSH_ROUTES
 from service.entrypoints.api.rate_limit import EXEMPT, AtomicRateLimitConfig
@@ -144,6 +146,7 @@ def routes() -> list:
         ready,
         *PUSH_ROUTES,
         *PLAYER_ROUTES,
+        *PRIVACY_ROUTES,
         web_client,
         create_static_files_router(
             path="/static",
@@ -201,6 +204,14 @@ def correspondence_state(background: Background, who: dict[str, Any]) -> dict[st
     return {"correspondence": corr.use_cases, "push_key": corr.sender.public_key}
 
 
+def privacy(settings: Settings, adapters: Adapters, service: GameService, state: State) -> list:
+    """A player's export and erasure in the app state (`player_data`), and what it does at
+    start (the erasure ledger reconciled: `service.privacy`)."""
+    who = state["identity"]
+    data = state["player_data"] = player_data(settings, adapters, service, open_=who.open)
+    return [] if data is None else [data.started]
+
+
 def create_app(
     settings: Settings | None = None,
     store: GameStore | None = None,
@@ -237,9 +248,11 @@ def create_app(
         await close_all(background, adapters, obs)
 
     middleware = [*rate_limiting(settings, adapters), strict_numbers]
+    state = use_cases(service, adapters.archive, who, background)
+    started = [background.start, service.bots.warm, *privacy(settings, adapters, service, state)]
     app = Litestar(
         route_handlers=[*routes(), *obs.route_handlers(store)],
-        state=use_cases(service, adapters.archive, who, background),
+        state=state,
         plugins=[ProblemDetailsPlugin(problem_details_config()), *obs.plugins()],
         before_send=obs.before_send(),
         logging_config=None,  # configure_logging above: JSON or text on stdout, request ids
@@ -248,7 +261,7 @@ def create_app(
         cors_config=cors(settings),
         request_max_body_size=settings.http.max_body_bytes,
         openapi_config=openapi_config(),
-        on_startup=[background.start, service.bots.warm, *([tune_process] if serving else [])],
+        on_startup=[*started, *([tune_process] if serving else [])],
         on_shutdown=[shut_down],
     )
     finish_openapi(app)

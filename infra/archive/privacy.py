@@ -12,7 +12,6 @@ from typing import Any
 from sqlalchemy import and_, or_, select, union, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from service.history.archive import ArchivedEvent
 from service.privacy.ports import ArchivedPlay, Erasure
 from service.privacy.pseudonyms import Subject, event_json
 
@@ -107,23 +106,22 @@ class SqlPlayerData:
 
 
 async def _rows_of(conn: AsyncConnection, ids: list[str]) -> dict[str, dict[str, list[Any]]]:
-    """The seats, results and events of the games `ids`, by game, in order."""
+    """The seats, results and events (each one's JSON as archived) of the games `ids`, by
+    game, in order."""
     kept: dict[str, dict[str, list[Any]]] = {
         "seats": defaultdict(list), "results": defaultdict(list), "events": defaultdict(list)
     }  # fmt: skip
     if not ids:
         return kept
     for name, table, order in (("seats", seats, seats.c.seat),
-                               ("results", results, results.c.seat),
-                               ("events", events, events.c.seq)):  # fmt: skip
+                               ("results", results, results.c.seat)):  # fmt: skip
         query = select(table).where(table.c.game_id.in_(ids)).order_by(table.c.game_id, order)
         for row in await conn.execute(query):
-            item = (
-                ArchivedEvent(seq=row.seq, type=row.type, data=row.data)
-                if name == "events"
-                else row
-            )
-            kept[name][row.game_id].append(item)
+            kept[name][row.game_id].append(row)
+    query = select(events.c.game_id, events.c.data).where(events.c.game_id.in_(ids))
+    logs = kept["events"]
+    for game_id, data in (await conn.execute(query.order_by(events.c.game_id, events.c.seq))).all():
+        logs[game_id].append(data)
     return kept
 
 

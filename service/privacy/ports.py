@@ -12,7 +12,7 @@ from typing import Protocol
 import msgspec
 
 from service.core.model import GameRecord
-from service.history.archive import ArchivedEvent, ArchivedGame
+from service.history.archive import ArchivedGame
 from service.matchmaking.records import TicketRecord
 from service.privacy.pseudonyms import Subject
 
@@ -61,7 +61,7 @@ class LiveData(Ledger, Protocol):
 
 class ArchivedPlay(msgspec.Struct, frozen=True, kw_only=True):
     game: ArchivedGame
-    events: tuple[ArchivedEvent, ...]
+    events: tuple[str, ...]  # each event's JSON, as archived
 
 
 class ArchiveData(Ledger, Protocol):

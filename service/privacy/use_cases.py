@@ -23,7 +23,7 @@ from service.core.ports import TournamentStore as Tournaments
 from service.core.unit_of_work import Retry, write
 from service.correspondence.records import PlayerStore
 from service.history.archive import GameArchive
-from service.privacy.ports import ArchiveData, Erasure, LiveData
+from service.privacy.ports import ArchiveData, ArchivedPlay, Erasure, LiveData
 from service.privacy.pseudonyms import Subject, ledger_digest, new_pseudonym
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,22 @@ class Erased(msgspec.Struct, frozen=True, kw_only=True):
 
 def _line(kind: str, value: Any) -> bytes:
     return _json.encode({"kind": kind, **msgspec.to_builtins(value)}) + b"\n"
+
+
+class Raw(msgspec.Struct, frozen=True):
+    """A line encoded already."""
+
+    line: bytes
+
+
+def archived_line(play: ArchivedPlay) -> bytes:
+    """An archived game's line: the game without `seed` and `deck` (a duplicate deal's may
+    still be secret), its log spliced in as archived (each event's JSON, not decoded)."""
+    game = msgspec.structs.replace(play.game, seed="", deck=())
+    head = _json.encode({"kind": "archived_game", **msgspec.to_builtins(game)})
+    head = head.replace(b',"seed":"","deck":[]', b"", 1)
+    events = ",".join(play.events).encode()
+    return head[:-1] + b',"events":[' + events + b"]}\n"
 
 
 def live_game(record: GameRecord, player_id: str) -> dict[str, Any]:
@@ -103,7 +119,7 @@ class PlayerData:
                                "exported_at": self.clock()})  # fmt: skip
         async for kind, value in self._things(player_id):
             count += 1
-            yield _line(kind, value)
+            yield value.line if isinstance(value, Raw) else _line(kind, value)
         yield _line("end", {"lines": count})
 
     async def _things(self, player_id: str) -> AsyncIterator[tuple[str, Any]]:
@@ -133,10 +149,7 @@ class PlayerData:
         while True:
             page = await self.archived.games_page(player_id, after, PAGE)
             for play in page:
-                game = msgspec.structs.asdict(play.game)
-                del game["seed"], game["deck"]  # a duplicate deal's may still be secret
-                game["events"] = [msgspec.json.decode(e.data) for e in play.events]
-                yield "archived_game", game
+                yield "archived_game", Raw(archived_line(play))
             if len(page) < PAGE:
                 break
             after = (page[-1].game.finished_at, page[-1].game.id)

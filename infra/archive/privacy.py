@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select, union, update
+from sqlalchemy import and_, bindparam, or_, select, union, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from service.privacy.ports import ArchivedPlay, Erasure
@@ -138,12 +138,15 @@ async def _documents(conn: AsyncConnection, by_game: dict[str, set[int]], subjec
             if table is events:  # the names: game_started's; the id: wherever it is copied
                 query = query.where(or_(events.c.type == "game_started",
                                         events.c.data.contains(subject.player_id)))  # fmt: skip
-            rows = await conn.execute(query)
-            for row in rows.all():
-                data = row[-1]
-                new = event_json(data.encode(), by_game[row[0]], subject).decode()
-                if new != data:
-                    where = and_(*(k == v for k, v in zip(key, row[:-1], strict=True)))
-                    await conn.execute(update(table).where(where).values({column.name: new}))
-                    changed += 1
+            new = []
+            for row in (await conn.execute(query)).all():
+                data = event_json(row[-1].encode(), by_game[row[0]], subject).decode()
+                if data != row[-1]:
+                    new.append({f"k{i}": v for i, v in enumerate(row[:-1])} | {"new": data})
+            if new:  # one statement, executed for every row changed
+                where = and_(*(k == bindparam(f"k{i}") for i, k in enumerate(key)))
+                await conn.execute(
+                    update(table).where(where).values({column.name: bindparam("new")}), new
+                )
+                changed += len(new)
     return changed

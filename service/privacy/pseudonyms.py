@@ -123,7 +123,7 @@ def event_json(data: bytes, seats: set[int], subject: Subject) -> bytes:
 
 def _seated(value: Any, seats: set[int], subject: Subject) -> Any:
     """`value` with `name` rewritten in each object of one of `seats` (None: unchanged)."""
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):  # msgspec.to_builtins keeps tuples
         items = [_seated(v, seats, subject) for v in value]
         if all(i is None for i in items):
             return None
@@ -161,7 +161,7 @@ def rewritten(value: Any, subject: Subject) -> Any:
     pseudonym's; in a mapping whose `player_id` is the subject's, so does `name`."""
     if isinstance(value, str):
         return subject.scoped(value)
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):  # msgspec.to_builtins keeps tuples
         items = [rewritten(v, subject) for v in value]
         if all(i is None for i in items):
             return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from service.core.settings import Settings
 from service.correspondence.records import Away, PlayerRecord, PushKeys, PushSubscription
 from service.entrypoints.api.app import create_app
 from service.history.archiving import archive_game
+from service.matchmaking.records import TicketRecord
 from tests.support.api import bearer
 from tests.support.archive import claim_redis_db
 from tests.support.archived_games import migrated_database
@@ -35,12 +37,14 @@ from tests.support.player_data import (
     SUBJECT_NAME,
     archive_hits,
     game,
+    memory_hits,
     redis_hits,
 )
 
 PLATFORM = {"X-API-Key": API_KEY}
 NEEDLES = (SUBJECT, SUBJECT_NAME)
 ARCHIVED = 5
+NOW = time.time()
 
 
 def settings(redis_url: str | None, database_url: str) -> Settings:
@@ -124,6 +128,17 @@ def seed_live(client: TestClient) -> None:
 
         queue = RedisQueue(data.live.client, "webhooks")
     portal.call(queue.put, "hook-1", message, 1e12)
+    tickets = getattr(data.live, "tickets", None)
+    if tickets is None:
+        from infra.redis_matchmaking import RedisTicketStore
+
+        tickets = RedisTicketStore(data.live.client)
+    ticket = TicketRecord(
+        id="l0123456789abcdef012", mode="live", rated=True, sizes=(2,), player_id=SUBJECT,
+        name=SUBJECT_NAME, created_at=NOW, expires_at=NOW + 600, updated_at=NOW,
+        owner=f"player:{SUBJECT}",
+    )  # fmt: skip
+    assert portal.call(tickets.create_ticket, ticket, NOW) is None
 
 
 @pytest.mark.parametrize("kind", ["memory", "redis"])
@@ -139,13 +154,18 @@ def test_export_then_erasure_leaves_no_trace_and_a_restored_backup_is_erased_aga
             seed_live(client)
             check_export(client)
             check_refusals(client)
+            held = traces(db, raw, client)  # the searches find the player where they are
+            assert {"seats.name", "seats.player_id", "events.data", "ratings.player_id"} <= set(
+                held
+            )
+            assert len(held) >= 10, held  # the live stores: games, tickets, the queue...
             erased = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
             assert erased.status_code == 200, erased.text
             pseudonym = erased.json()["pseudonym"]
             assert pseudonym.startswith("erased-")
             again = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
             assert again.json()["pseudonym"] == pseudonym  # idempotent
-            assert traces(db, raw) == []
+            assert traces(db, raw, client) == []
             assert others(db) == before
             kept = lines(client.get(f"/v1/players/{pseudonym}/data", headers=PLATFORM))
             assert sum(1 for line in kept if line["kind"] == "archived_game") == ARCHIVED
@@ -153,7 +173,7 @@ def test_export_then_erasure_leaves_no_trace_and_a_restored_backup_is_erased_aga
             assert traces(db, raw) != []  # the backup brought the player back
             found = client.blocking_portal.call(client.app.state.player_data.reconcile)
             assert found == 1
-            assert traces(db, raw) == []
+            assert traces(db, raw, client) == []
             assert others(db) == before
 
 
@@ -165,7 +185,7 @@ def check_export(client: TestClient) -> None:
     assert got[-1]["lines"] == len(got) - 2
     assert kinds.count("archived_game") == ARCHIVED
     assert kinds.count("live_game") == 1  # the ended one is not live any more
-    for kind in ("rating", "rating_change", "push_subscription", "vacation"):
+    for kind in ("rating", "rating_change", "push_subscription", "vacation", "ticket"):
         assert kind in kinds, kind
     assert kinds.count("rating_change") == ARCHIVED
     body = json.dumps(got)
@@ -191,10 +211,14 @@ def check_refusals(client: TestClient) -> None:
         assert anonymous.json()["code"] == "authentication_required"
 
 
-def traces(db, raw) -> list[str]:
+def traces(db, raw, client: TestClient | None = None) -> list[str]:
+    """Where the player's id or names are still found: the archive, and Redis or the
+    embedded stores."""
     found = db.run(lambda archive: archive_hits(archive.engine, NEEDLES))
     if raw is not None:
         found += redis_hits(raw, NEEDLES)
+    elif client is not None:
+        found += memory_hits(client.app.state.player_data.live, NEEDLES)
     return found
 
 

@@ -90,3 +90,28 @@ async def archive_hits(
                     if hit.first() is not None:
                         found.append(f"{table.name}.{column.name}")
     return found
+
+
+def memory_hits(live, needles: Iterable[str]) -> list[str]:
+    """Every part of the embedded stores (`infra.memory_privacy.MemoryLiveData`'s) that holds
+    one of `needles`: the games (records, logs, idempotent answers), listings, quotas,
+    tickets and their holders, tournaments, players' records, every queue's jobs."""
+    store = live.store
+    parts: dict[str, object] = {
+        "games": [(g, e.record, e.events, e.idempotency) for g, e in store._games.items()],
+        "listings": store._listings,
+        "quotas": store._quotas._held,
+        "tickets": (live.tickets._records, list(live.tickets._holders)),
+        "tournaments": live.tournaments._records,
+        "players": live.players._records,
+    }
+    for name in ("archive", "webhooks", "relay"):
+        parts[f"queue {name}"] = (live.queue(name)._jobs, live.queue(name)._quarantine)
+    wanted = [n.encode() for n in needles]
+    encoder = msgspec.msgpack.Encoder(enc_hook=repr)
+    found = []
+    for name, part in parts.items():
+        blob = encoder.encode(part)
+        if any(n in blob for n in wanted):
+            found.append(name)
+    return found

@@ -171,12 +171,12 @@ def bulk_pairings(settings: Settings, adapters: Adapters, service: GameService) 
     )
 
 
-def player_data(settings: Settings, adapters: Adapters, service: GameService, *, open_: bool):
+def player_data(settings: Settings, adapters: Adapters, service: GameService):
     """A player's export and erasure (`service.privacy`) on the live stores and the SQL
     archive; None on another archive (the tests' in-memory one)."""
     from infra.archive import SqlArchive  # noqa: PLC0415 - SQLAlchemy only when built
     from infra.archive.privacy import SqlPlayerData  # noqa: PLC0415
-    from service.privacy.use_cases import PlayerData  # noqa: PLC0415
+    from service.privacy.use_cases import QUEUE, PlayerData  # noqa: PLC0415
 
     if not isinstance(adapters.archive, SqlArchive):
         return None
@@ -195,5 +195,6 @@ def player_data(settings: Settings, adapters: Adapters, service: GameService, *,
     return PlayerData(
         service.store, live, adapters.archive, SqlPlayerData(adapters.archive),
         adapters.tournaments, adapters.players,
-        key=None if key is None else key.encode(), retry=service.retry, identities_open=open_,
+        key=None if key is None else key.encode(), retry=service.retry,
+        queue=adapters.queue(QUEUE),
     )  # fmt: skip

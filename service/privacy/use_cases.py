@@ -6,7 +6,6 @@ an older backup of either store: at start, and by a leased periodic job)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -23,6 +22,7 @@ from service.core.ports import TournamentStore as Tournaments
 from service.core.unit_of_work import Retry, write
 from service.correspondence.records import PlayerStore
 from service.history.archive import GameArchive
+from service.jobs.worker import Job, LeasedQueue, Worker
 from service.privacy.ports import ArchiveData, ArchivedPlay, Erasure, LiveData
 from service.privacy.pseudonyms import Subject, ledger_digest, new_pseudonym
 
@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 FORMAT = "ten-player-data"
 PAGE = 200  # archived games read per page of an export
 DEV_KEY = b"ten-privacy-development-key"  # TEN_PRIVACY_KEY unset: development only
+QUEUE = "privacy"  # the leased queue of the reconciliation (service.jobs)
+RECONCILE = "reconcile"  # its one job, due at each start, then every `period` seconds
 _json = msgspec.json.Encoder()
 
 
@@ -90,6 +92,8 @@ class PlayerData:
         *,
         key: bytes | None,
         retry: Retry,
+        queue: LeasedQueue | None = None,
+        period: float = 900.0,
         identities_open: bool = False,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -97,6 +101,7 @@ class PlayerData:
         self.tournaments, self.players = tournaments, players
         self.key = DEV_KEY if key is None else key
         self.retry, self.identities_open, self.clock = retry, identities_open, clock
+        self.queue, self.period = queue, period
 
     def whose(self, caller: Caller, player_id: str) -> str:
         """The platform for anyone, a player (JWT) for themself: else 403."""
@@ -229,19 +234,27 @@ class PlayerData:
 
     # ------------------------------------------------------------------ the ledger
 
-    async def started(self) -> None:
-        """At start: the ledgers reconciled in the background (a restore is erased again
-        before long; the start does not wait for a walk of the stores)."""
+    async def schedule(self) -> None:
+        """At start: the reconciliation due now (a restore is erased again at once), on
+        whichever process works the queue (one at a time: its lease)."""
         if self.key == DEV_KEY:
             log.warning("TEN_PRIVACY_KEY is not set: the erasure ledger uses a development key")
-        self._task = asyncio.get_running_loop().create_task(self.reconcile_logged())
+        if self.queue is not None:
+            now = self.clock()
+            await self.queue.put(RECONCILE, b"", now, keep=True)
+            await self.queue.hasten(RECONCILE, now)
 
-    async def reconcile_logged(self) -> int:
-        try:
-            return await self.reconcile()
-        except Exception as exc:  # a store down: the next reconciliation does it
-            log.warning("erasure ledger not reconciled (%s): next time", exc)
-            return 0
+    def worker(self, count: Any = None) -> Worker:
+        """The reconciliation's worker: each run, due again `period` seconds later."""
+        assert self.queue is not None
+
+        async def handle(job: Job) -> float:
+            await self.reconcile()
+            return self.clock() + self.period
+
+        return Worker(
+            self.queue, handle, lease=self.period, max_failures=None, clock=self.clock, count=count
+        )
 
     async def reconcile(self) -> int:
         """Both ledgers made one (each gets the other's entries), then every erasure applied

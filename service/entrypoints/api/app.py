@@ -27,7 +27,6 @@ from service.bootstrap import (
     game_service,
     refuse_jobs_nobody_works,
 )
-from service.bootstrap.capabilities import player_data
 from service.core.ports import GameStore
 from service.core.settings import Settings
 from service.entrypoints.api.bulk_routes import BULK_ROUTES
@@ -204,12 +203,12 @@ def correspondence_state(background: Background, who: dict[str, Any]) -> dict[st
     return {"correspondence": corr.use_cases, "push_key": corr.sender.public_key}
 
 
-def privacy(settings: Settings, adapters: Adapters, service: GameService, state: State) -> list:
-    """A player's export and erasure in the app state (`player_data`), and what it does at
-    start (the erasure ledger reconciled: `service.privacy`)."""
-    who = state["identity"]
-    data = state["player_data"] = player_data(settings, adapters, service, open_=who.open)
-    return [] if data is None else [data.started]
+def privacy(background: Background, state: State) -> None:
+    """A player's export and erasure in the app state (`player_data`), told who may name
+    whom."""
+    data = state["player_data"] = background.privacy
+    if data is not None:
+        data.identities_open = state["identity"].open
 
 
 def create_app(
@@ -249,7 +248,7 @@ def create_app(
 
     middleware = [*rate_limiting(settings, adapters), strict_numbers]
     state = use_cases(service, adapters.archive, who, background)
-    started = [background.start, service.bots.warm, *privacy(settings, adapters, service, state)]
+    privacy(background, state)
     app = Litestar(
         route_handlers=[*routes(), *obs.route_handlers(store)],
         state=state,
@@ -261,7 +260,7 @@ def create_app(
         cors_config=cors(settings),
         request_max_body_size=settings.http.max_body_bytes,
         openapi_config=openapi_config(),
-        on_startup=[*started, *([tune_process] if serving else [])],
+        on_startup=[background.start, service.bots.warm, *([tune_process] if serving else [])],
         on_shutdown=[shut_down],
     )
     finish_openapi(app)

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, or_, select, union, update
+from sqlalchemy import and_, bindparam, func, literal, or_, select, union, update
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from service.privacy.ports import ArchivedPlay, Erasure
@@ -106,8 +107,8 @@ class SqlPlayerData:
 
 
 async def _rows_of(conn: AsyncConnection, ids: list[str]) -> dict[str, dict[str, list[Any]]]:
-    """The seats, results and events (each one's JSON as archived) of the games `ids`, by
-    game, in order."""
+    """The seats, results and events (each one's JSON as archived; on PostgreSQL the log
+    joined by commas in one string) of the games `ids`, by game, in order."""
     kept: dict[str, dict[str, list[Any]]] = {
         "seats": defaultdict(list), "results": defaultdict(list), "events": defaultdict(list)
     }  # fmt: skip
@@ -118,9 +119,13 @@ async def _rows_of(conn: AsyncConnection, ids: list[str]) -> dict[str, dict[str,
         query = select(table).where(table.c.game_id.in_(ids)).order_by(table.c.game_id, order)
         for row in await conn.execute(query):
             kept[name][row.game_id].append(row)
-    query = select(events.c.game_id, events.c.data).where(events.c.game_id.in_(ids))
     logs = kept["events"]
-    for game_id, data in (await conn.execute(query.order_by(events.c.game_id, events.c.seq))).all():
+    if conn.dialect.name == "postgresql":  # one row a game: its log joined in seq order
+        joined = func.string_agg(events.c.data, aggregate_order_by(literal(","), events.c.seq))
+        query = select(events.c.game_id, joined).group_by(events.c.game_id)
+    else:
+        query = select(events.c.game_id, events.c.data).order_by(events.c.game_id, events.c.seq)
+    for game_id, data in (await conn.execute(query.where(events.c.game_id.in_(ids)))).all():
         logs[game_id].append(data)
     return kept
 

@@ -61,7 +61,7 @@ class LiveData(Ledger, Protocol):
 
 class ArchivedPlay(msgspec.Struct, frozen=True, kw_only=True):
     game: ArchivedGame
-    events: tuple[str, ...]  # each event's JSON, as archived
+    events: tuple[str, ...]  # the events' JSON as archived, in order (joined by commas: a part)
 
 
 class ArchiveData(Ledger, Protocol):

@@ -188,6 +188,12 @@ def check_export(client: TestClient) -> None:
     for kind in ("rating", "rating_change", "push_subscription", "vacation", "ticket"):
         assert kind in kinds, kind
     assert kinds.count("rating_change") == ARCHIVED
+    for line in got:
+        if line["kind"] == "archived_game":  # its whole log, in order, as archived
+            seqs = [event["seq"] for event in line["events"]]
+            assert seqs == list(range(1, line["event_count"] + 1))
+            assert line["events"][0]["type"] == "game_started"
+            assert line["seats"][0]["player_id"] == SUBJECT
     body = json.dumps(got)
     assert '"draw_pile"' not in body
     assert '"seed"' not in body

@@ -194,10 +194,11 @@ _idem = msgspec.msgpack.Decoder(pseudonyms.IdempotentResponse)
 
 
 def _renamed(key: str, subject: Subject) -> str | None:
-    """A key naming the player as a whole token (`{player:<id>}`, `...:player:<id>`,
-    `{<id>}`), renamed to the pseudonym's; else None."""
+    """A key naming the player (`...player:<id>`, `{...player:<id>}`, a ticket holder's
+    `...:holder:<id>`), renamed to the pseudonym's; else None. Only after those words: an
+    id that is also a word of other keys (`q`, `mm`) renames nothing else."""
     pid = re.escape(subject.player_id)
-    pattern = re.compile(rf"(?<=[{{:]){pid}(?=[}}:]|$)")
+    pattern = re.compile(rf"((?:player|holder):){pid}(?=[}}:]|$)")
     if not pattern.search(key):
         return None
-    return pattern.sub(subject.pseudonym, key)
+    return pattern.sub(lambda found: found.group(1) + subject.pseudonym, key)

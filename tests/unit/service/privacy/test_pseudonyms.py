@@ -115,3 +115,14 @@ def test_a_record_without_the_player_is_none_whatever_its_kind() -> None:
                         table=Table(seats=(Seat(),)))  # fmt: skip
     assert pseudonyms.game_record(record, ME) is None
     assert pseudonyms.rewritten({"a": [1, "x", {"b": None}]}, ME) is None
+
+
+def test_only_the_keys_that_name_the_player_are_renamed() -> None:
+    from infra.redis_privacy import _renamed
+
+    q = Subject(player_id="q", pseudonym="erased-1")
+    assert _renamed("{ten:q:archive}:jobs", q) is None  # an id that is a word of other keys
+    assert _renamed("ten:index:{player:q}", q) == "ten:index:{player:erased-1}"
+    assert _renamed("ten:quota:{tables:player:q}", q) == "ten:quota:{tables:player:erased-1}"
+    assert _renamed("{ten:mm:l}:holder:q", q) == "{ten:mm:l}:holder:erased-1"
+    assert _renamed("ten:index:{player:qq}", q) is None

@@ -45,17 +45,14 @@ class MemoryLiveData:
     async def player_ids(self) -> list[str]:
         with self.store._lock:
             records = [e.record for e in self.store._games.values()]
-        ids = {p for r in records for p in r.player_ids if p}
-        ids |= {s.player_id for r in records if r.table for s in r.table.seats if s.player_id}
-        ids |= {t.player_id for t in self.tickets._records.values()}
-        return sorted(ids)
+        ids = {t.player_id for t in self.tickets._records.values()}
+        return sorted(ids.union(*map(pseudonyms.player_ids_in, records)))
 
     async def rewrite_game(self, record: GameRecord, subject: Subject) -> bool:
-        new = pseudonyms.game_record(record, subject)
-        if new is None:
+        planned = pseudonyms.plan(record, subject)
+        if planned is None:
             return False
-        seats = pseudonyms.seats_of(record, subject.player_id)
-        store = self.store
+        (new, seats), store = planned, self.store
         with store._lock:
             entry = store._games.get(record.id)
             if entry is None or entry.record.stamp != record.stamp:

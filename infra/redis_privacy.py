@@ -89,17 +89,14 @@ class RedisLiveData:
         ids: set[str] = set()
         with unavailable_on_connection_errors():
             async for record in self._games():
-                ids |= {p for p in record.player_ids if p}
-                if record.table is not None:
-                    ids |= {s.player_id for s in record.table.seats if s.player_id}
+                ids |= pseudonyms.player_ids_in(record)
         return sorted(ids)
 
     async def rewrite_game(self, record: GameRecord, subject: Subject) -> bool:
-        new = pseudonyms.game_record(record, subject)
-        if new is None:
+        planned = pseudonyms.plan(record, subject)
+        if planned is None:
             return False
-        seats = pseudonyms.seats_of(record, subject.player_id)
-        keys = list(game_keys(record.id))
+        (new, seats), keys = planned, list(game_keys(record.id))
         with unavailable_on_connection_errors():
             log = stream_events(await self.client.xrange(keys[1]))
             idem = await self.client.hgetall(keys[2])

@@ -61,6 +61,21 @@ def seats_of(record: GameRecord, player_id: str) -> set[int]:
     return seats
 
 
+def player_ids_in(record: GameRecord) -> set[str]:
+    """Every player id a game record carries (its seats', its open table's)."""
+    ids = {p for p in record.player_ids if p}
+    if record.table is not None:
+        ids |= {s.player_id for s in record.table.seats if s.player_id}
+    return ids
+
+
+def plan(record: GameRecord, subject: Subject) -> tuple[GameRecord, set[int]] | None:
+    """The record rewritten (`game_record`) and the subject's seats in it (whose names its
+    log and answers carry), or None when it holds nothing of the subject."""
+    new = game_record(record, subject)
+    return None if new is None else (new, seats_of(record, subject.player_id))
+
+
 def names_in(record: GameRecord, player_id: str) -> set[str]:
     """The names the player sat under in `record`."""
     seats, names = seats_of(record, player_id), set()

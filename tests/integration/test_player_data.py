@@ -215,6 +215,9 @@ def check_refusals(client: TestClient) -> None:
         anonymous = client.request(method, path)
         assert anonymous.status_code == 401, anonymous.text
         assert anonymous.json()["code"] == "authentication_required"
+        too_long = client.request(method, f"/v1/players/{'x' * 101}/data", headers=PLATFORM)
+        assert too_long.status_code == 400, too_long.text
+        assert too_long.headers["content-type"].startswith("application/problem+json")
 
 
 def traces(db, raw, client: TestClient | None = None) -> list[str]:

@@ -12,7 +12,7 @@ from service.entrypoints.api.parameters import PlayerIdParam
 from service.entrypoints.api.problems import problems
 from service.privacy.use_cases import Erased, PlayerData
 
-WHO = [{PLATFORM_KEY: []}, {PLAYER_TOKEN: []}]
+WHO = [{}, {PLATFORM_KEY: []}, {PLAYER_TOKEN: []}]  # {}: anyone while the service runs open
 _WHO_TEXT = (
     " For the platform (API key) or that player (their JWT; another player's id is 403 "
     "`player_id_not_yours`); anyone while the service runs open. See "

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 
 import msgspec
 
@@ -158,6 +159,20 @@ class MemoryQueue:
         self._bump(job_id)
         return True
 
+    async def rewrite(self, change: Callable[[bytes], bytes | None]) -> int:
+        """Every payload queued or quarantined put through `change` (None: kept as it is);
+        how many changed (an erasure: `service.privacy`)."""
+        changed = 0
+        for job_id, blob in list(self._jobs.items()):
+            new = change(blob)
+            if new is not None:
+                self._jobs[job_id], changed = new, changed + 1
+        for job_id, (blob, why) in list(self._quarantine.items()):
+            new = change(blob)
+            if new is not None:
+                self._quarantine[job_id], changed = (new, why), changed + 1
+        return changed
+
     async def backlog(self) -> int:
         return len(self._due)
 
@@ -268,6 +283,14 @@ return 1
 """
 
 
+# KEYS: a hash; ARGV: field, the value read, the new value: set only if still the one read
+_SWAP = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+"""
+
+
 class RedisQueue:
     """`client`: a redis-py asyncio client (standalone or Cluster), owned by the caller."""
 
@@ -286,6 +309,7 @@ class RedisQueue:
         self._retry = client.register_script(_RETRY)
         self._quarantine = client.register_script(_QUARANTINE)
         self._requeue = client.register_script(_REQUEUE)
+        self._swap = client.register_script(_SWAP)
 
     def _keys(self, *parts: str) -> list[str]:
         return [self.keys[part] for part in parts]
@@ -364,6 +388,20 @@ class RedisQueue:
         keys = self._keys("jobs", "due", "token", "fails", "quarantine", "why")
         with unavailable_on_connection_errors():
             return bool(await self._requeue(keys=keys, args=[job_id, repr(now)]))
+
+    async def rewrite(self, change: Callable[[bytes], bytes | None]) -> int:
+        """As `MemoryQueue.rewrite`: each payload changed is written back if it is still the
+        one read (a job done meanwhile is not brought back)."""
+        changed = 0
+        for part in ("jobs", "quarantine"):
+            key = self.keys[part]
+            with unavailable_on_connection_errors():
+                held = await self._redis.hgetall(key)
+                for job_id, blob in held.items():
+                    new = change(blob)
+                    if new is not None:
+                        changed += int(await self._swap(keys=[key], args=[job_id, blob, new]))
+        return changed
 
     async def backlog(self) -> int:
         with unavailable_on_connection_errors():

@@ -17,6 +17,8 @@ join).
                    (`seq`): the order `service.history.ratings` replays them in to rebuild
 - `ratings`        each rated player's current rating (`service.history.ratings`)
 - `rating_history` per rated game and player: the rating before and after it
+- `erasures`       the erasure ledger: a player id's keyed digest and its pseudonym
+                   (`service.privacy`), never the id
 - `game_reviews`   per finished game, its post-game review's JSON (`service.history.reviews`),
                    written once; no key to `games`, since a finished game still in the
                    game store is reviewed before the archiver has it
@@ -268,6 +270,17 @@ class ReviewRow(Base):
     reviewed_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+class ErasureRow(Base):
+    """The erasure ledger's copy in the archive (`service.privacy`): a player id's keyed
+    digest (never the id), the pseudonym it became, when (unix seconds)."""
+
+    __tablename__ = "erasures"
+
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    pseudonym: Mapped[str] = mapped_column(String(64))
+    erased_at: Mapped[float] = mapped_column(Double)
+
+
 metadata = Base.metadata
 games = GameRow.__table__
 seats = SeatRow.__table__
@@ -277,3 +290,4 @@ rated_games = RatedGameRow.__table__
 ratings = RatingRow.__table__
 rating_history = RatingHistoryRow.__table__
 reviews = ReviewRow.__table__
+erasures = ErasureRow.__table__

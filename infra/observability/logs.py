@@ -218,8 +218,9 @@ class RequestContext:
             REQUEST_ID.reset(token)
 
     def _access(self, scope, status: int, seconds: float) -> None:
-        path = scope["path"]
         params = scope.get("path_params") or {}
+        # a player's routes by their template: no player id in the logs (`service.privacy`)
+        path = scope.get("path_template") if "player_id" in params else scope["path"]
         self._log.info(
             "%s %s %d",
             scope["method"],

@@ -23,6 +23,7 @@ from service.bootstrap.capabilities import (
     correspondence_parts,
     matchmaking,
     platform_webhooks,
+    player_data,
     post_game_reviews,
 )
 from service.bootstrap.instruments import Instruments
@@ -80,6 +81,7 @@ class Background:
         bulk: BulkPairings,
         matchmaking: Matchmaking | None = None,
         correspondence: CorrespondenceParts | None = None,
+        privacy: Any = None,  # service.privacy.use_cases.PlayerData; None: no SQL archive
     ) -> None:
         self.settings, self.archiver, self.service, self.obs = settings, archiver, service, obs
         self.reviews = reviews
@@ -94,6 +96,7 @@ class Background:
         self.webhooks = webhooks
         self.deadlines = deadlines
         self.correspondence = correspondence
+        self.privacy = privacy
         self.tasks: list[asyncio.Task] = []
         self.matchmaking = matchmaking
         self.matchmaker = (
@@ -118,6 +121,8 @@ class Background:
             await upgrade_async(self.settings.archive.database_url)
         if self.open_adapters is not None:
             await self.open_adapters()
+        if self.privacy is not None:
+            await self.privacy.schedule()
         if self.settings.runtime.job_workers:
             self.start_jobs()
         self._run(self.deadlines.run_forever(), "ten-deadlines")
@@ -140,6 +145,8 @@ class Background:
             self._run(self.matchmaker.run_forever(), "ten-matchmaking")
         if self.correspondence is not None:
             self._run(self.correspondence.push_worker.run_forever(), "ten-push")
+        if self.privacy is not None:
+            self._run(self.privacy.worker(self.obs.count_job()).run_forever(), "ten-privacy")
 
     def _run(self, coroutine: Any, name: str) -> None:
         self.tasks.append(asyncio.create_task(coroutine, name=name))
@@ -209,6 +216,7 @@ def game_service(
     return service, Background(
         settings, archiver, relay, service, obs, secrecy, *kept,
         matchmaking=matchmaking(settings, adapters, service, webhooks), correspondence=corr,
+        privacy=player_data(settings, adapters, service),
     )  # fmt: skip
 
 

@@ -169,3 +169,32 @@ def bulk_pairings(settings: Settings, adapters: Adapters, service: GameService) 
         max_scheduled=settings.quotas.max_scheduled_bulk_pairings,
         retry=service.retry,
     )
+
+
+def player_data(settings: Settings, adapters: Adapters, service: GameService):
+    """A player's export and erasure (`service.privacy`) on the live stores and the SQL
+    archive; None on another archive (the tests' in-memory one)."""
+    from infra.archive import SqlArchive  # noqa: PLC0415 - SQLAlchemy only when built
+    from infra.archive.privacy import SqlPlayerData  # noqa: PLC0415
+    from service.privacy.use_cases import QUEUE, PlayerData  # noqa: PLC0415
+
+    if not isinstance(adapters.archive, SqlArchive):
+        return None
+    if adapters.redis is None:
+        from infra.memory_privacy import MemoryLiveData  # noqa: PLC0415
+
+        live: Any = MemoryLiveData(
+            adapters.store, adapters.tickets, adapters.tournaments, adapters.players,
+            adapters.queue,
+        )  # fmt: skip
+    else:
+        from infra.redis_privacy import RedisLiveData  # noqa: PLC0415
+
+        live = RedisLiveData(adapters.redis, player_key=getattr(adapters.players, "key", None))
+    key = settings.archive.privacy_key
+    return PlayerData(
+        service.store, live, adapters.archive, SqlPlayerData(adapters.archive),
+        adapters.tournaments, adapters.players,
+        key=None if key is None else key.encode(), retry=service.retry,
+        queue=adapters.queue(QUEUE),
+    )  # fmt: skip

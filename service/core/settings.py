@@ -92,6 +92,9 @@ class ArchiveSettings(msgspec.Struct, frozen=True, kw_only=True):
     database_url: str | None = None  # TEN_DATABASE_URL; unset: a SQLite file (embedded default)
     migrate_on_start: bool | None = None  # TEN_MIGRATE_ON_START; unset: only on the default SQLite
     interval: float = 1.0  # TEN_ARCHIVE_INTERVAL: seconds between two looks at the archive queue
+    # TEN_PRIVACY_KEY: the key of the erasure ledger's digests (`service.privacy`); unset:
+    # a fixed key, fit for development only (a warning at start)
+    privacy_key: str | None = None
 
     @property
     def run_migrations(self) -> bool:
@@ -107,6 +110,7 @@ class ArchiveSettings(msgspec.Struct, frozen=True, kw_only=True):
             if env.get("MIGRATE_ON_START") is None
             else env.flag("MIGRATE_ON_START", False),
             interval=env.number("ARCHIVE_INTERVAL", cls().interval, float),
+            privacy_key=env.get("PRIVACY_KEY"),
         )
 
 

@@ -74,6 +74,7 @@ QUEUES: Final[dict[str, str]] = {
     "waiting tickets, making their tables)",
     "push": "Web Push messages telling players their correspondence turn came",
     "bulk": "bulk pairings' tables to start at their time (or to cancel)",
+    "privacy": "the erasure ledger's reconciliation, due at each start and then periodically",
 }
 Q = TypeVar("Q")
 

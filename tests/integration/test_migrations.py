@@ -39,6 +39,7 @@ TABLES = {
     "ratings",
     "rating_history",
     "game_reviews",
+    "erasures",
 }
 
 
@@ -92,7 +93,7 @@ def test_upgrade_downgrade_upgrade(fresh: str) -> None:
     assert current(fresh) is None
     upgrade(fresh)
     assert tables(fresh) == TABLES | {"alembic_version"}
-    assert current(fresh) == head() == "0006_reviews_rejudged"
+    assert current(fresh) == head() == "0007_erasures"
     upgrade(fresh)  # idempotent: nothing to do
     downgrade(fresh, "base")
     assert tables(fresh) == {"alembic_version"}
@@ -260,10 +261,26 @@ def test_reviews_kept_by_the_earlier_judge_go(fresh: str) -> None:
         f"INSERT INTO game_reviews (game_id, review, reviewed_at) VALUES ('old', '{{}}', {T0})",
     )
     assert read_db(fresh, "SELECT game_id FROM game_reviews") == [("old",)]
-    upgrade(fresh)
-    assert current(fresh) == "0006_reviews_rejudged"
+    upgrade(fresh, "0006_reviews_rejudged")
     assert read_db(fresh, "SELECT game_id FROM game_reviews") == []
+    upgrade(fresh)
     assert differences(fresh) == []
+
+
+def test_the_erasure_ledger_comes_with_0007_and_goes_with_its_downgrade(fresh: str) -> None:
+    """Revision 0007 adds the erasure ledger (`service.privacy`): digests and pseudonyms."""
+    upgrade(fresh, "0006_reviews_rejudged")
+    assert "erasures" not in tables(fresh)
+    upgrade(fresh)
+    assert current(fresh) == "0007_erasures"
+    write_db(
+        fresh, "INSERT INTO erasures (digest, pseudonym, erased_at) VALUES ('d', 'erased-1', 1.5)"
+    )
+    assert read_db(fresh, "SELECT digest, pseudonym, erased_at FROM erasures") == [
+        ("d", "erased-1", 1.5)
+    ]
+    downgrade(fresh, "0006_reviews_rejudged")
+    assert "erasures" not in tables(fresh)
 
 
 RANKING = ", status, ranked, unranked_reason"
@@ -408,7 +425,7 @@ def test_command_lines(fresh: str) -> None:
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "check", env={"TEN_DATABASE_URL": fresh})
     assert done.returncode == 0, done.stderr
-    assert "ok: at 0006_reviews_rejudged" in done.stdout
+    assert "ok: at 0007_erasures" in done.stdout
     done = run(*migrate, "--url", fresh, "downgrade", "base")
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "--url", fresh, "check")

@@ -557,6 +557,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/players/{player_id}/data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything the service holds about a player, as NDJSON
+         * @description One JSON object a line, each with its `kind`: `player` (first), `live_game` (public view: no pile, no seed), `archived_game` (with its log; no seed, no deck), `rating`, `rating_change`, `ticket`, `tournament`, `push_subscription`, `vacation`, `end` (last, with the count of lines between). A player the service knows nothing of has the first and last lines only. For the platform (API key) or that player (their JWT; another player's id is 403 `player_id_not_yours`); anyone while the service runs open. See [Privacy](privacy.md).
+         */
+        get: operations["exportPlayerData"];
+        put?: never;
+        post?: never;
+        /**
+         * Erase a player: their id and names become one pseudonym everywhere
+         * @description Live games, the archive (seats, names in the logs, results), ratings and their history, tickets, tournaments and queued webhooks carry `erased-<hex>` instead; the player's push subscriptions and vacation are deleted; the other players' games and ratings are unchanged. Recorded in the erasure ledger (a keyed digest, never the id), so that a restore of an older backup is erased again. Idempotent: again, the same pseudonym. For the platform (API key) or that player (their JWT; another player's id is 403 `player_id_not_yours`); anyone while the service runs open. See [Privacy](privacy.md).
+         */
+        delete: operations["erasePlayerData"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/players/{player_id}/ratings": {
         parameters: {
             query?: never;
@@ -1647,6 +1671,16 @@ export interface components {
             /** @default null */
             bot?: ("basic" | "expert" | "master" | "random") | null;
             entrant: string;
+        };
+        /**
+         * Erased
+         * @description What an erasure did: the pseudonym the id and names became, the things rewritten.
+         */
+        Erased: {
+            archive_rows: number;
+            live_games: number;
+            other: number;
+            pseudonym: string;
         };
         /** EventsOut */
         EventsOut: {
@@ -5489,6 +5523,164 @@ export interface operations {
             };
             /** @description Unknown game. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportPlayerData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                player_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Stream Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": unknown;
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    erasePlayerData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                player_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Erased"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

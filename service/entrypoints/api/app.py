@@ -47,6 +47,7 @@ from service.entrypoints.api.odds_routes import odds
 from service.entrypoints.api.openapi import finish_openapi
 from service.entrypoints.api.openapi_config import openapi_config
 from service.entrypoints.api.player_routes import PLAYER_ROUTES
+from service.entrypoints.api.privacy_routes import PRIVACY_ROUTES
 from service.entrypoints.api.problems import internal_error_handler, problem_details_config
 from service.entrypoints.api.push_routes import PUSH_ROUTES
 from service.entrypoints.api.rate_limit import EXEMPT, AtomicRateLimitConfig
@@ -144,6 +145,7 @@ def routes() -> list:
         ready,
         *PUSH_ROUTES,
         *PLAYER_ROUTES,
+        *PRIVACY_ROUTES,
         web_client,
         create_static_files_router(
             path="/static",
@@ -201,6 +203,14 @@ def correspondence_state(background: Background, who: dict[str, Any]) -> dict[st
     return {"correspondence": corr.use_cases, "push_key": corr.sender.public_key}
 
 
+def privacy(background: Background, state: State) -> None:
+    """A player's export and erasure in the app state (`player_data`), told who may name
+    whom."""
+    data = state["player_data"] = background.privacy
+    if data is not None:
+        data.identities_open = state["identity"].open
+
+
 def create_app(
     settings: Settings | None = None,
     store: GameStore | None = None,
@@ -237,9 +247,11 @@ def create_app(
         await close_all(background, adapters, obs)
 
     middleware = [*rate_limiting(settings, adapters), strict_numbers]
+    state = use_cases(service, adapters.archive, who, background)
+    privacy(background, state)
     app = Litestar(
         route_handlers=[*routes(), *obs.route_handlers(store)],
-        state=use_cases(service, adapters.archive, who, background),
+        state=state,
         plugins=[ProblemDetailsPlugin(problem_details_config()), *obs.plugins()],
         before_send=obs.before_send(),
         logging_config=None,  # configure_logging above: JSON or text on stdout, request ids

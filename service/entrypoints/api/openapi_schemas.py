@@ -59,6 +59,7 @@ from service.entrypoints.api.schemas import (
 from service.history.archive import ArchivedGame, PlayerStats
 from service.history.reads import TableForecast
 from service.history.reviews import ReviewOut
+from service.privacy.use_cases import Erased
 from service.reactions.webhook_payloads import WEBHOOK_PAYLOADS
 
 # every type a handler decodes or encodes: their components replace Litestar's
@@ -110,6 +111,7 @@ API_TYPES = (
     VacationOut,
     BulkPairingIn,
     BulkPairingOut,
+    Erased,  # a player's data erased
 )
 REF = "#/components/schemas/{name}"
 

@@ -1,0 +1,115 @@
+"""A player's data in the embedded stores (`service.privacy.ports.LiveData`): the games of
+`infra.memory_store`, its listings and quotas, the tickets, the tournaments, the players'
+records and the queues of this process; the ledger kept beside them (lost with the process,
+as they are: the archive's copy brings it back at the next start)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from infra.memory_store import MemoryGameStore
+from service.core.model import GameRecord
+from service.core.ports import VersionConflict
+from service.privacy import pseudonyms
+from service.privacy.ports import Erasure
+from service.privacy.pseudonyms import Subject
+
+QUEUES = ("archive", "webhooks", "relay", "push", "reviews", "tournaments", "matchmaking", "bulk")
+
+
+def holds(record: GameRecord, player_id: str) -> bool:
+    return bool(pseudonyms.seats_of(record, player_id)) or player_id in (
+        record.host_id, record.host and record.host.split(":", 1)[-1],
+    )  # fmt: skip
+
+
+class MemoryLiveData:
+    def __init__(self, store: MemoryGameStore, tickets: Any, tournaments: Any, players: Any,
+                 queue: Callable[[str], Any]) -> None:  # fmt: skip
+        self.store, self.tickets, self.tournaments = store, tickets, tournaments
+        self.players, self.queue = players, queue
+        self._ledger: dict[str, Erasure] = {}
+
+    async def erasures(self) -> list[Erasure]:
+        return sorted(self._ledger.values(), key=lambda e: (e.at, e.digest))
+
+    async def record_erasures(self, entries: Sequence[Erasure]) -> None:
+        for entry in entries:
+            self._ledger.setdefault(entry.digest, entry)
+
+    async def games_of(self, player_id: str) -> list[str]:
+        with self.store._lock:
+            return [g for g, e in self.store._games.items() if holds(e.record, player_id)]
+
+    async def player_ids(self) -> list[str]:
+        with self.store._lock:
+            records = [e.record for e in self.store._games.values()]
+        ids = {t.player_id for t in self.tickets._records.values()}
+        return sorted(ids.union(*map(pseudonyms.player_ids_in, records)))
+
+    async def rewrite_game(self, record: GameRecord, subject: Subject) -> bool:
+        planned = pseudonyms.plan(record, subject)
+        if planned is None:
+            return False
+        (new, seats), store = planned, self.store
+        with store._lock:
+            entry = store._games.get(record.id)
+            if entry is None or entry.record.stamp != record.stamp:
+                raise VersionConflict("changed", current=None if entry is None else entry.record)
+            store._unlist(record, record.indexes())
+            entry.record = new
+            entry.events = pseudonyms.stored_events(entry.events, seats, subject)
+            for key, response in list(entry.idempotency.items()):
+                changed = pseudonyms.remembered(response, subject)
+                if changed is not None:
+                    entry.idempotency[key] = changed
+            store._list(new, new.indexes())
+        return True
+
+    async def erase_rest(self, subject: Subject) -> int:
+        changed = self._quotas(subject)
+        changed += self._records(self.tickets._records, subject)
+        changed += self._records(self.tournaments._records, subject)
+        holders = self.tickets._holders
+        for (mode, player), _ticket in list(holders.items()):
+            if player == subject.player_id:
+                holders[mode, subject.pseudonym] = holders.pop((mode, player))
+                changed += 1
+        if self.players._records.pop(subject.player_id, None) is not None:
+            changed += 1
+        for name in QUEUES:
+            changed += await self.queue(name).rewrite(lambda b: pseudonyms.payload(b, subject))
+        return changed
+
+    def _quotas(self, subject: Subject) -> int:
+        held, changed = self.store._quotas._held, 0
+        for key in list(held):
+            new = _key(key, subject)
+            if new is not None:
+                held[new] = held.pop(key)
+                changed += 1
+        return changed
+
+    @staticmethod
+    def _records(records: dict[str, Any], subject: Subject) -> int:
+        changed = 0
+        for key, record in list(records.items()):
+            new = pseudonyms.typed(record, subject)
+            if new is not None:
+                records[key], changed = new, changed + 1
+        return changed
+
+    async def tickets_of(self, player_id: str) -> list[Any]:
+        return [t for t in self.tickets._records.values() if player_id in t.players]
+
+
+def _key(key: str, subject: Subject) -> str | None:
+    """A key naming the player (`...:player:<id>`, `player:<id>`), renamed; else None."""
+    for sep in (":", "{"):
+        head, found, tail = key.rpartition(sep + "player:" + subject.player_id)
+        if found and tail in ("", "}"):
+            return head + sep + "player:" + subject.pseudonym + tail
+    if key.startswith("player:") and key[7:] == subject.player_id:
+        return "player:" + subject.pseudonym
+    return None

@@ -1,0 +1,82 @@
+"""What a player's export and erasure need of the stores: the live side (`LiveData`: the
+game store and the capabilities' stores beside it, memory or Redis) and the archive
+(`ArchiveData`); both keep a copy of the erasure ledger (`Erasure`), so a restore of
+either from an older backup loses no erasure (`service.privacy.use_cases.reconcile`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+import msgspec
+
+from service.core.model import GameRecord
+from service.history.archive import ArchivedGame
+from service.matchmaking.records import TicketRecord
+from service.privacy.pseudonyms import Subject
+
+
+class Erasure(msgspec.Struct, frozen=True, kw_only=True):
+    """An entry of the erasure ledger: the player id's keyed digest (never the id), its
+    pseudonym, when it was erased (unix seconds)."""
+
+    digest: str
+    pseudonym: str
+    at: float
+
+
+class Ledger(Protocol):
+    async def erasures(self) -> list[Erasure]:
+        """Every entry of this store's ledger, oldest first."""
+
+    async def record_erasures(self, entries: Sequence[Erasure]) -> None:
+        """Add the entries this store does not hold (by digest); the others are kept."""
+
+
+class LiveData(Ledger, Protocol):
+    """The live stores' part (`infra.memory_privacy`, `infra.redis_privacy`)."""
+
+    async def games_of(self, player_id: str) -> list[str]:
+        """The ids of every stored game (open, live or ended, not expired) with a seat,
+        a table seat or a host of `player_id`. A walk of the stored games: an erasure's
+        cost, never a request's."""
+
+    async def rewrite_game(self, record: GameRecord, subject: Subject) -> bool:
+        """The game, its log and its idempotent responses rewritten for `subject` if it
+        is still at `record`'s stamp (VersionConflict with the one stored otherwise);
+        False when it holds nothing of the subject."""
+
+    async def erase_rest(self, subject: Subject) -> int:
+        """Everything else kept of the subject: listings and quotas moved to the
+        pseudonym, tickets, tournaments and queued jobs (webhooks, archive) rewritten, the
+        player's record (push subscriptions, vacation) deleted; how many things changed."""
+
+    async def tickets_of(self, player_id: str) -> list[TicketRecord]:
+        """The matchmaking tickets stored with the player in them."""
+
+    async def player_ids(self) -> list[str]:
+        """The distinct player ids the stored games carry (a reapplication's candidates)."""
+
+
+class ArchivedPlay(msgspec.Struct, frozen=True, kw_only=True):
+    game: ArchivedGame
+    events: tuple[str, ...]  # the events' JSON as archived, in order (joined by commas: a part)
+
+
+class ArchiveData(Ledger, Protocol):
+    """The archive's part (`infra.archive.privacy`)."""
+
+    async def games_page(
+        self, player_id: str, after: tuple[datetime, str] | None, limit: int
+    ) -> list[ArchivedPlay]:
+        """The player's archived games with their logs, oldest first by (ended, id),
+        strictly after the keyset `after`; at most `limit`."""
+
+    async def erase_player(self, subject: Subject) -> int:
+        """Seats, results, the games' logs (the names `game_started` gave the player's
+        seats), ratings and their history moved to the pseudonym, in one transaction; the
+        rows changed."""
+
+    async def player_ids_page(self, after: str | None, limit: int) -> list[str]:
+        """Distinct player ids of seats and ratings, in id order, after `after`."""

@@ -1,0 +1,238 @@
+"""Pure rules of an erasure: who is erased (`Subject`: the player id, the names they were
+seated under, the one pseudonym both become), and how each kind of stored thing is
+rewritten: a game record (its seats' ids and names, its table, its host), an event's JSON
+(the names `game_started` gave the player's seats), and any other record or payload
+(`rewritten`: a walk of its builtins: a string equal to the id, `player:<id>`, or a `name`
+beside the player's `player_id`). No I/O: the stores in `infra/` call these."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Any, TypeVar
+
+import msgspec
+
+from service.core.model import GameRecord, Seat
+from service.core.ports import ArchiveJob, IdempotentResponse, StoredEvent
+
+PREFIX = "erased-"
+T = TypeVar("T")
+
+
+def new_pseudonym() -> str:
+    """A fresh pseudonym: `erased-` and 32 random hex digits."""
+    return PREFIX + secrets.token_hex(16)
+
+
+def ledger_digest(key: bytes, player_id: str) -> str:
+    """What the erasure ledger keeps instead of the id: HMAC-SHA-256 under the ledger key
+    (TEN_PRIVACY_KEY), hex. Without the key, an id cannot be tested against the ledger."""
+    return hmac.new(key, player_id.encode(), hashlib.sha256).hexdigest()
+
+
+class Subject(msgspec.Struct, frozen=True, kw_only=True):
+    """One erasure: `player_id` and every name in `names` become `pseudonym`."""
+
+    player_id: str
+    pseudonym: str
+    names: frozenset[str] = frozenset()
+
+    def with_names(self, names: set[str] | frozenset[str]) -> Subject:
+        found = {n for n in names if n and n != self.pseudonym}
+        return msgspec.structs.replace(self, names=self.names | found)
+
+    def scoped(self, value: str) -> str | None:
+        """`value` rewritten when it is the id or names it (`player:<id>`), else None."""
+        if value == self.player_id:
+            return self.pseudonym
+        for scope in ("player:", "host:player:"):
+            if value == scope + self.player_id:
+                return scope + self.pseudonym
+        return None
+
+
+def seats_of(record: GameRecord, player_id: str) -> set[int]:
+    """The seats of `record` that carry `player_id` (its game's, or its open table's)."""
+    seats = {i for i, pid in enumerate(record.player_ids) if pid == player_id}
+    if record.table is not None:
+        seats |= {i for i, s in enumerate(record.table.seats) if s.player_id == player_id}
+    return seats
+
+
+def player_ids_in(record: GameRecord) -> set[str]:
+    """Every player id a game record carries (its seats', its open table's)."""
+    ids = {p for p in record.player_ids if p}
+    if record.table is not None:
+        ids |= {s.player_id for s in record.table.seats if s.player_id}
+    return ids
+
+
+def plan(record: GameRecord, subject: Subject) -> tuple[GameRecord, set[int]] | None:
+    """The record rewritten (`game_record`) and the subject's seats in it (whose names its
+    log and answers carry), or None when it holds nothing of the subject."""
+    new = game_record(record, subject)
+    return None if new is None else (new, seats_of(record, subject.player_id))
+
+
+def names_in(record: GameRecord, player_id: str) -> set[str]:
+    """The names the player sat under in `record`."""
+    seats, names = seats_of(record, player_id), set()
+    if record.state is not None:
+        names |= {p.name for p in record.state.players if p.seat in seats}
+    if record.table is not None:
+        names |= {s.name for i, s in enumerate(record.table.seats) if i in seats and s.name}
+    return names
+
+
+def _seat(seat: Seat, subject: Subject) -> Seat:
+    if seat.player_id != subject.player_id:
+        return seat
+    name = subject.pseudonym if seat.name is not None else None
+    return msgspec.structs.replace(seat, player_id=subject.pseudonym, name=name)
+
+
+def game_record(record: GameRecord, subject: Subject) -> GameRecord | None:
+    """The record with the subject pseudonymized (a successor: its stamp moves, so a save
+    in flight from the old one loses its compare-and-set), or None when it holds nothing
+    of the subject."""
+    seats = seats_of(record, subject.player_id)
+    host_id = subject.scoped(record.host_id) if record.host_id else None
+    host = subject.scoped(record.host) if record.host else None
+    if not seats and host_id is None and host is None:
+        return None
+    changes: dict[str, Any] = {
+        "player_ids": tuple(subject.pseudonym if i in seats else p
+                            for i, p in enumerate(record.player_ids)),
+    }  # fmt: skip
+    if host_id is not None:
+        changes["host_id"] = host_id
+    if host is not None:
+        changes["host"] = host
+    if record.state is not None:
+        players = tuple(
+            msgspec.structs.replace(p, name=subject.pseudonym) if p.seat in seats else p
+            for p in record.state.players
+        )
+        changes["state"] = msgspec.structs.replace(record.state, players=players)
+    if record.table is not None:
+        table_seats = tuple(_seat(s, subject) for s in record.table.seats)
+        changes["table"] = msgspec.structs.replace(record.table, seats=table_seats)
+    return record.successor(**changes)
+
+
+def event_json(data: bytes, seats: set[int], subject: Subject) -> bytes:
+    """A JSON document of a game (an event, a review) with the names of the subject's seats
+    pseudonymized (any object with a `seat` of theirs and a `name`: `game_started` names
+    every seat) and any string equal to the id; the same bytes when nothing is."""
+    if not seats and subject.player_id.encode() not in data:
+        return data
+    value = msgspec.json.decode(data)
+    seated = _seated(value, seats, subject)
+    walked = rewritten(value if seated is None else seated, subject)
+    if walked is None and seated is None:
+        return data
+    return msgspec.json.encode(seated if walked is None else walked)
+
+
+def _seated(value: Any, seats: set[int], subject: Subject) -> Any:
+    """`value` with `name` rewritten in each object of one of `seats` (None: unchanged)."""
+    if isinstance(value, list | tuple):  # msgspec.to_builtins keeps tuples
+        items = [_seated(v, seats, subject) for v in value]
+        if all(i is None for i in items):
+            return None
+        return [v if i is None else i for v, i in zip(value, items, strict=True)]
+    if not isinstance(value, dict):
+        return None
+    out, changed = dict(value), False
+    for key, item in value.items():
+        new = _seated(item, seats, subject)
+        if new is not None:
+            out[key], changed = new, True
+    name = value.get("name")
+    if value.get("seat") in seats and isinstance(name, str) and name != subject.pseudonym:
+        out["name"], changed = subject.pseudonym, True
+    return out if changed else None
+
+
+def stored_events(events: list[StoredEvent], seats: set[int], subject: Subject):
+    return [StoredEvent(e.seq, event_json(e.data, seats, subject)) for e in events]
+
+
+def remembered(response: IdempotentResponse, subject: Subject) -> IdempotentResponse | None:
+    """An idempotent response whose game holds the subject, rewritten (else None)."""
+    seats = seats_of(response.record, subject.player_id)
+    record = game_record(response.record, subject)
+    if record is None:
+        return None
+    events = stored_events(list(response.events), seats, subject)
+    return msgspec.structs.replace(response, record=record, events=events)
+
+
+def rewritten(value: Any, subject: Subject) -> Any:
+    """A walk of builtins (decoded JSON or msgpack): None when nothing holds the subject,
+    else the value rewritten. A string equal to the id (or `player:<id>`) becomes the
+    pseudonym's; in a mapping whose `player_id` is the subject's, so does `name`."""
+    if isinstance(value, str):
+        return subject.scoped(value)
+    if isinstance(value, list | tuple):  # msgspec.to_builtins keeps tuples
+        items = [rewritten(v, subject) for v in value]
+        if all(i is None for i in items):
+            return None
+        return [v if i is None else i for v, i in zip(value, items, strict=True)]
+    if isinstance(value, dict):
+        return _mapping(value, subject)
+    return None
+
+
+def _mapping(value: dict, subject: Subject) -> dict | None:
+    changed, out = False, {}
+    for key, item in value.items():
+        new_key = subject.scoped(key) if isinstance(key, str) else None
+        new_item = rewritten(item, subject)
+        changed = changed or new_key is not None or new_item is not None
+        out[key if new_key is None else new_key] = item if new_item is None else new_item
+    name = value.get("name")
+    mine = value.get("player_id") == subject.player_id
+    if mine and isinstance(name, str) and name != subject.pseudonym:
+        out["name"], changed = subject.pseudonym, True
+    return out if changed else None
+
+
+def typed(record: T, subject: Subject) -> T | None:
+    """A msgspec record rewritten by `rewritten` (None: unchanged): tickets, tournaments."""
+    walked = rewritten(msgspec.to_builtins(record), subject)
+    return None if walked is None else msgspec.convert(walked, type(record))
+
+
+_archive_job = msgspec.msgpack.Decoder(ArchiveJob)
+
+
+def payload(blob: bytes, subject: Subject) -> bytes | None:
+    """A queued job's payload rewritten (None: unchanged or not understood): the archive's
+    jobs (a game and its log), JSON (the webhooks' messages) or any other msgpack."""
+    if subject.player_id.encode() not in blob and not any(
+        n.encode() in blob for n in subject.names
+    ):
+        return None
+    try:
+        job = _archive_job.decode(blob)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        job = None
+    if job is not None:
+        seats = seats_of(job.record, subject.player_id)
+        record = game_record(job.record, subject)
+        if record is None:
+            return None
+        events = stored_events(list(job.events), seats, subject)
+        return msgspec.msgpack.encode(ArchiveJob(record=record, events=events))
+    for decode, encode in ((msgspec.json.decode, msgspec.json.encode),
+                           (msgspec.msgpack.decode, msgspec.msgpack.encode)):  # fmt: skip
+        try:
+            value = decode(blob)
+        except msgspec.DecodeError:
+            continue
+        walked = rewritten(value, subject)
+        return None if walked is None else encode(walked)
+    return None

@@ -93,7 +93,7 @@ def test_upgrade_downgrade_upgrade(fresh: str) -> None:
     assert current(fresh) is None
     upgrade(fresh)
     assert tables(fresh) == TABLES | {"alembic_version"}
-    assert current(fresh) == head() == "0007_erasures"
+    assert current(fresh) == head() == "0008_reviews_regraded"
     upgrade(fresh)  # idempotent: nothing to do
     downgrade(fresh, "base")
     assert tables(fresh) == {"alembic_version"}
@@ -271,8 +271,7 @@ def test_the_erasure_ledger_comes_with_0007_and_goes_with_its_downgrade(fresh: s
     """Revision 0007 adds the erasure ledger (`service.privacy`): digests and pseudonyms."""
     upgrade(fresh, "0006_reviews_rejudged")
     assert "erasures" not in tables(fresh)
-    upgrade(fresh)
-    assert current(fresh) == "0007_erasures"
+    upgrade(fresh, "0007_erasures")
     write_db(
         fresh, "INSERT INTO erasures (digest, pseudonym, erased_at) VALUES ('d', 'erased-1', 1.5)"
     )
@@ -281,6 +280,20 @@ def test_the_erasure_ledger_comes_with_0007_and_goes_with_its_downgrade(fresh: s
     ]
     downgrade(fresh, "0006_reviews_rejudged")
     assert "erasures" not in tables(fresh)
+
+
+def test_the_reviews_kept_before_the_grades_changed_go(fresh: str) -> None:
+    """Revision 0008 deletes the reviews kept before the grades and the margin's split
+    changed (their meaning is not the served one); each game is reviewed again on request."""
+    upgrade(fresh, "0007_erasures")
+    write_db(
+        fresh,
+        f"INSERT INTO game_reviews (game_id, review, reviewed_at) VALUES ('old', '{{}}', {T0})",
+    )
+    assert read_db(fresh, "SELECT game_id FROM game_reviews") == [("old",)]
+    upgrade(fresh, "0008_reviews_regraded")
+    assert read_db(fresh, "SELECT game_id FROM game_reviews") == []
+    assert current(fresh) == head()
 
 
 RANKING = ", status, ranked, unranked_reason"
@@ -425,7 +438,7 @@ def test_command_lines(fresh: str) -> None:
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "check", env={"TEN_DATABASE_URL": fresh})
     assert done.returncode == 0, done.stderr
-    assert "ok: at 0007_erasures" in done.stdout
+    assert "ok: at 0008_reviews_regraded" in done.stdout
     done = run(*migrate, "--url", fresh, "downgrade", "base")
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "--url", fresh, "check")

@@ -120,7 +120,7 @@ def new_game(
             raise RuleError("invalid_game", "Unknown bot level {bot!r}.", bot=bot)
     entropy = tuple(entropy) if entropy is not None else ("",) * n
     if len(entropy) != n:
-        raise RuleError("invalid_game", "One entropy per seat.")
+        raise ValueError("one entropy per seat")
     rng = SeededRandom(deal_seed(seed, entropy))
     pile = tuple(rng.shuffled(C.deck_for(n))) if deck is None else _custom_pile(deck)
     fairness = None

@@ -161,6 +161,7 @@ class GamesController(Controller):
             rules=data.rules,
             clock=data.clock,
             idempotency_key=idempotency_key,
+            entropy=tuple(p.entropy or "" for p in data.players),
             origin=get_remote_address(request),
         )
         created = await lobby_of(request).create(command)
@@ -241,10 +242,14 @@ class GamesController(Controller):
             )
             return Response(body, headers={"ETag": etag(view.version)})
         seat = await service.seat_or_none(record, request.user)
+        secrecy = secrecy_of(request)
         if seat is None:  # a player reads their own game
-            await secrecy_of(request).check(record, request.user)
+            await secrecy.check(record, request.user)
+        reveal = None  # an ended game shows its seed; a duplicate deal's once played everywhere
+        if record.ended and record.tournament is not None:
+            reveal = not await secrecy.sealed(record.tournament)
         return Response(  # encoded here: Litestar's serializer path costs more
-            _encoder.encode(game_or_table(record, seat)),
+            _encoder.encode(game_or_table(record, seat, reveal)),
             media_type=JSON,
             headers={"ETag": etag(record.version)},
         )

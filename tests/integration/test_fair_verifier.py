@@ -140,3 +140,23 @@ def test_it_runs_alone_on_files_and_stdin(tmp_path: Path) -> None:
     assert f"REFUSED {tampered['id']}" in piped.stdout
     broken = subprocess.run(run, input="{nope", capture_output=True, text=True, check=False)
     assert broken.returncode == 2
+
+
+def test_the_documented_example_holds() -> None:
+    """The worked example of docs/fairness.md and the verifier's README."""
+    seed = "0123456789abcdef0123456789abcdef"
+    assert verifier.commitment(seed) == (
+        "98afec6e3d168a0095f76be319fdb9e75fca901cc329ae6a9b69c463db2d37e1"
+    )
+    dealt = verifier.deal_seed(seed, ["ann", ""])
+    assert dealt == "f672399b906ca2a085678d47628f98caeb216c7273349c39a8924ddff11e6897"
+    assert verifier.Stream(dealt).next_u64() == 5940706471332029219
+    stream = verifier.Stream(dealt)
+    pile = stream.shuffled(verifier.deck_for(2))
+    assert pile[:8] == ["$3", "B#", "$1", "W5", "$1", "$3", "W9", "$1"]
+    assert stream.randbelow(2) == 1
+    for doc in (Path("docs/fairness.md"), VERIFIER.with_name("README.md")):
+        text = (VERIFIER.parents[2] / doc).read_text()
+        assert dealt in text
+        assert "$3 B# $1 W5 $1 $3 W9 $1" in text
+    assert [len(verifier.deck_for(n)) for n in range(1, 6)] == [81, 81, 105, 129, 129]

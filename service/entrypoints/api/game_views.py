@@ -7,7 +7,7 @@ import time
 import msgspec
 
 from domain.bots.clock import remaining
-from domain.game.fairness import SCHEME, commitment
+from domain.game.fairness import SCHEME, Fairness, commitment
 from domain.game.legal import legal_actions, seat_actions
 from domain.game.model import Clock, Rules
 from domain.game.views import public_view
@@ -61,6 +61,14 @@ def view_fields(record: GameRecord, seat: int | None, reveal: bool | None = None
     return fields
 
 
+def archived_fairness(fair: Fairness, seed: str | None) -> FairnessOut:
+    """A dealt game's fair deal as published, with `seed` (None: not revealed)."""
+    return FairnessOut(
+        scheme=fair.scheme, commitment=fair.commitment, entropy=list(fair.entropy),
+        start_drawn=fair.start_drawn, seed=seed,
+    )  # fmt: skip
+
+
 def fairness_out(record: GameRecord, reveal: bool = False) -> FairnessOut | None:
     """A game's or a table's fair deal as published: the commitment and the entropy, and
     the seed only when `reveal` and the game has ended (a live game's never)."""
@@ -69,11 +77,7 @@ def fairness_out(record: GameRecord, reveal: bool = False) -> FairnessOut | None
         fair = state.fairness
         if fair is None:
             return None
-        shown = state.seed if reveal and record.ended else None
-        return FairnessOut(
-            scheme=fair.scheme, commitment=fair.commitment, entropy=list(fair.entropy),
-            start_drawn=fair.start_drawn, seed=shown,
-        )  # fmt: skip
+        return archived_fairness(fair, state.seed if reveal and record.ended else None)
     if table is None or table.seed is None or table.deck is not None:
         return None  # a given deck, or a table stored before the fair deals
     return FairnessOut(

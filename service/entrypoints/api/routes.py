@@ -24,6 +24,7 @@ from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.bodies import strictly
 from service.entrypoints.api.event_streams import admit, follow
 from service.entrypoints.api.game_views import (
+    archived_fairness,
     etag,
     game_or_table,
     games_page,
@@ -234,12 +235,15 @@ class GamesController(Controller):
             # a finished game outlives the live store's expiry in the archive
             history: History = request.app.state.history
             found = exc.code == "game_not_found"
-            view = await history.final_view(game_id, request.user) if found else None
-            if view is None:
+            final = await history.final_view(game_id, request.user) if found else None
+            if final is None:
                 raise
+            view, fair = final.view, final.fairness
+            shown = None if fair is None else archived_fairness(fair, final.seed)
             body = GameOut(
-                id=game_id, seat=None, legal_actions=None, **msgspec.structs.asdict(view)
-            )
+                id=game_id, seat=None, legal_actions=None, fairness=shown,
+                **msgspec.structs.asdict(view),
+            )  # fmt: skip
             return Response(body, headers={"ETag": etag(view.version)})
         seat = await service.seat_or_none(record, request.user)
         secrecy = secrecy_of(request)

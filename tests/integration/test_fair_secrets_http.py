@@ -36,15 +36,15 @@ def player(sub: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {jwt.encode(claims, SECRET, algorithm='HS256')}"}
 
 
+IDENTITY = IdentitySettings(
+    api_keys=(API_KEY,), jwt_secret=SECRET, jwt_issuer="platform", jwt_audience="ten"
+)
+
+
 def settings(tmp_path: Path) -> Settings:
+    archive = ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3")
     return Settings(
-        archive=ArchiveSettings(
-            database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3", migrate_on_start=True
-        ),
-        identity=IdentitySettings(
-            api_keys=(API_KEY,), jwt_secret=SECRET, jwt_issuer="platform", jwt_audience="ten"
-        ),
-        observability=ObservabilitySettings(log_format="json"),
+        archive=archive, identity=IDENTITY, observability=ObservabilitySettings(log_format="json")
     )
 
 

@@ -21,7 +21,9 @@ from service.entrypoints.api.app import create_app
 
 def settings(tmp_path: Path) -> Settings:
     return Settings(
-        archive=ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3"),
+        archive=ArchiveSettings(
+            database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3", migrate_on_start=True
+        ),
         observability=ObservabilitySettings(log_format="json"),
     )
 

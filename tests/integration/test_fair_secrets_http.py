@@ -42,7 +42,8 @@ IDENTITY = IdentitySettings(
 
 
 def settings(tmp_path: Path) -> Settings:
-    archive = ArchiveSettings(database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3")
+    url = f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3"
+    archive = ArchiveSettings(database_url=url, migrate_on_start=True)  # read: it has tables
     return Settings(
         archive=archive, identity=IDENTITY, observability=ObservabilitySettings(log_format="json")
     )

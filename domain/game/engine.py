@@ -32,6 +32,7 @@ from msgspec.structs import replace
 from domain.game import cards as C
 from domain.game import model
 from domain.game.errors import RuleError
+from domain.game.fairness import Fairness, commitment, deal_seed
 from domain.game.model import (
     BUST_LIMIT,
     CURRENCY_CAP,
@@ -101,12 +102,15 @@ def new_game(
     starting_seat: int | None = None,
     rules: Rules | None = None,
     version: int = 0,
+    entropy: Sequence[str] | None = None,
 ) -> tuple[GameState, list[Event]]:
     """Set up a game (rules.md 2). `players` are (name, bot level or None) in seat order.
 
-    The draw pile is the deck for the player count shuffled from `seed`, or `deck` as
-    given (top card first). The starting seat is drawn from the seed unless named. The
-    game starts at `version` (a table that waited for its players had versions already).
+    The draw pile is the deck for the player count shuffled from the deal's seed
+    (`domain.game.fairness.deal_seed` of `seed` and the seats' `entropy`, "" for none), or
+    `deck` as given (top card first: no `fairness`). The starting seat is drawn from the same
+    stream unless named. The game starts at `version` (a table that waited for its players
+    had versions already). The state keeps `seed` (secret until the game ends).
     """
     n = len(players)
     if not 1 <= n <= 5:
@@ -114,8 +118,16 @@ def new_game(
     for _, bot in players:
         if bot is not None and bot not in model.BOT_LEVELS:
             raise RuleError("invalid_game", "Unknown bot level {bot!r}.", bot=bot)
-    rng = SeededRandom(seed)
+    entropy = tuple(entropy) if entropy is not None else ("",) * n
+    if len(entropy) != n:
+        raise ValueError("one entropy per seat")
+    rng = SeededRandom(deal_seed(seed, entropy))
     pile = tuple(rng.shuffled(C.deck_for(n))) if deck is None else _custom_pile(deck)
+    fairness = None
+    if deck is None:
+        fairness = Fairness(
+            commitment=commitment(seed), entropy=entropy, start_drawn=starting_seat is None
+        )
     if starting_seat is None:
         starting_seat = rng.randbelow(n)
     elif not 0 <= starting_seat < n:
@@ -134,6 +146,7 @@ def new_game(
             starting_currency=STARTING_CURRENCY,
             supply_currency=SUPPLY_CURRENCY - STARTING_CURRENCY * n,
             supply_bust=SUPPLY_BUST,
+            fairness=fairness,
         ),
         TurnStarted(seq=2, version=version, seat=starting_seat),
     ]
@@ -280,6 +293,7 @@ def _started(event: GameStarted) -> GameState:
         supply_bust=event.supply_bust,
         last_seq=event.seq,
         version=event.version,
+        fairness=event.fairness,
     )
 
 

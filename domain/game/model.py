@@ -12,6 +12,7 @@ from typing import Annotated, Literal, get_args
 import msgspec
 
 from domain.game.cards import CollectionCode, NumberCode
+from domain.game.fairness import Fairness
 
 SCHEMA_VERSION = 1
 STARTING_CURRENCY = 5
@@ -229,6 +230,9 @@ class GameState(msgspec.Struct, **_FROZEN):
     results: tuple[Result, ...] | None = None
     clock: Clock | None = None  # None: no time control
     takeover_bot: str = "basic"  # the bot level that plays a seat taken over or resigned
+    # the deal's commitment and the seats' entropy (`domain.game.fairness`), public; None for
+    # a deck given as it is, and for games dealt before the scheme
+    fairness: Fairness | None = None
 
 
 # ---------------------------------------------------------------- events
@@ -262,6 +266,8 @@ class GameStarted(Event, tag="game_started"):
     starting_currency: int
     supply_currency: int
     supply_bust: int
+    # the provably fair deal (`domain.game.fairness`): null for a deck given as it is
+    fairness: Fairness | None = None
 
 
 class TurnStarted(Event, tag="turn_started"):

@@ -35,6 +35,8 @@ class Seat(msgspec.Struct, frozen=True, kw_only=True):
     player_id: str | None = None  # reserved for this player, or taken by them
     verified: bool = False  # player_id proven: a player JWT with that `sub`, or the platform
     open: bool = False  # created open to anyone (else reserved for player_id, or a bot)
+    # what its player added to the deal when taking it (`domain.game.fairness`); "": none
+    entropy: str = ""
 
     @property
     def taken(self) -> bool:
@@ -52,7 +54,9 @@ class Table(msgspec.Struct, frozen=True, kw_only=True):
     deck: tuple[str, ...] | None = None
     rules: Rules | None = None
     clock: TimeControl | None = None  # the game's time control, started with the game
-    # the game's seed (a tournament's deal: `service.tournaments.records.game_seed`); None: drawn
+    # the game's secret seed, chosen at creation (a tournament's deal:
+    # `service.tournaments.records.game_seed`) and committed to in the table's views; None
+    # (tables stored before the fair deals): drawn when dealt
     seed: str | None = None
     version: int = 0  # +1 per join, leave and reissued token while open
     cancelled: bool = False

@@ -61,6 +61,9 @@ class CreateTable(Command, frozen=True, kw_only=True):
     # a client
     ranked: bool = True
     idempotency_key: str | None = None
+    # each seat's entropy (`domain.game.fairness`), "" for none; empty: none at all. Only a
+    # human seated now may give some
+    entropy: tuple[str, ...] = ()
     # the client's network address as the entrypoint saw it: an anonymous host's quota of
     # open tables is counted by it (`Lobby.create`); None (tools, tests): no quota
     origin: str | None = None
@@ -70,6 +73,8 @@ class CreateTable(Command, frozen=True, kw_only=True):
             list(self.seats), self.private, self.fill, self.fill_bot, self.starting_seat,
             self.deck, self.rules, self.clock,
         )  # fmt: skip
+        if any(self.entropy):  # none: as every create was fingerprinted before
+            fields = (*fields, self.entropy)
         if self.seed is None and self.tournament is None and self.ranked:
             return fields  # as every create was fingerprinted before tournaments
         if self.ranked:
@@ -87,9 +92,11 @@ class JoinSeat(Command, frozen=True, kw_only=True):
     invite: str | None = None  # a private table's invite code
     player_id: str | None = None
     idempotency_key: str | None = None
+    entropy: str = ""  # what the player adds to the deal (`domain.game.fairness`)
 
     def fingerprint_fields(self) -> tuple:
-        return (self.name, self.seat, self.invite, self.player_id)
+        fields = (self.name, self.seat, self.invite, self.player_id)
+        return (*fields, self.entropy) if self.entropy else fields
 
 
 class LeaveSeat(Command, frozen=True, kw_only=True):

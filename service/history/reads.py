@@ -6,10 +6,12 @@ been played at every table (`service.history.archiver`)."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import NamedTuple
 
 import msgspec
 
-from domain.game.model import AnyEvent
+from domain.game.fairness import Fairness
+from domain.game.model import AnyEvent, GameStarted
 from domain.game.replay import replay
 from domain.game.views import PublicView
 from service.core.callers import Caller
@@ -29,6 +31,14 @@ from service.history.archive import (
 from service.history.ratings import PRIOR, Rating, predict
 
 _RECORD = {"frozen": True, "kw_only": True}
+
+
+class FinalView(NamedTuple):
+    """An archived game's last public state, its fair deal (None: a given deck) and seed."""
+
+    view: PublicView
+    fairness: Fairness | None
+    seed: str
 
 
 class SeatForecast(msgspec.Struct, **_RECORD):
@@ -104,15 +114,24 @@ class History:
                 states.append(view)
         return states
 
-    async def final_view(self, game_id: str, caller: Caller) -> PublicView | None:
-        """The last public state of an archived game (None when not archived)."""
-        if not GAME_ID.fullmatch(game_id) or await self.archive.get_game(game_id) is None:
+    async def final_view(self, game_id: str, caller: Caller) -> FinalView | None:
+        """The last public state of an archived game (None when not archived), with its
+        fair deal and its seed: an archived game has ended (a duplicate deal's is archived
+        once played everywhere), so its seed is revealed."""
+        if not GAME_ID.fullmatch(game_id):
             return None
-        stored = await self.archive.events(game_id, 0, None)
+        game = await self.archive.get_game(game_id)
+        if game is None:
+            return None
+        events = [
+            _events_decoder.decode(e.data) for e in await self.archive.events(game_id, 0, None)
+        ]
         last = None
-        for last in replay(_events_decoder.decode(e.data) for e in stored):  # noqa: B007
+        for last in replay(events):  # noqa: B007
             pass
-        return last
+        started = events[0] if events else None
+        fairness = started.fairness if isinstance(started, GameStarted) else None
+        return None if last is None else FinalView(last, fairness, game.seed)
 
     async def player_stats(self, player_id: str, *, ranked_only: bool = True) -> PlayerStats:
         return await self.archive.player_stats(player_id, ranked_only=ranked_only)

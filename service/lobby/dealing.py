@@ -59,6 +59,7 @@ class Dealer:
             starting_seat=starting,
             rules=table.rules,
             version=table.version + 1 if version is None else version,
+            entropy=[s.entropy if s.taken else "" for _, s in kept],
         )
         state = msgspec.structs.replace(state, takeover_bot=table.fill_bot)
         return Dealt(state=state, events=events, kept=kept)

@@ -140,6 +140,7 @@ class Lobby:
                 player_id=pid,
                 verified=verified,
                 open=table.seats[index].open,
+                entropy=command.entropy,
             )
             new_table = msgspec.structs.replace(
                 table,

@@ -33,7 +33,7 @@ import redis
 
 from tests.browser.web import BROWSER_GROUP, App
 from tests.support.api import compact
-from tests.support.secrets import SECRET_FIELDS, field_names, stored_record
+from tests.support.secrets import SECRET_FIELDS, field_names, reveals_seed, stored_record
 
 pytestmark = BROWSER_GROUP
 
@@ -95,6 +95,7 @@ class Traffic:
         self.read = 0  # responses already read
         self.streamed = 0  # stream messages already taken
         self.bodies: list[bytes] = []
+        self.revealed: list[str] = []  # the seeds the ended game's views revealed
 
     def _on_response(self, response: Any) -> None:
         self.responses.append(response)
@@ -128,13 +129,17 @@ class Traffic:
                 blobs.append(text)  # its messages come through the DevTools protocol
                 continue
             body = b"" if 300 <= response.status < 400 else response.body()
-            blobs.append(body + b"\n" + text)
             if headers.get("content-type", "").split(";")[0] in (
                 "application/json",
                 "application/problem+json",
             ):
-                names = set(field_names(json.loads(body)))
+                decoded = json.loads(body)
+                if reveals_seed(decoded):  # an ended game's view reveals its seed (fair deals)
+                    self.revealed.append(decoded["fairness"]["seed"])
+                    continue
+                names = set(field_names(decoded))
                 assert not names & SECRET_FIELDS, (response.url, names & SECRET_FIELDS)
+            blobs.append(body + b"\n" + text)
         self.read = len(self.responses)
         for message in self.stream_messages[self.streamed :]:
             blobs.append(f"{message['eventName']} {message['eventId']} {message['data']}".encode())
@@ -186,6 +191,7 @@ def test_the_page_never_receives_the_draw_pile_or_the_seed(
         view = check_step()
 
     everything = b"\n".join(traffic.bodies)
+    assert set(traffic.revealed) <= {seed}  # an ended game's view reveals its own seed only
     assert seed.encode() not in everything
     assert seed.upper().encode() not in everything.upper()
     for name in SECRET_FIELDS:

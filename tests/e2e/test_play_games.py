@@ -194,6 +194,7 @@ def test_explicit_deck_and_starting_seat(client: httpx.Client) -> None:
             "starting_currency": 5,
             "supply_currency": 40,
             "supply_bust": 15,
+            "fairness": None,  # a given deck: not verifiable
             "seq": 1,
             "version": 0,
         },

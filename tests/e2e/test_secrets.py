@@ -5,8 +5,10 @@ of infra/redis_layout.py: hash `{game:<id>}`, field `rec`, msgpack `GameRecord`)
 secrets, then walks a whole game (humans and bots) and collects every response: bodies and
 headers of reads, actions, event pages and the 4xx problems it provokes on the way, and
 the server-sent event stream of the game. Checked:
-(a) the seed never appears in any of it;
-(b) no field is named `draw_pile` or `seed`, at any depth;
+(a) the seed, and the deal's seed made of it and the seats' entropy (`deal_seed`), never
+    appear in any of it while the game is live; once it has finished, its view reveals the
+    seed (provably fair deals), and the deal's seed still appears nowhere;
+(b) no field is named `draw_pile` or `seed`, at any depth, in a live game's answers;
 (c) at every step the public cards (tableau, market, discard, collections, auction) are
     exactly the cards drawn so far (by the `card_drawn` events), and the order of the cards
     still in the pile (the next five as a JSON list, the next eight as a run) is in no
@@ -24,8 +26,9 @@ from typing import Any
 import httpx
 import redis
 
+from domain.game.fairness import commitment, deal_seed
 from tests.support.api import DECK_SIZES, Table, check_problem, compact, public_cards
-from tests.support.secrets import SECRET_FIELDS, field_names, stored_record
+from tests.support.secrets import SECRET_FIELDS, field_names, reveals_seed, stored_record
 
 
 def pile_patterns(pile: tuple[str, ...]) -> list[bytes]:
@@ -55,7 +58,9 @@ class Recorder:
         self.client = client
         self.redis = redis_client
         self.seed: str | None = None
-        self.received: list[bytes] = []  # everything, for the final check of the seed
+        self.deal_seed: str | None = None  # the seed with the seats' entropy
+        self.received: list[bytes] = []  # everything while live, for the final check of the seed
+        self.revealed: list[bytes] = []  # the answers of the game ended: its seed shown
         self.step: list[bytes] = []  # what arrived since the last check
 
     def record(self, response: httpx.Response) -> httpx.Response:
@@ -64,14 +69,21 @@ class Recorder:
         blob = b"".join(
             [response.content] + [f"{k}: {v}\n".encode() for k, v in response.headers.multi_items()]
         )
-        self.received.append(blob)
-        self.step.append(blob)
         if response.headers.get("content-type", "").split(";")[0] in (
             "application/json",
             "application/problem+json",
         ):
-            names = set(field_names(response.json()))
+            body = response.json()
+            if reveals_seed(body):  # the game has ended: the seed is revealed, nothing more
+                assert self.seed is not None
+                assert body["fairness"]["seed"] == self.seed
+                assert "draw_pile" not in set(field_names(body))
+                self.revealed.append(blob)
+                return response
+            names = set(field_names(body))
             assert not names & SECRET_FIELDS, names & SECRET_FIELDS
+        self.received.append(blob)
+        self.step.append(blob)
         return response
 
     def check_step(self, table: Table, body: dict[str, Any]) -> None:
@@ -80,6 +92,10 @@ class Recorder:
         assert record.version == body["version"]
         if self.seed is None:
             self.seed = state.seed
+            assert state.fairness is not None
+            self.deal_seed = deal_seed(state.seed, state.fairness.entropy)
+            assert self.deal_seed != self.seed  # the seats gave entropy
+            assert body["fairness"]["commitment"] == commitment(state.seed)
         assert state.seed == self.seed
         assert len(self.seed) >= 16
         # (c) public cards = cards drawn so far; with the pile, the whole deck
@@ -91,6 +107,8 @@ class Recorder:
         patterns = pile_patterns(state.draw_pile)
         for blob in self.step:
             assert self.seed.encode() not in blob
+            assert self.deal_seed is not None
+            assert self.deal_seed.encode() not in blob
             for pattern in patterns:
                 assert pattern not in blob, pattern
         self.step = []
@@ -205,9 +223,9 @@ def test_no_response_reveals_the_draw_pile_or_the_seed(
     with httpx.Client(base_url=redis_base, timeout=10) as client:
         rec = Recorder(client, redis_client)
         players = [
-            {"name": "Ann"},
+            {"name": "Ann", "entropy": "ann's own luck"},
             {"name": "Bob", "bot": "basic"},
-            {"name": "Cid"},
+            {"name": "Cid", "entropy": "cid"},
             {"name": "Dee", "bot": "random"},
         ]
         created = rec.record(client.post("/v1/games", json={"players": players}))
@@ -267,7 +285,10 @@ def test_no_response_reveals_the_draw_pile_or_the_seed(
                 assert not names & SECRET_FIELDS
 
     assert rec.seed is not None
+    assert rec.deal_seed is not None
+    assert rec.revealed, "the finished game's view did not reveal its seed"
     everything = b"".join(rec.received)
+    assert rec.deal_seed.encode() not in everything + b"".join(rec.revealed)
     assert rec.seed.encode() not in everything
     assert rec.seed.upper().encode() not in everything.upper()
     for name in SECRET_FIELDS:

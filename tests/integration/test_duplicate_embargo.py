@@ -25,6 +25,7 @@ import jwt
 import pytest
 from litestar.testing import TestClient
 
+from domain.game.fairness import commitment
 from service.core.settings import ArchiveSettings, IdentitySettings, ObservabilitySettings, Settings
 from service.entrypoints.api.app import create_app
 from tests.support.archive import pg_database
@@ -207,6 +208,13 @@ def play_a_duplicate_round(client: TestClient) -> None:
             assert status(client, path, PLATFORM) in (200, 202), (name, path)
     shown = client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()
     assert len(shown["rounds"][0]["tables"]) == 3
+    # one deal, one committed seed, no seat's entropy; the bots' ended game shows no seed yet
+    fairness = [
+        client.get(f"/v1/games/{g}", headers=PLATFORM).json()["fairness"]
+        for g in (bot_game, ann_game, bob_game)
+    ]
+    assert len({f["commitment"] for f in fairness}) == 1
+    assert all(f["entropy"] == ["", ""] and "seed" not in f for f in fairness)
 
     # each human plays and follows their own live game, and sees their own table only
     for who, game in ((ANN, ann_game), (BOB, bob_game)):
@@ -229,6 +237,8 @@ def play_a_duplicate_round(client: TestClient) -> None:
     not_archived(client, ann_game)
     assert counted_games(client, "ann") == 0  # her result counts nowhere yet
     assert client.get(f"/v1/games/{ann_game}", headers=ANN).status_code == 200  # her own
+    for who in (ANN, PLATFORM):  # ended, but its seed is bob's pile: not shown yet
+        assert "seed" not in client.get(f"/v1/games/{ann_game}", headers=who).json()["fairness"]
     for name, path in reads(ann_game)[4:5]:  # its review: the whole pile
         embargoed(client.get(path, headers=ANN), f"ann's own {name}")
     for who in (ANYONE, CAT, BOB):
@@ -251,6 +261,9 @@ def play_a_duplicate_round(client: TestClient) -> None:
                 assert status(client, read, who) in (200, 202), (name, read, who.keys())
     listed = client.get("/v1/archive/games?limit=200").json()["items"]
     assert {ann_game, bob_game, bot_game} <= {g["id"] for g in listed}
+    for game in (ann_game, bob_game, bot_game):  # the deal played everywhere: seed revealed
+        fair = client.get(f"/v1/games/{game}").json()["fairness"]
+        assert commitment(fair["seed"]) == fair["commitment"]
     assert counted_games(client, "ann") == counted_games(client, "bob") == 1
     shown = client.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"][0]["tables"]
     assert len(shown) == 3

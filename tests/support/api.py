@@ -41,9 +41,10 @@ PROBLEM_JSON = "application/problem+json"
 TOTAL_CURRENCY = 50
 TOTAL_BUST = 15
 CURRENCY_CAP = 10
-# fields of a game body that are not part of the public state every reader sees alike
+# fields of a game body beside the public state its log rebuilds, or not seen alike by every reader
 PRIVATE_FIELDS = (
     "id", "seat", "legal_actions", "seat_actions", "seats", "host_token", "events", "clock",
+    "fairness",
 )  # fmt: skip
 
 

@@ -12,6 +12,16 @@ import redis
 from service.core.model import GameRecord
 
 SECRET_FIELDS = {"draw_pile", "seed"}
+ENDED = {"finished", "aborted", "abandoned"}
+
+
+def reveals_seed(body: Any) -> bool:
+    """Whether an answer is an ended game's view (or a join's answer holding one): its
+    `fairness` shows the seed (provably fair deals), which no live game's answer does."""
+    if not isinstance(body, dict):
+        return False
+    games = [body, body.get("game")]
+    return any(isinstance(g, dict) and g.get("status") in ENDED for g in games)
 
 
 def stored_record(redis_client: redis.Redis, game_id: str) -> GameRecord:

@@ -1187,6 +1187,8 @@ export interface components {
             draw_pile_size: number;
             drawn: boolean;
             events: (components["schemas"]["GameStarted"] | components["schemas"]["TurnStarted"] | components["schemas"]["CardDrawn"] | components["schemas"]["AuctionStarted"] | components["schemas"]["BidPlaced"] | components["schemas"]["BidPassed"] | components["schemas"]["AuctionWon"] | components["schemas"]["WildDiscarded"] | components["schemas"]["Busted"] | components["schemas"]["Stopped"] | components["schemas"]["CardBought"] | components["schemas"]["BuyDeclined"] | components["schemas"]["FinalBuyStarted"] | components["schemas"]["TimedOut"] | components["schemas"]["SeatTakenOver"] | components["schemas"]["SeatReclaimed"] | components["schemas"]["GameFinished"])[];
+            /** @default null */
+            fairness?: components["schemas"]["FairnessOut"] | null;
             final_queue: number[];
             id: string;
             last_turn: boolean;
@@ -1572,6 +1574,8 @@ export interface components {
             discard: string[];
             draw_pile_size: number;
             drawn: boolean;
+            /** @default null */
+            fairness?: components["schemas"]["FairnessOut"] | null;
             final_queue: number[];
             host_token: string | null;
             id: string;
@@ -1602,6 +1606,8 @@ export interface components {
             /** @default null */
             clock?: (components["schemas"]["BankClock"] | components["schemas"]["DeadlineClock"]) | null;
             created_at: number;
+            /** @default null */
+            fairness?: components["schemas"]["FairnessOut"] | null;
             /** @enum {unknown} */
             fill: "bots" | "drop";
             fill_bot: string;
@@ -1690,6 +1696,34 @@ export interface components {
             more: boolean;
         };
         /**
+         * Fairness
+         * @description What `game_started` publishes of a seeded deal: the scheme, the commitment to the
+         *     secret seed, each seat's entropy ("" for none) in seat order, and whether the starting
+         *     seat was drawn from the deal's random stream (else the creator named it).
+         */
+        Fairness: {
+            commitment: string;
+            entropy: string[];
+            /** @default ten-fair-v1 */
+            scheme?: string;
+            start_drawn: boolean;
+        };
+        /**
+         * FairnessOut
+         * @description The game's provably fair deal (docs: Fair deals): the commitment to its secret seed,
+         *     published from the table's creation on, each seat's entropy in seat order ("" for
+         *     none), and the seed itself once the game has ended (a duplicate tournament round's:
+         *     once every table of its deal has finished). Null for a game dealt from a given deck.
+         */
+        FairnessOut: {
+            commitment: string;
+            entropy: string[];
+            scheme: string;
+            /** @default null */
+            seed?: string | null;
+            start_drawn: boolean | null;
+        };
+        /**
          * FinalBuyStarted
          * @description The last card was drawn: every seat has one more buy phase, in `order` (4).
          */
@@ -1772,6 +1806,8 @@ export interface components {
             discard: string[];
             draw_pile_size: number;
             drawn: boolean;
+            /** @default null */
+            fairness?: components["schemas"]["FairnessOut"] | null;
             final_queue: number[];
             id: string;
             last_turn: boolean;
@@ -1801,6 +1837,8 @@ export interface components {
          */
         GameStarted: {
             draw_pile_size: number;
+            /** @default null */
+            fairness?: components["schemas"]["Fairness"] | null;
             players: components["schemas"]["SeatInfo"][];
             rules: components["schemas"]["Rules"];
             seq: number;
@@ -1874,6 +1912,8 @@ export interface components {
         };
         /** JoinIn */
         JoinIn: {
+            /** @default null */
+            entropy?: string | null;
             /** @default null */
             invite?: string | null;
             /** @default null */
@@ -2026,6 +2066,8 @@ export interface components {
         PlayerIn: {
             /** @default null */
             bot?: ("basic" | "expert" | "master" | "random") | null;
+            /** @default null */
+            entropy?: string | null;
             /** @default null */
             name?: string | null;
             /** @default false */
@@ -2491,6 +2533,8 @@ export interface components {
             /** @default null */
             clock?: (components["schemas"]["BankClock"] | components["schemas"]["DeadlineClock"]) | null;
             created_at: number;
+            /** @default null */
+            fairness?: components["schemas"]["FairnessOut"] | null;
             /** @enum {unknown} */
             fill: "bots" | "drop";
             fill_bot: string;

@@ -7,6 +7,7 @@ import time
 import msgspec
 
 from domain.bots.clock import remaining
+from domain.game.fairness import SCHEME, Fairness, commitment
 from domain.game.legal import legal_actions, seat_actions
 from domain.game.model import Clock, Rules
 from domain.game.views import public_view
@@ -14,6 +15,7 @@ from service.core.model import GameRecord
 from service.entrypoints.api.schemas import (
     ActedOut,
     ClockOut,
+    FairnessOut,
     GameListItem,
     GameOut,
     GamesPage,
@@ -31,8 +33,10 @@ def etag(version: int) -> str:
     return f'"{version}"'
 
 
-def view_fields(record: GameRecord, seat: int | None) -> dict:
-    """A game's fields as `GameOut` holds them, with the legal actions of `seat` if any."""
+def view_fields(record: GameRecord, seat: int | None, reveal: bool | None = None) -> dict:
+    """A game's fields as `GameOut` holds them, with the legal actions of `seat` if any.
+    `reveal`: whether its fairness shows the seed (default: once ended, but a tournament's
+    game, whose reader decides: `revealed`)."""
     state = record.state
     assert state is not None
     view = public_view(state)
@@ -51,7 +55,35 @@ def view_fields(record: GameRecord, seat: int | None) -> dict:
         fields["status"] = record.status
     if state.clock is not None:
         fields["clock"] = clock_out(state.clock, time.time())
+    if reveal is None:
+        reveal = record.ended and record.tournament is None
+    fields["fairness"] = fairness_out(record, reveal)
     return fields
+
+
+def archived_fairness(fair: Fairness, seed: str | None) -> FairnessOut:
+    """A dealt game's fair deal as published, with `seed` (None: not revealed)."""
+    return FairnessOut(
+        scheme=fair.scheme, commitment=fair.commitment, entropy=list(fair.entropy),
+        start_drawn=fair.start_drawn, seed=seed,
+    )  # fmt: skip
+
+
+def fairness_out(record: GameRecord, reveal: bool = False) -> FairnessOut | None:
+    """A game's or a table's fair deal as published: the commitment and the entropy, and
+    the seed only when `reveal` and the game has ended (a live game's never)."""
+    state, table = record.state, record.table
+    if state is not None:
+        fair = state.fairness
+        if fair is None:
+            return None
+        return archived_fairness(fair, state.seed if reveal and record.ended else None)
+    if table is None or table.seed is None or table.deck is not None:
+        return None  # a given deck, or a table stored before the fair deals
+    return FairnessOut(
+        scheme=SCHEME, commitment=commitment(table.seed),
+        entropy=[s.entropy if s.taken else "" for s in table.seats], start_drawn=None, seed=None,
+    )  # fmt: skip
 
 
 def clock_out(clock: Clock, now: float) -> ClockOut:
@@ -108,14 +140,17 @@ def table_fields(record: GameRecord) -> dict:
         "seats": seats_out(record),
         "clock": table.clock,
         "starts_at": table.starts_at,
+        "fairness": fairness_out(record),
     }
 
 
-def game_or_table(record: GameRecord, seat: int | None) -> GameOut | TableOut:
+def game_or_table(
+    record: GameRecord, seat: int | None, reveal: bool | None = None
+) -> GameOut | TableOut:
     """A started game as `seat` sees it, or the table still filling."""
     if record.state is None:
         return TableOut(**table_fields(record))
-    return GameOut(**view_fields(record, seat))
+    return GameOut(**view_fields(record, seat, reveal))
 
 
 def render_acted(acted: Acted) -> bytes:

@@ -89,6 +89,7 @@ class LobbyController(Controller):
             invite=data.invite,
             player_id=data.player_id,
             idempotency_key=idempotency_key,
+            entropy=data.entropy or "",
         )
         joined = await lobby_of(request).join(command)
         shown = game_or_table(joined.record, joined.seat)

@@ -24,6 +24,7 @@ from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.bodies import strictly
 from service.entrypoints.api.event_streams import admit, follow
 from service.entrypoints.api.game_views import (
+    archived_fairness,
     etag,
     game_or_table,
     games_page,
@@ -161,6 +162,7 @@ class GamesController(Controller):
             rules=data.rules,
             clock=data.clock,
             idempotency_key=idempotency_key,
+            entropy=tuple(p.entropy or "" for p in data.players),
             origin=get_remote_address(request),
         )
         created = await lobby_of(request).create(command)
@@ -233,18 +235,25 @@ class GamesController(Controller):
             # a finished game outlives the live store's expiry in the archive
             history: History = request.app.state.history
             found = exc.code == "game_not_found"
-            view = await history.final_view(game_id, request.user) if found else None
-            if view is None:
+            final = await history.final_view(game_id, request.user) if found else None
+            if final is None:
                 raise
+            view, fair = final.view, final.fairness
+            shown = None if fair is None else archived_fairness(fair, final.seed)
             body = GameOut(
-                id=game_id, seat=None, legal_actions=None, **msgspec.structs.asdict(view)
-            )
+                id=game_id, seat=None, legal_actions=None, fairness=shown,
+                **msgspec.structs.asdict(view),
+            )  # fmt: skip
             return Response(body, headers={"ETag": etag(view.version)})
         seat = await service.seat_or_none(record, request.user)
+        secrecy = secrecy_of(request)
         if seat is None:  # a player reads their own game
-            await secrecy_of(request).check(record, request.user)
+            await secrecy.check(record, request.user)
+        reveal = None  # an ended game shows its seed; a duplicate deal's once played everywhere
+        if record.ended and record.tournament is not None:
+            reveal = not await secrecy.sealed(record.tournament)
         return Response(  # encoded here: Litestar's serializer path costs more
-            _encoder.encode(game_or_table(record, seat)),
+            _encoder.encode(game_or_table(record, seat, reveal)),
             media_type=JSON,
             headers={"ETag": etag(record.version)},
         )

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from domain.game.cards import CardCode, CollectionCode, ManifestEntry, deck_size
+from domain.game.fairness import ENTROPY_LIMIT, SCHEME
 from domain.game.model import (
     Action,
     AnyEvent,
@@ -58,6 +59,18 @@ Name = Annotated[
         "NFC-normalized and trimmed (else 400 `invalid_text`).",
     ),
 ]
+Entropy = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=ENTROPY_LIMIT,
+        extra_json_schema={"pattern": text.PATTERN},  # the text policy, as a name's
+        description=f"What this seat adds to the deal (provably fair deals, scheme "
+        f"`{SCHEME}`): any text of at most {ENTROPY_LIMIT} characters, kept as the text "
+        "policy keeps a name (else 400 `invalid_text`); it is published in the game's "
+        "`fairness` and mixed with the server's committed seed to shuffle the pile.",
+    ),
+]
 # an invite code as the lobby makes them (`secrets.token_urlsafe`): URL-safe base64
 InviteCode = Annotated[
     str, msgspec.Meta(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+(?!\n)$")
@@ -73,6 +86,7 @@ class PlayerIn(msgspec.Struct, **_IN):
     bot: BotLevel | None = None
     player_id: PlayerId | None = None
     open: bool = False
+    entropy: Entropy | None = None  # a human seated now (`name`, no bot, not open) only
 
 
 class CreateGameIn(msgspec.Struct, **_IN):
@@ -91,6 +105,7 @@ class JoinIn(msgspec.Struct, **_IN):
     seat: Annotated[int, msgspec.Meta(ge=0, le=4)] | None = None  # else the reserved/first open
     invite: InviteCode | None = None  # a private table's code
     player_id: PlayerId | None = None  # the platform seating a player; open services: anyone
+    entropy: Entropy | None = None  # what this seat adds to the deal
 
 
 class ScoreIn(msgspec.Struct, **_IN):
@@ -101,6 +116,20 @@ class ScoreIn(msgspec.Struct, **_IN):
 class SeatToken(msgspec.Struct, **_OUT):
     seat: int
     token: str  # bearer credential for this seat; shown only once
+
+
+class FairnessOut(msgspec.Struct, omit_defaults=True, **_OUT):
+    """The game's provably fair deal (docs: Fair deals): the commitment to its secret seed,
+    published from the table's creation on, each seat's entropy in seat order ("" for
+    none), and the seed itself once the game has ended (a duplicate tournament round's:
+    once every table of its deal has finished). Null for a game dealt from a given deck."""
+
+    scheme: str
+    commitment: str
+    entropy: list[str]
+    start_drawn: bool | None  # the starting seat drawn from the deal (null: not dealt yet)
+    # the secret seed, revealed once the game has ended (absent before)
+    seed: str | None = None
 
 
 class ClockOut(msgspec.Struct, **_OUT):
@@ -134,6 +163,7 @@ def _game_out() -> type[msgspec.Struct]:
         ("seat_actions", list[Action] | None, None),
         ("seat", int | None, None),  # the seat of the token sent, if any
         ("clock", ClockOut | None, None),  # null: the game has no clock
+        ("fairness", FairnessOut | None, None),  # null: dealt from a given deck
     ]
     doc = (
         "A game as everyone may see it, plus the caller's legal actions when a seat token is sent."
@@ -180,6 +210,7 @@ class TableOut(msgspec.Struct, **_OUT):
     clock: TimeControl | None = None  # the clock the game will start with
     # a scheduled table (a bulk pairing's): every seat assigned, dealt at this time (unix s)
     starts_at: float | None = None
+    fairness: FairnessOut | None = None  # null: a given deck
 
 
 class CreatedTableOut(TableOut, **_OUT):

@@ -106,6 +106,7 @@ MESSAGES: dict[str, str] = {
     "The seat token is not valid.": "Տեղի թոքենը վավեր չէ։",
     "This player has no seat in this game.": "Այս խաղացողը տեղ չունի այս խաղում։",
     "The action was chosen on version {expected}; the game is at {current}.": "Գործողությունն ընտրվել է {expected} տարբերակում. խաղն արդեն {current} տարբերակում է։",
+    "Seat {seat}: only a human seated now (a name, no bot, not open) gives entropy, and not at a tournament's table.": "Տեղ {seat}. entropy տալիս է միայն հիմա նստեցված մարդը (անուն, առանց բոտի, ոչ open), և ոչ մրցաշարի սեղանի մոտ։",
     "Seat {seat}: give a name, a bot, a player_id or open.": "Տեղ {seat}. նշեք անուն, բոտ, player_id կամ open։",
     "Only that player or the platform may list them.": "Դրանց ցանկը կարող են ստանալ միայն այդ խաղացողը կամ հարթակը։",
     "A bot's seat cannot be left.": "Բոտի տեղը հնարավոր չէ լքել։",

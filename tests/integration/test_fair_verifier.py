@@ -1,0 +1,162 @@
+"""The stand-alone verifier (clients/verifier/ten_verify.py) on records of games the engine
+dealt and bots played to the end: every player count, with and without the seats'
+entropy, a named and a drawn starting seat, a given deck; each kind of tampering refused.
+One run as a user runs it, a separate process on a file, which also shows that it needs
+nothing of the service."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.fair_records import VERIFIER, bot_record, load_verifier
+
+verifier = load_verifier()
+ENTROPY = ["ann's luck", "", "ç'est moi", "🂡", "x" * 64]
+
+
+def games() -> list[dict]:
+    found = []
+    for players in range(1, 6):
+        found.append(bot_record(players, f"plain-{players}"))
+        found.append(bot_record(players, f"mixed-{players}", ENTROPY[:players]))
+        found.append(bot_record(players, f"named-{players}", ENTROPY[:players], starting_seat=0))
+    return found
+
+
+GAMES = games()
+
+
+@pytest.mark.parametrize("record", GAMES, ids=lambda r: r["id"])
+def test_a_fair_game_verifies(record: dict) -> None:
+    verdict = verifier.verify(record)
+    assert verdict["error"] is None
+    assert verdict["ok"]
+    assert verdict["verifiable"]
+    assert verdict["draws"] == len(record["deck"])  # a finished game draws every card
+
+
+def test_a_given_deck_is_not_verifiable_but_its_draws_are_checked() -> None:
+    record = bot_record(2, "given", deck=["R1", "B2", "O3", "G4", "$1", "R5"])
+    assert record["fairness"]["verifiable"] is False
+    assert verifier.verify(record)["ok"]
+    assert not verifier.verify(record)["verifiable"]
+    swapped = copy.deepcopy(record)
+    swapped["deck"][0], swapped["deck"][1] = swapped["deck"][1], swapped["deck"][0]
+    assert "draws" in verifier.verify(swapped)["error"]
+
+
+def _swap_deck_card(record: dict) -> None:
+    deck = record["deck"]
+    other = next(i for i, c in enumerate(deck) if c != deck[0])
+    deck[0], deck[other] = deck[other], deck[0]
+
+
+def _swap_drawn_card(record: dict) -> None:
+    drawn = [e for e in record["events"] if e["type"] == "card_drawn"]
+    first = drawn[len(drawn) // 2]
+    first["card"] = next(e["card"] for e in drawn if e["card"] != first["card"])
+
+
+def _change_seed(record: dict) -> None:
+    record["fairness"]["seed"] += "0"
+
+
+def _change_entropy(record: dict) -> None:
+    for fair in (record["fairness"], record["events"][0]["fairness"]):
+        fair["entropy"][0] += "!"
+
+
+def _change_commitment(record: dict) -> None:
+    fake = "0" * 64
+    record["fairness"]["commitment"] = record["events"][0]["fairness"]["commitment"] = fake
+
+
+def _change_starting_seat(record: dict) -> None:
+    started = record["events"][0]
+    started["starting_seat"] = (started["starting_seat"] + 1) % record["player_count"]
+
+
+TAMPERINGS = {
+    "a card swapped in the deck": (_swap_deck_card, "deck"),
+    "a drawn card swapped in the events": (_swap_drawn_card, "draws"),
+    "the seed changed": (_change_seed, "commitment"),
+    "an entropy changed": (_change_entropy, "deck"),
+    "the commitment changed": (_change_commitment, "commitment"),
+    "the starting seat changed": (_change_starting_seat, "starting seat"),
+}
+
+
+@pytest.mark.parametrize("tampering", sorted(TAMPERINGS))
+def test_every_tampered_record_is_refused(tampering: str) -> None:
+    change, said = TAMPERINGS[tampering]
+    for record in GAMES:
+        if tampering == "the starting seat changed" and (
+            record["player_count"] == 1 or not record["fairness"]["start_drawn"]
+        ):
+            continue  # one seat, or a seat the creator named: nothing drawn to check
+        tampered = copy.deepcopy(record)
+        change(tampered)
+        verdict = verifier.verify(tampered)
+        assert not verdict["ok"], (tampering, record["id"])
+        assert said in verdict["error"], verdict["error"]
+
+
+def test_the_record_must_agree_with_what_game_started_published() -> None:
+    tampered = copy.deepcopy(GAMES[4])
+    tampered["fairness"]["entropy"] = [""] * tampered["player_count"]
+    assert "differs from the one game_started published" in verifier.verify(tampered)["error"]
+
+
+def test_it_runs_alone_on_files_and_stdin(tmp_path: Path) -> None:
+    good, bad = tmp_path / "good.ndjson", tmp_path / "bad.json"
+    good.write_text("".join(json.dumps(r) + "\n" for r in GAMES[:4]))
+    tampered = copy.deepcopy(GAMES[5])
+    _swap_drawn_card(tampered)
+    bad.write_text(json.dumps(tampered))
+    # -I: isolated (no PYTHONPATH, no current directory on the path): nothing of the repo
+    run = [sys.executable, "-I", str(VERIFIER)]
+    ok = subprocess.run([*run, str(good)], capture_output=True, text=True, check=False)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.count("OK ") == 4
+    mixed = subprocess.run(
+        [*run, "--json", str(good), str(bad)], capture_output=True, text=True, check=False
+    )
+    assert mixed.returncode == 1
+    report = json.loads(mixed.stdout)
+    assert (report["records"], report["verified"], report["refused"]) == (5, 4, 1)
+    refused = [r for r in report["results"] if not r["ok"]]
+    assert refused[0]["id"] == tampered["id"]
+    assert "draws" in refused[0]["error"]
+    piped = subprocess.run(
+        run, input=json.dumps(tampered), capture_output=True, text=True, check=False
+    )
+    assert piped.returncode == 1
+    assert f"REFUSED {tampered['id']}" in piped.stdout
+    broken = subprocess.run(run, input="{nope", capture_output=True, text=True, check=False)
+    assert broken.returncode == 2
+
+
+def test_the_documented_example_holds() -> None:
+    """The worked example of docs/fairness.md and the verifier's README."""
+    seed = "0123456789abcdef0123456789abcdef"
+    assert verifier.commitment(seed) == (
+        "98afec6e3d168a0095f76be319fdb9e75fca901cc329ae6a9b69c463db2d37e1"
+    )
+    dealt = verifier.deal_seed(seed, ["ann", ""])
+    assert dealt == "f672399b906ca2a085678d47628f98caeb216c7273349c39a8924ddff11e6897"
+    assert verifier.Stream(dealt).next_u64() == 5940706471332029219
+    stream = verifier.Stream(dealt)
+    pile = stream.shuffled(verifier.deck_for(2))
+    assert pile[:8] == ["$3", "B#", "$1", "W5", "$1", "$3", "W9", "$1"]
+    assert stream.randbelow(2) == 1
+    for doc in (Path("docs/fairness.md"), VERIFIER.with_name("README.md")):
+        text = (VERIFIER.parents[2] / doc).read_text()
+        assert dealt in text
+        assert "$3 B# $1 W5 $1 $3 W9 $1" in text
+    assert [len(verifier.deck_for(n)) for n in range(1, 6)] == [81, 81, 105, 129, 129]

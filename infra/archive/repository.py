@@ -30,9 +30,8 @@ from service.core.ports import StoredEvent
 from service.history.archive import (
     ARCHIVED_STATUSES,
     ArchivedGame,
-    ArchivedResult,
-    ArchivedSeat,
-    ColorScore,
+    ExportedGame,
+    ExportFilter,
     GameSummary,
     LeaderboardOrder,
     LeaderboardRow,
@@ -49,9 +48,11 @@ from .models import games, results, seats
 from .models import ratings as ratings_table
 from .models import reviews as reviews_table
 from .queries import (
+    archived_game,
     board_columns,
-    color_order,
+    export_page_query,
     from_row,
+    game_parts,
     games_page_query,
     ranked_figures,
     seat_summaries,
@@ -212,27 +213,7 @@ class SqlArchive:
                         select(results).where(results.c.game_id == game_id).order_by(results.c.seat)
                     )
                 ).all()
-        return from_row(
-            ArchivedGame,
-            game,
-            ranked=bool(game.ranked),
-            unranked_reasons=tuple(game.unranked_reasons or ()),
-            deck=tuple(game.deck),
-            seats=tuple(from_row(ArchivedSeat, s, ranked=bool(s.ranked)) for s in seat_rows),
-            results=tuple(
-                from_row(
-                    ArchivedResult,
-                    r,
-                    colors={
-                        color: ColorScore(points=c["points"], run=tuple(c["run"]))
-                        for color, c in sorted(r.colors.items(), key=color_order)
-                    },
-                    winner=bool(r.winner),
-                    resigned=bool(r.resigned),
-                )
-                for r in result_rows
-            ),
-        )
+        return archived_game(game, seat_rows, result_rows)
 
     async def events(
         self, game_id: str, after: int = 0, limit: int | None = None
@@ -251,6 +232,24 @@ class SqlArchive:
             async with self.engine.connect() as conn:
                 rows = (await conn.execute(query)).all()
         return [StoredEvent(row.seq, row.data.encode()) for row in rows]
+
+    async def export_page(
+        self, which: ExportFilter, after: tuple[datetime, str] | None, limit: int
+    ) -> list[ExportedGame]:
+        """A page of whole games (seats, results, log) oldest first by (finished_at, id),
+        after the key `after`: four queries a page, whatever the archive's size."""
+        query = export_page_query(which, after, limit)
+        with translate_errors():
+            async with self.engine.connect() as conn:
+                rows = (await conn.execute(query)).all()
+                ids = [row.id for row in rows]
+                if not ids:
+                    return []
+                parts = await game_parts(conn, ids)
+        return [
+            (archived_game(row, parts.seats[row.id], parts.results[row.id]), parts.events[row.id])
+            for row in rows
+        ]
 
     async def player_stats(self, player_id: str, *, ranked_only: bool = True) -> PlayerStats:
         """Games, wins (shared wins count), mean and best score, busts per game and

@@ -240,6 +240,7 @@ async def game_parts(conn: AsyncConnection, game_ids: list[str]) -> GameParts:
         .where(events.c.game_id.in_(game_ids))
         .order_by(events.c.game_id, events.c.seq)
     )
-    for row in logged:
-        parts.events[row.game_id].append(StoredEvent(row.seq, row.data.encode()))
+    by_game = parts.events
+    for game_id, seq, data in logged.tuples().all():  # tuples: the hot loop of the export
+        by_game[game_id].append(StoredEvent(seq, data.encode()))
     return parts

@@ -241,6 +241,6 @@ async def game_parts(conn: AsyncConnection, game_ids: list[str]) -> GameParts:
         .order_by(events.c.game_id, events.c.seq)
     )
     by_game = parts.events
-    for game_id, seq, data in logged.tuples().all():  # tuples: the hot loop of the export
+    for game_id, seq, data in logged.all():  # unpacked rows: the hot loop of the export
         by_game[game_id].append(StoredEvent(seq, data.encode()))
     return parts

@@ -9,7 +9,8 @@ is `schema()` (committed as openapi/game-record.schema.json and served by the AP
 
 `check_record` replays a record with the engine (`domain.game.engine.evolve` folded over
 its events from the dealt deck) and says what is wrong with it, if anything: the log, each
-card drawn against the deck, the final state against the results the scoring gives.
+card drawn against the deck, the final state against the rules' invariants and the results
+the scoring gives.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Literal
 import msgspec
 
 from domain.game.engine import evolve
+from domain.game.invariants import violations
 from domain.game.model import AnyEvent, Busted, CardDrawn, GameFinished, GameStarted, GameState
 from domain.game.results import final_results
 from service.core.ports import StoredEvent
@@ -255,6 +257,9 @@ def _check_end(record: GameRecordV1, events: Sequence[Any], state: GameState) ->
         raise BadRecord(
             f"the log ends at version {state.version}, the record says {record.version}"
         )
+    broken = violations(state, record.deck)  # the rules' invariants (rules.md 8)
+    if broken:
+        raise BadRecord(f"the final state is not consistent: {'; '.join(broken)}")
     if not finished:
         if record.results:
             raise BadRecord(f"a game {record.status} has no results")

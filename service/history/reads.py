@@ -150,13 +150,14 @@ class History:
         after: tuple[datetime, str] | None = None
         game_ids = None if contexts is None else tuple(sorted(contexts))
         which = ExportFilter(player_id=player_id, since=since, until=until, game_ids=game_ids)
+        known = contexts or {}
+        none = RecordContext()
         while True:
             found = await self.archive.export_page(which, after, page)
             if not found:
                 return
-            known = contexts or {}
             yield b"".join(
-                encode_line(record_of(game, logged, known.get(game.id, RecordContext())))
+                encode_line(record_of(game, logged, known.get(game.id, none)))
                 for game, logged in found
             )
             last = found[-1][0]

@@ -39,6 +39,18 @@ if os.environ.get("TEN_DATABASE_URL", "") in ("", os.environ.get(_OWN)):
 _CHECKOUT = pytest.StashKey[dict]()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_archive_replays() -> Iterator[None]:
+    """At the end, every game this process's own archive got (apps built in the test process
+    without a `database_url`) replays from its record (tests/support/replayed.py)."""
+    yield
+    own = os.environ.get(_OWN)
+    if "_ARCHIVE_DIR" in globals() and own and (_ARCHIVE_DIR / "archive.sqlite3").exists():
+        from tests.support.replayed import replay_archive  # SQLAlchemy, only if needed
+
+        replay_archive(own)
+
+
 def _controller(session: pytest.Session) -> bool:
     return not hasattr(session.config, "workerinput")  # xdist workers share the controller's run
 

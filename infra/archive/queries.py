@@ -1,8 +1,10 @@
 """The queries of the archive's reads (`SqlArchive`) and the records built from their rows:
-a page of the listing of games, the seats of its games, the leaderboard's figures."""
+a page of the listing of games, the seats of its games, the leaderboard's figures, a page
+of the bulk export (whole games with their logs)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -11,9 +13,17 @@ from sqlalchemy import Select, case, func, literal, select, true, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.game.cards import COLORS
-from service.history.archive import SeatSummary
+from service.core.ports import StoredEvent
+from service.history.archive import (
+    ArchivedGame,
+    ArchivedResult,
+    ArchivedSeat,
+    ColorScore,
+    ExportFilter,
+    SeatSummary,
+)
 
-from .models import games, results, seats
+from .models import events, games, results, seats
 
 _S = TypeVar("_S", bound=msgspec.Struct)
 
@@ -149,3 +159,88 @@ async def seat_summaries(
             )
         )
     return by_game
+
+
+def archived_game(game: Any, seat_rows: Sequence[Any], result_rows: Sequence[Any]) -> ArchivedGame:
+    """An archived game from its row and those of its seats and results (in seat order)."""
+    return from_row(
+        ArchivedGame,
+        game,
+        ranked=bool(game.ranked),
+        unranked_reasons=tuple(game.unranked_reasons or ()),
+        deck=tuple(game.deck),
+        seats=tuple(from_row(ArchivedSeat, s, ranked=bool(s.ranked)) for s in seat_rows),
+        results=tuple(
+            from_row(
+                ArchivedResult,
+                r,
+                colors={
+                    color: ColorScore(points=c["points"], run=tuple(c["run"]))
+                    for color, c in sorted(r.colors.items(), key=color_order)
+                },
+                winner=bool(r.winner),
+                resigned=bool(r.resigned),
+            )
+            for r in result_rows
+        ),
+    )
+
+
+def export_page_query(
+    which: ExportFilter, after: tuple[datetime, str] | None, limit: int
+) -> Select[Any]:
+    """The bulk export's page: whole game rows oldest first by (finished_at, id), after the
+    key `after` (an index range scan on `ix_games_finished`, or the player's seats')."""
+    query: Select[Any]
+    if which.player_id is None:
+        at, game_id = games.c.finished_at, games.c.id
+        query = select(games)
+    else:
+        at, game_id = seats.c.finished_at, seats.c.game_id
+        query = (
+            select(games)
+            .select_from(seats)
+            .join(games, games.c.id == seats.c.game_id)
+            .where(seats.c.player_id == which.player_id)
+        )
+    if which.game_ids is not None:
+        query = query.where(games.c.id.in_(which.game_ids))
+    if which.since is not None:
+        query = query.where(at >= which.since)
+    if which.until is not None:
+        query = query.where(at < which.until)
+    if after is not None:
+        query = query.where(tuple_(at, game_id) > tuple_(*_typed_key(after)))
+    return query.order_by(at, game_id).limit(limit)
+
+
+class GameParts(msgspec.Struct, frozen=True, kw_only=True):
+    seats: dict[str, list[Any]]
+    results: dict[str, list[Any]]
+    events: dict[str, list[StoredEvent]]
+
+
+async def game_parts(conn: AsyncConnection, game_ids: list[str]) -> GameParts:
+    """The seats, results and logs of `game_ids`, each in order, by game."""
+    parts = GameParts(
+        seats={g: [] for g in game_ids},
+        results={g: [] for g in game_ids},
+        events={g: [] for g in game_ids},
+    )
+    for table, into in ((seats, parts.seats), (results, parts.results)):
+        rows = await conn.execute(
+            select(table)
+            .where(table.c.game_id.in_(game_ids))
+            .order_by(table.c.game_id, table.c.seat)
+        )
+        for row in rows:
+            into[row.game_id].append(row)
+    logged = await conn.execute(
+        select(events.c.game_id, events.c.seq, events.c.data)
+        .where(events.c.game_id.in_(game_ids))
+        .order_by(events.c.game_id, events.c.seq)
+    )
+    by_game = parts.events
+    for game_id, seq, data in logged.all():  # unpacked rows: the hot loop of the export
+        by_game[game_id].append(StoredEvent(seq, data.encode()))
+    return parts

@@ -30,9 +30,8 @@ from service.core.ports import StoredEvent
 from service.history.archive import (
     ARCHIVED_STATUSES,
     ArchivedGame,
-    ArchivedResult,
-    ArchivedSeat,
-    ColorScore,
+    ExportedGame,
+    ExportFilter,
     GameSummary,
     LeaderboardOrder,
     LeaderboardRow,
@@ -49,9 +48,11 @@ from .models import games, results, seats
 from .models import ratings as ratings_table
 from .models import reviews as reviews_table
 from .queries import (
+    archived_game,
     board_columns,
-    color_order,
+    export_page_query,
     from_row,
+    game_parts,
     games_page_query,
     ranked_figures,
     seat_summaries,
@@ -256,6 +257,24 @@ class SqlArchive:
             async with self.engine.connect() as conn:
                 rows = (await conn.execute(query)).all()
         return [StoredEvent(row.seq, row.data.encode()) for row in rows]
+
+    async def export_page(
+        self, which: ExportFilter, after: tuple[datetime, str] | None, limit: int
+    ) -> list[ExportedGame]:
+        """A page of whole games (seats, results, log) oldest first by (finished_at, id),
+        after the key `after`: four queries a page, whatever the archive's size."""
+        query = export_page_query(which, after, limit)
+        with translate_errors():
+            async with self.engine.connect() as conn:
+                rows = (await conn.execute(query)).all()
+                ids = [row.id for row in rows]
+                if not ids:
+                    return []
+                parts = await game_parts(conn, ids)
+        return [
+            (archived_game(row, parts.seats[row.id], parts.results[row.id]), parts.events[row.id])
+            for row in rows
+        ]
 
     async def player_stats(self, player_id: str, *, ranked_only: bool = True) -> PlayerStats:
         """Games, wins (shared wins count), mean and best score, busts per game and

@@ -5,6 +5,7 @@
     python -m service.cli jobs requeue archive --all
     python -m service.cli ratings rebuild [--url URL]  # every rating again, from the archive
     python -m service.cli work                       # the queues' workers, no HTTP (until SIGTERM)
+    python -m service.cli records check FILE..       # replay game records (JSON, NDJSON, - stdin)
 
 `work` runs the workers of every queue in a process of its own, for serving processes
 started with TEN_JOB_WORKERS=false (their CPU then goes to requests only); any number of
@@ -26,6 +27,7 @@ from datetime import UTC, datetime
 
 from service.bootstrap import build_adapters, work_jobs
 from service.core.settings import Settings
+from service.entrypoints.record_check import check_files
 from service.history.archiving import rebuild_ratings
 from service.jobs.worker import QUEUES, requeue_all
 
@@ -98,7 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     ratings.add_argument("action", choices=("rebuild",), help="recompute every rating")
     ratings.add_argument("--url", help="database URL (default: TEN_DATABASE_URL, else SQLite)")
     commands.add_parser("work", help="the queues' workers, without the HTTP API")
+    records = commands.add_parser("records", help="game records (docs/records.md)")
+    records.add_argument("action", choices=("check",), help="replay records and check them")
+    records.add_argument("files", nargs="+", help="a record (JSON) or NDJSON file; - for stdin")
     args = parser.parse_args(argv)
+    if args.command == "records":
+        return check_files(args.files)
     if args.command == "work":
         return asyncio.run(_work(Settings.from_env()))
     if args.command == "ratings":

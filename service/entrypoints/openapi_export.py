@@ -1,11 +1,13 @@
 """Write the service's OpenAPI document to `openapi/` (committed, reviewed like code).
 
-    python -m service.entrypoints.openapi_export           # (re)write openapi/openapi.json and .yaml
+    python -m service.entrypoints.openapi_export           # (re)write openapi/openapi.json and .yaml,
+                                                           # and openapi/game-record.schema.json
     python -m service.entrypoints.openapi_export --check   # exit 1 if the committed files are stale
 
 The document is the one `/schema/openapi.json` serves: the app built with the default
-settings, finished by `service.entrypoints.api.openapi.finish_openapi`. Keys are sorted so diffs show
-only real changes.
+settings, finished by `service.entrypoints.api.openapi.finish_openapi`; beside it, the game
+record's JSON Schema (`service.history.records.schema`, served at /v1/schemas/game-record).
+Keys are sorted so diffs show only real changes.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT_DIR = ROOT / "openapi"
+RECORD_SCHEMA = OUT_DIR / "game-record.schema.json"
 EXPORT_COMMAND = "python -m service.entrypoints.openapi_export"
 
 
@@ -44,10 +47,13 @@ def render_yaml(document: dict[str, Any]) -> str:
 
 
 def rendered(document: dict[str, Any] | None = None) -> dict[Path, str]:
+    from service.history.records import schema  # noqa: PLC0415
+
     document = build_document() if document is None else document
     return {
         OUT_DIR / "openapi.json": render_json(document),
         OUT_DIR / "openapi.yaml": render_yaml(document),
+        RECORD_SCHEMA: render_json(schema()),
     }
 
 

@@ -188,6 +188,20 @@ class RankedGame(msgspec.Struct, **_RECORD):
     seats: tuple[SeatFacts, ...]
 
 
+# a game of the bulk export: the game and its whole log
+ExportedGame = tuple[ArchivedGame, list[StoredEvent]]
+
+
+class ExportFilter(msgspec.Struct, **_RECORD):
+    """Which games the bulk export reads: `player_id` sat in them, `since <= finished_at <
+    until`, among `game_ids` (None: any of each)."""
+
+    player_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    game_ids: tuple[str, ...] | None = None
+
+
 class ArchiveUnit(Protocol):
     """One transaction on the archive (a unit of work): what it wrote is kept when
     `commit()` is called, and dropped when the unit ends without it. Two units that write
@@ -248,6 +262,12 @@ class GameArchive(ArchiveUnits, Protocol):
         `status` and `ranked` filter (None: any)."""
 
     async def get_game(self, game_id: str) -> ArchivedGame | None: ...
+
+    async def export_page(
+        self, which: ExportFilter, after: tuple[datetime, str] | None, limit: int
+    ) -> list[ExportedGame]:
+        """Up to `limit` whole games of `which`, oldest first by (finished_at, id), those
+        after the key `after` (a page's last game's): the bulk export's keyset pages."""
 
     async def events(
         self, game_id: str, after: int = 0, limit: int | None = None

@@ -5,6 +5,7 @@ been played at every table (`service.history.archiver`)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Mapping
 from datetime import datetime
 from typing import NamedTuple
 
@@ -21,6 +22,7 @@ from service.games.use_cases import GAME_ID
 from service.history.archive import (
     ArchivedGame,
     ArchivedStatus,
+    ExportFilter,
     GameArchive,
     GameSummary,
     LeaderboardOrder,
@@ -29,6 +31,7 @@ from service.history.archive import (
     RatingChange,
 )
 from service.history.ratings import PRIOR, Rating, predict
+from service.history.records import GameRecordV1, RecordContext, encode_line, record_of
 
 _RECORD = {"frozen": True, "kw_only": True}
 
@@ -53,6 +56,7 @@ class TableForecast(msgspec.Struct, **_RECORD):
 
 
 _events_decoder = msgspec.json.Decoder(AnyEvent)
+EXPORT_PAGE = 100  # games a page of the bulk export reads (and holds) at once
 
 
 class History:
@@ -132,6 +136,51 @@ class History:
         started = events[0] if events else None
         fairness = started.fairness if isinstance(started, GameStarted) else None
         return None if last is None else FinalView(last, fairness, game.seed)
+
+    async def record(self, game_id: str, caller: Caller) -> GameRecordV1:
+        """The game's record (`service.history.records`): read as the archived game is."""
+        game = await self.game(game_id, caller)
+        return record_of(game, await self.archive.events(game_id, 0, None))
+
+    @staticmethod
+    def may_export(caller: Caller, player_id: str | None) -> None:
+        """The bulk export is the platform's (its API key), or a player's of their own
+        games (their JWT, `player_id` theirs); raises ServiceError otherwise."""
+        if caller.platform or (caller.kind == "player" and caller.player_id == player_id):
+            return
+        raise ServiceError(
+            "authentication_required" if caller.kind == "anonymous" else "platform_only"
+        )
+
+    async def export(
+        self,
+        *,
+        player_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        contexts: Mapping[str, RecordContext] | None = None,
+        page: int = EXPORT_PAGE,
+    ) -> AsyncIterator[bytes]:
+        """The archive's records as NDJSON, oldest first, a page of `page` games at a time
+        (keyset pages: memory bounded whatever the archive's size). `contexts`: only these
+        games (a tournament's), each with what the archive does not keep of it. A game of a
+        deal still played elsewhere is not in the archive yet (`service.history.archiver`),
+        so it is left out."""
+        after: tuple[datetime, str] | None = None
+        game_ids = None if contexts is None else tuple(sorted(contexts))
+        which = ExportFilter(player_id=player_id, since=since, until=until, game_ids=game_ids)
+        known = contexts or {}
+        none = RecordContext()
+        while True:
+            found = await self.archive.export_page(which, after, page)
+            if not found:
+                return
+            yield b"".join(
+                encode_line(record_of(game, logged, known.get(game.id, none)))
+                for game, logged in found
+            )
+            last = found[-1][0]
+            after = (last.finished_at, last.id)
 
     async def player_stats(self, player_id: str, *, ranked_only: bool = True) -> PlayerStats:
         return await self.archive.player_stats(player_id, ranked_only=ranked_only)

@@ -946,6 +946,7 @@ def test_a_game_the_database_refuses_is_quarantined_and_the_games_behind_it_are_
     )
     queue = MemoryQueue("archive")
     now = [1_000.0]
+    empty.unreplayable.add(first.id)  # its seat's name is not its log's
 
     async def body(archive: SqlArchive) -> list[tuple[str, str]]:
         archiver = Archiver(queue, archive, clock=lambda: now[0], jitter=lambda: 0.5)

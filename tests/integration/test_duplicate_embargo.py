@@ -15,6 +15,7 @@ every table finished, everything is archived and readable."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from litestar.testing import TestClient
 from domain.game.fairness import commitment
 from service.core.settings import ArchiveSettings, IdentitySettings, ObservabilitySettings, Settings
 from service.entrypoints.api.app import create_app
+from service.entrypoints.record_check import check_one
 from tests.support.archive import pg_database
 
 API_KEY = "platform-key-0123456789abcdef"
@@ -87,6 +89,23 @@ def reads(game: str) -> list[tuple[str, str]]:
         ("archived", f"/v1/archive/games/{game}"),
         ("archived events", f"/v1/archive/games/{game}/events"),
         ("replay", f"/v1/archive/games/{game}/replay"),
+        ("record", f"/v1/archive/games/{game}/record"),
+    ]
+
+
+def exported(client: TestClient, tid: str) -> dict[str, dict[str, Any]]:
+    """The tournament's games in the archive's bulk export (the platform's), by id; each
+    record replays."""
+    response = client.get(f"/v1/archive/export?tournament_id={tid}", headers=PLATFORM)
+    assert response.status_code == 200, response.text
+    for line in response.content.splitlines():
+        assert check_one(line) is None
+    return {r["id"]: r for r in map(json.loads, response.content.splitlines())}
+
+
+def shown_tables(client: TestClient, tid: str) -> list[dict[str, Any]]:
+    return client.get(f"/v1/tournaments/{tid}/rounds", headers=PLATFORM).json()["rounds"][0][
+        "tables"
     ]
 
 
@@ -186,6 +205,7 @@ def play_a_duplicate_round(client: TestClient) -> None:
     # the bots' game ended; the archiver looked at it and left it waiting for the deal
     wait_for("the bots' game held", lambda: held(client) >= 1)
     not_archived(client, bot_game)
+    assert exported(client, tid) == {}  # nor exported
 
     # the bots' finished game, and each human's live game, to everyone but the platform
     for who in (ANYONE, CAT, ANN, BOB):
@@ -201,7 +221,7 @@ def play_a_duplicate_round(client: TestClient) -> None:
     # the platform reads everything
     for game in (bot_game, ann_game, bob_game):
         for name, path in reads(game):
-            if name in ("review", "archived", "archived events", "replay") or (
+            if name in ("review", "archived", "archived events", "replay", "record") or (
                 name == "stream" and game != bot_game
             ):
                 continue  # not archived yet; a live game's stream never ends
@@ -235,6 +255,7 @@ def play_a_duplicate_round(client: TestClient) -> None:
     )
     wait_for("ann's game held", lambda: held(client) >= 2)
     not_archived(client, ann_game)
+    assert exported(client, tid) == {}
     assert counted_games(client, "ann") == 0  # her result counts nowhere yet
     assert client.get(f"/v1/games/{ann_game}", headers=ANN).status_code == 200  # her own
     for who in (ANN, PLATFORM):  # ended, but its seed is bob's pile: not shown yet
@@ -264,6 +285,11 @@ def play_a_duplicate_round(client: TestClient) -> None:
     for game in (ann_game, bob_game, bot_game):  # the deal played everywhere: seed revealed
         fair = client.get(f"/v1/games/{game}").json()["fairness"]
         assert commitment(fair["seed"]) == fair["commitment"]
+    records = exported(client, tid)
+    assert set(records) == {ann_game, bob_game, bot_game}
+    for t in shown_tables(client, tid):
+        assert records[t["game_id"]]["tournament"] == {"id": tid, "round": 1, "table": t["table"]}
+        assert records[t["game_id"]]["clock"] == TOURNAMENT["clock"] | {"takeover_after": 3}
     assert counted_games(client, "ann") == counted_games(client, "bob") == 1
     shown = client.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"][0]["tables"]
     assert len(shown) == 3

@@ -23,6 +23,7 @@ from infra.archive import make_engine, upgrade
 from infra.archive.models import events as events_table
 from infra.archive.models import games, results, seats
 from tests.servers import ServiceProcess
+from tests.support.replayed import replay_archive
 from tests.support.scratch import scratch_database
 
 PG_SERVER = os.environ.get("TEN_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -164,6 +165,8 @@ def sqlite_database(path: Path) -> Iterator[ArchiveDb]:
     db = ArchiveDb(f"sqlite+aiosqlite:///{path}", runner)
     try:
         yield db
+        if path.exists():
+            replay_archive(db.url, runner)  # every game the service archived replays
     finally:
         runner.run(db.engine.dispose())
         runner.close()
@@ -185,6 +188,7 @@ def pg_database(*, migrate: bool = True) -> Iterator[ArchiveDb]:
         db = ArchiveDb(url, runner)
         try:
             yield db
+            replay_archive(url, runner)  # every game the service archived replays
         finally:
             runner.run(db.engine.dispose())
     finally:

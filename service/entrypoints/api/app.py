@@ -51,6 +51,7 @@ from service.entrypoints.api.privacy_routes import PRIVACY_ROUTES
 from service.entrypoints.api.problems import internal_error_handler, problem_details_config
 from service.entrypoints.api.push_routes import PUSH_ROUTES
 from service.entrypoints.api.rate_limit import EXEMPT, AtomicRateLimitConfig
+from service.entrypoints.api.record_routes import RECORD_ROUTES
 from service.entrypoints.api.routes import GamesController, allow_every_method
 from service.entrypoints.api.rules_routes import rules, score
 from service.entrypoints.api.static_files import LocalFiles
@@ -133,6 +134,7 @@ def routes() -> list:
         LobbyController,
         *TOURNAMENT_ROUTES,
         ArchiveController,
+        *RECORD_ROUTES,
         player_stats,
         rating_history,
         leaderboard,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 from litestar import Controller, Request, get
@@ -47,6 +47,24 @@ _TIMESTAMP = re.compile(TIMESTAMP.removesuffix("$") + "\\Z")  # no newline befor
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 _LATEST = datetime.max.replace(tzinfo=UTC)
 Ranked = Literal["true", "all"]
+
+
+def instant(description: str) -> Any:
+    """An RFC 3339 query parameter (`parse_timestamp` reads it)."""
+    return Parameter(
+        required=False,
+        pattern=TIMESTAMP,
+        schema_extra={"format": "date-time"},
+        description=description,
+    )
+
+
+PlayerFilter = Annotated[
+    str | None,
+    Parameter(required=False, pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100),
+]
+Since = Annotated[str | None, instant("Ended at or after (RFC 3339, e.g. 2026-11-29T18:00:00Z).")]
+Until = Annotated[str | None, instant("Ended before (RFC 3339).")]
 
 
 def parse_timestamp(name: str, value: str | None) -> datetime | None:
@@ -160,28 +178,9 @@ class ArchiveController(Controller):
     async def list_games(
         self,
         request: AuthenticatedRequest,
-        player_id: Annotated[
-            str | None,
-            Parameter(required=False, pattern=PLAYER_ID_PATTERN, min_length=1, max_length=100),
-        ] = None,
-        since: Annotated[
-            str | None,
-            Parameter(
-                required=False,
-                pattern=TIMESTAMP,
-                schema_extra={"format": "date-time"},
-                description="Ended at or after (RFC 3339, e.g. 2026-11-29T18:00:00Z).",
-            ),
-        ] = None,
-        until: Annotated[
-            str | None,
-            Parameter(
-                required=False,
-                pattern=TIMESTAMP,
-                schema_extra={"format": "date-time"},
-                description="Ended before (RFC 3339).",
-            ),
-        ] = None,
+        player_id: PlayerFilter = None,
+        since: Since = None,
+        until: Until = None,
         status: Annotated[
             Literal["finished", "aborted", "abandoned", "all"],
             Parameter(

@@ -58,6 +58,7 @@ from service.entrypoints.api.schemas import (
 )
 from service.history.archive import ArchivedGame, PlayerStats
 from service.history.reads import TableForecast
+from service.history.records import GameRecordV1
 from service.history.reviews import ReviewOut
 from service.privacy.use_cases import Erased
 from service.reactions.webhook_payloads import WEBHOOK_PAYLOADS
@@ -77,6 +78,7 @@ API_TYPES = (
     Problem,
     ArchivedGamesPage,
     ArchivedGame,
+    GameRecordV1,
     ReplayOut,
     PlayerStats,
     LeaderboardOut,

@@ -1,0 +1,72 @@
+"""`python -m service.cli records check`: records in a JSON file (pretty-printed or not), in
+NDJSON, on standard input; a bad record named with its reason and a non-zero exit."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from service.entrypoints.cli import main
+from service.history.archiving import archival
+from service.history.records import encode_line, record_of
+from tests.support.ended_games import aborted_game, dataset
+
+
+def lines() -> list[bytes]:
+    played = [*dataset()[:3], aborted_game(2)]
+    return [
+        encode_line(record_of(archival(p.record, p.stored, p.player_ids).game, p.stored))
+        for p in played
+    ]
+
+
+def bad(line: bytes) -> bytes:
+    document = msgspec.json.decode(line)
+    document["results"][0]["score"] += 3
+    return msgspec.json.encode(document) + b"\n"
+
+
+def test_an_ndjson_file_of_good_records(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "export.ndjson"
+    path.write_bytes(b"".join(lines()))
+    assert main(["records", "check", str(path)]) == 0
+    assert "ok: 4 record(s) replayed" in capsys.readouterr().out
+
+
+def test_one_pretty_printed_record(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(json.loads(lines()[0]), indent=2))
+    assert main(["records", "check", str(path)]) == 0
+    assert "ok: 1 record(s)" in capsys.readouterr().out
+
+
+def test_a_bad_record_is_named_with_its_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    good = lines()
+    path = tmp_path / "export.ndjson"
+    path.write_bytes(good[0] + bad(good[1]) + b"\n" + good[2])
+    assert main(["records", "check", str(path)]) == 1
+    err = capsys.readouterr().err
+    game = msgspec.json.decode(good[1])["id"]
+    assert f"{path}:2 (game {game}): the record's results differ" in err
+    assert "bad: 1 of 3 record(s)" in err
+
+
+def test_standard_input_and_what_is_no_record(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    stdin = io.TextIOWrapper(io.BytesIO(lines()[3] + b'{"format": "other"}\n'))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert main(["records", "check", "-"]) == 1
+    assert "<stdin>:2: not a ten-game-record v1" in capsys.readouterr().err
+
+
+def test_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["records", "check", str(tmp_path / "none.ndjson")]) == 2
+    assert "none.ndjson" in capsys.readouterr().err

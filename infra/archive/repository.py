@@ -64,31 +64,6 @@ from .unit import OnGreenlet, OnThread, SqlUnit, ended, immediate
 MAX_LIMIT = 500
 
 
-def archived_game(game: Any, seat_rows: Sequence[Any], result_rows: Sequence[Any]) -> ArchivedGame:
-    """An archived game from its rows (`games`, its `seats` and `results` in seat order)."""
-    return from_row(
-        ArchivedGame,
-        game,
-        ranked=bool(game.ranked),
-        unranked_reasons=tuple(game.unranked_reasons or ()),
-        deck=tuple(game.deck),
-        seats=tuple(from_row(ArchivedSeat, s, ranked=bool(s.ranked)) for s in seat_rows),
-        results=tuple(
-            from_row(
-                ArchivedResult,
-                r,
-                colors={
-                    color: ColorScore(points=c["points"], run=tuple(c["run"]))
-                    for color, c in sorted(r.colors.items(), key=color_order)
-                },
-                winner=bool(r.winner),
-                resigned=bool(r.resigned),
-            )
-            for r in result_rows
-        ),
-    )
-
-
 class SqlArchive:
     """The archive on an AsyncEngine (see `database.make_engine`); the schema comes from the
     Alembic migrations (`infra.archive.migrate.upgrade`)."""

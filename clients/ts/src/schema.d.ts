@@ -38,6 +38,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/archive/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The archive's game records as NDJSON, streamed
+         * @description One ten-game-record v1 per line (its schema: `/v1/schemas/game-record`), oldest first by end time then id, read from the archive a page at a time. The platform's (X-API-Key); a player (their JWT) may export their own games (`player_id` theirs). Filters combine: `player_id` (sat in the game), `since` <= end < `until`, `tournament_id` (that tournament's tables; each record then names its table and clock). A game of a duplicate round whose deal is still being played elsewhere is not archived yet, so it is never exported.
+         */
+        get: operations["exportArchive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/archive/games": {
         parameters: {
             query?: never;
@@ -90,6 +110,26 @@ export interface paths {
          * @description The game's events with `seq` greater than `after`, oldest first. A game of a tournament round whose deal is still being played at another table is 403 `game_embargoed` to all but the platform (and left out of the listing).
          */
         get: operations["listArchivedEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/archive/games/{game_id}/record": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An ended game's record (ten-game-record v1)
+         * @description Everything a third party needs to replay and check the game offline: rules, seats, the revealed seed and the deck as dealt, the fairness commitment and entropy, every event as published, the results. Its JSON Schema: `/v1/schemas/game-record`. A game of a tournament round whose deal is still being played at another table is 403 `game_embargoed` to all but the platform (and left out of the listing).
+         */
+        get: operations["getGameRecord"];
         put?: never;
         post?: never;
         delete?: never;
@@ -729,6 +769,23 @@ export interface paths {
         };
         /** The deck manifest and rule options */
         get: operations["getRules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schemas/game-record": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The JSON Schema of the game record (ten-game-record v1) */
+        get: operations["getGameRecordSchema"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1832,6 +1889,42 @@ export interface components {
             version: number;
         };
         /**
+         * GameRecordV1
+         * @description One ended game, as exported (docs/records.md).
+         */
+        GameRecordV1: {
+            /** @default null */
+            clock?: Record<string, never> | null;
+            created_at: string;
+            deck: string[];
+            ended_at: string;
+            events: unknown[];
+            fairness: components["schemas"]["RecordFairness"];
+            /**
+             * @default ten-game-record
+             * @enum {unknown}
+             */
+            format?: "ten-game-record";
+            id: string;
+            player_count: number;
+            ranked: boolean;
+            /**
+             * @default 1
+             * @enum {unknown}
+             */
+            record_version?: 1;
+            results: components["schemas"]["ArchivedResult"][];
+            rules: Record<string, never>;
+            schema_version: number;
+            seats: components["schemas"]["RecordSeat"][];
+            /** @enum {unknown} */
+            status: "abandoned" | "aborted" | "finished";
+            /** @default null */
+            tournament?: components["schemas"]["RecordTournament"] | null;
+            unranked_reasons: string[];
+            version: number;
+        };
+        /**
          * GameStarted
          * @description The game was set up (rules 2): the seats, the rules, the starting seat, the draw pile's size and the tokens.
          */
@@ -2209,6 +2302,34 @@ export interface components {
              * @enum {string}
              */
             type: "reclaim";
+        };
+        /**
+         * RecordFairness
+         * @description The deal's commitment and its inputs: `verifiable` false (scheme and commitment
+         *     null, no entropy) for a game dealt from an explicit deck or before the scheme.
+         */
+        RecordFairness: {
+            commitment: string | null;
+            entropy: string[];
+            scheme: "ten-fair-v1" | null;
+            seed: string;
+            start_drawn: boolean;
+            verifiable: boolean;
+        };
+        /** RecordSeat */
+        RecordSeat: {
+            bot: string | null;
+            name: string;
+            player_id: string | null;
+            ranked: boolean;
+            seat: number;
+            unranked_reason: string | null;
+        };
+        /** RecordTournament */
+        RecordTournament: {
+            id: string;
+            round: number;
+            table: number;
         };
         /** RegistrationIn */
         RegistrationIn: {
@@ -2990,6 +3111,99 @@ export interface operations {
             };
         };
     };
+    exportArchive: {
+        parameters: {
+            query?: {
+                player_id?: string;
+                /** @description Ended at or after (RFC 3339, e.g. 2026-11-29T18:00:00Z). */
+                since?: string;
+                /** @description Ended before (RFC 3339). */
+                until?: string;
+                tournament_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One record per line. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["GameRecordV1"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listArchivedGames: {
         parameters: {
             query?: {
@@ -3184,6 +3398,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EventsOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials. */
+            401: {
+                headers: {
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credentials that do not allow this (a token of another game). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown game. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getGameRecord: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An archived game's id. */
+                game_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Request fulfilled, document follows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GameRecordV1"];
                 };
             };
             /** @description Malformed request or values that fail the schema. */
@@ -6461,6 +6764,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RulesOut"];
+                };
+            };
+            /** @description Malformed request or values that fail the schema. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate-limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The game store is unavailable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getGameRecordSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The JSON Schema (2020-12) every record validates against; `#/components/schemas/GameRecordV1` of this document is the same. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/schema+json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             /** @description Malformed request or values that fail the schema. */

@@ -22,17 +22,15 @@ import math
 import statistics
 from collections import defaultdict
 
+from bench_review import (
+    interval,  # the sibling module: `python bench/bench_grades.py` puts bench/ first
+)
+
 from domain.bots.review import performance_rating, review
 from domain.bots.simulation import play_game
 from service.history.ratings import RatedSeat, replay
 
 LEVELS = ["random", "basic", "expert", "master"]
-
-
-def interval(values: list[float]) -> str:
-    mean = statistics.fmean(values)
-    half = 1.96 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0
-    return f"{mean:7.2f} ± {half:5.2f}"
 
 
 def main() -> None:

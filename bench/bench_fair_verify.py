@@ -52,10 +52,10 @@ def tampered(record: dict, how: int) -> dict:
     return bad
 
 
-def verify(path: Path) -> tuple[float, dict]:
+def verify(path: Path, *flags: str) -> tuple[float, dict]:
     start = time.perf_counter()
     run = subprocess.run(
-        [sys.executable, "-I", str(VERIFIER), "--json", str(path)],
+        [sys.executable, "-I", str(VERIFIER), "--json", *flags, str(path)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     return time.perf_counter() - start, json.loads(run.stdout)

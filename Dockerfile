@@ -63,7 +63,8 @@ RUN python -m venv /opt/docs \
  && /opt/docs/bin/pip install --no-compile -r docs/requirements.txt
 COPY mkdocs.yml ./
 COPY docs ./docs
-COPY openapi/openapi.json ./openapi/
+COPY openapi/openapi.json openapi/game-record.schema.json ./openapi/
+COPY CHANGELOG.md ./
 COPY bench/README.md bench/HISTORY.md ./bench/
 COPY helm/README.md ./helm/
 COPY clients/ts/README.md ./clients/ts/

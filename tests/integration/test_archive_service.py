@@ -69,6 +69,7 @@ VIEW_ONLY = (
     "seats",
     "host_token",
     "clock",
+    "fairness",  # the deal's commitment (game_started's) and, once ended, its seed
 )  # beyond a view
 PLAYER_POOL = ("ann", "bob", "cy", "dee", "eve", "Zed")  # "Zed" < "ann": ids compare byte-wise
 # a player never rated has the prior (service.history.ratings): mu 25, sigma 25/3, ordinal mu - 3 sigma
@@ -446,12 +447,14 @@ def check_archived(client: httpx.Client, live: Live, archived: dict[str, Any]) -
     assert whole.content == live.events_body
     assert event_pages(client, path, 17) == event_pages(client, f"/v1/games/{live.id}/events", 17)
 
-    # the seed and the deck: in the archive only, never in a live answer
+    # the seed and the deck: in the archive, and the seed in an ended game's `fairness` (its
+    # reveal: docs/fairness.md); never in an answer about the game while it was live
     seed, deck = archived["seed"], archived["deck"]
     assert re.fullmatch(r"[0-9a-f]{32}", seed)
     for body in live.bodies:
-        assert seed.encode() not in body
-        assert not keys_of(json.loads(body)) & {"seed", "deck", "draw_pile"}
+        shown = unrevealed(json.loads(body), seed)
+        assert seed not in json.dumps(shown)
+        assert not keys_of(shown) & {"seed", "deck", "draw_pile"}
     assert deck == [e["card"] for e in live.events if e["type"] == "card_drawn"]
     assert len(deck) == live.events[0]["draw_pile_size"]
     if "deck" in live.request:
@@ -1145,3 +1148,14 @@ def test_hostile_text_is_refused_or_archived_as_normalized_on_both_dialects(
         problem(
             client.get("/v1/players/p-0/ratings", params={"before": 2**31}), 400, "invalid_request"
         )
+
+
+def unrevealed(view: Any, seed: str) -> Any:
+    """`view` without the seed an ended game reveals (`fairness.seed`, checked to be the
+    game's): what is left must not show it."""
+    fairness = view.get("fairness") if isinstance(view, dict) else None
+    if not isinstance(fairness, dict) or "seed" not in fairness:
+        return view
+    assert view["status"] in ("finished", "aborted", "abandoned"), view["status"]
+    assert fairness["seed"] == seed
+    return {**view, "fairness": {k: v for k, v in fairness.items() if k != "seed"}}

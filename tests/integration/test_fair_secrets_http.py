@@ -119,7 +119,8 @@ def test_no_read_path_shows_a_live_games_seed_or_pile(tmp_path: Path) -> None:
                 assert answer.status_code < 500, (path, answer.text)
                 for secret in secrets:
                     assert secret not in answer.content, (path, secret)
-                for document in documents(answer):
+                # a schema names the record's fields (`seed` among them): no data to check
+                for document in [] if path.startswith("/v1/schemas/") else documents(answer):
                     names = set(field_names(document))
                     assert not names & SECRET_FIELDS, (path, names & SECRET_FIELDS)
                 read += 1

@@ -4,6 +4,7 @@ route; every exported record replays (`service.history.records.check_record`).""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -100,7 +101,9 @@ def test_one_record_is_the_exported_line(client: TestClient) -> None:
         record = response.json()
         assert record == exported[p.id]
         assert record["fairness"]["seed"] == p.record.state.seed
-        assert record["fairness"]["verifiable"] is False  # no game_started.fairness here
+        fair = json.loads(p.stored[0].data).get("fairness")  # game_started's
+        assert record["fairness"]["verifiable"] is (fair is not None)
+        assert record["fairness"]["commitment"] == (fair and fair["commitment"])
         assert record["seats"][0]["player_id"] == p.player_ids[0]
     problem(client.get("/v1/archive/games/0123456789/record"), 404, "archived_game_not_found")
 

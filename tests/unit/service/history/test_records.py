@@ -60,7 +60,7 @@ def test_every_record_round_trips_and_replays(i: int) -> None:
 
 def test_a_game_without_fairness_is_not_verifiable_and_shows_its_seed() -> None:
     p = games()[0]
-    fairness = as_json(record(p))["fairness"]
+    fairness = as_json(record(p, with_fairness(p, None)))["fairness"]
     assert fairness == {
         "verifiable": False,
         "scheme": None,

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from litestar.testing import TestClient
 from sqlalchemy import select, text
@@ -26,7 +27,7 @@ from service.core.settings import Settings
 from service.correspondence.records import Away, PlayerRecord, PushKeys, PushSubscription
 from service.entrypoints.api.app import create_app
 from service.history.archiving import archive_game
-from service.matchmaking.records import TicketRecord
+from service.matchmaking.records import TicketConflict, TicketRecord
 from tests.support.api import bearer
 from tests.support.archive import claim_redis_db
 from tests.support.archived_games import migrated_database
@@ -45,6 +46,7 @@ PLATFORM = {"X-API-Key": API_KEY}
 NEEDLES = (SUBJECT, SUBJECT_NAME)
 ARCHIVED = 5
 NOW = time.time()
+TICKET = "l0123456789abcdef012"
 
 
 def settings(redis_url: str | None, database_url: str) -> Settings:
@@ -122,19 +124,10 @@ def seed_live(client: TestClient) -> None:
     portal.call(data.players.save_player, record)
     message = json.dumps({"type": "game.finished", "data": {"seats": [
         {"seat": 0, "name": SUBJECT_NAME, "player_id": SUBJECT}]}}).encode()  # fmt: skip
-    queue = data.live.queue("webhooks") if hasattr(data.live, "queue") else None
-    if queue is None:
-        from infra.queues import RedisQueue
-
-        queue = RedisQueue(data.live.client, "webhooks")
-    portal.call(queue.put, "hook-1", message, 1e12)
-    tickets = getattr(data.live, "tickets", None)
-    if tickets is None:
-        from infra.redis_matchmaking import RedisTicketStore
-
-        tickets = RedisTicketStore(data.live.client)
+    portal.call(data.live.queue("webhooks").put, "hook-1", message, 1e12)
+    tickets = data.tickets
     ticket = TicketRecord(
-        id="l0123456789abcdef012", mode="live", rated=True, sizes=(2,), player_id=SUBJECT,
+        id=TICKET, mode="live", rated=True, sizes=(2,), player_id=SUBJECT,
         name=SUBJECT_NAME, created_at=NOW, expires_at=NOW + 600, updated_at=NOW,
         owner=f"player:{SUBJECT}",
     )  # fmt: skip
@@ -177,6 +170,40 @@ def test_export_then_erasure_leaves_no_trace_and_a_restored_backup_is_erased_aga
             assert others(db) == before
 
 
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_a_restored_live_store_is_erased_again_and_a_stale_ticket_save_is_refused(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    with stack(kind, request) as (db, redis_url, raw):
+        archive_games(db)
+        app = create_app(settings(redis_url, db.url), archive=SqlArchive(make_engine(db.url)))
+        with TestClient(app) as client:
+            seed_live(client)
+            data, portal = client.app.state.player_data, client.blocking_portal
+            held = portal.call(data.tickets.load_ticket, TICKET)  # a matchmaker's copy
+            erased = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
+            assert erased.status_code == 200, erased.text
+            stale = msgspec.structs.replace(held, status="expired", version=held.version + 1)
+            with pytest.raises(TicketConflict):  # the erasure moved the ticket's version on
+                portal.call(data.tickets.save_tickets, [stale])
+            assert traces(db, raw, client) == []
+            # a restore of the live store alone, without the games: the player's record, a
+            # ticket and a queued message come back
+            sub = PushSubscription(id="s1", endpoint="https://push.example/x",
+                                   keys=PushKeys(p256dh="k", auth="a"), created_at=1.0)  # fmt: skip
+            portal.call(data.players.save_player, PlayerRecord(
+                player_id=SUBJECT, version=1, subscriptions=(sub,), away=(Away(1.0),)))  # fmt: skip
+            ticket = TicketRecord(
+                id="c0123456789abcdef012", mode="correspondence", rated=True, sizes=(2,),
+                player_id=SUBJECT, name=SUBJECT_NAME, created_at=NOW, expires_at=NOW + 600,
+                updated_at=NOW, owner=f"player:{SUBJECT}",
+            )  # fmt: skip
+            assert portal.call(data.tickets.create_ticket, ticket, NOW) is None
+            assert traces(db, raw, client) != []
+            assert portal.call(data.reconcile) == 1
+            assert traces(db, raw, client) == []
+
+
 def check_export(client: TestClient) -> None:
     got = lines(client.get(f"/v1/players/{SUBJECT}/data", headers=PLATFORM))
     kinds = [line["kind"] for line in got]
@@ -184,7 +211,9 @@ def check_export(client: TestClient) -> None:
     assert kinds[-1] == "end"
     assert got[-1]["lines"] == len(got) - 2
     assert kinds.count("archived_game") == ARCHIVED
-    assert kinds.count("live_game") == 1  # the ended one is not live any more
+    # both games the live store holds, the ended one too (the erasure's set: `games_of`)
+    assert sorted(line["status"] for line in got if line["kind"] == "live_game") == [
+        "active", "finished"]  # fmt: skip
     for kind in ("rating", "rating_change", "push_subscription", "vacation", "ticket"):
         assert kind in kinds, kind
     assert kinds.count("rating_change") == ARCHIVED

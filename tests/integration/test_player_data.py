@@ -204,6 +204,30 @@ def test_a_restored_live_store_is_erased_again_and_a_stale_ticket_save_is_refuse
             assert traces(db, raw, client) == []
 
 
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_an_id_equal_to_an_enum_value_erases_only_that_player(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    """A player id `live` (a ticket's mode) or `basic` (a bot level): the other players'
+    tickets and queued messages keep their modes and levels; the erasure answers 200."""
+    with stack(kind, request) as (db, redis_url, _raw):
+        app = create_app(settings(redis_url, db.url), archive=SqlArchive(make_engine(db.url)))
+        with TestClient(app) as client:
+            seed_live(client)  # SUBJECT's ticket: mode "live", bot "basic"
+            data, portal = client.app.state.player_data, client.blocking_portal
+            ticket = portal.call(data.tickets.load_ticket, TICKET)
+            hook = json.dumps({"type": "seat_taken_over", "data": {"game_id": "g", "seat": 1,
+                "player_id": OTHER, "bot": "basic", "reason": "timeouts"}}).encode()  # fmt: skip
+            queue = data.live.queue("webhooks")
+            portal.call(queue.put, "hook-2", hook, 1e12)
+            for player_id in ("live", "basic", "timeouts"):
+                erased = client.delete(f"/v1/players/{player_id}/data", headers=PLATFORM)
+                assert erased.status_code == 200, erased.text
+            assert portal.call(data.tickets.load_ticket, TICKET) == ticket
+            claimed = portal.call(queue.claim, 1e12 + 1, 60.0, 10)
+            assert hook in [job.payload for job in claimed]
+
+
 def check_export(client: TestClient) -> None:
     got = lines(client.get(f"/v1/players/{SUBJECT}/data", headers=PLATFORM))
     kinds = [line["kind"] for line in got]

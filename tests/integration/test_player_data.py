@@ -21,8 +21,11 @@ from litestar.testing import TestClient
 from sqlalchemy import select, text
 from sqlalchemy.engine import make_url
 
+from domain.tournaments.rules import Settings as TournamentSettings
 from infra.archive import SqlArchive, make_engine
 from infra.archive.models import metadata, rating_history, ratings, results
+from service.core.model import TournamentRecord
+from service.core.ports import TournamentConflict
 from service.core.settings import Settings
 from service.correspondence.records import Away, PlayerRecord, PushKeys, PushSubscription
 from service.entrypoints.api.app import create_app
@@ -111,7 +114,8 @@ def lines(response) -> list[dict[str, Any]]:
 
 def seed_live(client: TestClient) -> None:
     """A live game and an ended one not expired yet, the player's push subscription and
-    vacation, a webhook message queued about them."""
+    vacation, a webhook message queued about them, their ticket, a tournament they entered
+    and organise."""
     data = client.app.state.player_data
     live, events = game(200, finished=False)
     ended, ended_events = game(201)
@@ -132,6 +136,11 @@ def seed_live(client: TestClient) -> None:
         owner=f"player:{SUBJECT}",
     )  # fmt: skip
     assert portal.call(tickets.create_ticket, ticket, NOW) is None
+    cup = TournamentRecord(
+        id="t" * 20, name="Cup", organiser=f"player:{SUBJECT}", settings=TournamentSettings(),
+        places=4, registered=(SUBJECT, OTHER), created_at=NOW, updated_at=NOW, version=1,
+    )  # fmt: skip
+    assert portal.call(data.tournaments.create_tournament, cup) is None
 
 
 @pytest.mark.parametrize("kind", ["memory", "redis"])
@@ -181,11 +190,15 @@ def test_a_restored_live_store_is_erased_again_and_a_stale_ticket_save_is_refuse
             seed_live(client)
             data, portal = client.app.state.player_data, client.blocking_portal
             held = portal.call(data.tickets.load_ticket, TICKET)  # a matchmaker's copy
+            cup = portal.call(data.tournaments.load_tournament, "t" * 20)  # a director's
             erased = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
             assert erased.status_code == 200, erased.text
             stale = msgspec.structs.replace(held, status="expired", version=held.version + 1)
             with pytest.raises(TicketConflict):  # the erasure moved the ticket's version on
                 portal.call(data.tickets.save_tickets, [stale])
+            with pytest.raises(TournamentConflict):
+                portal.call(data.tournaments.save_tournament,
+                            msgspec.structs.replace(cup, version=cup.version + 1))  # fmt: skip
             assert traces(db, raw, client) == []
             # a restore of the live store alone, without the games: the player's record, a
             # ticket and a queued message come back
@@ -238,7 +251,14 @@ def check_export(client: TestClient) -> None:
     # both games the live store holds, the ended one too (the erasure's set: `games_of`)
     assert sorted(line["status"] for line in got if line["kind"] == "live_game") == [
         "active", "finished"]  # fmt: skip
-    for kind in ("rating", "rating_change", "push_subscription", "vacation", "ticket"):
+    for kind in (
+        "rating",
+        "rating_change",
+        "push_subscription",
+        "vacation",
+        "ticket",
+        "tournament",
+    ):
         assert kind in kinds, kind
     assert kinds.count("rating_change") == ARCHIVED
     for line in got:

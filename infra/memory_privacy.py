@@ -16,12 +16,6 @@ from service.privacy.ports import QUEUES, Erasure
 from service.privacy.pseudonyms import Subject
 
 
-def holds(record: GameRecord, player_id: str) -> bool:
-    return bool(pseudonyms.seats_of(record, player_id)) or player_id in (
-        record.host_id, record.host and record.host.split(":", 1)[-1],
-    )  # fmt: skip
-
-
 class MemoryLiveData:
     def __init__(self, store: MemoryGameStore, tickets: Any, tournaments: Any, players: Any,
                  queue: Callable[[str], Any]) -> None:  # fmt: skip
@@ -38,7 +32,9 @@ class MemoryLiveData:
 
     async def games_of(self, player_id: str) -> list[str]:
         with self.store._lock:
-            return [g for g, e in self.store._games.items() if holds(e.record, player_id)]
+            return [
+                g for g, e in self.store._games.items() if pseudonyms.holds(e.record, player_id)
+            ]
 
     async def player_ids(self) -> list[str]:
         with self.store._lock:

@@ -82,11 +82,7 @@ class RedisLiveData:
 
     async def games_of(self, player_id: str) -> list[str]:
         with unavailable_on_connection_errors():
-            return [
-                record.id
-                async for record in self._games()
-                if pseudonyms.game_record(record, Subject(player_id=player_id, pseudonym="-"))
-            ]
+            return [r.id async for r in self._games() if pseudonyms.holds(r, player_id)]
 
     async def player_ids(self) -> list[str]:
         ids: set[str] = set()

@@ -100,6 +100,11 @@ def player_ids_in(record: GameRecord) -> set[str]:
     return ids
 
 
+def holds(record: GameRecord, player_id: str) -> bool:
+    """Whether the erasure of `player_id` rewrites `record` (a seat, a table seat, a host)."""
+    return game_record(record, Subject(player_id=player_id, pseudonym=PREFIX)) is not None
+
+
 def plan(record: GameRecord, subject: Subject) -> tuple[GameRecord, set[int]] | None:
     """The record rewritten (`game_record`) and the subject's seats in it (whose names its
     log and answers carry), or None when it holds nothing of the subject."""

@@ -185,3 +185,23 @@ def test_an_id_equal_to_another_fields_value_rewrites_only_the_fields_of_player_
     )
     assert pseudonyms.payload(hook, basic) is None
     assert pseudonyms.payload(hook, Subject(player_id="timeouts", pseudonym="e")) is None
+
+
+def test_a_reconciliations_candidates_are_the_ids_of_the_fields_the_erasure_rewrites() -> None:
+    record, events = game(5)
+    job = msgspec.msgpack.encode(ArchiveJob(record=record, events=events))
+    assert {SUBJECT, OTHER} <= pseudonyms.payload_ids(job)
+    hook = msgspec.json.encode(
+        {
+            "type": "tournament_started",
+            "data": {
+                "entrants": [{"entrant": SUBJECT}],
+                "mode": "live",
+                "owner": f"player:{OTHER}",
+            },
+        }
+    )
+    found = pseudonyms.payload_ids(hook)
+    assert {SUBJECT, OTHER} <= found
+    assert "live" not in found  # a mode is no player's id
+    assert pseudonyms.ids_in({"entrants": [{"id": SUBJECT, "bot": None}]}) == {SUBJECT}

@@ -268,7 +268,12 @@ def _listed(reaction: Reaction | LocalReaction | None) -> tuple[Any, ...]:
     return () if reaction is None else (reaction,)
 
 
-def refuse_jobs_nobody_works(settings: Settings) -> None:
+def refuse_jobs_nobody_works(settings: Settings, *, serving: bool = False) -> None:
+    """Settings an app cannot start with; `serving` (the process's own app, what uvicorn
+    serves: a deployment's settings) also without its own ledger key where identities are
+    verified (`refuse_privacy_without_key`)."""
+    if serving:
+        refuse_privacy_without_key(settings)
     if not settings.runtime.job_workers and settings.redis.url is None:
         raise ValueError(
             "TEN_JOB_WORKERS=false needs TEN_REDIS_URL: the embedded store's queues live in "

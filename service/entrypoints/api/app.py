@@ -26,7 +26,6 @@ from service.bootstrap import (
     close_all,
     game_service,
     refuse_jobs_nobody_works,
-    refuse_privacy_without_key,
 )
 from service.core.ports import GameStore
 from service.core.settings import Settings
@@ -230,10 +229,9 @@ def create_app(
     process alone.
     """
     settings = settings or Settings.from_env()
-    if serving:  # the process's own app (what uvicorn serves): a deployment's settings
+    if serving:
         refuse_several_embedded_workers(settings.redis.url)
-        refuse_privacy_without_key(settings)
-    refuse_jobs_nobody_works(settings)
+    refuse_jobs_nobody_works(settings, serving=serving)
     # before uvicorn logs that the server started: every line in the configured format
     logs = settings.observability
     configure_logging(logs.log_format, logs.log_level, logs.access_log)

@@ -12,16 +12,8 @@ from infra.memory_store import MemoryGameStore
 from service.core.model import GameRecord
 from service.core.ports import VersionConflict
 from service.privacy import pseudonyms
-from service.privacy.ports import Erasure
+from service.privacy.ports import QUEUES, Erasure
 from service.privacy.pseudonyms import Subject
-
-QUEUES = ("archive", "webhooks", "relay", "push", "reviews", "tournaments", "matchmaking", "bulk")
-
-
-def holds(record: GameRecord, player_id: str) -> bool:
-    return bool(pseudonyms.seats_of(record, player_id)) or player_id in (
-        record.host_id, record.host and record.host.split(":", 1)[-1],
-    )  # fmt: skip
 
 
 class MemoryLiveData:
@@ -40,13 +32,19 @@ class MemoryLiveData:
 
     async def games_of(self, player_id: str) -> list[str]:
         with self.store._lock:
-            return [g for g, e in self.store._games.items() if holds(e.record, player_id)]
+            return [
+                g for g, e in self.store._games.items() if pseudonyms.holds(e.record, player_id)
+            ]
 
     async def player_ids(self) -> list[str]:
         with self.store._lock:
             records = [e.record for e in self.store._games.values()]
-        ids = {t.player_id for t in self.tickets._records.values()}
-        return sorted(ids.union(*map(pseudonyms.player_ids_in, records)))
+        ids = set(self.players._records).union(*map(pseudonyms.player_ids_in, records))
+        for ticket in self.tickets._records.values():
+            ids.update(ticket.players)
+        for name in QUEUES:
+            await self.queue(name).rewrite(lambda b: ids.update(pseudonyms.payload_ids(b)))
+        return sorted(ids)
 
     async def rewrite_game(self, record: GameRecord, subject: Subject) -> bool:
         planned = pseudonyms.plan(record, subject)
@@ -69,8 +67,6 @@ class MemoryLiveData:
 
     async def erase_rest(self, subject: Subject) -> int:
         changed = self._quotas(subject)
-        changed += self._records(self.tickets._records, subject)
-        changed += self._records(self.tournaments._records, subject)
         holders = self.tickets._holders
         for (mode, player), _ticket in list(holders.items()):
             if player == subject.player_id:
@@ -85,31 +81,11 @@ class MemoryLiveData:
     def _quotas(self, subject: Subject) -> int:
         held, changed = self.store._quotas._held, 0
         for key in list(held):
-            new = _key(key, subject)
+            new = pseudonyms.renamed_key(key, subject)
             if new is not None:
                 held[new] = held.pop(key)
                 changed += 1
         return changed
 
-    @staticmethod
-    def _records(records: dict[str, Any], subject: Subject) -> int:
-        changed = 0
-        for key, record in list(records.items()):
-            new = pseudonyms.typed(record, subject)
-            if new is not None:
-                records[key], changed = new, changed + 1
-        return changed
-
     async def tickets_of(self, player_id: str) -> list[Any]:
         return [t for t in self.tickets._records.values() if player_id in t.players]
-
-
-def _key(key: str, subject: Subject) -> str | None:
-    """A key naming the player (`...:player:<id>`, `player:<id>`), renamed; else None."""
-    for sep in (":", "{"):
-        head, found, tail = key.rpartition(sep + "player:" + subject.player_id)
-        if found and tail in ("", "}"):
-            return head + sep + "player:" + subject.pseudonym + tail
-    if key.startswith("player:") and key[7:] == subject.player_id:
-        return "player:" + subject.pseudonym
-    return None

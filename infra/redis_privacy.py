@@ -1,15 +1,16 @@
 """A player's data on Redis (`service.privacy.ports.LiveData`), every replica's: the games
 (`infra.redis_layout`: a game's hash, log and idempotent responses rewritten in one Lua
-script, compare-and-set on its stamp), then every other key of the service (listings,
-quotas, tickets, tournaments, the queues' payloads, the players' records): one SCAN of the
-keyspace, each value decoded (msgpack or JSON) and rewritten by `service.privacy.pseudonyms`,
-each key naming the player renamed. An erasure's cost (rare, the platform's), never a
-request's. The ledger: the hash `ten:erasures` (digest -> msgpack `Erasure`)."""
+script, compare-and-set on its stamp), the queues' payloads (each queue's checked swap,
+`RedisQueue.rewrite`), the player's record deleted, then one SCAN of the keyspace for the
+keys naming the player (listings, quotas, ticket holders: `pseudonyms.renamed_key`), each
+renamed. Tickets and tournaments are saved through their stores (`PlayerData`). An
+erasure's cost (rare, the platform's), never a request's. The ledger: the hash
+`ten:erasures` (digest -> msgpack `Erasure`)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -20,11 +21,12 @@ from service.core.model import GameRecord
 from service.core.ports import VersionConflict
 from service.matchmaking.records import TicketRecord
 from service.privacy import pseudonyms
-from service.privacy.ports import Erasure
+from service.privacy.ports import QUEUES, Erasure
 from service.privacy.pseudonyms import Subject
 
 LEDGER = "ten:erasures"
 _GAME = re.compile(rb"^\{game:([^}]*)\}$")
+_TICKET = re.compile(rb"^\{[^}]*:mm:[^}]*\}:t:")
 _ledger = msgspec.msgpack.Decoder(Erasure)
 _ticket = msgspec.msgpack.Decoder(TicketRecord)
 
@@ -52,10 +54,11 @@ return {1}
 
 
 class RedisLiveData:
-    """`client`: a redis-py asyncio client on the store's server (the shared small one)."""
+    """`client`: a redis-py asyncio client on the store's server (the shared small one);
+    `queue`: a leased queue by name (`infra.queues.RedisQueue`)."""
 
-    def __init__(self, client: Any, *, player_key: Any = None) -> None:
-        self.client = client
+    def __init__(self, client: Any, queue: Callable[[str], Any], *, player_key: Any = None) -> None:
+        self.client, self.queue = client, queue
         self.player_key = player_key  # the players' records' key (RedisPlayerStore.key)
         self._rewrite = client.register_script(REWRITE)
 
@@ -79,17 +82,23 @@ class RedisLiveData:
 
     async def games_of(self, player_id: str) -> list[str]:
         with unavailable_on_connection_errors():
-            return [
-                record.id
-                async for record in self._games()
-                if pseudonyms.game_record(record, Subject(player_id=player_id, pseudonym="-"))
-            ]
+            return [r.id async for r in self._games() if pseudonyms.holds(r, player_id)]
 
     async def player_ids(self) -> list[str]:
         ids: set[str] = set()
         with unavailable_on_connection_errors():
             async for record in self._games():
                 ids |= pseudonyms.player_ids_in(record)
+            for ticket in await self._tickets(None):
+                ids.update(ticket.players)
+            if self.player_key is not None:
+                head, _, tail = self.player_key("\0").partition("\0")
+                async for key in self.client.scan_iter(match=f"{head}*{tail}", count=1000):
+                    name = key.decode()
+                    if name.startswith(head) and name.endswith(tail):
+                        ids.add(name[len(head) : len(name) - len(tail)])
+        for name in QUEUES:
+            await self.queue(name).rewrite(lambda b: ids.update(pseudonyms.payload_ids(b)))
         return sorted(ids)
 
     async def rewrite_game(self, record: GameRecord, subject: Subject) -> bool:
@@ -119,46 +128,16 @@ class RedisLiveData:
 
     async def erase_rest(self, subject: Subject) -> int:
         changed = 0
+        for name in QUEUES:
+            changed += await self.queue(name).rewrite(lambda b: pseudonyms.payload(b, subject))
         with unavailable_on_connection_errors():
             if self.player_key is not None:
                 changed += await self.client.delete(self.player_key(subject.player_id))
             async for key in self.client.scan_iter(count=1000):
-                if _GAME.match(key) or key.startswith(b"{game:") or key == LEDGER.encode():
-                    continue
-                changed += await self._key(key, subject)
-        return changed
-
-    async def _key(self, key: bytes, subject: Subject) -> int:
-        kind = await self.client.type(key)
-        changed = 0
-        if kind == b"hash":
-            for field, blob in (await self.client.hgetall(key)).items():
-                new = pseudonyms.payload(blob, subject)
-                if new is not None:
+                renamed = pseudonyms.renamed_key(key.decode(errors="replace"), subject)
+                if renamed is not None:
                     changed += 1
-                    await self.client.hset(key, field, new)
-        elif kind == b"string":
-            blob = await self.client.get(key)
-            new = None if blob is None else pseudonyms.payload(blob, subject)
-            if new is not None:
-                changed += 1
-                await self.client.set(key, new, keepttl=True)
-        elif kind == b"zset":
-            changed += await self._members(key, subject)
-        renamed = _renamed(key.decode(), subject)
-        if renamed is not None:
-            changed += 1
-            await self._move(key, renamed)
-        return changed
-
-    async def _members(self, key: bytes, subject: Subject) -> int:
-        changed = 0
-        for member, score in await self.client.zrange(key, 0, -1, withscores=True):
-            new = subject.scoped(member.decode())
-            if new is not None:
-                changed += 1
-                await self.client.zrem(key, member)
-                await self.client.zadd(key, {new: score})
+                    await self._move(key, renamed)
         return changed
 
     async def _move(self, key: bytes, new: str) -> None:
@@ -171,31 +150,25 @@ class RedisLiveData:
         await self.client.delete(key)
 
     async def tickets_of(self, player_id: str) -> list[TicketRecord]:
-        found = []
         with unavailable_on_connection_errors():
-            async for key in self.client.scan_iter(match="*:mm:*", count=1000):
-                if await self.client.type(key) != b"hash":
-                    continue
-                blob = await self.client.hget(key, "d")
-                if blob is not None and player_id.encode() in blob:
-                    try:
-                        ticket = _ticket.decode(blob)
-                    except msgspec.ValidationError:
-                        continue
-                    if player_id in ticket.players:
-                        found.append(ticket)
+            return await self._tickets(player_id)
+
+    async def _tickets(self, player_id: str | None) -> list[TicketRecord]:
+        """The tickets stored (with `player_id` in them: else all)."""
+        found = []
+        async for key in self.client.scan_iter(match="*:mm:*", count=1000):
+            if not _TICKET.match(key):
+                continue
+            blob = await self.client.hget(key, "d")
+            if blob is None or (player_id is not None and player_id.encode() not in blob):
+                continue
+            try:
+                ticket = _ticket.decode(blob)
+            except msgspec.ValidationError:
+                continue
+            if player_id is None or player_id in ticket.players:
+                found.append(ticket)
         return found
 
 
 _idem = msgspec.msgpack.Decoder(pseudonyms.IdempotentResponse)
-
-
-def _renamed(key: str, subject: Subject) -> str | None:
-    """A key naming the player (`...player:<id>`, `{...player:<id>}`, a ticket holder's
-    `...:holder:<id>`), renamed to the pseudonym's; else None. Only after those words: an
-    id that is also a word of other keys (`q`, `mm`) renames nothing else."""
-    pid = re.escape(subject.player_id)
-    pattern = re.compile(rf"((?:player|holder):){pid}(?=[}}:]|$)")
-    if not pattern.search(key):
-        return None
-    return pattern.sub(lambda found: found.group(1) + subject.pseudonym, key)

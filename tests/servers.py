@@ -80,6 +80,9 @@ class ServiceProcess:
         # the suites' servers are shared, every test calls from 127.0.0.1, and on Redis the
         # open tables of earlier runs stay for TEN_IDLE_TTL (a week)
         proc_env["TEN_MAX_OPEN_TABLES"] = "0"
+        # a served app with API keys or JWTs refuses to start without its own ledger key
+        # (`service.bootstrap.refuse_privacy_without_key`)
+        proc_env["TEN_PRIVACY_KEY"] = "a-privacy-key-for-the-tests"
         proc_env.update(env or {})
         cmd = [
             sys.executable, "-m", "uvicorn", "service.app:app",

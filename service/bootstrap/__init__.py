@@ -268,11 +268,28 @@ def _listed(reaction: Reaction | LocalReaction | None) -> tuple[Any, ...]:
     return () if reaction is None else (reaction,)
 
 
-def refuse_jobs_nobody_works(settings: Settings) -> None:
+def refuse_jobs_nobody_works(settings: Settings, *, serving: bool = False) -> None:
+    """Settings an app cannot start with; `serving` (the process's own app, what uvicorn
+    serves: a deployment's settings) also without its own ledger key where identities are
+    verified (`refuse_privacy_without_key`)."""
+    if serving:
+        refuse_privacy_without_key(settings)
     if not settings.runtime.job_workers and settings.redis.url is None:
         raise ValueError(
             "TEN_JOB_WORKERS=false needs TEN_REDIS_URL: the embedded store's queues live in "
             "this process, so no other process can work them"
+        )
+
+
+def refuse_privacy_without_key(settings: Settings) -> None:
+    """A process that verifies identities (API keys or player JWTs: a platform's setup) needs
+    its own TEN_PRIVACY_KEY: the fixed development key would let anyone holding the ledger
+    test player ids against it. The open embedded default keeps the development key."""
+    identity = settings.identity
+    if settings.archive.privacy_key is None and (identity.api_keys or identity.jwt_configured):
+        raise ValueError(
+            "TEN_PRIVACY_KEY is not set while API keys or player JWTs are configured: set it "
+            "to a secret of your own (the key of the erasure ledger's digests; docs/privacy.md)"
         )
 
 
@@ -281,6 +298,7 @@ async def work_jobs(settings: Settings, stop: asyncio.Event) -> None:
     work`, beside serving processes started with TEN_JOB_WORKERS=false)."""
     if settings.redis.url is None:
         raise ValueError("the job workers' own process needs TEN_REDIS_URL (the queues)")
+    refuse_privacy_without_key(settings)
     adapters = build_adapters(settings)
     obs = Instruments(settings, adapters.store_system, None)
     service, background = game_service(settings, adapters, obs)
@@ -318,5 +336,6 @@ __all__ = [
     "post_game_reviews",
     "reaction_table",
     "refuse_jobs_nobody_works",
+    "refuse_privacy_without_key",
     "work_jobs",
 ]

@@ -190,11 +190,13 @@ def player_data(settings: Settings, adapters: Adapters, service: GameService):
     else:
         from infra.redis_privacy import RedisLiveData  # noqa: PLC0415
 
-        live = RedisLiveData(adapters.redis, player_key=getattr(adapters.players, "key", None))
+        live = RedisLiveData(
+            adapters.redis, adapters.queue, player_key=getattr(adapters.players, "key", None)
+        )
     key = settings.archive.privacy_key
     return PlayerData(
         service.store, live, adapters.archive, SqlPlayerData(adapters.archive),
-        adapters.tournaments, adapters.players,
+        adapters.tournaments, adapters.players, adapters.tickets,
         key=None if key is None else key.encode(), retry=service.retry,
         queue=adapters.queue(QUEUE),
     )  # fmt: skip

@@ -16,6 +16,9 @@ from service.history.archive import ArchivedGame
 from service.matchmaking.records import TicketRecord
 from service.privacy.pseudonyms import Subject
 
+# the queues whose jobs may carry a player's id or names (`LiveData.erase_rest`)
+QUEUES = ("archive", "webhooks", "relay", "push", "reviews", "tournaments", "matchmaking", "bulk")
+
 
 class Erasure(msgspec.Struct, frozen=True, kw_only=True):
     """An entry of the erasure ledger: the player id's keyed digest (never the id), its
@@ -39,8 +42,8 @@ class LiveData(Ledger, Protocol):
 
     async def games_of(self, player_id: str) -> list[str]:
         """The ids of every stored game (open, live or ended, not expired) with a seat,
-        a table seat or a host of `player_id`. A walk of the stored games: an erasure's
-        cost, never a request's."""
+        a table seat or a host of `player_id`. A walk of the stored games:
+        an export's or an erasure's cost, never a game request's."""
 
     async def rewrite_game(self, record: GameRecord, subject: Subject) -> bool:
         """The game, its log and its idempotent responses rewritten for `subject` if it
@@ -48,15 +51,19 @@ class LiveData(Ledger, Protocol):
         False when it holds nothing of the subject."""
 
     async def erase_rest(self, subject: Subject) -> int:
-        """Everything else kept of the subject: listings and quotas moved to the
-        pseudonym, tickets, tournaments and queued jobs (webhooks, archive) rewritten, the
-        player's record (push subscriptions, vacation) deleted; how many things changed."""
+        """Everything else kept of the subject but the versioned records (tickets and
+        tournaments: `PlayerData` saves them through their stores): listings, quotas and
+        ticket holders moved to the pseudonym (`pseudonyms.renamed_key`), the queued jobs
+        of `QUEUES` rewritten (each by its queue's checked swap), the player's record (push
+        subscriptions, vacation) deleted; how many things changed."""
 
     async def tickets_of(self, player_id: str) -> list[TicketRecord]:
         """The matchmaking tickets stored with the player in them."""
 
     async def player_ids(self) -> list[str]:
-        """The distinct player ids the stored games carry (a reapplication's candidates)."""
+        """The distinct player ids the live stores carry (a reapplication's candidates): the
+        games', the tickets', the players' records' and the queued jobs' (the tournaments'
+        are read through their store)."""
 
 
 class ArchivedPlay(msgspec.Struct, frozen=True, kw_only=True):

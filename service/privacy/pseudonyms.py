@@ -1,14 +1,16 @@
 """Pure rules of an erasure: who is erased (`Subject`: the player id, the names they were
 seated under, the one pseudonym both become), and how each kind of stored thing is
 rewritten: a game record (its seats' ids and names, its table, its host), an event's JSON
-(the names `game_started` gave the player's seats), and any other record or payload
-(`rewritten`: a walk of its builtins: a string equal to the id, `player:<id>`, or a `name`
-beside the player's `player_id`). No I/O: the stores in `infra/` call these."""
+(the names `game_started` gave the player's seats), any other record or payload
+(`rewritten`: a walk of its builtins that rewrites only the fields holding player ids,
+`ID_FIELDS`, and a `name` beside the player's `player_id`), and a store's key naming the
+player (`renamed_key`). No I/O: the stores in `infra/` call these."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from typing import Any, TypeVar
 
@@ -19,6 +21,14 @@ from service.core.ports import ArchiveJob, IdempotentResponse, StoredEvent
 
 PREFIX = "erased-"
 T = TypeVar("T")
+# the fields of the records and payloads (tickets, tournaments, queued jobs, webhooks) that
+# hold a player id, a list of them or a scope naming one (`player:<id>`): no other string is
+# rewritten, so an id equal to another field's value (`live`, `basic`) changes nothing else
+ID_FIELDS = frozenset({
+    "player_id", "players", "registered", "invited", "entrant", "seats", "byes", "owner",
+    "organiser", "host", "host_id",
+})  # fmt: skip
+_KIND = re.compile(r"(?:[^:{}]+:)?")  # a listing's or quota's kind before `player:` (or none)
 
 
 def new_pseudonym() -> str:
@@ -53,6 +63,27 @@ class Subject(msgspec.Struct, frozen=True, kw_only=True):
         return None
 
 
+def renamed_key(key: str, subject: Subject) -> str | None:
+    """A store's key naming exactly this player, renamed to the pseudonym's; else None. The
+    keys that name a player: a listing's or a quota's, `...{[<kind>:]player:<id>}` on Redis
+    (`infra.redis_layout`, `infra.quotas`) and `[<kind>:]player:<id>` in memory; a ticket
+    holder's `{...}:holder:<id>` (`infra.redis_matchmaking`). The id is the key's whole end:
+    another's that holds it (`acme:7` in `acme:7:eu`) is never renamed."""
+    pid, new = subject.player_id, subject.pseudonym
+    end = f"player:{pid}}}"
+    if key.endswith(end):
+        head, brace, kind = key[: -len(end)].rpartition("{")
+        if brace and "}" not in kind and _KIND.fullmatch(kind):
+            return f"{head}{{{kind}player:{new}}}"
+    end = f"player:{pid}"
+    if key.endswith(end) and _KIND.fullmatch(key[: -len(end)]):
+        return f"{key[: -len(end)]}player:{new}"
+    end = f"}}:holder:{pid}"
+    if key.startswith("{") and key.endswith(end) and key.index("}") == len(key) - len(end):
+        return f"{key[: -len(end)]}}}:holder:{new}"
+    return None
+
+
 def seats_of(record: GameRecord, player_id: str) -> set[int]:
     """The seats of `record` that carry `player_id` (its game's, or its open table's)."""
     seats = {i for i, pid in enumerate(record.player_ids) if pid == player_id}
@@ -67,6 +98,11 @@ def player_ids_in(record: GameRecord) -> set[str]:
     if record.table is not None:
         ids |= {s.player_id for s in record.table.seats if s.player_id}
     return ids
+
+
+def holds(record: GameRecord, player_id: str) -> bool:
+    """Whether the erasure of `player_id` rewrites `record` (a seat, a table seat, a host)."""
+    return game_record(record, Subject(player_id=player_id, pseudonym=PREFIX)) is not None
 
 
 def plan(record: GameRecord, subject: Subject) -> tuple[GameRecord, set[int]] | None:
@@ -125,7 +161,8 @@ def game_record(record: GameRecord, subject: Subject) -> GameRecord | None:
 def event_json(data: bytes, seats: set[int], subject: Subject) -> bytes:
     """A JSON document of a game (an event, a review) with the names of the subject's seats
     pseudonymized (any object with a `seat` of theirs and a `name`: `game_started` names
-    every seat) and any string equal to the id; the same bytes when nothing is."""
+    every seat) and the fields holding the id (`rewritten`); the same bytes when nothing is.
+    A seat's free text (its `entropy`) is kept: the deal's verification needs it."""
     if not seats and subject.player_id.encode() not in data:
         return data
     value = msgspec.json.decode(data)
@@ -170,29 +207,30 @@ def remembered(response: IdempotentResponse, subject: Subject) -> IdempotentResp
     return msgspec.structs.replace(response, record=record, events=events)
 
 
-def rewritten(value: Any, subject: Subject) -> Any:
+def rewritten(value: Any, subject: Subject, field: str | None = None) -> Any:
     """A walk of builtins (decoded JSON or msgpack): None when nothing holds the subject,
-    else the value rewritten. A string equal to the id (or `player:<id>`) becomes the
-    pseudonym's; in a mapping whose `player_id` is the subject's, so does `name`."""
+    else the value rewritten. In a field of `ID_FIELDS` (or an entrant's `id`), a string
+    equal to the id (or `player:<id>`) becomes the pseudonym's; in a mapping whose
+    `player_id` is the subject's, so does `name`. `field`: the key `value` is held under."""
     if isinstance(value, str):
-        return subject.scoped(value)
+        return subject.scoped(value) if field in ID_FIELDS else None
     if isinstance(value, list | tuple):  # msgspec.to_builtins keeps tuples
-        items = [rewritten(v, subject) for v in value]
+        items = [rewritten(v, subject, field) for v in value]
         if all(i is None for i in items):
             return None
         return [v if i is None else i for v, i in zip(value, items, strict=True)]
     if isinstance(value, dict):
-        return _mapping(value, subject)
+        return _mapping(value, subject, field)
     return None
 
 
-def _mapping(value: dict, subject: Subject) -> dict | None:
+def _mapping(value: dict, subject: Subject, field: str | None) -> dict | None:
     changed, out = False, {}
     for key, item in value.items():
-        new_key = subject.scoped(key) if isinstance(key, str) else None
-        new_item = rewritten(item, subject)
-        changed = changed or new_key is not None or new_item is not None
-        out[key if new_key is None else new_key] = item if new_item is None else new_item
+        inner = "player_id" if (field, key) == ("entrants", "id") else key
+        new_item = rewritten(item, subject, inner)
+        changed = changed or new_item is not None
+        out[key] = item if new_item is None else new_item
     name = value.get("name")
     mine = value.get("player_id") == subject.player_id
     if mine and isinstance(name, str) and name != subject.pseudonym:
@@ -201,9 +239,15 @@ def _mapping(value: dict, subject: Subject) -> dict | None:
 
 
 def typed(record: T, subject: Subject) -> T | None:
-    """A msgspec record rewritten by `rewritten` (None: unchanged): tickets, tournaments."""
+    """A msgspec record rewritten by `rewritten` (None: unchanged): tickets, tournaments;
+    a versioned one's `version` moves on by one (its store's compare-and-set save then
+    refuses a save in flight from the old one)."""
     walked = rewritten(msgspec.to_builtins(record), subject)
-    return None if walked is None else msgspec.convert(walked, type(record))
+    if walked is None:
+        return None
+    if isinstance(walked.get("version"), int):
+        walked["version"] += 1
+    return msgspec.convert(walked, type(record))
 
 
 _archive_job = msgspec.msgpack.Decoder(ArchiveJob)
@@ -236,3 +280,34 @@ def payload(blob: bytes, subject: Subject) -> bytes | None:
         walked = rewritten(value, subject)
         return None if walked is None else encode(walked)
     return None
+
+
+def ids_in(value: Any, field: str | None = None) -> set[str]:
+    """The player ids a walk of builtins finds in the fields `rewritten` rewrites (a scope's,
+    `player:<id>`, as its id): a reconciliation's candidates."""
+    if isinstance(value, str):
+        if field not in ID_FIELDS:
+            return set()
+        return {value.removeprefix("host:").removeprefix("player:"), value}
+    if isinstance(value, list | tuple):
+        return set().union(*(ids_in(v, field) for v in value))
+    if isinstance(value, dict):
+        return set().union(*(
+            ids_in(v, "player_id" if (field, k) == ("entrants", "id") else k)
+            for k, v in value.items()
+        ))  # fmt: skip
+    return set()
+
+
+def payload_ids(blob: bytes) -> set[str]:
+    """The player ids a queued job's payload holds (as `payload` reads it)."""
+    try:
+        return player_ids_in(_archive_job.decode(blob).record)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    for decode in (msgspec.json.decode, msgspec.msgpack.decode):
+        try:
+            return ids_in(decode(blob))
+        except msgspec.DecodeError:
+            continue
+    return set()

@@ -16,15 +16,16 @@ import msgspec
 from domain.game.views import public_view
 from service.core.callers import Caller
 from service.core.errors import ServiceError
-from service.core.model import GameRecord, player_index
+from service.core.model import GameRecord
 from service.core.ports import GameStore, VersionConflict
 from service.core.ports import TournamentStore as Tournaments
 from service.core.unit_of_work import Retry, write
 from service.correspondence.records import PlayerStore
 from service.history.archive import GameArchive
 from service.jobs.worker import Job, LeasedQueue, Worker
+from service.matchmaking.records import TicketStore
 from service.privacy.ports import ArchiveData, ArchivedPlay, Erasure, LiveData
-from service.privacy.pseudonyms import Subject, ledger_digest, new_pseudonym
+from service.privacy.pseudonyms import Subject, ids_in, ledger_digest, new_pseudonym, typed
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,7 @@ class PlayerData:
         archived: ArchiveData,
         tournaments: Tournaments,
         players: PlayerStore,
+        tickets: TicketStore,
         *,
         key: bytes | None,
         retry: Retry,
@@ -98,7 +100,7 @@ class PlayerData:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store, self.live, self.archive, self.archived = store, live, archive, archived
-        self.tournaments, self.players = tournaments, players
+        self.tournaments, self.players, self.tickets = tournaments, players, tickets
         self.key = DEV_KEY if key is None else key
         self.retry, self.identities_open, self.clock = retry, identities_open, clock
         self.queue, self.period = queue, period
@@ -128,14 +130,11 @@ class PlayerData:
         yield _line("end", {"lines": count})
 
     async def _things(self, player_id: str) -> AsyncIterator[tuple[str, Any]]:
-        before = None
-        while True:
-            page = await self.store.list_games(player_index(player_id), before, PAGE)
-            for record in page:
+        # every game the live store holds of the player, ended ones too: the erasure's set
+        for game_id in await self.live.games_of(player_id):
+            record = await self.store.load(game_id)
+            if record is not None:
                 yield "live_game", live_game(record, player_id)
-            if len(page) < PAGE:
-                break
-            before = (page[-1].created_at, page[-1].id)
         async for thing in self._archived(player_id):
             yield thing
         for ticket in await self.live.tickets_of(player_id):
@@ -171,19 +170,13 @@ class PlayerData:
             before = changes[-1].seq
 
     async def _tournaments(self, player_id: str) -> AsyncIterator[dict[str, Any]]:
-        before = None
-        while True:
-            page = await self.tournaments.list_tournaments(before, PAGE)
-            for t in page:
-                entrants = {e.id for e in t.entrants}
-                if player_id in {*t.registered, *(t.invited or ()), *entrants}:
-                    yield {"tournament_id": t.id, "name": t.name, "status": t.status,
-                           "registered": player_id in t.registered,
-                           "results": [msgspec.to_builtins(r) | {"deal": None}
-                                       for r in t.results if player_id in r.seats]}  # fmt: skip
-            if len(page) < PAGE:
-                break
-            before = (page[-1].created_at, page[-1].id)
+        async for t in self._all_tournaments():
+            entrants = {e.id for e in t.entrants}
+            if player_id in {*t.registered, *(t.invited or ()), *entrants}:
+                yield {"tournament_id": t.id, "name": t.name, "status": t.status,
+                       "registered": player_id in t.registered,
+                       "results": [msgspec.to_builtins(r) | {"deal": None}
+                                   for r in t.results if player_id in r.seats]}  # fmt: skip
 
     # ------------------------------------------------------------------ erasure
 
@@ -207,6 +200,11 @@ class PlayerData:
             games += await self._rewrite(game_id, subject)
         rows = await self.archived.erase_player(subject)
         other = await self.live.erase_rest(subject)
+        for ticket in await self.live.tickets_of(subject.player_id):
+            other += await self._versioned(ticket, subject, self._save_ticket, "ticket_not_found")
+        async for tournament in self._all_tournaments():
+            save = self.tournaments.save_tournament
+            other += await self._versioned(tournament, subject, save, "tournament_not_found")
         return Erased(pseudonym=subject.pseudonym, live_games=games, archive_rows=rows,
                       other=other)  # fmt: skip
 
@@ -231,6 +229,38 @@ class PlayerData:
                 return 0
             raise
         return int(done)
+
+    async def _save_ticket(self, ticket: Any) -> None:
+        await self.tickets.save_tickets([ticket])
+
+    async def _versioned(self, record: Any, subject: Subject, save: Any, gone: str) -> int:
+        """A versioned record (a ticket, a tournament) rewritten through its store's
+        compare-and-set save (`typed` moves its version on: a save in flight from the old
+        one is refused); again on the one stored when another save won. 1: changed."""
+
+        async def attempt(current: Any) -> int:
+            new = typed(current, subject)
+            if new is None:
+                return 0
+            await save(new)
+            return 1
+
+        try:
+            return await write(record, attempt, self.retry, gone=gone)
+        except ServiceError as exc:
+            if exc.code == gone:
+                return 0
+            raise
+
+    async def _all_tournaments(self) -> AsyncIterator[Any]:
+        before = None
+        while True:
+            page = await self.tournaments.list_tournaments(before, PAGE)
+            for tournament in page:
+                yield tournament
+            if len(page) < PAGE:
+                return
+            before = (page[-1].created_at, page[-1].id)
 
     # ------------------------------------------------------------------ the ledger
 
@@ -276,7 +306,11 @@ class PlayerData:
         return found
 
     async def _candidates(self) -> set[str]:
+        """Every player id held anywhere: the live stores' (games, tickets, players'
+        records, queued jobs), the tournaments', the archive's."""
         ids = set(await self.live.player_ids())
+        async for tournament in self._all_tournaments():
+            ids |= ids_in(msgspec.to_builtins(tournament))
         after = None
         while True:
             page = await self.archived.player_ids_page(after, 1000)

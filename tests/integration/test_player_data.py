@@ -15,18 +15,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from litestar.testing import TestClient
 from sqlalchemy import select, text
 from sqlalchemy.engine import make_url
 
+from domain.tournaments.rules import Settings as TournamentSettings
 from infra.archive import SqlArchive, make_engine
 from infra.archive.models import metadata, rating_history, ratings, results
+from service.core.model import TournamentRecord
+from service.core.ports import TournamentConflict
 from service.core.settings import Settings
 from service.correspondence.records import Away, PlayerRecord, PushKeys, PushSubscription
 from service.entrypoints.api.app import create_app
 from service.history.archiving import archive_game
-from service.matchmaking.records import TicketRecord
+from service.matchmaking.records import TicketConflict, TicketRecord
 from tests.support.api import bearer
 from tests.support.archive import claim_redis_db
 from tests.support.archived_games import migrated_database
@@ -45,6 +49,7 @@ PLATFORM = {"X-API-Key": API_KEY}
 NEEDLES = (SUBJECT, SUBJECT_NAME)
 ARCHIVED = 5
 NOW = time.time()
+TICKET = "l0123456789abcdef012"
 
 
 def settings(redis_url: str | None, database_url: str) -> Settings:
@@ -109,7 +114,8 @@ def lines(response) -> list[dict[str, Any]]:
 
 def seed_live(client: TestClient) -> None:
     """A live game and an ended one not expired yet, the player's push subscription and
-    vacation, a webhook message queued about them."""
+    vacation, a webhook message queued about them, their ticket, a tournament they entered
+    and organise."""
     data = client.app.state.player_data
     live, events = game(200, finished=False)
     ended, ended_events = game(201)
@@ -122,23 +128,19 @@ def seed_live(client: TestClient) -> None:
     portal.call(data.players.save_player, record)
     message = json.dumps({"type": "game.finished", "data": {"seats": [
         {"seat": 0, "name": SUBJECT_NAME, "player_id": SUBJECT}]}}).encode()  # fmt: skip
-    queue = data.live.queue("webhooks") if hasattr(data.live, "queue") else None
-    if queue is None:
-        from infra.queues import RedisQueue
-
-        queue = RedisQueue(data.live.client, "webhooks")
-    portal.call(queue.put, "hook-1", message, 1e12)
-    tickets = getattr(data.live, "tickets", None)
-    if tickets is None:
-        from infra.redis_matchmaking import RedisTicketStore
-
-        tickets = RedisTicketStore(data.live.client)
+    portal.call(data.live.queue("webhooks").put, "hook-1", message, 1e12)
+    tickets = data.tickets
     ticket = TicketRecord(
-        id="l0123456789abcdef012", mode="live", rated=True, sizes=(2,), player_id=SUBJECT,
+        id=TICKET, mode="live", rated=True, sizes=(2,), player_id=SUBJECT,
         name=SUBJECT_NAME, created_at=NOW, expires_at=NOW + 600, updated_at=NOW,
         owner=f"player:{SUBJECT}",
     )  # fmt: skip
     assert portal.call(tickets.create_ticket, ticket, NOW) is None
+    cup = TournamentRecord(
+        id="t" * 20, name="Cup", organiser=f"player:{SUBJECT}", settings=TournamentSettings(),
+        places=4, registered=(SUBJECT, OTHER), created_at=NOW, updated_at=NOW, version=1,
+    )  # fmt: skip
+    assert portal.call(data.tournaments.create_tournament, cup) is None
 
 
 @pytest.mark.parametrize("kind", ["memory", "redis"])
@@ -177,6 +179,68 @@ def test_export_then_erasure_leaves_no_trace_and_a_restored_backup_is_erased_aga
             assert others(db) == before
 
 
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_a_restored_live_store_is_erased_again_and_a_stale_ticket_save_is_refused(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    with stack(kind, request) as (db, redis_url, raw):
+        archive_games(db)
+        app = create_app(settings(redis_url, db.url), archive=SqlArchive(make_engine(db.url)))
+        with TestClient(app) as client:
+            seed_live(client)
+            data, portal = client.app.state.player_data, client.blocking_portal
+            held = portal.call(data.tickets.load_ticket, TICKET)  # a matchmaker's copy
+            cup = portal.call(data.tournaments.load_tournament, "t" * 20)  # a director's
+            erased = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
+            assert erased.status_code == 200, erased.text
+            stale = msgspec.structs.replace(held, status="expired", version=held.version + 1)
+            with pytest.raises(TicketConflict):  # the erasure moved the ticket's version on
+                portal.call(data.tickets.save_tickets, [stale])
+            with pytest.raises(TournamentConflict):
+                portal.call(data.tournaments.save_tournament,
+                            msgspec.structs.replace(cup, version=cup.version + 1))  # fmt: skip
+            assert traces(db, raw, client) == []
+            # a restore of the live store alone, without the games: the player's record, a
+            # ticket and a queued message come back
+            sub = PushSubscription(id="s1", endpoint="https://push.example/x",
+                                   keys=PushKeys(p256dh="k", auth="a"), created_at=1.0)  # fmt: skip
+            portal.call(data.players.save_player, PlayerRecord(
+                player_id=SUBJECT, version=1, subscriptions=(sub,), away=(Away(1.0),)))  # fmt: skip
+            ticket = TicketRecord(
+                id="c0123456789abcdef012", mode="correspondence", rated=True, sizes=(2,),
+                player_id=SUBJECT, name=SUBJECT_NAME, created_at=NOW, expires_at=NOW + 600,
+                updated_at=NOW, owner=f"player:{SUBJECT}",
+            )  # fmt: skip
+            assert portal.call(data.tickets.create_ticket, ticket, NOW) is None
+            assert traces(db, raw, client) != []
+            assert portal.call(data.reconcile) == 1
+            assert traces(db, raw, client) == []
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_an_id_equal_to_an_enum_value_erases_only_that_player(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    """A player id `live` (a ticket's mode) or `basic` (a bot level): the other players'
+    tickets and queued messages keep their modes and levels; the erasure answers 200."""
+    with stack(kind, request) as (db, redis_url, _raw):
+        app = create_app(settings(redis_url, db.url), archive=SqlArchive(make_engine(db.url)))
+        with TestClient(app) as client:
+            seed_live(client)  # SUBJECT's ticket: mode "live", bot "basic"
+            data, portal = client.app.state.player_data, client.blocking_portal
+            ticket = portal.call(data.tickets.load_ticket, TICKET)
+            hook = json.dumps({"type": "seat_taken_over", "data": {"game_id": "g", "seat": 1,
+                "player_id": OTHER, "bot": "basic", "reason": "timeouts"}}).encode()  # fmt: skip
+            queue = data.live.queue("webhooks")
+            portal.call(queue.put, "hook-2", hook, 1e12)
+            for player_id in ("live", "basic", "timeouts"):
+                erased = client.delete(f"/v1/players/{player_id}/data", headers=PLATFORM)
+                assert erased.status_code == 200, erased.text
+            assert portal.call(data.tickets.load_ticket, TICKET) == ticket
+            claimed = portal.call(queue.claim, 1e12 + 1, 60.0, 10)
+            assert hook in [job.payload for job in claimed]
+
+
 def check_export(client: TestClient) -> None:
     got = lines(client.get(f"/v1/players/{SUBJECT}/data", headers=PLATFORM))
     kinds = [line["kind"] for line in got]
@@ -184,8 +248,17 @@ def check_export(client: TestClient) -> None:
     assert kinds[-1] == "end"
     assert got[-1]["lines"] == len(got) - 2
     assert kinds.count("archived_game") == ARCHIVED
-    assert kinds.count("live_game") == 1  # the ended one is not live any more
-    for kind in ("rating", "rating_change", "push_subscription", "vacation", "ticket"):
+    # both games the live store holds, the ended one too (the erasure's set: `games_of`)
+    assert sorted(line["status"] for line in got if line["kind"] == "live_game") == [
+        "active", "finished"]  # fmt: skip
+    for kind in (
+        "rating",
+        "rating_change",
+        "push_subscription",
+        "vacation",
+        "ticket",
+        "tournament",
+    ):
         assert kind in kinds, kind
     assert kinds.count("rating_change") == ARCHIVED
     for line in got:

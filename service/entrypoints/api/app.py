@@ -231,7 +231,7 @@ def create_app(
     settings = settings or Settings.from_env()
     if serving:
         refuse_several_embedded_workers(settings.redis.url)
-    refuse_jobs_nobody_works(settings)
+    refuse_jobs_nobody_works(settings, serving=serving)
     # before uvicorn logs that the server started: every line in the configured format
     logs = settings.observability
     configure_logging(logs.log_format, logs.log_level, logs.access_log)

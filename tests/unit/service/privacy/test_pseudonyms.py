@@ -8,8 +8,9 @@ import logging
 
 import msgspec
 
+from domain.tournaments.rules import Entrant, Settings
 from infra.observability.logs import ACCESS_LOGGER, RequestContext
-from service.core.model import GameRecord, Seat, Table
+from service.core.model import GameRecord, Seat, Table, TournamentRecord
 from service.core.ports import ArchiveJob, IdempotentResponse
 from service.matchmaking.records import PartyMember, TicketRecord
 from service.privacy import pseudonyms
@@ -117,12 +118,90 @@ def test_a_record_without_the_player_is_none_whatever_its_kind() -> None:
     assert pseudonyms.rewritten({"a": [1, "x", {"b": None}]}, ME) is None
 
 
-def test_only_the_keys_that_name_the_player_are_renamed() -> None:
-    from infra.redis_privacy import _renamed
-
+def test_only_the_keys_that_name_exactly_the_player_are_renamed() -> None:
     q = Subject(player_id="q", pseudonym="erased-1")
-    assert _renamed("{ten:q:archive}:jobs", q) is None  # an id that is a word of other keys
-    assert _renamed("ten:index:{player:q}", q) == "ten:index:{player:erased-1}"
-    assert _renamed("ten:quota:{tables:player:q}", q) == "ten:quota:{tables:player:erased-1}"
-    assert _renamed("{ten:mm:l}:holder:q", q) == "{ten:mm:l}:holder:erased-1"
-    assert _renamed("ten:index:{player:qq}", q) is None
+    renamed = pseudonyms.renamed_key
+    assert renamed("{ten:q:archive}:jobs", q) is None  # an id that is a word of other keys
+    assert renamed("ten:index:{player:q}", q) == "ten:index:{player:erased-1}"
+    assert renamed("ten:index:{host:player:q}", q) == "ten:index:{host:player:erased-1}"
+    assert renamed("ten:quota:{tables:player:q}", q) == "ten:quota:{tables:player:erased-1}"
+    assert renamed("tables:player:q", q) == "tables:player:erased-1"  # the embedded quotas'
+    assert renamed("{ten:mm:l}:holder:q", q) == "{ten:mm:l}:holder:erased-1"
+    assert renamed("ten:index:{player:qq}", q) is None
+    # an id with colons is never found inside another's (`acme:7` in `acme:7:eu`)
+    acme = Subject(player_id="acme:7", pseudonym="erased-2")
+    for other in ("ten:index:{player:acme:7:eu}", "ten:quota:{tables:player:acme:7:eu}",
+                  "{ten:mm:live}:holder:acme:7:eu", "tables:player:acme:7:eu",
+                  "ten:quota:{tables:player:x:player:acme:7}"):  # fmt: skip
+        assert renamed(other, acme) is None, other
+    assert renamed("ten:index:{player:acme:7}", acme) == "ten:index:{player:erased-2}"
+    assert renamed("{ten:mm:live}:holder:acme:7", acme) == "{ten:mm:live}:holder:erased-2"
+    eu = Subject(player_id="7:eu", pseudonym="erased-3")
+    assert renamed("{ten:mm:live}:holder:acme:7:eu", eu) is None
+    assert renamed("tables:player:acme:7:eu", eu) is None
+
+
+def test_an_id_equal_to_another_fields_value_rewrites_only_the_fields_of_player_ids() -> None:
+    live, basic = (Subject(player_id=p, pseudonym="erased-0e") for p in ("live", "basic"))
+    ticket = TicketRecord(
+        id="l0", mode="live", rated=True, sizes=(2,), player_id=OTHER, name=OTHER_NAME,
+        bot="basic", created_at=1.0, expires_at=2.0, updated_at=1.0, version=3,
+    )  # fmt: skip
+    assert pseudonyms.typed(ticket, live) is None
+    assert pseudonyms.typed(ticket, basic) is None
+    mine = msgspec.structs.replace(ticket, player_id="live", name="Lee")
+    new = pseudonyms.typed(mine, live)
+    assert new is not None
+    assert (new.mode, new.bot, new.player_id, new.name) == ("live", "basic", "erased-0e",
+                                                            "erased-0e")  # fmt: skip
+    assert new.version == 4  # a save in flight from version 3 loses its compare-and-set
+    cup = TournamentRecord(
+        id="t" * 20, name="basic", organiser="player:basic", settings=Settings(table_size=2),
+        places=4, bot_level="basic", registered=("basic", OTHER),
+        entrants=(Entrant(id="basic"), Entrant(id=OTHER), Entrant(id="bot:1", bot="basic")),
+        created_at=0.0, updated_at=0.0, version=1,
+    )  # fmt: skip
+    new_cup = pseudonyms.typed(cup, basic)
+    assert new_cup is not None
+    assert (new_cup.name, new_cup.bot_level, new_cup.organiser) == ("basic", "basic",
+                                                                    "player:erased-0e")  # fmt: skip
+    assert new_cup.registered == ("erased-0e", OTHER)
+    assert new_cup.entrants == (Entrant(id="erased-0e"), Entrant(id=OTHER),
+                                Entrant(id="bot:1", bot="basic"))  # fmt: skip
+    assert new_cup.version == 2
+    taken = b'{"type":"seat_taken_over","seat":1,"bot":"basic","reason":"timeouts"}'
+    assert pseudonyms.event_json(taken, set(), basic) == taken
+    hook = msgspec.json.encode(
+        {
+            "type": "seat_taken_over",
+            "data": {
+                "game_id": "g",
+                "seat": 1,
+                "player_id": OTHER,
+                "bot": "basic",
+                "reason": "timeouts",
+            },
+        }
+    )
+    assert pseudonyms.payload(hook, basic) is None
+    assert pseudonyms.payload(hook, Subject(player_id="timeouts", pseudonym="e")) is None
+
+
+def test_a_reconciliations_candidates_are_the_ids_of_the_fields_the_erasure_rewrites() -> None:
+    record, events = game(5)
+    job = msgspec.msgpack.encode(ArchiveJob(record=record, events=events))
+    assert {SUBJECT, OTHER} <= pseudonyms.payload_ids(job)
+    hook = msgspec.json.encode(
+        {
+            "type": "tournament_started",
+            "data": {
+                "entrants": [{"entrant": SUBJECT}],
+                "mode": "live",
+                "owner": f"player:{OTHER}",
+            },
+        }
+    )
+    found = pseudonyms.payload_ids(hook)
+    assert {SUBJECT, OTHER} <= found
+    assert "live" not in found  # a mode is no player's id
+    assert pseudonyms.ids_in({"entrants": [{"id": SUBJECT, "bot": None}]}) == {SUBJECT}

@@ -17,7 +17,7 @@ def test_the_reconciliation_is_due_at_start_then_every_period() -> None:
     async def main() -> None:
         queue = MemoryQueue("privacy")
         clock = [NOW]
-        data = PlayerData(None, None, None, None, None, None, key=b"k", retry=Retry(3),
+        data = PlayerData(None, None, None, None, None, None, None, key=b"k", retry=Retry(3),
                           queue=queue, period=900.0, clock=lambda: clock[0])  # fmt: skip
         runs = []
 

@@ -3,7 +3,7 @@
 
 Stand-alone: the standard library only, nothing of the service. It reads game records
 ("ten-game-record", version 1: one JSON object per game, a JSON list of them, or NDJSON),
-from files or standard input, and for each one checks:
+from files or standard input (NDJSON a line at a time), and for each one checks:
 
 1. the commitment published before play is SHA-256 of the revealed seed;
 2. the deal's seed follows from the seed and the seats' entropy;
@@ -287,6 +287,8 @@ def verify(record: object) -> dict:
     """One record's verdict: {"id", "ok", "verifiable", "draws", "error"}."""
     verdict: dict = {"id": None, "ok": False, "verifiable": False, "draws": 0, "error": None}
     try:
+        if isinstance(record, Refused):  # a line of NDJSON that is not JSON
+            raise record
         _require(isinstance(record, dict), "a record is a JSON object")
         assert isinstance(record, dict)
         verdict["id"] = record.get("id")
@@ -311,28 +313,45 @@ def verify(record: object) -> dict:
 # ---------------------------------------------------------------- reading, reporting
 
 
-def records_in(text: str) -> Iterator[object]:
-    """The records of one input: a JSON object, a JSON list of them, or NDJSON."""
+def records_in(lines: Iterable[str]) -> Iterator[object]:
+    """The records of one input, read line by line. NDJSON (its first line a JSON value of
+    its own) is streamed, a record at a time, so a bulk export needs little memory; a line
+    of it that is not JSON is that record's refusal, the others still read. Else the input
+    is one JSON document, read whole: a record, or a list of them."""
+    lines = iter(lines)
+    head: list[str] = []
+    for line in lines:
+        head.append(line)
+        if line.strip():
+            break
+    else:
+        return  # nothing but blank lines
     try:
-        whole = json.loads(text)
+        first = json.loads(head[-1])
     except json.JSONDecodeError:
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"line {number}: not JSON ({exc.msg})") from None
+        try:
+            whole = json.loads("".join(head) + "".join(lines))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"line {exc.lineno}: not JSON ({exc.msg})") from None
+        yield from whole if isinstance(whole, list) else [whole]
         return
-    yield from whole if isinstance(whole, list) else [whole]
+    yield from first if isinstance(first, list) else [first]
+    for number, line in enumerate(lines, len(head) + 1):
+        if line.strip():
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield Refused(f"line {number}: not JSON ({exc.msg})")
 
 
-def _inputs(paths: Iterable[str]) -> Iterator[tuple[str, str]]:
+def _inputs(paths: Iterable[str]) -> Iterator[tuple[str, Iterable[str]]]:
+    """Each input's name and its lines, read as they are asked for."""
     for path in paths:
         if path == "-":
-            yield "<stdin>", sys.stdin.read()
+            yield "<stdin>", sys.stdin
         else:
             with open(path, encoding="utf-8") as handle:
-                yield path, handle.read()
+                yield path, handle
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -346,8 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     verdicts = []
     try:
-        for source, text in _inputs(args.paths or ["-"]):
-            for index, record in enumerate(records_in(text)):
+        for source, lines in _inputs(args.paths or ["-"]):
+            for index, record in enumerate(records_in(lines)):
                 verdict = {"source": source, "index": index, **verify(record)}
                 if args.require_verifiable and verdict["ok"] and not verdict["verifiable"]:
                     verdict.update(ok=False, error="not verifiable: dealt from a given deck")

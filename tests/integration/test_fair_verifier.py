@@ -11,6 +11,7 @@ import json
 import random
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -233,6 +234,16 @@ def test_an_auction_is_of_the_card_just_drawn() -> None:
     assert "not the card just drawn" in _refusal(moved)
 
 
+def refused_report(records: Path) -> dict:
+    """The verifier's JSON report on a file where some record is refused, run alone."""
+    run = subprocess.run(
+        [sys.executable, "-I", str(VERIFIER), "--json", str(records)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 1, run.stderr
+    return json.loads(run.stdout)
+
+
 def _mutate(value: object, rng: random.Random) -> object:
     """One random change somewhere in a JSON value."""
     if isinstance(value, dict) and value and rng.random() < 0.8:
@@ -268,13 +279,36 @@ def test_a_malformed_record_is_refused_never_a_traceback(tmp_path: Path) -> None
     records = tmp_path / "records.ndjson"
     lines = [json.dumps(r) for r in [trunc, *mutated[:20], GAMES[0], 5, [], "x"]]
     records.write_text("\n".join(lines) + "\n")
-    run = subprocess.run(
-        [sys.executable, "-I", str(VERIFIER), "--json", str(records)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert run.returncode == 1, run.stderr
-    report = json.loads(run.stdout)
+    report = refused_report(records)
     assert report["records"] == len(lines)  # one bad record stops none of the others
     assert report["results"][0]["error"] == "the deck has 104 cards, the shuffle of 3 players 105"
     assert report["results"][21]["ok"]
     assert [r["ok"] for r in report["results"][-3:]] == [False] * 3
+
+
+def test_ndjson_is_read_a_line_at_a_time() -> None:
+    """A bulk export is streamed: each record is yielded before the next line is read."""
+
+    def lines() -> Iterator[str]:
+        yield json.dumps(GAMES[0]) + "\n"
+        yield "\n"
+        yield json.dumps(GAMES[1]) + "\n"
+        raise AssertionError("read past the record asked for")
+
+    records = verifier.records_in(lines())
+    assert next(records)["id"] == GAMES[0]["id"]
+    assert next(records)["id"] == GAMES[1]["id"]
+    pretty = json.dumps(GAMES[2], indent=1).splitlines(keepends=True)  # one document, whole
+    assert list(verifier.records_in(pretty)) == [GAMES[2]]
+    listed = json.dumps(GAMES[:2], indent=1).splitlines(keepends=True)
+    assert list(verifier.records_in(listed)) == GAMES[:2]
+    assert list(verifier.records_in(["\n", " \n"])) == []
+
+
+def test_a_line_that_is_not_json_is_refused_and_the_others_checked(tmp_path: Path) -> None:
+    records = tmp_path / "records.ndjson"
+    lines = [json.dumps(GAMES[0]), '{"id": "cut', json.dumps(GAMES[1])]
+    records.write_text("\n".join(lines) + "\n")
+    report = refused_report(records)
+    assert [r["ok"] for r in report["results"]] == [True, False, True]
+    assert report["results"][1]["error"].startswith("line 2: not JSON")

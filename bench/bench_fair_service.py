@@ -4,7 +4,8 @@
 Drives the real service in process (the embedded store, a SQLite archive in a temporary
 directory, the platform's API key and player JWTs): lobby games of every player count 1 to 5
 with 0, 1 or 2 humans beside bots of three levels, the humans seated at the create (by the
-platform, half of them with entropy) or joining an open seat (with their JWT and entropy),
+platform: no entropy, create takes none) or joining a seat reserved for them or an open one
+(with their JWT and entropy, after the table's commitment was published),
 every human move a seeded random choice among the legal ones; then a duplicate Swiss
 tournament of eight players at tables of four, its humans playing through their JWTs. Once
 the archive holds every game, exports it through `GET /v1/archive/export` (NDJSON), runs
@@ -76,29 +77,33 @@ def play_out(client: TestClient, game: str, seats: dict[int, dict[str, str]], rn
 
 
 def lobby_game(client: TestClient, i: int, rng) -> tuple[str, int, int]:
-    """Game `i`: its id, its player count and its humans."""
+    """Game `i`: its id, its player count and its humans. A human seated on create gives no
+    entropy (create takes none); one whose seat is reserved (`player_id`) or left open joins
+    it with entropy, after the table's commitment was published."""
     n = 1 + i % 5
     humans = min(i % 3, n)
-    joining = humans == 2 and i % 2 == 0  # the second human joins an open seat
     players: list[dict[str, Any]] = []
+    joins: list[tuple[int, dict[str, Any]]] = []  # (seat, join body) for the joiners
     for s in range(n):
-        if s < humans and not (joining and s == 1):
-            seat = {"name": f"P{i}-{s}", "player_id": f"p{i}-{s}"}
-            players.append(seat | ({"entropy": f"e{i}/{s}"} if i % 4 < 2 else {}))
-        elif s < humans:
+        pid = f"p{i}-{s}"
+        if s < humans and i % 4 < 2:  # reserved, joined with entropy
+            players.append({"player_id": pid})
+            joins.append((s, {"entropy": f"e{i}/{s}"}))
+        elif s < humans and humans == 2 and i % 2 == 0 and s == 1:  # an open seat joined
             players.append({"open": True})
+            joins.append((s, {"entropy": f"j{i}"}))
+        elif s < humans:
+            players.append({"name": f"P{i}-{s}", "player_id": pid})
         else:
             players.append({"bot": LEVELS[(i + s) % len(LEVELS)]})
     made = client.post("/v1/games", json={"players": players}, headers=PLATFORM)
     assert made.status_code == 201, made.text
     body = made.json()
-    tokens = body["tokens"] if joining else body["seats"]  # an open table's, or a game's
+    tokens = body["tokens"] if joins else body["seats"]  # an open table's, or a game's
     seats = {t["seat"]: {"Authorization": f"Bearer {t['token']}"} for t in tokens}
-    if joining:
-        who = player(f"p{i}-1")
-        joined = client.post(
-            f"/v1/games/{body['id']}/seats", json={"entropy": f"j{i}"}, headers=who
-        )
+    for s, join in joins:
+        url = f"/v1/games/{body['id']}/seats"
+        joined = client.post(url, json=join, headers=player(f"p{i}-{s}"))
         assert joined.status_code == 201, joined.text
         seats[joined.json()["seat"]] = {"Authorization": f"Bearer {joined.json()['token']}"}
     play_out(client, body["id"], seats, rng)

@@ -3,17 +3,20 @@
 
 Stand-alone: the standard library only, nothing of the service. It reads game records
 ("ten-game-record", version 1: one JSON object per game, a JSON list of them, or NDJSON),
-from files or standard input, and for each one checks:
+from files or standard input (NDJSON a line at a time), and for each one checks:
 
 1. the commitment published before play is SHA-256 of the revealed seed;
 2. the deal's seed follows from the seed and the seats' entropy;
 3. the deck is the documented shuffle of the deck for the player count;
 4. the starting seat is the next draw of the same stream, when the service drew it;
 5. every card that left the draw pile (each `card_drawn` event, in log order) is the
-   deck's next card.
+   deck's next card, and every `auction_started` auctions the card just drawn.
 
-A record whose deal is not verifiable (dealt from a deck given as it is) is reported as
-such: its draws are still checked against its deck. The algorithm: README.md beside this
+Whether a deal is verifiable is what `game_started` published, not what the record claims:
+a published commitment must verify fully, and the record's `fairness` must agree with it.
+A deal game_started published no commitment for (a deck given as it is) is reported as not
+verifiable: its cards must still be the game's (no more copies than it holds) and its draws
+follow its deck. A malformed record is refused with a reason, and the others still checked. The algorithm: README.md beside this
 file. Exit status: 0 every record verified, 1 some record refused (or, with
 --require-verifiable, not verifiable), 2 the input could not be read.
 
@@ -27,6 +30,7 @@ import argparse
 import hashlib
 import json
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 SCHEME = "ten-fair-v1"
@@ -133,33 +137,83 @@ def _started(record: dict) -> dict:
     return first
 
 
-def _check_fairness(record: dict, started: dict, players: int) -> str:
-    """The commitment, the entropy and the deal's seed of a verifiable record: the deal seed."""
-    fair, published = record["fairness"], started.get("fairness")
-    _require(isinstance(published, dict), "game_started publishes no fairness")
+def _is_hex64(value: object) -> bool:
+    return (
+        isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+    )
+
+
+def _check_published(record: dict, published: object, players: int) -> dict:
+    """What game_started published before play; the record's fairness must say the same."""
+    fair = record["fairness"]
+    _require(isinstance(published, dict), "game_started's fairness is not an object")
+    assert isinstance(published, dict)
     _require(published.get("scheme") == SCHEME, f"unknown scheme {published.get('scheme')!r}")
-    for field in ("commitment", "entropy", "start_drawn"):
-        _require(
-            fair.get(field) == published.get(field),
-            f"the record's fairness.{field} differs from the one game_started published",
-        )
-    seed, entropy = fair.get("seed"), published["entropy"]
-    _require(isinstance(seed, str) and seed != "", "the record reveals no seed")
+    _require(_is_hex64(published.get("commitment")), "the published commitment is no SHA-256")
+    entropy = published.get("entropy")
     _require(
         isinstance(entropy, list)
         and len(entropy) == players
         and all(isinstance(e, str) for e in entropy),
         "the entropy is not one string per seat",
     )
+    _require(isinstance(published.get("start_drawn"), bool), "start_drawn is not true or false")
+    _require(
+        fair.get("verifiable") is True,
+        "the record's fairness.verifiable is not true, yet game_started published a commitment",
+    )
+    for field in ("scheme", "commitment", "entropy", "start_drawn"):
+        _require(
+            fair.get(field) == published.get(field),
+            f"the record's fairness.{field} differs from the one game_started published",
+        )
+    return published
+
+
+def _check_fairness(record: dict, published: dict) -> str:
+    """The commitment of a verifiable record against its revealed seed: the deal's seed."""
+    seed = record["fairness"].get("seed")
+    _require(isinstance(seed, str) and seed != "", "the record reveals no seed")
     _require(
         commitment(seed) == published["commitment"],
         "the commitment is not SHA-256 of the revealed seed",
     )
-    return deal_seed(seed, entropy)
+    return deal_seed(seed, published["entropy"])
+
+
+def _check_unverifiable(record: dict, deck: list[str], players: int) -> list[str]:
+    """A deal game_started published no commitment for (a deck given as it is): the record
+    claims nothing more, and every card is one of the game's, no more copies than it holds."""
+    fair = record["fairness"]
+    _require(
+        fair.get("verifiable") is False,
+        "the record's fairness.verifiable is not false, yet game_started published no commitment",
+    )
+    for field in ("scheme", "commitment"):
+        _require(
+            fair.get(field) is None,
+            f"the record's fairness.{field} is set, yet game_started published none",
+        )
+    _require(
+        fair.get("start_drawn") in (False, None),
+        "the record's fairness.start_drawn is set, yet game_started published none",
+    )
+    entropy = fair.get("entropy", [])
+    _require(
+        isinstance(entropy, list) and all(e == "" for e in entropy),
+        "the record's fairness.entropy is set, yet game_started published none",
+    )
+    held = Counter(deck_for(players))
+    for at, card in enumerate(deck):
+        _require(card in held, f"the deck's card {at} ({card!r}) is no card of the game")
+        held[card] -= 1
+        _require(held[card] >= 0, f"the deck holds more {card} than the game has")
+    return deck
 
 
 def _check_deal(record: dict, started: dict, players: int) -> list[str]:
-    """The deck as dealt (checked against the shuffle when the record is verifiable)."""
+    """The deck as dealt: the shuffle when game_started published a commitment, else cards
+    of the game."""
     deck = record.get("deck")
     _require(
         isinstance(deck, list) and all(isinstance(c, str) for c in deck), "the record has no deck"
@@ -168,17 +222,22 @@ def _check_deal(record: dict, started: dict, players: int) -> list[str]:
         started.get("draw_pile_size") == len(deck),
         "game_started's draw_pile_size is not the deck's size",
     )
-    if not record["fairness"].get("verifiable"):
-        return deck
-    stream = Stream(_check_fairness(record, started, players))
+    if started.get("fairness") is None:
+        return _check_unverifiable(record, deck, players)
+    published = _check_published(record, started["fairness"], players)
+    stream = Stream(_check_fairness(record, published))
     expected = stream.shuffled(deck_for(players))
+    _require(
+        len(deck) == len(expected),
+        f"the deck has {len(deck)} cards, the shuffle of {players} players {len(expected)}",
+    )
     if deck != expected:
-        at = next(i for i, (a, b) in enumerate(zip(deck, expected, strict=False)) if a != b)
+        at = next(i for i, (a, b) in enumerate(zip(deck, expected, strict=True)) if a != b)
         raise Refused(
             f"the deck is not the shuffle of the deal's seed (card {at}: {deck[at]} "
             f"where the shuffle gives {expected[at]})"
         )
-    if started["fairness"]["start_drawn"]:
+    if published["start_drawn"]:
         seat = stream.randbelow(players)
         _require(
             started.get("starting_seat") == seat,
@@ -188,10 +247,26 @@ def _check_deal(record: dict, started: dict, players: int) -> list[str]:
 
 
 def _check_draws(events: list, deck: list[str]) -> int:
-    """Every card_drawn event, in log order, draws the deck's next card: how many."""
+    """Every card_drawn event, in log order, draws the deck's next card, and every
+    auction_started auctions the card just drawn: how many draws."""
     drawn = 0
+    previous: object = None
     for event in events:
-        if not isinstance(event, dict) or event.get("type") != "card_drawn":
+        _require(isinstance(event, dict), "an event is not a JSON object")
+        kind = event.get("type")
+        if kind == "auction_started":
+            just = (
+                previous.get("card")
+                if isinstance(previous, dict) and previous.get("type") == "card_drawn"
+                else None
+            )
+            _require(
+                just is not None and event.get("card") == just,
+                f"event {event.get('seq')} auctions {event.get('card')}, "
+                f"not the card just drawn ({just})",
+            )
+        previous = event
+        if kind != "card_drawn":
             continue
         _require(drawn < len(deck), f"event {event.get('seq')} draws from an empty pile")
         _require(
@@ -212,6 +287,8 @@ def verify(record: object) -> dict:
     """One record's verdict: {"id", "ok", "verifiable", "draws", "error"}."""
     verdict: dict = {"id": None, "ok": False, "verifiable": False, "draws": 0, "error": None}
     try:
+        if isinstance(record, Refused):  # a line of NDJSON that is not JSON
+            raise record
         _require(isinstance(record, dict), "a record is a JSON object")
         assert isinstance(record, dict)
         verdict["id"] = record.get("id")
@@ -222,42 +299,59 @@ def verify(record: object) -> dict:
         players = len(started.get("players") or [])
         _require(1 <= players <= 5, "game_started seats 1 to 5 players")
         _require(record.get("player_count") == players, "player_count differs from the seats")
-        verdict["verifiable"] = bool(record["fairness"].get("verifiable"))
+        verdict["verifiable"] = started.get("fairness") is not None  # what was published
         deck = _check_deal(record, started, players)
         verdict["draws"] = _check_draws(record["events"], deck)
         verdict["ok"] = True
     except Refused as refused:
         verdict["error"] = str(refused)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        verdict["error"] = f"malformed record: {exc!r}"
+    except Exception as exc:  # any malformed record is refused, never a traceback
+        verdict["error"] = f"malformed record: {type(exc).__name__}: {exc}"
     return verdict
 
 
 # ---------------------------------------------------------------- reading, reporting
 
 
-def records_in(text: str) -> Iterator[object]:
-    """The records of one input: a JSON object, a JSON list of them, or NDJSON."""
+def records_in(lines: Iterable[str]) -> Iterator[object]:
+    """The records of one input, read line by line. NDJSON (its first line a JSON value of
+    its own) is streamed, a record at a time, so a bulk export needs little memory; a line
+    of it that is not JSON is that record's refusal, the others still read. Else the input
+    is one JSON document, read whole: a record, or a list of them."""
+    lines = iter(lines)
+    head: list[str] = []
+    for line in lines:
+        head.append(line)
+        if line.strip():
+            break
+    else:
+        return  # nothing but blank lines
     try:
-        whole = json.loads(text)
+        first = json.loads(head[-1])
     except json.JSONDecodeError:
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"line {number}: not JSON ({exc.msg})") from None
+        try:
+            whole = json.loads("".join(head) + "".join(lines))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"line {exc.lineno}: not JSON ({exc.msg})") from None
+        yield from whole if isinstance(whole, list) else [whole]
         return
-    yield from whole if isinstance(whole, list) else [whole]
+    yield from first if isinstance(first, list) else [first]
+    for number, line in enumerate(lines, len(head) + 1):
+        if line.strip():
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield Refused(f"line {number}: not JSON ({exc.msg})")
 
 
-def _inputs(paths: Iterable[str]) -> Iterator[tuple[str, str]]:
+def _inputs(paths: Iterable[str]) -> Iterator[tuple[str, Iterable[str]]]:
+    """Each input's name and its lines, read as they are asked for."""
     for path in paths:
         if path == "-":
-            yield "<stdin>", sys.stdin.read()
+            yield "<stdin>", sys.stdin
         else:
             with open(path, encoding="utf-8") as handle:
-                yield path, handle.read()
+                yield path, handle
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -271,8 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     verdicts = []
     try:
-        for source, text in _inputs(args.paths or ["-"]):
-            for index, record in enumerate(records_in(text)):
+        for source, lines in _inputs(args.paths or ["-"]):
+            for index, record in enumerate(records_in(lines)):
                 verdict = {"source": source, "index": index, **verify(record)}
                 if args.require_verifiable and verdict["ok"] and not verdict["verifiable"]:
                     verdict.update(ok=False, error="not verifiable: dealt from a given deck")

@@ -61,9 +61,6 @@ class CreateTable(Command, frozen=True, kw_only=True):
     # a client
     ranked: bool = True
     idempotency_key: str | None = None
-    # each seat's entropy (`domain.game.fairness`), "" for none; empty: none at all. Only a
-    # human seated now may give some
-    entropy: tuple[str, ...] = ()
     # the client's network address as the entrypoint saw it: an anonymous host's quota of
     # open tables is counted by it (`Lobby.create`); None (tools, tests): no quota
     origin: str | None = None
@@ -73,8 +70,6 @@ class CreateTable(Command, frozen=True, kw_only=True):
             list(self.seats), self.private, self.fill, self.fill_bot, self.starting_seat,
             self.deck, self.rules, self.clock,
         )  # fmt: skip
-        if any(self.entropy):  # none: as every create was fingerprinted before
-            fields = (*fields, self.entropy)
         if self.seed is None and self.tournament is None and self.ranked:
             return fields  # as every create was fingerprinted before tournaments
         if self.ranked:

@@ -112,7 +112,6 @@ class TableCreation:
             self._seat_at_creation(caller, game_id, i, s, None if tokens is None else tokens[i])
             for i, s in enumerate(seats)
         ]
-        made = [(_with_entropy(command, i, seat), token) for i, (seat, token) in enumerate(made)]
         table_seats = [seat for seat, _ in made]
         hashes = [None if token is None else hash_token(token) for _, token in made]
         issued = [(i, token) for i, (_, token) in enumerate(made) if token is not None]
@@ -247,21 +246,3 @@ class TableCreation:
         if token is None:
             token, _ = new_token(game_id, index)
         return Seat(name=wanted.name, player_id=pid, verified=verified), token
-
-
-def _with_entropy(command: CreateTable, index: int, seat: Seat) -> Seat:
-    """A seat made at creation with the entropy its creator gave it (`domain.game.fairness`):
-    only a human seated now may give some, and no tournament's table (every table of a
-    duplicate deal is dealt the same)."""
-    entropy = command.entropy[index] if index < len(command.entropy) else ""
-    if not entropy:
-        return seat
-    tournament = command.seed is not None or command.tournament is not None
-    if tournament or not seat.taken or seat.bot is not None:
-        raise ServiceError(
-            "invalid_table",
-            "Seat {seat}: only a human seated now (a name, no bot, not open) gives entropy, "
-            "and not at a tournament's table.",
-            seat=index,
-        )
-    return msgspec.structs.replace(seat, entropy=entropy)

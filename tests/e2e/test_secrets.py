@@ -222,14 +222,21 @@ def test_no_response_reveals_the_draw_pile_or_the_seed(
     rng = random.Random("e2e/secrets")
     with httpx.Client(base_url=redis_base, timeout=10) as client:
         rec = Recorder(client, redis_client)
+        # Ann's seat reserved, Cid's open: each gives entropy on join, after the commitment
         players = [
-            {"name": "Ann", "entropy": "ann's own luck"},
+            {"player_id": "ann"},
             {"name": "Bob", "bot": "basic"},
-            {"name": "Cid", "entropy": "cid"},
+            {"open": True},
             {"name": "Dee", "bot": "random"},
         ]
         created = rec.record(client.post("/v1/games", json={"players": players}))
-        table = Table(client, created)
+        assert created.status_code == 201, created.text
+        seats = f"/v1/games/{created.json()['id']}/seats"
+        joins = [
+            rec.record(client.post(seats, json={"player_id": "ann", "entropy": "ann's own luck"})),
+            rec.record(client.post(seats, json={"name": "Cid", "entropy": "cid"})),
+        ]
+        table = Table.started_by_joins(client, joins)
         stream = StreamReader(f"{redis_base}{table.path}/events/stream")
         stream.start()
         assert stream.connected.wait(10)

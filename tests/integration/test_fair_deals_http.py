@@ -1,6 +1,7 @@
 """Provably fair deals over HTTP, in process (the embedded store, a SQLite archive): a table
-commits to its seed from its creation on; the creator's and a joiner's entropy go through
-the text policy into the table's and then the game's `fairness` (and `game_started`'s); the
+commits to its seed from its creation on; create takes no entropy (it would be seen before
+the commitment); the joiners' entropy goes through the text policy into the table's and
+then the game's `fairness` (and `game_started`'s); the
 game is dealt from the seed and the entropy, which its finished view lets anyone check,
 draw by draw, while no live view shows the seed."""
 
@@ -37,18 +38,34 @@ def refused(client: TestClient, players: list[dict[str, Any]], code: str) -> Non
     assert client.get("/v1/games").json()["games"] == before  # nothing created
 
 
-def test_bad_entropy_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+def test_create_takes_no_entropy(tmp_path: Path) -> None:
+    """Entropy given in the request that chooses the seed protects nothing: refused, with
+    the way to give it (join), whatever its value and its seat; nothing created."""
     with TestClient(create_app(settings(tmp_path))) as client:
-        refused(client, [{"name": "Ann", "entropy": "x" * 65}, {"open": True}], "invalid_request")
-        for bad in ("a\x00b", "\u202eevil", " ", "\u200b"):
-            refused(client, [{"name": "Ann", "entropy": bad}, {"open": True}], "invalid_text")
-        for seat in ({"bot": "basic", "entropy": "e"}, {"open": True, "entropy": "e"}):
-            refused(client, [{"name": "Ann"}, seat], "invalid_table")
+        seats: list[dict[str, Any]] = [
+            {"name": "Ann", "entropy": "ann's"}, {"player_id": "ann", "entropy": "a"},
+            {"bot": "basic", "entropy": "e"}, {"open": True, "entropy": "e"},
+            {"name": "Ann", "entropy": "x" * 65}, {"name": "Ann", "entropy": "a\x00b"},
+            {"name": "Ann", "entropy": 5}, {"name": "Ann", "entropy": None},
+        ]  # fmt: skip
+        for seat in seats:
+            refused(client, [{"bot": "basic"}, seat], "invalid_table")
+            made = client.post("/v1/games", json={"players": [{"bot": "basic"}, seat]})
+            assert made.json()["detail"].startswith("Seat 1: entropy is given on join only")
+            assert "player_id" in made.json()["detail"]
+
+
+def test_bad_join_entropy_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    with TestClient(create_app(settings(tmp_path))) as client:
         table = client.post("/v1/games", json={"players": [{"name": "Ann"}, {"open": True}]})
-        joined = client.post(f"/v1/games/{table.json()['id']}/seats", json={"entropy": "\x07"})
-        assert joined.status_code == 400
-        assert joined.json()["code"] == "invalid_text"
-        assert client.get(f"/v1/games/{table.json()['id']}").json()["status"] == "open"
+        game = table.json()["id"]
+        for bad, code in [("x" * 65, "invalid_request")] + [
+            (b, "invalid_text") for b in ("a\x00b", "\u202eevil", " ", "\u200b", "\x07")
+        ]:
+            joined = client.post(f"/v1/games/{game}/seats", json={"entropy": bad})
+            assert joined.status_code == 400
+            assert joined.json()["code"] == code
+        assert client.get(f"/v1/games/{game}").json()["status"] == "open"
 
 
 def play_to_the_end(client: TestClient, game: str, tokens: dict[int, str]) -> dict[str, Any]:
@@ -72,17 +89,27 @@ def play_to_the_end(client: TestClient, game: str, tokens: dict[int, str]) -> di
 
 
 def test_the_seats_entropy_deals_the_game_and_its_end_reveals_the_seed(tmp_path: Path) -> None:
-    players = [{"name": "Ann", "entropy": " Ann's luck "}, {"open": True}, {"bot": "basic"}]
+    """Ann's seat is reserved on create, Bob's left open: each gives entropy on join, after
+    the commitment was published."""
+    players = [{"player_id": "ann"}, {"open": True}, {"bot": "basic"}]
     with TestClient(create_app(settings(tmp_path))) as client:
         made = client.post("/v1/games", json={"players": players})
         assert made.status_code == 201, made.text
         table = made.json()
         fair = table["fairness"]
         assert fair["scheme"] == SCHEME
-        assert fair["entropy"] == ["Ann's luck", "", ""]  # as the text policy keeps it
+        assert fair["entropy"] == ["", "", ""]
         assert "seed" not in fair
         game = table["id"]
-        assert client.get(f"/v1/games/{game}").json()["fairness"] == fair
+        ann = client.post(
+            f"/v1/games/{game}/seats",
+            json={"player_id": "ann", "name": "Ann", "entropy": " Ann's luck "},
+        )
+        assert ann.status_code == 201, ann.text
+        assert ann.json()["seat"] == 0
+        fair = client.get(f"/v1/games/{game}").json()["fairness"]
+        assert fair["commitment"] == table["fairness"]["commitment"]  # unchanged by the join
+        assert fair["entropy"] == ["Ann's luck", "", ""]  # as the text policy keeps it
         joined = client.post(f"/v1/games/{game}/seats", json={"name": "Bob", "entropy": "b0b"})
         assert joined.status_code == 201, joined.text
         started = joined.json()["game"]
@@ -95,8 +122,7 @@ def test_the_seats_entropy_deals_the_game_and_its_end_reveals_the_seed(tmp_path:
             "scheme": SCHEME, "commitment": fair["commitment"],
             "entropy": ["Ann's luck", "b0b", ""], "start_drawn": True,
         }  # fmt: skip
-        tokens = {table["tokens"][0]["seat"]: table["tokens"][0]["token"]}
-        tokens[joined.json()["seat"]] = joined.json()["token"]
+        tokens = {0: ann.json()["token"], joined.json()["seat"]: joined.json()["token"]}
         ended = play_to_the_end(client, game, tokens)
         seed = ended["fairness"]["seed"]
         assert client.get(f"/v1/games/{game}").json()["fairness"]["seed"] == seed

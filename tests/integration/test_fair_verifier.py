@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -160,3 +162,153 @@ def test_the_documented_example_holds() -> None:
         assert dealt in text
         assert "$3 B# $1 W5 $1 $3 W9 $1" in text
     assert [len(verifier.deck_for(n)) for n in range(1, 6)] == [81, 81, 105, 129, 129]
+
+
+def _refusal(record: dict) -> str:
+    verdict = verifier.verify(record)
+    assert not verdict["ok"], record["id"]
+    assert isinstance(verdict["error"], str)
+    return verdict["error"]
+
+
+def test_a_published_commitment_cannot_be_disclaimed() -> None:
+    """game_started published a commitment: the record must verify fully, whatever its own
+    fairness says; a swapped deck behind `verifiable: false` is refused."""
+    for record in GAMES:
+        tampered = copy.deepcopy(record)
+        tampered["fairness"]["verifiable"] = False
+        assert "fairness.verifiable" in _refusal(tampered)
+        _swap_deck_card(tampered)
+        drawn = [e for e in tampered["events"] if e["type"] == "card_drawn"]
+        for event, card in zip(drawn, tampered["deck"], strict=False):
+            event["card"] = card
+        assert verifier.verify(tampered)["verifiable"]
+        _refusal(tampered)
+    for field, value in (("scheme", None), ("commitment", None), ("start_drawn", None)):
+        tampered = copy.deepcopy(GAMES[4])
+        tampered["fairness"][field] = value
+        assert f"fairness.{field} differs" in _refusal(tampered)
+    absent = copy.deepcopy(GAMES[4])
+    del absent["fairness"]["start_drawn"], absent["events"][0]["fairness"]["start_drawn"]
+    assert "start_drawn" in _refusal(absent)
+
+
+def test_a_given_deck_holds_only_the_games_cards() -> None:
+    record = bot_record(2, "given", deck=["R1", "B2", "O3", "G4", "$1", "R5"])
+    foreign = copy.deepcopy(record)
+    foreign["deck"][0] = "X99"
+    next(e for e in foreign["events"] if e["type"] == "card_drawn")["card"] = "X99"
+    assert "no card of the game" in _refusal(foreign)
+    doubled = copy.deepcopy(record)
+    doubled["deck"] = ["R7", "R7", *doubled["deck"][2:]]
+    drawn = [e for e in doubled["events"] if e["type"] == "card_drawn"]
+    drawn[0]["card"] = drawn[1]["card"] = "R7"
+    assert "more R7" in _refusal(doubled)
+    claimed = copy.deepcopy(record)
+    claimed["fairness"]["verifiable"] = True
+    assert "fairness.verifiable" in _refusal(claimed)
+    stripped = copy.deepcopy(GAMES[4])  # the commitment cut out of game_started, not the record
+    stripped["fairness"]["verifiable"] = False
+    stripped["events"][0]["fairness"] = None
+    assert "fairness.scheme" in _refusal(stripped)
+
+
+def test_a_truncated_or_lengthened_deck_is_refused_with_a_reason() -> None:
+    for record in GAMES:
+        for deck in (record["deck"][:-1], record["deck"][:1], [*record["deck"], "$1"]):
+            tampered = copy.deepcopy(record)
+            tampered["deck"] = deck
+            tampered["events"][0]["draw_pile_size"] = len(deck)
+            assert "the deck has" in _refusal(tampered)
+
+
+def test_an_auction_is_of_the_card_just_drawn() -> None:
+    tampered = copy.deepcopy(next(r for r in GAMES if r["player_count"] == 3))
+    auctions = [e for e in tampered["events"] if e["type"] == "auction_started"]
+    auctions[0]["card"] = "W9" if auctions[0]["card"] != "W9" else "W8"
+    assert "not the card just drawn" in _refusal(tampered)
+    moved = copy.deepcopy(next(r for r in GAMES if r["player_count"] == 3))
+    events = moved["events"]
+    at = next(i for i, e in enumerate(events) if e["type"] == "auction_started")
+    events.insert(1, events.pop(at))  # right after game_started, before any draw
+    assert "not the card just drawn" in _refusal(moved)
+
+
+def refused_report(records: Path) -> dict:
+    """The verifier's JSON report on a file where some record is refused, run alone."""
+    run = subprocess.run(
+        [sys.executable, "-I", str(VERIFIER), "--json", str(records)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 1, run.stderr
+    return json.loads(run.stdout)
+
+
+def _mutate(value: object, rng: random.Random) -> object:
+    """One random change somewhere in a JSON value."""
+    if isinstance(value, dict) and value and rng.random() < 0.8:
+        key = rng.choice(sorted(value))
+        if rng.random() < 0.15:
+            del value[key]
+        else:
+            value[key] = _mutate(value[key], rng)
+        return value
+    if isinstance(value, list) and value and rng.random() < 0.8:
+        if rng.random() < 0.15:
+            del value[rng.randrange(len(value)) :]
+        else:
+            at = rng.randrange(len(value))
+            value[at] = _mutate(value[at], rng)
+        return value
+    return rng.choice([None, True, 0, -1, 2**70, 1.5, "", "R1", [], {}, [None], {"a": 1}])
+
+
+def test_a_malformed_record_is_refused_never_a_traceback(tmp_path: Path) -> None:
+    rng = random.Random(41)
+    mutated = []
+    for _ in range(300):
+        record = copy.deepcopy(rng.choice(GAMES))
+        for _ in range(rng.randint(1, 3)):
+            record = _mutate(record, rng)
+        verdict = verifier.verify(record)  # never raises
+        assert verdict["ok"] or isinstance(verdict["error"], str)
+        mutated.append(record)
+    trunc = copy.deepcopy(GAMES[7])
+    trunc["deck"].pop()
+    trunc["events"][0]["draw_pile_size"] -= 1
+    records = tmp_path / "records.ndjson"
+    lines = [json.dumps(r) for r in [trunc, *mutated[:20], GAMES[0], 5, [], "x"]]
+    records.write_text("\n".join(lines) + "\n")
+    report = refused_report(records)
+    assert report["records"] == len(lines)  # one bad record stops none of the others
+    assert report["results"][0]["error"] == "the deck has 104 cards, the shuffle of 3 players 105"
+    assert report["results"][21]["ok"]
+    assert [r["ok"] for r in report["results"][-3:]] == [False] * 3
+
+
+def test_ndjson_is_read_a_line_at_a_time() -> None:
+    """A bulk export is streamed: each record is yielded before the next line is read."""
+
+    def lines() -> Iterator[str]:
+        yield json.dumps(GAMES[0]) + "\n"
+        yield "\n"
+        yield json.dumps(GAMES[1]) + "\n"
+        raise AssertionError("read past the record asked for")
+
+    records = verifier.records_in(lines())
+    assert next(records)["id"] == GAMES[0]["id"]
+    assert next(records)["id"] == GAMES[1]["id"]
+    pretty = json.dumps(GAMES[2], indent=1).splitlines(keepends=True)  # one document, whole
+    assert list(verifier.records_in(pretty)) == [GAMES[2]]
+    listed = json.dumps(GAMES[:2], indent=1).splitlines(keepends=True)
+    assert list(verifier.records_in(listed)) == GAMES[:2]
+    assert list(verifier.records_in(["\n", " \n"])) == []
+
+
+def test_a_line_that_is_not_json_is_refused_and_the_others_checked(tmp_path: Path) -> None:
+    records = tmp_path / "records.ndjson"
+    lines = [json.dumps(GAMES[0]), '{"id": "cut', json.dumps(GAMES[1])]
+    records.write_text("\n".join(lines) + "\n")
+    report = refused_report(records)
+    assert [r["ok"] for r in report["results"]] == [True, False, True]
+    assert report["results"][1]["error"].startswith("line 2: not JSON")

@@ -218,13 +218,27 @@ class Table:
         assert created.status_code == 201, created.text
         body = check_etag(created)
         assert created.headers["location"] == f"/v1/games/{body['id']}"
+        self._start(client, body, {s["seat"]: s["token"] for s in body["seats"]})
+
+    def _start(self, client: httpx.Client, body: dict[str, Any], tokens: dict[int, str]) -> None:
         self.client = client
         self.id: str = body["id"]
         self.body: dict[str, Any] = body
-        self.tokens: dict[int, str] = {s["seat"]: s["token"] for s in body["seats"]}
+        self.tokens: dict[int, str] = tokens
         self.n = len(body["players"])
         self.events: list[dict[str, Any]] = []
         self._decoded: list[Any] = []
+
+    @classmethod
+    def started_by_joins(cls, client: httpx.Client, joins: list[httpx.Response]) -> Table:
+        """A table's game, started by the last of these joins: the joiners' tokens, the game
+        as the last join shows it."""
+        for joined in joins:
+            assert joined.status_code == 201, joined.text
+        table = cls.__new__(cls)
+        tokens = {j.json()["seat"]: j.json()["token"] for j in joins}
+        table._start(client, joins[-1].json()["game"], tokens)
+        return table
 
     @classmethod
     def create(cls, client: httpx.Client, players: list[dict[str, Any]], **extra: Any) -> Table:

@@ -2160,8 +2160,6 @@ export interface components {
             /** @default null */
             bot?: ("basic" | "expert" | "master" | "random") | null;
             /** @default null */
-            entropy?: string | null;
-            /** @default null */
             name?: string | null;
             /** @default false */
             open?: boolean;

@@ -188,16 +188,9 @@ def _constrain_seats(seat: dict[str, Any]) -> None:
         {"required": ["player_id"], "properties": {"player_id": {"type": "string"}}},
         {"required": ["open"], "properties": {"open": {"const": True}}},
     ]
-    # `entropy` only on a human seated now: a name, no bot, not open (`invalid_table`)
-    seat["if"] = {"required": ["entropy"], "properties": {"entropy": {"type": "string"}}}
-    seat["then"] = {
-        "required": ["name"],
-        "properties": {"name": {"type": "string"}},
-        "allOf": [
-            {"not": {"required": ["bot"], "properties": {"bot": {"type": "string"}}}},
-            {"not": {"required": ["open"], "properties": {"open": {"const": True}}}},
-        ],
-    }
+    # no `entropy` on create (`invalid_table`): it counts only given on join, after the
+    # table's commitment was published
+    seat["properties"].pop("entropy", None)
 
 
 def _limit_copies(schemas: dict[str, Any]) -> None:

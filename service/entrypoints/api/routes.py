@@ -126,6 +126,21 @@ def lobby_of(request: Request) -> Lobby:
     return request.app.state.lobby
 
 
+def refuse_create_entropy(data: CreateGameIn) -> None:
+    """No seat gives entropy on create (`domain.game.fairness`): the seed is chosen in the
+    same request, so the commitment would be published after the entropy was seen and
+    protect nothing. Entropy counts only given on join, after the commitment was published."""
+    for seat, player in enumerate(data.players):
+        if player.entropy is not msgspec.UNSET:
+            raise ServiceError(
+                "invalid_table",
+                "Seat {seat}: entropy is given on join only, after the table's commitment "
+                "was published, never on create. Reserve the seat (`player_id` without a "
+                "name) or leave it open, and take it by a join with `entropy`.",
+                seat=seat,
+            )
+
+
 class GamesController(Controller):
     path = "/v1/games"
     tags: ClassVar[list[str]] = ["games"]
@@ -148,6 +163,7 @@ class GamesController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[CreatedGameOut | CreatedTableOut]:
         data = await strictly(request, CreateGameIn)
+        refuse_create_entropy(data)
         command = CreateTable(
             caller=request.user,
             seats=tuple(
@@ -162,7 +178,6 @@ class GamesController(Controller):
             rules=data.rules,
             clock=data.clock,
             idempotency_key=idempotency_key,
-            entropy=tuple(p.entropy or "" for p in data.players),
             origin=get_remote_address(request),
         )
         created = await lobby_of(request).create(command)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -86,7 +86,10 @@ class PlayerIn(msgspec.Struct, **_IN):
     bot: BotLevel | None = None
     player_id: PlayerId | None = None
     open: bool = False
-    entropy: Entropy | None = None  # a human seated now (`name`, no bot, not open) only
+    # refused, with the reason (`refuse_create_entropy`): entropy counts only given on join,
+    # after the table's commitment was published. Read only to say so: no field of the
+    # OpenAPI document (`openapi_schemas`)
+    entropy: Any = msgspec.UNSET
 
 
 class CreateGameIn(msgspec.Struct, **_IN):

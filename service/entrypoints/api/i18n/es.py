@@ -106,7 +106,7 @@ MESSAGES: dict[str, str] = {
     "The seat token is not valid.": "El token de asiento no es válido.",
     "This player has no seat in this game.": "Este jugador no tiene asiento en esta partida.",
     "The action was chosen on version {expected}; the game is at {current}.": "La acción se eligió en la versión {expected}; la partida está en la {current}.",
-    "Seat {seat}: only a human seated now (a name, no bot, not open) gives entropy, and not at a tournament's table.": "Asiento {seat}: solo un humano sentado ahora (un nombre, sin bot, no open) aporta entropía, y no en una mesa de torneo.",
+    "Seat {seat}: entropy is given on join only, after the table's commitment was published, never on create. Reserve the seat (`player_id` without a name) or leave it open, and take it by a join with `entropy`.": "Asiento {seat}: la entropía solo se aporta al unirse, después de publicado el compromiso de la mesa, nunca al crearla. Reserva el asiento (`player_id` sin nombre) o déjalo abierto, y ocúpalo uniéndote con `entropy`.",
     "Seat {seat}: give a name, a bot, a player_id or open.": "Asiento {seat}: indica un nombre, un bot, un player_id u open.",
     "Only that player or the platform may list them.": "Solo ese jugador o la plataforma pueden listarlas.",
     "A bot's seat cannot be left.": "No se puede abandonar el asiento de un bot.",

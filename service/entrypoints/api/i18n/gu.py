@@ -106,7 +106,7 @@ MESSAGES: dict[str, str] = {
     "The seat token is not valid.": "બેઠક ટોકન માન્ય નથી.",
     "This player has no seat in this game.": "આ ખેલાડીની આ રમતમાં કોઈ બેઠક નથી.",
     "The action was chosen on version {expected}; the game is at {current}.": "ચાલ સંસ્કરણ {expected} પર પસંદ કરાઈ હતી; રમત હવે સંસ્કરણ {current} પર છે.",
-    "Seat {seat}: only a human seated now (a name, no bot, not open) gives entropy, and not at a tournament's table.": "બેઠક {seat}: ફક્ત હમણાં બેસાડેલ માનવી (નામ, બોટ નહીં, open નહીં) જ entropy આપે છે, અને ટુર્નામેન્ટના ટેબલ પર નહીં.",
+    "Seat {seat}: entropy is given on join only, after the table's commitment was published, never on create. Reserve the seat (`player_id` without a name) or leave it open, and take it by a join with `entropy`.": "બેઠક {seat}: entropy ફક્ત જોડાતી વખતે આપવામાં આવે છે, ટેબલની પ્રતિબદ્ધતા પ્રકાશિત થયા પછી, બનાવતી વખતે ક્યારેય નહીં. બેઠક અનામત રાખો (`player_id` નામ વિના) અથવા તેને ખુલ્લી રાખો, અને `entropy` સાથે જોડાઈને તે લો.",
     "Seat {seat}: give a name, a bot, a player_id or open.": "બેઠક {seat}: નામ, બોટ, player_id અથવા open આપો.",
     "Only that player or the platform may list them.": "તેની યાદી ફક્ત તે ખેલાડી અથવા પ્લેટફોર્મ જ મેળવી શકે છે.",
     "A bot's seat cannot be left.": "બોટની બેઠક છોડી શકાતી નથી.",

@@ -106,7 +106,7 @@ MESSAGES: dict[str, str] = {
     "The seat token is not valid.": "Տեղի թոքենը վավեր չէ։",
     "This player has no seat in this game.": "Այս խաղացողը տեղ չունի այս խաղում։",
     "The action was chosen on version {expected}; the game is at {current}.": "Գործողությունն ընտրվել է {expected} տարբերակում. խաղն արդեն {current} տարբերակում է։",
-    "Seat {seat}: only a human seated now (a name, no bot, not open) gives entropy, and not at a tournament's table.": "Տեղ {seat}. entropy տալիս է միայն հիմա նստեցված մարդը (անուն, առանց բոտի, ոչ open), և ոչ մրցաշարի սեղանի մոտ։",
+    "Seat {seat}: entropy is given on join only, after the table's commitment was published, never on create. Reserve the seat (`player_id` without a name) or leave it open, and take it by a join with `entropy`.": "Տեղ {seat}. entropy տրվում է միայն միանալիս, սեղանի պարտավորությունը հրապարակվելուց հետո, երբեք ստեղծելիս։ Ամրագրեք տեղը (`player_id` առանց անվան) կամ թողեք այն բաց, և զբաղեցրեք այն՝ միանալով `entropy`-ով։",
     "Seat {seat}: give a name, a bot, a player_id or open.": "Տեղ {seat}. նշեք անուն, բոտ, player_id կամ open։",
     "Only that player or the platform may list them.": "Դրանց ցանկը կարող են ստանալ միայն այդ խաղացողը կամ հարթակը։",
     "A bot's seat cannot be left.": "Բոտի տեղը հնարավոր չէ լքել։",

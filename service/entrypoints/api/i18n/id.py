@@ -106,7 +106,7 @@ MESSAGES: dict[str, str] = {
     "The seat token is not valid.": "Token kursi tidak valid.",
     "This player has no seat in this game.": "Pemain ini tidak memiliki kursi dalam permainan ini.",
     "The action was chosen on version {expected}; the game is at {current}.": "Aksi dipilih pada versi {expected}; permainan sudah pada versi {current}.",
-    "Seat {seat}: only a human seated now (a name, no bot, not open) gives entropy, and not at a tournament's table.": "Kursi {seat}: hanya manusia yang didudukkan sekarang (nama, tanpa bot, bukan open) yang memberi entropi, dan tidak di meja turnamen.",
+    "Seat {seat}: entropy is given on join only, after the table's commitment was published, never on create. Reserve the seat (`player_id` without a name) or leave it open, and take it by a join with `entropy`.": "Kursi {seat}: entropi hanya diberikan saat bergabung, setelah komitmen meja diterbitkan, tidak pernah saat membuat. Pesan kursinya (`player_id` tanpa nama) atau biarkan terbuka, lalu ambil dengan bergabung memakai `entropy`.",
     "Seat {seat}: give a name, a bot, a player_id or open.": "Kursi {seat}: berikan nama, bot, player_id, atau open.",
     "Only that player or the platform may list them.": "Hanya pemain tersebut atau platform yang dapat menampilkan daftarnya.",
     "A bot's seat cannot be left.": "Kursi milik bot tidak dapat ditinggalkan.",

@@ -85,11 +85,14 @@ function check(releasedFile, currentFile) {
   for (const diff of diffs.filter((d) => d.type === "deprecated")) {
     console.log(`  deprecated: ${diff.description ?? where(diff)}`);
   }
-  const breaking = diffs.filter((d) => d.type === "breaking");
+  // a change the tool cannot classify (a new `if`/`then` rule in a request, say) may
+  // restrict what clients send: it fails as a breaking one does, until a person decides
+  const breaking = diffs.filter((d) => d.type === "breaking" || d.type === "unclassified");
   if (breaking.length === 0) return 0;
   const newMajor = semver(now)[0] > semver(was)[0];
   for (const diff of breaking) {
-    console.log(`  ${newMajor ? "breaking (new major version)" : "BREAKING"}: `
+    const kind = diff.type === "unclassified" ? "unclassified" : "breaking";
+    console.log(`  ${newMajor ? `${kind} (new major version)` : kind.toUpperCase()}: `
       + `${diff.description ?? diff.action}\n    at ${where(diff)}`);
   }
   if (newMajor) return 0;

@@ -66,6 +66,14 @@ def remove_a_webhook_field(doc: Document) -> None:
     webhook["required"].remove("data")
 
 
+def restrict_a_request_by_a_rule(doc: Document) -> None:
+    """A rule the diff tool cannot classify: a request body's field allowed only with
+    another (an `if`/`then`), which may refuse what clients send today."""
+    body = doc["components"]["schemas"]["PlayerIn"]
+    body["if"] = {"required": ["bot"]}
+    body["then"] = {"not": {"required": ["name"]}}
+
+
 def bump_major(doc: Document) -> None:
     major = int(doc["info"]["version"].split(".")[0])
     doc["info"]["version"] = f"{major + 1}.0.0"
@@ -80,6 +88,7 @@ CASES: dict[str, tuple[list[Callable[[Document], None]], int]] = {
     "removed_response_field": ([remove_a_response_field], 1),
     "new_required_parameter": ([add_a_required_parameter], 1),
     "removed_webhook_field": ([remove_a_webhook_field], 1),
+    "unclassified_request_rule": ([restrict_a_request_by_a_rule], 1),
     "additive_changes": ([add_optional_things], 0),
     "breaking_with_a_new_major_version": (
         [remove_a_response_field, add_a_required_parameter, bump_major],
@@ -129,6 +138,8 @@ def test_a_failure_names_the_breaking_change(
     webhook = outcomes["removed_webhook_field"]
     assert "BREAKING: [Removed] property `data`" in webhook.stdout, webhook.stdout
     assert "/webhooks/game_started" in webhook.stdout, webhook.stdout
+    rule = outcomes["unclassified_request_rule"]
+    assert "UNCLASSIFIED: " in rule.stdout, rule.stdout
 
 
 def test_a_new_major_version_lists_what_it_breaks(

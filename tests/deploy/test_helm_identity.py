@@ -59,6 +59,23 @@ def test_credentials_given_as_values_are_kept_in_the_charts_secret() -> None:
     assert settings.http.cors_origins == ("*",)
 
 
+def test_the_erasure_ledgers_key_is_kept_in_the_charts_secret_or_read_from_yours() -> None:
+    key = "an-erasure-ledger-key-of-32-bytes-or-more"
+    objects = render({"auth": {"apiKeys": KEYS, "privacyKey": key}})
+    validate_all(objects)
+    secret = objects[("Secret", "ten")]
+    assert base64.b64decode(secret["data"]["privacy-key"]).decode() == key
+    ref = server_env(objects)["TEN_PRIVACY_KEY"]["valueFrom"]["secretKeyRef"]
+    assert ref == {"name": "ten", "key": "privacy-key"}
+    assert key not in str(configmap_env(objects))
+    assert key not in str(one(objects, "Deployment"))
+    keys = {"apiKeys": "api-keys", "privacyKey": "ledger"}
+    objects = render({"auth": {"existingSecret": "mine", "existingSecretKeys": keys}})
+    ref = server_env(objects)["TEN_PRIVACY_KEY"]["valueFrom"]["secretKeyRef"]
+    assert ref == {"name": "mine", "key": "ledger"}
+    assert "TEN_PRIVACY_KEY" not in server_env(render({}))
+
+
 def test_a_changed_key_rolls_the_pods() -> None:
     def checksum(keys: list[str]) -> str:
         deployment = one(render({"auth": {"apiKeys": keys}}), "Deployment")

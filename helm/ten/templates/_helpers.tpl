@@ -101,15 +101,18 @@ jwt-secret: {{ . | b64enc | quote }}
 {{- with $auth.jwtPublicKey }}
 jwt-public-key: {{ . | b64enc | quote }}
 {{- end }}
+{{- with $auth.privacyKey }}
+privacy-key: {{ . | b64enc | quote }}
+{{- end }}
 {{- end }}
 {{- end }}
 
 {{/* Env entries of the identity credentials: each from the chart's Secret or from yours. */}}
 {{- define "ten.authEnv" -}}
 {{- $auth := .Values.auth }}
-{{- $vars := dict "TEN_API_KEYS" "apiKeys" "TEN_JWT_SECRET" "jwtSecret" "TEN_JWT_PUBLIC_KEY" "jwtPublicKey" }}
-{{- $chartKeys := dict "apiKeys" "api-keys" "jwtSecret" "jwt-secret" "jwtPublicKey" "jwt-public-key" }}
-{{- range $var := list "TEN_API_KEYS" "TEN_JWT_SECRET" "TEN_JWT_PUBLIC_KEY" }}
+{{- $vars := dict "TEN_API_KEYS" "apiKeys" "TEN_JWT_SECRET" "jwtSecret" "TEN_JWT_PUBLIC_KEY" "jwtPublicKey" "TEN_PRIVACY_KEY" "privacyKey" }}
+{{- $chartKeys := dict "apiKeys" "api-keys" "jwtSecret" "jwt-secret" "jwtPublicKey" "jwt-public-key" "privacyKey" "privacy-key" }}
+{{- range $var := list "TEN_API_KEYS" "TEN_JWT_SECRET" "TEN_JWT_PUBLIC_KEY" "TEN_PRIVACY_KEY" }}
 {{- $value := get $vars $var }}
 {{- if $auth.existingSecret }}
 {{- with get $auth.existingSecretKeys $value }}

@@ -13,11 +13,13 @@ import msgspec
 
 from service.core.model import GameRecord
 from service.history.archive import ArchivedGame
+from service.jobs.worker import QUEUES as JOB_QUEUES
 from service.matchmaking.records import TicketRecord
 from service.privacy.pseudonyms import Subject
 
-# the queues whose jobs may carry a player's id or names (`LiveData.erase_rest`)
-QUEUES = ("archive", "webhooks", "relay", "push", "reviews", "tournaments", "matchmaking", "bulk")
+# the queues whose jobs may carry a player's id or names (`LiveData.erase_rest`): every
+# leased queue of the service, so that a queue added there is erased too
+QUEUES = tuple(JOB_QUEUES)
 
 
 class Erasure(msgspec.Struct, frozen=True, kw_only=True):

@@ -102,11 +102,14 @@ def _redis_adapters(settings: Settings, store: GameStore | None, archive: GameAr
             settings.redis.url,
             wait_replicas=settings.redis.wait_replicas,
             wait_timeout=settings.redis.wait_timeout,
+            max_connections=settings.redis.max_connections or 200,
             **where,
         )
     # the outbox (shared by every replica), the capabilities' stores and the rate-limit
     # counts: a small pool of their own
-    client = connect(settings.redis.url, max_connections=50, **where)
+    client = connect(
+        settings.redis.url, max_connections=settings.redis.max_connections or 50, **where
+    )
     rate_counter = RedisRateCounter(client, namespace="ten-rate")  # shared by every replica
 
     async def close_redis() -> None:

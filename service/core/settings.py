@@ -58,6 +58,10 @@ class RedisSettings(msgspec.Struct, frozen=True, kw_only=True):
     # once this many replicas have it (WAIT), else 503; 0: once the primary has it
     wait_replicas: int = 0
     wait_timeout: float = 1.0  # TEN_REDIS_WAIT_TIMEOUT: seconds that WAIT may take
+    # TEN_REDIS_MAX_CONNECTIONS: the most connections each of a process's two Redis pools
+    # opens (the games' store; the outbox, queues and capabilities), a command waiting for
+    # one while all are busy; unset: 200 and 50
+    max_connections: int | None = None
 
     def __post_init__(self) -> None:
         if self.sentinels and self.cluster:
@@ -67,6 +71,8 @@ class RedisSettings(msgspec.Struct, frozen=True, kw_only=True):
                 "TEN_REDIS_WAIT_REPLICAS is not supported on a Redis Cluster (a save's WAIT "
                 "would have to reach the node of the game's slot)"
             )
+        if self.max_connections is not None and self.max_connections < 1:
+            raise ValueError("TEN_REDIS_MAX_CONNECTIONS must be at least 1")
         if self.wait_replicas and self.url is None:
             raise ValueError("TEN_REDIS_WAIT_REPLICAS needs Redis (TEN_REDIS_URL or _SENTINELS)")
 
@@ -83,6 +89,11 @@ class RedisSettings(msgspec.Struct, frozen=True, kw_only=True):
             sentinel_master=master,
             wait_replicas=env.count("REDIS_WAIT_REPLICAS", d.wait_replicas),
             wait_timeout=env.number("REDIS_WAIT_TIMEOUT", d.wait_timeout, float),
+            max_connections=(
+                env.count("REDIS_MAX_CONNECTIONS", 0)
+                if env.get("REDIS_MAX_CONNECTIONS") is not None
+                else None
+            ),
         )
 
 

@@ -388,6 +388,7 @@ def test_sentinels_and_wait_reach_the_service() -> None:
             "sentinelMaster": "games",
             "waitReplicas": 1,
             "waitTimeout": 0.5,
+            "maxConnections": 12,
         },
         "replicaCount": 3,
     }
@@ -406,7 +407,9 @@ def test_sentinels_and_wait_reach_the_service() -> None:
     assert settings.redis.sentinel_master == "games"
     assert (settings.redis.wait_replicas, settings.redis.wait_timeout) == (1, 0.5)
     assert settings.redis.url is not None  # the service is on Redis, not the embedded store
-    assert Settings.from_env(configmap_env(render({}))).redis.wait_replicas == 0
+    assert settings.redis.max_connections == 12
+    defaults = Settings.from_env(configmap_env(render({}))).redis
+    assert (defaults.wait_replicas, defaults.max_connections) == (0, None)
 
 
 # ---------------------------------------------------------------- refused values

@@ -50,6 +50,12 @@ def test_waiting_for_replicas_is_off_by_default_and_read() -> None:
     assert (settings.redis.wait_replicas, settings.redis.wait_timeout) == (2, 0.25)
 
 
+def test_the_pools_cap_is_unset_by_default_and_read() -> None:
+    assert Settings.from_env({"TEN_REDIS_URL": "redis://r/0"}).redis.max_connections is None
+    environ = {"TEN_REDIS_URL": "redis://r/0", "TEN_REDIS_MAX_CONNECTIONS": "8"}
+    assert Settings.from_env(environ).redis.max_connections == 8
+
+
 @pytest.mark.parametrize(
     ("environ", "message"),
     [
@@ -65,6 +71,8 @@ def test_waiting_for_replicas_is_off_by_default_and_read() -> None:
         ({"TEN_REDIS_WAIT_REPLICAS": "1"}, "needs Redis"),
         ({"TEN_REDIS_URL": "redis://r/0", "TEN_REDIS_WAIT_REPLICAS": "one"}, "whole number"),
         ({"TEN_REDIS_URL": "redis://r/0", "TEN_REDIS_WAIT_TIMEOUT": "0"}, "positive"),
+        ({"TEN_REDIS_URL": "redis://r/0", "TEN_REDIS_MAX_CONNECTIONS": "0"}, "at least 1"),
+        ({"TEN_REDIS_URL": "redis://r/0", "TEN_REDIS_MAX_CONNECTIONS": "-2"}, "whole number"),
     ],
 )
 def test_redis_settings_that_cannot_work_are_refused(environ: dict, message: str) -> None:

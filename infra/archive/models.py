@@ -127,6 +127,12 @@ class GameRow(Base):
     ranked: Mapped[bool] = mapped_column(Boolean, server_default=false())
     unranked_reason: Mapped[str | None] = mapped_column(String(REASON_LENGTH))  # the primary
     unranked_reasons: Mapped[list[str] | None] = mapped_column(JsonDocument)  # every one
+    # the time control it was played under; null: none, or archived before it was kept
+    clock: Mapped[dict[str, Any] | None] = mapped_column(JsonDocument)
+    # the tournament table it was: all three or none (none: archived before they were kept)
+    tournament_id: Mapped[str | None] = mapped_column(identifier(ID_LENGTH), index=True)
+    tournament_round: Mapped[int | None] = mapped_column(Integer)
+    tournament_table: Mapped[int | None] = mapped_column(Integer)
 
     __table_args__ = (
         # the archive's newest-first listing and its keyset pagination
@@ -134,6 +140,12 @@ class GameRow(Base):
         # the same listing of ranked (or unranked) games only
         Index("ix_games_ranked_finished", "ranked", "finished_at", "id"),
         CheckConstraint("status IN ('finished', 'aborted', 'abandoned')", name="status"),
+        CheckConstraint(
+            "(tournament_id IS NULL AND tournament_round IS NULL AND tournament_table IS NULL)"
+            " OR (tournament_id IS NOT NULL AND tournament_round IS NOT NULL"
+            " AND tournament_table IS NOT NULL)",
+            name="tournament_table_whole",
+        ),
         # ranked exactly when no reason says otherwise; only a finished game is ranked
         CheckConstraint(
             "(ranked AND unranked_reason IS NULL AND status = 'finished')"

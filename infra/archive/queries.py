@@ -18,6 +18,7 @@ from service.history.archive import (
     ArchivedGame,
     ArchivedResult,
     ArchivedSeat,
+    ArchivedTable,
     ColorScore,
     ExportFilter,
     SeatSummary,
@@ -169,6 +170,13 @@ def archived_game(game: Any, seat_rows: Sequence[Any], result_rows: Sequence[Any
         ranked=bool(game.ranked),
         unranked_reasons=tuple(game.unranked_reasons or ()),
         deck=tuple(game.deck),
+        tournament=(
+            None
+            if game.tournament_id is None
+            else ArchivedTable(
+                id=game.tournament_id, round=game.tournament_round, table=game.tournament_table
+            )
+        ),
         seats=tuple(from_row(ArchivedSeat, s, ranked=bool(s.ranked)) for s in seat_rows),
         results=tuple(
             from_row(

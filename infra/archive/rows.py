@@ -39,6 +39,10 @@ def archive_rows(kept: Archival) -> ArchiveRows:
         "ranked": g.ranked,
         "unranked_reason": g.unranked_reason,
         "unranked_reasons": list(g.unranked_reasons),
+        "clock": g.clock,
+        "tournament_id": g.tournament.id if g.tournament else None,
+        "tournament_round": g.tournament.round if g.tournament else None,
+        "tournament_table": g.tournament.table if g.tournament else None,
     }
     seats = [
         {

@@ -64,6 +64,14 @@ class ArchivedResult(msgspec.Struct, **_RECORD):
     busts: int  # how many times the seat busted
 
 
+class ArchivedTable(msgspec.Struct, **_RECORD):
+    """The tournament table a game was."""
+
+    id: str  # the tournament's
+    round: int
+    table: int
+
+
 class ArchivedGame(msgspec.Struct, **_RECORD):
     id: str
     status: ArchivedStatus = "finished"
@@ -81,6 +89,11 @@ class ArchivedGame(msgspec.Struct, **_RECORD):
     event_count: int
     seats: tuple[ArchivedSeat, ...]
     results: tuple[ArchivedResult, ...]  # empty for an aborted or abandoned game
+    # the time control it was played under (a `TimeControl`'s JSON); null: none, or archived
+    # before the archive kept it
+    clock: dict[str, Any] | None = None
+    # the tournament table it was; null: none, or archived before the archive kept it
+    tournament: ArchivedTable | None = None
 
 
 class SeatSummary(msgspec.Struct, **_RECORD):

@@ -46,6 +46,7 @@ from service.history.archive import (
     ArchivedGame,
     ArchivedResult,
     ArchivedSeat,
+    ArchivedTable,
     ArchiveUnits,
     ColorScore,
     GameRating,
@@ -72,6 +73,7 @@ def archival(
     decoded = _checked_log(record, events)
     deck, busts = _deck_and_busts(record, decoded)
     decided = archived_ranking(record, player_ids)
+    ref = record.tournament
     seats = tuple(
         ArchivedSeat(
             seat=p.seat,
@@ -102,6 +104,10 @@ def archival(
         event_count=len(events),
         seats=seats,
         results=results,
+        clock=None if state.clock is None else msgspec.to_builtins(state.clock.control),
+        tournament=None
+        if ref is None
+        else ArchivedTable(id=ref.tournament_id, round=ref.round, table=ref.table),
     )
     logged = tuple(
         ArchivedEvent(seq=e.seq, type=d.__struct_config__.tag, data=bytes(e.data).decode())

@@ -74,9 +74,10 @@ class GameRecordV1(msgspec.Struct, **_RECORD):
     ended_at: datetime
     player_count: int
     rules: dict[str, Any]
-    # the time control, when the exporter knows it (a tournament's: export by tournament)
+    # the time control it was played under; null: none (or, for a game archived before the
+    # archive kept it, not known unless exported with its tournament)
     clock: dict[str, Any] | None = None
-    # the tournament table the game was, when the exporter knows it (export by tournament)
+    # the tournament table it was; null: none (or, as `clock`, not known)
     tournament: RecordTournament | None = None
     seats: tuple[RecordSeat, ...]
     fairness: RecordFairness
@@ -90,7 +91,8 @@ class GameRecordV1(msgspec.Struct, **_RECORD):
 
 
 class RecordContext(msgspec.Struct, **_RECORD):
-    """What the archive does not keep of a game but the exporter may know."""
+    """What the archive may not know of a game but the exporter may: a tournament's time
+    control and table for its games archived before the archive kept them."""
 
     tournament: RecordTournament | None = None
     clock: dict[str, Any] | None = None
@@ -146,8 +148,14 @@ def record_of(
         ended_at=game.finished_at,
         player_count=game.player_count,
         rules=game.rules,
-        clock=context.clock,
-        tournament=context.tournament,
+        clock=game.clock if game.clock is not None else context.clock,
+        tournament=(
+            context.tournament
+            if game.tournament is None
+            else RecordTournament(
+                id=game.tournament.id, round=game.tournament.round, table=game.tournament.table
+            )
+        ),
         seats=tuple(
             RecordSeat(
                 seat=s.seat,

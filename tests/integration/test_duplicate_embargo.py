@@ -290,6 +290,12 @@ def play_a_duplicate_round(client: TestClient) -> None:
     for t in shown_tables(client, tid):
         assert records[t["game_id"]]["tournament"] == {"id": tid, "round": 1, "table": t["table"]}
         assert records[t["game_id"]]["clock"] == TOURNAMENT["clock"] | {"takeover_after": 3}
+        # the archive keeps both: one game's record and its archived view say them too
+        path = f"/v1/archive/games/{t['game_id']}"
+        one = client.get(f"{path}/record", headers=PLATFORM).json()
+        kept = client.get(path, headers=PLATFORM).json()
+        for context in ("tournament", "clock"):
+            assert one[context] == kept[context] == records[t["game_id"]][context], context
     assert counted_games(client, "ann") == counted_games(client, "bob") == 1
     shown = client.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"][0]["tables"]
     assert len(shown) == 3

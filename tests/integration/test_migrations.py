@@ -93,7 +93,7 @@ def test_upgrade_downgrade_upgrade(fresh: str) -> None:
     assert current(fresh) is None
     upgrade(fresh)
     assert tables(fresh) == TABLES | {"alembic_version"}
-    assert current(fresh) == head() == "0008_reviews_regraded"
+    assert current(fresh) == head() == "0009_game_context"
     upgrade(fresh)  # idempotent: nothing to do
     downgrade(fresh, "base")
     assert tables(fresh) == {"alembic_version"}
@@ -119,7 +119,7 @@ def test_the_comparison_would_see_a_difference(fresh: str) -> None:
             copy.append_column(Column("extra", Integer, nullable=True))
             copy.indexes.clear()
     kinds = sorted(diff[0] for diff in differences(fresh, changed))
-    assert kinds == ["add_column", "remove_index", "remove_index"]  # ix_games_*: two
+    assert kinds == ["add_column", *["remove_index"] * 3]  # ix_games_*: three
 
 
 def test_indexes_exist(fresh: str) -> None:
@@ -136,6 +136,7 @@ def test_indexes_exist(fresh: str) -> None:
     assert found["ix_seats_player_history"] == ["player_id", "finished_at", "game_id"]
     assert found["ix_results_player_stats"][:2] == ["player_id", "ranked"]
     assert found["ix_games_ranked_finished"] == ["ranked", "finished_at", "id"]
+    assert found["ix_games_tournament_id"] == ["tournament_id"]
     assert found["ix_results_ranked_board"] == ["ranked", "player_id", "winner", "score"]
 
 
@@ -293,10 +294,39 @@ def test_the_reviews_kept_before_the_grades_changed_go(fresh: str) -> None:
     assert read_db(fresh, "SELECT game_id FROM game_reviews") == [("old",)]
     upgrade(fresh, "0008_reviews_regraded")
     assert read_db(fresh, "SELECT game_id FROM game_reviews") == []
+
+
+def test_games_archived_before_their_context_was_kept_have_none(fresh: str) -> None:
+    """Revision 0009 adds a game's time control and tournament table: the games archived
+    before keep nulls in all four; a table is whole or absent; the downgrade drops them and
+    keeps the games."""
+    upgrade(fresh, "0008_reviews_regraded")
+    write_db(fresh, *game_rows("before", extra=RANKING, values=LEGACY))
+    upgrade(fresh, "0009_game_context")
+    context = "SELECT id, clock, tournament_id, tournament_round, tournament_table FROM games"
+    assert read_db(fresh, context) == [("before", None, None, None, None)]
+    write_db(
+        fresh,
+        *game_rows(
+            "during",
+            extra=RANKING + ", clock, tournament_id, tournament_round, tournament_table",
+            values=LEGACY + """, '{"type": "deadline", "hours": 24}', 't1', 2, 3""",
+        ),
+    )
+    assert ("during", "t1", 2, 3) in read_db(
+        fresh, "SELECT id, tournament_id, tournament_round, tournament_table FROM games"
+    )
+    with pytest.raises(IntegrityError):
+        write_db(
+            fresh, *game_rows("torn", extra=RANKING + ", tournament_id", values=LEGACY + ", 't1'")
+        )
     assert current(fresh) == head()
+    downgrade(fresh, "0008_reviews_regraded")
+    assert {r[0] for r in read_db(fresh, "SELECT id FROM games")} == {"before", "during"}
 
 
 RANKING = ", status, ranked, unranked_reason"
+LEGACY = ", 'finished', false, 'legacy'"  # an unranked game's values of RANKING
 
 
 def test_an_abandoned_game_is_accepted_unranked(fresh: str) -> None:
@@ -438,7 +468,7 @@ def test_command_lines(fresh: str) -> None:
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "check", env={"TEN_DATABASE_URL": fresh})
     assert done.returncode == 0, done.stderr
-    assert "ok: at 0008_reviews_regraded" in done.stdout
+    assert "ok: at 0009_game_context" in done.stdout
     done = run(*migrate, "--url", fresh, "downgrade", "base")
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "--url", fresh, "check")

@@ -1277,6 +1277,8 @@ export interface components {
         };
         /** ArchivedGame */
         ArchivedGame: {
+            /** @default null */
+            clock?: Record<string, never> | null;
             created_at: string;
             deck: string[];
             event_count: number;
@@ -1294,6 +1296,8 @@ export interface components {
              * @enum {unknown}
              */
             status?: "abandoned" | "aborted" | "finished";
+            /** @default null */
+            tournament?: components["schemas"]["ArchivedTable"] | null;
             unranked_reason: ("abandoned" | "aborted" | "casual" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity") | null;
             unranked_reasons: ("abandoned" | "aborted" | "casual" | "custom_deck" | "legacy" | "too_few_humans" | "unranked_tournament" | "unverified_identity")[];
             version: number;
@@ -1327,6 +1331,15 @@ export interface components {
             ranked: boolean;
             seat: number;
             unranked_reason: "taken_over" | null;
+        };
+        /**
+         * ArchivedTable
+         * @description The tournament table a game was.
+         */
+        ArchivedTable: {
+            id: string;
+            round: number;
+            table: number;
         };
         /**
          * AuctionStarted

@@ -18,7 +18,7 @@ import pytest
 from infra.queues import MemoryQueue
 from service.core.model import TableRef
 from service.core.ports import ArchiveJob
-from service.history.archive import Archival
+from service.history.archive import Archival, ArchivedTable
 from service.history.archiver import Archiver
 from service.history.archiving import archival, archive_game, rebuild_ratings
 from service.history.ratings import PRIOR, Rating, replay
@@ -100,6 +100,17 @@ def test_what_is_archived_of_each_game(p: Played) -> None:
             (r.seat, r.score, r.rank) for r in state.results
         ]
     assert list(kept(p).rated) == rated_seats(p)
+    control = None if state.clock is None else msgspec.to_builtins(state.clock.control)
+    assert game.clock == control
+    assert game.tournament is None
+
+
+def test_a_tournament_table_is_archived_with_its_game() -> None:
+    p = dataset()[0]
+    record = msgspec.structs.replace(p.record, tournament=TableRef("t9", 2, 4))
+    game = archival(record, p.stored, p.player_ids).game
+    assert game.tournament == ArchivedTable(id="t9", round=2, table=4)
+    assert any(kept(c).game.clock for c in clocked())  # the clocked games keep theirs
 
 
 def test_the_summary_counts_busts_and_perfect_colours_from_the_log() -> None:

@@ -1,6 +1,6 @@
 """The project's own documentation (docs/): every problem code and every rule option is
-documented with a link to the rule or decision it enforces, every webhook type is
-named in the row of docs/configuration.md that configures the webhooks' endpoints, and no link in
+documented with a link to the rule or decision it enforces, every webhook type and every
+job queue is named in the row of docs/configuration.md that configures them, and no link in
 README.md or docs/ is dead or points outside the checkout (a clone has no ../shared)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from domain.game.errors import RULE_ERROR_CODES
 from domain.game.model import Rules
 from service.core.errors import SERVICE_ERROR_CODES
 from service.entrypoints.api.problems import HTTP_CODES, RULE_STATUS, SERVICE_STATUS
+from service.jobs.worker import QUEUES
 from service.reactions.webhook_payloads import WEBHOOK_PAYLOADS
 from tests.servers import ROOT
 
@@ -137,11 +138,15 @@ def setting_row(name: str) -> str:
 
 @pytest.mark.parametrize(
     ("setting", "name"),
-    [("TEN_WEBHOOK_URLS", kind) for kind in sorted(WEBHOOK_PAYLOADS)],
+    [("TEN_WEBHOOK_URLS", kind) for kind in sorted(WEBHOOK_PAYLOADS)]
+    + [("TEN_JOB_WORKERS", queue) for queue in QUEUES],
 )
-def test_every_webhook_type_is_named_where_it_is_configured(setting: str, name: str) -> None:
-    """Each webhook type, in code font, in the row of TEN_WEBHOOK_URLS."""
-    named = f"`{name}`"
+def test_every_webhook_type_and_queue_is_named_where_it_is_configured(
+    setting: str, name: str
+) -> None:
+    """Each webhook type, in code font, in the row of TEN_WEBHOOK_URLS; each job queue, as a
+    word, in the row of TEN_JOB_WORKERS."""
+    named = f"`{name}`" if setting == "TEN_WEBHOOK_URLS" else rf"(?<![\w`-]){name}(?![\w`-])"
     assert re.search(named, setting_row(setting)), f"the {setting} row omits {name}"
 
 

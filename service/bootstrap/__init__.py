@@ -131,9 +131,8 @@ class Background:
             self._run(self.obs.metrics.flush_forever(), "ten-metrics")
 
     def start_jobs(self) -> None:
-        """The queues' workers (archive, relay, reviews, tournaments, webhooks): in every
-        serving process (TEN_JOB_WORKERS), else in the processes of `python -m service.cli
-        work`."""
+        """The workers of every queue (`service.jobs.worker.QUEUES`): in every serving
+        process (TEN_JOB_WORKERS), else in the processes of `python -m service.cli work`."""
         self._run(self.archiver.run_forever(), "ten-archiver")
         self._run(self.relayer.run_forever(), "ten-relay")
         self._run(self.reviews.worker.run_forever(), "ten-reviews")

@@ -4,6 +4,9 @@ real Redis on the 3-node Redis Cluster of tests/conftest.py, in its xdist group)
 A test writes `backend.run(body)` with `async def body(store)`: the store is built inside the
 event loop that uses it (a Redis client belongs to one loop) and closed at the end. Game ids
 come from `backend.new_id()` and their Redis keys are deleted after the test.
+
+`receiver`: the platform's webhook endpoint on loopback (`tests.support.webhooks.Receiver`),
+for the webhook tests and those of the capabilities whose games send them.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import pytest
 
 from tests.support.replicas import CLUSTER_GROUP
 from tests.support.stores import Backend, ClusterBackend
+from tests.support.webhooks import Receiver
 
 # the suites that run on the cluster too (the contract of every store adapter), and the tests
 # of theirs a cluster cannot run: a standalone Redis on a closed port (the cluster's own is in
@@ -89,3 +93,13 @@ def redis_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
 def memory_backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     """The embedded adapter alone, for its injected clock and threads."""
     yield from _backend("memory", request)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A webhook endpoint on loopback, listening (see the module docstring)."""
+    found = Receiver().start()
+    try:
+        yield found
+    finally:
+        found.stop()

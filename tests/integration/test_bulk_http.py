@@ -1,10 +1,13 @@
 """Bulk pairings over HTTP, in process, on the embedded store and on Redis (two apps on one
 Redis database of the test's own: the second one is read): tables created now and for a
 time, each seat's token acting in its own game, the read, the start now, the cancel, a copy
-of the create, and the refusals, each a problem that changes nothing."""
+of the create, and the refusals, each a problem that changes nothing; each table's
+`game_started` webhook delivered to the platform once, for a bulk started now (created so,
+or started early) and for one started by its job at its time."""
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,14 +17,18 @@ import jwt
 import pytest
 from litestar.testing import TestClient
 
+from service.bulk.records import LEAD, job_id
 from service.core.settings import (
     ArchiveSettings,
     IdentitySettings,
     ObservabilitySettings,
     RedisSettings,
+    WebhookSettings,
 )
 from service.core.settings import Settings as ServiceSettings
 from tests.support.archive import in_process_replicas
+from tests.support.webhooks import SECRET as WEBHOOK_SECRET
+from tests.support.webhooks import Receiver
 
 API_KEY = "platform-key-0123456789abcdef"
 SECRET = "jwt-secret-for-the-bulk-tests-0123456789"
@@ -29,7 +36,10 @@ PLATFORM = {"X-API-Key": API_KEY}
 WAITS = 600  # looks (0.05 s apart) before giving up on a start
 
 
-def app_settings(tmp_path: Path, redis_url: str | None = None) -> ServiceSettings:
+def app_settings(
+    tmp_path: Path, redis_url: str | None = None, hooks: str | None = None
+) -> ServiceSettings:
+    """The service's settings; `hooks`: the platform's webhook endpoint (None: no webhooks)."""
     return ServiceSettings(
         archive=ArchiveSettings(
             database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3", migrate_on_start=True
@@ -39,6 +49,9 @@ def app_settings(tmp_path: Path, redis_url: str | None = None) -> ServiceSetting
         identity=IdentitySettings(
             api_keys=(API_KEY,), jwt_secret=SECRET, jwt_issuer="platform", jwt_audience="ten"
         ),
+        webhooks=WebhookSettings(
+            urls=(hooks,) if hooks else (), secret=WEBHOOK_SECRET if hooks else None
+        ),
     )
 
 
@@ -47,10 +60,12 @@ def player(sub: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {jwt.encode(claims, SECRET, algorithm='HS256')}"}
 
 
-def replicas(kind: str, tmp_path: Path, request: pytest.FixtureRequest):
+def replicas(kind: str, tmp_path: Path, request: pytest.FixtureRequest, hooks: str | None = None):
     """(the client the test drives, the client it reads from): one app on the embedded
-    store, or two on one Redis database of the test's own."""
-    return in_process_replicas(kind, lambda url: app_settings(tmp_path, url), request, "ten:bulk:*")
+    store, or two on one Redis database of the test's own; `hooks`: their webhook endpoint."""
+    return in_process_replicas(
+        kind, lambda url: app_settings(tmp_path, url, hooks), request, "ten:bulk:*"
+    )
 
 
 def tables(n: int, tag: str) -> list[dict[str, Any]]:
@@ -294,3 +309,96 @@ def test_refusals_are_problems_and_change_nothing(
             "bulk_pairing_not_found",
         )
         problem(client.post(f"/v1/bulk-pairings/{'a' * 20}/cancel"), 401, "authentication_required")
+
+
+def started_webhooks(receiver: Receiver, game_ids: list[str]) -> dict[str, list[dict]]:
+    """Each game's `game_started` deliveries the receiver verified, each its `webhook-id`
+    and its body."""
+    found: dict[str, list[dict]] = {game_id: [] for game_id in game_ids}
+    for delivery in receiver.accepted():
+        body = json.loads(delivery.body)
+        if body["type"] == "game_started" and body["data"]["game_id"] in found:
+            found[body["data"]["game_id"]].append({"id": delivery.id, **body})
+    return found
+
+
+def idle(client: TestClient) -> bool:
+    """Nothing left to relay (no mark of a save waits for a relay worker) and nothing left
+    to deliver (the webhook outbox is empty)."""
+    relay = client.app.state.service.relay
+    hooks = next(r for r in relay.reactions if r.name == "webhooks")
+    portal = client.blocking_portal
+    return portal.call(relay.queue.backlog) == 0 and portal.call(hooks.outbox.backlog) == 0
+
+
+def each_started_once(client: TestClient, receiver: Receiver, bulk: dict) -> None:
+    """Each table of the bulk has had its `game_started` webhook, once: waits for the fact
+    (every table's arrived, and nothing is left to relay or deliver, so no copy is on its
+    way), then counts them. Its seats: the table's."""
+    game_ids = [t["game_id"] for t in bulk["tables"]]
+    for _ in range(WAITS):  # a failsafe bound only
+        found = started_webhooks(receiver, game_ids)
+        if all(found.values()) and idle(client):
+            break
+        time.sleep(0.05)
+    found = started_webhooks(receiver, game_ids)
+    for table in bulk["tables"]:
+        game_id = table["game_id"]
+        assert [d["id"] for d in found[game_id]] == [f"msg_{game_id}_started"], found[game_id]
+        seats = found[game_id][0]["data"]["seats"]
+        assert [s["player_id"] for s in seats] == [s["player_id"] for s in table["seats"]]
+        assert [s["bot"] for s in seats] == [s["bot"] for s in table["seats"]]
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_each_table_of_a_bulk_started_now_sends_its_game_started_webhook_once(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, receiver: Receiver
+) -> None:
+    """A bulk created to start now, and one for a time started early by the platform: each
+    table's game tells the platform it started, once."""
+    with replicas(kind, tmp_path, request, receiver.url) as (client, reader):
+        made = client.post("/v1/bulk-pairings", json={"tables": tables(3, "h")}, headers=PLATFORM)
+        assert made.status_code == 201, made.text
+        now = made.json()
+        assert [t["status"] for t in now["tables"]] == ["active"] * 3
+        ask = {"tables": tables(2, "e"), "start_at": at(3600)}
+        early = client.post("/v1/bulk-pairings", json=ask, headers=PLATFORM).json()
+        assert started_webhooks(receiver, [t["game_id"] for t in early["tables"]]) == {
+            t["game_id"]: [] for t in early["tables"]
+        }  # open tables tell nothing yet
+        started = client.post(f"/v1/bulk-pairings/{early['id']}/start", headers=PLATFORM)
+        assert started.status_code == 200, started.text
+        assert [t["status"] for t in started.json()["tables"]] == ["active"] * 2
+        each_started_once(reader, receiver, now)
+        each_started_once(reader, receiver, early)
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_each_table_of_a_bulk_started_by_its_job_at_its_time_sends_its_webhook_once(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, receiver: Receiver
+) -> None:
+    """A bulk for an hour ahead, its start job run on a clock of the test's (due LEAD
+    seconds before the time, it deals the tables ahead, waits for the time, then saves the
+    starts and leaves their webhooks to the relay's workers): each table's `game_started`
+    webhook reaches the platform once."""
+    with replicas(kind, tmp_path, request, receiver.url) as (client, reader):
+        ask = {"tables": tables(3, "a"), "start_at": at(3600)}
+        made = client.post("/v1/bulk-pairings", json=ask, headers=PLATFORM)
+        assert made.status_code == 201, made.text
+        bulk = made.json()
+        assert statuses(reader, bulk["id"]) == ["open"] * 3
+        start_at = datetime.fromisoformat(ask["start_at"]).timestamp()
+        # the start jobs as a worker runs them, on a clock of the test's: due LEAD seconds
+        # before the time (the app's own worker, on the wall clock, finds nothing due for an
+        # hour), its wait for the time a step of that clock
+        jobs = client.app.state.bulk.served(identities_open=False)
+        clock = [start_at - LEAD]
+
+        async def wait(seconds: float) -> None:
+            clock[0] += seconds
+
+        jobs.clock, jobs.sleep = (lambda: clock[0]), wait
+        assert client.blocking_portal.call(jobs.run_job, job_id(bulk["id"], 0)) is None
+        assert clock[0] >= start_at  # it waited for the time
+        assert statuses(reader, bulk["id"]) == ["active"] * 3
+        each_started_once(reader, receiver, bulk)

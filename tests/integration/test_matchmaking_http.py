@@ -1,6 +1,7 @@
 """Matchmaking tickets over HTTP, in process, on the embedded store and on the real Redis: create,
 read, cancel and their refusals (problem+json, nothing changed), two players matched into
-one game each reading their own seat token and not the other's, the ticket's stream
+one game each reading their own seat token and not the other's, a party seated together
+with a player alone, each reading and playing their seat with their JWT, the ticket's stream
 delivering the match, bots filling a table after the wait, a ticket expiring after a day,
 and the `ticket_matched` webhook queued for the platform."""
 
@@ -179,6 +180,70 @@ def test_two_players_are_matched_into_one_game_and_each_reads_only_their_own_sea
             409,
             "ticket_already_matched",
         )
+
+
+@STORES
+def test_a_party_is_seated_together_at_one_game_and_each_member_reads_their_seat_by_jwt(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A party of two (the platform's ticket for Ann, Bea kept with her) and Cal alone, both
+    asking for three seats: one game, the party side by side in it, no bot. Each player
+    reads their own seat with their own JWT; the party's ticket gives its seat token to its
+    holder (Ann, or the platform) alone, never to Bea."""
+    with serving(kind, tmp_path, request) as client:
+        party = {
+            "mode": "live", "sizes": [3], "name": "Ann", "rated": False, "player_id": "ann",
+            "party": [{"player_id": "bea", "name": "Bea"}],
+        }  # fmt: skip
+        ann = created(client.post(TICKETS, json=party, headers=PLATFORM))
+        assert ann["party"] == [{"player_id": "bea", "name": "Bea"}]
+        assert ann["ticket_token"] is None  # the platform holds it
+        solo = {"mode": "live", "sizes": [3], "name": "Cal", "rated": False}
+        cal = created(client.post(TICKETS, json=solo, headers=player("cal")))
+        ours = wait_for(client, ann["id"], "matched", **player("ann"))
+        hers = wait_for(client, cal["id"], "matched", **player("cal"))
+        game_id = ours["game_id"]
+        assert hers["game_id"] == game_id
+        # the party side by side: Bea right after her holder; Cal at the seat left
+        seats = {"ann": ours["seat"], "bea": ours["seat"] + 1, "cal": hers["seat"]}
+        assert sorted(seats.values()) == [0, 1, 2]
+        game = client.get(f"/v1/games/{game_id}", headers=PLATFORM).json()
+        assert [(p["name"], p["bot"]) for p in game["players"]] == sorted(
+            [("Ann", None), ("Bea", None), ("Cal", None)], key=lambda n: seats[n[0].lower()]
+        )
+        # each player's JWT reads their own seat of the game
+        for who, seat in seats.items():
+            mine = client.get(f"/v1/games/{game_id}", headers=player(who))
+            assert mine.status_code == 200, mine.text
+            assert mine.json()["seat"] == seat, who
+        # the party's ticket: its seat token (Ann's seat's) to Ann's JWT and the platform,
+        # never to Bea's JWT, to Cal's or to a reader without credentials
+        assert ours["seat_token"] is not None
+        by_platform = client.get(f"{TICKETS}/{ann['id']}", headers=PLATFORM).json()
+        assert by_platform["seat_token"] == ours["seat_token"]
+        for other in (player("bea"), player("cal"), {}):
+            shown = client.get(f"{TICKETS}/{ann['id']}", headers=other).json()
+            assert shown["status"] == "matched"
+            assert shown["game_id"] == game_id
+            assert shown["seat_token"] is None
+        held = client.get(f"/v1/games/{game_id}", headers=bearer(ours["seat_token"]))
+        assert held.json()["seat"] == seats["ann"]
+        assert hers["seat_token"] is not None
+        assert client.get(
+            f"/v1/games/{game_id}", headers=bearer(hers["seat_token"])
+        ).json()["seat"] == seats["cal"]  # fmt: skip
+        # one webhook per ticket (the party's names its holder)
+        assert queued_webhook(client, f"msg_mm_{ann['id']}_matched")
+        assert queued_webhook(client, f"msg_mm_{cal['id']}_matched")
+        # Bea plays her seat with her JWT (a resignation: whoever's turn it is)
+        resigned = client.post(
+            f"/v1/games/{game_id}/actions", json={"type": "resign"}, headers=player("bea")
+        )
+        assert resigned.status_code == 200, resigned.text
+        after = client.get(f"/v1/games/{game_id}", headers=PLATFORM).json()["players"]
+        assert [p["resigned"] for p in after] == [s == seats["bea"] for s in range(3)]
+        # Bea holds no ticket: she may ask for another game at once
+        created(client.post(TICKETS, json={**solo, "name": "Bea"}, headers=player("bea")))
 
 
 @STORES

@@ -53,15 +53,7 @@ KEYS = [
 
 
 # ---------------------------------------------------------------- the receiver
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    found = Receiver().start()
-    try:
-        yield found
-    finally:
-        found.stop()
+# (`receiver`, listening: tests/integration/conftest.py)
 
 
 @pytest.fixture

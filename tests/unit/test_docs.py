@@ -1,6 +1,7 @@
 """The project's own documentation (docs/): every problem code and every rule option is
-documented with a link to the rule or decision it enforces, and no link in README.md or
-docs/ is dead or points outside the checkout (a clone has no ../shared)."""
+documented with a link to the rule or decision it enforces, every webhook type and every
+job queue is named in the row of docs/configuration.md that configures them, and no link in
+README.md or docs/ is dead or points outside the checkout (a clone has no ../shared)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from domain.game.errors import RULE_ERROR_CODES
 from domain.game.model import Rules
 from service.core.errors import SERVICE_ERROR_CODES
 from service.entrypoints.api.problems import HTTP_CODES, RULE_STATUS, SERVICE_STATUS
+from service.jobs.worker import QUEUES
+from service.reactions.webhook_payloads import WEBHOOK_PAYLOADS
 from tests.servers import ROOT
 
 DOCS = ROOT / "docs"
@@ -120,6 +123,31 @@ def test_documented_with_a_working_link_to_what_it_enforces(kind: str, name: str
         )
         problems = [why for t in targets if (why := dead(page, t))]
         assert not problems, f"{page.name}: the row of `{name}`: {problems}"
+
+
+def setting_row(name: str) -> str:
+    """The row of docs/configuration.md's tables that documents the setting `name`."""
+    rows = [
+        line
+        for line in prose((DOCS / "configuration.md").read_text()).splitlines()
+        if line.startswith(f"| `{name}` |")
+    ]
+    assert len(rows) == 1, f"docs/configuration.md has no row of {name} (or several)"
+    return rows[0]
+
+
+@pytest.mark.parametrize(
+    ("setting", "name"),
+    [("TEN_WEBHOOK_URLS", kind) for kind in sorted(WEBHOOK_PAYLOADS)]
+    + [("TEN_JOB_WORKERS", queue) for queue in QUEUES],
+)
+def test_every_webhook_type_and_queue_is_named_where_it_is_configured(
+    setting: str, name: str
+) -> None:
+    """Each webhook type, in code font, in the row of TEN_WEBHOOK_URLS; each job queue, as a
+    word, in the row of TEN_JOB_WORKERS."""
+    named = f"`{name}`" if setting == "TEN_WEBHOOK_URLS" else rf"(?<![\w`-]){name}(?![\w`-])"
+    assert re.search(named, setting_row(setting)), f"the {setting} row omits {name}"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))

@@ -6,7 +6,7 @@
  */
 import { bearer, type Problem, type Table } from "@ten/client";
 import { api, describeError, TenApiError } from "../api";
-import { h, show, shown } from "../dom";
+import { copyButton, h, show, shown } from "../dom";
 import { t } from "../i18n";
 import { heldSeat, holdSeat, playerId, savedName, saveName, type HeldSeat } from "../store";
 import { EventStream } from "../stream";
@@ -75,10 +75,7 @@ class WaitingRoom {
 
   private inviteEl(held: HeldSeat | undefined): HTMLElement {
     const link = inviteLink(this.current.id, held?.invite ?? this.invite);
-    const copy = h("button", { type: "button", onclick: async () => {
-      await navigator.clipboard?.writeText(link).catch(() => undefined);
-      copy.textContent = t("common.copied");
-    } }, t("common.copy"));
+    const copy = copyButton(link, t("common.copy"), t("common.copied"));
     return h(
       "section",
       { class: "panel" },

@@ -7,6 +7,7 @@
 import { bearer, type Problem, type Table } from "@ten/client";
 import { api, describeError, TenApiError } from "../api";
 import { copyButton, h, show, shown } from "../dom";
+import { sealedLine } from "../fair";
 import { t } from "../i18n";
 import { heldSeat, holdSeat, playerId, savedName, saveName, type HeldSeat } from "../store";
 import { EventStream } from "../stream";
@@ -66,6 +67,7 @@ class WaitingRoom {
         this.seatsEl(held),
         held ? h("p", null, t("wait.seated", { n: held.seat + 1 })) : null,
         held?.host && current.status === "open" ? this.hostControls() : null,
+        sealedLine(current.fairness),
       ),
       !held && current.status === "open" ? this.joinForm() : null,
       message ? h("p", { role: "alert", class: "error" }, message) : null,

@@ -20,6 +20,8 @@ export const FAIRNESS_DOCS = "/static/site/fairness.html";
 export const VERIFIER = "clients/verifier/ten_verify.py";
 /** The hex digits of a commitment a line shows (its title and its copy hold all of it). */
 const SHOWN = 12;
+/** What a join adds to the deal when the player keeps the browser's choice: random bytes, as hex. */
+const ENTROPY_BYTES = 16;
 
 /** `key`'s text with elements where its placeholders stand ("... {commitment} ..."). */
 function sentence(key: MessageKey, parts: Record<string, Node>): Child[] {
@@ -46,6 +48,12 @@ export function recordUrl(gameId: string): string {
 /** The command that checks the game's deal: its record read, handed to the verifier. */
 export function verifyCommand(gameId: string): string {
   return `curl -s '${recordUrl(gameId)}' | python3 ${VERIFIER} -`;
+}
+
+/** Random entropy for a join, chosen in this browser (`crypto.getRandomValues`), as hex. */
+export function randomEntropy(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(ENTROPY_BYTES));
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function notVerifiable(): HTMLElement {

@@ -456,6 +456,8 @@ export const en = {
   "fair.verifier": "Or check it yourself: the stand-alone verifier of the service's sources, {verifier}, reads the game's {record}.",
   "fair.record": "record",
   "fair.command": "The verifier's command",
+  "fair.entropy": "Your entropy for the shuffle (optional)",
+  "fair.entropy.help": "Chosen at random by this browser; type your own or clear it. It is published with the game and mixed with the sealed seed, so the service cannot choose the deal after seeing it.",
 } as const;
 
 export type MessageKey = keyof typeof en;

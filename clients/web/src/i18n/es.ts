@@ -443,4 +443,6 @@ export const es: Messages = {
   "fair.verifier": "O compruébalo tú mismo: el verificador independiente de las fuentes del servicio, {verifier}, lee el {record} de la partida.",
   "fair.record": "registro",
   "fair.command": "La orden del verificador",
+  "fair.entropy": "Tu entropía para la mezcla (opcional)",
+  "fair.entropy.help": "Elegida al azar por este navegador; escribe la tuya o bórrala. Se publica con la partida y se mezcla con la semilla sellada, así que el servicio no puede elegir el reparto después de verla.",
 };

@@ -443,4 +443,6 @@ export const id: Messages = {
   "fair.verifier": "Atau periksa sendiri: pemverifikasi mandiri dari kode sumber layanan, {verifier}, membaca {record} permainan ini.",
   "fair.record": "catatan",
   "fair.command": "Perintah pemverifikasi",
+  "fair.entropy": "Entropi Anda untuk pengocokan (opsional)",
+  "fair.entropy.help": "Dipilih secara acak oleh peramban ini; ketik milik Anda sendiri atau kosongkan. Entropi ini diterbitkan bersama permainan dan dicampur dengan benih yang tersegel, sehingga layanan tidak dapat memilih pembagian kartu setelah melihatnya.",
 };

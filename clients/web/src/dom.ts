@@ -49,3 +49,13 @@ export function shown(root: Element, screen: string): void {
   document.body.dataset.screen = screen;
   document.body.dataset.ready = "1";
 }
+
+/** A button that copies `value` to the clipboard, then says `done` (the labels in the page's
+ * language, given by the caller). */
+export function copyButton(value: string, label: string, done: string, attrs: Attrs = {}): HTMLButtonElement {
+  const button: HTMLButtonElement = h("button", { type: "button", ...attrs, onclick: async () => {
+    await navigator.clipboard?.writeText(value).catch(() => undefined);
+    button.textContent = done;
+  } }, label);
+  return button;
+}

@@ -445,6 +445,19 @@ export const en = {
   "push.turn.title": "Your turn",
   "push.turn.body": "A game of TEN is waiting for your move.",
   "push.turn.deadline": "A game of TEN is waiting for your move, until {deadline}.",
+  "fair.heading": "Fair deal",
+  "fair.sealed": "Fair deal: commitment {commitment}; the seed stays sealed until the game ends.",
+  "fair.none": "Not verifiable: this game is dealt from a deck its creator chose, not from a sealed seed.",
+  "fair.seed": "The seed, revealed now that the game has ended: {seed}",
+  "fair.commitment": "Its commitment, published before the deal: {commitment}",
+  "fair.pending": "The seed is revealed once every table dealt the same deal has finished.",
+  "fair.check": "How the seed and the players' entropy make the deal, and how to check it: {docs}.",
+  "fair.docs": "Fair deals (in English)",
+  "fair.verifier": "Or check it yourself: the stand-alone verifier of the service's sources, {verifier}, reads the game's {record}.",
+  "fair.record": "record",
+  "fair.command": "The verifier's command",
+  "fair.entropy": "Your entropy for the shuffle (optional)",
+  "fair.entropy.help": "Chosen at random by this browser; type your own or clear it. It is published with the game and mixed with the sealed seed, so the service cannot choose the deal after seeing it.",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -1,7 +1,7 @@
 /**
  * The live table on the page: its head (status, last move, offline, error), the results and
  * where to go next once it ends, the board, the seat's controls, the odds, the players with
- * their clocks, the pace and the event log. The moves shown are said by a live region that
+ * their clocks, the fair deal (`../fair.ts`), the pace and the event log. The moves shown are said by a live region that
  * stays in the document while the table is redrawn. Keyboard users keep their place across
  * redraws; when the game ends the results come into view, focused.
  */
@@ -9,6 +9,7 @@ import type { Action } from "@ten/client";
 import { controlsEl } from "../controls";
 import { h, show, shown } from "../dom";
 import { describeEvent, type GameEvent } from "../events";
+import { fairnessEl } from "../fair";
 import { t } from "../i18n";
 import { heldSeat } from "../store";
 import { boardEl, clockText, mySeat, nameOf, playersEl, resultsEl, statusLine, type View } from "../table";
@@ -149,6 +150,7 @@ export class LiveScreen {
         "div",
         { class: "col-side" },
         playersEl(view, now),
+        fairnessEl(this.parts.gameId, "fairness" in view ? view.fairness : null, view.status !== "active"),
         view.status === "active" ? notify : null,
         h("section", { class: "panel" }, h("h2", null, t("table.log")), pace.el(), this.logEl),
       ),

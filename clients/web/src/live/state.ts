@@ -6,6 +6,7 @@
  * read the service, `live/screen.ts` draws.
  */
 import type { Game } from "@ten/client";
+import type { Fairness } from "../fair";
 import { fold, tableKey } from "../fold";
 import type { Move } from "../pacing";
 import { mySeat, type View } from "../table";
@@ -98,6 +99,11 @@ export class TableState {
     this.mineMoved = false;
     this.broken = false;
     this.ahead = null;
+  }
+
+  /** An ended game's fair deal as the service reveals it (its seed: no event carries it). */
+  reveal(fairness: Fairness): void {
+    if ("fairness" in this.current) this.current = { ...this.current, fairness };
   }
 
   /** Whether the controls of the version shown must be read from the service: the seat's

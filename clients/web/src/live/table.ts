@@ -46,6 +46,7 @@ class LiveTable {
   private readonly screen: LiveScreen;
   private message = ""; // the last failure, said under the status line
   private refreshing: Promise<void> | null = null;
+  private seedAsked = false; // an ended game's view was read for its seed
   private catchUpTimer = 0;
   private rereadTimer = 0;
   private readonly tick: number;
@@ -100,6 +101,23 @@ class LiveTable {
     const { view, clockOffset } = this.state;
     this.screen.draw({ view, clockOffset, offline: this.feed.offline, message: this.message, busy: this.sender.busy });
     void this.odds.show(this.state);
+    if (!this.seedAsked && !this.state.active && "fairness" in view && view.fairness && !view.fairness.seed) void this.revealSeed();
+  }
+
+  /** The game has ended on the table folded from the events, which holds its commitment but
+   * not its seed (no event carries it): the service's view is read once for it. A seed still
+   * kept back (a tournament deal played at other tables) stays unshown until a later visit. */
+  private async revealSeed(): Promise<void> {
+    this.seedAsked = true;
+    try {
+      const token = this.token();
+      const { game } = await api.getGame(this.gameId, token ? { token } : {});
+      if (!("players" in game) || !game.fairness?.seed) return;
+      this.state.reveal(game.fairness);
+      this.draw();
+    } catch {
+      /* the commitment stays shown; the page shows the seed when it is opened again */
+    }
   }
 
   private fail(error: unknown): void {

@@ -1,7 +1,9 @@
-/** Past games: the archive's list, and a replay that steps through every public state. */
+/** Past games: the archive's list, and a replay that steps through every public state, with
+ * the game's fair deal (its seed revealed, and how to check it). */
 import type { components } from "@ten/client";
 import { api, failedScreen, TenApiError } from "../api";
 import { h, show, shown } from "../dom";
+import { fairnessEl, type Fairness } from "../fair";
 import { list, num, t, when } from "../i18n";
 import { reviewSection } from "../review";
 import { boardEl, nameOf, playersEl, resultsEl, seatName, statusLine, type View } from "../table";
@@ -64,16 +66,29 @@ async function allStates(gameId: string): Promise<View[]> {
   return states;
 }
 
+/** The game's fair deal as its view shows it (null: not verifiable); undefined when it could
+ * not be read (the replay goes on without it). */
+async function dealOf(gameId: string): Promise<Fairness | null | undefined> {
+  try {
+    const { game } = await api.getGame(gameId);
+    return "players" in game ? (game.fairness ?? null) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A replay, and below it a finished game's review (`?review`: scrolled to it); returns how
  * to stop asking for it. */
 export async function replayScreen(root: HTMLElement, params: URLSearchParams, _route: string, gameId = ""): Promise<(() => void) | void> {
   let states: View[];
   const toReview = params.has("review");
+  const deal = dealOf(gameId);
   try {
     states = await archivedStates(gameId, toReview);
   } catch (error) {
     return failedScreen(root, error, "replay");
   }
+  const fair = await deal;
   let step = 0; // a replay tells the game from its start
   const stage = h("div", { class: "replay-stage" });
   const label = h("p", { "data-testid": "replay-step", "aria-live": "polite" });
@@ -121,6 +136,7 @@ export async function replayScreen(root: HTMLElement, params: URLSearchParams, _
     ),
     label,
     stage,
+    fair === undefined ? null : fairnessEl(gameId, fair, true),
     review?.el,
   );
   go(step);

@@ -6,7 +6,8 @@
  */
 import { bearer, type Problem, type Table } from "@ten/client";
 import { api, describeError, TenApiError } from "../api";
-import { h, show, shown } from "../dom";
+import { copyButton, h, show, shown } from "../dom";
+import { randomEntropy, sealedLine } from "../fair";
 import { t } from "../i18n";
 import { heldSeat, holdSeat, playerId, savedName, saveName, type HeldSeat } from "../store";
 import { EventStream } from "../stream";
@@ -66,6 +67,7 @@ class WaitingRoom {
         this.seatsEl(held),
         held ? h("p", null, t("wait.seated", { n: held.seat + 1 })) : null,
         held?.host && current.status === "open" ? this.hostControls() : null,
+        sealedLine(current.fairness),
       ),
       !held && current.status === "open" ? this.joinForm() : null,
       message ? h("p", { role: "alert", class: "error" }, message) : null,
@@ -75,10 +77,7 @@ class WaitingRoom {
 
   private inviteEl(held: HeldSeat | undefined): HTMLElement {
     const link = inviteLink(this.current.id, held?.invite ?? this.invite);
-    const copy = h("button", { type: "button", onclick: async () => {
-      await navigator.clipboard?.writeText(link).catch(() => undefined);
-      copy.textContent = t("common.copied");
-    } }, t("common.copy"));
+    const copy = copyButton(link, t("common.copy"), t("common.copied"));
     return h(
       "section",
       { class: "panel" },
@@ -115,26 +114,40 @@ class WaitingRoom {
     );
   }
 
+  /** The join: a name, and what this seat adds to the deal (random from this browser, the
+   * player's own, or none), sent with the join, after the table's commitment was published. */
   private joinForm(): HTMLElement {
     const name = h("input", { id: "join-name", required: true, maxlength: 40, autocomplete: "nickname", value: savedName() });
+    const entropy = h("input", { id: "join-entropy", maxlength: 64, autocomplete: "off", spellcheck: "false", value: randomEntropy(), "aria-describedby": "join-entropy-help" });
     return h(
       "form",
       { class: "panel", id: "join-form", onsubmit: (event: Event) => {
         event.preventDefault();
-        return this.join(name.value.trim());
+        return this.join(name.value.trim(), entropy.value.trim());
       } },
       h("h2", null, t("wait.join")),
-      h("label", { for: "join-name" }, t("lobby.name")),
-      name,
+      h("div", { class: "field" }, h("label", { for: "join-name" }, t("lobby.name")), name),
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "join-entropy" }, t("fair.entropy")),
+        entropy,
+        h("p", { id: "join-entropy-help", class: "small muted" }, t("fair.entropy.help")),
+      ),
       h("button", { type: "submit", id: "join-submit", class: "primary" }, t("wait.join.submit")),
     );
   }
 
-  private async join(name: string): Promise<void> {
+  private async join(name: string, entropy: string): Promise<void> {
     saveName(name);
     const current = this.current;
     try {
-      const body = { name, ...(this.invite ? { invite: this.invite } : {}), ...(authMode() === "open" ? { player_id: playerId() } : {}) };
+      const body = {
+        name,
+        ...(entropy ? { entropy } : {}),
+        ...(this.invite ? { invite: this.invite } : {}),
+        ...(authMode() === "open" ? { player_id: playerId() } : {}),
+      };
       const joined = await api.joinGame(current.id, body, { idempotencyKey: crypto.randomUUID() });
       holdSeat(current.id, { seat: joined.seat, token: joined.token });
       if (joined.game) this.started();

@@ -70,3 +70,20 @@ def test_standard_input_and_what_is_no_record(
 def test_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["records", "check", str(tmp_path / "none.ndjson")]) == 2
     assert "none.ndjson" in capsys.readouterr().err
+
+
+def test_an_illegal_move_is_named_with_its_event(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """A bid the rules refuse (more than the bidder holds): the event's seq and version."""
+    good = lines()
+    document = msgspec.json.decode(good[1])
+    bid = next(e for e in document["events"] if e["type"] == "bid_placed")
+    bid["amount"] = 999
+    path = tmp_path / "export.ndjson"
+    path.write_bytes(good[0] + msgspec.json.encode(document) + b"\n")
+    assert main(["records", "check", str(path)]) == 1
+    err = capsys.readouterr().err
+    where = f"event {bid['seq']} (version {bid['version']})"
+    assert f"{path}:2 (game {document['id']}): {where}: bid_placed of seat" in err
+    assert "bid_too_high" in err

@@ -214,11 +214,17 @@ def export(url: str, out: Path) -> dict[str, float]:
                 client.stream("GET", "/v1/archive/export", headers={"X-API-Key": API_KEY}) as got,
             ):
                 got.raise_for_status()
+                last = b""
                 for chunk in got.iter_bytes():
                     sink.write(chunk)
                     size += len(chunk)
                     records += chunk.count(b"\n")
+                    last = (last + chunk)[-4096:]
             took = time.perf_counter() - start
+            end = msgspec.json.decode(last.splitlines()[-1])  # the trailer, no record
+            records -= 1
+            if end != {"type": "end", "count": records, "complete": True}:
+                raise SystemExit(f"the export did not end whole: {end}")
             after = peak_rss_mib(server.proc.pid)
     finally:
         server.stop()
@@ -243,6 +249,8 @@ def replay(path: Path, processes: int) -> tuple[int, int, float]:
         pending = []
         chunk: list[bytes] = []
         for line in lines:
+            if line.startswith(b'{"type":"end"'):  # the export's trailer (checked on export)
+                continue
             chunk.append(line)
             if len(chunk) == 500:
                 pending.append(pool.submit(check_lines, chunk))

@@ -151,7 +151,8 @@ def exported(client: TestClient, expected: int) -> list[dict]:
     def lines() -> list[str] | None:
         got = client.get("/v1/archive/export", headers=PLATFORM)
         assert got.status_code == 200, got.text
-        found = [line for line in got.text.splitlines() if line]
+        *found, end = got.text.splitlines()  # the records, then the export's trailer
+        assert json.loads(end)["complete"], end
         return found if len(found) >= expected else None
 
     return [json.loads(line) for line in wait(lines, 600.0)]

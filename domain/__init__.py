@@ -8,6 +8,7 @@ Entry points:
   `decide(state, seat, action) -> facts` folded by `evolve(state, fact) -> GameState`
 - `domain.game.views.public_view(state) -> PublicView`: no draw-pile order, no seed
 - `domain.game.replay.replay(events)`: every public state rebuilt from the event log (`evolve`)
+- `domain.game.rejudge.rejudge(events, deck)`: a whole log judged again, action by action (`apply`)
 - `domain.game.scoring.score_collection(cards, perfect_bonus)`: optimal wild-card assignment
 - `domain.bots.basic.BOTS`, `domain.bots.simulation.play_bots(state)`, `play_game(bots, seed)`
 """

@@ -16,9 +16,13 @@ Whether a deal is verifiable is what `game_started` published, not what the reco
 a published commitment must verify fully, and the record's `fairness` must agree with it.
 A deal game_started published no commitment for (a deck given as it is) is reported as not
 verifiable: its cards must still be the game's (no more copies than it holds) and its draws
-follow its deck. A malformed record is refused with a reason, and the others still checked. The algorithm: README.md beside this
-file. Exit status: 0 every record verified, 1 some record refused (or, with
---require-verifiable, not verifiable), 2 the input could not be read.
+follow its deck. A malformed record is refused with a reason, and the others still checked.
+The bulk export's last line is its trailer, not a record (`{"type": "end", "count": N,
+"complete": true}`): an export it says was cut short (`"complete": false`), whose count is
+not the records before it, or with lines after it, is reported INCOMPLETE. The algorithm:
+README.md beside this file. Exit status: 0 every record verified, 1 some record refused (or,
+with --require-verifiable, not verifiable) or an export incomplete, 2 the input could not be
+read.
 
     python ten_verify.py records.ndjson [more files...] [--json] [--require-verifiable]
     python ten_verify.py - < record.json
@@ -354,6 +358,44 @@ def _inputs(paths: Iterable[str]) -> Iterator[tuple[str, Iterable[str]]]:
                 yield path, handle
 
 
+def is_end(item: object) -> bool:
+    """The bulk export's last line, its trailer (`{"type": "end", "count": N, "complete":
+    true}`), not a record: no record has a `type`."""
+    return isinstance(item, dict) and item.get("type") == "end" and "format" not in item
+
+
+def export_end(end: dict, records: int) -> str | None:
+    """What an export's trailer says is wrong with the `records` read before it (None: the
+    export is whole)."""
+    count = end.get("count")
+    if end.get("complete") is not True:
+        error = end.get("error") if isinstance(end.get("error"), dict) else {}
+        why = ": ".join(str(error[k]) for k in ("code", "detail") if error.get(k))
+        return f"the export is incomplete, cut after {count} records" + (f" ({why})" if why else "")
+    if count != records:
+        return f"the export's end counts {count} records, {records} came before it"
+    return None
+
+
+def _verdicts(source: str, items: Iterable[object], require_verifiable: bool) -> Iterator[dict]:
+    """A verdict per record of one input, and one for its export's trailer when something is
+    wrong with it (an export cut short, a count that is not the records', lines after it)."""
+    records = 0
+    ended = False
+    for index, item in enumerate(items):
+        if ended or is_end(item):
+            wrong = "a line after the export's end" if ended else export_end(item, records)  # type: ignore[arg-type]
+            ended = True
+            if wrong is not None:
+                yield {"source": source, "index": index, "error": wrong, "export": True}
+            continue
+        records += 1
+        verdict = {"source": source, "index": index, **verify(item)}
+        if require_verifiable and verdict["ok"] and not verdict["verifiable"]:
+            verdict.update(ok=False, error="not verifiable: dealt from a given deck")
+        yield verdict
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Verify TEN game records (ten-fair-v1).")
     parser.add_argument("paths", nargs="*", default=["-"], help="files ('-': standard input)")
@@ -366,20 +408,22 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = []
     try:
         for source, lines in _inputs(args.paths or ["-"]):
-            for index, record in enumerate(records_in(lines)):
-                verdict = {"source": source, "index": index, **verify(record)}
-                if args.require_verifiable and verdict["ok"] and not verdict["verifiable"]:
-                    verdict.update(ok=False, error="not verifiable: dealt from a given deck")
-                verdicts.append(verdict)
+            verdicts.extend(_verdicts(source, records_in(lines), args.require_verifiable))
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         print(f"ten_verify: cannot read the input: {exc}", file=sys.stderr)
         return 2
+    cut = [v for v in verdicts if v.get("export")]
+    verdicts = [v for v in verdicts if not v.get("export")]
     refused = [v for v in verdicts if not v["ok"]]
     if args.json:
         summary = {"records": len(verdicts), "verified": len(verdicts) - len(refused),
-                   "refused": len(refused), "results": verdicts}  # fmt: skip
+                   "refused": len(refused), "results": verdicts,
+                   "incomplete_exports": [{k: v[k] for k in ("source", "index", "error")}
+                                          for v in cut]}  # fmt: skip
         print(json.dumps(summary, indent=1))
     else:
+        for v in cut:
+            print(f"INCOMPLETE {v['source']}#{v['index']}: {v['error']}")
         for v in verdicts:
             name = v["id"] or f"{v['source']}#{v['index']}"
             if v["ok"]:
@@ -392,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print(f"REFUSED {name}: {v['error']}")
         print(f"{len(verdicts)} records, {len(refused)} refused", file=sys.stderr)
-    return 1 if refused else 0
+    return 1 if refused or cut else 0
 
 
 if __name__ == "__main__":

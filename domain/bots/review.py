@@ -43,20 +43,18 @@ from domain.game.model import (
     Bid,
     BidPassed,
     BidPlaced,
-    Buy,
     BuyDeclined,
     CardBought,
     CardDrawn,
-    Decline,
     Draw,
     Event,
     GameStarted,
     GameState,
-    Pass,
     Stop,
     Stopped,
     TimedOut,
 )
+from domain.game.rejudge import recorded_action
 
 Grade = Literal["best", "good", "inaccuracy", "mistake", "blunder"]
 # the grade of a decision by what it lost (percentage points of winning chance, `drop`):
@@ -356,21 +354,11 @@ def _steps(events: Iterable[Event]) -> list[tuple[GameState, Event | None]]:
 
 
 def _chosen(event: Event) -> Action:
-    """The action whose first event is `event`."""
-    match event:
-        case CardDrawn():
-            return _DRAW
-        case Stopped(take=take):
-            return Stop(take=take)
-        case BidPlaced(amount=amount):
-            return Bid(amount=amount)
-        case BidPassed():
-            return Pass()
-        case CardBought(card=card, payment=payment):
-            return Buy(card=card, payment=payment)
-        case BuyDeclined():
-            return Decline()
-    raise AssertionError(f"not an action's first event: {event!r}")
+    """The action whose first event is `event` (`domain.game.rejudge.recorded_action`)."""
+    recorded = recorded_action(event)
+    if recorded is None:
+        raise AssertionError(f"not an action's first event: {event!r}")
+    return recorded[1]
 
 
 def _same(a: Action, b: Action) -> bool:

@@ -39,8 +39,8 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily
 
-from domain.game import model
 from domain.game.errors import RuleError
+from domain.game.rejudge import ACTION_OF_EVENT
 from service.core.ports import Listings, StoreUnavailable
 from service.reactions.relay import GAME_CREATED, GAME_ENDED, Change
 
@@ -278,21 +278,11 @@ def _tag(kind: type) -> str:
     return str(kind.__struct_config__.tag)  # type: ignore[attr-defined]
 
 
-# The action whose save starts with this event (`domain.game.engine.apply`: an action's events
-# start with its own, the bots' moves after it follow); a save that starts otherwise (a
-# game's start, a timeout's `timed_out`, a lobby change) is no action of a seat.
+# The action whose save starts with this event (`domain.game.rejudge.ACTION_OF_EVENT`: an
+# action's events start with its own, the bots' moves after it follow); a save that starts
+# otherwise (a game's start, a timeout's `timed_out`, a lobby change) is no action of a seat.
 _ACTION_OF_FIRST_EVENT: dict[str, tuple[str]] = {
-    _tag(event): (_tag(action),)
-    for event, action in (
-        (model.CardDrawn, model.Draw),
-        (model.Stopped, model.Stop),
-        (model.BidPlaced, model.Bid),
-        (model.BidPassed, model.Pass),
-        (model.CardBought, model.Buy),
-        (model.BuyDeclined, model.Decline),
-        (model.SeatTakenOver, model.Resign),  # after timeouts, it follows a `timed_out`
-        (model.SeatReclaimed, model.Reclaim),
-    )
+    _tag(event): (_tag(action),) for event, action in ACTION_OF_EVENT.items()
 }
 
 

@@ -3,19 +3,25 @@ check them (`service.history.records.check_record`, docs/records.md).
 
 A file (or `-`, standard input) holds one record (JSON, pretty-printed or not) or many, one
 a line (NDJSON, as the bulk export streams them: read a line at a time, so a file of any
-size is checked in bounded memory). Each bad record is named on standard error with the
-first thing wrong with it; the exit status is 0 when every record replays, 1 otherwise, 2
-when a file cannot be read.
+size is checked in bounded memory). The bulk export's last line is its trailer, no record
+(`{"type": "end", "count": N, "complete": true}`, `service.history.reads.export_trailer`):
+an export cut short (`"complete": false`, its `error`), a count that is not the records
+before it, or a line after it is an error like a bad record; NDJSON without a trailer is
+checked as it is, with a note that it cannot be told whole. Each bad record is named on
+standard error with the first thing wrong with it; the exit status is 0 when every record
+replays (and every trailer says its export is complete), 1 otherwise, 2 when a file cannot
+be read.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Any
 
 import msgspec
 
+from service.history.reads import END
 from service.history.records import BadRecord, GameRecordV1, check_record
 
 _record = msgspec.json.Decoder(GameRecordV1)
@@ -23,7 +29,8 @@ _record = msgspec.json.Decoder(GameRecordV1)
 
 class Tally(msgspec.Struct):
     checked: int = 0
-    bad: int = 0
+    bad: int = 0  # records that do not replay
+    cut: int = 0  # exports whose end line is missing records, or wrong
 
 
 def documents(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
@@ -68,8 +75,68 @@ def check_one(data: bytes) -> str | None:
     return None
 
 
+class Trailer(msgspec.Struct, frozen=True):
+    """The bulk export's last line (`service.history.reads.export_trailer`)."""
+
+    type: str
+    count: int
+    complete: bool
+    error: dict[str, Any] | None = None
+
+
+def trailer(data: bytes) -> Trailer | None:
+    """The export's trailer, when `data` is one (a `type` of `end`: no record has a
+    `type`)."""
+    try:
+        found = msgspec.json.decode(data, type=_Typed)
+    except msgspec.DecodeError:
+        return None
+    if found.type != END:
+        return None
+    try:
+        return msgspec.json.decode(data, type=Trailer)
+    except msgspec.DecodeError as exc:
+        return Trailer(type=END, count=-1, complete=False, error={"detail": str(exc)})
+
+
+class _Typed(msgspec.Struct):
+    type: str | None = None
+
+
+def incomplete(end: Trailer, records: int) -> str | None:
+    """What the trailer says is missing from the `records` before it (None: nothing)."""
+    if end.count < 0:
+        return f"a malformed export end line: {(end.error or {}).get('detail')}"
+    if not end.complete:
+        error = end.error or {}
+        why = ": ".join(str(error[k]) for k in ("code", "detail") if error.get(k))
+        return f"the export is incomplete, cut after {end.count} record(s)" + (
+            f" ({why})" if why else ""
+        )
+    if end.count != records:
+        return f"the export's end counts {end.count} record(s), {records} came before it"
+    return None
+
+
 def check_stream(name: str, stream: IO[bytes], tally: Tally) -> None:
+    records = 0
+    end: tuple[int, Trailer] | None = None
+    ndjson = False
     for line, data in documents(stream):
+        ndjson = ndjson or line > 1
+        if end is not None:
+            tally.cut += 1
+            print(f"{name}:{line}: a line after the export's end (line {end[0]})", file=sys.stderr)
+            continue
+        found = trailer(data)
+        if found is not None:
+            end = (line, found)
+            missing = incomplete(found, records)
+            if missing is not None:
+                tally.cut += 1
+                print(f"{name}:{line}: {missing}", file=sys.stderr)
+            continue
+        records += 1
         tally.checked += 1
         wrong = check_one(data)
         if wrong is not None:
@@ -77,6 +144,12 @@ def check_stream(name: str, stream: IO[bytes], tally: Tally) -> None:
             game = game_id(data)
             label = f"{name}:{line}" + (f" (game {game})" if game else "")
             print(f"{label}: {wrong}", file=sys.stderr)
+    if ndjson and end is None:
+        print(
+            f"note: {name} has no export end line: a bulk export cut short cannot be told "
+            "from a whole one",
+            file=sys.stderr,
+        )
 
 
 def check_files(paths: list[str]) -> int:
@@ -91,8 +164,11 @@ def check_files(paths: list[str]) -> int:
         except OSError as exc:
             print(f"{path}: {exc.strerror or exc}", file=sys.stderr)
             return 2
+    if tally.cut:
+        print(f"bad: {tally.cut} problem(s) with an export's end line", file=sys.stderr)
     if tally.bad:
         print(f"bad: {tally.bad} of {tally.checked} record(s) do not replay", file=sys.stderr)
+    if tally.bad or tally.cut:
         return 1
     print(f"ok: {tally.checked} record(s) replayed")
     return 0

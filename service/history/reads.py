@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -17,6 +17,7 @@ from domain.game.replay import replay
 from domain.game.views import PublicView
 from service.core.callers import Caller
 from service.core.errors import ServiceError
+from service.core.exports import End, ended
 from service.core.ports import StoredEvent
 from service.games.use_cases import GAME_ID
 from service.history.archive import (
@@ -57,6 +58,12 @@ class TableForecast(msgspec.Struct, **_RECORD):
 
 _events_decoder = msgspec.json.Decoder(AnyEvent)
 EXPORT_PAGE = 100  # games a page of the bulk export reads (and holds) at once
+END = "end"  # the `type` of the bulk export's trailer, its last line (no record has a `type`)
+
+
+def export_trailer(count: int) -> dict[str, Any]:
+    """The fields of the bulk export's trailer: how many records came before it."""
+    return {"type": END, "count": count}
 
 
 class History:
@@ -151,6 +158,13 @@ class History:
         raise ServiceError(
             "authentication_required" if caller.kind == "anonymous" else "platform_only"
         )
+
+    def bulk_export(self, **filters: Any) -> AsyncIterator[bytes | End]:
+        """The bulk export as it is streamed: `export`'s records (`filters` are its), then
+        its trailer `{"type": "end", "count": <records>, "complete": ...}`
+        (`service.core.exports`): complete once every page was sent, else with the failure
+        that cut it."""
+        return ended(self.export(**filters), export_trailer)
 
     async def export(
         self,

@@ -7,10 +7,11 @@ published, and the deal's fairness facts from `game_started.fairness` (absent or
 game dealt before the scheme or from an explicit deck, `verifiable` false). Its JSON Schema
 is `schema()` (committed as openapi/game-record.schema.json and served by the API).
 
-`check_record` replays a record with the engine (`domain.game.engine.evolve` folded over
-its events from the dealt deck) and says what is wrong with it, if anything: the log, each
-card drawn against the deck, the final state against the rules' invariants and the results
-the scoring gives.
+`check_record` replays a record with the engine and says what is wrong with it, if
+anything: the log, every action of it judged again by the engine from the dealt deck
+(`domain.game.rejudge`: its legality and the very events it produces, each card drawn the
+deck's next), the final state against the rules' invariants and the results the scoring
+gives.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from domain.game.engine import evolve
 from domain.game.invariants import violations
-from domain.game.model import AnyEvent, Busted, CardDrawn, GameFinished, GameStarted, GameState
+from domain.game.model import AnyEvent, Busted, GameFinished, GameStarted, GameState
+from domain.game.rejudge import Misplayed, rejudge
 from domain.game.results import final_results
 from service.core.ports import StoredEvent
 from service.history.archive import ArchivedGame, ArchivedResult, ArchivedStatus
@@ -210,7 +211,7 @@ def check_record(record: GameRecordV1) -> None:
     except msgspec.DecodeError as exc:
         raise BadRecord(f"an event is not one of the engine's: {exc}") from None
     _check_log(record, events)
-    state = _fold(record, events)
+    state = _replayed(record, events)
     _check_end(record, events, state)
 
 
@@ -235,24 +236,14 @@ def _check_log(record: GameRecordV1, events: Sequence[Any]) -> None:
         raise BadRecord("the rules differ from game_started's")
 
 
-def _fold(record: GameRecordV1, events: Sequence[Any]) -> GameState:
-    """The engine's state after the whole log, dealt from the record's deck: every draw
-    must take the top card of the pile."""
-    state = msgspec.structs.replace(evolve(None, events[0]), draw_pile=record.deck)
-    for event in events[1:]:
-        if type(event) is CardDrawn:
-            top = state.draw_pile[0] if state.draw_pile else None
-            if event.card != top:
-                raise BadRecord(
-                    f"event {event.seq} draws {event.card}, the deck's next card is {top}"
-                )
-        try:
-            state = evolve(state, event)
-        except (AssertionError, ValueError, IndexError, KeyError) as exc:
-            raise BadRecord(
-                f"event {event.seq} ({type(event).__name__}) does not fold: {exc}"
-            ) from None
-    return state
+def _replayed(record: GameRecordV1, events: Sequence[Any]) -> GameState:
+    """The engine's state after the whole log, dealt from the record's deck, every action
+    of it judged again by the engine (`domain.game.rejudge`): its events must be the ones
+    the engine produces for it, every draw the deck's next card."""
+    try:
+        return rejudge(events, record.deck, record.fairness.seed)
+    except Misplayed as exc:
+        raise BadRecord(str(exc)) from None
 
 
 def _check_end(record: GameRecordV1, events: Sequence[Any], state: GameState) -> None:

@@ -16,6 +16,7 @@ import msgspec
 from domain.game.views import public_view
 from service.core.callers import Caller
 from service.core.errors import ServiceError
+from service.core.exports import End, ended
 from service.core.model import GameRecord
 from service.core.ports import GameStore, VersionConflict
 from service.core.ports import TournamentStore as Tournaments
@@ -48,6 +49,11 @@ class Erased(msgspec.Struct, frozen=True, kw_only=True):
 
 def _line(kind: str, value: Any) -> bytes:
     return _json.encode({"kind": kind, **msgspec.to_builtins(value)}) + b"\n"
+
+
+def _trailer(count: int) -> dict[str, Any]:
+    """The trailer's fields: the `end` kind, and the lines between the `player` line and it."""
+    return {"kind": "end", "lines": max(count - 1, 0)}
 
 
 class Raw(msgspec.Struct, frozen=True):
@@ -115,19 +121,19 @@ class PlayerData:
 
     # ------------------------------------------------------------------ export
 
-    async def export(self, caller: Caller, player_id: str) -> AsyncIterator[bytes]:
-        """The NDJSON lines of the export (checked before the first one is read)."""
+    async def export(self, caller: Caller, player_id: str) -> AsyncIterator[bytes | End]:
+        """The NDJSON lines of the export (checked before the first one is read), then its
+        trailer `{"kind": "end", "lines": <lines between>, "complete": ...}`
+        (`service.core.exports`): complete once everything was read, else with the failure
+        that cut it."""
         self.whose(caller, player_id)
-        return self._lines(player_id)
+        return ended(self._lines(player_id), _trailer)
 
     async def _lines(self, player_id: str) -> AsyncIterator[bytes]:
-        count = 0
         yield _line("player", {"format": FORMAT, "version": 1, "player_id": player_id,
                                "exported_at": self.clock()})  # fmt: skip
         async for kind, value in self._things(player_id):
-            count += 1
             yield value.line if isinstance(value, Raw) else _line(kind, value)
-        yield _line("end", {"lines": count})
 
     async def _things(self, player_id: str) -> AsyncIterator[tuple[str, Any]]:
         # every game the live store holds of the player, ended ones too: the erasure's set

@@ -98,9 +98,11 @@ def exported(client: TestClient, tid: str) -> dict[str, dict[str, Any]]:
     record replays."""
     response = client.get(f"/v1/archive/export?tournament_id={tid}", headers=PLATFORM)
     assert response.status_code == 200, response.text
-    for line in response.content.splitlines():
+    *records, end = response.content.splitlines()
+    assert json.loads(end) == {"type": "end", "count": len(records), "complete": True}
+    for line in records:
         assert check_one(line) is None
-    return {r["id"]: r for r in map(json.loads, response.content.splitlines())}
+    return {r["id"]: r for r in map(json.loads, records)}
 
 
 def shown_tables(client: TestClient, tid: str) -> list[dict[str, Any]]:

@@ -312,3 +312,55 @@ def test_a_line_that_is_not_json_is_refused_and_the_others_checked(tmp_path: Pat
     report = refused_report(records)
     assert [r["ok"] for r in report["results"]] == [True, False, True]
     assert report["results"][1]["error"].startswith("line 2: not JSON")
+
+
+def end(count: int, complete: bool = True, **more: object) -> str:
+    return json.dumps({"type": "end", "count": count, "complete": complete, **more})
+
+
+def run_on(tmp_path: Path, lines: list[str], *flags: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "export.ndjson"
+    path.write_text("\n".join(lines) + "\n")
+    run = [sys.executable, "-I", str(VERIFIER), *flags, str(path)]
+    return subprocess.run(run, capture_output=True, text=True, check=False)
+
+
+def test_the_export_s_complete_end_line_is_no_record(tmp_path: Path) -> None:
+    """The bulk export's trailer is read, not verified as a record: the records verify."""
+    whole = run_on(tmp_path, [*map(json.dumps, GAMES[:3]), end(3)], "--json")
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    report = json.loads(whole.stdout)
+    assert (report["records"], report["verified"], report["incomplete_exports"]) == (3, 3, [])
+    empty = run_on(tmp_path, [end(0)])
+    assert empty.returncode == 0, empty.stdout + empty.stderr
+
+
+def test_an_incomplete_export_is_reported(tmp_path: Path) -> None:
+    error = {"type": "https://ten.example/problems/store_unavailable", "status": 503,
+             "title": "Service Unavailable", "code": "store_unavailable",
+             "detail": "The game store cannot be reached; retry shortly."}  # fmt: skip
+    cut = run_on(tmp_path, [*map(json.dumps, GAMES[:2]), end(2, False, error=error)])
+    assert cut.returncode == 1
+    assert "INCOMPLETE" in cut.stdout
+    assert "cut after 2 records (store_unavailable: The game store" in cut.stdout
+    assert cut.stdout.count("OK ") == 2  # the records sent are still verified
+    report = json.loads(
+        run_on(tmp_path, [json.dumps(GAMES[0]), end(2, False, error=error)], "--json").stdout
+    )
+    assert report["refused"] == 0
+    assert [e["index"] for e in report["incomplete_exports"]] == [1]
+
+
+@pytest.mark.parametrize(
+    ("lines", "why"),
+    [
+        ([json.dumps(GAMES[0]), end(2)], "the export's end counts 2 records, 1 came before it"),
+        ([json.dumps(GAMES[0]), end(1), json.dumps(GAMES[1])], "a line after the export's end"),
+    ],
+)
+def test_an_end_line_that_does_not_fit_is_reported(
+    tmp_path: Path, lines: list[str], why: str
+) -> None:
+    got = run_on(tmp_path, lines)
+    assert got.returncode == 1
+    assert why in got.stdout

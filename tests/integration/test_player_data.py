@@ -34,6 +34,7 @@ from service.matchmaking.records import TicketConflict, TicketRecord
 from tests.support.api import bearer
 from tests.support.archive import claim_redis_db
 from tests.support.archived_games import migrated_database
+from tests.support.cut_exports import check_cut, lose_games, restore_games
 from tests.support.platform_server import API_KEY, AUDIENCE, ISSUER, SECRET, player_token
 from tests.support.player_data import (
     OTHER,
@@ -180,6 +181,33 @@ def test_export_then_erasure_leaves_no_trace_and_a_restored_backup_is_erased_aga
 
 
 @pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_an_export_cut_by_the_database_ends_with_an_incomplete_end(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    """The archive's `games` table lost once the export streams (after the `player` line and
+    the live games): no traceback, no 500; the lines sent, then an `end` saying the export
+    is incomplete, with the problem the failure would have been."""
+    with stack(kind, request) as (db, redis_url, _raw):
+        archive_games(db)
+        app = create_app(settings(redis_url, db.url), archive=SqlArchive(make_engine(db.url)))
+        with TestClient(app) as client:
+            seed_live(client)
+            path = f"/v1/players/{SUBJECT}/data"
+            whole = [line["kind"] for line in lines(client.get(path, headers=PLATFORM))]
+            db.run(lose_games)
+            try:
+                response = client.get(path, headers=PLATFORM)
+            finally:
+                db.run(restore_games)
+    got = lines(response)
+    assert [line["kind"] for line in got[:-1]] == whole[: whole.index("archived_game")]
+    end = got[-1]
+    error = end.pop("error")
+    assert end == {"kind": "end", "lines": len(got) - 2, "complete": False}
+    check_cut(error, db.kind, response.text)
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
 def test_a_restored_live_store_is_erased_again_and_a_stale_ticket_save_is_refused(
     kind: str, request: pytest.FixtureRequest
 ) -> None:
@@ -246,7 +274,7 @@ def check_export(client: TestClient) -> None:
     kinds = [line["kind"] for line in got]
     assert kinds[0] == "player"
     assert kinds[-1] == "end"
-    assert got[-1]["lines"] == len(got) - 2
+    assert got[-1] == {"kind": "end", "lines": len(got) - 2, "complete": True}
     assert kinds.count("archived_game") == ARCHIVED
     # both games the live store holds, the ended one too (the erasure's set: `games_of`)
     assert sorted(line["status"] for line in got if line["kind"] == "live_game") == [

@@ -15,7 +15,7 @@ import msgspec
 import pytest
 from litestar.testing import TestClient
 
-from infra.archive import SqlArchive
+from infra.archive import SqlArchive, make_engine
 from service.core.settings import ArchiveSettings, IdentitySettings, Settings
 from service.entrypoints.api.app import create_app
 from service.entrypoints.record_check import check_one
@@ -23,6 +23,7 @@ from service.history.archiving import archive_game
 from service.history.reads import History
 from service.history.records import RecordContext, RecordTournament, schema
 from tests.support.archived_games import DIALECTS, Db, migrated_database
+from tests.support.cut_exports import check_cut, lose_games, restore_games
 from tests.support.ended_games import BASE, Played, aborted_game, dataset
 
 API_KEY = "platform-key-for-the-records-0123"
@@ -70,10 +71,14 @@ def in_order(games: list[Played]) -> list[str]:
 
 
 def lines(response: Any) -> list[dict[str, Any]]:
+    """The records of a whole export: the lines before its complete trailer, which counts
+    them."""
     assert response.status_code == 200, response.text[:500]
     assert response.headers["content-type"].startswith(NDJSON)
     assert response.content.endswith(b"\n")
-    return [msgspec.json.decode(line) for line in response.content.splitlines()]
+    *records, end = [msgspec.json.decode(line) for line in response.content.splitlines()]
+    assert end == {"type": "end", "count": len(records), "complete": True}
+    return records
 
 
 def problem(response: Any, status: int, code: str) -> None:
@@ -86,7 +91,7 @@ def test_the_export_holds_every_game_in_order_and_each_record_replays(client: Te
     response = client.get("/v1/archive/export", headers=PLATFORM)
     records = lines(response)
     assert [r["id"] for r in records] == in_order(played())
-    for line in response.content.splitlines():
+    for line in response.content.splitlines()[:-1]:
         assert check_one(line) is None
     statuses = {r["status"] for r in records}
     assert statuses == {"finished", "aborted"}
@@ -192,4 +197,46 @@ def test_an_empty_window_exports_nothing(client: TestClient) -> None:
     later = (datetime.now(UTC) + timedelta(days=1)).isoformat()
     response = client.get("/v1/archive/export", params={"since": later}, headers=PLATFORM)
     assert response.status_code == 200
-    assert response.content == b""
+    assert response.content == b'{"type":"end","count":0,"complete":true}\n'
+
+
+class CutAfterFirstPage:
+    """The archive on `db`, whose bulk export loses the `games` table after its first page:
+    the next page's query fails in the database itself (the table is put back afterwards).
+    Every other read is the archive's own."""
+
+    def __init__(self, db: Db) -> None:
+        self.archive = SqlArchive(make_engine(db.url))
+        self.pages = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.archive, name)
+
+    async def export_page(self, which: Any, after: Any, limit: int) -> Any:
+        self.pages += 1
+        if self.pages == 2:
+            await lose_games(self.archive)
+        return await self.archive.export_page(which, after, limit)
+
+
+def test_an_export_cut_by_the_database_ends_with_an_incomplete_trailer(filled: Db) -> None:
+    """A failure once the records stream: no traceback, no 500; the lines sent, then a
+    trailer saying the export is incomplete, with the problem the failure would have been."""
+    cut = CutAfterFirstPage(filled)
+    settings = Settings(
+        archive=ArchiveSettings(database_url=filled.url, migrate_on_start=False),
+        identity=IdentitySettings(api_keys=(API_KEY,)),
+    )
+    try:
+        with TestClient(create_app(settings, archive=cut)) as client:  # type: ignore[arg-type]
+            response = client.get("/v1/archive/export", headers=PLATFORM)
+    finally:
+        if cut.pages >= 2:
+            filled.runner.run(restore_games(cut.archive))
+        filled.runner.run(cut.archive.close())
+    assert response.status_code == 200
+    *records, end = [msgspec.json.decode(line) for line in response.content.splitlines()]
+    assert [r["id"] for r in records] == in_order(played())  # the first page: every game
+    error = end.pop("error")
+    assert end == {"type": "end", "count": len(records), "complete": False}
+    check_cut(error, filled.kind, response.text)

@@ -47,7 +47,7 @@ export interface paths {
         };
         /**
          * The archive's game records as NDJSON, streamed
-         * @description One ten-game-record v1 per line (its schema: `/v1/schemas/game-record`), oldest first by end time then id, read from the archive a page at a time. The platform's (X-API-Key); a player (their JWT) may export their own games (`player_id` theirs). Filters combine: `player_id` (sat in the game), `since` <= end < `until`, `tournament_id` (that tournament's tables; each record then names its table and clock). A game of a duplicate round whose deal is still being played elsewhere is not archived yet, so it is never exported.
+         * @description One ten-game-record v1 per line (its schema: `/v1/schemas/game-record`), oldest first by end time then id, read from the archive a page at a time. The platform's (X-API-Key); a player (their JWT) may export their own games (`player_id` theirs). Filters combine: `player_id` (sat in the game), `since` <= end < `until`, `tournament_id` (that tournament's tables; each record then names its table and clock). A game of a duplicate round whose deal is still being played elsewhere is not archived yet, so it is never exported. The last line is the trailer, no record: `{"type": "end", "count": <records>, "complete": true}`. A failure once the stream started (the archive's database lost) cannot be a problem response any more: the export then ends with `{"type": "end", "count": <records sent>, "complete": false, "error": {<the problem: type, title, status, detail, code>}}`. An export without a complete trailer is truncated.
          */
         get: operations["exportArchive"];
         put?: never;
@@ -606,7 +606,7 @@ export interface paths {
         };
         /**
          * Everything the service holds about a player, as NDJSON
-         * @description One JSON object a line, each with its `kind`: `player` (first), `live_game` (public view: no pile, no seed), `archived_game` (with its log; no seed, no deck), `rating`, `rating_change`, `ticket`, `tournament`, `push_subscription`, `vacation`, `end` (last, with the count of lines between). A player the service knows nothing of has the first and last lines only. For the platform (API key) or that player (their JWT; another player's id is 403 `player_id_not_yours`); anyone while the service runs open. See [Privacy](privacy.md).
+         * @description One JSON object a line, each with its `kind`: `player` (first), `live_game` (public view: no pile, no seed), `archived_game` (with its log; no seed, no deck), `rating`, `rating_change`, `ticket`, `tournament`, `push_subscription`, `vacation`, `end` (last, the trailer: `lines`, the count of lines between, and `complete` true). A player the service knows nothing of has the first and last lines only. A failure once the stream started (a store lost) cannot be a problem response any more: the export then ends with `{"kind": "end", "lines": <lines sent between>, "complete": false, "error": {<the problem: type, title, status, detail, code>}}`. An export without a complete `end` is truncated. For the platform (API key) or that player (their JWT; another player's id is 403 `player_id_not_yours`); anyone while the service runs open. See [Privacy](privacy.md).
          */
         get: operations["exportPlayerData"];
         put?: never;
@@ -3138,7 +3138,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One record per line. */
+            /** @description One record per line, then the trailer (`type` `end`: the records counted, `complete`, and the `error` of an export cut short). */
             200: {
                 headers: {
                     [name: string]: unknown;

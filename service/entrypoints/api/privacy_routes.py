@@ -8,6 +8,7 @@ from litestar.response import Stream
 
 from service.entrypoints.api.auth import AuthenticatedRequest, authenticate
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
+from service.entrypoints.api.ndjson import NDJSON, ndjson_stream
 from service.entrypoints.api.parameters import PlayerIdParam
 from service.entrypoints.api.problems import problems
 from service.privacy.use_cases import Erased, PlayerData
@@ -31,18 +32,21 @@ def player_data_of(request: Request) -> PlayerData:
     description="One JSON object a line, each with its `kind`: `player` (first), "
     "`live_game` (public view: no pile, no seed), `archived_game` (with its log; no seed, "
     "no deck), `rating`, `rating_change`, `ticket`, `tournament`, `push_subscription`, "
-    "`vacation`, `end` (last, with the count of lines between). A player the service "
-    "knows nothing of has the first and last lines only." + _WHO_TEXT,
+    "`vacation`, `end` (last, the trailer: `lines`, the count of lines between, and "
+    "`complete` true). A player the service knows nothing of has the first and last lines "
+    "only. A failure once the stream started (a store lost) cannot be a problem response "
+    'any more: the export then ends with `{"kind": "end", "lines": <lines sent between>, '
+    '"complete": false, "error": {<the problem: type, title, status, detail, code>}}`. An '
+    "export without a complete `end` is truncated." + _WHO_TEXT,
     security=WHO,
     responses=problems(401, 403),
     before_request=authenticate,
     tags=["players"],
-    media_type="application/x-ndjson",
+    media_type=NDJSON,
 )
 async def export_player_data(request: AuthenticatedRequest, player_id: PlayerIdParam) -> Stream:
     lines = await player_data_of(request).export(request.user, player_id)
-    return Stream(lines, media_type="application/x-ndjson",
-                  headers={"Cache-Control": "no-store"})  # fmt: skip
+    return ndjson_stream(request, lines, {"Cache-Control": "no-store"})
 
 
 @delete(

@@ -333,15 +333,34 @@ def from_invalid_cursor(exc: InvalidCursor) -> ProblemDetailsException:
     return problem(400, "invalid_request", Text("cursor: {reason}", reason=foreign(str(exc))))
 
 
+_PROBLEM_OF: dict[type[Exception], Any] = {
+    HTTPException: from_http_exception,
+    RuleError: from_rule_error,
+    ServiceError: from_service_error,
+    StoreUnavailable: from_store_unavailable,
+    InvalidCursor: from_invalid_cursor,
+    RecursionError: from_recursion_error,
+}
+
+
 def problem_details_config() -> ProblemDetailsConfig:
     return ProblemDetailsConfig(
-        enable_for_all_http_exceptions=True,
-        exception_to_problem_detail_map={
-            HTTPException: from_http_exception,
-            RuleError: from_rule_error,
-            ServiceError: from_service_error,
-            StoreUnavailable: from_store_unavailable,
-            InvalidCursor: from_invalid_cursor,
-            RecursionError: from_recursion_error,
-        },
+        enable_for_all_http_exceptions=True, exception_to_problem_detail_map=_PROBLEM_OF
     )
+
+
+def problem_fields(request: Request, exc: Exception) -> dict[str, Any]:
+    """The fields of the problem response `exc` would have been (`type`, `title`, `status`,
+    `detail`, `code`, in the request's language), for a failure once a response started
+    (a streamed export's trailer: `service.entrypoints.api.ndjson`). An unexpected error is
+    logged with its traceback and is `internal_error`, as a response would be."""
+    for kind in type(exc).__mro__:
+        make = _PROBLEM_OF.get(kind)  # type: ignore[call-overload]
+        if make is not None:
+            found = make(exc)
+            break
+    else:
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        found = problem(500, "internal_error", "An unexpected error occurred.")
+    content = found.to_response(request).content
+    return dict(content) if isinstance(content, dict) else {}

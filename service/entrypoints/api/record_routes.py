@@ -23,12 +23,12 @@ from service.entrypoints.api.history_routes import (
     parse_timestamp,
 )
 from service.entrypoints.api.identity import PLATFORM_KEY, PLAYER_TOKEN
+from service.entrypoints.api.ndjson import NDJSON, ndjson_stream
 from service.entrypoints.api.problems import get_game_part, problems
 from service.entrypoints.api.tournament_routes import TournamentId, tournaments_of
 from service.history.records import GameRecordV1, RecordContext, RecordTournament, schema
 from service.tournaments.records import game_id
 
-NDJSON = "application/x-ndjson"
 SCHEMA_PATH = "/v1/schemas/game-record"
 _SCHEMA = msgspec.json.encode(schema())
 
@@ -59,7 +59,12 @@ async def game_record(request: AuthenticatedRequest, game_id: ArchivedId) -> Gam
     "(`player_id` theirs). Filters combine: `player_id` (sat in the game), `since` <= end < "
     "`until`, `tournament_id` (that tournament's tables; each record then names its table "
     "and clock). A game of a duplicate round whose deal is still being played elsewhere is "
-    "not archived yet, so it is never exported.",
+    "not archived yet, so it is never exported. The last line is the trailer, no record: "
+    '`{"type": "end", "count": <records>, "complete": true}`. A failure once the stream '
+    "started (the archive's database lost) cannot be a problem response any more: the "
+    'export then ends with `{"type": "end", "count": <records sent>, "complete": false, '
+    '"error": {<the problem: type, title, status, detail, code>}}`. An export without a '
+    "complete trailer is truncated.",
     tags=["archive"],
     security=[{PLATFORM_KEY: []}, {PLAYER_TOKEN: []}],
     before_request=authenticate,
@@ -68,7 +73,8 @@ async def game_record(request: AuthenticatedRequest, game_id: ArchivedId) -> Gam
             generate_examples=False,
             data_container=GameRecordV1,
             media_type=NDJSON,
-            description="One record per line.",
+            description="One record per line, then the trailer (`type` `end`: the records "
+            "counted, `complete`, and the `error` of an export cut short).",
         ),
         **problems(401, 403, 404),
     },
@@ -87,8 +93,8 @@ async def export_archive(
     contexts = None
     if tournament_id is not None:
         contexts = await tournament_contexts(request, tournament_id)
-    lines = history.export(player_id=player_id, since=start, until=end, contexts=contexts)
-    return Stream(lines, media_type=NDJSON, headers={"X-Accel-Buffering": "no"})
+    lines = history.bulk_export(player_id=player_id, since=start, until=end, contexts=contexts)
+    return ndjson_stream(request, lines, {"X-Accel-Buffering": "no"})
 
 
 async def tournament_contexts(request: Request, tournament_id: str) -> dict[str, RecordContext]:

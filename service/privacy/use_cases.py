@@ -320,7 +320,9 @@ class PlayerData:
         stale = await self._stale(mark)
         if not stale:
             return 0
-        log.info("erasure ledger: the %s scanned (a mark not the ledger's)", " and ".join(stale))
+        log.info(
+            "erasure ledger: the %s scanned (a mark not the ledger's)", " and the ".join(stale)
+        )
         found: set[str] = set()
         async for player_id in self._candidates(live=LIVE in stale, archive=ARCHIVE in stale):
             entry = ledger.get(ledger_digest(self.key, player_id))

@@ -87,16 +87,19 @@ class SqlPlayerData:
         return changed
 
     async def player_ids_page(self, after: str | None, limit: int) -> list[str]:
-        ids = union(
-            select(seats.c.player_id.label("id")).where(seats.c.player_id.is_not(None)),
-            select(ratings.c.player_id.label("id")),
-        ).subquery()
-        query = select(ids.c.id)
-        if after is not None:
-            query = query.where(ids.c.id > after)
+        # each table's first `limit` ids after `after`, read in id order from its index
+        # (`ix_seats_player_history`, the ratings' key): a page costs its own rows, not the
+        # whole union's (a scan of the archive in pages stays linear in its size)
+        firsts = []
+        for column in (seats.c.player_id, ratings.c.player_id):
+            query = select(column.label("id")).where(column.is_not(None))
+            if after is not None:
+                query = query.where(column > after)
+            firsts.append(query.distinct().order_by(column).limit(limit).subquery())
+        ids = union(*(select(first.c.id) for first in firsts)).subquery()
         with translate_errors():
             async with self.engine.connect() as conn:
-                rows = await conn.execute(query.order_by(ids.c.id).limit(limit))
+                rows = await conn.execute(select(ids.c.id).order_by(ids.c.id).limit(limit))
                 return [row.id for row in rows]
 
     async def erasures(self) -> list[Erasure]:

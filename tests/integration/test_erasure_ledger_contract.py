@@ -2,25 +2,31 @@
 that keeps a copy: the embedded live store, the live store on real Redis, the archive on
 real SQLite and PostgreSQL. Each keeps its ledger (the first entry of a digest wins) and
 its applied mark (`applied`, `swap_applied`: a compare-and-set, one winner among writers
-that expected the same mark). On a Redis Cluster the live store keeps no mark."""
+that expected the same mark). On a Redis Cluster the live store keeps no mark. And the
+archive's pages of player ids, a reconciliation's scan of it."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from infra.archive import SqlArchive
+from infra.archive.models import ratings
 from infra.archive.privacy import SqlPlayerData
 from infra.memory_privacy import MemoryLiveData
 from infra.memory_store import MemoryGameStore
 from infra.redis_client import connect
 from infra.redis_privacy import APPLIED, LEDGER, RedisLiveData
+from service.history.archiving import archive_game
 from service.privacy.ports import Erasure
 from service.privacy.pseudonyms import ledger_mark
 from tests.support.archive import claim_redis_db
-from tests.support.archived_games import migrated_database
+from tests.support.archived_games import DIALECTS, migrated_database
+from tests.support.player_data import OTHER, game
 
 KINDS = [
     "memory",
@@ -133,3 +139,33 @@ def test_the_live_store_on_a_redis_cluster_keeps_no_mark(request: pytest.Fixture
             assert raw.get(APPLIED) is None
         finally:
             raw.delete(LEDGER, APPLIED)
+
+
+@pytest.mark.parametrize("kind", DIALECTS)
+def test_the_archive_s_player_ids_come_in_pages_in_byte_order(kind: str) -> None:
+    """Every distinct player id of the seats and the ratings, once, in byte order (an
+    upper-case letter before every lower-case one), `limit` a page, after the keyset."""
+    players = ["a0", "B", "b", "A1", "zz", "m-ß", "m"]
+
+    async def body(archive: SqlArchive) -> None:
+        for i, player in enumerate(players):
+            record, events = game(i, subject=player)
+            assert await archive_game(archive, record, events, record.player_ids)
+        async with archive.engine.begin() as conn:  # a rating whose seats are gone
+            await conn.execute(ratings.insert().values(
+                player_id="C-only", mu=25.0, sigma=8.0, ordinal=1.0, games=1,
+                updated_at=datetime(2025, 1, 1, tzinfo=UTC)))  # fmt: skip
+        data, pages, after = SqlPlayerData(archive), [], None
+        while True:
+            page = await data.player_ids_page(after, 2)
+            pages.append(page)
+            if len(page) < 2:
+                break
+            after = page[-1]
+        expected = sorted({*players, OTHER, "C-only"}, key=str.encode)
+        assert [i for page in pages for i in page] == expected
+        assert all(len(page) == 2 for page in pages[:-1])
+        assert await data.player_ids_page(expected[-1], 2) == []
+
+    with migrated_database(kind) as db:
+        db.run(body)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -63,27 +64,43 @@ def clone(rows, i: int, at: datetime) -> dict[str, list[dict]]:
     return out
 
 
-async def insert_games(url: str, count: int) -> float:
+async def insert_games(
+    url: str,
+    count: int,
+    *,
+    seated: Callable[[int], dict[str, str]] | None = None,
+    logs: bool = True,
+) -> float:
+    """`count` games of the subject and the other player, each rated for both; `seated`:
+    the ids game i seats instead of theirs (bench_reconcile's many players); without
+    `logs`, no events."""
     started = time.perf_counter()
     rows = templates()
     engine = make_engine(url)
     base = datetime(2025, 1, 1, tzinfo=UTC)
     tables = {"games": games, "seats": seats, "results": results, "events": events,
               "rated_games": rated_games, "rating_history": rating_history}  # fmt: skip
+    rated = {SUBJECT, OTHER} if seated is None else set()
     async with engine.begin() as conn:
         for start in range(0, count, BATCH):
             batch: dict[str, list[dict]] = {name: [] for name in tables}
             for i in range(start, min(count, start + BATCH)):
+                ids = {} if seated is None else seated(i)
+                rated.update(ids.values())
                 for name, kept in clone(
                     rows[i % TEMPLATES], i, base + timedelta(minutes=i)
                 ).items():
-                    batch[name] += kept
+                    batch[name] += [{**r, "player_id": ids.get(r["player_id"], r["player_id"])}
+                                    if ids and "player_id" in r else r for r in kept]  # fmt: skip
             for name, table in tables.items():
-                await conn.execute(insert(table), batch[name])
-        await conn.execute(insert(ratings), [
-            {"player_id": pid, "mu": 30.0, "sigma": 2.0, "ordinal": 24.0, "games": count,
-             "updated_at": base} for pid in (SUBJECT, OTHER)
-        ])  # fmt: skip
+                if logs or table is not events:
+                    await conn.execute(insert(table), batch[name])
+        held = sorted(rated)
+        for start in range(0, len(held), BATCH):
+            await conn.execute(insert(ratings), [
+                {"player_id": pid, "mu": 30.0, "sigma": 2.0, "ordinal": 24.0, "games": count,
+                 "updated_at": base} for pid in held[start : start + BATCH]
+            ])  # fmt: skip
     await engine.dispose()
     return time.perf_counter() - started
 

@@ -1,7 +1,8 @@
 """A player's data in the embedded stores (`service.privacy.ports.LiveData`): the games of
 `infra.memory_store`, its listings and quotas, the tickets, the tournaments, the players'
-records and the queues of this process; the ledger kept beside them (lost with the process,
-as they are: the archive's copy brings it back at the next start)."""
+records and the queues of this process; the ledger and the applied mark kept beside them
+(lost with the process, as they are: the archive's copy of the ledger brings it back at the
+next start, and the empty stores are scanned once, without a mark)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class MemoryLiveData:
         self.store, self.tickets, self.tournaments = store, tickets, tournaments
         self.players, self.queue = players, queue
         self._ledger: dict[str, Erasure] = {}
+        self._applied: str | None = None
 
     async def erasures(self) -> list[Erasure]:
         return sorted(self._ledger.values(), key=lambda e: (e.at, e.digest))
@@ -29,6 +31,15 @@ class MemoryLiveData:
     async def record_erasures(self, entries: Sequence[Erasure]) -> None:
         for entry in entries:
             self._ledger.setdefault(entry.digest, entry)
+
+    async def applied(self) -> str | None:
+        return self._applied
+
+    async def swap_applied(self, expected: str | None, mark: str) -> bool:
+        if self._applied != expected:
+            return False
+        self._applied = mark
+        return True
 
     async def games_of(self, player_id: str) -> list[str]:
         with self.store._lock:

@@ -5,7 +5,11 @@ script, compare-and-set on its stamp), the queues' payloads (each queue's checke
 keys naming the player (listings, quotas, ticket holders: `pseudonyms.renamed_key`), each
 renamed. Tickets and tournaments are saved through their stores (`PlayerData`). An
 erasure's cost (rare, the platform's), never a request's. The ledger: the hash
-`ten:erasures` (digest -> msgpack `Erasure`)."""
+`ten:erasures` (digest -> msgpack `Erasure`); its applied mark: the string
+`ten:erasures:applied`, on the server that holds every key it vouches for (an RDB or AOF
+restore, or a replica promoted, brings back the mark written with the data it holds). On a
+Redis Cluster each node is restored or failed over on its own, and no one key can vouch for
+the others: there the live store has no mark, and each reconciliation scans it."""
 
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from service.privacy.ports import QUEUES, Erasure
 from service.privacy.pseudonyms import Subject
 
 LEDGER = "ten:erasures"
+APPLIED = "ten:erasures:applied"
 _GAME = re.compile(rb"^\{game:([^}]*)\}$")
 _TICKET = re.compile(rb"^\{[^}]*:mm:[^}]*\}:t:")
 _ledger = msgspec.msgpack.Decoder(Erasure)
@@ -53,14 +58,27 @@ return {1}
 """
 
 
+# KEYS: the applied mark. ARGV: the mark expected ("" for none), the new one
+SWAP = """
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+"""
+
+
 class RedisLiveData:
     """`client`: a redis-py asyncio client on the store's server (the shared small one);
-    `queue`: a leased queue by name (`infra.queues.RedisQueue`)."""
+    `queue`: a leased queue by name (`infra.queues.RedisQueue`); `cluster`: the server is a
+    Redis Cluster (no applied mark)."""
 
-    def __init__(self, client: Any, queue: Callable[[str], Any], *, player_key: Any = None) -> None:
-        self.client, self.queue = client, queue
+    def __init__(
+        self, client: Any, queue: Callable[[str], Any], *, player_key: Any = None,
+        cluster: bool = False,
+    ) -> None:  # fmt: skip
+        self.client, self.queue, self.cluster = client, queue, cluster
         self.player_key = player_key  # the players' records' key (RedisPlayerStore.key)
         self._rewrite = client.register_script(REWRITE)
+        self._swap = client.register_script(SWAP)
 
     async def erasures(self) -> list[Erasure]:
         with unavailable_on_connection_errors():
@@ -71,6 +89,19 @@ class RedisLiveData:
         with unavailable_on_connection_errors():
             for entry in entries:
                 await self.client.hsetnx(LEDGER, entry.digest, msgspec.msgpack.encode(entry))
+
+    async def applied(self) -> str | None:
+        if self.cluster:
+            return None
+        with unavailable_on_connection_errors():
+            held = await self.client.get(APPLIED)
+        return None if held is None else held.decode()
+
+    async def swap_applied(self, expected: str | None, mark: str) -> bool:
+        if self.cluster:
+            return False
+        with unavailable_on_connection_errors():
+            return await self._swap(keys=[APPLIED], args=[expected or "", mark]) == 1
 
     async def _games(self):
         async for key in self.client.scan_iter(match="{game:*}", count=1000):

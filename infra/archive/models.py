@@ -19,6 +19,8 @@ join).
 - `rating_history` per rated game and player: the rating before and after it
 - `erasures`       the erasure ledger: a player id's keyed digest and its pseudonym
                    (`service.privacy`), never the id
+- `erasures_applied` one row: the archive's applied mark, which ledger's erasures every
+                   row here is known to have applied (`service.privacy`)
 - `game_reviews`   per finished game, its post-game review's JSON (`service.history.reviews`),
                    written once; no key to `games`, since a finished game still in the
                    game store is reviewed before the archiver has it
@@ -293,6 +295,20 @@ class ErasureRow(Base):
     erased_at: Mapped[float] = mapped_column(Double)
 
 
+class ErasuresAppliedRow(Base):
+    """The archive's applied mark (`service.privacy.ports.Ledger.applied`): the ledger whose
+    erasures every row of the archive is known to have applied, or a reconciliation's pass
+    token while it scans; one row, kept with the rows it vouches for (a restore brings back
+    its backup's), when it was written (unix seconds)."""
+
+    __tablename__ = "erasures_applied"
+    __table_args__ = (CheckConstraint("id = 1", name="one_row"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    mark: Mapped[str] = mapped_column(String(64))
+    marked_at: Mapped[float] = mapped_column(Double)
+
+
 metadata = Base.metadata
 games = GameRow.__table__
 seats = SeatRow.__table__
@@ -303,3 +319,4 @@ ratings = RatingRow.__table__
 rating_history = RatingHistoryRow.__table__
 reviews = ReviewRow.__table__
 erasures = ErasureRow.__table__
+erasures_applied = ErasuresAppliedRow.__table__

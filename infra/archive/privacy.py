@@ -1,15 +1,18 @@
 """A player's data in the SQL archive (`service.privacy.ports.ArchiveData`): their games read
 by keyset pages (the index `ix_seats_player_history`), their erasure in one transaction,
-the ledger's archive copy (`erasures`)."""
+the ledger's archive copy (`erasures`) and the archive's applied mark (`erasures_applied`,
+one row, compare-and-set)."""
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, literal, or_, select, union, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -17,10 +20,21 @@ from service.privacy.ports import ArchivedPlay, Erasure
 from service.privacy.pseudonyms import Subject, event_json
 
 from .errors import translate_errors
-from .models import erasures, events, games, rating_history, ratings, results, reviews, seats
+from .models import (
+    erasures,
+    erasures_applied,
+    events,
+    games,
+    rating_history,
+    ratings,
+    results,
+    reviews,
+    seats,
+)
 from .repository import SqlArchive, archived_game
 
 CHUNK = 500  # games per statement when their logs are rewritten
+_INSERTS = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
 
 
 class SqlPlayerData:
@@ -73,16 +87,19 @@ class SqlPlayerData:
         return changed
 
     async def player_ids_page(self, after: str | None, limit: int) -> list[str]:
-        ids = union(
-            select(seats.c.player_id.label("id")).where(seats.c.player_id.is_not(None)),
-            select(ratings.c.player_id.label("id")),
-        ).subquery()
-        query = select(ids.c.id)
-        if after is not None:
-            query = query.where(ids.c.id > after)
+        # each table's first `limit` ids after `after`, read in id order from its index
+        # (`ix_seats_player_history`, the ratings' key): a page costs its own rows, not the
+        # whole union's (a scan of the archive in pages stays linear in its size)
+        firsts = []
+        for column in (seats.c.player_id, ratings.c.player_id):
+            query = select(column.label("id")).where(column.is_not(None))
+            if after is not None:
+                query = query.where(column > after)
+            firsts.append(query.distinct().order_by(column).limit(limit).subquery())
+        ids = union(*(select(first.c.id) for first in firsts)).subquery()
         with translate_errors():
             async with self.engine.connect() as conn:
-                rows = await conn.execute(query.order_by(ids.c.id).limit(limit))
+                rows = await conn.execute(select(ids.c.id).order_by(ids.c.id).limit(limit))
                 return [row.id for row in rows]
 
     async def erasures(self) -> list[Erasure]:
@@ -104,6 +121,24 @@ class SqlPlayerData:
                         {"digest": e.digest, "pseudonym": e.pseudonym, "erased_at": e.at}
                         for e in new.values()
                     ])  # fmt: skip
+
+    async def applied(self) -> str | None:
+        query = select(erasures_applied.c.mark).where(erasures_applied.c.id == 1)
+        with translate_errors():
+            async with self.engine.connect() as conn:
+                return (await conn.execute(query)).scalar()
+
+    async def swap_applied(self, expected: str | None, mark: str) -> bool:
+        row = {"mark": mark, "marked_at": time.time()}
+        if expected is None:  # no row yet: the insert of the one row, unless another did
+            statement: Any = _INSERTS[self._dialect](erasures_applied).values(id=1, **row)
+            statement = statement.on_conflict_do_nothing(index_elements=["id"])
+        else:
+            statement = update(erasures_applied).values(row).where(
+                erasures_applied.c.id == 1, erasures_applied.c.mark == expected)  # fmt: skip
+        with translate_errors():
+            async with self.engine.begin() as conn:
+                return (await conn.execute(statement)).rowcount == 1
 
 
 async def _rows_of(conn: AsyncConnection, ids: list[str]) -> dict[str, dict[str, list[Any]]]:

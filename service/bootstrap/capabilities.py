@@ -191,8 +191,9 @@ def player_data(settings: Settings, adapters: Adapters, service: GameService):
         from infra.redis_privacy import RedisLiveData  # noqa: PLC0415
 
         live = RedisLiveData(
-            adapters.redis, adapters.queue, player_key=getattr(adapters.players, "key", None)
-        )
+            adapters.redis, adapters.queue, player_key=getattr(adapters.players, "key", None),
+            cluster=settings.redis.cluster,
+        )  # fmt: skip
     key = settings.archive.privacy_key
     return PlayerData(
         service.store, live, adapters.archive, SqlPlayerData(adapters.archive),

@@ -1,7 +1,9 @@
 """What a player's export and erasure need of the stores: the live side (`LiveData`: the
 game store and the capabilities' stores beside it, memory or Redis) and the archive
 (`ArchiveData`); both keep a copy of the erasure ledger (`Erasure`), so a restore of
-either from an older backup loses no erasure (`service.privacy.use_cases.reconcile`)."""
+either from an older backup loses no erasure (`service.privacy.use_cases.reconcile`), and
+each its applied mark: which ledger's erasures it is known to hold applied, so that a
+reconciliation scans only a store that may hold an erased player again."""
 
 from __future__ import annotations
 
@@ -37,6 +39,18 @@ class Ledger(Protocol):
 
     async def record_erasures(self, entries: Sequence[Erasure]) -> None:
         """Add the entries this store does not hold (by digest); the others are kept."""
+
+    async def applied(self) -> str | None:
+        """The store's applied mark (`pseudonyms.ledger_mark` of the ledger whose erasures
+        were applied to everything it holds, or a reconciliation's pass token while one
+        scans it), kept with the data it vouches for: a restore of the store brings back the
+        mark of its backup. None: no mark (never reconciled, or a store that cannot vouch
+        for all it holds at once)."""
+
+    async def swap_applied(self, expected: str | None, mark: str) -> bool:
+        """Write `mark` if the store's mark is still `expected` (None: none), in one atomic
+        step; whether it was written. A store that cannot vouch for all it holds at once
+        writes nothing (False)."""
 
 
 class LiveData(Ledger, Protocol):

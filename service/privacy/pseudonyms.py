@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import msgspec
@@ -40,6 +41,13 @@ def ledger_digest(key: bytes, player_id: str) -> str:
     """What the erasure ledger keeps instead of the id: HMAC-SHA-256 under the ledger key
     (TEN_PRIVACY_KEY), hex. Without the key, an id cannot be tested against the ledger."""
     return hmac.new(key, player_id.encode(), hashlib.sha256).hexdigest()
+
+
+def ledger_mark(digests: Iterable[str]) -> str:
+    """A store's applied mark for a ledger (`service.privacy.ports.Ledger.applied`): the
+    SHA-256 of its entries' digests, sorted, one a line (hex). Equal ledgers, equal marks,
+    whatever order each store keeps them in."""
+    return hashlib.sha256("".join(f"{d}\n" for d in sorted(digests)).encode()).hexdigest()
 
 
 class Subject(msgspec.Struct, frozen=True, kw_only=True):

@@ -2,11 +2,13 @@
 page: bounded memory whatever the player's history), the erasure (one pseudonym for the
 player's id and names everywhere, the push subscriptions gone, the ledger written first)
 and the reconciliation that applies every erasure of the ledger again (after a restore of
-an older backup of either store: at start, and by a leased periodic job)."""
+an older backup of either store: at start, and by a leased periodic job) to the stores
+whose applied mark says they may need it."""
 
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -25,14 +27,24 @@ from service.correspondence.records import PlayerStore
 from service.history.archive import GameArchive
 from service.jobs.worker import Job, LeasedQueue, Worker
 from service.matchmaking.records import TicketStore
-from service.privacy.ports import ArchiveData, ArchivedPlay, Erasure, LiveData
-from service.privacy.pseudonyms import Subject, ids_in, ledger_digest, new_pseudonym, typed
+from service.privacy.ports import ArchiveData, ArchivedPlay, Erasure, Ledger, LiveData
+from service.privacy.pseudonyms import (
+    Subject,
+    ids_in,
+    ledger_digest,
+    ledger_mark,
+    new_pseudonym,
+    typed,
+)
 
 log = logging.getLogger(__name__)
 
 FORMAT = "ten-player-data"
 PAGE = 200  # archived games read per page of an export
 DEV_KEY = b"ten-privacy-development-key"  # TEN_PRIVACY_KEY unset: development only
+IDS_PAGE = 1000  # the archive's player ids read per page of a reconciliation's scan
+LIVE, ARCHIVE = "live store", "archive"  # a reconciliation's two sides (its log line)
+PASS = "pass:"  # a pass token's prefix (`PlayerData._stale`): never a ledger's mark
 QUEUE = "privacy"  # the leased queue of the reconciliation (service.jobs)
 RECONCILE = "reconcile"  # its one job, due at each start, then every `period` seconds
 _json = msgspec.json.Encoder()
@@ -102,6 +114,7 @@ class PlayerData:
         retry: Retry,
         queue: LeasedQueue | None = None,
         period: float = 900.0,
+        settle: float | None = None,
         identities_open: bool = False,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -110,6 +123,7 @@ class PlayerData:
         self.key = DEV_KEY if key is None else key
         self.retry, self.identities_open, self.clock = retry, identities_open, clock
         self.queue, self.period = queue, period
+        self.settle = period if settle is None else settle  # see `reconcile`
 
     def whose(self, caller: Caller, player_id: str) -> str:
         """The platform for anyone, a player (JWT) for themself: else 403."""
@@ -294,36 +308,77 @@ class PlayerData:
 
     async def reconcile(self) -> int:
         """Both ledgers made one (each gets the other's entries), then every erasure applied
-        again to the ids still found in either store (a restored backup's); how many ids."""
+        again to the ids still found in each store whose applied mark is not the ledger's
+        (`_stale`: a restored backup's, a store never reconciled, an erasure not settled);
+        how many ids. A store whose mark is the ledger's is not read at all: in the steady
+        state a run reads the two ledgers and the two marks, whatever the archive holds."""
         live, archived = await self.live.erasures(), await self.archived.erasures()
-        await self.live.record_erasures(archived)
-        await self.archived.record_erasures(live)
+        await self.live.record_erasures(_missing(archived, live))
+        await self.archived.record_erasures(_missing(live, archived))
         ledger = {e.digest: e for e in (*live, *archived)}
         if not ledger:
             return 0
-        found = 0
-        for player_id in await self._candidates():
+        mark = ledger_mark(ledger)
+        # an erasure vouched for only once older than `settle`: a write in flight that read
+        # the player's data before the ledger had them (a ticket paired, a game archived)
+        # may land after the erasure's own pass, and a pass that starts later finds it
+        settled = max(e.at for e in ledger.values()) <= self.clock() - self.settle
+        stale = await self._stale(mark)
+        if not stale:
+            return 0
+        log.info(
+            "erasure ledger: the %s scanned (a mark not the ledger's)", " and the ".join(stale)
+        )
+        found: set[str] = set()
+        async for player_id in self._candidates(live=LIVE in stale, archive=ARCHIVE in stale):
             entry = ledger.get(ledger_digest(self.key, player_id))
-            if entry is not None:
-                found += 1
+            if entry is not None and player_id not in found:
+                found.add(player_id)
                 await self.apply(Subject(player_id=player_id, pseudonym=entry.pseudonym))
+        if settled:
+            for side, token in stale.values():
+                if token is not None:
+                    await side.swap_applied(token, mark)
         if found:
-            log.info("erasure ledger: %d erased player(s) found again and erased", found)
-        return found
+            log.info("erasure ledger: %d erased player(s) found again and erased", len(found))
+        return len(found)
 
-    async def _candidates(self) -> set[str]:
-        """Every player id held anywhere: the live stores' (games, tickets, players'
-        records, queued jobs), the tournaments', the archive's."""
-        ids = set(await self.live.player_ids())
-        async for tournament in self._all_tournaments():
-            ids |= ids_in(msgspec.to_builtins(tournament))
+    async def _stale(self, mark: str) -> dict[str, tuple[Ledger, str | None]]:
+        """The stores whose applied mark is not `mark`, by name, each with the pass token
+        written in its place (None: its mark changed meanwhile, or it never vouches): the
+        pass writes `mark` at its end only over its own token, so a restore during the pass
+        (which brings back its backup's mark) leaves the store to the next pass."""
+        stale: dict[str, tuple[Ledger, str | None]] = {}
+        for name, side in ((LIVE, self.live), (ARCHIVE, self.archived)):
+            held = await side.applied()
+            if held != mark:
+                token = PASS + secrets.token_hex(16)
+                stale[name] = (side, token if await side.swap_applied(held, token) else None)
+        return stale
+
+    async def _candidates(self, *, live: bool, archive: bool) -> AsyncIterator[str]:
+        """The player ids held in the live stores (games, tickets, players' records, queued
+        jobs, tournaments), then in the archive (seats and ratings, page by page)."""
+        if live:
+            ids = set(await self.live.player_ids())
+            async for tournament in self._all_tournaments():
+                ids |= ids_in(msgspec.to_builtins(tournament))
+            for player_id in ids:
+                yield player_id
         after = None
-        while True:
-            page = await self.archived.player_ids_page(after, 1000)
-            ids.update(page)
-            if len(page) < 1000:
-                return ids
+        while archive:
+            page = await self.archived.player_ids_page(after, IDS_PAGE)
+            for player_id in page:
+                yield player_id
+            if len(page) < IDS_PAGE:
+                return
             after = page[-1]
+
+
+def _missing(entries: list[Erasure], held: list[Erasure]) -> list[Erasure]:
+    """The entries of `entries` whose digest `held` does not have."""
+    known = {e.digest for e in held}
+    return [e for e in entries if e.digest not in known]
 
 
 def _public_ticket(ticket) -> dict[str, Any]:

@@ -40,6 +40,7 @@ TABLES = {
     "rating_history",
     "game_reviews",
     "erasures",
+    "erasures_applied",
 }
 
 
@@ -93,7 +94,7 @@ def test_upgrade_downgrade_upgrade(fresh: str) -> None:
     assert current(fresh) is None
     upgrade(fresh)
     assert tables(fresh) == TABLES | {"alembic_version"}
-    assert current(fresh) == head() == "0009_game_context"
+    assert current(fresh) == head() == "0010_erasures_applied"
     upgrade(fresh)  # idempotent: nothing to do
     downgrade(fresh, "base")
     assert tables(fresh) == {"alembic_version"}
@@ -320,9 +321,32 @@ def test_games_archived_before_their_context_was_kept_have_none(fresh: str) -> N
         write_db(
             fresh, *game_rows("torn", extra=RANKING + ", tournament_id", values=LEGACY + ", 't1'")
         )
-    assert current(fresh) == head()
+    assert current(fresh) == "0009_game_context"
     downgrade(fresh, "0008_reviews_regraded")
     assert {r[0] for r in read_db(fresh, "SELECT id FROM games")} == {"before", "during"}
+
+
+def test_the_applied_mark_comes_with_0010_one_row_and_goes_with_its_downgrade(fresh: str) -> None:
+    """Revision 0010 adds the archive's applied mark of the erasure ledger
+    (`service.privacy`): empty at first (the first reconciliation scans the archive), one
+    row at most; the downgrade drops it and keeps the ledger."""
+    upgrade(fresh, "0009_game_context")
+    assert "erasures_applied" not in tables(fresh)
+    write_db(
+        fresh, "INSERT INTO erasures (digest, pseudonym, erased_at) VALUES ('d', 'erased-1', 1.5)"
+    )
+    upgrade(fresh, "0010_erasures_applied")
+    assert read_db(fresh, "SELECT * FROM erasures_applied") == []
+    write_db(fresh, "INSERT INTO erasures_applied (id, mark, marked_at) VALUES (1, 'm', 2.5)")
+    assert read_db(fresh, "SELECT id, mark, marked_at FROM erasures_applied") == [(1, "m", 2.5)]
+    with pytest.raises(IntegrityError):  # a second row
+        write_db(fresh, "INSERT INTO erasures_applied (id, mark, marked_at) VALUES (2, 'n', 3)")
+    with pytest.raises(IntegrityError):  # a second mark
+        write_db(fresh, "INSERT INTO erasures_applied (id, mark, marked_at) VALUES (1, 'n', 3)")
+    assert current(fresh) == head()
+    downgrade(fresh, "0009_game_context")
+    assert "erasures_applied" not in tables(fresh)
+    assert read_db(fresh, "SELECT digest FROM erasures") == [("d",)]
 
 
 RANKING = ", status, ranked, unranked_reason"
@@ -468,7 +492,7 @@ def test_command_lines(fresh: str) -> None:
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "check", env={"TEN_DATABASE_URL": fresh})
     assert done.returncode == 0, done.stderr
-    assert "ok: at 0009_game_context" in done.stdout
+    assert "ok: at 0010_erasures_applied" in done.stdout
     done = run(*migrate, "--url", fresh, "downgrade", "base")
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "--url", fresh, "check")

@@ -2,8 +2,10 @@
 and on Redis with a PostgreSQL archive: the export holds every kind of thing kept and no
 secret; the erasure leaves no trace of the player's id or names in any store (every Redis
 key and value, every text column of the archive, the queues), the other player's results
-and ratings unchanged; a backup of the archive taken before the erasure, restored after it,
-is erased again by the reconciliation of the ledger."""
+and ratings unchanged; a backup of the archive or of the live store taken before the
+erasure, or between its ledger write and its application, restored after it, is erased
+again by the reconciliation of the ledger, which scans the restored store alone, and scans
+nothing once both stores hold the ledger's mark (counted by `Counting` ports)."""
 
 from __future__ import annotations
 
@@ -31,8 +33,11 @@ from service.correspondence.records import Away, PlayerRecord, PushKeys, PushSub
 from service.entrypoints.api.app import create_app
 from service.history.archiving import archive_game
 from service.matchmaking.records import TicketConflict, TicketRecord
+from service.privacy.ports import Erasure
+from service.privacy.pseudonyms import ledger_digest, new_pseudonym
+from service.privacy.use_cases import PlayerData
 from tests.support.api import bearer
-from tests.support.archive import claim_redis_db
+from tests.support.archive import CLAIM_KEY, claim_redis_db
 from tests.support.archived_games import migrated_database
 from tests.support.cut_exports import check_cut, lose_games, restore_games
 from tests.support.platform_server import API_KEY, AUDIENCE, ISSUER, SECRET, player_token
@@ -40,7 +45,9 @@ from tests.support.player_data import (
     OTHER,
     SUBJECT,
     SUBJECT_NAME,
+    Counting,
     archive_hits,
+    first_run,
     game,
     memory_hits,
     redis_hits,
@@ -77,6 +84,21 @@ def stack(kind: str, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any,
             left = list(raw.scan_iter(count=1000))
             if left:
                 raw.delete(*left)
+
+
+@contextlib.contextmanager
+def seeded(kind: str, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any, TestClient]]:
+    """(the archive's Db, a raw Redis client or None, the app's client): the games archived,
+    the app started (its first reconciliation run: nothing to do yet), the live stores
+    seeded (`seed_live`)."""
+    with stack(kind, request) as (db, redis_url, raw):
+        archive_games(db)
+        app = create_app(settings(redis_url, db.url), archive=SqlArchive(make_engine(db.url)))
+        started = first_run(app.state.player_data)
+        with TestClient(app) as client:
+            assert started.wait(30)
+            seed_live(client)
+            yield db, raw, client
 
 
 def archive_games(db) -> None:
@@ -148,36 +170,37 @@ def seed_live(client: TestClient) -> None:
 def test_export_then_erasure_leaves_no_trace_and_a_restored_backup_is_erased_again(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    with stack(kind, request) as (db, redis_url, raw):
-        archive_games(db)
+    with seeded(kind, request) as (db, raw, client):
         before = others(db)
         backup = take_backup(db, tmp_path)
-        app = create_app(settings(redis_url, db.url), archive=SqlArchive(make_engine(db.url)))
-        with TestClient(app) as client:
-            seed_live(client)
-            check_export(client)
-            check_refusals(client)
-            held = traces(db, raw, client)  # the searches find the player where they are
-            assert {"seats.name", "seats.player_id", "events.data", "ratings.player_id"} <= set(
-                held
-            )
-            assert len(held) >= 10, held  # the live stores: games, tickets, the queue...
-            erased = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
-            assert erased.status_code == 200, erased.text
-            pseudonym = erased.json()["pseudonym"]
-            assert pseudonym.startswith("erased-")
-            again = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
-            assert again.json()["pseudonym"] == pseudonym  # idempotent
-            assert traces(db, raw, client) == []
-            assert others(db) == before
-            kept = lines(client.get(f"/v1/players/{pseudonym}/data", headers=PLATFORM))
-            assert sum(1 for line in kept if line["kind"] == "archived_game") == ARCHIVED
-            restore_backup(db, backup)
-            assert traces(db, raw) != []  # the backup brought the player back
-            found = client.blocking_portal.call(client.app.state.player_data.reconcile)
-            assert found == 1
-            assert traces(db, raw, client) == []
-            assert others(db) == before
+        check_export(client)
+        check_refusals(client)
+        held = traces(db, raw, client)  # the searches find the player where they are
+        assert {"seats.name", "seats.player_id", "events.data", "ratings.player_id"} <= set(held)
+        assert len(held) >= 10, held  # the live stores: games, tickets, the queue...
+        erased = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
+        assert erased.status_code == 200, erased.text
+        pseudonym = erased.json()["pseudonym"]
+        assert pseudonym.startswith("erased-")
+        again = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
+        assert again.json()["pseudonym"] == pseudonym  # idempotent
+        assert traces(db, raw, client) == []
+        assert others(db) == before
+        kept = lines(client.get(f"/v1/players/{pseudonym}/data", headers=PLATFORM))
+        assert sum(1 for line in kept if line["kind"] == "archived_game") == ARCHIVED
+        portal, (later, live, archived) = client.blocking_portal, reconciler(client)
+        assert portal.call(later.reconcile) == 0  # each store scanned once, then marked
+        assert scans(live, archived) == (1, 1)
+        assert portal.call(later.reconcile) == 0
+        assert scans(live, archived) == (1, 1)  # the steady state: nothing scanned
+        restore_backup(db, backup)
+        assert traces(db, raw) != []  # the backup brought the player back
+        assert portal.call(later.reconcile) == 1
+        assert scans(live, archived) == (1, 2)  # the archive alone
+        assert traces(db, raw, client) == []
+        assert others(db) == before
+        assert portal.call(later.reconcile) == 0
+        assert scans(live, archived) == (1, 2)
 
 
 @pytest.mark.parametrize("kind", ["memory", "redis"])
@@ -211,38 +234,72 @@ def test_an_export_cut_by_the_database_ends_with_an_incomplete_end(
 def test_a_restored_live_store_is_erased_again_and_a_stale_ticket_save_is_refused(
     kind: str, request: pytest.FixtureRequest
 ) -> None:
-    with stack(kind, request) as (db, redis_url, raw):
-        archive_games(db)
-        app = create_app(settings(redis_url, db.url), archive=SqlArchive(make_engine(db.url)))
-        with TestClient(app) as client:
-            seed_live(client)
-            data, portal = client.app.state.player_data, client.blocking_portal
-            held = portal.call(data.tickets.load_ticket, TICKET)  # a matchmaker's copy
-            cup = portal.call(data.tournaments.load_tournament, "t" * 20)  # a director's
-            erased = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
-            assert erased.status_code == 200, erased.text
-            stale = msgspec.structs.replace(held, status="expired", version=held.version + 1)
-            with pytest.raises(TicketConflict):  # the erasure moved the ticket's version on
-                portal.call(data.tickets.save_tickets, [stale])
-            with pytest.raises(TournamentConflict):
-                portal.call(data.tournaments.save_tournament,
-                            msgspec.structs.replace(cup, version=cup.version + 1))  # fmt: skip
-            assert traces(db, raw, client) == []
-            # a restore of the live store alone, without the games: the player's record, a
-            # ticket and a queued message come back
-            sub = PushSubscription(id="s1", endpoint="https://push.example/x",
-                                   keys=PushKeys(p256dh="k", auth="a"), created_at=1.0)  # fmt: skip
-            portal.call(data.players.save_player, PlayerRecord(
-                player_id=SUBJECT, version=1, subscriptions=(sub,), away=(Away(1.0),)))  # fmt: skip
-            ticket = TicketRecord(
-                id="c0123456789abcdef012", mode="correspondence", rated=True, sizes=(2,),
-                player_id=SUBJECT, name=SUBJECT_NAME, created_at=NOW, expires_at=NOW + 600,
-                updated_at=NOW, owner=f"player:{SUBJECT}",
-            )  # fmt: skip
-            assert portal.call(data.tickets.create_ticket, ticket, NOW) is None
-            assert traces(db, raw, client) != []
-            assert portal.call(data.reconcile) == 1
-            assert traces(db, raw, client) == []
+    with seeded(kind, request) as (db, raw, client):
+        data, portal = client.app.state.player_data, client.blocking_portal
+        backup = take_live_backup(raw, client)  # before the erasure
+        held = portal.call(data.tickets.load_ticket, TICKET)  # a matchmaker's copy
+        cup = portal.call(data.tournaments.load_tournament, "t" * 20)  # a director's
+        erased = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
+        assert erased.status_code == 200, erased.text
+        stale = msgspec.structs.replace(held, status="expired", version=held.version + 1)
+        with pytest.raises(TicketConflict):  # the erasure moved the ticket's version on
+            portal.call(data.tickets.save_tickets, [stale])
+        with pytest.raises(TournamentConflict):
+            portal.call(data.tournaments.save_tournament,
+                        msgspec.structs.replace(cup, version=cup.version + 1))  # fmt: skip
+        assert traces(db, raw, client) == []
+        later, live, archived = reconciler(client)
+        assert portal.call(later.reconcile) == 0
+        assert portal.call(later.reconcile) == 0
+        assert scans(live, archived) == (1, 1)  # once, then nothing
+        restore_live_backup(raw, client, backup)
+        assert traces(db, raw, client) != []
+        assert portal.call(later.reconcile) == 1
+        assert scans(live, archived) == (2, 1)  # the live store alone
+        assert traces(db, raw, client) == []
+        assert portal.call(later.reconcile) == 0
+        assert scans(live, archived) == (2, 1)
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_backups_taken_between_an_erasures_ledger_write_and_its_application_are_erased_again(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The ledger holds the erasure, the stores the player and the marks of the ledger
+    before it: restored after the erasure was applied and marked, the backups are scanned
+    (the archive's; Redis's too: both hold the entry) and erased again."""
+    with seeded(kind, request) as (db, raw, client):
+        data, portal = client.app.state.player_data, client.blocking_portal
+        third = client.delete("/v1/players/third-party/data", headers=PLATFORM)
+        assert third.status_code == 200, third.text  # an earlier erasure, reconciled
+        later, live, archived = reconciler(client)
+        assert portal.call(later.reconcile) == 0
+        old = portal.call(data.archived.applied)
+        assert old is not None
+        assert portal.call(data.live.applied) == old
+        entry = Erasure(digest=ledger_digest(data.key, SUBJECT), pseudonym=new_pseudonym(),
+                        at=time.time())  # fmt: skip
+        portal.call(data.live.record_erasures, [entry])  # the ledger written...
+        portal.call(data.archived.record_erasures, [entry])
+        archive_backup = take_backup(db, tmp_path)  # ...the backups taken...
+        live_backup = take_live_backup(raw, client)
+        erased = client.delete(f"/v1/players/{SUBJECT}/data", headers=PLATFORM)
+        assert erased.json()["pseudonym"] == entry.pseudonym  # ...then the application
+        assert traces(db, raw, client) == []
+        assert portal.call(later.reconcile) == 0
+        assert portal.call(later.reconcile) == 0
+        assert scans(live, archived) == (2, 2)  # once after each erasure
+        assert portal.call(data.archived.applied) not in (None, old)
+        restore_backup(db, archive_backup)
+        if raw is not None:  # both from backups that hold the entry
+            restore_live_backup(raw, client, live_backup)
+        assert portal.call(data.archived.applied) == old
+        assert traces(db, raw, client) != []
+        assert portal.call(later.reconcile) == 1
+        assert scans(live, archived) == (2 + (raw is not None), 3)
+        assert traces(db, raw, client) == []
+        assert portal.call(later.reconcile) == 0
+        assert scans(live, archived) == (2 + (raw is not None), 3)
 
 
 @pytest.mark.parametrize("kind", ["memory", "redis"])
@@ -378,3 +435,57 @@ def sqlite_copy(source: Any, target: Any) -> None:
         contextlib.closing(sqlite3.connect(target)) as dst,
     ):
         src.backup(dst)
+
+
+def reconciler(client: TestClient) -> tuple[PlayerData, Counting, Counting]:
+    """A reconciliation over the app's stores, run as if twice its settle time later (every
+    erasure so far settled: vouched for), whose candidate scans are counted: the live
+    store's (`player_ids`) and the archive's pages of ids (`player_ids_page`)."""
+    data = client.app.state.player_data
+    live = Counting(data.live, "player_ids")
+    archived = Counting(data.archived, "player_ids_page")
+    later = PlayerData(
+        data.store, live, data.archive, archived, data.tournaments, data.players,
+        data.tickets, key=data.key, retry=data.retry,
+        clock=lambda: time.time() + 2 * data.settle,
+    )  # fmt: skip
+    return later, live, archived
+
+
+def scans(live: Counting, archived: Counting) -> tuple[int, int]:
+    return live.calls["player_ids"], archived.calls["player_ids_page"]
+
+
+def take_live_backup(raw, client: TestClient) -> Any:
+    """Redis: every key dumped with its expiry (an RDB's worth); the embedded store, whose
+    memory no backup restores, its applied mark alone."""
+    if raw is None:
+        return client.blocking_portal.call(client.app.state.player_data.live.applied)
+    keys = [k for k in raw.scan_iter(count=1000) if k != CLAIM_KEY.encode()]
+    return [(key, raw.pttl(key), raw.dump(key)) for key in keys]
+
+
+def restore_live_backup(raw, client: TestClient, backup: Any) -> None:
+    """Redis: every key as the backup has it, the others gone (the ledger and the mark
+    too). The embedded store: the player's record, and a ticket put back
+    (what a restore of the stores would bring back), and the mark as it was."""
+    if raw is not None:
+        for key in raw.scan_iter(count=1000):
+            if key != CLAIM_KEY.encode():
+                raw.delete(key)
+        for key, ttl, dumped in backup:
+            if dumped is not None:
+                raw.restore(key, max(ttl, 0), dumped, replace=True)
+        return
+    data, portal = client.app.state.player_data, client.blocking_portal
+    sub = PushSubscription(id="s1", endpoint="https://push.example/x",
+                           keys=PushKeys(p256dh="k", auth="a"), created_at=1.0)  # fmt: skip
+    portal.call(data.players.save_player, PlayerRecord(
+        player_id=SUBJECT, version=1, subscriptions=(sub,), away=(Away(1.0),)))  # fmt: skip
+    ticket = TicketRecord(
+        id="c0123456789abcdef012", mode="correspondence", rated=True, sizes=(2,),
+        player_id=SUBJECT, name=SUBJECT_NAME, created_at=NOW, expires_at=NOW + 600,
+        updated_at=NOW, owner=f"player:{SUBJECT}",
+    )  # fmt: skip
+    assert portal.call(data.tickets.create_ticket, ticket, NOW) is None
+    data.live._applied = backup

@@ -1,12 +1,16 @@
 """A player's data spread over every store (tests/integration/test_player_data.py,
 bench/bench_player_data.py): finished games of the subject against another player, played
 by the engine (the subject's seat under their own name), archived and rated as the service
-would; and the searches that count where an id or a name is still kept (Redis: every key and
-value; the archive: every text column of every table)."""
+would; the searches that count where an id or a name is still kept (Redis: every key and
+value; the archive: every text column of every table); and what watches a reconciliation of
+the erasure ledger (`Counting` ports, `first_run`)."""
 
 from __future__ import annotations
 
+import threading
+from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 import msgspec
 from sqlalchemy import String, Text, select
@@ -115,3 +119,38 @@ def memory_hits(live, needles: Iterable[str]) -> list[str]:
         if any(n in blob for n in wanted):
             found.append(name)
     return found
+
+
+class Counting:
+    """A port whose calls of the methods `names` are counted (`calls`), every other
+    attribute the port's own: a reconciliation's scans, seen from outside it."""
+
+    def __init__(self, port: Any, *names: str) -> None:
+        self.port, self.names, self.calls = port, names, Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self.port, name)
+        if name not in self.names:
+            return value
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            return await value(*args, **kwargs)
+
+        return counted
+
+
+def first_run(data: Any) -> threading.Event:
+    """An event set once the app's reconciliation (`PlayerData.reconcile`, due at once at
+    start, then a period later) has run once: a test that counts scans waits for it."""
+    ran = threading.Event()
+    reconcile = data.reconcile
+
+    async def counted() -> int:
+        try:
+            return await reconcile()
+        finally:
+            ran.set()
+
+    data.reconcile = counted
+    return ran

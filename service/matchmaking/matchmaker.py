@@ -16,7 +16,9 @@ A step reads the pool's tickets not final, then:
    match's id, so a step that makes it again (after a crash) gets the same game and seat
    tokens; the webhooks `ticket_matched` are queued (each once: its id is the ticket's);
    then each ticket is saved `matched` with the game, its holder's seat and that seat's
-   token.
+   token; in open mode (no identity configured: `hand_party`) also its party's seats and
+   their tokens, since its holder is then the only one the service can hand them to (a
+   member has no JWT, and no platform reissues a seat's token).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from service.matchmaking.records import (
     STEP,
     WINDOW,
     Match,
+    PartySeat,
     TicketConflict,
     TicketRecord,
     TicketStore,
@@ -74,7 +77,8 @@ class Made(msgspec.Struct, frozen=True, kw_only=True):
 class Matchmaker:
     """The steps and their worker (see the module docstring). `create` makes a table: the
     lobby's `create` (`service.lobby.use_cases.Lobby.create`); `announce` queues webhooks
-    (`service.reactions.webhooks.Webhooks.announce`)."""
+    (`service.reactions.webhooks.Webhooks.announce`); `hand_party`: a ticket's holder gets
+    its party's seat tokens (open mode)."""
 
     def __init__(
         self,
@@ -86,8 +90,10 @@ class Matchmaker:
         clock: Callable[[], float],
         retry: Retry,
         random_hex: Callable[[int], str],
+        hand_party: bool = False,
     ) -> None:
         self.store = store
+        self.hand_party = hand_party
         self.queue = queue
         self.create_game = create
         self.announce = announce
@@ -197,18 +203,36 @@ class Matchmaker:
             ])  # fmt: skip
         for ticket in found:
             seat = seats[ticket.id]
-            await self._matched(ticket, record.id, seat, tokens.get(seat))
+            party = self.party_seats(ticket, seat, tokens) if self.hand_party else ()
+            await self._matched(ticket, record.id, seat, tokens.get(seat), party)
         return 1
 
+    @staticmethod
+    def party_seats(
+        ticket: TicketRecord, seat: int, tokens: dict[int, str]
+    ) -> tuple[PartySeat, ...]:
+        """The party's seats (each member after its holder, in the party's order) and their
+        tokens."""
+        return tuple(
+            PartySeat(player_id=m.player_id, seat=seat + i, seat_token=tokens[seat + i])
+            for i, m in enumerate(ticket.party, start=1)
+            if seat + i in tokens
+        )
+
     async def _matched(
-        self, ticket: TicketRecord, game_id: str, seat: int, token: str | None
+        self,
+        ticket: TicketRecord,
+        game_id: str,
+        seat: int,
+        token: str | None,
+        party: tuple[PartySeat, ...],
     ) -> int:
         async def attempt(current: TicketRecord) -> int:
             if current.status != "matching" or current.match != ticket.match:
                 return 0
             new = msgspec.structs.replace(
                 current, status="matched", game_id=game_id, seat=seat, seat_token=token,
-                updated_at=self.clock(), version=current.version + 1,
+                party_seats=party, updated_at=self.clock(), version=current.version + 1,
             )  # fmt: skip
             await self.store.save_tickets([new])
             return 1

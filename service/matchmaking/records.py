@@ -8,8 +8,10 @@ upgrades); a field is never renamed nor its meaning changed.
 
 Its life: `waiting` (in its pool, read by the matchmaker's steps), then `matching` (claimed
 by a step for one table, `match` says which: a step that dies leaves it to the next one,
-which makes the same table), then `matched` (`game_id`, `seat`, `seat_token` of its holder);
-or `cancelled` by its holder, or `expired` (a day without a table)."""
+which makes the same table), then `matched` (`game_id`, `seat`, `seat_token` of its holder;
+in open mode also `party_seats`, its party's seats and their tokens, which its holder hands
+on: nothing else would); or `cancelled` by its holder, or `expired` (a day without a
+table)."""
 
 from __future__ import annotations
 
@@ -78,6 +80,15 @@ class PartyMember(msgspec.Struct, frozen=True, kw_only=True):
     name: str
 
 
+class PartySeat(msgspec.Struct, frozen=True, kw_only=True):
+    """A party member's seat of a matched table and its token (open mode: the ticket's
+    holder is the one credential the service knows, so it is handed every seat of it)."""
+
+    player_id: str
+    seat: int
+    seat_token: str
+
+
 class Match(msgspec.Struct, frozen=True, kw_only=True):
     """The table a step claimed a ticket for: every ticket of it names the same match, its
     tickets in seat order, its size and its bots (the table is made from these alone)."""
@@ -110,6 +121,10 @@ class TicketRecord(msgspec.Struct, frozen=True, kw_only=True):
     game_id: str | None = None
     seat: int | None = None  # the holder's seat
     seat_token: str | None = None  # the holder's seat token: only the holder's reads show it
+    # open mode: the party's seats and their tokens, for the holder to hand on (only the
+    # holder's reads show them); empty with identities configured (the members' JWTs, or
+    # the platform's reissue, reach their seats)
+    party_seats: tuple[PartySeat, ...] = ()
     version: int = 0
 
     @property

@@ -6,6 +6,9 @@ Who holds a ticket (cancels it, reads its seat token): the player of a player JW
 its `player_id`, the platform, or the bearer of the ticket's token (handed, once, to a
 creator without JWT or key; stored hashed, as a table's host token is). Anyone holding a
 ticket's id reads the rest of it (the id is unguessable: random, a keyed create's too).
+In open mode a party's other players have no credential of their own (no JWT, no platform
+to reissue a seat's token): the holder reads their seats' tokens too (`party_seats`), and
+hands them on.
 
 A create with an Idempotency-Key claims the key first (`TicketStore.claim_key`, whatever the
 mode: the same key with another mode or anything else asked otherwise is
@@ -45,6 +48,7 @@ from service.matchmaking.records import (
     CreateTicket,
     KeyClaim,
     PartyMember,
+    PartySeat,
     TicketHeld,
     TicketRecord,
     TicketStore,
@@ -73,6 +77,7 @@ class Shown(msgspec.Struct, frozen=True, kw_only=True):
     waited: float
     window: tuple[float, float] | None
     seat_token: str | None
+    party_seats: tuple[PartySeat, ...] = ()  # the holder's reads only (open mode)
 
 
 class Matchmaking:
@@ -99,7 +104,7 @@ class Matchmaking:
         self._clock = clock
         self.matchmaker = Matchmaker(
             store, queue, create, announce=announce, clock=self.now, retry=self.retry,
-            random_hex=random_hex,
+            random_hex=random_hex, hand_party=identities_open,
         )  # fmt: skip
         # a caller's waiting tickets (`service.core.quotas`; none without a store)
         self.waiting = Quota(
@@ -238,10 +243,11 @@ class Matchmaking:
         shown_window = None
         if record.rating is not None:
             shown_window = window(waiting_of(record), end, WINDOW)
-        secret = record.seat_token if self.holds(caller, record) else None
+        holder = self.holds(caller, record)
         return Shown(
             record=record, status=status, waited=max(0.0, end - record.created_at),
-            window=shown_window, seat_token=secret,
+            window=shown_window, seat_token=record.seat_token if holder else None,
+            party_seats=record.party_seats if holder else (),
         )  # fmt: skip
 
     async def get(self, caller: Caller, ticket_id: str) -> Shown:

@@ -385,4 +385,6 @@ def _public_ticket(ticket) -> dict[str, Any]:
     out = msgspec.to_builtins(ticket)
     for secret in ("token_hash", "seat_token", "fingerprint"):
         out.pop(secret, None)
+    for seat in out.get("party_seats", ()):  # a party's seats handed to its holder
+        seat.pop("seat_token", None)
     return out

@@ -226,6 +226,11 @@ def test_a_party_is_seated_together_at_one_game_and_each_member_reads_their_seat
             assert shown["status"] == "matched"
             assert shown["game_id"] == game_id
             assert shown["seat_token"] is None
+        # identities configured: the members' own JWTs (or the platform) reach their seats,
+        # so no reader of the ticket gets their seats' tokens, not even its holder
+        for reader in (player("ann"), PLATFORM, player("bea"), {}):
+            shown = client.get(f"{TICKETS}/{ann['id']}", headers=reader).json()
+            assert shown["party_seats"] is None
         held = client.get(f"/v1/games/{game_id}", headers=bearer(ours["seat_token"]))
         assert held.json()["seat"] == seats["ann"]
         assert hers["seat_token"] is not None
@@ -364,6 +369,82 @@ def test_in_open_mode_the_ticket_token_holds_the_ticket(
             401,
             "unauthorized",
         )
+
+
+def ticket_stream(client: TestClient, ticket_id: str, headers: dict[str, str]) -> list[dict]:
+    """The events of a final ticket's stream (it sends the ticket once, then ends)."""
+    events = []
+    path = f"{TICKETS}/{ticket_id}/events/stream"
+    with client.stream("GET", path, headers=headers) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line[6:]))
+    return events
+
+
+@STORES
+def test_in_open_mode_a_party_ticket_hands_its_holder_every_party_seat_token_and_nobody_else(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Open mode: a party (Ann holding, Bea and Dan kept with her) and Cal alone, four
+    seats. The party's members have no JWT and nothing reissues a seat's token there, so the
+    ticket's holder (the bearer of its ticket token) reads every member's seat and token,
+    on the ticket and on its stream; Bea plays her seat with the token Ann handed her. Cal,
+    a reader without credentials, a forged ticket token, and the streams of those never see
+    them."""
+    with serving(kind, tmp_path, request, verified=False) as client:
+        party = {
+            "mode": "live", "sizes": [4], "name": "Ann", "rated": False, "player_id": "ann",
+            "party": [{"player_id": "bea", "name": "Bea"}, {"player_id": "dan", "name": "Dan"}],
+        }  # fmt: skip
+        ann = created(client.post(TICKETS, json=party))
+        assert ann["party_seats"] is None  # waiting: no seats yet
+        solo = {"mode": "live", "sizes": [4], "name": "Cal", "rated": False, "player_id": "cal"}
+        cal = created(client.post(TICKETS, json=solo))
+        holder = bearer(ann["ticket_token"])
+        ours = wait_for(client, ann["id"], "matched", **holder)
+        hers = wait_for(client, cal["id"], "matched", **bearer(cal["ticket_token"]))
+        game_id = ours["game_id"]
+        assert hers["game_id"] == game_id
+        # every other member, after the holder in the party's order, with their seat's token
+        handed = ours["party_seats"]
+        assert [(p["player_id"], p["seat"]) for p in handed] == [
+            ("bea", ours["seat"] + 1),
+            ("dan", ours["seat"] + 2),
+        ]
+        tokens = [ours["seat_token"], *(p["seat_token"] for p in handed), hers["seat_token"]]
+        assert all(tokens)
+        assert len(set(tokens)) == 4
+        game = client.get(f"/v1/games/{game_id}", headers=bearer(ours["seat_token"])).json()
+        by_seat = {p["seat"]: p for p in game["players"]}
+        for member in handed:
+            assert by_seat[member["seat"]]["name"] == member["player_id"].title()
+            # each token is that member's seat's
+            mine = client.get(f"/v1/games/{game_id}", headers=bearer(member["seat_token"]))
+            assert mine.status_code == 200, mine.text
+            assert mine.json()["seat"] == member["seat"]
+        # the holder's stream says the same; nobody else's read or stream shows them
+        assert ticket_stream(client, ann["id"], holder)[-1]["party_seats"] == handed
+        forged = bearer(f"{ann['id']}.ticket.forged")
+        for stranger in ({}, forged, bearer(cal["ticket_token"]), bearer(hers["seat_token"])):
+            shown = client.get(f"{TICKETS}/{ann['id']}", headers=stranger).json()
+            assert (shown["status"], shown["game_id"]) == ("matched", game_id)
+            assert (shown["seat_token"], shown["party_seats"]) == (None, None)
+            streamed = ticket_stream(client, ann["id"], stranger)
+            assert streamed
+            assert all(e["party_seats"] is None for e in streamed), streamed
+            assert all(e["seat_token"] is None for e in streamed), streamed
+        assert hers["party_seats"] is None  # Cal came alone
+        # Bea plays her seat with the token Ann handed her (a resignation: whoever's turn)
+        bea = handed[0]
+        resigned = client.post(
+            f"/v1/games/{game_id}/actions",
+            json={"type": "resign"},
+            headers=bearer(bea["seat_token"]),
+        )
+        assert resigned.status_code == 200, resigned.text
+        after = client.get(f"/v1/games/{game_id}", headers=bearer(hers["seat_token"])).json()
+        assert [p["resigned"] for p in after["players"]] == [s == bea["seat"] for s in range(4)]
 
 
 def counted(create, made: list[str]):

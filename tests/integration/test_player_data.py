@@ -32,7 +32,7 @@ from service.core.settings import Settings
 from service.correspondence.records import Away, PlayerRecord, PushKeys, PushSubscription
 from service.entrypoints.api.app import create_app
 from service.history.archiving import archive_game
-from service.matchmaking.records import TicketConflict, TicketRecord
+from service.matchmaking.records import PartyMember, PartySeat, TicketConflict, TicketRecord
 from service.privacy.ports import Erasure
 from service.privacy.pseudonyms import ledger_digest, new_pseudonym
 from service.privacy.use_cases import PlayerData
@@ -58,6 +58,7 @@ NEEDLES = (SUBJECT, SUBJECT_NAME)
 ARCHIVED = 5
 NOW = time.time()
 TICKET = "l0123456789abcdef012"
+PARTY_SEAT_TOKEN = "g0.1.a-party-seat-token-never-exported"
 
 
 def settings(redis_url: str | None, database_url: str) -> Settings:
@@ -153,10 +154,13 @@ def seed_live(client: TestClient) -> None:
         {"seat": 0, "name": SUBJECT_NAME, "player_id": SUBJECT}]}}).encode()  # fmt: skip
     portal.call(data.live.queue("webhooks").put, "hook-1", message, 1e12)
     tickets = data.tickets
+    # a party's ticket, with the seat open mode hands its holder for the party's member
+    member = "party-member"
     ticket = TicketRecord(
         id=TICKET, mode="live", rated=True, sizes=(2,), player_id=SUBJECT,
         name=SUBJECT_NAME, created_at=NOW, expires_at=NOW + 600, updated_at=NOW,
-        owner=f"player:{SUBJECT}",
+        owner=f"player:{SUBJECT}", party=(PartyMember(player_id=member, name="Member"),),
+        party_seats=(PartySeat(player_id=member, seat=1, seat_token=PARTY_SEAT_TOKEN),),
     )  # fmt: skip
     assert portal.call(tickets.create_ticket, ticket, NOW) is None
     cup = TournamentRecord(
@@ -353,6 +357,9 @@ def check_export(client: TestClient) -> None:
             assert line["events"][0]["type"] == "game_started"
             assert line["seats"][0]["player_id"] == SUBJECT
     body = json.dumps(got)
+    assert PARTY_SEAT_TOKEN not in body  # a seat's token is no data of a player's
+    (ticket,) = [line for line in got if line["kind"] == "ticket"]
+    assert ticket["party_seats"] == [{"player_id": "party-member", "seat": 1}]
     assert '"draw_pile"' not in body
     assert '"seed"' not in body
     assert '"deck"' not in body

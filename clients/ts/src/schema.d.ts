@@ -544,7 +544,7 @@ export interface paths {
         put?: never;
         /**
          * Ask for a game: a matchmaking ticket
-         * @description A player (its JWT), the platform for `player_id` (and a `party` kept together), or in open mode anyone naming a `player_id`, waits for a table of one of `sizes` with players of the same mode, rated or casual alike; a rated ticket's rating window starts narrow and widens with the wait (docs/matchmaking.md). A player holds one waiting ticket per mode (409 `ticket_exists`); a ticket waits a day at most (then `expired`). A creator without JWT or key gets a `ticket_token`, once: it reads the seat token and cancels (Authorization: Bearer <ticket_token>).
+         * @description A player (its JWT), the platform for `player_id` (and a `party` kept together), or in open mode anyone naming a `player_id`, waits for a table of one of `sizes` with players of the same mode, rated or casual alike; a rated ticket's rating window starts narrow and widens with the wait (docs/matchmaking.md). A player holds one waiting ticket per mode (409 `ticket_exists`); a ticket waits a day at most (then `expired`). A creator without JWT or key gets a `ticket_token`, once: it reads the seat token and cancels (Authorization: Bearer <ticket_token>). In open mode a party's ticket, once matched, also shows its holder every other member's seat and token (`party_seats`), for the holder to hand on.
          */
         post: operations["createTicket"];
         delete?: never;
@@ -2121,6 +2121,15 @@ export interface components {
             name: string;
             player_id: string;
         };
+        /**
+         * PartySeatOut
+         * @description A party member's seat and its token, for the ticket's holder to hand on (open mode).
+         */
+        PartySeatOut: {
+            player_id: string;
+            seat: number;
+            seat_token: string;
+        };
         /** Pass */
         Pass: {
             /**
@@ -2750,6 +2759,11 @@ export interface components {
             /** @enum {unknown} */
             mode: "correspondence" | "live";
             party: components["schemas"]["PartyMemberOut"][] | null;
+            /**
+             * @description Open mode, a party's matched ticket, to its holder only: every other party member's seat and its token, for the holder to hand on (nothing else gives them one). Null otherwise: with identities configured the members play with their JWTs, or the platform reissues their seats' tokens.
+             * @default null
+             */
+            party_seats?: components["schemas"]["PartySeatOut"][] | null;
             player_id: string;
             rated: boolean;
             rating: number | null;

@@ -93,6 +93,14 @@ class PartyMemberOut(msgspec.Struct, **_OUT):
     name: str
 
 
+class PartySeatOut(msgspec.Struct, **_OUT):
+    """A party member's seat and its token, for the ticket's holder to hand on (open mode)."""
+
+    player_id: str
+    seat: int
+    seat_token: str
+
+
 class WindowOut(msgspec.Struct, **_OUT):
     low: float
     high: float
@@ -114,6 +122,15 @@ class TicketOut(msgspec.Struct, **_OUT):
     game_id: str | None
     seat: int | None
     seat_token: str | None  # only to the ticket's holder
+    party_seats: Annotated[
+        list[PartySeatOut] | None,
+        msgspec.Meta(
+            description="Open mode, a party's matched ticket, to its holder only: every other "
+            "party member's seat and its token, for the holder to hand on (nothing else gives "
+            "them one). Null otherwise: with identities configured the members play with "
+            "their JWTs, or the platform reissues their seats' tokens."
+        ),
+    ] = None
     ticket_token: str | None = None  # on the create answer, to a creator without JWT or key
 
 
@@ -133,6 +150,10 @@ def ticket_out(shown: Shown, ticket_token: str | None = None) -> TicketOut:
         waited=round(shown.waited, 3), rating=record.rating,
         window=None if low_high is None else WindowOut(low=low_high[0], high=low_high[1]),
         game_id=record.game_id, seat=record.seat, seat_token=shown.seat_token,
+        party_seats=[
+            PartySeatOut(player_id=p.player_id, seat=p.seat, seat_token=p.seat_token)
+            for p in shown.party_seats
+        ] or None,
         ticket_token=ticket_token,
     )  # fmt: skip
 
@@ -182,7 +203,9 @@ class MatchmakingController(Controller):
         "rating window starts narrow and widens with the wait (docs/matchmaking.md). A "
         "player holds one waiting ticket per mode (409 `ticket_exists`); a ticket waits a "
         "day at most (then `expired`). A creator without JWT or key gets a `ticket_token`, "
-        "once: it reads the seat token and cancels (Authorization: Bearer <ticket_token>).",
+        "once: it reads the seat token and cancels (Authorization: Bearer <ticket_token>). "
+        "In open mode a party's ticket, once matched, also shows its holder every other "
+        "member's seat and token (`party_seats`), for the holder to hand on.",
         security=WHO,
         response_headers=[T_LOCATION, REPLAYED],
         responses=problems(401, 403, 409),

@@ -458,6 +458,17 @@ export const en = {
   "fair.command": "The verifier's command",
   "fair.entropy": "Your entropy for the shuffle (optional)",
   "fair.entropy.help": "Chosen at random by this browser; type your own or clear it. It is published with the game and mixed with the sealed seed, so the service cannot choose the deal after seeing it.",
+  "vacation.heading": "Vacation",
+  "vacation.intro.one": "While you are on vacation, the clocks of your correspondence games stand still. You have {n} day off a year.",
+  "vacation.intro.other": "While you are on vacation, the clocks of your correspondence games stand still. You have {n} days off a year.",
+  "vacation.off": "You are not on vacation.",
+  "vacation.on": "You are on vacation since {since}.",
+  "vacation.spent": "This year's days off are spent.",
+  "vacation.left.one": "Left this year: {n} day and {time}",
+  "vacation.left.other": "Left this year: {n} days and {time}",
+  "vacation.start": "Start my vacation",
+  "vacation.end": "End my vacation",
+  "vacation.signin": "Sign in with your player token (on a tournament's page) to take days off.",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -7,6 +7,7 @@ import { BOT_LEVELS, seatName, type BotLevel } from "../table";
 import { heldSeats, holdSeat, playerId, savedName, saveName } from "../store";
 import { notifyPanel } from "./notify";
 import { playPanel } from "./play";
+import { vacationPanel } from "./vacation";
 
 let mode: "open" | "verified" | "unknown" = "unknown";
 
@@ -232,6 +233,7 @@ export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
   let mine: [string, Held | null][] = [];
   const errorEl = h("p", { role: "alert", class: "error" });
   const play = playPanel();
+  const vacation = vacationPanel();
   const draw = () => {
     show(
       root,
@@ -243,7 +245,7 @@ export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
         "div",
         { class: "layout" },
         h("div", { class: "col-main" }, play.el, createForm((m) => (errorEl.textContent = m))),
-        h("div", { class: "col-side" }, openTablesEl(page), myGamesEl(mine), notifyPanel()),
+        h("div", { class: "col-side" }, openTablesEl(page), myGamesEl(mine), notifyPanel(), vacation.el),
       ),
     );
     shown(root, "lobby");
@@ -265,5 +267,6 @@ export async function lobbyScreen(root: HTMLElement): Promise<() => void> {
   return () => {
     window.clearInterval(timer);
     play.stop();
+    vacation.stop();
   };
 }

@@ -17,7 +17,7 @@ import { authMode } from "./lobby";
 const WINDOW_READ_S = 20;
 
 /** `m:ss` (or `h:mm:ss`) of a number of seconds, in the language's digits. */
-function duration(seconds: number): string {
+export function duration(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
   const two = (n: number) => num(n).padStart(2, num(0));
   const hours = Math.floor(s / 3600);

@@ -12,7 +12,7 @@ from domain.tournaments.rules import Entrant, Settings
 from infra.observability.logs import ACCESS_LOGGER, RequestContext
 from service.core.model import GameRecord, Seat, Table, TournamentRecord
 from service.core.ports import ArchiveJob, IdempotentResponse
-from service.matchmaking.records import PartyMember, TicketRecord
+from service.matchmaking.records import PartyMember, PartySeat, TicketRecord
 from service.privacy import pseudonyms
 from service.privacy.pseudonyms import Subject
 from tests.support.player_data import OTHER, OTHER_NAME, SUBJECT, SUBJECT_NAME, game
@@ -81,10 +81,13 @@ def test_a_ticket_is_rewritten_in_its_holder_and_in_its_party() -> None:
         id="m0", mode="live", rated=True, sizes=(2,), player_id=OTHER, name=OTHER_NAME,
         party=(PartyMember(player_id=SUBJECT, name=SUBJECT_NAME),),
         created_at=1.0, expires_at=2.0, updated_at=1.0, owner=f"player:{SUBJECT}",
+        party_seats=(PartySeat(player_id=SUBJECT, seat=1, seat_token="g.1.secret"),),
     )  # fmt: skip
     new = pseudonyms.typed(ticket, ME)
     assert new is not None
     assert new.party == (PartyMember(player_id="erased-00ff", name="erased-00ff"),)
+    # the seat handed to the holder in open mode: its player renamed, its token kept
+    assert new.party_seats == (PartySeat(player_id="erased-00ff", seat=1, seat_token="g.1.secret"),)
     assert (new.player_id, new.name, new.owner) == (OTHER, OTHER_NAME, "player:erased-00ff")
 
 

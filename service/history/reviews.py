@@ -40,7 +40,7 @@ from typing import Any
 
 import msgspec
 
-from domain.bots.review import GameReview, SeatResult, luck_adjusted, review
+from domain.bots.review import GameReview, LuckAdjusted, SeatResult, luck_adjusted, review
 from domain.game.model import AnyEvent
 from service.core.errors import ServiceError
 from service.core.ports import GameStore
@@ -109,6 +109,25 @@ def completed(kept: bytes, results: Sequence[SeatResult]) -> bytes:
     for seat, a in zip(seats, adjusted, strict=True):
         seat.update(adjusted_margin=a.margin, adjusted_score=a.score, adjusted_rank=a.rank)
     return msgspec.json.encode(found)
+
+
+class _AdjustedSeat(msgspec.Struct):
+    adjusted_margin: float
+    adjusted_score: float
+    adjusted_rank: int
+
+
+class _Adjusted(msgspec.Struct):
+    seats: list[_AdjustedSeat]
+
+
+def adjusted_of(review_json: bytes) -> tuple[LuckAdjusted, ...]:
+    """A complete review's (`Reviews.review`'s answer) luck-adjusted results, seat order."""
+    seats = msgspec.json.decode(review_json, type=_Adjusted).seats
+    return tuple(
+        LuckAdjusted(margin=s.adjusted_margin, score=s.adjusted_score, rank=s.adjusted_rank)
+        for s in seats
+    )
 
 
 class Reviews:
@@ -180,6 +199,15 @@ class Reviews:
             raise ServiceError("review_failed")
         self.worker.wake()
         return None
+
+    async def luck_adjusted(self, game_id: str) -> tuple[LuckAdjusted, ...] | None:
+        """The finished game's seats' luck-adjusted results (seat order) from its review, or
+        None while the review is computed (queued by this call if it was not, in no caller's
+        quota). Raises as `review` does (`too_many_reviews` while the queue is full,
+        `review_failed` for a review set aside): the service's own readers wait and ask
+        again."""
+        kept = await self.review(game_id)
+        return None if kept is None else adjusted_of(kept)
 
     async def _pending(self, game_ids: Sequence[str]) -> dict[str, bool]:
         """Which of these reviews still count in a caller's quota: those waiting do; those

@@ -11,7 +11,7 @@ from typing import TypeVar
 import msgspec
 import pytest
 
-from domain.bots.review import review
+from domain.bots.review import LuckAdjusted, review
 from domain.game.model import AnyEvent
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
@@ -114,6 +114,29 @@ def test_an_archived_game_is_reviewed_once_in_the_background() -> None:
     assert done is not None
     assert msgspec.json.decode(done, type=ReviewOut) == expected(played)
     assert archive.reviews == {played.id: done}
+
+
+def test_the_luck_adjusted_results_are_the_reviews_once_it_is_computed() -> None:
+    """`Reviews.luck_adjusted`: None while the review is queued (the call queued it), then
+    each seat's luck-adjusted result as the review says it, in seat order."""
+    played = four_seats()
+    archive = MemoryArchive()
+
+    async def body() -> tuple[object, object]:
+        await archive_game(archive, played.record, played.stored, played.player_ids)
+        use = reviews(archive=archive)
+        waiting = await use.luck_adjusted(played.id)
+        await use.worker.run_once()
+        return waiting, await use.luck_adjusted(played.id)
+
+    waiting, found = run(body())
+    assert waiting is None
+    seats = expected(played).seats
+    assert found == tuple(
+        LuckAdjusted(margin=s.adjusted_margin, score=s.adjusted_score, rank=s.adjusted_rank)
+        for s in sorted(seats, key=lambda s: s.seat)
+    )
+    assert len(found) == 4
 
 
 def test_a_finished_game_still_in_the_store_is_reviewed_from_its_live_log() -> None:

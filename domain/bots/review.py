@@ -20,6 +20,12 @@ event log (`evolve` folded over it), so a review knows what the players knew and
   (and the drawer's better stop then) less the draw's expected margin. The rest of each
   change of a seat's margin is decisions: its own (`skill`) or the other seats' (`others`),
   by who made the action. `start + skill + others + luck` is the final margin, exactly.
+- Luck-adjusted results (`luck_adjusted`): each seat's result with that luck taken out, a
+  control variate (each card's luck has expectation 0 given what the players knew, whatever
+  the value's error, so the adjusted result has the raw one's expectation and, when the value
+  sees the cards' effect, a smaller variance): its margin less its luck (= start + skill +
+  others), a score whose differences between seats are those margins (the table's total
+  kept), and its rank by that score in the rules' order of seats.
 
 Why the judge, the floor and the grades are these: docs/design-notes.md.
 """
@@ -29,7 +35,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
 import msgspec
 
@@ -55,6 +61,7 @@ from domain.game.model import (
     TimedOut,
 )
 from domain.game.rejudge import recorded_action
+from domain.game.results import place, ranks
 
 Grade = Literal["best", "good", "inaccuracy", "mistake", "blunder"]
 # the grade of a decision by what it lost (percentage points of winning chance, `drop`):
@@ -112,6 +119,11 @@ class SeatReview(msgspec.Struct, frozen=True, kw_only=True):
     others: float  # what the other seats' decisions did to it
     luck: float  # what the cards did to it
     margin: float  # final score less the mean of the others' (= start + skill + others + luck)
+    # the result with the luck taken out (`luck_adjusted`): margin - luck, a score whose
+    # differences between seats are those margins (the table's total kept), the rank by it
+    adjusted_margin: float
+    adjusted_score: float
+    adjusted_rank: int
 
 
 class Chances(msgspec.Struct, frozen=True, kw_only=True):
@@ -169,7 +181,9 @@ def review(events: Iterable[Event]) -> GameReview:
         if decision is not None:
             decisions.append(decision)
     chances.append(Chances(version=final.version, chances=tuple(win_chances(final))))
-    seats = _seats(decisions, start, (skill, others, luck), margins(final))
+    end = margins(final)
+    adjusted = luck_adjusted(end, luck, final.results)
+    seats = _seats(decisions, start, (skill, others, luck), end, adjusted)
     return GameReview(
         seats=tuple(seats), decisions=tuple(decisions), cards=tuple(cards), chances=tuple(chances)
     )
@@ -198,6 +212,7 @@ def _seats(
     start: Vector,
     parts: tuple[Sequence[float], Sequence[float], Sequence[float]],
     end: Vector,
+    adjusted: Sequence[LuckAdjusted],
 ) -> list[SeatReview]:
     skill, others, luck = parts
     seats = []
@@ -222,9 +237,60 @@ def _seats(
                 others=others[s],
                 luck=luck[s],
                 margin=end[s],
+                adjusted_margin=adjusted[s].margin,
+                adjusted_score=adjusted[s].score,
+                adjusted_rank=adjusted[s].rank,
             )
         )
     return seats
+
+
+class SeatResult(Protocol):
+    """What the rules' order of seats reads of a seat's result (`domain.game.model.Result`,
+    or the archive's)."""
+
+    @property
+    def seat(self) -> int: ...
+    @property
+    def score(self) -> int: ...
+    @property
+    def currency(self) -> int: ...
+    @property
+    def cards(self) -> int: ...
+    @property
+    def resigned(self) -> bool: ...
+
+
+class LuckAdjusted(msgspec.Struct, frozen=True, kw_only=True):
+    margin: float
+    score: float
+    rank: int
+
+
+def luck_adjusted(
+    margin: Sequence[float], luck: Sequence[float], results: Iterable[SeatResult]
+) -> tuple[LuckAdjusted, ...]:
+    """Each seat's result with its luck taken out (seat order): `margin` and `luck` per seat
+    as the review counts them (points), `results` the game's final results.
+
+    - margin: `margin - luck` (= start + skill + others).
+    - score: the score less `(n - 1) / n` of the luck for n seats (all of it alone): the luck
+      of every seat sums to 0, so these scores keep the table's total and each one less the
+      mean of the others' is the adjusted margin (a margin fixes scores only up to a shift
+      common to the seats; this one moves the total by nothing).
+    - rank: by that score, in the rules' order of seats (`domain.game.results.place`: a
+      resigned seat below every other, ties by currency then cards, then shared)."""
+    by_seat = sorted(results, key=lambda r: r.seat)
+    n = len(by_seat)
+    share = (n - 1) / n if n > 1 else 1.0
+    scores = [r.score - share * x for r, x in zip(by_seat, luck, strict=True)]
+    ranked = ranks(
+        [place(s, r.resigned, r.currency, r.cards) for s, r in zip(scores, by_seat, strict=True)]
+    )
+    return tuple(
+        LuckAdjusted(margin=m - x, score=s, rank=k)
+        for m, x, s, k in zip(margin, luck, scores, ranked, strict=True)
+    )
 
 
 OBVIOUS_STAKE = 1.0  # a decision whose worst action loses no more than this is obvious

@@ -7,6 +7,22 @@ from collections.abc import Sequence
 from domain.game.model import ColorResult, Player, Result, Rules
 from domain.game.scoring import score_collection
 
+# a seat's place in the rules' order of seats (`place`): the lower, the better
+Place = tuple[bool, float, int, int]
+
+
+def place(score: float, resigned: bool, currency: int, cards: int) -> Place:
+    """A seat's key in the rules' order of seats (rules.md D16): a seat whose player did not
+    resign before one that did, then the higher score, then the most currency tokens (bust
+    tokens do not count), then the fewest cards in the collection; equal keys tie."""
+    return (resigned, -score, -currency, cards)
+
+
+def ranks(places: Sequence[Place]) -> tuple[int, ...]:
+    """Each seat's rank from its `place`: 1 + the seats placed before it (tied seats share a
+    rank and the next rank is skipped)."""
+    return tuple(1 + sum(1 for other in places if other < mine) for mine in places)
+
 
 def final_results(players: Sequence[Player], rules: Rules) -> tuple[Result, ...]:
     """Highest score wins; ties: most currency tokens (bust tokens do not count), then the
@@ -14,13 +30,15 @@ def final_results(players: Sequence[Player], rules: Rules) -> tuple[Result, ...]
     resigned ranks below every seat that did not (among themselves, by the same order) and
     never wins."""
     scores = [score_collection(p.cards, rules.perfect_bonus) for p in players]
-    keys = [
-        (p.resigned, -s.total, -p.currency, len(p.cards))
-        for s, p in zip(scores, players, strict=True)
-    ]
+    ranked = ranks(
+        [
+            place(s.total, p.resigned, p.currency, len(p.cards))
+            for s, p in zip(scores, players, strict=True)
+        ]
+    )
     results = []
     for seat, (player, score) in enumerate(zip(players, scores, strict=True)):
-        rank = 1 + sum(1 for other in keys if other < keys[seat])
+        rank = ranked[seat]
         results.append(
             Result(
                 seat=seat,

@@ -23,6 +23,12 @@ review). A log that cannot be reviewed is a `PermanentFailure`: set aside in qua
 (`python -m service.cli jobs`), never retried forever. A pool with no room (`bots_busy`)
 is no failure of the review: the worker waits (`service.jobs.worker`, as every queue's), so a
 busy spell never sets a review aside.
+
+Each seat of a review carries its luck-adjusted result (`domain.bots.review.luck_adjusted`:
+`adjusted_margin`, `adjusted_score`, `adjusted_rank`). A review kept before they existed has
+its seats' `margin` and `luck`, from which they follow with the game's results: `completed`
+adds them when such a review is read (the row stays as it was kept), so no kept review is
+recomputed or deleted for them.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from typing import Any
 
 import msgspec
 
-from domain.bots.review import GameReview, review
+from domain.bots.review import GameReview, LuckAdjusted, SeatResult, luck_adjusted, review
 from domain.game.model import AnyEvent
 from service.core.errors import ServiceError
 from service.core.ports import GameStore
@@ -78,6 +84,52 @@ def reviewed(game_id: str, log: list[bytes]) -> bytes:
     return msgspec.json.encode(ReviewOut(game_id=game_id, **msgspec.structs.asdict(found)))
 
 
+class _KeptSeat(msgspec.Struct):
+    margin: float
+    luck: float
+    adjusted_rank: int | None = None  # absent: kept before the luck-adjusted results
+
+
+class _Kept(msgspec.Struct):
+    seats: list[_KeptSeat]
+
+
+def incomplete(kept: bytes) -> bool:
+    """The kept review lacks its seats' luck-adjusted results (kept before they existed)."""
+    return any(s.adjusted_rank is None for s in msgspec.json.decode(kept, type=_Kept).seats)
+
+
+def completed(kept: bytes, results: Sequence[SeatResult]) -> bytes:
+    """A kept review's JSON with each seat's luck-adjusted result derived from its seats'
+    `margin` and `luck` and the game's `results` (`luck_adjusted`, as the review computes it);
+    every other field as kept."""
+    found = msgspec.json.decode(kept)
+    seats = found["seats"]
+    adjusted = luck_adjusted([s["margin"] for s in seats], [s["luck"] for s in seats], results)
+    for seat, a in zip(seats, adjusted, strict=True):
+        seat.update(adjusted_margin=a.margin, adjusted_score=a.score, adjusted_rank=a.rank)
+    return msgspec.json.encode(found)
+
+
+class _AdjustedSeat(msgspec.Struct):
+    adjusted_margin: float
+    adjusted_score: float
+    adjusted_rank: int
+
+
+class _Adjusted(msgspec.Struct):
+    seats: list[_AdjustedSeat]
+
+
+def adjusted_of(review_json: bytes) -> tuple[LuckAdjusted, ...]:
+    """A complete review's (`Reviews.review`'s answer) luck-adjusted results, seat order."""
+    seats = msgspec.json.decode(review_json, type=_Adjusted).seats
+    return tuple(
+        LuckAdjusted(margin=s.adjusted_margin, score=s.adjusted_score, rank=s.adjusted_rank)
+        for s in seats
+    )
+
+
 class Reviews:
     def __init__(
         self,
@@ -115,7 +167,7 @@ class Reviews:
             raise ServiceError("game_not_found")
         kept = await self.archive.get_review(game_id)
         if kept is not None:
-            return kept
+            return await self._complete(game_id, kept)
         record = await self.store.load(game_id)
         if record is not None:
             status: str = record.status
@@ -148,6 +200,15 @@ class Reviews:
         self.worker.wake()
         return None
 
+    async def luck_adjusted(self, game_id: str) -> tuple[LuckAdjusted, ...] | None:
+        """The finished game's seats' luck-adjusted results (seat order) from its review, or
+        None while the review is computed (queued by this call if it was not, in no caller's
+        quota). Raises as `review` does (`too_many_reviews` while the queue is full,
+        `review_failed` for a review set aside): the service's own readers wait and ask
+        again."""
+        kept = await self.review(game_id)
+        return None if kept is None else adjusted_of(kept)
+
     async def _pending(self, game_ids: Sequence[str]) -> dict[str, bool]:
         """Which of these reviews still count in a caller's quota: those waiting do; those
         computed or set aside do not; one neither (its request is on its way) is unknown."""
@@ -171,6 +232,20 @@ class Reviews:
         except ValueError as exc:  # a log no review can be made of: it never will be
             raise PermanentFailure(str(exc)) from exc
         await self.archive.save_review(game_id, found, datetime.fromtimestamp(self.clock(), UTC))
+
+    async def _complete(self, game_id: str, kept: bytes) -> bytes:
+        """The kept review with its luck-adjusted results (`completed`): as kept unless it
+        was kept before they existed; then from the game's results, the live store's while the
+        game is there, else the archive's."""
+        if not incomplete(kept):
+            return kept
+        record = await self.store.load(game_id)
+        if record is not None and record.state is not None and record.state.results is not None:
+            return completed(kept, record.state.results)
+        archived = await self.archive.get_game(game_id)
+        if archived is None or not archived.results:
+            raise ServiceError("game_not_found")  # a review kept of a game no longer kept
+        return completed(kept, archived.results)
 
     async def _log(self, game_id: str) -> list[bytes]:
         """The finished game's public log: the live store's, else the archive's."""

@@ -2543,6 +2543,9 @@ export interface components {
         /** SeatReview */
         SeatReview: {
             accuracy: number | null;
+            adjusted_margin: number;
+            adjusted_rank: number;
+            adjusted_score: number;
             decisions: number;
             grades: {
                 [key: string]: number;

@@ -6,6 +6,7 @@ import itertools
 import math
 import statistics
 
+import msgspec
 import pytest
 from msgspec.structs import replace
 
@@ -22,6 +23,7 @@ from domain.bots.review import (
     Judged,
     drop,
     grade,
+    luck_adjusted,
     margins,
     move_accuracy,
     performance_rating,
@@ -38,9 +40,12 @@ from domain.game.model import (
     CardDrawn,
     Draw,
     GameStarted,
+    Player,
+    Rules,
     Stop,
     TimedOut,
 )
+from domain.game.results import final_results
 
 # the module's tests on one worker: its module fixture `reviewed` (18 games, each reviewed by the
 # master judge) is made once (--dist loadgroup would spread them over both workers, and each would
@@ -84,6 +89,88 @@ def test_skill_others_and_luck_add_up_to_each_seats_final_margin(reviewed) -> No
         assert sum(s.margin for s in r.seats) == pytest.approx(0.0, abs=1e-9)
         for card in r.cards:
             assert sum(card.luck) == pytest.approx(0.0, abs=1e-9)
+
+
+def _order(score: float, result) -> tuple:
+    """The rules' order of seats, written out here (rules.md D16): not resigned first, then
+    the higher score, the most currency, the fewest cards."""
+    return (result.resigned, -score, -result.currency, result.cards)
+
+
+def test_a_seats_luck_adjusted_result_is_its_result_with_its_luck_taken_out(reviewed) -> None:
+    """Checked against the final results, not the review's own margins: the adjusted scores
+    keep the table's total and differ between seats as the adjusted margins do; the adjusted
+    rank is the rules' order by them."""
+    reordered = 0
+    for _bots, game, r in reviewed:
+        results = {res.seat: res for res in game.state.results}
+        n = len(results)
+        total = sum(res.score for res in results.values())
+        assert sum(s.adjusted_score for s in r.seats) == pytest.approx(total, abs=1e-9)
+        for seat in r.seats:
+            assert seat.adjusted_margin == pytest.approx(seat.margin - seat.luck, abs=1e-9)
+            own = seat.start + seat.skill + seat.others
+            assert seat.adjusted_margin == pytest.approx(own, abs=1e-9)
+            others = [s.adjusted_score for s in r.seats if s.seat != seat.seat]
+            margin = seat.adjusted_score - sum(others) / (n - 1)
+            assert margin == pytest.approx(seat.adjusted_margin, abs=1e-9)
+            mine = _order(seat.adjusted_score, results[seat.seat])
+            before = [s for s in r.seats if _order(s.adjusted_score, results[s.seat]) < mine]
+            assert seat.adjusted_rank == 1 + len(before)
+        if [s.adjusted_rank for s in r.seats] != [results[s.seat].rank for s in r.seats]:
+            reordered += 1
+    assert reordered > 0, "the luck changed no game's order: the ranks were not checked"
+
+
+def test_without_luck_the_adjusted_results_are_the_results() -> None:
+    """The rules' ties included: a resigned seat last whatever its score, equal scores
+    ordered by currency then cards, a full tie shared (the next rank skipped)."""
+    names = ("Ann", "Bob", "Cid", "Dee", "Eve")
+    players = [
+        Player(seat=0, name=names[0], cards=("R1", "R2", "R3"), resigned=True),  # 3 points
+        Player(seat=1, name=names[1], cards=("B1",), currency=2),  # 1 point
+        Player(seat=2, name=names[2], cards=("G1",), currency=4),  # 1 point, more currency
+        Player(seat=3, name=names[3], cards=("O1", "O5"), currency=4),  # more cards
+        Player(seat=4, name=names[4], cards=("R1",), currency=4),  # tied with Cid
+    ]
+    results = final_results(players, Rules())
+    assert [r.rank for r in results] == [5, 4, 1, 3, 1]
+    scores = [r.score for r in results]
+    end = [x - (sum(scores) - x) / 4 for x in scores]
+    adjusted = luck_adjusted(end, [0.0] * 5, reversed(results))  # results in any order
+    assert [a.rank for a in adjusted] == [r.rank for r in results]
+    assert [a.score for a in adjusted] == scores
+    assert [a.margin for a in adjusted] == end
+
+
+class _Result(msgspec.Struct, frozen=True, kw_only=True):
+    seat: int
+    score: int
+    currency: int = 0
+    cards: int = 5
+    resigned: bool = False
+
+
+def test_the_luck_taken_out_can_change_the_order_but_never_lifts_a_resigned_seat() -> None:
+    # heads-up: 30 against 25 on a card worth 7 points of margin: the loser played better
+    two = luck_adjusted(
+        [5.0, -5.0], [7.0, -7.0], [_Result(seat=0, score=30), _Result(seat=1, score=25)]
+    )
+    assert [(a.margin, a.score, a.rank) for a in two] == [(-2.0, 26.5, 2), (2.0, 28.5, 1)]
+    # a resigned seat with the worst luck stays last; alone, the whole luck comes off the score
+    three = luck_adjusted(
+        [3.0, 0.0, -3.0],
+        [-20.0, 10.0, 10.0],
+        [
+            _Result(seat=0, score=12, resigned=True),
+            _Result(seat=1, score=10),
+            _Result(seat=2, score=8),
+        ],
+    )
+    assert [a.rank for a in three] == [3, 1, 2]
+    assert three[0].score > three[1].score  # ahead on the adjusted score, still last
+    (alone,) = luck_adjusted([20.0], [6.5], [_Result(seat=0, score=20)])
+    assert (alone.margin, alone.score, alone.rank) == (13.5, 13.5, 1)
 
 
 def test_every_card_drawn_is_valued_against_the_draw_it_came_from(reviewed) -> None:

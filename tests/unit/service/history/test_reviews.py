@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import TypeVar
 
 import msgspec
 import pytest
 
-from domain.bots.review import review
+from domain.bots.review import LuckAdjusted, review
 from domain.game.model import AnyEvent
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
@@ -115,6 +116,29 @@ def test_an_archived_game_is_reviewed_once_in_the_background() -> None:
     assert archive.reviews == {played.id: done}
 
 
+def test_the_luck_adjusted_results_are_the_reviews_once_it_is_computed() -> None:
+    """`Reviews.luck_adjusted`: None while the review is queued (the call queued it), then
+    each seat's luck-adjusted result as the review says it, in seat order."""
+    played = four_seats()
+    archive = MemoryArchive()
+
+    async def body() -> tuple[object, object]:
+        await archive_game(archive, played.record, played.stored, played.player_ids)
+        use = reviews(archive=archive)
+        waiting = await use.luck_adjusted(played.id)
+        await use.worker.run_once()
+        return waiting, await use.luck_adjusted(played.id)
+
+    waiting, found = run(body())
+    assert waiting is None
+    seats = expected(played).seats
+    assert found == tuple(
+        LuckAdjusted(margin=s.adjusted_margin, score=s.adjusted_score, rank=s.adjusted_rank)
+        for s in sorted(seats, key=lambda s: s.seat)
+    )
+    assert len(found) == 4
+
+
 def test_a_finished_game_still_in_the_store_is_reviewed_from_its_live_log() -> None:
     played = four_seats()
     store, archive = MemoryGameStore(), MemoryArchive()
@@ -131,6 +155,69 @@ def test_a_finished_game_still_in_the_store_is_reviewed_from_its_live_log() -> N
     assert msgspec.json.decode(done, type=ReviewOut) == expected(played)
     assert archive.state.games == {}  # the archive holds the review alone
     assert set(archive.reviews) == {played.id}
+
+
+ADJUSTED = ("adjusted_margin", "adjusted_score", "adjusted_rank")
+
+
+def kept_before_adjusted(played: Played) -> bytes:
+    """The game's review as kept before the luck-adjusted results: its seats without them."""
+    found = msgspec.to_builtins(expected(played))
+    for seat in found["seats"]:
+        for key in ADJUSTED:
+            del seat[key]
+    return msgspec.json.encode(found)
+
+
+def reordered_by_luck() -> Played:
+    """A game whose luck-adjusted order is not its results' (a rank copied would show)."""
+    return next(
+        p
+        for p in dataset()
+        if p.record.state.results is not None
+        and [s.adjusted_rank for s in expected(p).seats] != [r.rank for r in p.record.state.results]
+    )
+
+
+@pytest.mark.parametrize("where", ["archive", "store"])
+def test_a_review_kept_before_the_luck_adjusted_results_is_answered_with_them(where) -> None:
+    """From the game's results (the archive's, or the live store's while the game is there),
+    the same as the review computes today; the row stays as kept and nothing is queued."""
+    played = reordered_by_luck()
+    store, archive = MemoryGameStore(), MemoryArchive()
+    old = kept_before_adjusted(played)
+
+    async def body() -> tuple[bytes | None, int]:
+        if where == "archive":
+            await archive_game(archive, played.record, played.stored, played.player_ids)
+        else:
+            await store.create(played.record, played.stored, ttl=3600)
+        await archive.save_review(played.id, old, datetime.now(UTC))
+        use = reviews(store, archive)
+        answer = await use.review(played.id)
+        return answer, await use.worker.run_once()
+
+    answer, handled = run(body())
+    assert answer is not None
+    want = expected(played)
+    got = msgspec.json.decode(answer, type=ReviewOut)
+    assert got == want  # the adjusted fields equal (floats to the bit), every other as kept
+    assert [s.adjusted_rank for s in got.seats] != [r.rank for r in played.record.state.results]
+    assert archive.reviews == {played.id: old}
+    assert handled == 0
+
+
+def test_a_review_kept_before_the_luck_adjusted_results_of_a_game_no_longer_kept_is_404():
+    played = four_seats()
+    archive = MemoryArchive()
+
+    async def body() -> None:
+        await archive.save_review(played.id, kept_before_adjusted(played), datetime.now(UTC))
+        await reviews(archive=archive).review(played.id)
+
+    with pytest.raises(ServiceError) as refused:
+        run(body())
+    assert refused.value.code == "game_not_found"
 
 
 def test_only_a_finished_game_is_reviewed() -> None:

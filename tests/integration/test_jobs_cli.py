@@ -14,7 +14,17 @@ from infra.queues import RedisQueue
 from infra.redis_client import connect
 from service.bootstrap import Instruments, build_adapters, game_service
 from service.core.settings import ArchiveSettings, ObservabilitySettings, Settings, WebhookSettings
+from tests.support.archive import claim_redis_db
 from tests.support.jobs_cli import cli
+
+
+@pytest.fixture
+def own_db(redis_url: str) -> Iterator[str]:
+    """A Redis database of this test alone: on the shared one, a service process of another
+    test works the same queues, and its worker claimed a job between this test's claim and
+    its quarantine (the quarantine then found another lease's token)."""
+    with claim_redis_db(redis_url) as (url, _):
+        yield url
 
 
 @contextlib.contextmanager
@@ -49,7 +59,8 @@ def a_quarantined_job(redis_url: str, name: str, reason: str) -> Iterator[str]:
         asyncio.run(cleanup())
 
 
-def test_quarantined_jobs_are_listed_with_their_reason_and_put_back(redis_url, tmp_path):
+def test_quarantined_jobs_are_listed_with_their_reason_and_put_back(own_db, tmp_path):
+    redis_url = own_db
     with a_quarantined_job(redis_url, "relay", "RuntimeError: a test's poison") as job_id:
         listed = cli(tmp_path, redis_url, "list", "relay")
         assert listed.returncode == 0, listed.stderr
@@ -69,9 +80,10 @@ def test_the_embedded_store_has_nothing_to_reach(tmp_path):
     assert "TEN_REDIS_URL" in result.stderr
 
 
-def test_every_queue_of_the_service_can_be_listed_and_requeued(redis_url, tmp_path):
+def test_every_queue_of_the_service_can_be_listed_and_requeued(own_db, tmp_path):
     """Each queue the service makes (its composition asked for every one), the tournaments'
     director's included: its quarantined job listed, then put back."""
+    redis_url = own_db
     made = queues_the_service_makes(tmp_path)
     assert {"archive", "relay", "webhooks", "reviews", "tournaments"} <= made
     for name in sorted(made):

@@ -9,6 +9,7 @@ import msgspec
 
 Format = Literal["swiss", "round_robin"]
 DealMode = Literal["duplicate", "fresh"]
+StandingsBy = Literal["results", "luck_adjusted"]
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -20,6 +21,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # duplicate mode: the standings' first key, matchpoints second ("matchpoints": the
     # reverse, as duplicate tournaments were ranked before points came first; they keep it)
     duplicate_primary: Literal["matchpoints", "points"] = "points"
+    # what a table counts for in the standings: its results, or its luck-adjusted results
+    # (`TableResult.adjusted`: the ranks and scores of the game's review)
+    standings_by: StandingsBy = "results"
 
     def __post_init__(self) -> None:
         if not 2 <= self.table_size <= 5:
@@ -43,6 +47,13 @@ class Round(msgspec.Struct, frozen=True, kw_only=True):
     byes: tuple[str, ...] = ()
 
 
+class Adjusted(msgspec.Struct, frozen=True, kw_only=True):
+    """A table's luck-adjusted result (`domain.bots.review.luck_adjusted`), per seat."""
+
+    ranks: tuple[int, ...]  # 1 = first; tied seats share a rank
+    scores: tuple[float, ...]
+
+
 class TableResult(msgspec.Struct, frozen=True, kw_only=True):
     round: int
     table: int
@@ -50,6 +61,12 @@ class TableResult(msgspec.Struct, frozen=True, kw_only=True):
     seats: tuple[str, ...]  # entrant ids in seat order
     ranks: tuple[int, ...]  # per seat, 1 = first; tied seats share a rank
     scores: tuple[int, ...]  # per seat, the game score
+    # standings_by "luck_adjusted": the game's review's luck-adjusted ranks and scores, once
+    # read (None before, and for a table counted by its results: `unadjusted`)
+    adjusted: Adjusted | None = None
+    # standings_by "luck_adjusted": no review can adjust this table (it failed, or the game
+    # ended without results): the standings count its results
+    unadjusted: bool = False
 
 
 class Standing(msgspec.Struct, frozen=True, kw_only=True):

@@ -32,6 +32,12 @@ Rules stated:
   sum of the primary scores of every opponent met, once per meeting), then the total game
   score, then the seeding (the entrants' order as given). Points come first in duplicate
   mode too because they rank the players better (why: docs/design-notes.md).
+- Luck-adjusted standings (`standings_by` "luck_adjusted"): a table counts by its game's
+  review's luck-adjusted ranks (place points) and scores (matchpoints) instead of its
+  results (`counted`); the tie-breaks, byes and pairing as above, and the total game score
+  is the one played. A table no review adjusts (`TableResult.unadjusted`) counts by its
+  results; a round is paired, or the tournament ends, once every table of the round is
+  `settled` (its luck-adjusted result known, or none to come).
 """
 
 from __future__ import annotations
@@ -42,22 +48,26 @@ from collections.abc import Mapping, Sequence
 
 from domain.game.rng import SeededRandom
 from domain.tournaments.model import (
+    Adjusted,
     DealMode,
     Entrant,
     Format,
     Round,
     Settings,
     Standing,
+    StandingsBy,
     Table,
     TableResult,
 )
 from domain.tournaments.round_robin import affine_round, circle_round, round_robin_groups
 from domain.tournaments.standings import (
     bye_points,
+    counted,
     matchpoints,
     meeting_counts,
     place_points,
     seat_counts,
+    settled,
     standings,
     table_result,
 )
@@ -66,12 +76,14 @@ from domain.tournaments.swiss import SEARCH_BUDGET, TABU_TENURE, bye_entrants, s
 __all__ = [
     "SEARCH_BUDGET",
     "TABU_TENURE",
+    "Adjusted",
     "DealMode",
     "Entrant",
     "Format",
     "Round",
     "Settings",
     "Standing",
+    "StandingsBy",
     "Table",
     "TableResult",
     "affine_round",
@@ -79,6 +91,7 @@ __all__ = [
     "bye_entrants",
     "bye_points",
     "circle_round",
+    "counted",
     "deal_seed",
     "matchpoints",
     "meeting_counts",
@@ -86,6 +99,7 @@ __all__ = [
     "place_points",
     "round_robin_groups",
     "seat_counts",
+    "settled",
     "standings",
     "swiss_tables",
     "table_result",

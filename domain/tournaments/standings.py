@@ -8,7 +8,15 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 
 from domain.game.model import Result
-from domain.tournaments.model import Entrant, Round, Settings, Standing, Table, TableResult
+from domain.tournaments.model import (
+    Entrant,
+    Round,
+    Settings,
+    Standing,
+    StandingsBy,
+    Table,
+    TableResult,
+)
 
 
 def bye_points(table_size: int) -> float:
@@ -37,13 +45,31 @@ def table_result(round_number: int, table: Table, results: Sequence[Result]) -> 
     )
 
 
-def matchpoints(results: Sequence[TableResult]) -> dict[tuple[int, str], float]:
+def counted(result: TableResult, by: StandingsBy) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """A table's (ranks, scores) as the standings count them (`Settings.standings_by`): its
+    results, or its luck-adjusted results (`TableResult.adjusted`) once known; until then,
+    and for a table no review adjusts (`unadjusted`), its results."""
+    if by == "luck_adjusted" and result.adjusted is not None:
+        return result.adjusted.ranks, result.adjusted.scores
+    return result.ranks, result.scores
+
+
+def settled(result: TableResult, by: StandingsBy) -> bool:
+    """The table counts in the standings as it always will: by its results, or
+    (luck_adjusted) once its luck-adjusted result is known or no review adjusts it."""
+    return by == "results" or result.adjusted is not None or result.unadjusted
+
+
+def matchpoints(
+    results: Sequence[TableResult], by: StandingsBy = "results"
+) -> dict[tuple[int, str], float]:
     """(round, entrant) -> matchpoints of that game, 0..1: per deal and seat, 1 per other
-    holder of that seat beaten on game score, 0.5 per tie, over the number compared
-    (0.5 when no one else held it)."""
-    holders: dict[tuple[str, int], list[tuple[int, str, int]]] = defaultdict(list)
+    holder of that seat beaten on game score (`by`: the scores `counted`), 0.5 per tie,
+    over the number compared (0.5 when no one else held it)."""
+    holders: dict[tuple[str, int], list[tuple[int, str, float]]] = defaultdict(list)
     for result in results:
-        for seat, (entrant, score) in enumerate(zip(result.seats, result.scores, strict=True)):
+        _, scores = counted(result, by)
+        for seat, (entrant, score) in enumerate(zip(result.seats, scores, strict=True)):
             holders[(result.deal, seat)].append((result.round, entrant, score))
     out: dict[tuple[int, str], float] = {}
     for group in holders.values():
@@ -65,12 +91,14 @@ def standings(
     points = dict.fromkeys(ids, 0.0)
     marks = dict.fromkeys(ids, 0.0)
     score = dict.fromkeys(ids, 0)
+    by = settings.standings_by
     for result in results:
-        for entrant, pts in zip(result.seats, place_points(result.ranks), strict=True):
+        ranks, _ = counted(result, by)
+        for entrant, pts in zip(result.seats, place_points(ranks), strict=True):
             points[entrant] += pts
         for entrant, game_score in zip(result.seats, result.scores, strict=True):
-            score[entrant] += game_score
-    for (_, entrant), mp in matchpoints(results).items():
+            score[entrant] += game_score  # the game score as played, whatever `by`
+    for (_, entrant), mp in matchpoints(results, by).items():
         marks[entrant] += mp
     for played in rounds:
         for entrant in played.byes:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
+import msgspec
 import pytest
 
 from domain.game.engine import new_game
 from domain.game.rng import SeededRandom
 from domain.tournaments.rules import (
+    Adjusted,
     Entrant,
     Round,
     Settings,
@@ -20,11 +22,13 @@ from domain.tournaments.rules import (
     assign_seats,
     bye_entrants,
     circle_round,
+    counted,
     matchpoints,
     meeting_counts,
     next_round,
     place_points,
     seat_counts,
+    settled,
     standings,
     swiss_tables,
 )
@@ -407,3 +411,83 @@ def test_duplicate_standings_put_points_first_and_matchpoints_second() -> None:
         results,
     )
     assert [r.entrant for r in by_marks] == ["b", "a", "c", "d"]
+
+
+def luck_adjusted_round() -> tuple[list[Entrant], Round, list[TableResult]]:
+    """One duplicate deal at two tables of 2: a beat b and c beat d as played; luck taken
+    out, b beat a (adjusted ranks) and on seat 1 d (6.5) beat b (6.0) (adjusted scores)."""
+    field = [Entrant(id=i) for i in "abcd"]
+    round1 = Round(number=1, tables=(table(0, ("a", "b"), "d"), table(1, ("c", "d"), "d")))
+    results = [
+        TableResult(
+            round=1, table=0, deal="d", seats=("a", "b"), ranks=(1, 2), scores=(9, 4),
+            adjusted=Adjusted(ranks=(2, 1), scores=(5.5, 6.0)),
+        ),
+        TableResult(
+            round=1, table=1, deal="d", seats=("c", "d"), ranks=(1, 2), scores=(8, 3),
+            adjusted=Adjusted(ranks=(1, 2), scores=(7.0, 6.5)),
+        ),
+    ]  # fmt: skip
+    return field, round1, results
+
+
+def test_luck_adjusted_standings_count_the_adjusted_ranks_and_scores() -> None:
+    """Place points from the adjusted ranks, matchpoints from the adjusted scores; the total
+    game score (a tie-break) stays the one played; by results, the adjustment is ignored."""
+    field, round1, results = luck_adjusted_round()
+    adjusted = Settings(deal_mode="duplicate", table_size=2, standings_by="luck_adjusted")
+    rows = standings(adjusted, field, [round1], results)
+    # points: b 1, c 1, a 0, d 0; seat 0 of the deal: c 7.0 beat a 5.5; seat 1: d 6.5 beat b 6.0
+    got = {r.entrant: (r.points, r.matchpoints, r.score) for r in rows}
+    assert got == {
+        "a": (0.0, 0.0, 9), "b": (1.0, 0.0, 4), "c": (1.0, 1.0, 8), "d": (0.0, 1.0, 3),
+    }  # fmt: skip
+    assert [r.entrant for r in rows] == ["c", "b", "d", "a"]
+    plain = standings(
+        msgspec.structs.replace(adjusted, standings_by="results"), field, [round1], results
+    )
+    assert [(r.entrant, r.points, r.matchpoints) for r in plain] == [
+        ("a", 1.0, 1.0), ("c", 1.0, 0.0), ("b", 0.0, 1.0), ("d", 0.0, 0.0),
+    ]  # fmt: skip
+
+
+def test_luck_adjusted_standings_are_the_standings_of_the_adjusted_results() -> None:
+    """One implementation: ranking by luck-adjusted results is ranking by results whose ranks
+    and scores are the adjusted ones (points, matchpoints, Buchholz, order, and so pairing)."""
+    field, round1, results = luck_adjusted_round()
+    adjusted = Settings(deal_mode="duplicate", table_size=2, standings_by="luck_adjusted")
+    as_results = [
+        msgspec.structs.replace(r, ranks=r.adjusted.ranks, scores=r.adjusted.scores)
+        for r in results
+        if r.adjusted is not None
+    ]
+    plain = msgspec.structs.replace(adjusted, standings_by="results")
+    mine = standings(adjusted, field, [round1], results)
+    theirs = standings(plain, field, [round1], as_results)
+    assert [(r.entrant, r.points, r.matchpoints, r.buchholz) for r in mine] == [
+        (r.entrant, r.points, r.matchpoints, r.buchholz) for r in theirs
+    ]
+    assert next_round(adjusted, field, [round1], results) == next_round(
+        plain, field, [round1], as_results
+    )
+
+
+def test_a_table_without_its_adjusted_result_counts_by_its_results() -> None:
+    """Until its review is read (not settled), or when no review adjusts it (unadjusted:
+    settled), a table counts by its results in luck-adjusted standings."""
+    _, _, (first, _) = luck_adjusted_round()
+    waiting = msgspec.structs.replace(first, adjusted=None)
+    unadjusted = msgspec.structs.replace(waiting, unadjusted=True)
+    assert counted(first, "luck_adjusted") == ((2, 1), (5.5, 6.0))
+    assert counted(first, "results") == ((1, 2), (9, 4))
+    assert (
+        counted(waiting, "luck_adjusted")
+        == counted(unadjusted, "luck_adjusted")
+        == ((1, 2), (9, 4))
+    )
+    assert [settled(r, "luck_adjusted") for r in (first, waiting, unadjusted)] == [
+        True,
+        False,
+        True,
+    ]
+    assert settled(waiting, "results")

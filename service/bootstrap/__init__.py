@@ -171,6 +171,7 @@ def game_service(
     service = GameService(
         store, settings, relay=relay, bots=bot_work(settings), away=corr.use_cases.away
     )
+    reviews = post_game_reviews(settings, adapters, service, obs)
     tournaments = Tournaments(
         adapters.tournaments,
         adapters.queue(TOURNAMENTS),
@@ -179,6 +180,7 @@ def game_service(
         retry=service.retry,
         quotas=store,
         max_open=settings.quotas.max_open_tournaments,
+        adjusted=reviews.luck_adjusted,  # luck-adjusted standings read the games' reviews
     )
     # who may read a game of a deal still played at another table: the reads and the archive
     secrecy = Secrecy(store.load, adapters.tournaments.load_tournament, service.seat_or_none)
@@ -210,7 +212,6 @@ def game_service(
             notices=corr.notices,
         )
     )
-    reviews = post_game_reviews(settings, adapters, service, obs)
     kept = (webhooks, deadlines, reviews, tournaments, bulk_pairings(settings, adapters, service))
     return service, Background(
         settings, archiver, relay, service, obs, secrecy, *kept,

@@ -102,6 +102,10 @@ class StandingOut(msgspec.Struct, frozen=True, kw_only=True):
     matchpoints: float
     buchholz: float
     score: int
+    # luck-adjusted standings (`standings_by` "luck_adjusted"): `points` and `matchpoints` are
+    # the luck-adjusted ones they rank by, these the results' own; null in standings by results
+    result_points: float | None = None
+    result_matchpoints: float | None = None
 
 
 class TournamentFinishedData(msgspec.Struct, frozen=True, kw_only=True):

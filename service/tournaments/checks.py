@@ -7,9 +7,11 @@ import msgspec
 
 from domain.tournaments.rules import (
     Entrant,
+    StandingsBy,
     Table,
     TableResult,
     next_round,
+    settled,
     table_result,
 )
 from service.core.callers import Caller
@@ -95,11 +97,20 @@ def advanced(record: TournamentRecord, now: float, **changes: object) -> Tournam
 
 
 def round_complete(record: TournamentRecord) -> bool:
-    """Every table of the current round has its result."""
+    """Every table of the current round has its result, as the standings will always count
+    it (`domain.tournaments.rules.settled`: luck-adjusted standings wait for the reviews)."""
     if not record.rounds:
         return False
     current = record.rounds[-1]
-    return all(record.result_of(current.number, t.number) is not None for t in current.tables)
+    by = record.settings.standings_by
+    found = [record.result_of(current.number, t.number) for t in current.tables]
+    return all(result is not None and settled(result, by) for result in found)
+
+
+def waits_for_reviews(record: TournamentRecord) -> bool:
+    """Luck-adjusted standings: a table has its result but not yet its luck-adjusted one."""
+    by = record.settings.standings_by
+    return any(not settled(result, by) for result in record.results)
 
 
 def table_of(record: TournamentRecord, ref: TableRef) -> Table | None:
@@ -109,8 +120,14 @@ def table_of(record: TournamentRecord, ref: TableRef) -> Table | None:
     return None
 
 
-def result_of(game: GameRecord, round_number: int, table: Table) -> TableResult:
+def result_of(
+    game: GameRecord, round_number: int, table: Table, by: StandingsBy = "results"
+) -> TableResult:
+    """The table's result from its ended game; a game ended without results is a void result
+    (`void_result`), which no review adjusts (`TableResult.unadjusted` in luck-adjusted
+    standings)."""
     state = game.state
     if state is None or game.stopped or state.results is None:
-        return void_result(round_number, table)
+        void = void_result(round_number, table)
+        return msgspec.structs.replace(void, unadjusted=by == "luck_adjusted")
     return table_result(round_number, table, state.results)

@@ -27,25 +27,49 @@ dealing its games through the lobby's game creation and scoring their results.
   a clock (`DEFAULT_CLOCK` when the create names none), so a player who does not show up
   is played by the game's bot after the clock's timeouts (`domain.bots.clock`): the seat scores
   what it makes, and the round never waits on them longer than the clock says.
+- Luck-adjusted standings (`standings_by` "luck_adjusted", `domain.tournaments.rules`): each
+  step reads the luck-adjusted result of every table that has its result but not yet that
+  one, from its game's post-game review (`adjusted`: `service.history.reviews.Reviews.luck_adjusted`,
+  whose first read queues the review) and keeps it with the table's result. A round is
+  complete (`round_complete`) once every table has it, so the next round is paired, or the
+  tournament finishes, only then; while a review is computed the step answers its worker a
+  time REVIEW_WAIT ahead, and the job is run again then (no task waits). A table whose
+  review failed for good (`review_failed`: set aside by the reviews' queue) or whose game
+  ended without results is kept `unadjusted`: it counts by its results (said in the
+  rounds' answer, and logged), so a failed review never stalls the tournament.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal, TypeVar
 
-from domain.tournaments.rules import Round, Table, next_round
+import msgspec
+
+from domain.bots.review import LuckAdjusted
+from domain.tournaments.rules import Adjusted, Round, Table, TableResult, next_round, settled
 from service.core.callers import PLATFORM
+from service.core.errors import ServiceError
 from service.core.model import GameRecord, TableRef, TournamentRecord
 from service.games.commands import CreateTable, SeatRequest
 from service.jobs.worker import Job, LeasedQueue, Worker
 from service.reactions.relay import Change
-from service.tournaments.checks import advanced, result_of, round_complete, started, table_of
+from service.tournaments.checks import (
+    advanced,
+    result_of,
+    round_complete,
+    started,
+    table_of,
+    waits_for_reviews,
+)
 from service.tournaments.records import (
     BOT_PREFIX,
     GRACE,
     LEASE,
+    REVIEW_WAIT,
     Announce,
+    game_id,
     game_key,
     game_seed,
     tournament_clock,
@@ -54,12 +78,19 @@ from service.tournaments.records import (
 from service.tournaments.saving import TournamentWrites
 
 T = TypeVar("T")
+log = logging.getLogger("ten.tournaments")
+# a game's luck-adjusted result by its id, None while its review is computed
+LuckOf = Callable[[str], Awaitable[Sequence[LuckAdjusted] | None]]
+# a review's refusals that no later read mends: its table counts by its results
+NO_REVIEW = ("review_failed", "game_not_reviewable")
 
 
 class Director:
     """The director's steps and its worker (see the module docstring). `create` deals a
     table's game: the lobby's `create` (`service.lobby.use_cases.Lobby.create`); `announce`
-    queues the webhooks a change called for (`service.reactions.webhooks.Webhooks.announce`)."""
+    queues the webhooks a change called for (`service.reactions.webhooks.Webhooks.announce`);
+    `adjusted` reads a game's luck-adjusted result (None: no reviews, so a luck-adjusted
+    tournament's tables all count by their results)."""
 
     def __init__(
         self,
@@ -69,8 +100,10 @@ class Director:
         *,
         announce: Announce | None,
         clock: Callable[[], float],
+        adjusted: LuckOf | None = None,
     ) -> None:
         self.writes = writes
+        self.adjusted = adjusted
         self.queue = queue
         self.create_game = create
         self.announce = announce
@@ -104,7 +137,7 @@ class Director:
             table = table_of(record, ref)
             if table is None:
                 return None
-            result = result_of(game, ref.round, table)
+            result = result_of(game, ref.round, table, record.settings.standings_by)
             return advanced(record, self.clock(), results=(*record.results, result))
 
         if await self.writes.save(ref.tournament_id, change) is not None:
@@ -115,8 +148,9 @@ class Director:
         safe on any replica at once (every save compares the version). A step that pairs
         the next round queues its job again at once and ends: that round's deals are the
         next step, so a step lasts one round's deals, well within the worker's LEASE.
-        Answers the time the tournament waits for (its `starts_at`, its `next_round_at`):
-        the worker keeps its job due then; None when it waits for no time."""
+        Answers the time the tournament waits for (its `starts_at`, its `next_round_at`, a
+        review's REVIEW_WAIT): the worker keeps its job due then; None when it waits for no
+        time."""
         record = await self.writes.store.load_tournament(tournament_id)
         if record is None:
             return None
@@ -133,13 +167,71 @@ class Director:
         if record.status != "running":
             return None
         await self._deal(record)
+        if waits_for_reviews(record):
+            record = await self._adjust(record)
+            if record is None:
+                return None
         paired = await self.writes.save(tournament_id, self._paired, pairs=True)
         if paired is not None and paired.pending:
             await self._due_now(tournament_id)
             return None
         if paired is not None and paired.status == "running":
+            if waits_for_reviews(paired):
+                return self.clock() + REVIEW_WAIT
             return paired.next_round_at
         return None
+
+    async def _adjust(self, record: TournamentRecord) -> TournamentRecord | None:
+        """Luck-adjusted standings: the luck-adjusted result of each table that has its
+        result but not that one yet, read from its game's review (the read queues a review
+        not computed yet), kept with the result; a table whose review failed for good is
+        kept `unadjusted` (see the module docstring). Reviews still computed: kept as they
+        are, read again by a later step."""
+        by = record.settings.standings_by
+        found: dict[tuple[int, int], TableResult] = {}
+        for result in record.results:
+            if not settled(result, by):
+                read = await self._adjusted(record.id, result)
+                if read is not None:
+                    found[(result.round, result.table)] = read
+        if not found:
+            return record
+
+        def change(current: TournamentRecord) -> TournamentRecord | None:
+            results = tuple(
+                found.get((r.round, r.table), r) if not settled(r, by) else r
+                for r in current.results
+            )
+            return (
+                None
+                if results == current.results
+                else advanced(current, self.clock(), results=results)
+            )
+
+        return await self.writes.save(record.id, change)
+
+    async def _adjusted(self, tournament_id: str, result: TableResult) -> TableResult | None:
+        """The table's result with its luck-adjusted result, or `unadjusted` when no review
+        will give one; None while its review is computed (or the reviews are busy:
+        `too_many_reviews`)."""
+        if self.adjusted is None:
+            return msgspec.structs.replace(result, unadjusted=True)
+        try:
+            seats = await self.adjusted(game_id(tournament_id, result.round, result.table))
+        except ServiceError as error:
+            if error.code not in NO_REVIEW:
+                return None
+            log.warning(
+                "tournament %s round %d table %d: no review (%s): counted by its results",
+                tournament_id, result.round, result.table, error.code,
+            )  # fmt: skip
+            return msgspec.structs.replace(result, unadjusted=True)
+        if seats is None:
+            return None
+        adjusted = Adjusted(
+            ranks=tuple(s.rank for s in seats), scores=tuple(s.score for s in seats)
+        )
+        return msgspec.structs.replace(result, adjusted=adjusted)
 
     def _on_time(self, record: TournamentRecord) -> TournamentRecord | None:
         """Its `starts_at` came while it still takes registrations: it starts."""

@@ -16,6 +16,7 @@ from domain.tournaments.rules import (
     Format,
     Round,
     Standing,
+    StandingsBy,
     Table,
     TableResult,
     standings,
@@ -47,6 +48,9 @@ GRACE = 5.0  # seconds a decision's job waits for the process that saved it (`_d
 # tournament this long; a step outlasting it is run again by another replica meanwhile,
 # which is safe (every step is) and deals nothing twice
 LEASE = 15.0
+# seconds a luck-adjusted tournament's director waits before it reads again the reviews still
+# computed (about one review's time: service.history.reviews)
+REVIEW_WAIT = 2.0
 BOT_PREFIX = "bot:"  # a bot entrant's id: bot:1, bot:2 ... (player ids cannot hold ':')
 MAX_AHEAD = 30 * 86400.0  # seconds: how far ahead a tournament's `starts_at` may be
 MAX_ROUND_INTERVAL = 3600.0  # seconds: the longest `round_interval`
@@ -76,14 +80,17 @@ class CreateTournament(msgspec.Struct, frozen=True, kw_only=True):
     invited: tuple[str, ...] | None = None
     starts_at: float | None = None  # unix s, in the future: it starts itself then
     round_interval: float = 0.0  # seconds from a round's end to the next round's pairing
+    standings_by: StandingsBy = "results"  # domain.tournaments.rules (luck-adjusted standings)
     idempotency_key: str | None = None
 
     def fingerprint_fields(self) -> tuple:
-        return (
+        fields = (
             self.name, self.table_size, self.format, self.deal_mode, self.rounds,
             tournament_clock(self.clock), self.bot_level, self.ranked, self.places,
             self.invited, self.starts_at, self.round_interval,
         )  # fmt: skip
+        # the default adds nothing: a keyed create made before the setting keeps its fingerprint
+        return fields if self.standings_by == "results" else (*fields, self.standings_by)
 
 
 def tournament_clock(clock: TimeControl | None) -> TimeControl:
@@ -136,13 +143,25 @@ def current_standings(record: TournamentRecord) -> list[Standing]:
 
 
 def standings_out(record: TournamentRecord) -> tuple[StandingOut, ...]:
-    return tuple(
-        StandingOut(
-            position=s.position, entrant=s.entrant, points=s.points, matchpoints=s.matchpoints,
-            buchholz=s.buchholz, score=s.score,
-        )
-        for s in current_standings(record)
-    )  # fmt: skip
+    """The standings; luck-adjusted ones with each entrant's points and matchpoints by the
+    results too (the same standings by results: `result_points`, `result_matchpoints`)."""
+    by_results: dict[str, Standing] = {}
+    if record.settings.standings_by != "results":
+        plain = msgspec.structs.replace(record.settings, standings_by="results")
+        found = standings(plain, record.entrants, record.rounds, record.results)
+        by_results = {s.entrant: s for s in found}
+    rows = []
+    for s in current_standings(record):
+        plain_row = by_results.get(s.entrant)
+        rows.append(
+            StandingOut(
+                position=s.position, entrant=s.entrant, points=s.points,
+                matchpoints=s.matchpoints, buchholz=s.buchholz, score=s.score,
+                result_points=None if plain_row is None else plain_row.points,
+                result_matchpoints=None if plain_row is None else plain_row.matchpoints,
+            )
+        )  # fmt: skip
+    return tuple(rows)
 
 
 def round_tables(record: TournamentRecord, played: Round) -> tuple[RoundTableOut, ...]:

@@ -32,7 +32,7 @@ from service.tournaments.checks import (
     replayed,
     started,
 )
-from service.tournaments.director import Director
+from service.tournaments.director import Director, LuckOf
 from service.tournaments.records import (
     BOT_PREFIX,
     KEEP_OPEN,
@@ -66,13 +66,18 @@ class Tournaments:
         retry: Retry | None = None,
         quotas: QuotaStore | None = None,
         max_open: int = 0,
+        adjusted: LuckOf | None = None,
     ) -> None:
+        """`adjusted`: a game's luck-adjusted result, for luck-adjusted standings
+        (`service.history.reviews.Reviews.luck_adjusted`; `Director`)."""
         self.store = store
         self.writes = TournamentWrites(
             store, retry if retry is not None else Retry(Settings().games.act_retries)
         )
         self.queue = queue
-        self.director = Director(self.writes, queue, create, announce=announce, clock=clock)
+        self.director = Director(
+            self.writes, queue, create, announce=announce, clock=clock, adjusted=adjusted
+        )
         self.clock = clock
         self.random_hex = random_hex
         self.identities_open = identities_open
@@ -109,7 +114,7 @@ class Tournaments:
         check_times(command, now)
         settings = TournamentSettings(
             format=command.format, deal_mode=command.deal_mode, table_size=command.table_size,
-            rounds=command.rounds, seed=self.random_hex(16),
+            rounds=command.rounds, seed=self.random_hex(16), standings_by=command.standings_by,
         )  # fmt: skip
         record = TournamentRecord(
             id=tournament_id, name=command.name, organiser=caller.scope, settings=settings,

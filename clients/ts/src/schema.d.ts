@@ -1275,6 +1275,15 @@ export interface components {
             chance: number;
             value: number;
         };
+        /**
+         * AdjustedResultOut
+         * @description A table's luck-adjusted result (its game's review), per seat.
+         */
+        AdjustedResultOut: {
+            points: number[];
+            ranks: number[];
+            scores: number[];
+        };
         /** ArchivedGame */
         ArchivedGame: {
             /** @default null */
@@ -2623,6 +2632,10 @@ export interface components {
             matchpoints: number;
             points: number;
             position: number;
+            /** @default null */
+            result_matchpoints?: number | null;
+            /** @default null */
+            result_points?: number | null;
             score: number;
         };
         /** StandingsOut */
@@ -2694,9 +2707,13 @@ export interface components {
         };
         /** TableResultOut */
         TableResultOut: {
+            /** @description A luck-adjusted tournament's (`standings_by`): the result its standings count, once its game's review is computed; else null. */
+            luck_adjusted: components["schemas"]["AdjustedResultOut"] | null;
             points: number[];
             ranks: number[];
             scores: number[];
+            /** @description A luck-adjusted tournament's table that no review adjusts (its review failed, or its game ended without results): it counts by its results. */
+            unadjusted: boolean;
         };
         /** TableSeatOut */
         TableSeatOut: {
@@ -2868,6 +2885,12 @@ export interface components {
             /** @default 3 */
             rounds?: number;
             /**
+             * @description What a table counts for in the standings: its `results`, or its `luck_adjusted` results, the ranks (place points) and scores (matchpoints) of its game's post-game review with each seat's luck taken out. A luck-adjusted tournament pairs its next round (or ends) once its round's reviews are computed; a table whose review failed counts by its results (`unadjusted` in its rounds).
+             * @default results
+             * @enum {unknown}
+             */
+            standings_by?: "luck_adjusted" | "results";
+            /**
              * @description RFC 3339 with its offset: the tournament starts itself then, as its organiser's start would (registration closes, bots fill the places left); the organiser may still start it earlier. In the future and at most 30 days ahead (else 400 `invalid_tournament`). Absent or null: only the organiser starts it.
              * @default null
              */
@@ -2899,6 +2922,8 @@ export interface components {
             round_interval: number;
             rounds: number;
             rounds_played: number;
+            /** @enum {unknown} */
+            standings_by: "luck_adjusted" | "results";
             /** @description When it starts itself (as created); null: when its organiser starts it. */
             starts_at: string | null;
             /** @enum {unknown} */

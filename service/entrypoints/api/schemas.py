@@ -351,6 +351,16 @@ class TournamentIn(msgspec.Struct, **_IN):
             "next round (`next_round_at` shows when); 0: at once.",
         ),
     ] = 0
+    standings_by: Annotated[
+        Literal["results", "luck_adjusted"],
+        msgspec.Meta(
+            description="What a table counts for in the standings: its `results`, or its "
+            "`luck_adjusted` results, the ranks (place points) and scores (matchpoints) of "
+            "its game's post-game review with each seat's luck taken out. A luck-adjusted "
+            "tournament pairs its next round (or ends) once its round's reviews are computed; "
+            "a table whose review failed counts by its results (`unadjusted` in its rounds).",
+        ),
+    ] = "results"
 
 
 # a player id a tournament takes: none starting with `bot:` (its bots' entrant ids)
@@ -411,6 +421,7 @@ class TournamentOut(msgspec.Struct, **_OUT):
     ]
     created_at: float
     version: int
+    standings_by: Literal["results", "luck_adjusted"]  # as created
 
 
 class TournamentsPage(msgspec.Struct, **_OUT):
@@ -425,10 +436,32 @@ class StandingsOut(msgspec.Struct, **_OUT):
     standings: list[StandingOut]
 
 
+class AdjustedResultOut(msgspec.Struct, **_OUT):
+    """A table's luck-adjusted result (its game's review), per seat."""
+
+    ranks: list[int]  # 1 = first
+    scores: list[float]
+    points: list[float]  # the place points of those ranks
+
+
 class TableResultOut(msgspec.Struct, **_OUT):
     ranks: list[int]  # per seat, 1 = first
     scores: list[int]  # per seat, the game score
     points: list[float]  # per seat, the place points
+    luck_adjusted: Annotated[
+        AdjustedResultOut | None,
+        msgspec.Meta(
+            description="A luck-adjusted tournament's (`standings_by`): the result its "
+            "standings count, once its game's review is computed; else null."
+        ),
+    ]
+    unadjusted: Annotated[
+        bool,
+        msgspec.Meta(
+            description="A luck-adjusted tournament's table that no review adjusts (its "
+            "review failed, or its game ended without results): it counts by its results."
+        ),
+    ]
 
 
 class RoundTable(msgspec.Struct, **_OUT):

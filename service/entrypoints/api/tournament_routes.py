@@ -31,6 +31,7 @@ from service.entrypoints.api.parameters import (
 from service.entrypoints.api.problems import problems
 from service.entrypoints.api.routes import secrecy_of
 from service.entrypoints.api.schemas import (
+    AdjustedResultOut,
     EntrantOut,
     NextTableOut,
     PlayerId,
@@ -73,7 +74,7 @@ def tournament_out(record: TournamentRecord) -> TournamentOut:
         entrants=[EntrantOut(entrant=e.id, bot=e.bot) for e in record.entrants],  # type: ignore[arg-type]
         starts_at=_moment(record.starts_at), round_interval=int(record.round_interval),
         next_round_at=_moment(record.next_round_at), created_at=record.created_at,
-        version=record.version,
+        version=record.version, standings_by=settings.standings_by,
     )  # fmt: skip
 
 
@@ -97,9 +98,15 @@ def _rounds(record: TournamentRecord) -> RoundsOut:
             result = record.result_of(played.number, table.number)
             shown = None
             if result is not None:
+                adjusted = result.adjusted
                 shown = TableResultOut(
                     ranks=list(result.ranks), scores=list(result.scores),
                     points=list(place_points(result.ranks)),
+                    luck_adjusted=None if adjusted is None else AdjustedResultOut(
+                        ranks=list(adjusted.ranks), scores=list(adjusted.scores),
+                        points=list(place_points(adjusted.ranks)),
+                    ),
+                    unadjusted=result.unadjusted,
                 )  # fmt: skip
             tables.append(
                 RoundTable(
@@ -167,7 +174,8 @@ class TournamentController(Controller):
             bot_level=data.bot_level, ranked=data.ranked, places=data.places,
             invited=None if data.invited is None else tuple(data.invited),
             starts_at=None if data.starts_at is None else data.starts_at.timestamp(),
-            round_interval=float(data.round_interval), idempotency_key=idempotency_key,
+            round_interval=float(data.round_interval), standings_by=data.standings_by,
+            idempotency_key=idempotency_key,
         )  # fmt: skip
         record, replayed = await tournaments_of(request).create(command)
         return _answer(record, replayed, 201)

@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable
 import msgspec
 import pytest
 
-from domain.tournaments.rules import standings, table_result
+from domain.bots.review import LuckAdjusted
+from domain.tournaments.rules import Adjusted, place_points, standings, table_result
 from infra.memory_store import MemoryGameStore
 from infra.memory_tournaments import MemoryTournamentStore
 from infra.queues import MemoryQueue
@@ -26,16 +27,18 @@ from service.reactions.relay import GAME_ENDED, Relay
 from service.reactions.webhook_delivery import WebhookOutbox
 from service.reactions.webhook_payloads import WEBHOOK_PAYLOADS
 from service.reactions.webhooks import Webhooks
-from service.tournaments.director import TournamentReaction
+from service.tournaments.director import LuckOf, TournamentReaction
 from service.tournaments.records import (
     DEFAULT_CLOCK,
     GRACE,
     LEASE,
     MAX_AHEAD,
     MAX_ROUND_INTERVAL,
+    REVIEW_WAIT,
     CreateTournament,
     current_standings,
     game_id,
+    standings_out,
     tournament_messages,
 )
 from service.tournaments.use_cases import Tournaments
@@ -47,7 +50,7 @@ BOB = Caller(kind="player", player_id="bob")
 
 
 class World:
-    def __init__(self) -> None:
+    def __init__(self, adjusted: LuckOf | None = None) -> None:
         self.now = T0
         clock = lambda: self.now  # noqa: E731
         counter = itertools.count(1)
@@ -64,7 +67,7 @@ class World:
         self.lobby = Lobby(self.games)
         self.tournaments = Tournaments(
             self.tournament_store, self.queue, self.lobby.create, announce=self.announce,
-            clock=clock, random_hex=hexes,
+            clock=clock, random_hex=hexes, adjusted=adjusted,
         )  # fmt: skip
 
     async def announce(self, messages) -> None:
@@ -758,3 +761,139 @@ def test_a_tournament_stored_without_a_clock_deals_its_games_with_the_default():
         assert game.state.clock.control == DEFAULT_CLOCK
 
     run(body)
+
+
+class FakeReviews:
+    """The reviews' luck-adjusted results (`Reviews.luck_adjusted`) as the test decides: a
+    game's is None (computed) until the test computes it, then its seats' scores turned
+    around (the luck made the result: the last is first); `failed` games' reviews fail."""
+
+    def __init__(self, w_store: MemoryGameStore) -> None:
+        self.store = w_store
+        self.asked: set[str] = set()
+        self.computed: set[str] = set()
+        self.failed: set[str] = set()
+
+    async def luck_adjusted(self, game_id: str) -> tuple[LuckAdjusted, ...] | None:
+        self.asked.add(game_id)
+        if game_id in self.failed:
+            raise ServiceError("review_failed")
+        if game_id not in self.computed:
+            return None
+        return self.of(game_id, await self.store.load(game_id))
+
+    @staticmethod
+    def of(game_id: str, game) -> tuple[LuckAdjusted, ...]:
+        scores = [-r.score - 0.5 for r in sorted(game.state.results, key=lambda r: r.seat)]
+        return tuple(
+            LuckAdjusted(margin=0.0, score=s, rank=1 + sum(o > s for o in scores)) for s in scores
+        )
+
+    def compute_all(self) -> None:
+        self.computed |= self.asked
+
+
+async def _tables_games(w: World, record) -> dict:
+    return {
+        (played.number, table.number): await w.store.load(
+            game_id(record.id, played.number, table.number)
+        )
+        for played in record.rounds
+        for table in played.tables
+    }
+
+
+def test_a_luck_adjusted_tournament_pairs_and_ends_only_once_its_reviews_are_in() -> None:
+    """Each round waits for its tables' reviews (asked for as the tables end, asked again
+    REVIEW_WAIT later, never paired before), then ranks by the luck-adjusted results."""
+
+    async def body() -> None:
+        w = World()
+        reviews = FakeReviews(w.store)
+        w.tournaments.director.adjusted = reviews.luck_adjusted
+        record, worker = await _first_round_played(w, rounds=2, standings_by="luck_adjusted")
+        assert record.settings.standings_by == "luck_adjusted"
+        for _ in range(2):
+            waiting = await w.tournaments.get(record.id)
+            number = len(waiting.rounds)
+            assert waiting.status == "running"
+            ended = [r for r in waiting.results if r.round == number]
+            assert len(ended) == len(waiting.rounds[-1].tables) == 2  # played, not adjusted
+            assert all(r.adjusted is None and not r.unadjusted for r in ended)
+            assert reviews.asked == {game_id(record.id, r.round, r.table) for r in waiting.results}
+            w.now += LEASE * 10  # long after: still waiting for the fact, not for a time
+            await _settled(w, worker)
+            assert len((await w.tournaments.get(record.id)).rounds) == number
+            reviews.compute_all()
+            assert await worker.run_once() == 0  # due again REVIEW_WAIT after its last step
+            w.now += REVIEW_WAIT
+            await _settled(w, worker)
+        final = await w.tournaments.get(record.id)
+        assert (final.status, [r.number for r in final.rounds]) == ("finished", [1, 2])
+        games = await _tables_games(w, final)
+        for result in final.results:
+            seats = FakeReviews.of("", games[(result.round, result.table)])
+            assert result.adjusted == Adjusted(
+                ranks=tuple(a.rank for a in seats), scores=tuple(a.score for a in seats)
+            )
+        results = [
+            msgspec.structs.replace(
+                table_result(r, table, games[(r, table.number)].state.results),
+                adjusted=final.result_of(r, table.number).adjusted,
+            )
+            for r, played in enumerate(final.rounds, start=1)
+            for table in played.tables
+        ]
+        expected = standings(final.settings, final.entrants, final.rounds, results)
+        assert current_standings(final) == expected
+        plain = msgspec.structs.replace(final.settings, standings_by="results")
+        by_results = standings(plain, final.entrants, final.rounds, results)
+        assert [s.entrant for s in expected] != [s.entrant for s in by_results]  # luck turned
+        shown = {s.entrant: s for s in standings_out(final)}
+        for s in by_results:
+            assert (shown[s.entrant].result_points, shown[s.entrant].result_matchpoints) == (
+                s.points, s.matchpoints,
+            )  # fmt: skip
+
+    asyncio.run(body())
+
+
+def test_a_failed_review_counts_its_table_by_its_results_and_stalls_nothing() -> None:
+    """A review set aside for good (`review_failed`): its table is kept unadjusted and counts
+    by its results; the tournament goes on. A game ended without results needs no review."""
+
+    async def body() -> None:
+        w = World()
+        reviews = FakeReviews(w.store)
+        w.tournaments.director.adjusted = reviews.luck_adjusted
+        record, worker = await _first_round_played(
+            w, rounds=1, places=8, standings_by="luck_adjusted"
+        )
+        first, second = (game_id(record.id, 1, t) for t in (0, 1))
+        reviews.failed.add(first)
+        reviews.computed.add(second)
+        w.now += REVIEW_WAIT
+        await _settled(w, worker)
+        final = await w.tournaments.get(record.id)
+        assert final.status == "finished"
+        failed, adjusted = final.result_of(1, 0), final.result_of(1, 1)
+        assert (failed.unadjusted, failed.adjusted) == (True, None)
+        assert (adjusted.unadjusted, adjusted.adjusted is not None) == (False, True)
+        points = {s.entrant: s.points for s in current_standings(final)}
+        for result in (failed,):  # by its results: the place points of its ranks
+            for entrant, pts in zip(result.seats, place_points(result.ranks), strict=True):
+                assert points[entrant] == pts
+        # a table whose game ended without results: unadjusted at once, no review asked
+        other = await w.bots_only(rounds=1, places=4, standings_by="luck_adjusted")
+        await w.tournaments.start(PLATFORM, other.id)
+        game = await w.store.load(first)
+        ref = msgspec.structs.replace(game.tournament, tournament_id=other.id, table=0)
+        void = msgspec.structs.replace(game, aborted=True, tournament=ref)
+        await w.tournaments.director.record_result(void)
+        (kept,) = (await w.tournaments.get(other.id)).results
+        assert (kept.ranks, kept.unadjusted) == ((1, 1, 1, 1), True)
+        assert game_id(other.id, 1, 0) not in reviews.asked
+        await _settled(w, worker)
+        assert (await w.tournaments.get(other.id)).status == "finished"
+
+    asyncio.run(body())

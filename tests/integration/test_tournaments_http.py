@@ -6,6 +6,7 @@ games' results as the API shows them, every table of a duplicate round played on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from datetime import UTC, datetime, timedelta
@@ -23,7 +24,7 @@ from service.core.settings import (
 )
 from service.core.settings import Settings as ServiceSettings
 from service.entrypoints.api.app import create_app
-from tests.support.archive import in_process_replicas
+from tests.support.archive import in_process_replicas, pg_database
 from tests.support.tournaments import recomputed
 
 API_KEY = "platform-key-0123456789abcdef"
@@ -31,10 +32,12 @@ PLATFORM = {"X-API-Key": API_KEY}
 WAITS = 600  # looks at the tournament (0.05 s apart) before giving up on its end
 
 
-def app_settings(tmp_path: Path, redis_url: str | None = None) -> ServiceSettings:
+def app_settings(
+    tmp_path: Path, redis_url: str | None = None, database_url: str | None = None
+) -> ServiceSettings:
     return ServiceSettings(
         archive=ArchiveSettings(
-            database_url=f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
+            database_url=database_url or f"sqlite+aiosqlite:///{tmp_path}/archive.sqlite3",
             migrate_on_start=True,
             interval=0.05,
         ),
@@ -79,11 +82,14 @@ def shown_game(game: dict) -> tuple[str, list[tuple[int, int]]]:
     return game["seed"], [(x["rank"], x["score"]) for x in by_seat]
 
 
-def replicas(kind: str, tmp_path: Path, request: pytest.FixtureRequest):
+def replicas(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest, database_url: str | None = None
+):
     """(the client the test drives, the client it reads from): one app on the embedded
-    store, or two on one Redis database of the test's own."""
+    store, or two on one Redis database of the test's own (the archive: SQLite, or the
+    database at `database_url`)."""
     return in_process_replicas(
-        kind, lambda url: app_settings(tmp_path, url), request, "ten:tournament*"
+        kind, lambda url: app_settings(tmp_path, url, database_url), request, "ten:tournament*"
     )
 
 
@@ -168,6 +174,12 @@ def test_refusals_are_problems(tmp_path: Path) -> None:
             f"/v1/tournaments/{tid}/withdraw", json={"player_id": "ann"}, headers=PLATFORM
         )
         assert gone.json()["registered"] == []
+        for by in ("luck", 1, None):  # standings_by: results or luck_adjusted
+            wrong = client.post(
+                "/v1/tournaments", json={"name": "x", "standings_by": by}, headers=PLATFORM
+            )
+            problem(wrong, 400, "invalid_request")
+            assert "standings_by" in wrong.json()["detail"]
         es = client.get("/v1/tournaments/" + "0" * 20, headers={"Accept-Language": "es"})
         assert es.json()["detail"] == "No hay ningún torneo con este id."
         problem(client.get("/v1/tournaments?cursor=%%%"), 400, "invalid_cursor")
@@ -269,3 +281,59 @@ def test_a_tournament_starts_itself_at_its_time_and_waits_its_round_interval(
         assert min(_at(g["created_at"]) for g in played[0]) >= soon
         first_ended = max(_at(g["finished_at"]) for g in played[0])
         assert min(_at(g["created_at"]) for g in played[1]) >= first_ended + timedelta(seconds=1)
+
+
+REVIEW_WAITS = 1200  # looks (0.1 s apart) before giving up on a luck-adjusted tournament's end
+
+
+def shown_review(review: dict) -> list[tuple[int, float]]:
+    """A game's review as the reviews' API shows it: (adjusted rank, adjusted score) per seat."""
+    seats = sorted(review["seats"], key=lambda s: s["seat"])
+    return [(s["adjusted_rank"], s["adjusted_score"]) for s in seats]
+
+
+@pytest.mark.parametrize("setup", ["memory+sqlite", "redis+postgresql"])
+def test_a_luck_adjusted_bot_tournament_ranks_by_its_games_reviews(
+    setup: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Its standings are the domain's over the reviews' luck-adjusted ranks and scores (each
+    round paired once its reviews were in), with the results' own points beside them."""
+    ask = {
+        "name": "Luck cup", "table_size": 2, "places": 4, "rounds": 2, "bot_level": "random",
+        "standings_by": "luck_adjusted",
+    }  # fmt: skip
+    kind, _, archive = setup.partition("+")
+    with contextlib.ExitStack() as stack:
+        url = None if archive == "sqlite" else stack.enter_context(pg_database(migrate=False)).url
+        client, other = stack.enter_context(replicas(kind, tmp_path, request, url))
+        created = client.post("/v1/tournaments", json=ask, headers=PLATFORM)
+        assert created.status_code == 201, created.text
+        assert created.json()["standings_by"] == "luck_adjusted"
+        tid = created.json()["id"]
+        started = client.post(f"/v1/tournaments/{tid}/start", headers=PLATFORM)
+        assert started.status_code == 200, started.text
+        for _ in range(REVIEW_WAITS):
+            final = other.get(f"/v1/tournaments/{tid}").json()
+            if final["status"] == "finished":
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"the tournament never finished: {final}")
+        rounds = other.get(f"/v1/tournaments/{tid}/rounds").json()["rounds"]
+        assert [r["round"] for r in rounds] == [1, 2]
+        games, reviews = {}, {}
+        for r in rounds:
+            for t in r["tables"]:
+                gid = t["game_id"]
+                games[gid] = wait_for(client, f"/v1/archive/games/{gid}", lambda b: "seed" in b)
+                review = client.get(f"/v1/games/{gid}/review", headers=PLATFORM)
+                assert review.status_code == 200, review.text  # in before the round's end
+                reviews[gid] = shown_review(review.json())
+                luck = t["result"]["luck_adjusted"]
+                assert t["result"]["unadjusted"] is False
+                assert list(zip(luck["ranks"], luck["scores"], strict=True)) == reviews[gid]
+        shown = other.get(f"/v1/tournaments/{tid}/standings").json()
+        assert shown["status"] == "finished"
+        expected = recomputed(final, rounds, lambda i: shown_game(games[i]), lambda i: reviews[i])
+        assert shown["standings"] == expected
+        assert all(row["result_points"] is not None for row in shown["standings"])

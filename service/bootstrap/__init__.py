@@ -176,12 +176,10 @@ def game_service(
         adapters.tournaments,
         adapters.queue(TOURNAMENTS),
         Lobby(service).create,  # the platform deals the tables' games
-        announce=webhooks.announce,
-        retry=service.retry,
-        quotas=store,
+        announce=webhooks.announce, retry=service.retry, quotas=store,
         max_open=settings.quotas.max_open_tournaments,
         adjusted=reviews.luck_adjusted,  # luck-adjusted standings read the games' reviews
-    )
+    )  # fmt: skip
     # who may read a game of a deal still played at another table: the reads and the archive
     secrecy = Secrecy(store.load, adapters.tournaments.load_tournament, service.seat_or_none)
     archiver = Archiver(

@@ -1,5 +1,5 @@
 """How many rounds a tournament needs to rank bots of known strength (issue 25):
-`python bench/bench_tournament.py [--tournaments T] [--rounds R] [--cache PATH]`.
+`python bench/bench_tournament.py [--tournaments T] [--rounds R] [--cache PATH] [--luck]`.
 
 16 bot entrants, four of each level (master > expert > basic > random, the known order),
 tables of 4, T tournaments per format (swiss, round_robin) and deal mode (duplicate with
@@ -36,6 +36,15 @@ levels in the same seats are one game; `--cache PATH` keeps that cache in a JSON
 report. 16 tournaments x 10 rounds play about 3,200 distinct games, about 25 minutes of
 a loaded machine's core without the cache (a game of four bots takes 0.1-0.8 s, the
 master's the longest); from a full cache, about 2 minutes.
+
+`--luck`: luck-adjusted standings too (`standings_by`, domain/tournaments/rules.py). Every
+game is also reviewed (`domain.bots.review.review`: each seat's luck-adjusted rank and
+score, about 2 s a game), the tournaments are paired as luck-adjusted ones are (swiss: by
+the luck-adjusted standings), and after each round both standings, by results and
+luck-adjusted, are computed from the same games and measured; the summary has a row for
+each. The reviews' results are cached in `PATH.luck` beside `--cache` (delete it after a
+change of the review's luck estimate: the games' cache stays valid, the bots being
+deterministic).
 """
 
 from __future__ import annotations
@@ -54,9 +63,11 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from domain.bots.review import review
 from domain.bots.simulation import play_game
 from domain.game.rng import SeededRandom
 from domain.tournaments.rules import (
+    Adjusted,
     Entrant,
     Round,
     Settings,
@@ -73,37 +84,57 @@ MODES = (("duplicate", "matchpoints"), ("duplicate", "points"), ("fresh", "point
 GOAL = 0.9
 SAVE_EVERY = 50  # new games between writes of the cache file
 Game = tuple[tuple[int, int], ...]  # per seat (rank, score)
+Luck = tuple[tuple[int, float], ...]  # per seat (luck-adjusted rank, luck-adjusted score)
+BY = ("results", "luck_adjusted")  # the standings measured with --luck
 
 
 class Cache:
-    """Games by (deal seed, levels in seat order), optionally kept in a JSON file."""
+    """Games by (deal seed, levels in seat order), optionally kept in a JSON file; with
+    `luck`, each game's luck-adjusted results too (kept in `PATH.luck`)."""
 
-    def __init__(self, path: str | None) -> None:
+    def __init__(self, path: str | None, luck: bool = False) -> None:
         self.path = path
+        self.luck = luck
         self.games: dict[tuple[str, tuple[str, ...]], Game] = {}
+        self.adjusted: dict[tuple[str, tuple[str, ...]], Luck] = {}
         self.new = 0
-        if path and os.path.exists(path):
-            rows = msgspec.json.decode(Path(path).read_bytes())
+        for rows, into in (
+            (self._rows(path), self.games),
+            (self._rows(self.luck_path), self.adjusted),
+        ):
             for deal, levels, seats in rows:
-                self.games[(deal, tuple(levels))] = tuple((r, s) for r, s in seats)
+                into[(deal, tuple(levels))] = tuple((r, s) for r, s in seats)
+
+    @property
+    def luck_path(self) -> str | None:
+        return f"{self.path}.luck" if self.path and self.luck else None
+
+    @staticmethod
+    def _rows(path: str | None) -> list:
+        return msgspec.json.decode(Path(path).read_bytes()) if path and os.path.exists(path) else []
 
     def play(self, deal: str, levels: tuple[str, ...]) -> Game:
         key = (deal, levels)
-        if key not in self.games:
-            results = sorted(play_game(levels, deal).state.results, key=lambda r: r.seat)
+        if key not in self.games or (self.luck and key not in self.adjusted):
+            game = play_game(levels, deal)
+            results = sorted(game.state.results, key=lambda r: r.seat)
             self.games[key] = tuple((r.rank, r.score) for r in results)
+            if self.luck:
+                seats = sorted(review(game.events).seats, key=lambda s: s.seat)
+                self.adjusted[key] = tuple((s.adjusted_rank, s.adjusted_score) for s in seats)
             self.new += 1
             if self.new % SAVE_EVERY == 0:
                 self.save()
         return self.games[key]
 
     def save(self) -> None:
-        if not self.path:
-            return
-        rows = [(deal, levels, seats) for (deal, levels), seats in self.games.items()]
-        tmp = f"{self.path}.tmp"
-        Path(tmp).write_bytes(msgspec.json.encode(rows))
-        os.replace(tmp, self.path)
+        for path, kept in ((self.path, self.games), (self.luck_path, self.adjusted)):
+            if not path:
+                continue
+            rows = [(deal, levels, seats) for (deal, levels), seats in kept.items()]
+            tmp = f"{path}.tmp"
+            Path(tmp).write_bytes(msgspec.json.encode(rows))
+            os.replace(tmp, path)
 
 
 def tau_b(x: list[float], y: list[float]) -> float:
@@ -149,15 +180,20 @@ def measures(level_ranks: list[int]) -> tuple[float, float, float]:
 
 
 def tournament(
-    settings: Settings, index: int, cache: Cache, used: set[tuple[str, tuple[str, ...]]]
-) -> list[tuple[float, float, float]]:
-    """The measures after each round of one tournament (each game's key added to `used`)."""
+    settings: Settings,
+    index: int,
+    cache: Cache,
+    used: set[tuple[str, tuple[str, ...]]],
+    by: tuple[str, ...] = ("results",),
+) -> dict[str, list[tuple[float, float, float]]]:
+    """Per standings of `by` (`Settings.standings_by`), the measures after each round of one
+    tournament, paired as `settings` says (each game's key added to `used`)."""
     pool = [Entrant(id=f"{level}{k}", bot=level) for level in LEVELS for k in range(4)]
     entrants = SeededRandom(f"bench/{index}/entrants").shuffled(pool)
     level_of = {e.id: e.bot for e in entrants}
     rounds: list[Round] = []
     results: list[TableResult] = []
-    out = []
+    out: dict[str, list[tuple[float, float, float]]] = {kind: [] for kind in by}
     for _ in range(settings.rounds):
         played = next_round(settings, entrants, rounds, results)
         rounds.append(played)
@@ -165,6 +201,7 @@ def tournament(
             key = (table.deal, tuple(level_of[e] for e in table.seats))
             used.add(key)
             game = cache.play(*key)
+            luck = cache.adjusted.get(key) if cache.luck else None
             results.append(
                 TableResult(
                     round=played.number,
@@ -173,10 +210,17 @@ def tournament(
                     seats=table.seats,
                     ranks=tuple(rank for rank, _ in game),
                     scores=tuple(score for _, score in game),
+                    adjusted=None
+                    if luck is None
+                    else Adjusted(
+                        ranks=tuple(r for r, _ in luck), scores=tuple(s for _, s in luck)
+                    ),
                 )
             )
-        order = standings(settings, entrants, rounds, results)
-        out.append(measures([LEVELS.index(level_of[s.entrant]) for s in order]))
+        for kind in by:
+            counted = msgspec.structs.replace(settings, standings_by=kind)
+            order = standings(counted, entrants, rounds, results)
+            out[kind].append(measures([LEVELS.index(level_of[s.entrant]) for s in order]))
     return out
 
 
@@ -236,11 +280,18 @@ def main() -> None:
     parser.add_argument("--tournaments", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--cache", help="a JSON file of the games played (kept across runs)")
+    parser.add_argument(
+        "--luck",
+        action="store_true",
+        help="luck-adjusted standings too, from the same games (each game reviewed)",
+    )
     args = parser.parse_args()
-    cache = Cache(args.cache)
+    cache = Cache(args.cache, luck=args.luck)
+    by = BY if args.luck else ("results",)
     print(
         f"16 entrants (4 each of {', '.join(LEVELS)}), tables of 4, "
         f"{args.tournaments} tournaments x {args.rounds} rounds per format and deal mode"
+        + (" (paired as luck-adjusted tournaments; both standings measured)" if args.luck else "")
     )
     summary = []
     used: dict[str, set[tuple[str, tuple[str, ...]]]] = {"duplicate": set(), "fresh": set()}
@@ -254,19 +305,26 @@ def main() -> None:
                 duplicate_primary=primary,  # type: ignore[arg-type]
                 rounds=args.rounds,
                 seed=f"bench/{i}",
+                standings_by=by[-1],  # type: ignore[arg-type]
             )
-            runs.append(tournament(settings, i, cache, used[mode]))
-        name = f"{fmt} / {mode}" + (f" (by {primary})" if mode == "duplicate" else "")
-        firsts = report(name, runs)
-        summary.append((name, firsts, statistics.mean(t[-1][0] for t in runs)))
+            runs.append(tournament(settings, i, cache, used[mode], by))
+        for kind in by:
+            name = f"{fmt} / {mode}" + (f" (by {primary})" if mode == "duplicate" else "")
+            name += f" [{kind.replace('_', '-')}]" if args.luck else ""
+            measured = [run[kind] for run in runs]
+            firsts = report(name, measured)
+            summary.append((name, firsts, statistics.mean(t[-1][0] for t in measured)))
         played = len(set(cache.games) - before)
         print(f"  ({played} games played, {time.process_time() - start:.0f} s cpu)")
     cache.save()
     print(f"\nfirst round where the mean reaches {GOAL} (- for none in {args.rounds} rounds)")
-    print(f"  {'format / deals (ranked by)':<40} {'gamma':>6} {'levels':>7} {'gamma at end':>13}")
+    width = 56 if args.luck else 40
+    print(
+        f"  {'format / deals (ranked by)':<{width}} {'gamma':>6} {'levels':>7} {'gamma at end':>13}"
+    )
     for name, firsts, last in summary:
         g, lv = firsts["gamma"] or "-", firsts["levels"] or "-"
-        print(f"  {name:<40} {g:>6} {lv:>7} {last:>13.3f}")
+        print(f"  {name:<{width}} {g:>6} {lv:>7} {last:>13.3f}")
     pairs, correlation = shared_luck(cache, used)
     print(
         f"\nshared luck: correlation of place-point residuals of two holders of one seat of"

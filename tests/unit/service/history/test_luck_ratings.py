@@ -13,12 +13,14 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 import msgspec
+import pytest
 
 from domain.bots.review import review
 from domain.game.model import AnyEvent
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from service.core.ports import ArchiveJob
+from service.core.settings import Settings
 from service.games.bot_work import BotWork
 from service.history.archive import GameRating
 from service.history.archiver import Archiver
@@ -300,3 +302,14 @@ def test_the_rebuilds_ranks_compute_the_missing_reviews_once() -> None:
     assert ranks == {p.id: real_ranks(p) for p in (reviewed_before, missing)}
     assert bots.runs == 1
     assert set(archive.reviews) == {reviewed_before.id, missing.id}
+
+
+# ---------------------------------------------------------------- the setting
+
+
+def test_the_setting_names_the_places() -> None:
+    assert Settings.from_env({}).archive.ratings_by == "results"
+    env = {"TEN_RATINGS_BY": "luck_adjusted"}
+    assert Settings.from_env(env).archive.ratings_by == "luck_adjusted"
+    with pytest.raises(ValueError, match="TEN_RATINGS_BY must be one of results, luck_adjusted"):
+        Settings.from_env({"TEN_RATINGS_BY": "luck"})

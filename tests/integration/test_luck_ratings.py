@@ -24,13 +24,19 @@ from infra.queues import MemoryQueue
 from service.core.ports import ArchiveJob
 from service.games.bot_work import BotWork
 from service.history.archiver import Archiver
-from service.history.archiving import archival, placed, seat_facts
+from service.history.archiving import archival, archive_game, placed, seat_facts
 from service.history.ratings import RatedSeat, rated_table, replay
 from service.history.reviews import QUEUE, Reviews
 from service.jobs.worker import Job
-from tests.integration.test_ratings import archive_all, rating_order, snapshot, stored_ratings
 from tests.servers import ROOT
-from tests.support.archived_games import DIALECTS, Db, migrated_database
+from tests.support.archived_games import (
+    DIALECTS,
+    Db,
+    migrated_database,
+    rating_order,
+    snapshot,
+    stored_ratings,
+)
 from tests.support.ended_games import Played, dataset, rated_seats
 
 _decoder = msgspec.json.Decoder(AnyEvent)
@@ -150,7 +156,12 @@ def test_rebuild_by_switches_an_archive_between_the_places(empty: Db) -> None:
     by the command, then kept): the numbers of those places in the same order, as live
     updates by them give; and back."""
     played = list(games())
-    archive_all(empty, played)
+
+    async def archive_all(archive: SqlArchive) -> None:
+        for p in played:
+            await archive_game(archive, p.record, p.stored, p.player_ids)
+
+    empty.run(archive_all)
     by_results_live = snapshot(empty)
     order = rating_order(empty)
     assert stored_ratings(empty) == replay(by_results(order))[0]

@@ -72,6 +72,12 @@ def save(conn: Connection, rated: GameRating) -> None:
     _write(conn, [(seq, rated)])
 
 
+def is_rated(conn: Connection, game_id: str) -> bool:
+    """Whether the game has its `rated_games` row (it was rated)."""
+    found = conn.execute(select(rated_games.c.seq).where(rated_games.c.game_id == game_id))
+    return found.first() is not None
+
+
 def _write(conn: Connection, rated: Sequence[tuple[int, GameRating]]) -> None:
     """The history rows of rated games (each with its seq)."""
     history = [

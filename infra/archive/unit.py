@@ -29,7 +29,7 @@ from service.history.ratings import Rating
 
 from .models import results, seats
 from .ratings import hold as hold_ratings
-from .ratings import ranked_games
+from .ratings import is_rated, ranked_games
 from .ratings import replace as replace_ratings
 from .ratings import save as save_ratings
 from .rows import ArchiveRows, archive_rows
@@ -112,6 +112,9 @@ class SqlUnit:
 
     async def save_ratings(self, rated: GameRating) -> None:
         await self._steps(save_ratings, rated)
+
+    async def is_rated(self, game_id: str) -> bool:
+        return await self._steps(is_rated, game_id)
 
     async def ranked_games(self) -> list[RankedGame]:
         return await self._steps(ranked_games)

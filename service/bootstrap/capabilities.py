@@ -143,6 +143,7 @@ def post_game_reviews(
         poll=settings.archive.interval,
         max_backoff=30.0,
         count=obs.count_job(),
+        ratings_by=settings.archive.ratings_by,
     )
 
 

@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Literal, cast, get_args
 
 import msgspec
 
 from service.core.environment import Environment
+
+# the places a ranked game rates its players by: its results' ranks, or the luck-adjusted
+# ranks of its review (`service.history.archiving`)
+RatingsBy = Literal["results", "luck_adjusted"]
+RATINGS_BY: tuple[RatingsBy, ...] = get_args(RatingsBy)
 
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day)\s*$")
 _ORIGIN = re.compile(r"^https?://[^/\s?#]+$")
@@ -106,6 +112,9 @@ class ArchiveSettings(msgspec.Struct, frozen=True, kw_only=True):
     # TEN_PRIVACY_KEY: the key of the erasure ledger's digests (`service.privacy`); unset:
     # a fixed key, fit for development only (a warning at start)
     privacy_key: str | None = None
+    # TEN_RATINGS_BY: the places a ranked game rates its players by (`service.history.archiving`):
+    # "results" (rated when archived) or "luck_adjusted" (rated when its review is kept)
+    ratings_by: RatingsBy = "results"
 
     @property
     def run_migrations(self) -> bool:
@@ -122,6 +131,7 @@ class ArchiveSettings(msgspec.Struct, frozen=True, kw_only=True):
             else env.flag("MIGRATE_ON_START", False),
             interval=env.number("ARCHIVE_INTERVAL", cls().interval, float),
             privacy_key=env.get("PRIVACY_KEY"),
+            ratings_by=cast(RatingsBy, env.choice("RATINGS_BY", RATINGS_BY, cls().ratings_by)),
         )
 
 

@@ -3,7 +3,8 @@
     python -m service.cli jobs list archive          # the quarantined jobs of a queue
     python -m service.cli jobs requeue archive ID..  # put them back once the cause is fixed
     python -m service.cli jobs requeue archive --all
-    python -m service.cli ratings rebuild [--url URL]  # every rating again, from the archive
+    python -m service.cli ratings rebuild [--url URL] [--by results|luck_adjusted]
+                                                     # every rating again, from the archive
     python -m service.cli work                       # the queues' workers, no HTTP (until SIGTERM)
     python -m service.cli records check FILE..       # replay game records (JSON, NDJSON, - stdin)
 
@@ -26,9 +27,11 @@ import time
 from datetime import UTC, datetime
 
 from service.bootstrap import build_adapters, work_jobs
-from service.core.settings import Settings
+from service.core.settings import RATINGS_BY, RatingsBy, Settings
 from service.entrypoints.record_check import check_files
+from service.games.bot_work import BotWork
 from service.history.archiving import rebuild_ratings
+from service.history.reviews import adjusted_ranks
 from service.jobs.worker import QUEUES, requeue_all
 
 
@@ -61,14 +64,20 @@ async def _jobs(settings: Settings, args: argparse.Namespace) -> int:
         await adapters.close()
 
 
-async def _rebuild_ratings(url: str | None) -> int:
-    """Recompute every rating from the archive at `url` (as for TEN_DATABASE_URL); the
-    number of games rated."""
+async def _rebuild_ratings(url: str | None, by: RatingsBy) -> int:
+    """Recompute every rating from the archive at `url` (as for TEN_DATABASE_URL) by the
+    places `by`; the number of games rated. By "luck_adjusted" the reviews missing are
+    computed first (in this process, as the review job computes and keeps them)."""
     from infra.archive import SqlArchive  # noqa: PLC0415 - SQLAlchemy only for this command
 
     archive = SqlArchive.from_url(url)
     try:
-        return await rebuild_ratings(archive)
+        if by == "results":
+            return await rebuild_ratings(archive)
+        adjusted, failed = await adjusted_ranks(archive, BotWork(None))
+        for game_id in failed:
+            print(f"{game_id}: no review can be made of its log: not rated", file=sys.stderr)
+        return await rebuild_ratings(archive, adjusted)
     finally:
         await archive.close()
 
@@ -99,6 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     ratings = commands.add_parser("ratings", help="the players' ratings")
     ratings.add_argument("action", choices=("rebuild",), help="recompute every rating")
     ratings.add_argument("--url", help="database URL (default: TEN_DATABASE_URL, else SQLite)")
+    ratings.add_argument(
+        "--by",
+        choices=RATINGS_BY,
+        help="the places games rate by: their results, or their reviews' luck-adjusted ranks "
+        "(default: TEN_RATINGS_BY)",
+    )
     commands.add_parser("work", help="the queues' workers, without the HTTP API")
     records = commands.add_parser("records", help="game records (docs/records.md)")
     records.add_argument("action", choices=("check",), help="replay records and check them")
@@ -109,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "work":
         return asyncio.run(_work(Settings.from_env()))
     if args.command == "ratings":
-        rated = asyncio.run(_rebuild_ratings(args.url))
-        print(f"ok: {rated} rated games replayed")
+        by = args.by or Settings.from_env().archive.ratings_by
+        rated = asyncio.run(_rebuild_ratings(args.url, by))
+        print(f"ok: {rated} rated games replayed (by {by})")
         return 0
     return asyncio.run(_jobs(Settings.from_env(), args))
 

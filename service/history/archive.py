@@ -233,6 +233,10 @@ class ArchiveUnit(Protocol):
         """Store a rated game's new ratings and history; the game takes the next place in
         the rating order."""
 
+    async def is_rated(self, game_id: str) -> bool:
+        """Whether the game has its place in the rating order (it was rated); asked after
+        its players' ratings are held (`ratings_of`), so no other unit rates it meanwhile."""
+
     async def ranked_games(self) -> list[RankedGame]:
         """Every archived ranked game in rating order: those rated so far in the order they
         were, after those archived before ratings existed (by their end, then id). Holds

@@ -22,7 +22,7 @@ the deal's other games forward at once (`LeasedQueue.hasten`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, Protocol
 
 import msgspec
@@ -60,8 +60,13 @@ class Archiver:
         *,
         secrecy: DealSecrecy | None = None,
         hold: float = HOLD,
+        rate_when_reviewed: Callable[[str], Awaitable[None]] | None = None,
         **worker: Any,
     ) -> None:
+        """`rate_when_reviewed` (`Reviews.rate_when_reviewed`): games are rated by
+        luck-adjusted places, each archived game handed to it (None: by their results, at
+        archival)."""
+        self.rate_when_reviewed = rate_when_reviewed
         self.queue = queue
         self.archive = archive
         self.secrecy = secrecy
@@ -82,10 +87,17 @@ class Archiver:
             # finished, aborted or abandoned: `archive_game` decides whether it is ranked,
             # which seats count and whether it is rated
             await archive_game(
-                self.archive, record, archived.events, record.player_ids or (None,) * seats
+                self.archive,
+                record,
+                archived.events,
+                record.player_ids or (None,) * seats,
+                by="results" if self.rate_when_reviewed is None else "luck_adjusted",
             )
         except ValueError as exc:  # a log the archive refuses: it never will take it
             raise PermanentFailure(str(exc)) from exc
+        if self.rate_when_reviewed is not None and record.status == "finished":
+            # archived now or by an earlier try: its review asked for either way (idempotent)
+            await self.rate_when_reviewed(record.id)
         if ref is not None and secrecy is not None:  # the deal's games held, due now
             now = self.worker.clock()
             for game in await secrecy.deal_of(ref):

@@ -22,14 +22,29 @@ nothing, rates nothing and answers False. The players' ratings are read through 
 which holds them until it ends: two games with a player in common are rated one after the
 other, the second from what the first wrote (no lost update), in the rating order.
 
-The rebuild (`rebuild_ratings`, `python -m service.cli ratings rebuild`): every rating
-again, by replaying the archive's rated games in rating order (`service.history.ratings.replay`):
-the same numbers as the ratings updated game by game, to the last bit.
+The places a game rates its players by (`TEN_RATINGS_BY`, `RatingsBy`): "results", the ranks of
+its results, the game rated when it is archived (`archive_game`); or "luck_adjusted", the
+`adjusted_rank` of each seat of its review (`domain.bots.review.luck_adjusted`), the game rated
+when both the game and its review are kept (`rate_reviewed`, called by whichever of the two
+lands last: the archiver queues the review of every archived game that is rated,
+`service.history.reviews.Reviews.rate_when_reviewed`). Either way the same rule
+(`rated_table`, `rate`): only the places differ.
+
+The rating order is the order the games were rated: a game takes the next place when its
+ratings are saved (`ArchiveUnit.save_ratings`), after its players' ratings were held; games
+never rated (archived before ratings existed, or before a rebuild switched the places) go
+first, by their end then id (`ArchiveUnit.ranked_games`).
+
+The rebuild (`rebuild_ratings`, `python -m service.cli ratings rebuild [--by ...]`): every
+rating again, by replaying the archive's rated games in rating order with the places asked
+for (`service.history.ratings.replay`): the same numbers as the ratings updated game by game
+with those places, to the last bit. By "luck_adjusted" a game without a review is not rated
+(the command computes the missing reviews first: `service.history.reviews.adjusted_ranks`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 import msgspec
@@ -38,6 +53,7 @@ from domain.game.model import AnyEvent, Busted, CardDrawn, GameFinished, GameSta
 from service.core.model import GameRecord
 from service.core.ports import StoredEvent
 from service.core.ranking import archived_ranking
+from service.core.settings import RatingsBy
 from service.history.archive import (
     ID_LENGTH,
     PLAYER_ID_LENGTH,
@@ -47,8 +63,10 @@ from service.history.archive import (
     ArchivedResult,
     ArchivedSeat,
     ArchivedTable,
+    ArchiveUnit,
     ArchiveUnits,
     ColorScore,
+    GameArchive,
     GameRating,
 )
 from service.history.ratings import RatedSeat, SeatFacts, rate, rated_table, replay
@@ -141,6 +159,17 @@ def seat_facts(game: ArchivedGame) -> tuple[SeatFacts, ...]:
     )
 
 
+def placed(seats: Sequence[SeatFacts], ranks: Sequence[int]) -> tuple[SeatFacts, ...]:
+    """The seats of a game (seat order) placed by `ranks` (seat order: its review's
+    luck-adjusted ranks) instead of their results' ranks; a seat without a result stays so."""
+    if len(ranks) != len(seats):
+        raise ValueError(f"{len(ranks)} ranks for {len(seats)} seats")
+    return tuple(
+        s if s.rank is None else msgspec.structs.replace(s, rank=rank)
+        for s, rank in zip(seats, ranks, strict=True)
+    )
+
+
 def rated_seats(game: ArchivedGame) -> list[RatedSeat]:
     """The seats of an archived game that are rated (`service.history.ratings.rated_table`), in
     seat order; empty when the game is not rated."""
@@ -152,35 +181,69 @@ async def archive_game(
     record: GameRecord,
     events: Sequence[StoredEvent],
     player_ids: Sequence[str | None],
+    *,
+    by: RatingsBy = "results",
 ) -> bool:
-    """Archive an ended game once, ranked or not, and rate it in the same unit of work when
-    it is rated (see the module docstring). True when this call archived it, False when it
-    was archived already (nothing changes). ValueError for a game still going or an
-    incomplete log (nothing is written)."""
+    """Archive an ended game once, ranked or not, and by "results" rate it in the same unit
+    of work when it is rated (see the module docstring; by "luck_adjusted" its review rates
+    it: `rate_reviewed`). True when this call archived it, False when it was archived
+    already (nothing changes). ValueError for a game still going or an incomplete log
+    (nothing is written)."""
     kept = archival(record, events, player_ids)
     async with archive.unit() as uow:
         if not await uow.add_game(kept):
             return False  # archived (and rated) already: the unit ends without a change
-        if kept.rated:
-            current = await uow.ratings_of([s.player_id for s in kept.rated])
-            outcomes = rate(current, kept.rated)
-            await uow.save_ratings(
-                GameRating(
-                    game_id=kept.game.id,
-                    finished_at=kept.game.finished_at,
-                    outcomes=tuple(outcomes),
-                )
-            )
+        if kept.rated and by == "results":
+            await _rate(uow, kept.game.id, kept.game.finished_at, kept.rated)
         await uow.commit()
     return True
 
 
-async def rebuild_ratings(archive: ArchiveUnits) -> int:
+async def _rate(
+    uow: ArchiveUnit, game_id: str, finished_at: datetime, table: Sequence[RatedSeat]
+) -> None:
+    """Rate one game in `uow`: its players' ratings held, updated, saved (the next place in
+    the rating order)."""
+    current = await uow.ratings_of([s.player_id for s in table])
+    outcomes = rate(current, table)
+    await uow.save_ratings(
+        GameRating(game_id=game_id, finished_at=finished_at, outcomes=tuple(outcomes))
+    )
+
+
+async def rate_reviewed(archive: GameArchive, game_id: str, ranks: Sequence[int]) -> bool:
+    """Rate the archived game `game_id` by its review's luck-adjusted `ranks` (seat order),
+    unless it is rated already (by a replica racing, a rebuild, or by its results before the
+    places were switched); True when this call rated it. A game not archived yet is rated
+    when its archival asks for its review (`Reviews.rate_when_reviewed`); False here."""
+    game = await archive.get_game(game_id)
+    if game is None:
+        return False
+    table = rated_table(placed(seat_facts(game), ranks))
+    if not table:
+        return False
+    async with archive.unit() as uow:
+        # held first: of two units rating this game, the second sees the first's row
+        await uow.ratings_of([s.player_id for s in table])
+        if await uow.is_rated(game_id):
+            return False
+        await _rate(uow, game_id, game.finished_at, table)
+        await uow.commit()
+    return True
+
+
+async def rebuild_ratings(
+    archive: ArchiveUnits, adjusted: Mapping[str, Sequence[int]] | None = None
+) -> int:
     """Recompute every rating and the whole history from the archived games, in rating
-    order, in one unit of work (no game is rated meanwhile); the number of games rated."""
+    order, in one unit of work (no game is rated meanwhile); the number of games rated.
+    By their results' ranks; with `adjusted` (game id -> its review's luck-adjusted ranks,
+    seat order) by those, a game without them not rated."""
     async with archive.unit() as uow:
         order = [
-            (game, table) for game in await uow.ranked_games() if (table := rated_table(game.seats))
+            (game, table)
+            for game in await uow.ranked_games()
+            if (table := rated_table(_places(game.game_id, game.seats, adjusted)))
         ]
         current, outcomes = replay(table for _, table in order)
         rated = [
@@ -190,6 +253,17 @@ async def rebuild_ratings(archive: ArchiveUnits) -> int:
         await uow.replace_ratings(rated, current)
         await uow.commit()
     return len(rated)
+
+
+def _places(
+    game_id: str, seats: Sequence[SeatFacts], adjusted: Mapping[str, Sequence[int]] | None
+) -> Sequence[SeatFacts]:
+    """A ranked game's seats as the rebuild rates them: by results (`adjusted` None), else
+    by the game's luck-adjusted ranks (none kept: no seat placed, the game not rated)."""
+    if adjusted is None:
+        return seats
+    ranks = adjusted.get(game_id)
+    return () if ranks is None else placed(seats, ranks)
 
 
 def _check_game(record: GameRecord, player_ids: Sequence[str | None]) -> None:

@@ -29,6 +29,15 @@ Each seat of a review carries its luck-adjusted result (`domain.bots.review.luck
 its seats' `margin` and `luck`, from which they follow with the game's results: `completed`
 adds them when such a review is read (the row stays as it was kept), so no kept review is
 recomputed or deleted for them.
+
+Ratings by luck-adjusted places (TEN_RATINGS_BY=luck_adjusted, `service.history.archiving`): the
+archiver asks for the review of every rated game it archives (`rate_when_reviewed`: in no
+caller's quota and under no bound, the service's own request is never refused); the job,
+once it kept the review, rates the game by its seats' `adjusted_rank`
+(`service.history.archiving.rate_reviewed`), and so does `rate_when_reviewed` for a review kept
+before the game was archived. A rated game's review set aside leaves the game unrated until
+it is put back. `adjusted_ranks` gives the rebuild every rated game's ranks, computing the
+reviews missing the way the job does (`keep_review`).
 """
 
 from __future__ import annotations
@@ -45,9 +54,12 @@ from domain.game.model import AnyEvent
 from service.core.errors import ServiceError
 from service.core.ports import GameStore
 from service.core.quotas import Quota, QuotaStore
+from service.core.settings import RatingsBy
 from service.games.bot_work import BotWork
 from service.games.use_cases import GAME_ID
-from service.history.archive import GameArchive
+from service.history.archive import ArchivedGame, GameArchive
+from service.history.archiving import rate_reviewed, rated_seats
+from service.history.ratings import SeatFacts, rated_table
 from service.jobs.worker import Job, LeasedQueue, PermanentFailure, QueueFull, Worker
 
 QUEUE = "reviews"
@@ -130,6 +142,66 @@ def adjusted_of(review_json: bytes) -> tuple[LuckAdjusted, ...]:
     )
 
 
+async def keep_review(
+    archive: GameArchive, bots: BotWork, game_id: str, log: list[bytes], at: datetime
+) -> None:
+    """Compute the finished game's review from its public log in the bots' pool and keep it
+    (written once: a review kept meanwhile stays). PermanentFailure for a log no review can
+    be made of."""
+    try:  # a pool with no room (bots_busy) is a wait of the worker (service.jobs.worker)
+        found = await bots.run(True, reviewed, game_id, log)
+    except ValueError as exc:  # a log no review can be made of: it never will be
+        raise PermanentFailure(str(exc)) from exc
+    await archive.save_review(game_id, found, at)
+
+
+def archived_ranks(kept: bytes, game: ArchivedGame) -> list[int]:
+    """The luck-adjusted ranks (seat order) of an archived game's kept review (completed from
+    the game's results when kept before they existed)."""
+    whole = completed(kept, game.results) if incomplete(kept) else kept
+    return [a.rank for a in adjusted_of(whole)]
+
+
+async def adjusted_ranks(
+    archive: GameArchive,
+    bots: BotWork,
+    *,
+    clock: Callable[[], float] = time.time,
+    page: int = 200,
+) -> tuple[dict[str, list[int]], list[str]]:
+    """Every rated archived game's luck-adjusted ranks (game id -> seat order) from its kept
+    review, a review missing computed and kept now (`keep_review`, as the job keeps it); and
+    the games no review can be made of (not in the first)."""
+    ranks: dict[str, list[int]] = {}
+    failed: list[str] = []
+    cursor = None
+    while True:
+        found, cursor = await archive.list_games(
+            status="finished", ranked=True, cursor=cursor, limit=page
+        )
+        for summary in found:
+            facts = [
+                SeatFacts(player_id=s.player_id, bot=s.bot, counts=s.ranked, rank=s.rank)
+                for s in summary.seats
+            ]
+            if not rated_table(facts):
+                continue
+            game_id = summary.id
+            if await archive.get_review(game_id) is None:
+                log = [e.data for e in await archive.events(game_id)]
+                at = datetime.fromtimestamp(clock(), UTC)
+                try:
+                    await keep_review(archive, bots, game_id, log, at)
+                except PermanentFailure:
+                    failed.append(game_id)
+                    continue
+            kept, game = await archive.get_review(game_id), await archive.get_game(game_id)
+            if kept is not None and game is not None:
+                ranks[game_id] = archived_ranks(kept, game)
+        if cursor is None:
+            return ranks, failed
+
+
 class Reviews:
     def __init__(
         self,
@@ -142,10 +214,13 @@ class Reviews:
         quotas: QuotaStore | None = None,
         per_caller: int = 0,
         clock: Callable[[], float] = time.time,
+        ratings_by: RatingsBy = "results",
         **worker: Any,
     ) -> None:
         """`bound`: the reviews waiting in all (0: no bound); `per_caller`: those one owner
-        waits for (0, or no `quotas`: no quota)."""
+        waits for (0, or no `quotas`: no quota); `ratings_by`: "luck_adjusted", the job rates
+        the game it reviewed (see the module docstring)."""
+        self.ratings_by = ratings_by
         self.store = store
         self.archive = archive
         self.queue = queue
@@ -224,14 +299,33 @@ class Reviews:
 
     async def handle(self, job: Job) -> None:
         game_id = job.id
+        if await self.archive.get_review(game_id) is None:  # else another replica kept it
+            log = await self._log(game_id)
+            at = datetime.fromtimestamp(self.clock(), UTC)
+            await keep_review(self.archive, self.bots, game_id, log, at)
+        if self.ratings_by == "luck_adjusted":
+            await self._rate(game_id)
+
+    async def rate_when_reviewed(self, game_id: str) -> None:
+        """By luck-adjusted places, the archiver's call for a game it archived: a rated game
+        is rated now if its review is kept, else its review is queued (its job rates it).
+        Queued in no caller's quota and under no bound: the service's own request."""
+        game = await self.archive.get_game(game_id)
+        if game is None or not rated_seats(game):
+            return
         if await self.archive.get_review(game_id) is not None:
-            return  # another replica kept it meanwhile
-        log = await self._log(game_id)
-        try:  # a pool with no room (bots_busy) is a wait of the worker (service.jobs.worker)
-            found = await self.bots.run(True, reviewed, game_id, log)
-        except ValueError as exc:  # a log no review can be made of: it never will be
-            raise PermanentFailure(str(exc)) from exc
-        await self.archive.save_review(game_id, found, datetime.fromtimestamp(self.clock(), UTC))
+            await self._rate(game_id)
+            return
+        # a review kept meanwhile by a job done: that job found the game archived, rated it
+        await self.queue.put(game_id, b"", self.clock(), keep=True)
+        self.worker.wake()
+
+    async def _rate(self, game_id: str) -> None:
+        """Rate the archived game by its kept review's luck-adjusted ranks (once: see
+        `rate_reviewed`); a game not archived yet waits for its archival."""
+        kept, game = await self.archive.get_review(game_id), await self.archive.get_game(game_id)
+        if kept is not None and game is not None and game.status == "finished":
+            await rate_reviewed(self.archive, game_id, archived_ranks(kept, game))
 
     async def _complete(self, game_id: str, kept: bytes) -> bytes:
         """The kept review with its luck-adjusted results (`completed`): as kept unless it

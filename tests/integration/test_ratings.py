@@ -21,17 +21,23 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
-from sqlalchemy import select
 
 from domain.game.model import GameFinished
 from domain.game.results import final_results
 from infra.archive import SqlArchive, downgrade, make_engine, upgrade
-from infra.archive.models import rated_games, rating_history, ratings
+from infra.archive.models import ratings
 from service.games.use_cases import encode_events
 from service.history.archiving import archive_game, rebuild_ratings
 from service.history.ratings import PRIOR, Rating, predict, replay
 from tests.servers import ROOT, ServiceProcess
-from tests.support.archived_games import DIALECTS, Db, migrated_database
+from tests.support.archived_games import (
+    DIALECTS,
+    Db,
+    migrated_database,
+    rating_order,
+    snapshot,
+    stored_ratings,
+)
 from tests.support.ended_games import (
     PLAYERS,
     Played,
@@ -135,42 +141,10 @@ def archive_all(db: Db, played: list[Played], archive: SqlArchive | None = None)
     return db.run(body)
 
 
-def snapshot(db: Db) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of the rating tables, in a fixed order."""
-
-    async def body(archive: SqlArchive) -> dict[str, list[tuple[Any, ...]]]:
-        async with archive.engine.connect() as conn:
-            return {
-                "ratings": [
-                    tuple(r) for r in await conn.execute(select(ratings).order_by("player_id"))
-                ],
-                "history": [
-                    tuple(r)
-                    for r in await conn.execute(select(rating_history).order_by("seq", "player_id"))
-                ],
-                "rated_games": [
-                    tuple(r) for r in await conn.execute(select(rated_games).order_by("seq"))
-                ],
-            }
-
-    return db.run(body)
-
-
-def rating_order(db: Db) -> list[str]:
-    return [row[1] for row in snapshot(db)["rated_games"]]
-
-
 def expected(order: list[str]) -> dict[str, Rating]:
     by_id = {p.id: p for p in everything()}
     current, _ = replay(rated_seats(by_id[game_id]) for game_id in order)
     return current
-
-
-def stored_ratings(db: Db) -> dict[str, Rating]:
-    return {
-        pid: Rating(mu=mu, sigma=sigma, ordinal=ordinal, games=games)
-        for pid, mu, sigma, ordinal, games, _ in snapshot(db)["ratings"]
-    }
 
 
 def rebuild(db: Db) -> int:

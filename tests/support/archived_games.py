@@ -1,6 +1,7 @@
-"""Archived games to store and query (tests/integration/test_archive.py, test_ratings.py): a
-migrated throwaway archive database per dialect (SQLite, PostgreSQL) with the event loop it
-lives in. The games are tests/support/ended_games.py's."""
+"""Archived games to store and query (tests/integration/test_archive.py, test_ratings.py,
+test_luck_ratings.py): a migrated throwaway archive database per dialect (SQLite, PostgreSQL)
+with the event loop it lives in, and the rating tables' rows. The games are
+tests/support/ended_games.py's."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import pytest
 from sqlalchemy import func, select
 
 from infra.archive import SqlArchive, make_engine, upgrade
+from infra.archive.models import rated_games, rating_history, ratings
+from service.history.ratings import Rating
 from tests.support.archive import PG_SERVER
 from tests.support.replayed import replay_archive
 from tests.support.scratch import scratch_database
@@ -70,3 +73,35 @@ def migrated_database(kind: str) -> Iterator[Db]:
     finally:
         runner.run(scratch.__aexit__(None, None, None))
         runner.close()
+
+
+def snapshot(db: Db) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the rating tables, in a fixed order."""
+
+    async def body(archive: SqlArchive) -> dict[str, list[tuple[Any, ...]]]:
+        async with archive.engine.connect() as conn:
+            return {
+                "ratings": [
+                    tuple(r) for r in await conn.execute(select(ratings).order_by("player_id"))
+                ],
+                "history": [
+                    tuple(r)
+                    for r in await conn.execute(select(rating_history).order_by("seq", "player_id"))
+                ],
+                "rated_games": [
+                    tuple(r) for r in await conn.execute(select(rated_games).order_by("seq"))
+                ],
+            }
+
+    return db.run(body)
+
+
+def rating_order(db: Db) -> list[str]:
+    return [row[1] for row in snapshot(db)["rated_games"]]
+
+
+def stored_ratings(db: Db) -> dict[str, Rating]:
+    return {
+        pid: Rating(mu=mu, sigma=sigma, ordinal=ordinal, games=games)
+        for pid, mu, sigma, ordinal, games, _ in snapshot(db)["ratings"]
+    }

@@ -1,6 +1,6 @@
 """An in-memory archive for the core's archiving tests (tests/unit/service/history/test_archiving.py): the
 unit of work of `service.history.archive.ArchiveUnit` on plain dicts, and the few reads those tests
-look at (`get_game`, `events`, `ratings`, `rating_history`).
+look at (`get_game`, `list_games`, `events`, `ratings`, `rating_history`).
 
 A unit works on a copy of the archive's state and puts it back on `commit()`; a unit that
 ends without committing (an exception, an early return) leaves nothing behind. Units run
@@ -22,8 +22,10 @@ from service.history.archive import (
     Archival,
     ArchivedGame,
     GameRating,
+    GameSummary,
     RankedGame,
     RatingChange,
+    SeatSummary,
 )
 from service.history.archiving import seat_facts
 from service.history.ratings import Rating
@@ -71,6 +73,10 @@ class MemoryUnit:
         self._state.rated.append(rated)
         self._state.ratings.update((o.player_id, o.after) for o in rated.outcomes)
 
+    async def is_rated(self, game_id: str) -> bool:
+        self._step("is_rated")
+        return any(g.game_id == game_id for g in self._state.rated)
+
     async def ranked_games(self) -> list[RankedGame]:
         self._step("ranked_games")
         place = {g.game_id: n for n, g in enumerate(self._state.rated)}
@@ -108,6 +114,26 @@ class MemoryArchive:
         async with self._lock:
             self.units += 1
             yield MemoryUnit(self)
+
+    async def list_games(
+        self,
+        *,
+        status: str | None = None,
+        ranked: bool | None = None,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> tuple[list[GameSummary], str | None]:
+        """The games of `status` and `ranked` (None: any), in the order archived, `limit` a
+        page (the cursor: the next page's offset)."""
+        found = [
+            kept.game
+            for kept in self.state.games.values()
+            if status in (None, kept.game.status) and ranked in (None, kept.game.ranked)
+        ]
+        start = int(cursor or 0)
+        page = [_summary(g) for g in found[start : start + limit]]
+        more = start + limit < len(found)
+        return page, str(start + limit) if more else None
 
     async def get_game(self, game_id: str) -> ArchivedGame | None:
         kept = self.state.games.get(game_id)
@@ -152,3 +178,33 @@ class MemoryArchive:
             for o in g.outcomes
             if o.player_id == player_id
         ]
+
+
+def _summary(game: ArchivedGame) -> GameSummary:
+    results = {r.seat: r for r in game.results}
+    return GameSummary(
+        id=game.id,
+        status=game.status,
+        ranked=game.ranked,
+        unranked_reason=game.unranked_reason,
+        unranked_reasons=game.unranked_reasons,
+        player_count=game.player_count,
+        created_at=game.created_at,
+        finished_at=game.finished_at,
+        version=game.version,
+        event_count=game.event_count,
+        seats=tuple(
+            SeatSummary(
+                seat=s.seat,
+                name=s.name,
+                bot=s.bot,
+                player_id=s.player_id,
+                ranked=s.ranked,
+                unranked_reason=s.unranked_reason,
+                score=None if (r := results.get(s.seat)) is None else r.score,
+                rank=None if r is None else r.rank,
+                winner=None if r is None else r.winner,
+            )
+            for s in game.seats
+        ),
+    )

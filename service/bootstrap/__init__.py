@@ -182,17 +182,12 @@ def game_service(
     )  # fmt: skip
     # who may read a game of a deal still played at another table: the reads and the archive
     secrecy = Secrecy(store.load, adapters.tournaments.load_tournament, service.seat_or_none)
-    reviews = post_game_reviews(settings, adapters, service, obs)
     by_luck = settings.archive.ratings_by == "luck_adjusted"  # rated when reviewed
     archiver = Archiver(
-        adapters.queue("archive"),
-        adapters.archive,
-        secrecy=secrecy,
+        adapters.queue("archive"), adapters.archive, secrecy=secrecy,
         rate_when_reviewed=reviews.rate_when_reviewed if by_luck else None,
-        poll=settings.archive.interval,
-        max_backoff=30.0,
-        count=obs.count_job(),
-    )
+        poll=settings.archive.interval, max_backoff=30.0, count=obs.count_job(),
+    )  # fmt: skip
     # games whose clock ran out or that were left idle, on whichever replica sees them first
     deadlines = DeadlinePoller(
         store,

@@ -16,16 +16,17 @@ event log (`evolve` folded over it), so a review knows what the players knew and
   mean of what its non-obvious decisions lost (those whose stake exceeds `OBVIOUS_STAKE`).
   Its `performance` (`performance_rating`) reads that accuracy on the rating scale, by the
   bots of known strength (`PERFORMANCE_POINTS`).
-- Luck, in points of expected margin, per card drawn: each seat's margin after the card
-  (and the drawer's better stop then) less the draw's expected margin. The rest of each
-  change of a seat's margin is decisions: its own (`skill`) or the other seats' (`others`),
-  by who made the action. `start + skill + others + luck` is the final margin, exactly.
+- Luck, in points of final margin, per card drawn (`domain.bots.luck`): what the card did
+  to each seat's final margin as a value fitted to self-play sees it, less what the draw was
+  expected to do. The rest of each change of a seat's margin (`winning.margins`) is
+  decisions: its own (`skill`) or the other seats' (`others`), by who made the action.
+  `start + skill + others + luck` is the final margin, exactly.
 - Luck-adjusted results (`luck_adjusted`): each seat's result with that luck taken out, a
   control variate (each card's luck has expectation 0 given what the players knew, whatever
-  the value's error, so the adjusted result has the raw one's expectation and, when the value
-  sees the cards' effect, a smaller variance): its margin less its luck (= start + skill +
-  others), a score whose differences between seats are those margins (the table's total
-  kept), and its rank by that score in the rules' order of seats.
+  the value's error, so the adjusted result has the raw one's expectation and, as far as the
+  value sees the cards' effect, a smaller variance): its margin less its luck (= start +
+  skill + others), a score whose differences between seats are those margins (the table's
+  total kept), and its rank by that score in the rules' order of seats.
 
 Why the judge, the floor and the grades are these: docs/design-notes.md.
 """
@@ -39,10 +40,11 @@ from typing import Literal, Protocol
 
 import msgspec
 
+from domain.bots import luck as luck_model
 from domain.bots.master import DEPTH, MARGIN_WEIGHT, action_value, searched
 from domain.bots.odds import chance_outcomes
 from domain.bots.winning import margins, win_chances
-from domain.game.engine import apply, evolve, to_act
+from domain.game.engine import evolve
 from domain.game.legal import legal_actions
 from domain.game.model import (
     Action,
@@ -52,11 +54,9 @@ from domain.game.model import (
     BuyDeclined,
     CardBought,
     CardDrawn,
-    Draw,
     Event,
     GameStarted,
     GameState,
-    Stop,
     Stopped,
     TimedOut,
 )
@@ -101,8 +101,8 @@ class CardLuck(msgspec.Struct, frozen=True, kw_only=True):
     version: int  # the position drawn from (the card_drawn event carries version + 1)
     seat: int  # who drew it
     card: str
-    value: float  # the drawer's expected margin after it
-    expected: float  # the drawer's expected margin of the draw
+    value: float  # the drawer's value after it (`luck.value`: points of final margin)
+    expected: float  # the drawer's expected value of the draw (the same)
     luck: Vector  # per seat: the card's value less the draw's expected value
 
 
@@ -140,7 +140,6 @@ class GameReview(msgspec.Struct, frozen=True, kw_only=True):
 
 # the first event of each action a seat decides (the others follow from it)
 ACTION_EVENTS = (CardDrawn, Stopped, BidPlaced, BidPassed, CardBought, BuyDeclined)
-_DRAW = Draw()
 
 
 def review(events: Iterable[Event]) -> GameReview:
@@ -165,7 +164,7 @@ def review(events: Iterable[Event]) -> GameReview:
         seat: int = event.seat  # type: ignore[attr-defined]
         chances.append(Chances(version=state.version, chances=tuple(win_chances(state))))
         change = _minus(margins(after), margins(state))
-        draws = _draw_outcomes(state, seat) if type(event) is CardDrawn else None
+        draws = _draw_values(state, seat) if type(event) is CardDrawn else None
         if draws is not None:
             assert type(event) is CardDrawn
             card = _card_luck(state, seat, event.card, draws)
@@ -194,7 +193,10 @@ def _card_luck(
 ) -> CardLuck:
     """The luck of drawing `card` (module docstring), each seat's."""
     if card not in draws:  # an explicit deck's card the standard one lacks
-        draws[card] = (0.0, _drawn(state, seat, card))
+        draws[card] = (
+            0.0,
+            luck_model.value(luck_model.outcome(state, seat, card), luck_model.pile_share(state)),
+        )
     expected = _mean(draws.values())
     value = draws[card][1]
     return CardLuck(
@@ -467,21 +469,14 @@ def _decision(state: GameState, seat: int, chosen: Action) -> DecisionReview | N
     )
 
 
-def _draw_outcomes(state: GameState, seat: int) -> dict[str, tuple[float, Vector]]:
-    """For each card the draw may bring: its probability, and the margins after it and
-    the drawer's better stop (a bust or an auction as it stands)."""
-    return {code: (float(p), _drawn(state, seat, code)) for code, p in chance_outcomes(state)}
-
-
-def _drawn(state: GameState, seat: int, card: str) -> Vector:
-    """The margins after drawing `card`, then the drawer's better stop if it may stop."""
-    after, _events = apply(state, seat, _DRAW, card=card)
-    if after.phase == "draw" and after.drawn and to_act(after) == seat:
-        stops = [
-            margins(apply(after, seat, a)[0]) for a in legal_actions(after, seat) if type(a) is Stop
-        ]
-        return max(stops, key=lambda m: m[seat])
-    return margins(after)
+def _draw_values(state: GameState, seat: int) -> dict[str, tuple[float, Vector]]:
+    """For each card the draw may bring: its probability, and each seat's value of the
+    position it leads to (`luck.outcome`, `luck.value`)."""
+    share = luck_model.pile_share(state)
+    return {
+        code: (float(p), luck_model.value(luck_model.outcome(state, seat, code), share))
+        for code, p in chance_outcomes(state)
+    }
 
 
 def _mean(weighted: Iterable[tuple[float, Sequence[float]]]) -> Vector:

@@ -94,7 +94,7 @@ def test_upgrade_downgrade_upgrade(fresh: str) -> None:
     assert current(fresh) is None
     upgrade(fresh)
     assert tables(fresh) == TABLES | {"alembic_version"}
-    assert current(fresh) == head() == "0010_erasures_applied"
+    assert current(fresh) == head() == "0011_reviews_luck_fitted"
     upgrade(fresh)  # idempotent: nothing to do
     downgrade(fresh, "base")
     assert tables(fresh) == {"alembic_version"}
@@ -343,10 +343,25 @@ def test_the_applied_mark_comes_with_0010_one_row_and_goes_with_its_downgrade(fr
         write_db(fresh, "INSERT INTO erasures_applied (id, mark, marked_at) VALUES (2, 'n', 3)")
     with pytest.raises(IntegrityError):  # a second mark
         write_db(fresh, "INSERT INTO erasures_applied (id, mark, marked_at) VALUES (1, 'n', 3)")
-    assert current(fresh) == head()
+    assert current(fresh) == "0010_erasures_applied"
     downgrade(fresh, "0009_game_context")
     assert "erasures_applied" not in tables(fresh)
     assert read_db(fresh, "SELECT digest FROM erasures") == [("d",)]
+
+
+def test_the_reviews_kept_before_the_luck_was_fitted_go(fresh: str) -> None:
+    """Revision 0011 deletes the reviews kept before a card's luck became the fitted value's
+    (their luck, skill and luck-adjusted results are not the served ones); each game is
+    reviewed again on request."""
+    upgrade(fresh, "0010_erasures_applied")
+    write_db(
+        fresh,
+        f"INSERT INTO game_reviews (game_id, review, reviewed_at) VALUES ('old', '{{}}', {T0})",
+    )
+    assert read_db(fresh, "SELECT game_id FROM game_reviews") == [("old",)]
+    upgrade(fresh, "0011_reviews_luck_fitted")
+    assert read_db(fresh, "SELECT game_id FROM game_reviews") == []
+    assert current(fresh) == head()
 
 
 RANKING = ", status, ranked, unranked_reason"
@@ -492,7 +507,7 @@ def test_command_lines(fresh: str) -> None:
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "check", env={"TEN_DATABASE_URL": fresh})
     assert done.returncode == 0, done.stderr
-    assert "ok: at 0010_erasures_applied" in done.stdout
+    assert "ok: at 0011_reviews_luck_fitted" in done.stdout
     done = run(*migrate, "--url", fresh, "downgrade", "base")
     assert done.returncode == 0, done.stderr
     done = run(*migrate, "--url", fresh, "check")

@@ -10,6 +10,7 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
+from domain.bots import luck
 from domain.bots.clock import start_clock, time_out
 from domain.bots.master import DEPTH, MARGIN_WEIGHT, action_value, position_value, searched, settle
 from domain.bots.odds import chance_outcomes
@@ -38,7 +39,6 @@ from domain.game.model import (
     BankClock,
     CardBought,
     CardDrawn,
-    Draw,
     GameStarted,
     Player,
     Rules,
@@ -182,22 +182,24 @@ def test_every_card_drawn_is_valued_against_the_draw_it_came_from(reviewed) -> N
 
 
 def test_luck_is_the_card_against_the_mean_over_the_unseen_cards() -> None:
-    """Rebuilt here by folding the log: the expected margin of a draw is the mean over the
-    unseen cards of the drawer's margin after the card and its better stop."""
+    """Rebuilt here by folding the log: the expected value of a draw is the mean over the
+    unseen cards of each seat's `luck.value` of the position the card leads to, at the share
+    of the pile the card was drawn from; the card's luck is its value less that mean."""
     game = play_game(["basic", "expert", "random"], "review/values")
     r = review(game.events)
     for card in r.cards:
         before = _state_at(game.events, card.version)
-        total = 0.0
+        share = luck.pile_share(before)
+        expected = [0.0, 0.0, 0.0]
         for code, p in chance_outcomes(before):
-            drawn, _ = apply(before, card.seat, Draw(), card=code)
-            if drawn.phase == "draw" and drawn.drawn and drawn.active_seat == card.seat:
-                stops = [a for a in legal_actions(drawn, card.seat) if type(a) is Stop]
-                value = max(margins(apply(drawn, card.seat, a)[0])[card.seat] for a in stops)
-            else:
-                value = margins(drawn)[card.seat]
-            total += float(p) * value
-        assert card.expected == pytest.approx(total, abs=1e-9)
+            v = luck.value(luck.outcome(before, card.seat, code), share)
+            expected = [e + float(p) * x for e, x in zip(expected, v, strict=True)]
+        drawn = luck.value(luck.outcome(before, card.seat, card.card), share)
+        assert card.expected == pytest.approx(expected[card.seat], abs=1e-9)
+        assert card.value == pytest.approx(drawn[card.seat], abs=1e-9)
+        assert list(card.luck) == pytest.approx(
+            [d - e for d, e in zip(drawn, expected, strict=True)], abs=1e-9
+        )
     assert len(r.cards) > 20
 
 

@@ -43,6 +43,8 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from domain.bots import luck as luck_module
+from domain.bots import luck_table
 from domain.bots import review as review_module
 from domain.bots.review import review
 from domain.bots.simulation import play_game
@@ -84,9 +86,10 @@ def one_game(job: tuple[str, int, list[str]]) -> dict[str, object]:
 
 
 def review_version() -> str:
-    """The review module's source digest: cached reviews of another luck estimate are not
-    used."""
-    return hashlib.sha256(inspect.getsource(review_module).encode()).hexdigest()[:16]
+    """The digest of the review's and the luck's sources (their weights included): cached
+    reviews of another luck estimate are not used."""
+    sources = "".join(inspect.getsource(m) for m in (review_module, luck_module, luck_table))
+    return hashlib.sha256(sources.encode()).hexdigest()[:16]
 
 
 def reviewed_games(

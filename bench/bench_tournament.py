@@ -1,5 +1,7 @@
 """How many rounds a tournament needs to rank bots of known strength (issue 25):
-`python bench/bench_tournament.py [--tournaments T] [--rounds R] [--cache PATH] [--luck]`.
+`python bench/bench_tournament.py [--tournaments T] [--rounds R] [--cache PATH] [--luck]
+[--formats swiss,round_robin] [--modes duplicate:matchpoints,duplicate:points,fresh:points]`
+(`--formats` and `--modes` choose some; separate runs with separate caches run side by side).
 
 16 bot entrants, four of each level (master > expert > basic > random, the known order),
 tables of 4, T tournaments per format (swiss, round_robin) and deal mode (duplicate with
@@ -285,7 +287,18 @@ def main() -> None:
         action="store_true",
         help="luck-adjusted standings too, from the same games (each game reviewed)",
     )
+    parser.add_argument("--formats", default=",".join(FORMATS), help="of " + ",".join(FORMATS))
+    parser.add_argument(
+        "--modes",
+        default=",".join(f"{mode}:{primary}" for mode, primary in MODES),
+        help="deal modes and the standings' first key, of "
+        + ",".join(f"{mode}:{primary}" for mode, primary in MODES),
+    )
     args = parser.parse_args()
+    formats = args.formats.split(",")
+    modes = [tuple(m.split(":")) for m in args.modes.split(",")]
+    if not set(formats) <= set(FORMATS) or not set(modes) <= set(MODES):
+        parser.error(f"--formats of {FORMATS}, --modes of {MODES}")
     cache = Cache(args.cache, luck=args.luck)
     by = BY if args.luck else ("results",)
     print(
@@ -295,7 +308,7 @@ def main() -> None:
     )
     summary = []
     used: dict[str, set[tuple[str, tuple[str, ...]]]] = {"duplicate": set(), "fresh": set()}
-    for fmt, (mode, primary) in itertools.product(FORMATS, MODES):
+    for fmt, (mode, primary) in itertools.product(formats, modes):
         start, before = time.process_time(), set(cache.games)
         runs = []
         for i in range(args.tournaments):
@@ -325,6 +338,8 @@ def main() -> None:
     for name, firsts, last in summary:
         g, lv = firsts["gamma"] or "-", firsts["levels"] or "-"
         print(f"  {name:<{width}} {g:>6} {lv:>7} {last:>13.3f}")
+    if not used["duplicate"]:
+        return
     pairs, correlation = shared_luck(cache, used)
     print(
         f"\nshared luck: correlation of place-point residuals of two holders of one seat of"

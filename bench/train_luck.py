@@ -33,6 +33,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from train_win_chances import _solve  # the sibling module: bench/ is first on the path
+
 from domain.bots.luck import FEATURES, outcome, pile_share, relative_features, value
 from domain.bots.luck_table import WEIGHTS
 from domain.bots.odds import chance_outcomes
@@ -121,24 +123,7 @@ def fit(rows: list[Row]) -> list[float]:
             b[r] += x[r] * yi
             for c in range(p):
                 a[r][c] += x[r] * x[c]
-    return solve(a, b)
-
-
-def solve(a: list[list[float]], b: list[float]) -> list[float]:
-    """Gaussian elimination with partial pivoting."""
-    n = len(b)
-    m = [[*row, b[i]] for i, row in enumerate(a)]
-    for col in range(n):
-        pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
-        m[col], m[pivot] = m[pivot], m[col]
-        for r in range(col + 1, n):
-            k = m[r][col] / m[col][col]
-            for c in range(col, n + 1):
-                m[r][c] -= k * m[col][c]
-    out = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        out[r] = (m[r][n] - sum(m[r][c] * out[c] for c in range(r + 1, n))) / m[r][r]
-    return out
+    return _solve(a, b)
 
 
 def spread(rows: list[Row], luck: list[float]) -> tuple[float, float, float]:

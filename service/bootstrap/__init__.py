@@ -33,7 +33,7 @@ from service.core.settings import Settings
 from service.correspondence.turns import TURN_WAITS, turn_waits
 from service.games.use_cases import GameService
 from service.history.archiver import Archiver, ArchiveReaction
-from service.history.reviews import Reviews
+from service.history.reviews import ReviewReaction, Reviews
 from service.lobby.use_cases import Lobby
 from service.matchmaking.use_cases import Matchmaking
 from service.reactions.deadlines import DeadlinePoller
@@ -182,10 +182,9 @@ def game_service(
     )  # fmt: skip
     # who may read a game of a deal still played at another table: the reads and the archive
     secrecy = Secrecy(store.load, adapters.tournaments.load_tournament, service.seat_or_none)
-    by_luck = settings.archive.ratings_by == "luck_adjusted"  # rated when reviewed
+    ratings_by = settings.archive.ratings_by  # luck_adjusted: rated once reviewed
     archiver = Archiver(
-        adapters.queue("archive"), adapters.archive, secrecy=secrecy,
-        rate_when_reviewed=reviews.rate_when_reviewed if by_luck else None,
+        adapters.queue("archive"), adapters.archive, secrecy=secrecy, ratings_by=ratings_by,
         poll=settings.archive.interval, max_backoff=30.0, count=obs.count_job(),
     )  # fmt: skip
     # games whose clock ran out or that were left idle, on whichever replica sees them first
@@ -201,6 +200,9 @@ def game_service(
             archive=ArchiveReaction(
                 store, archiver.queue, wake=archiver.wake, count=obs.count_queued()
             ),
+            reviews=ReviewReaction(reviews.queue, wake=reviews.worker.wake, clock=reviews.clock)
+            if ratings_by == "luck_adjusted"
+            else None,
             webhooks=webhooks if webhooks.enabled else None,
             tournaments=TournamentReaction(tournaments.director.record_result),
             deadlines=deadlines,
@@ -219,6 +221,7 @@ def game_service(
 def reaction_table(
     *,
     archive: Reaction | None = None,
+    reviews: Reaction | None = None,
     webhooks: Reaction | None = None,
     tournaments: Reaction | None = None,
     deadlines: LocalReaction | None = None,
@@ -228,13 +231,14 @@ def reaction_table(
     """What happens when a game changes: each kind of change (every event type of the
     domain, and the record's own facts) -> the reactions it calls for, run in the order the
     table first names them. Durable (marked before the save, at least once): the archive,
-    the platform's webhooks (when configured), the tournaments; local (this process's): the
+    the reviews (when ratings are by luck-adjusted places), the platform's webhooks (when
+    configured), the tournaments; local (this process's): the
     deadline poller's wake, the metrics (when on). A kind no reaction wants has its row. A
     reaction left out (None: tests list the ones they look at) is in no row."""
     hooks, count = _listed(webhooks), _listed(metrics)
     return {
         GAME_CREATED: count,
-        GAME_ENDED: (*_listed(archive), *hooks, *_listed(tournaments), *count),
+        GAME_ENDED: (*_listed(archive), *_listed(reviews), *hooks, *_listed(tournaments), *count),
         DUE_MOVED: _listed(deadlines),
         "game_started": hooks,
         "seat_taken_over": (*hooks, *count),  # a webhook; a resign, counted as an action

@@ -22,15 +22,17 @@ the deal's other games forward at once (`LeasedQueue.hasten`).
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
 import msgspec
 
 from service.core.model import TableRef
 from service.core.ports import ArchiveJob, EventLog
+from service.core.settings import RatingsBy
 from service.history.archive import ARCHIVED_STATUSES, GameArchive
 from service.history.archiving import archive_game
+from service.history.reviews import rate_if_reviewed
 from service.jobs.worker import Job, LeasedQueue, PermanentFailure, Worker
 from service.reactions.relay import Change
 
@@ -60,13 +62,13 @@ class Archiver:
         *,
         secrecy: DealSecrecy | None = None,
         hold: float = HOLD,
-        rate_when_reviewed: Callable[[str], Awaitable[None]] | None = None,
+        ratings_by: RatingsBy = "results",
         **worker: Any,
     ) -> None:
-        """`rate_when_reviewed` (`Reviews.rate_when_reviewed`): games are rated by
-        luck-adjusted places, each archived game handed to it (None: by their results, at
-        archival)."""
-        self.rate_when_reviewed = rate_when_reviewed
+        """`ratings_by`: "results", a rated game is rated at archival by its results;
+        "luck_adjusted", by its review's places, here when the review was kept before
+        (`service.history.reviews.rate_if_reviewed`), else by the review's job."""
+        self.ratings_by = ratings_by
         self.queue = queue
         self.archive = archive
         self.secrecy = secrecy
@@ -91,13 +93,12 @@ class Archiver:
                 record,
                 archived.events,
                 record.player_ids or (None,) * seats,
-                by="results" if self.rate_when_reviewed is None else "luck_adjusted",
+                by=self.ratings_by,
             )
         except ValueError as exc:  # a log the archive refuses: it never will take it
             raise PermanentFailure(str(exc)) from exc
-        if self.rate_when_reviewed is not None and record.status == "finished":
-            # archived now or by an earlier try: its review asked for either way (idempotent)
-            await self.rate_when_reviewed(record.id)
+        if self.ratings_by == "luck_adjusted" and record.status == "finished":
+            await rate_if_reviewed(self.archive, record.id)  # now or by an earlier try
         if ref is not None and secrecy is not None:  # the deal's games held, due now
             now = self.worker.clock()
             for game in await secrecy.deal_of(ref):

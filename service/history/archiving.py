@@ -26,8 +26,8 @@ The places a game rates its players by (`TEN_RATINGS_BY`, `RatingsBy`): "results
 its results, the game rated when it is archived (`archive_game`); or "luck_adjusted", the
 `adjusted_rank` of each seat of its review (`domain.bots.review.luck_adjusted`), the game rated
 when both the game and its review are kept (`rate_reviewed`, called by whichever of the two
-lands last: the archiver queues the review of every archived game that is rated,
-`service.history.reviews.Reviews.rate_when_reviewed`). Either way the same rule
+lands last, `service.history.reviews.rate_if_reviewed`; the review is queued by the relay's
+reaction to the game's end, `service.history.reviews.ReviewReaction`). Either way the same rule
 (`rated_table`, `rate`): only the places differ.
 
 The rating order is the order the games were rated: a game takes the next place when its
@@ -215,7 +215,7 @@ async def rate_reviewed(archive: GameArchive, game_id: str, ranks: Sequence[int]
     """Rate the archived game `game_id` by its review's luck-adjusted `ranks` (seat order),
     unless it is rated already (by a replica racing, a rebuild, or by its results before the
     places were switched); True when this call rated it. A game not archived yet is rated
-    when its archival asks for its review (`Reviews.rate_when_reviewed`); False here."""
+    at its archival (`service.history.reviews.rate_if_reviewed`); False here."""
     game = await archive.get_game(game_id)
     if game is None:
         return False

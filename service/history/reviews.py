@@ -31,11 +31,12 @@ adds them when such a review is read (the row stays as it was kept), so no kept 
 recomputed or deleted for them.
 
 Ratings by luck-adjusted places (TEN_RATINGS_BY=luck_adjusted, `service.history.archiving`): the
-archiver asks for the review of every rated game it archives (`rate_when_reviewed`: in no
-caller's quota and under no bound, the service's own request is never refused); the job,
-once it kept the review, rates the game by its seats' `adjusted_rank`
-(`service.history.archiving.rate_reviewed`), and so does `rate_when_reviewed` for a review kept
-before the game was archived. A rated game's review set aside leaves the game unrated until
+relay's durable reaction to an ended game (`ReviewReaction`, through the one outbox) queues
+the review of a finished game two players or more could be rated in (in no caller's quota
+and under no bound: the service's own request is never refused); whichever comes last of
+the review kept and the game archived rates the game by its seats' `adjusted_rank`
+(`rate_if_reviewed`: the job once it kept the review, the archiver once it archived the
+game; `service.history.archiving.rate_reviewed` rates it once). A rated game's review set aside leaves the game unrated until
 it is put back. `adjusted_ranks` gives the rebuild every rated game's ranks, computing the
 reviews missing the way the job does (`keep_review`).
 """
@@ -45,7 +46,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -58,9 +59,10 @@ from service.core.settings import RatingsBy
 from service.games.bot_work import BotWork
 from service.games.use_cases import GAME_ID
 from service.history.archive import ArchivedGame, GameArchive
-from service.history.archiving import rate_reviewed, rated_seats
-from service.history.ratings import SeatFacts, rated_table
+from service.history.archiving import rate_reviewed
+from service.history.ratings import MIN_SEATS, SeatFacts, rated_table
 from service.jobs.worker import Job, LeasedQueue, PermanentFailure, QueueFull, Worker
+from service.reactions.relay import Change
 
 QUEUE = "reviews"
 REVIEW_SECONDS = 2.0  # about one review's time on one core (the master bot judges each decision)
@@ -202,6 +204,43 @@ async def adjusted_ranks(
             return ranks, failed
 
 
+async def rate_if_reviewed(archive: GameArchive, game_id: str) -> None:
+    """Rate the archived finished game by its kept review's luck-adjusted ranks (once:
+    `rate_reviewed`); nothing while either is missing: the other one's arrival rates it."""
+    kept, game = await archive.get_review(game_id), await archive.get_game(game_id)
+    if kept is not None and game is not None and game.status == "finished":
+        await rate_reviewed(archive, game_id, archived_ranks(kept, game))
+
+
+class ReviewReaction:
+    """By luck-adjusted places, the relay's durable reaction to an ended game: a finished
+    game with two player ids or more (those a rating could count) has its review queued,
+    in no caller's quota and under no bound (the module docstring); its job rates it."""
+
+    name = "reviews"
+    durable: Literal[True] = True
+
+    def __init__(
+        self,
+        queue: LeasedQueue,
+        *,
+        wake: Callable[[], None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.queue = queue
+        self.wake = wake
+        self.clock = clock
+
+    async def react(self, change: Change) -> None:
+        record = change.new
+        players = sum(1 for p in record.player_ids if p is not None)
+        if record.status != "finished" or players < MIN_SEATS:
+            return
+        await self.queue.put(record.id, b"", self.clock(), keep=True)  # queued once
+        if self.wake is not None:
+            self.wake()
+
+
 class Reviews:
     def __init__(
         self,
@@ -304,28 +343,7 @@ class Reviews:
             at = datetime.fromtimestamp(self.clock(), UTC)
             await keep_review(self.archive, self.bots, game_id, log, at)
         if self.ratings_by == "luck_adjusted":
-            await self._rate(game_id)
-
-    async def rate_when_reviewed(self, game_id: str) -> None:
-        """By luck-adjusted places, the archiver's call for a game it archived: a rated game
-        is rated now if its review is kept, else its review is queued (its job rates it).
-        Queued in no caller's quota and under no bound: the service's own request."""
-        game = await self.archive.get_game(game_id)
-        if game is None or not rated_seats(game):
-            return
-        if await self.archive.get_review(game_id) is not None:
-            await self._rate(game_id)
-            return
-        # a review kept meanwhile by a job done: that job found the game archived, rated it
-        await self.queue.put(game_id, b"", self.clock(), keep=True)
-        self.worker.wake()
-
-    async def _rate(self, game_id: str) -> None:
-        """Rate the archived game by its kept review's luck-adjusted ranks (once: see
-        `rate_reviewed`); a game not archived yet waits for its archival."""
-        kept, game = await self.archive.get_review(game_id), await self.archive.get_game(game_id)
-        if kept is not None and game is not None and game.status == "finished":
-            await rate_reviewed(self.archive, game_id, archived_ranks(kept, game))
+            await rate_if_reviewed(self.archive, game_id)
 
     async def _complete(self, game_id: str, kept: bytes) -> bytes:
         """The kept review with its luck-adjusted results (`completed`): as kept unless it

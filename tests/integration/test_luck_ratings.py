@@ -26,8 +26,9 @@ from service.games.bot_work import BotWork
 from service.history.archiver import Archiver
 from service.history.archiving import archival, archive_game, placed, seat_facts
 from service.history.ratings import RatedSeat, rated_table, replay
-from service.history.reviews import QUEUE, Reviews
+from service.history.reviews import QUEUE, ReviewReaction, Reviews
 from service.jobs.worker import Job
+from service.reactions.relay import Change
 from tests.servers import ROOT
 from tests.support.archived_games import (
     DIALECTS,
@@ -98,8 +99,8 @@ def rebuild_command(db: Db, *by: str) -> str:
 
 
 def live_by_luck(db: Db, played: list[Played]) -> tuple[list[str], int]:
-    """The archiver and the review job as the service runs them by luck-adjusted places:
-    each game archived (its review queued), then the jobs run until none is left. The games
+    """The reactions, the archiver and the review job as the service runs them by
+    luck-adjusted places: each game's end (its review queued) and archival, then the jobs run until none is left. The games
     rated once archived, and the reviews computed."""
 
     async def body(archive: SqlArchive) -> tuple[list[str], int]:
@@ -107,10 +108,12 @@ def live_by_luck(db: Db, played: list[Played]) -> tuple[list[str], int]:
             MemoryGameStore(), archive, MemoryQueue(QUEUE), BotWork(None),
             ratings_by="luck_adjusted", max_failures=1, jitter=lambda: 0.5,
         )  # fmt: skip
-        archiver = Archiver(
-            MemoryQueue("archive"), archive, rate_when_reviewed=reviews.rate_when_reviewed
-        )
+        archiver = Archiver(MemoryQueue("archive"), archive, ratings_by="luck_adjusted")
+        ended = ReviewReaction(
+            reviews.queue, clock=reviews.clock
+        )  # the relay's reaction to each game's end
         for p in played:
+            await ended.react(Change(None, p.record, p.stored, ()))
             payload = msgspec.msgpack.encode(ArchiveJob(record=p.record, events=p.stored))
             await archiver.handle(Job(id=p.id, payload=payload, token=1, failures=0))
         async with archive.engine.connect() as conn:

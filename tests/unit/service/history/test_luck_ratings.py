@@ -33,8 +33,9 @@ from service.history.archiving import (
     seat_facts,
 )
 from service.history.ratings import RatedSeat, rated_table, replay
-from service.history.reviews import QUEUE, ReviewOut, Reviews, adjusted_ranks
+from service.history.reviews import QUEUE, ReviewOut, ReviewReaction, Reviews, adjusted_ranks
 from service.jobs.worker import Job
+from service.reactions.relay import Change
 from tests.support.ended_games import Played, aborted_game, clocked, dataset, rated_seats
 from tests.support.memory_archive import MemoryArchive
 
@@ -232,18 +233,25 @@ def luck_service(store: MemoryGameStore, archive: MemoryArchive) -> tuple[Archiv
         store, archive, MemoryQueue(QUEUE), CountingBots(), ratings_by="luck_adjusted",
         max_failures=3, clock=lambda: 1_760_000_000.0, jitter=lambda: 0.5,
     )  # fmt: skip
-    archiver = Archiver(
-        MemoryQueue("archive"), archive, rate_when_reviewed=reviews.rate_when_reviewed
-    )
+    archiver = Archiver(MemoryQueue("archive"), archive, ratings_by="luck_adjusted")
     return archiver, reviews
 
 
-def test_the_archiver_queues_the_review_and_the_job_rates_the_game_by_it() -> None:
+def ended(reviews: Reviews, p: Played) -> Awaitable[None]:
+    """The relay's reaction to the game's end (through the outbox), as the service wires it."""
+    return ReviewReaction(reviews.queue, clock=reviews.clock).react(
+        Change(None, p.record, p.stored, ())
+    )
+
+
+def test_the_games_end_queues_its_review_and_the_job_rates_the_game_by_it() -> None:
     p = reordered_rated()
     archive = MemoryArchive()
     archiver, reviews = luck_service(MemoryGameStore(), archive)
 
     async def body() -> tuple[int, int]:
+        await ended(reviews, p)
+        await ended(reviews, p)  # the relay again (at least once): one review queued
         await archiver.handle(the_job(p))
         assert archive.state.rated == []  # archived, not rated: its review is queued
         assert await reviews.queue.queued(p.id)
@@ -259,6 +267,32 @@ def test_the_archiver_queues_the_review_and_the_job_rates_the_game_by_it() -> No
     assert [(o.player_id, o.rank) for o in game.outcomes] == [(s.player_id, s.rank) for s in want]
     assert archive.state.ratings == replay([want])[0]
     assert set(archive.reviews) == {p.id}
+
+
+def test_a_game_no_rating_could_count_queues_no_review_at_its_end() -> None:
+    """Aborted, or with fewer than two player ids: the reaction queues nothing."""
+    p = reordered_rated()
+    ids = p.record.player_ids
+    one_id = msgspec.structs.replace(p.record, player_ids=(ids[0],) + (None,) * (len(ids) - 1))
+    stopped = aborted_game(0)
+    _, reviews = luck_service(MemoryGameStore(), MemoryArchive())
+
+    async def body() -> list[bool]:
+        queued = []
+        for record, stored in (
+            (one_id, p.stored),
+            (stopped.record, stopped.stored),
+            (p.record, p.stored),
+        ):
+            await ReviewReaction(reviews.queue, clock=reviews.clock).react(
+                Change(None, record, stored, ())
+            )
+            queued.append(await reviews.queue.queued(record.id))
+        return queued
+
+    assert stopped.record.status == "aborted"
+    assert len([i for i in stopped.record.player_ids if i]) >= 2
+    assert run(body()) == [False, False, True]
 
 
 def test_a_review_kept_before_the_archival_rates_the_game_at_archival() -> None:

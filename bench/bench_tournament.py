@@ -1,7 +1,8 @@
 """How many rounds a tournament needs to rank bots of known strength (issue 25):
 `python bench/bench_tournament.py [--tournaments T] [--rounds R] [--cache PATH] [--luck]
-[--formats swiss,round_robin] [--modes duplicate:matchpoints,duplicate:points,fresh:points]`
-(`--formats` and `--modes` choose some; separate runs with separate caches run side by side).
+[--formats swiss,round_robin] [--modes duplicate:matchpoints,duplicate:points,fresh:points]
+[--ranked-by points|margin]` (`--formats` and `--modes` choose some; separate runs with
+separate caches run side by side).
 
 16 bot entrants, four of each level (master > expert > basic > random, the known order),
 tables of 4, T tournaments per format (swiss, round_robin) and deal mode (duplicate with
@@ -47,6 +48,10 @@ luck-adjusted, are computed from the same games and measured; the summary has a 
 each. The reviews' results are cached in `PATH.luck` beside `--cache` (delete it after a
 change of the review's luck estimate: the games' cache stays valid, the bots being
 deterministic).
+
+Every standings is measured ranked both ways (`Settings.ranked_by`): by place points
+first, and by the summed game margins first; the Swiss rounds are paired by the standings
+ranked as `--ranked-by` says (default points).
 """
 
 from __future__ import annotations
@@ -88,6 +93,8 @@ SAVE_EVERY = 50  # new games between writes of the cache file
 Game = tuple[tuple[int, int], ...]  # per seat (rank, score)
 Luck = tuple[tuple[int, float], ...]  # per seat (luck-adjusted rank, luck-adjusted score)
 BY = ("results", "luck_adjusted")  # the standings measured with --luck
+RANKED_BY = ("points", "margin")  # the standings' first key, each measured
+Kind = tuple[str, str]  # (standings_by, ranked_by)
 
 
 class Cache:
@@ -186,16 +193,17 @@ def tournament(
     index: int,
     cache: Cache,
     used: set[tuple[str, tuple[str, ...]]],
-    by: tuple[str, ...] = ("results",),
-) -> dict[str, list[tuple[float, float, float]]]:
-    """Per standings of `by` (`Settings.standings_by`), the measures after each round of one
-    tournament, paired as `settings` says (each game's key added to `used`)."""
+    kinds: tuple[Kind, ...] = (("results", "points"),),
+) -> dict[Kind, list[tuple[float, float, float]]]:
+    """Per standings of `kinds` (`Settings.standings_by`, `Settings.ranked_by`), the measures
+    after each round of one tournament, paired as `settings` says (each game's key added to
+    `used`)."""
     pool = [Entrant(id=f"{level}{k}", bot=level) for level in LEVELS for k in range(4)]
     entrants = SeededRandom(f"bench/{index}/entrants").shuffled(pool)
     level_of = {e.id: e.bot for e in entrants}
     rounds: list[Round] = []
     results: list[TableResult] = []
-    out: dict[str, list[tuple[float, float, float]]] = {kind: [] for kind in by}
+    out: dict[Kind, list[tuple[float, float, float]]] = {kind: [] for kind in kinds}
     for _ in range(settings.rounds):
         played = next_round(settings, entrants, rounds, results)
         rounds.append(played)
@@ -219,8 +227,8 @@ def tournament(
                     ),
                 )
             )
-        for kind in by:
-            counted = msgspec.structs.replace(settings, standings_by=kind)
+        for kind in kinds:
+            counted = msgspec.structs.replace(settings, standings_by=kind[0], ranked_by=kind[1])
             order = standings(counted, entrants, rounds, results)
             out[kind].append(measures([LEVELS.index(level_of[s.entrant]) for s in order]))
     return out
@@ -294,6 +302,12 @@ def main() -> None:
         help="deal modes and the standings' first key, of "
         + ",".join(f"{mode}:{primary}" for mode, primary in MODES),
     )
+    parser.add_argument(
+        "--ranked-by",
+        choices=RANKED_BY,
+        default="points",
+        help="the first key of the standings the swiss rounds are paired by (each is measured)",
+    )
     args = parser.parse_args()
     formats = args.formats.split(",")
     modes = [tuple(m.split(":")) for m in args.modes.split(",")]
@@ -301,10 +315,12 @@ def main() -> None:
         parser.error(f"--formats of {FORMATS}, --modes of {MODES}")
     cache = Cache(args.cache, luck=args.luck)
     by = BY if args.luck else ("results",)
+    kinds = tuple(itertools.product(by, RANKED_BY))
     print(
         f"16 entrants (4 each of {', '.join(LEVELS)}), tables of 4, "
         f"{args.tournaments} tournaments x {args.rounds} rounds per format and deal mode"
         + (" (paired as luck-adjusted tournaments; both standings measured)" if args.luck else "")
+        + f", swiss paired by {args.ranked_by}"
     )
     summary = []
     used: dict[str, set[tuple[str, tuple[str, ...]]]] = {"duplicate": set(), "fresh": set()}
@@ -319,11 +335,12 @@ def main() -> None:
                 rounds=args.rounds,
                 seed=f"bench/{i}",
                 standings_by=by[-1],  # type: ignore[arg-type]
+                ranked_by=args.ranked_by,
             )
-            runs.append(tournament(settings, i, cache, used[mode], by))
-        for kind in by:
+            runs.append(tournament(settings, i, cache, used[mode], kinds))
+        for kind in kinds:
             name = f"{fmt} / {mode}" + (f" (by {primary})" if mode == "duplicate" else "")
-            name += f" [{kind.replace('_', '-')}]" if args.luck else ""
+            name += f" [{kind[0].replace('_', '-')}, {kind[1]}]"
             measured = [run[kind] for run in runs]
             firsts = report(name, measured)
             summary.append((name, firsts, statistics.mean(t[-1][0] for t in measured)))
@@ -331,7 +348,7 @@ def main() -> None:
         print(f"  ({played} games played, {time.process_time() - start:.0f} s cpu)")
     cache.save()
     print(f"\nfirst round where the mean reaches {GOAL} (- for none in {args.rounds} rounds)")
-    width = 56 if args.luck else 40
+    width = 66
     print(
         f"  {'format / deals (ranked by)':<{width}} {'gamma':>6} {'levels':>7} {'gamma at end':>13}"
     )

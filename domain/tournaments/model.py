@@ -10,6 +10,7 @@ import msgspec
 Format = Literal["swiss", "round_robin"]
 DealMode = Literal["duplicate", "fresh"]
 StandingsBy = Literal["results", "luck_adjusted"]
+RankedBy = Literal["points", "margin"]
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -24,6 +25,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # what a table counts for in the standings: its results, or its luck-adjusted results
     # (`TableResult.adjusted`: the ranks and scores of the game's review)
     standings_by: StandingsBy = "results"
+    # the standings' first key: place points (in duplicate mode, as `duplicate_primary`
+    # says), or the margin, the sum of each game's score less the mean of its table's
+    # other scores (counted as `standings_by` says); the other keys then break ties
+    ranked_by: RankedBy = "points"
 
     def __post_init__(self) -> None:
         if not 2 <= self.table_size <= 5:
@@ -73,6 +78,7 @@ class Standing(msgspec.Struct, frozen=True, kw_only=True):
     entrant: str
     points: float
     matchpoints: float
+    margin: float  # the sum of the game margins counted (`domain.tournaments.standings.margins`)
     buchholz: float
     score: int
     position: int  # 1, 2, ... (no ties: the last tie-break is the seeding)

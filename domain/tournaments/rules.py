@@ -32,8 +32,13 @@ Rules stated:
   sum of the primary scores of every opponent met, once per meeting), then the total game
   score, then the seeding (the entrants' order as given). Points come first in duplicate
   mode too because they rank the players better (why: docs/design-notes.md).
+- Margins (`margins`): a seat's game score less the mean of the other seats' scores at its
+  table (they sum to 0 at a table; a bye's is 0). Ranked by margin (`ranked_by`
+  "margin"), the standings' first key is the sum of an entrant's margins; the keys above
+  follow it, Buchholz then summing the opponents' margins. A game's margin keeps what
+  place points round away: by how much a seat won or lost.
 - Luck-adjusted standings (`standings_by` "luck_adjusted"): a table counts by its game's
-  review's luck-adjusted ranks (place points) and scores (matchpoints) instead of its
+  review's luck-adjusted ranks (place points) and scores (matchpoints, margins) instead of its
   results (`counted`); the tie-breaks, byes and pairing as above, and the total game score
   is the one played. A table no review adjusts (`TableResult.unadjusted`) counts by its
   results; a round is paired, or the tournament ends, once every table of the round is
@@ -52,6 +57,7 @@ from domain.tournaments.model import (
     DealMode,
     Entrant,
     Format,
+    RankedBy,
     Round,
     Settings,
     Standing,
@@ -63,6 +69,7 @@ from domain.tournaments.round_robin import affine_round, circle_round, round_rob
 from domain.tournaments.standings import (
     bye_points,
     counted,
+    margins,
     matchpoints,
     meeting_counts,
     place_points,
@@ -80,6 +87,7 @@ __all__ = [
     "DealMode",
     "Entrant",
     "Format",
+    "RankedBy",
     "Round",
     "Settings",
     "Standing",
@@ -93,6 +101,7 @@ __all__ = [
     "circle_round",
     "counted",
     "deal_seed",
+    "margins",
     "matchpoints",
     "meeting_counts",
     "next_round",

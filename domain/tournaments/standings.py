@@ -18,6 +18,8 @@ from domain.tournaments.model import (
     TableResult,
 )
 
+MARGIN_DIGITS = 9
+
 
 def bye_points(table_size: int) -> float:
     """The points of a median place: the mean of a table's place points."""
@@ -30,6 +32,12 @@ def place_points(ranks: Sequence[int]) -> tuple[float, ...]:
     n = len(ranks)
     tied = Counter(ranks)
     return tuple(sum(n - p for p in range(rank, rank + tied[rank])) / tied[rank] for rank in ranks)
+
+
+def margins(scores: Sequence[float]) -> tuple[float, ...]:
+    """Each seat's game score less the mean of the other seats' scores (0 at a table of one)."""
+    n, total = len(scores), sum(scores)
+    return tuple(score - (total - score) / (n - 1) if n > 1 else 0.0 for score in scores)
 
 
 def table_result(round_number: int, table: Table, results: Sequence[Result]) -> TableResult:
@@ -90,12 +98,16 @@ def standings(
     ids = [e.id for e in entrants]
     points = dict.fromkeys(ids, 0.0)
     marks = dict.fromkeys(ids, 0.0)
+    margin = dict.fromkeys(ids, 0.0)
     score = dict.fromkeys(ids, 0)
     by = settings.standings_by
     for result in results:
-        ranks, _ = counted(result, by)
-        for entrant, pts in zip(result.seats, place_points(ranks), strict=True):
+        ranks, scores = counted(result, by)
+        for entrant, pts, won in zip(
+            result.seats, place_points(ranks), margins(scores), strict=True
+        ):
             points[entrant] += pts
+            margin[entrant] += won
         for entrant, game_score in zip(result.seats, result.scores, strict=True):
             score[entrant] += game_score  # the game score as played, whatever `by`
     for (_, entrant), mp in matchpoints(results, by).items():
@@ -103,22 +115,27 @@ def standings(
     for played in rounds:
         for entrant in played.byes:
             points[entrant] += bye_points(settings.table_size)
-            marks[entrant] += 0.5
+            marks[entrant] += 0.5  # and a margin of 0, a table's mean
+    # sums of fractions: rounded so that equal sums reached in another order tie
+    margin = {e: round(m, MARGIN_DIGITS) for e, m in margin.items()}
     by_marks = settings.deal_mode == "duplicate" and settings.duplicate_primary == "matchpoints"
-    primary, secondary = (marks, points) if by_marks else (points, marks)
+    keys = (marks, points) if by_marks else (points, marks)
+    if settings.ranked_by == "margin":
+        keys = (margin, *keys)
     buchholz = dict.fromkeys(ids, 0.0)
     for entrant, other in _meetings(rounds):
-        buchholz[entrant] += primary[other]
+        buchholz[entrant] += keys[0][other]
     seeding = {entrant: i for i, entrant in enumerate(ids)}
     order = sorted(
         ids,
-        key=lambda e: (-primary[e], -secondary[e], -buchholz[e], -score[e], seeding[e]),
+        key=lambda e: (*(-k[e] for k in keys), -buchholz[e], -score[e], seeding[e]),
     )
     return [
         Standing(
             entrant=e,
             points=points[e],
             matchpoints=marks[e],
+            margin=margin[e],
             buchholz=buchholz[e],
             score=score[e],
             position=i + 1,

@@ -100,12 +100,16 @@ class StandingOut(msgspec.Struct, frozen=True, kw_only=True):
     entrant: str
     points: float
     matchpoints: float
+    # the sum of the entrant's game margins (score less the mean of the table's other scores)
+    margin: float
     buchholz: float
     score: int
-    # luck-adjusted standings (`standings_by` "luck_adjusted"): `points` and `matchpoints` are
-    # the luck-adjusted ones they rank by, these the results' own; null in standings by results
+    # luck-adjusted standings (`standings_by` "luck_adjusted"): `points`, `matchpoints` and
+    # `margin` are the luck-adjusted ones they rank by, these the results' own; null in
+    # standings by results
     result_points: float | None = None
     result_matchpoints: float | None = None
+    result_margin: float | None = None
 
 
 class TournamentFinishedData(msgspec.Struct, frozen=True, kw_only=True):

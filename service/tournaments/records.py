@@ -14,6 +14,7 @@ from domain.game.model import BankClock, BotLevel, TimeControl
 from domain.tournaments.rules import (
     DealMode,
     Format,
+    RankedBy,
     Round,
     Standing,
     StandingsBy,
@@ -81,6 +82,7 @@ class CreateTournament(msgspec.Struct, frozen=True, kw_only=True):
     starts_at: float | None = None  # unix s, in the future: it starts itself then
     round_interval: float = 0.0  # seconds from a round's end to the next round's pairing
     standings_by: StandingsBy = "results"  # domain.tournaments.rules (luck-adjusted standings)
+    ranked_by: RankedBy = "points"  # the standings' first key (domain.tournaments.rules)
     idempotency_key: str | None = None
 
     def fingerprint_fields(self) -> tuple:
@@ -89,8 +91,10 @@ class CreateTournament(msgspec.Struct, frozen=True, kw_only=True):
             tournament_clock(self.clock), self.bot_level, self.ranked, self.places,
             self.invited, self.starts_at, self.round_interval,
         )  # fmt: skip
-        # the default adds nothing: a keyed create made before the setting keeps its fingerprint
-        return fields if self.standings_by == "results" else (*fields, self.standings_by)
+        # the defaults add nothing: a keyed create made before a setting keeps its fingerprint
+        if self.standings_by != "results":
+            fields = (*fields, self.standings_by)
+        return fields if self.ranked_by == "points" else (*fields, "ranked_by", self.ranked_by)
 
 
 def tournament_clock(clock: TimeControl | None) -> TimeControl:
@@ -156,9 +160,10 @@ def standings_out(record: TournamentRecord) -> tuple[StandingOut, ...]:
         rows.append(
             StandingOut(
                 position=s.position, entrant=s.entrant, points=s.points,
-                matchpoints=s.matchpoints, buchholz=s.buchholz, score=s.score,
+                matchpoints=s.matchpoints, margin=s.margin, buchholz=s.buchholz, score=s.score,
                 result_points=None if plain_row is None else plain_row.points,
                 result_matchpoints=None if plain_row is None else plain_row.matchpoints,
+                result_margin=None if plain_row is None else plain_row.margin,
             )
         )  # fmt: skip
     return tuple(rows)

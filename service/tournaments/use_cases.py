@@ -115,6 +115,7 @@ class Tournaments:
         settings = TournamentSettings(
             format=command.format, deal_mode=command.deal_mode, table_size=command.table_size,
             rounds=command.rounds, seed=self.random_hex(16), standings_by=command.standings_by,
+            ranked_by=command.ranked_by,
         )  # fmt: skip
         record = TournamentRecord(
             id=tournament_id, name=command.name, organiser=caller.scope, settings=settings,

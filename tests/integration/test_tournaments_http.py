@@ -7,6 +7,7 @@ games' results as the API shows them, every table of a duplicate round played on
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import time
 from datetime import UTC, datetime, timedelta
@@ -174,12 +175,10 @@ def test_refusals_are_problems(tmp_path: Path) -> None:
             f"/v1/tournaments/{tid}/withdraw", json={"player_id": "ann"}, headers=PLATFORM
         )
         assert gone.json()["registered"] == []
-        for by in ("luck", 1, None):  # standings_by: results or luck_adjusted
-            wrong = client.post(
-                "/v1/tournaments", json={"name": "x", "standings_by": by}, headers=PLATFORM
-            )
+        for field, by in itertools.product(("standings_by", "ranked_by"), ("luck", 1, None)):
+            wrong = client.post("/v1/tournaments", json={"name": "x", field: by}, headers=PLATFORM)
             problem(wrong, 400, "invalid_request")
-            assert "standings_by" in wrong.json()["detail"]
+            assert field in wrong.json()["detail"]
         es = client.get("/v1/tournaments/" + "0" * 20, headers={"Accept-Language": "es"})
         assert es.json()["detail"] == "No hay ningún torneo con este id."
         problem(client.get("/v1/tournaments?cursor=%%%"), 400, "invalid_cursor")
@@ -292,15 +291,19 @@ def shown_review(review: dict) -> list[tuple[int, float]]:
     return [(s["adjusted_rank"], s["adjusted_score"]) for s in seats]
 
 
-@pytest.mark.parametrize("setup", ["memory+sqlite", "redis+postgresql"])
+@pytest.mark.parametrize(
+    ("setup", "ranked_by"),
+    [("memory+sqlite", "points"), ("memory+sqlite", "margin"), ("redis+postgresql", "margin")],
+)
 def test_a_luck_adjusted_bot_tournament_ranks_by_its_games_reviews(
-    setup: str, tmp_path: Path, request: pytest.FixtureRequest
+    setup: str, ranked_by: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """Its standings are the domain's over the reviews' luck-adjusted ranks and scores (each
-    round paired once its reviews were in), with the results' own points beside them."""
+    round paired once its reviews were in), with the results' own points beside them;
+    ranked by margin, by the sums of the luck-adjusted margins first."""
     ask = {
         "name": "Luck cup", "table_size": 2, "places": 4, "rounds": 2, "bot_level": "random",
-        "standings_by": "luck_adjusted",
+        "standings_by": "luck_adjusted", "ranked_by": ranked_by,
     }  # fmt: skip
     kind, _, archive = setup.partition("+")
     with contextlib.ExitStack() as stack:
@@ -309,6 +312,7 @@ def test_a_luck_adjusted_bot_tournament_ranks_by_its_games_reviews(
         created = client.post("/v1/tournaments", json=ask, headers=PLATFORM)
         assert created.status_code == 201, created.text
         assert created.json()["standings_by"] == "luck_adjusted"
+        assert created.json()["ranked_by"] == ranked_by
         tid = created.json()["id"]
         started = client.post(f"/v1/tournaments/{tid}/start", headers=PLATFORM)
         assert started.status_code == 200, started.text
@@ -337,3 +341,7 @@ def test_a_luck_adjusted_bot_tournament_ranks_by_its_games_reviews(
         expected = recomputed(final, rounds, lambda i: shown_game(games[i]), lambda i: reviews[i])
         assert shown["standings"] == expected
         assert all(row["result_points"] is not None for row in shown["standings"])
+        assert sum(row["margin"] for row in shown["standings"]) == pytest.approx(0.0)
+        if ranked_by == "margin":
+            margins = [row["margin"] for row in shown["standings"]]
+            assert margins == sorted(margins, reverse=True)

@@ -36,7 +36,7 @@ def recomputed(
     settings = Settings(
         format=tournament["format"], deal_mode=tournament["deal_mode"],
         table_size=tournament["table_size"], rounds=tournament["rounds"],
-        standings_by=tournament.get("standings_by", "results"),
+        standings_by=tournament["standings_by"], ranked_by=tournament["ranked_by"],
     )  # fmt: skip
     entrants = [Entrant(id=e["entrant"], bot=e["bot"]) for e in tournament["entrants"]]
     played, scored = [], []
@@ -66,9 +66,11 @@ def recomputed(
     return [
         {
             "position": s.position, "entrant": s.entrant, "points": s.points,
-            "matchpoints": s.matchpoints, "buchholz": s.buchholz, "score": s.score,
+            "matchpoints": s.matchpoints, "margin": s.margin, "buchholz": s.buchholz,
+            "score": s.score,
             "result_points": plain[s.entrant].points if plain else None,
             "result_matchpoints": plain[s.entrant].matchpoints if plain else None,
+            "result_margin": plain[s.entrant].margin if plain else None,
         }
         for s in standings(settings, entrants, played, scored)
     ]  # fmt: skip

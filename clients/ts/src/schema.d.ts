@@ -2629,9 +2629,12 @@ export interface components {
         StandingOut: {
             buchholz: number;
             entrant: string;
+            margin: number;
             matchpoints: number;
             points: number;
             position: number;
+            /** @default null */
+            result_margin?: number | null;
             /** @default null */
             result_matchpoints?: number | null;
             /** @default null */
@@ -2878,6 +2881,12 @@ export interface components {
             /** @default true */
             ranked?: boolean;
             /**
+             * @description The standings' first key: `points`, the place points (in a duplicate tournament, points then matchpoints), or `margin`, the sum of the entrant's game margins (its game score less the mean of its table's other scores, luck-adjusted when `standings_by` says so), then points. Ties are broken as with points.
+             * @default points
+             * @enum {unknown}
+             */
+            ranked_by?: "margin" | "points";
+            /**
              * @description Seconds from the end of a round's last game to the pairing of the next round (`next_round_at` shows when); 0: at once.
              * @default 0
              */
@@ -2917,6 +2926,8 @@ export interface components {
             organiser: string;
             places: number;
             ranked: boolean;
+            /** @enum {unknown} */
+            ranked_by: "margin" | "points";
             registered: string[];
             /** @description Seconds from a round's end to the next round's pairing. */
             round_interval: number;

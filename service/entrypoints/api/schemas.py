@@ -361,6 +361,15 @@ class TournamentIn(msgspec.Struct, **_IN):
             "a table whose review failed counts by its results (`unadjusted` in its rounds).",
         ),
     ] = "results"
+    ranked_by: Annotated[
+        Literal["points", "margin"],
+        msgspec.Meta(
+            description="The standings' first key: `points`, the place points (in a duplicate "
+            "tournament, points then matchpoints), or `margin`, the sum of the entrant's game "
+            "margins (its game score less the mean of its table's other scores, luck-adjusted "
+            "when `standings_by` says so), then points. Ties are broken as with points.",
+        ),
+    ] = "points"
 
 
 # a player id a tournament takes: none starting with `bot:` (its bots' entrant ids)
@@ -422,6 +431,7 @@ class TournamentOut(msgspec.Struct, **_OUT):
     created_at: float
     version: int
     standings_by: Literal["results", "luck_adjusted"]  # as created
+    ranked_by: Literal["points", "margin"]  # as created
 
 
 class TournamentsPage(msgspec.Struct, **_OUT):

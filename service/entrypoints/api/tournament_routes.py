@@ -75,6 +75,7 @@ def tournament_out(record: TournamentRecord) -> TournamentOut:
         starts_at=_moment(record.starts_at), round_interval=int(record.round_interval),
         next_round_at=_moment(record.next_round_at), created_at=record.created_at,
         version=record.version, standings_by=settings.standings_by,
+        ranked_by=settings.ranked_by,
     )  # fmt: skip
 
 
@@ -175,7 +176,7 @@ class TournamentController(Controller):
             invited=None if data.invited is None else tuple(data.invited),
             starts_at=None if data.starts_at is None else data.starts_at.timestamp(),
             round_interval=float(data.round_interval), standings_by=data.standings_by,
-            idempotency_key=idempotency_key,
+            ranked_by=data.ranked_by, idempotency_key=idempotency_key,
         )  # fmt: skip
         record, replayed = await tournaments_of(request).create(command)
         return _answer(record, replayed, 201)

@@ -23,6 +23,7 @@ from domain.tournaments.rules import (
     bye_entrants,
     circle_round,
     counted,
+    margins,
     matchpoints,
     meeting_counts,
     next_round,
@@ -491,3 +492,79 @@ def test_a_table_without_its_adjusted_result_counts_by_its_results() -> None:
         True,
     ]
     assert settled(waiting, "results")
+
+
+def test_margins_are_each_score_less_the_mean_of_the_other_scores() -> None:
+    assert margins((9, 4)) == (5.0, -5.0)
+    assert margins((10, 4, 1)) == (7.5, -1.5, -6.0)
+    assert margins((3, 3, 3, 3)) == (0.0, 0.0, 0.0, 0.0)
+    assert sum(margins((12, 7, 0, 5, 1))) == pytest.approx(0.0)
+    assert margins((6,)) == (0.0,)
+
+
+def test_ranked_by_margin_puts_the_summed_margins_first_then_points() -> None:
+    """a won both games by 1 (points 2, margin +2); b lost by 1, then won by 10 (points 1,
+    margin +9): by points a leads, by margin b; Buchholz sums the opponents' first key."""
+    field = [Entrant(id=i) for i in "abcd"]
+    done, results = two_player_rounds(
+        [
+            [(("a", "c"), (5, 4)), (("b", "d"), (4, 5))],
+            [(("a", "d"), (5, 4)), (("b", "c"), (12, 2))],
+        ]
+    )
+    by_points = standings(Settings(deal_mode="fresh", table_size=2), field, done, results)
+    assert by_points[0].entrant == "a"
+    by_margin = standings(
+        Settings(deal_mode="fresh", table_size=2, ranked_by="margin"), field, done, results
+    )
+    got = {r.entrant: (r.margin, r.points, r.buchholz) for r in by_margin}
+    # c: -1 then -10; d: +1 then -1; Buchholz: a met c and d, b met d and c
+    assert got == {
+        "a": (2.0, 2.0, -11.0), "b": (9.0, 1.0, -11.0),
+        "c": (-11.0, 0.0, 11.0), "d": (0.0, 1.0, 11.0),
+    }  # fmt: skip
+    assert [r.entrant for r in by_margin] == ["b", "a", "d", "c"]
+    assert [r.margin for r in by_points] == [got[r.entrant][0] for r in by_points]
+
+
+def test_margins_in_luck_adjusted_standings_come_from_the_adjusted_scores() -> None:
+    field, round1, results = luck_adjusted_round()
+    adjusted = Settings(
+        deal_mode="duplicate", table_size=2, standings_by="luck_adjusted", ranked_by="margin"
+    )
+    rows = standings(adjusted, field, [round1], results)
+    assert {r.entrant: r.margin for r in rows} == {"a": -0.5, "b": 0.5, "c": 0.5, "d": -0.5}
+    # b and c tie on margin: b and c have a point each, c has the matchpoint
+    assert [r.entrant for r in rows] == ["c", "b", "d", "a"]
+    plain = standings(
+        msgspec.structs.replace(adjusted, standings_by="results"), field, [round1], results
+    )
+    assert {r.entrant: r.margin for r in plain} == {"a": 5.0, "b": -5.0, "c": 5.0, "d": -5.0}
+
+
+def test_equal_margins_summed_in_another_order_tie() -> None:
+    """x's margins 0.1 + 0.2 and y's 0.3 + 0 are equal sums (not in binary floating point):
+    they tie on margin, and the next key (points: y lost a game) puts x first."""
+    field = [Entrant(id=i) for i in "xyzw"]
+    rounds, results = [], []
+    games = [(("x", "z"), (0.1, 0.0), (1, 2)), (("y", "w"), (0.3, 0.0), (1, 2))]
+    later = [(("x", "w"), (0.2, 0.0), (1, 2)), (("y", "z"), (0.0, 0.0), (2, 1))]
+    for number, tables in ((1, games), (2, later)):
+        made = []
+        for t, (seats, scores, ranks) in enumerate(tables):
+            made.append(table(t, seats, f"r{number}/{t}"))
+            results.append(
+                TableResult(
+                    round=number, table=t, deal=f"r{number}/{t}", seats=seats, ranks=(1, 1),
+                    scores=(0, 0), adjusted=Adjusted(ranks=ranks, scores=scores),
+                )
+            )  # fmt: skip
+        rounds.append(Round(number=number, tables=tuple(made)))
+    settings = Settings(
+        deal_mode="fresh", table_size=2, standings_by="luck_adjusted", ranked_by="margin"
+    )
+    rows = {r.entrant: r for r in standings(settings, field, rounds, results)}
+    assert 0.1 + 0.2 != 0.3  # why the sums are rounded
+    assert rows["x"].margin == rows["y"].margin == 0.3
+    assert (rows["x"].points, rows["y"].points) == (2.0, 1.0)
+    assert rows["x"].position < rows["y"].position

@@ -137,6 +137,9 @@ def test_a_keyed_create_made_twice_is_one_tournament():
         assert (again, replayed, replayed_again) == (first, False, True)
         other = msgspec.structs.replace(ask, name="Other cup")
         await refused("idempotency_key_reused", w.tournaments.create(other))
+        for changed in ({"standings_by": "luck_adjusted"}, {"ranked_by": "margin"}):
+            other = msgspec.structs.replace(ask, **changed)
+            await refused("idempotency_key_reused", w.tournaments.create(other))
         by_bob = msgspec.structs.replace(ask, caller=BOB)  # another caller's keys: its own
         assert (await w.tournaments.create(by_bob))[0].id != first.id
 
@@ -851,8 +854,9 @@ def test_a_luck_adjusted_tournament_pairs_and_ends_only_once_its_reviews_are_in(
         assert [s.entrant for s in expected] != [s.entrant for s in by_results]  # luck turned
         shown = {s.entrant: s for s in standings_out(final)}
         for s in by_results:
-            assert (shown[s.entrant].result_points, shown[s.entrant].result_matchpoints) == (
-                s.points, s.matchpoints,
+            row = shown[s.entrant]
+            assert (row.result_points, row.result_matchpoints, row.result_margin) == (
+                s.points, s.matchpoints, s.margin,
             )  # fmt: skip
 
     asyncio.run(body())

@@ -67,14 +67,26 @@ function own(supported: (locale: string) => string[]): (typeof OWN)[Language] {
   return supported(current).length ? undefined : OWN[current];
 }
 
-/** A number in the current language's digits and grouping. */
-export function num(n: number, digits = 0): string {
+/** `n` in the current language's digits and grouping, as `options` say. */
+function formatted(n: number, options: Intl.NumberFormatOptions): string {
   const signs = own((l) => Intl.NumberFormat.supportedLocalesOf(l));
   if (signs) {
-    const options = { maximumFractionDigits: digits, useGrouping: "min2" } as unknown as Intl.NumberFormatOptions;
-    return n.toLocaleString("en", options).replace(/[.,]/g, (sign) => (sign === "." ? signs.decimal : signs.group));
+    const english = { ...options, useGrouping: "min2" } as unknown as Intl.NumberFormatOptions;
+    return n.toLocaleString("en", english).replace(/[.,]/g, (sign) => (sign === "." ? signs.decimal : signs.group));
   }
-  return n.toLocaleString(current, { maximumFractionDigits: digits });
+  return n.toLocaleString(current, options);
+}
+
+/** A number in the current language's digits and grouping. */
+export function num(n: number, digits = 0): string {
+  return formatted(n, { maximumFractionDigits: digits });
+}
+
+/** A difference with its sign and exactly `digits` decimals, in the current language's
+ * digits: "+3.5", "−1.0" (a minus sign, not a hyphen), "0.0" (no sign once rounded to 0). */
+export function signed(n: number, digits = 1): string {
+  const text = formatted(n, { minimumFractionDigits: digits, maximumFractionDigits: digits, signDisplay: "exceptZero" });
+  return text.replace("-", "\u2212");
 }
 
 /** The keys that come in plural forms: `{key}.one`, `{key}.other` (and any other category a language needs). */

@@ -1,7 +1,8 @@
 /**
  * Tournaments: the list (`#/tournaments`) and one tournament's page (`#/tournaments/<id>`):
  * its settings and status, registering and withdrawing (a player signed in with the JWT the
- * platform gave them), the standings, the player's table of the round and every round's
+ * platform gave them), the standings (counted by results or luck-adjusted, ranked by points
+ * or margin, as its settings say), the player's table of the round and every round's
  * tables with their results. The page asks the service again every few seconds while the
  * tournament is not over (the service has no event stream of a tournament), and at once when
  * what it waits for is due: its start by itself (`starts_at`) or its next round
@@ -10,7 +11,8 @@
 import { bearer, type components } from "@ten/client";
 import { answered, api, describeError, failedScreen } from "../api";
 import { h, show, shown, type Child } from "../dom";
-import { list, num, t, tn, when } from "../i18n";
+import { list, num, signed, t, tn, when } from "../i18n";
+import type { MessageKey } from "../i18n/en";
 import { holdSeat, savedPlayerToken, savePlayerToken, tokenSubject } from "../store";
 import { hms, isolated, seatName } from "../table";
 
@@ -18,6 +20,7 @@ type Tournament = components["schemas"]["TournamentOut"];
 type Standing = components["schemas"]["StandingOut"];
 type Round = components["schemas"]["RoundOut"];
 type NextTable = components["schemas"]["NextTableOut"];
+type TableResult = components["schemas"]["TableResultOut"];
 
 /** How long the page waits before asking again: a tournament in play moves faster. */
 const POLL_MS = { registering: 10_000, running: 5_000, paused: 10_000 } as const;
@@ -133,6 +136,17 @@ function clockText(clock: Tournament["clock"]): string {
   return t("tour.clock.deadline", { hours: num(clock.hours) });
 }
 
+/** How the standings count and rank ("luck-adjusted results, ranked by margin"), with what
+ * luck-adjusted and margin mean when they apply. */
+function countingEl(tour: Tournament): Child[] {
+  const help = (key: MessageKey) => [h("br"), h("span", { class: "small muted" }, t(key))];
+  return [
+    h("span", { "data-testid": "tournament-counting", "data-standings-by": tour.standings_by, "data-ranked-by": tour.ranked_by }, t(`tour.counting.${tour.standings_by}.${tour.ranked_by}`)),
+    tour.standings_by === "luck_adjusted" ? help("tour.counting.luck_adjusted.help") : null,
+    tour.ranked_by === "margin" ? help("tour.counting.margin.help") : null,
+  ];
+}
+
 function settingsEl(tour: Tournament): HTMLElement {
   const row = (label: string, value: Child, key: string) => h("tr", { "data-setting": key }, h("th", { scope: "row" }, label), h("td", null, value));
   return h(
@@ -149,6 +163,7 @@ function settingsEl(tour: Tournament): HTMLElement {
         row(t("tour.format"), t(`tour.format.${tour.format}`), "format"),
         row(t("tour.deals"), [t(`tour.deals.${tour.deal_mode}`), h("br"), h("span", { class: "small muted" }, t(`tour.deals.${tour.deal_mode}.help`))], "deals"),
         row(t("tour.tableSize"), num(tour.table_size), "table_size"),
+        row(t("tour.counting"), countingEl(tour), "standings"),
         row(t("tour.rounds"), t("tour.roundsValue", { played: num(tour.rounds_played), total: num(tour.rounds) }), "rounds"),
         row(t("tour.clock"), clockText(tour.clock), "clock"),
         row(t("tour.startsAt"), tour.starts_at ? t("tour.startsAt.value", { date: when(moment(tour.starts_at)) }) : t("tour.startsAt.none"), "starts_at"),
@@ -297,39 +312,74 @@ function registeredEl(tour: Tournament): HTMLElement {
   );
 }
 
+/** A column of the standings' figures: its `data-col`, its heading and a row's cell. */
+interface Figure {
+  col: string;
+  head: MessageKey;
+  cell: (row: Standing) => Child;
+}
+
+/** The standings' figures in order, what ranks first leading (the margin when it ranks); in
+ * a luck-adjusted tournament each luck-adjusted figure has the results' own beside it. */
+function figures(tour: Tournament): Figure[] {
+  const two = (n: number) => num(n, 2);
+  const byResults = (own: number | null | undefined, text: (n: number) => string): Child => {
+    if (tour.standings_by !== "luck_adjusted" || own === null || own === undefined) return null;
+    const beside = h("span", { class: "small muted", "data-results": text(own) }, t("tour.byResults", { n: text(own) }));
+    beside.style.whiteSpace = "nowrap"; // on a line of its own under the figure, never broken
+    return [h("br"), beside];
+  };
+  const margin = tour.ranked_by === "margin";
+  const all: (Figure | null)[] = [
+    margin ? { col: "margin", head: "tour.col.margin", cell: (r) => [signed(r.margin), byResults(r.result_margin, signed)] } : null,
+    { col: "points", head: "tour.col.points", cell: (r) => [two(r.points), byResults(r.result_points, two)] },
+    tour.deal_mode === "duplicate" ? { col: "matchpoints", head: "tour.col.matchpoints", cell: (r) => [two(r.matchpoints), byResults(r.result_matchpoints, two)] } : null,
+    // ranked by margin, Buchholz sums the margins of the players met
+    { col: "buchholz", head: "tour.col.buchholz", cell: (r) => (margin ? signed(r.buchholz) : two(r.buchholz)) },
+    { col: "score", head: "tour.col.score", cell: (r) => num(r.score) },
+  ];
+  return all.filter((f): f is Figure => f !== null);
+}
+
+/** What orders the standings and, luck-adjusted, what their figures count. */
+function standingsNotes(tour: Tournament): HTMLElement[] {
+  const note = (key: MessageKey, testid: string) => h("p", { class: "small muted", "data-testid": testid }, t(key));
+  return [
+    note(tour.ranked_by === "margin" ? "tour.tiebreaks.margin" : "tour.tiebreaks", "standings-order"),
+    ...(tour.standings_by === "luck_adjusted" ? [note("tour.standings.luck", "standings-luck")] : []),
+  ];
+}
+
+function standingsTable(tour: Tournament, rows: readonly Standing[], me: string | null): HTMLTableElement {
+  const columns = figures(tour);
+  const head = (key: MessageKey, col: string) => h("th", { scope: "col", "data-col": col }, t(key));
+  return h(
+    "table",
+    { class: "figures", "data-testid": "standings" },
+    h("thead", null, h("tr", null, head("tour.col.place", "position"), head("tour.col.player", "entrant"), columns.map((f) => head(f.head, f.col)))),
+    h(
+      "tbody",
+      null,
+      rows.map((r) =>
+        h(
+          "tr",
+          { "data-entrant": r.entrant, class: r.entrant === me ? "acting" : undefined },
+          h("td", { "data-col": "position" }, num(r.position)),
+          h("th", { scope: "row", "data-col": "entrant" }, entrantEl(tour, r.entrant, me)),
+          columns.map((f) => h("td", { "data-col": f.col }, f.cell(r))),
+        ),
+      ),
+    ),
+  );
+}
+
 function standingsEl(tour: Tournament, rows: readonly Standing[], me: string | null): HTMLElement {
-  const duplicate = tour.deal_mode === "duplicate";
-  const head = (key: Parameters<typeof t>[0]) => h("th", { scope: "col" }, t(key));
-  const cell = (col: string, value: string) => h("td", { "data-col": col }, value);
   return h(
     "section",
     { class: "panel", "aria-labelledby": "tour-standings" },
     h("h2", { id: "tour-standings" }, t("tour.standings")),
     rows.length && tour.rounds_played
-      ? [
-          scroller(t("tour.standings"), h(
-            "table",
-            { class: "figures", "data-testid": "standings" },
-            h("thead", null, h("tr", null, head("tour.col.place"), head("tour.col.player"), head("tour.col.points"), duplicate ? head("tour.col.matchpoints") : null, head("tour.col.buchholz"), head("tour.col.score"))),
-            h(
-              "tbody",
-              null,
-              rows.map((r) =>
-                h(
-                  "tr",
-                  { "data-entrant": r.entrant, class: r.entrant === me ? "acting" : undefined },
-                  cell("position", num(r.position)),
-                  h("th", { scope: "row", "data-col": "entrant" }, entrantEl(tour, r.entrant, me)),
-                  cell("points", num(r.points, 2)),
-                  duplicate ? cell("matchpoints", num(r.matchpoints, 2)) : null,
-                  cell("buchholz", num(r.buchholz, 2)),
-                  cell("score", num(r.score)),
-                ),
-              ),
-            ),
-          )),
-          h("p", { class: "small muted" }, t("tour.tiebreaks")),
-        ]
+      ? [scroller(t("tour.standings"), standingsTable(tour, rows, me)), standingsNotes(tour)]
       : h("p", { class: "muted", "data-testid": "standings" }, t("tour.standings.none")),
   );
 }
@@ -353,9 +403,38 @@ function yourTableEl(status: Tournament["status"], next: NextTable | null, me: M
   return h("section", { class: "panel", "aria-labelledby": "tour-your-table" }, h("h2", { id: "tour-your-table" }, t("tour.yourTable")), body);
 }
 
+/** A seat's row of a round's table: its result, and in a luck-adjusted tournament the
+ * luck-adjusted score and points its standings count ("—" until its game's review is in). */
+function seatRow(tour: Tournament, result: TableResult | null, entrant: string, seat: number, me: string | null): HTMLElement {
+  const cell = (col: string, value: number | undefined, text: (n: number) => string) =>
+    h("td", { "data-col": col }, value === undefined ? "—" : text(value));
+  const luck = result?.luck_adjusted;
+  return h(
+    "tr",
+    { "data-seat": seat, "data-entrant": entrant },
+    h("td", { "data-col": "seat" }, num(seat + 1)),
+    h("th", { scope: "row", "data-col": "entrant" }, entrantEl(tour, entrant, me)),
+    cell("rank", result?.ranks[seat], num),
+    cell("score", result?.scores[seat], num),
+    cell("points", result?.points[seat], (n) => num(n, 2)),
+    tour.standings_by === "luck_adjusted"
+      ? [cell("luck_score", luck?.scores[seat], (n) => num(n, 1)), cell("luck_points", luck?.points[seat], (n) => num(n, 2))]
+      : null,
+  );
+}
+
+/** A luck-adjusted tournament's word on a played table its review does not (yet) adjust:
+ * counted by its results (no review), or awaiting its review. */
+function luckNote(tour: Tournament, result: TableResult | null): HTMLElement | null {
+  if (tour.standings_by !== "luck_adjusted" || !result || result.luck_adjusted) return null;
+  const key = result.unadjusted ? "unadjusted" : "pending";
+  return h("p", { class: "small muted", "data-testid": "table-luck", "data-luck": key }, t(`tour.luck.${key}`));
+}
+
 function tableEl(tour: Tournament, round: Round, table: Round["tables"][number], me: string | null): HTMLElement {
   const result = table.result;
-  const head = (key: Parameters<typeof t>[0]) => h("th", { scope: "col" }, t(key));
+  const head = (key: MessageKey) => h("th", { scope: "col" }, t(key));
+  const luck = tour.standings_by === "luck_adjusted" ? [head("tour.col.luckScore"), head("tour.col.luckPoints")] : null;
   const link = result
     ? h("a", { href: `#/replay/${encodeURIComponent(table.game_id)}`, "data-testid": "table-replay" }, t("tour.replay"))
     : h("a", { href: `#/game/${encodeURIComponent(table.game_id)}`, "data-testid": "table-watch" }, t("tour.watch"));
@@ -366,23 +445,10 @@ function tableEl(tour: Tournament, round: Round, table: Round["tables"][number],
       "table",
       { class: "figures" },
       h("caption", null, t("tour.table", { n: num(table.table + 1) }), result ? null : ` · ${t("tour.playing")}`),
-      h("thead", null, h("tr", null, head("tour.col.seat"), head("tour.col.player"), head("tour.col.rank"), head("tour.col.score"), head("tour.col.points"))),
-      h(
-        "tbody",
-        null,
-        table.seats.map((entrant, seat) =>
-          h(
-            "tr",
-            { "data-seat": seat, "data-entrant": entrant },
-            h("td", { "data-col": "seat" }, num(seat + 1)),
-            h("th", { scope: "row", "data-col": "entrant" }, entrantEl(tour, entrant, me)),
-            h("td", { "data-col": "rank" }, result ? num(result.ranks[seat] ?? 0) : "—"),
-            h("td", { "data-col": "score" }, result ? num(result.scores[seat] ?? 0) : "—"),
-            h("td", { "data-col": "points" }, result ? num(result.points[seat] ?? 0, 2) : "—"),
-          ),
-        ),
-      ),
+      h("thead", null, h("tr", null, head("tour.col.seat"), head("tour.col.player"), head("tour.col.rank"), head("tour.col.score"), head("tour.col.points"), luck)),
+      h("tbody", null, table.seats.map((entrant, seat) => seatRow(tour, result, entrant, seat, me))),
     )),
+    luckNote(tour, result),
     h("p", null, link),
   );
 }

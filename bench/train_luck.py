@@ -19,8 +19,11 @@ they are); they decide how much spread it explains.
 
 On `--held-out` other games (seeds `luck-test/{n}/{i}`) it prints, per player count, the
 variance of the final margin (less its level's mean) and of the margin less the luck, their
-ratio, and the same with the luck the review counted before these weights (the drawer's
-better stop after the card, unsettled, by `winning.margins`). `--write` writes the weights
+ratio, and the same with the weights in use (`luck_table.WEIGHTS`) and with the luck the
+review counted before any weights (the drawer's better stop after the card, unsettled, by
+`winning.margins`), each on held-out tables of both kinds (`--tables`: the kinds fitted on;
+`mixed`, levels of MIXED in turn with the seats rotated, each seat's margin centred on its
+level's mean in that lineup). `--write` writes the weights
 to `domain/bots/luck_table.py`. Prints figures; asserts nothing.
 """
 
@@ -46,6 +49,7 @@ from domain.game.model import CardDrawn, Draw, GameState, Stop
 
 TABLE = Path(__file__).resolve().parent.parent / "domain" / "bots" / "luck_table.py"
 EQUAL = ("basic", "expert", "master")
+MIXED = ("random", "basic", "expert", "master")  # a mixed table: these, in turn, seats rotated
 RIDGE = 1e-3
 F = len(FEATURES)
 
@@ -54,8 +58,14 @@ F = len(FEATURES)
 Row = tuple[str, float, list[float], float, float]
 
 
-def levels_of(n: int, i: int) -> list[str]:
-    return [EQUAL[i % len(EQUAL)]] * n
+def levels_of(n: int, i: int, kind: str = "equal") -> list[str]:
+    """Game i's levels by seat: one level at every seat (`equal`), or `mixed`: n levels of
+    MIXED in turn from the i-th, then the seats rotated game by game."""
+    if kind == "equal":
+        return [EQUAL[i % len(EQUAL)]] * n
+    start = (i // n) % len(MIXED)
+    chosen = [MIXED[(start + k) % len(MIXED)] for k in range(n)]
+    return chosen[i % n :] + chosen[: i % n]
 
 
 def _before_weights(state: GameState, seat: int, card: str) -> tuple[float, ...]:
@@ -70,10 +80,11 @@ def _before_weights(state: GameState, seat: int, card: str) -> tuple[float, ...]
     return margins(after)
 
 
-def game_rows(args: tuple[int, int, str]) -> list[Row]:
-    n, i, stem = args
-    levels = levels_of(n, i)
-    sim = play_game(levels, f"{stem}/{n}/{i}")
+def game_rows(args: tuple[int, int, str, str]) -> list[Row]:
+    n, i, stem, kind = args
+    levels = levels_of(n, i, kind)
+    seed = f"{stem}/{n}/{i}" if kind == "equal" else f"{stem}/{kind}/{n}/{i}"
+    sim = play_game(levels, seed)
     x = [[0.0] * (2 * F) for _ in range(n)]
     luck = [0.0] * n
     before = [0.0] * n
@@ -100,7 +111,9 @@ def game_rows(args: tuple[int, int, str]) -> list[Row]:
         state = evolve(state, event)
     assert state is not None
     final = margins(state)
-    return [(levels[s], final[s], x[s], luck[s], before[s]) for s in range(n)]
+    # the level a seat's margin is centred on: with the table's lineup (a mixed one)
+    lineup = "" if kind == "equal" else "/" + ",".join(sorted(levels))
+    return [(levels[s] + lineup, final[s], x[s], luck[s], before[s]) for s in range(n)]
 
 
 def centred(rows: list[Row]) -> list[float]:
@@ -133,11 +146,13 @@ def spread(rows: list[Row], luck: list[float]) -> tuple[float, float, float]:
     return raw, adjusted, adjusted / raw
 
 
-def play(n: int, games: int, stem: str, jobs: int) -> list[Row]:
+def play(n: int, games: int, stem: str, jobs: int, kinds: tuple[str, ...]) -> list[Row]:
     with ProcessPoolExecutor(jobs) as pool:
         return [
             row
-            for rows in pool.map(game_rows, [(n, i, stem) for i in range(games)])
+            for rows in pool.map(
+                game_rows, [(n, i, stem, kind) for kind in kinds for i in range(games)]
+            )
             for row in rows
         ]
 
@@ -149,30 +164,40 @@ def main() -> None:
     parser.add_argument("--players", default="1,2,3,4,5")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument(
+        "--tables",
+        default="equal",
+        help="the tables fitted on: equal (one level at every seat), mixed, or equal,mixed",
+    )
     args = parser.parse_args()
+    kinds = tuple(args.tables.split(","))
     table: dict[int, list[tuple[float, float]]] = {}
     for n in (int(x) for x in args.players.split(",")):
         t0 = time.perf_counter()
-        rows = play(n, args.games, "luck-train", args.jobs)
+        rows = play(n, args.games, "luck-train", args.jobs, kinds)
         w = fit(rows)
         weights = [(round(w[2 * f], 4), round(w[2 * f + 1], 4)) for f in range(F)]
         table[n] = weights
-        test = play(n, args.held_out, "luck-test", args.jobs)
-        fitted = [sum(wi * xi for wi, xi in zip(w, x, strict=True)) for _, _, x, _, _ in test]
-        raw, adj, ratio = spread(test, fitted)
-        _, old_adj, old_ratio = spread(test, [row[4] for row in test])
         print(
             f"{n} players: weights (pile empty, pile full) "
             + ", ".join(
                 f"{name} {a:+.3f} {b:+.3f}" for name, (a, b) in zip(FEATURES, weights, strict=True)
             )
         )
-        print(
-            f"  held out ({args.held_out} games, {len(test)} seats): variance of the margin {raw:.2f}; "
-            f"less the luck {adj:.2f} (ratio {ratio:.3f}); less the luck counted before {old_adj:.2f} "
-            f"(ratio {old_ratio:.3f}); {time.perf_counter() - t0:.0f} s",
-            flush=True,
-        )
+        for kind in ("equal", "mixed"):  # held out: both kinds, whichever were fitted on
+            test = play(n, args.held_out, "luck-test", args.jobs, (kind,))
+            fitted = [sum(wi * xi for wi, xi in zip(w, x, strict=True)) for _, _, x, _, _ in test]
+            raw, adj, ratio = spread(test, fitted)
+            _, in_use, in_use_ratio = spread(test, [row[3] for row in test])
+            _, old_adj, old_ratio = spread(test, [row[4] for row in test])
+            print(
+                f"  held out, {kind} tables ({args.held_out} games, {len(test)} seats): variance "
+                f"of the margin {raw:.2f}; less the luck {adj:.2f} (ratio {ratio:.3f}); less "
+                f"the luck of the weights in use {in_use:.2f} (ratio {in_use_ratio:.3f}); less "
+                f"the luck counted before {old_adj:.2f} (ratio {old_ratio:.3f}); "
+                f"{time.perf_counter() - t0:.0f} s",
+                flush=True,
+            )
     if args.write:
         write(table, " ".join(sys.argv[1:]))
 

@@ -22,8 +22,6 @@ Reads only what the players know (the pile's size and the cards seen, never its 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from domain.bots.luck_table import WEIGHTS
 from domain.bots.master import settle
 from domain.bots.winning import margins
@@ -31,6 +29,7 @@ from domain.game.cards import COLOR_WILDS, FULL_WILD, NUMBER_WILDS, deck_for
 from domain.game.engine import apply, to_act
 from domain.game.legal import legal_actions
 from domain.game.model import Draw, GameState, Player, Stop
+from domain.game.results import margins as seat_margins
 from domain.game.scoring import cached_best_total
 
 # what a seat holds that the weights value, each a count
@@ -101,7 +100,7 @@ def relative_features(position: GameState) -> tuple[Vector, ...]:
     """Each seat's `features` less the mean of the other seats' (seat order)."""
     bonus = position.rules.perfect_bonus
     own = [features(p, bonus) for p in position.players]
-    return tuple(zip(*(_relative(column) for column in zip(*own, strict=True)), strict=True))
+    return tuple(zip(*(seat_margins(column) for column in zip(*own, strict=True)), strict=True))
 
 
 def weights(players: int, share: float) -> Vector:
@@ -119,12 +118,3 @@ def value(position: GameState, share: float) -> Vector:
 def pile_share(state: GameState) -> float:
     """The share of the pile left (0..1) at `state`."""
     return len(state.draw_pile) / _DECK_SIZES[len(state.players)]
-
-
-def _relative(worth: Sequence[float]) -> Vector:
-    """Each seat's worth less the mean of the other seats' (itself alone)."""
-    n = len(worth)
-    if n == 1:
-        return (worth[0],)
-    total = sum(worth)
-    return tuple(w - (total - w) / (n - 1) for w in worth)

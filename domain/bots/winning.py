@@ -25,6 +25,7 @@ from domain.bots.expert import equity
 from domain.bots.win_table import BETA, KNOTS
 from domain.game.cards import deck_for
 from domain.game.model import GameState
+from domain.game.results import margins as seat_margins
 
 _DECK_SIZES = {n: len(deck_for(n)) for n in range(1, 6)}
 
@@ -64,11 +65,7 @@ def margins(state: GameState) -> tuple[float, ...]:
     else:
         bonus = state.rules.perfect_bonus
         worth = [equity(p, bonus) for p in state.players]
-    n = len(worth)
-    if n == 1:
-        return (worth[0],)
-    total = sum(worth)
-    return tuple(w - (total - w) / (n - 1) for w in worth)
+    return seat_margins(worth)
 
 
 def win_chances(state: GameState) -> tuple[float, ...]:

@@ -24,6 +24,16 @@ def ranks(places: Sequence[Place]) -> tuple[int, ...]:
     return tuple(1 + sum(1 for other in places if other < mine) for mine in places)
 
 
+def margins(worth: Sequence[float]) -> tuple[float, ...]:
+    """Each seat's worth (a score, an equity, a count) less the mean of the other seats'
+    (a seat alone: its own worth). Over two seats or more they sum to 0."""
+    n = len(worth)
+    if n == 1:
+        return (float(worth[0]),)
+    total = sum(worth)
+    return tuple(w - (total - w) / (n - 1) for w in worth)
+
+
 def final_results(players: Sequence[Player], rules: Rules) -> tuple[Result, ...]:
     """Highest score wins; ties: most currency tokens (bust tokens do not count), then the
     fewest cards in the collection; still tied, the win is shared. A seat whose player

@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 
 from domain.game.model import Result
+from domain.game.results import margins
 from domain.tournaments.model import (
     Entrant,
     Round,
@@ -32,12 +33,6 @@ def place_points(ranks: Sequence[int]) -> tuple[float, ...]:
     n = len(ranks)
     tied = Counter(ranks)
     return tuple(sum(n - p for p in range(rank, rank + tied[rank])) / tied[rank] for rank in ranks)
-
-
-def margins(scores: Sequence[float]) -> tuple[float, ...]:
-    """Each seat's game score less the mean of the other seats' scores (0 at a table of one)."""
-    n, total = len(scores), sum(scores)
-    return tuple(score - (total - score) / (n - 1) if n > 1 else 0.0 for score in scores)
 
 
 def table_result(round_number: int, table: Table, results: Sequence[Result]) -> TableResult:

@@ -499,7 +499,7 @@ def test_margins_are_each_score_less_the_mean_of_the_other_scores() -> None:
     assert margins((10, 4, 1)) == (7.5, -1.5, -6.0)
     assert margins((3, 3, 3, 3)) == (0.0, 0.0, 0.0, 0.0)
     assert sum(margins((12, 7, 0, 5, 1))) == pytest.approx(0.0)
-    assert margins((6,)) == (0.0,)
+    assert margins((6,)) == (6.0,)  # a seat alone: its own (a tournament table has two or more)
 
 
 def test_ranked_by_margin_puts_the_summed_margins_first_then_points() -> None:

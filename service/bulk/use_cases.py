@@ -239,11 +239,13 @@ class BulkPairings:
 
     async def _queue_starts(self, record: BulkRecord) -> None:
         """The start jobs, due `LEAD` before the time (a bulk started now: as a failsafe,
-        once the create had the time to start it itself)."""
+        once the create had the time to start it itself), each carrying its bulk's creation
+        time: queued before the bulk is stored, a job may run before it is (`run_job`)."""
         now = self.clock()
         at = record.start_at - LEAD if record.start_at > now else now + LEASE
+        created = repr(record.created_at).encode()
         for chunk in chunks(record):
-            await self.queue.put(job_id(record.id, chunk), b"", at)
+            await self.queue.put(job_id(record.id, chunk), created, at)
         self.wake()
 
     def _ttl(self, record: BulkRecord) -> int:
@@ -383,13 +385,19 @@ class BulkPairings:
 
     # ------------------------------------------------------------ the start jobs
 
-    async def run_job(self, job: str) -> float | None:
-        """One start job (`CHUNK` tables of a bulk): the time it waits for, else its tables
-        started (or, the bulk cancelled, cancelled) and None."""
+    async def run_job(self, job: str, created: bytes = b"") -> float | None:
+        """One start job (`CHUNK` tables of a bulk; `created`, its payload: the bulk's
+        creation time): the time it waits for, else its tables started (or, the bulk
+        cancelled, cancelled) and None. A bulk not stored (yet: its create queues the jobs
+        first) is waited for while its create may still store it (`MAKING`), then the job
+        is dropped."""
         bulk_id, _, number = job.rpartition(":")
-        record = await self.store.load_bulk(bulk_id) if _is_id(bulk_id) else None
-        if record is None or not number.isdigit():
+        if not _is_id(bulk_id) or not number.isdigit():
             return None
+        record = await self.store.load_bulk(bulk_id)
+        if record is None:
+            now, since = self.clock(), _time(created)
+            return now + 1.0 if since is not None and now < since + MAKING else None
         chunk = int(number)
         indexes = range(chunk * CHUNK, min(len(record.tables), (chunk + 1) * CHUNK))
         if record.cancelled:  # a cancel cut short: its tables not started yet
@@ -422,7 +430,7 @@ class BulkPairings:
         for its time (a sleep, not a slot held busy)."""
 
         async def handle(job: Job) -> float | None:
-            return await self.run_job(job.id)
+            return await self.run_job(job.id, job.payload)
 
         options.setdefault("lease", LEASE)
         options.setdefault("concurrency", 64)
@@ -444,6 +452,14 @@ def _tokens(made: TableCreated) -> tuple[str | None, ...]:
     assert made.record.table is not None
     by_seat = dict(made.tokens)
     return tuple(by_seat.get(i) for i in range(len(made.record.table.seats)))
+
+
+def _time(payload: bytes) -> float | None:
+    """A start job's bulk creation time (None: a job queued without it, or unreadable)."""
+    try:
+        return float(payload.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        return None
 
 
 def _is_id(bulk_id: str) -> bool:

@@ -16,7 +16,7 @@ from infra.memory_bulk import MemoryBulkStore
 from infra.memory_store import MemoryGameStore
 from infra.queues import MemoryQueue
 from service.bulk.records import CHUNK, LEAD, CreateBulk, TableRequest, job_id
-from service.bulk.use_cases import BulkPairings
+from service.bulk.use_cases import MAKING, BulkPairings
 from service.core.callers import PLATFORM, Caller
 from service.core.errors import ServiceError
 from service.core.settings import Settings
@@ -260,6 +260,42 @@ def test_the_start_job_waits_for_the_time_then_starts_every_table_once():
         while await worker.run_once():
             pass
         assert sorted(w.told.started) == sorted(t.game_id for t in made.tables)
+
+    run(body)
+
+
+def test_a_start_job_run_before_its_bulk_is_stored_waits_for_it_then_starts_it():
+    """The create queues the start jobs before it stores the bulk (a process dying between
+    the two leaves a job): a worker may run a job in between. Due at once (the start within
+    LEAD), it must wait for the bulk, not be dropped; a job whose bulk never comes is
+    dropped once its create could no longer store it."""
+
+    async def body(w: World) -> None:
+        worker = w.use.worker(clock=w.clock)
+        create_bulk, ran = w.bulks.create_bulk, []
+
+        async def after_a_worker_ran(record, ttl, remembered):
+            ran.append(await worker.run_once())  # the job, due already, before the bulk
+            return await create_bulk(record, ttl, remembered)
+
+        w.bulks.create_bulk = after_a_worker_ran  # type: ignore[method-assign]
+        made = await w.use.create(bulk(2, start_at=T0 + 2))
+        assert ran == [1]
+        job = job_id(made.record.id, 0)
+        assert await w.queue.queued(job)  # kept: waiting for its bulk
+        assert [t.status for t in made.tables] == ["open"] * 2
+        w.clock.now = T0 + 1
+        while await worker.run_once():
+            pass
+        shown = await w.use.get(PLATFORM, made.record.id)
+        assert [t.status for t in shown.tables] == ["active"] * 2
+        assert w.clock.now >= T0 + 2  # started at its time, not before
+        assert not await w.queue.queued(job)
+        lost = job_id("e" * 20, 0)  # its create died before storing the bulk
+        assert await w.use.run_job(lost, repr(w.clock.now).encode()) == w.clock.now + 1.0
+        w.clock.now += MAKING
+        assert await w.use.run_job(lost, repr(w.clock.now - MAKING).encode()) is None
+        assert await w.use.run_job(lost) is None  # queued without its time: dropped
 
     run(body)
 

@@ -52,6 +52,14 @@ deterministic).
 Every standings is measured ranked both ways (`Settings.ranked_by`): by place points
 first, and by the summed game margins first; the Swiss rounds are paired by the standings
 ranked as `--ranked-by` says (default points).
+
+`--pairs`: gamma split by pair of levels too (each pair's share of concordant pairs, as
+2p - 1), with gamma over every pair but expert-basic (the two levels the ratings' ladder
+finds equal on results, `bench_ratings_luck.py`); and, over the games the tournaments
+played, each level's mean game margin (a seat's score less the mean of its table's other
+scores) with its standard deviation, by results and luck-adjusted: how far apart two
+levels are on average against how much one game varies, which sets the rounds a pair
+needs whatever the standings' arithmetic.
 """
 
 from __future__ import annotations
@@ -79,6 +87,7 @@ from domain.tournaments.rules import (
     Round,
     Settings,
     TableResult,
+    margins,
     next_round,
     place_points,
     standings,
@@ -93,7 +102,7 @@ SAVE_EVERY = 50  # new games between writes of the cache file
 Game = tuple[tuple[int, int], ...]  # per seat (rank, score)
 Luck = tuple[tuple[int, float], ...]  # per seat (luck-adjusted rank, luck-adjusted score)
 BY = ("results", "luck_adjusted")  # the standings measured with --luck
-RANKED_BY = ("points", "margin")  # the standings' first key, each measured
+RANKED_BY = ("points", "margin", "strength")  # the standings' first key, each measured
 Kind = tuple[str, str]  # (standings_by, ranked_by)
 
 
@@ -174,17 +183,45 @@ def gamma(level_ranks: list[int]) -> float:
     return (concordant - discordant) / (concordant + discordant)
 
 
-def measures(level_ranks: list[int]) -> tuple[float, float, float]:
-    """(gamma, tau_b, levels) of standings given as level ranks, best first."""
+def pair_gamma(level_ranks: list[int], a: int, b: int) -> float:
+    """Gamma over the pairs of one entrant of level `a` and one of level `b` (a < b, a the
+    stronger): 2 * (the share standing in the known order) - 1."""
+    concordant = discordant = 0
+    for i, j in itertools.combinations(level_ranks, 2):
+        if {i, j} == {a, b}:
+            concordant += i == a
+            discordant += i == b
+    return (concordant - discordant) / (concordant + discordant)
+
+
+LEVEL_PAIRS = tuple(itertools.combinations(range(len(LEVELS)), 2))
+EQUAL_ON_RESULTS = (LEVELS.index("expert"), LEVELS.index("basic"))
+MEASURES = (
+    "gamma",
+    "tau_b",
+    "levels",
+    "gamma, basic = expert",
+    *tuple(f"{LEVELS[a]}-{LEVELS[b]}" for a, b in LEVEL_PAIRS),
+)
+WITH_INTERVAL = {"gamma", "levels", "gamma, basic = expert"}
+
+
+def measures(level_ranks: list[int]) -> tuple[float, ...]:
+    """(`MEASURES`) of standings given as level ranks, best first."""
     positions = list(range(len(level_ranks)))
     mean_position = [
         statistics.mean(p for p, r in zip(positions, level_ranks, strict=True) if r == level)
         for level in range(len(LEVELS))
     ]
+    pairs = {(a, b): pair_gamma(level_ranks, a, b) for a, b in LEVEL_PAIRS}
+    weight = {(a, b): level_ranks.count(a) * level_ranks.count(b) for a, b in LEVEL_PAIRS}
+    known = [p for p in LEVEL_PAIRS if p != EQUAL_ON_RESULTS]
     return (
         gamma(level_ranks),
         tau_b(positions, level_ranks),
         tau_b(mean_position, list(range(len(LEVELS)))),
+        sum(pairs[p] * weight[p] for p in known) / sum(weight[p] for p in known),
+        *(pairs[p] for p in LEVEL_PAIRS),
     )
 
 
@@ -194,7 +231,7 @@ def tournament(
     cache: Cache,
     used: set[tuple[str, tuple[str, ...]]],
     kinds: tuple[Kind, ...] = (("results", "points"),),
-) -> dict[Kind, list[tuple[float, float, float]]]:
+) -> dict[Kind, list[tuple[float, ...]]]:
     """Per standings of `kinds` (`Settings.standings_by`, `Settings.ranked_by`), the measures
     after each round of one tournament, paired as `settings` says (each game's key added to
     `used`)."""
@@ -203,7 +240,7 @@ def tournament(
     level_of = {e.id: e.bot for e in entrants}
     rounds: list[Round] = []
     results: list[TableResult] = []
-    out: dict[Kind, list[tuple[float, float, float]]] = {kind: [] for kind in kinds}
+    out: dict[Kind, list[tuple[float, ...]]] = {kind: [] for kind in kinds}
     for _ in range(settings.rounds):
         played = next_round(settings, entrants, rounds, results)
         rounds.append(played)
@@ -239,20 +276,45 @@ def half_width(values: list[float]) -> float:
     return 1.96 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
 
 
-def report(name: str, per_tournament: list[list[tuple[float, float, float]]]) -> dict[str, int]:
-    """Prints the means per round; returns the first round each mean reaches the goal."""
+def report(
+    name: str, per_tournament: list[list[tuple[float, ...]]], pairs: bool = False
+) -> dict[str, int]:
+    """Prints the means per round (with `pairs`, of every measure); returns the first
+    round each mean reaches the goal."""
     rounds = len(per_tournament[0])
     print(f"{name}")
-    print("  round         " + " ".join(f"{r + 1:>5}" for r in range(rounds)))
+    print(f"  {'round':<22}" + " ".join(f"{r + 1:>5}" for r in range(rounds)))
     firsts = {}
-    for m, label in enumerate(("gamma", "tau_b", "levels")):
+    for m, label in enumerate(MEASURES if pairs else MEASURES[:3]):
         values = [[t[r][m] for t in per_tournament] for r in range(rounds)]
         row = [statistics.mean(v) for v in values]
         firsts[label] = next((r + 1 for r, v in enumerate(row) if v >= GOAL), 0)
-        print(f"  {label:<6} mean  " + " ".join(f"{v:5.3f}" for v in row))
-        if label != "tau_b":
-            print("         +-    " + " ".join(f"{half_width(v):5.3f}" for v in values))
+        print(f"  {label:<22}" + " ".join(f"{v:5.3f}" for v in row))
+        if label in WITH_INTERVAL:
+            print(f"  {'  +-':<22}" + " ".join(f"{half_width(v):5.3f}" for v in values))
     return firsts
+
+
+def level_margins(cache: Cache, used: set[tuple[str, tuple[str, ...]]]) -> None:
+    """Prints each level's mean game margin and its standard deviation over the games of
+    `used`, by results and (where reviewed) luck-adjusted."""
+    kinds = (("results", cache.games), ("luck-adjusted", cache.adjusted))
+    print("  per game, over the games played: each level's margin, mean (95%) and sd")
+    for label, kept in kinds:
+        by_level: dict[str, list[float]] = defaultdict(list)
+        for key in used:
+            if key not in kept:
+                continue
+            for level, margin in zip(key[1], margins([s for _, s in kept[key]]), strict=True):
+                by_level[level].append(margin)
+        if not by_level:
+            continue
+        cells = [
+            f"{level} {statistics.mean(v):+.2f} ± {half_width(v):.2f} sd {statistics.stdev(v):.2f}"
+            for level in LEVELS
+            if len(v := by_level[level]) > 1
+        ]
+        print(f"    {label:<14} " + "; ".join(cells))
 
 
 def shared_luck(
@@ -308,6 +370,11 @@ def main() -> None:
         default="points",
         help="the first key of the standings the swiss rounds are paired by (each is measured)",
     )
+    parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="gamma per pair of levels, and each level's game margins (module docstring)",
+    )
     args = parser.parse_args()
     formats = args.formats.split(",")
     modes = [tuple(m.split(":")) for m in args.modes.split(",")]
@@ -327,6 +394,7 @@ def main() -> None:
     for fmt, (mode, primary) in itertools.product(formats, modes):
         start, before = time.process_time(), set(cache.games)
         runs = []
+        keys: set[tuple[str, tuple[str, ...]]] = set()
         for i in range(args.tournaments):
             settings = Settings(
                 format=fmt,
@@ -337,13 +405,16 @@ def main() -> None:
                 standings_by=by[-1],  # type: ignore[arg-type]
                 ranked_by=args.ranked_by,
             )
-            runs.append(tournament(settings, i, cache, used[mode], kinds))
+            runs.append(tournament(settings, i, cache, keys, kinds))
+        used[mode] |= keys
         for kind in kinds:
             name = f"{fmt} / {mode}" + (f" (by {primary})" if mode == "duplicate" else "")
             name += f" [{kind[0].replace('_', '-')}, {kind[1]}]"
             measured = [run[kind] for run in runs]
-            firsts = report(name, measured)
+            firsts = report(name, measured, args.pairs)
             summary.append((name, firsts, statistics.mean(t[-1][0] for t in measured)))
+        if args.pairs:
+            level_margins(cache, keys)
         played = len(set(cache.games) - before)
         print(f"  ({played} games played, {time.process_time() - start:.0f} s cpu)")
     cache.save()

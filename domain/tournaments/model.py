@@ -10,7 +10,7 @@ import msgspec
 Format = Literal["swiss", "round_robin"]
 DealMode = Literal["duplicate", "fresh"]
 StandingsBy = Literal["results", "luck_adjusted"]
-RankedBy = Literal["points", "margin"]
+RankedBy = Literal["points", "margin", "strength"]
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,6 +79,9 @@ class Standing(msgspec.Struct, frozen=True, kw_only=True):
     points: float
     matchpoints: float
     margin: float  # the sum of the game margins counted (`domain.tournaments.standings.margins`)
+    # ranked by strength: the margin per game with the opponents' strengths taken out
+    # (`domain.tournaments.standings.strengths`); None otherwise
+    strength: float | None = None
     buchholz: float
     score: int
     position: int  # 1, 2, ... (no ties: the last tie-break is the seeding)

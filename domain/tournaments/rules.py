@@ -76,6 +76,7 @@ from domain.tournaments.standings import (
     seat_counts,
     settled,
     standings,
+    strengths,
     table_result,
 )
 from domain.tournaments.swiss import SEARCH_BUDGET, TABU_TENURE, bye_entrants, swiss_tables
@@ -110,6 +111,7 @@ __all__ = [
     "seat_counts",
     "settled",
     "standings",
+    "strengths",
     "swiss_tables",
     "table_result",
 ]

@@ -113,10 +113,14 @@ def standings(
             marks[entrant] += 0.5  # and a margin of 0, a table's mean
     # sums of fractions: rounded so that equal sums reached in another order tie
     margin = {e: round(m, MARGIN_DIGITS) for e, m in margin.items()}
+    # a fit over every game: computed only for the ranking that needs it
+    strength = strengths(ids, results, by) if settings.ranked_by == "strength" else None
     by_marks = settings.deal_mode == "duplicate" and settings.duplicate_primary == "matchpoints"
     keys = (marks, points) if by_marks else (points, marks)
     if settings.ranked_by == "margin":
         keys = (margin, *keys)
+    elif strength is not None:
+        keys = (strength, *keys)
     buchholz = dict.fromkeys(ids, 0.0)
     for entrant, other in _meetings(rounds):
         buchholz[entrant] += keys[0][other]
@@ -131,12 +135,84 @@ def standings(
             points=points[e],
             matchpoints=marks[e],
             margin=margin[e],
+            strength=None if strength is None else strength[e],
             buchholz=buchholz[e],
             score=score[e],
             position=i + 1,
         )
         for i, e in enumerate(order)
     ]
+
+
+def strengths(
+    ids: Sequence[str], results: Sequence[TableResult], by: StandingsBy = "results"
+) -> dict[str, float]:
+    """Each entrant's strength: the least-squares fit of the game margins counted (`by`) by
+    `margin = s(entrant) - mean of s(its table's other entrants)`, the strengths of each
+    group of entrants linked by games summing to 0 (an entrant with no game: 0). A strength
+    is a margin per game with the opponents' strengths taken out: against a field of
+    strength 0, the margin a game is expected to bring.
+
+    The fit's normal equations are, per entrant, `sum over its games of (s - mean of its
+    opponents' s) = sum of its margins`: a graph Laplacian (`_solve`)."""
+    index = {e: i for i, e in enumerate(ids)}
+    n = len(ids)
+    laplacian = [[0.0] * n for _ in range(n)]
+    total = [0.0] * n
+    for result in results:
+        _, scores = counted(result, by)
+        seats = [index[e] for e in result.seats]
+        share = 1.0 / (len(seats) - 1)
+        for i, won in zip(seats, margins(scores), strict=True):
+            total[i] += won
+            laplacian[i][i] += 1.0
+            for j in seats:
+                if j != i:
+                    laplacian[i][j] -= share
+    solved = _solve(laplacian, total)
+    return {e: round(solved[i], MARGIN_DIGITS) + 0.0 for e, i in index.items()}
+
+
+def _solve(laplacian: list[list[float]], total: list[float]) -> list[float]:
+    """The solution of `laplacian @ s = total` whose entries sum to 0 over each connected
+    group (`total` sums to 0 over each, as margins do): per group, its first entrant's
+    strength fixed at 0, the rest by Gaussian elimination (the reduced matrix is symmetric
+    positive definite: no pivoting needed), then the group's mean taken out."""
+    n = len(total)
+    solved = [0.0] * n
+    seen = [False] * n
+    for start in range(n):
+        if seen[start]:
+            continue
+        group, frontier = [start], [start]
+        seen[start] = True
+        while frontier:
+            i = frontier.pop()
+            for j in range(n):
+                if not seen[j] and laplacian[i][j] != 0.0:
+                    seen[j] = True
+                    group.append(j)
+                    frontier.append(j)
+        group.sort()
+        rest = group[1:]
+        a = [[laplacian[i][j] for j in rest] + [total[i]] for i in rest]
+        m = len(rest)
+        for k in range(m):
+            pivot = a[k][k]
+            for r in range(k + 1, m):
+                f = a[r][k] / pivot
+                if f:
+                    row, top = a[r], a[k]
+                    for c in range(k, m + 1):
+                        row[c] -= f * top[c]
+        x = [0.0] * m
+        for k in range(m - 1, -1, -1):
+            x[k] = (a[k][m] - sum(a[k][c] * x[c] for c in range(k + 1, m))) / a[k][k]
+        mean = sum(x) / len(group)
+        solved[group[0]] = -mean
+        for i, v in zip(rest, x, strict=True):
+            solved[i] = v - mean
+    return solved
 
 
 def _meetings(rounds: Sequence[Round]) -> Iterator[tuple[str, str]]:

@@ -110,6 +110,11 @@ class StandingOut(msgspec.Struct, frozen=True, kw_only=True):
     result_points: float | None = None
     result_matchpoints: float | None = None
     result_margin: float | None = None
+    # ranked by strength (`ranked_by` "strength"): the margin per game with the opponents'
+    # strengths taken out (`domain.tournaments.rules.strengths`), and in luck-adjusted
+    # standings the results' own; null in standings ranked otherwise
+    strength: float | None = None
+    result_strength: float | None = None
 
 
 class TournamentFinishedData(msgspec.Struct, frozen=True, kw_only=True):

@@ -164,6 +164,8 @@ def standings_out(record: TournamentRecord) -> tuple[StandingOut, ...]:
                 result_points=None if plain_row is None else plain_row.points,
                 result_matchpoints=None if plain_row is None else plain_row.matchpoints,
                 result_margin=None if plain_row is None else plain_row.margin,
+                strength=s.strength,
+                result_strength=None if plain_row is None else plain_row.strength,
             )
         )  # fmt: skip
     return tuple(rows)

@@ -293,14 +293,20 @@ def shown_review(review: dict) -> list[tuple[int, float]]:
 
 @pytest.mark.parametrize(
     ("setup", "ranked_by"),
-    [("memory+sqlite", "points"), ("memory+sqlite", "margin"), ("redis+postgresql", "margin")],
+    [
+        ("memory+sqlite", "points"),
+        ("memory+sqlite", "margin"),
+        ("memory+sqlite", "strength"),
+        ("redis+postgresql", "strength"),
+    ],
 )
 def test_a_luck_adjusted_bot_tournament_ranks_by_its_games_reviews(
     setup: str, ranked_by: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """Its standings are the domain's over the reviews' luck-adjusted ranks and scores (each
     round paired once its reviews were in), with the results' own points beside them;
-    ranked by margin, by the sums of the luck-adjusted margins first."""
+    ranked by margin, by the sums of the luck-adjusted margins first; ranked by strength, by
+    the strengths fitted to them (summing to 0), the results' own beside them."""
     ask = {
         "name": "Luck cup", "table_size": 2, "places": 4, "rounds": 2, "bot_level": "random",
         "standings_by": "luck_adjusted", "ranked_by": ranked_by,
@@ -345,3 +351,10 @@ def test_a_luck_adjusted_bot_tournament_ranks_by_its_games_reviews(
         if ranked_by == "margin":
             margins = [row["margin"] for row in shown["standings"]]
             assert margins == sorted(margins, reverse=True)
+        strengths = [row["strength"] for row in shown["standings"]]
+        if ranked_by == "strength":
+            assert strengths == sorted(strengths, reverse=True)
+            assert sum(strengths) == pytest.approx(0.0)
+            assert all(row["result_strength"] is not None for row in shown["standings"])
+        else:
+            assert set(strengths) == {None}

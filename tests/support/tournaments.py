@@ -71,6 +71,8 @@ def recomputed(
             "result_points": plain[s.entrant].points if plain else None,
             "result_matchpoints": plain[s.entrant].matchpoints if plain else None,
             "result_margin": plain[s.entrant].margin if plain else None,
+            "strength": s.strength,
+            "result_strength": plain[s.entrant].strength if plain else None,
         }
         for s in standings(settings, entrants, played, scored)
     ]  # fmt: skip

@@ -2639,7 +2639,11 @@ export interface components {
             result_matchpoints?: number | null;
             /** @default null */
             result_points?: number | null;
+            /** @default null */
+            result_strength?: number | null;
             score: number;
+            /** @default null */
+            strength?: number | null;
         };
         /** StandingsOut */
         StandingsOut: {
@@ -2881,11 +2885,11 @@ export interface components {
             /** @default true */
             ranked?: boolean;
             /**
-             * @description The standings' first key: `points`, the place points (in a duplicate tournament, points then matchpoints), or `margin`, the sum of the entrant's game margins (its game score less the mean of its table's other scores, luck-adjusted when `standings_by` says so), then points. Ties are broken as with points.
+             * @description The standings' first key: `points`, the place points (in a duplicate tournament, points then matchpoints); `margin`, the sum of the entrant's game margins (its game score less the mean of its table's other scores, luck-adjusted when `standings_by` says so); or `strength`, the margin per game with the opponents' strengths taken out (the least-squares fit of every game's margins by `strength - mean strength of the table's others`), so that a field met does not favour or cost anyone; then points. Ties are broken as with points.
              * @default points
              * @enum {unknown}
              */
-            ranked_by?: "margin" | "points";
+            ranked_by?: "margin" | "points" | "strength";
             /**
              * @description Seconds from the end of a round's last game to the pairing of the next round (`next_round_at` shows when); 0: at once.
              * @default 0
@@ -2927,7 +2931,7 @@ export interface components {
             places: number;
             ranked: boolean;
             /** @enum {unknown} */
-            ranked_by: "margin" | "points";
+            ranked_by: "margin" | "points" | "strength";
             registered: string[];
             /** @description Seconds from a round's end to the next round's pairing. */
             round_interval: number;

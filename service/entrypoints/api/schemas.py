@@ -362,12 +362,15 @@ class TournamentIn(msgspec.Struct, **_IN):
         ),
     ] = "results"
     ranked_by: Annotated[
-        Literal["points", "margin"],
+        Literal["points", "margin", "strength"],
         msgspec.Meta(
             description="The standings' first key: `points`, the place points (in a duplicate "
-            "tournament, points then matchpoints), or `margin`, the sum of the entrant's game "
+            "tournament, points then matchpoints); `margin`, the sum of the entrant's game "
             "margins (its game score less the mean of its table's other scores, luck-adjusted "
-            "when `standings_by` says so), then points. Ties are broken as with points.",
+            "when `standings_by` says so); or `strength`, the margin per game with the "
+            "opponents' strengths taken out (the least-squares fit of every game's margins by "
+            "`strength - mean strength of the table's others`), so that a field met does not "
+            "favour or cost anyone; then points. Ties are broken as with points.",
         ),
     ] = "points"
 
@@ -431,7 +434,7 @@ class TournamentOut(msgspec.Struct, **_OUT):
     created_at: float
     version: int
     standings_by: Literal["results", "luck_adjusted"]  # as created
-    ranked_by: Literal["points", "margin"]  # as created
+    ranked_by: Literal["points", "margin", "strength"]  # as created
 
 
 class TournamentsPage(msgspec.Struct, **_OUT):

@@ -31,6 +31,7 @@ from domain.tournaments.rules import (
     seat_counts,
     settled,
     standings,
+    strengths,
     swiss_tables,
 )
 
@@ -568,3 +569,77 @@ def test_equal_margins_summed_in_another_order_tie() -> None:
     assert rows["x"].margin == rows["y"].margin == 0.3
     assert (rows["x"].points, rows["y"].points) == (2.0, 1.0)
     assert rows["x"].position < rows["y"].position
+
+
+def exact_results(rounds: list[Round], strength: dict[str, float]) -> list[TableResult]:
+    """Each table's luck-adjusted scores its seats' strengths (results all 0), so that its
+    margins are exactly the strength model's: `s(seat) - mean s(others)`."""
+    made = []
+    for r in rounds:
+        for t in r.tables:
+            worth = tuple(strength[e] for e in t.seats)
+            ranks = tuple(1 + sum(o > s for o in worth) for s in worth)
+            made.append(
+                TableResult(
+                    round=r.number, table=t.number, deal=t.deal, seats=t.seats,
+                    ranks=(1,) * len(worth), scores=(0,) * len(worth),
+                    adjusted=Adjusted(ranks=ranks, scores=worth),
+                )
+            )  # fmt: skip
+    return made
+
+
+def test_strengths_recover_the_strengths_that_made_the_margins() -> None:
+    """Margins made exactly by `s(seat) - mean s(others)` (s summing to 0) are fitted back to
+    s, whatever the schedule: tables of 4, three rounds of a Swiss field of 12."""
+    field = entrants(12)
+    truth = {e.id: float((5 * i) % 12) - 5.5 for i, e in enumerate(field)}
+    settings = Settings(format="swiss", deal_mode="fresh", table_size=4, rounds=3)
+    done: list[Round] = []
+    for _ in range(3):
+        done.append(next_round(settings, field, done, exact_results(done, truth)))
+    results = exact_results(done, truth)
+    fitted = strengths([e.id for e in field], results, "luck_adjusted")
+    assert fitted == pytest.approx(truth, abs=1e-9)
+    # by results (every table's scores 0 here), every margin is 0 and so is every strength
+    assert set(strengths([e.id for e in field], results, "results").values()) == {0.0}
+
+
+def test_strengths_of_one_table_and_of_separate_groups() -> None:
+    """One table: a margin times (n - 1) / n (the fit of a group of one game); two groups
+    no game links each sum to 0 on their own; an entrant without a game: 0."""
+    _, results = two_player_rounds([[(("a", "b"), (9, 4))]])
+    three = TableResult(
+        round=1, table=1, deal="x", seats=("c", "d", "e"), ranks=(1, 2, 3), scores=(10, 4, 1)
+    )
+    got = strengths(list("abcdef"), [*results, three])
+    assert got == {"a": 2.5, "b": -2.5, "c": 5.0, "d": -1.0, "e": -4.0, "f": 0.0}
+
+
+def test_ranked_by_strength_takes_the_opponents_strengths_out() -> None:
+    """a beat w twice by 2 (margin +4); b lost to s by 1 and beat w by 3 (+2); s beat w by
+    8. By margin a leads b; the fit (normal equations solved by hand: s_a - s_w = 2,
+    2 s_b - s_s - s_w = 2, 2 s_s - s_b - s_w = 9, the four summing to 0) sees that b met
+    the stronger opponents, and ranked by strength b leads a."""
+    field = [Entrant(id=i) for i in "absw"]
+    done, results = two_player_rounds(
+        [
+            [(("a", "w"), (6, 4)), (("b", "s"), (4, 5))],
+            [(("a", "w"), (6, 4)), (("s", "w"), (9, 1))],
+            [(("b", "w"), (7, 4))],
+        ]
+    )
+    by_margin = standings(
+        Settings(deal_mode="fresh", table_size=2, ranked_by="margin"), field, done, results
+    )
+    assert [(r.entrant, r.margin) for r in by_margin] == [
+        ("s", 9.0), ("a", 4.0), ("b", 2.0), ("w", -15.0)
+    ]  # fmt: skip
+    assert {r.strength for r in by_margin} == {None}  # computed only when ranked by it
+    settings = Settings(deal_mode="fresh", table_size=2, ranked_by="strength")
+    by_strength = standings(settings, field, done, results)
+    assert [r.entrant for r in by_strength] == ["s", "b", "a", "w"]
+    expected = {"a": -5 / 4, "b": 13 / 12, "s": 41 / 12, "w": -13 / 4}
+    assert {r.entrant: r.strength for r in by_strength} == pytest.approx(expected, abs=1e-9)
+    # Buchholz sums the opponents' first key: a met w twice
+    assert {r.entrant: r.buchholz for r in by_strength}["a"] == pytest.approx(-6.5)

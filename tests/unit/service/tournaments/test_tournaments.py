@@ -137,7 +137,11 @@ def test_a_keyed_create_made_twice_is_one_tournament():
         assert (again, replayed, replayed_again) == (first, False, True)
         other = msgspec.structs.replace(ask, name="Other cup")
         await refused("idempotency_key_reused", w.tournaments.create(other))
-        for changed in ({"standings_by": "luck_adjusted"}, {"ranked_by": "margin"}):
+        for changed in (
+            {"standings_by": "luck_adjusted"},
+            {"ranked_by": "margin"},
+            {"ranked_by": "strength"},
+        ):
             other = msgspec.structs.replace(ask, **changed)
             await refused("idempotency_key_reused", w.tournaments.create(other))
         by_bob = msgspec.structs.replace(ask, caller=BOB)  # another caller's keys: its own

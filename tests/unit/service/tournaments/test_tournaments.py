@@ -862,6 +862,23 @@ def test_a_luck_adjusted_tournament_pairs_and_ends_only_once_its_reviews_are_in(
             assert (row.result_points, row.result_matchpoints, row.result_margin) == (
                 s.points, s.matchpoints, s.margin,
             )  # fmt: skip
+            assert (row.strength, row.result_strength) == (None, None)  # not ranked by it
+        # ranked by strength: the luck-adjusted strengths rank, the results' own beside them
+        strong = msgspec.structs.replace(
+            final, settings=msgspec.structs.replace(final.settings, ranked_by="strength")
+        )
+        fitted = standings(strong.settings, final.entrants, final.rounds, results)
+        plain = msgspec.structs.replace(strong.settings, standings_by="results")
+        own = {
+            s.entrant: s.strength for s in standings(plain, final.entrants, final.rounds, results)
+        }
+        shown_rows = standings_out(strong)
+        assert [(r.entrant, r.strength) for r in shown_rows] == [
+            (s.entrant, s.strength) for s in fitted
+        ]
+        assert {r.entrant: r.result_strength for r in shown_rows} == own
+        assert all(isinstance(v, float) for v in own.values())
+        assert own != {s.entrant: s.strength for s in fitted}  # the luck moved them
 
     asyncio.run(body())
 

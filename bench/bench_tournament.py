@@ -297,23 +297,37 @@ def report(
 
 def level_margins(cache: Cache, used: set[tuple[str, tuple[str, ...]]]) -> None:
     """Prints each level's mean game margin and its standard deviation over the games of
-    `used`, by results and (where reviewed) luck-adjusted."""
+    `used`, by results and (where reviewed) luck-adjusted; and the standard deviation
+    within a lineup (pooled about the mean of the games of that level against the same
+    levels): the spread left once who an entrant met is taken out."""
     kinds = (("results", cache.games), ("luck-adjusted", cache.adjusted))
-    print("  per game, over the games played: each level's margin, mean (95%) and sd")
+    print(
+        "  per game, over the games played: each level's margin, mean (95%), sd, and sd"
+        " within a lineup"
+    )
     for label, kept in kinds:
-        by_level: dict[str, list[float]] = defaultdict(list)
+        by_lineup: dict[tuple[str, tuple[str, ...]], list[float]] = defaultdict(list)
         for key in used:
             if key not in kept:
                 continue
-            for level, margin in zip(key[1], margins([s for _, s in kept[key]]), strict=True):
-                by_level[level].append(margin)
-        if not by_level:
+            levels = key[1]
+            for seat, margin in enumerate(margins([s for _, s in kept[key]])):
+                others = tuple(sorted(levels[:seat] + levels[seat + 1 :]))
+                by_lineup[(levels[seat], others)].append(margin)
+        if not by_lineup:
             continue
-        cells = [
-            f"{level} {statistics.mean(v):+.2f} ± {half_width(v):.2f} sd {statistics.stdev(v):.2f}"
-            for level in LEVELS
-            if len(v := by_level[level]) > 1
-        ]
+        cells = []
+        for level in LEVELS:
+            groups = [v for (lv, _), v in by_lineup.items() if lv == level]
+            every = [x for v in groups for x in v]
+            if len(every) < 2:
+                continue
+            squares = sum((x - statistics.mean(v)) ** 2 for v in groups for x in v)
+            within = math.sqrt(squares / sum(len(v) - 1 for v in groups))
+            cells.append(
+                f"{level} {statistics.mean(every):+.2f} ± {half_width(every):.2f}"
+                f" sd {statistics.stdev(every):.2f} / {within:.2f}"
+            )
         print(f"    {label:<14} " + "; ".join(cells))
 
 

@@ -162,6 +162,8 @@ def strengths(
     for result in results:
         _, scores = counted(result, by)
         seats = [index[e] for e in result.seats]
+        if len(seats) < 2:  # no opponent, nothing to fit (a tournament table has two or more)
+            continue
         share = 1.0 / (len(seats) - 1)
         for i, won in zip(seats, margins(scores), strict=True):
             total[i] += won

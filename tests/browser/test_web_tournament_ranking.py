@@ -3,8 +3,9 @@ in English and in Spanish: a bot tournament whose standings count its games' luc
 results and rank by margin shows so in its settings, a Margin column first among the
 standings' figures (signed, one decimal) with the results' own figures in brackets beside
 the luck-adjusted ones, all the API's in the API's order, and each round's table its
-luck-adjusted scores and points (or why it has none); a tournament of the default settings
-shows none of it."""
+luck-adjusted scores and points (or why it has none); one ranked by strength shows a Strength
+column first instead (signed, two decimals, the results' own beneath) and no Margin column;
+a tournament of the default settings shows none of it."""
 
 from __future__ import annotations
 
@@ -33,6 +34,16 @@ WORDS = {
         "margin": "Margin",
         "by_results": "(results: {n})",
         "order": "Ordered by margin, then points",
+        "luck_strength": "luck-adjusted results, ranked by strength",
+        "strength_help": (
+            "Strength: a player's margin per game with the strength of the players they met "
+            "taken out, fitted over every game of the tournament."
+        ),
+        "strength": "Strength",
+        "strength_order": (
+            "Ordered by strength, then points, then matchpoints, then Buchholz (the strengths "
+            "of the players met), then the total game score."
+        ),
         "unadjusted": "Counted by its results: no review.",
         "pending": "Luck-adjusted once its game's review is computed.",
     },
@@ -44,6 +55,16 @@ WORDS = {
         "margin": "Margen",
         "by_results": "(resultados: {n})",
         "order": "Ordenada por margen, luego puntos",
+        "luck_strength": "resultados ajustados por suerte, ordenada por fuerza",
+        "strength_help": (
+            "Fuerza: el margen por partida de un jugador sin la fuerza de los rivales que "
+            "enfrentó, estimada con todas las partidas del torneo."
+        ),
+        "strength": "Fuerza",
+        "strength_order": (
+            "Ordenada por fuerza, luego puntos, luego puntos de partida, luego Buchholz (las "
+            "fuerzas de los rivales), luego la puntuación total en partidas."
+        ),
         "unadjusted": "Cuenta por sus resultados: sin análisis.",
         "pending": "Se ajustará por suerte cuando se calcule el análisis de la partida.",
     },
@@ -53,6 +74,8 @@ GROUP = {"en": (",", 4), "es": (".", 5)}  # the separator, and from how many dig
 MINUS = "\u2212"
 ISOLATES = re.compile("[\u2066-\u2069]")
 FIGURES = ["position", "entrant", "margin", "points", "matchpoints", "buchholz", "score"]
+# ranked by strength: the strength first, no margin
+STRENGTH_FIGURES = ["position", "entrant", "strength", *FIGURES[3:]]
 
 
 @pytest.fixture
@@ -81,9 +104,10 @@ def shown(value: float, lang: str, digits: int = 2) -> str:
     return ("-" if value < 0 else "") + written(value, lang, digits)
 
 
-def signed(value: float, lang: str) -> str:
-    """A margin as the page writes it: +3.5, −1.0, 0.0 (no sign once rounded to zero)."""
-    text = written(value, lang, 1, fixed=True)
+def signed(value: float, lang: str, digits: int = 1) -> str:
+    """A margin as the page writes it: +3.5, −1.0, 0.0 (no sign once rounded to zero); a
+    strength with `digits` 2: +0.35, −1.20, 0.00."""
+    text = written(value, lang, digits, fixed=True)
     if not text.strip("0.,"):
         return text
     return ("+" if value > 0 else MINUS) + text
@@ -156,6 +180,42 @@ def check_margin_standings(app: App, api: httpx.Client, tid: str, lang: str) -> 
     assert page.is_visible("[data-testid=standings-luck]")
 
 
+def check_strength_standings(app: App, api: httpx.Client, tid: str, lang: str) -> None:
+    """The strength first (signed, two decimals, the results' own beneath), no margin;
+    Buchholz the sum of the strengths of the players met, signed."""
+    page = app.page
+    heads = page.eval_on_selector_all(
+        "[data-testid=standings] thead th", "els => els.map(e => [e.dataset.col, e.textContent])"
+    )
+    assert [col for col, _ in heads] == STRENGTH_FIGURES, heads
+    assert dict(heads)["strength"] == WORDS[lang]["strength"]
+    assert page.query_selector("[data-testid=standings] [data-col=margin]") is None
+    standings = api.get(f"/v1/tournaments/{tid}/standings").json()["standings"]
+    rows = page.query_selector_all("[data-testid=standings] tbody tr")
+    assert [r.get_attribute("data-entrant") for r in rows] == [s["entrant"] for s in standings]
+    beside = WORDS[lang]["by_results"]
+    for row, want in zip(rows, standings, strict=True):
+        cells = cells_of(row)
+        assert cells["position"] == str(want["position"])
+        strength = signed(want["strength"], lang, 2)
+        results = signed(want["result_strength"], lang, 2)
+        assert cells["strength"] == f"{strength} {beside.format(n=results)}", cells
+        # the results' own on a line of its own, beneath the strength
+        cell = row.query_selector("[data-col=strength]")
+        lines = ISOLATES.sub("", cell.inner_text()).strip().splitlines()
+        assert [line.strip() for line in lines] == [strength, beside.format(n=results)], lines
+        assert cell.query_selector("[data-results]").get_attribute("data-results") == results
+        for col in ("points", "matchpoints"):
+            own = beside.format(n=shown(want[f"result_{col}"], lang))
+            assert cells[col] == f"{shown(want[col], lang)} {own}", (col, cells)
+        assert cells["buchholz"] == signed(want["buchholz"], lang, 2)  # the opponents' strengths
+        assert cells["score"] == shown(want["score"], lang, 0)
+    strengths = [s["strength"] for s in standings]
+    assert strengths == sorted(strengths, reverse=True)  # the API's order: by strength first
+    assert text_of(app, "[data-testid=standings-order]") == WORDS[lang]["strength_order"]
+    assert page.is_visible("[data-testid=standings-luck]")
+
+
 def check_luck_tables(app: App, api: httpx.Client, tid: str, lang: str) -> None:
     """Every table's seats: the luck-adjusted score and points the API's review gave."""
     page = app.page
@@ -216,6 +276,7 @@ def test_a_luck_adjusted_tournament_ranked_by_margin_shows_both(
     setting = text_of(app, "[data-setting=standings] td")
     assert WORDS[lang]["luck_help"] in setting, setting
     assert WORDS[lang]["margin_help"] in setting, setting
+    assert WORDS[lang]["strength_help"] not in setting, setting
     check_margin_standings(app, api, tid, lang)
     check_luck_tables(app, api, tid, lang)
     check_axe(app.page, "tournament (luck-adjusted, ranked by margin)")
@@ -232,14 +293,37 @@ def test_a_tournament_of_the_default_settings_shows_no_margin(app: App, api: htt
     page = app.page
     open_tournament(app, tour["id"], "en")
     assert text_of(app, "[data-testid=tournament-counting]") == WORDS["en"]["results_points"]
-    assert "Luck-adjusted" not in text_of(app, "[data-setting=standings] td")
+    setting = text_of(app, "[data-setting=standings] td")
+    assert "Luck-adjusted" not in setting, setting
+    assert "Strength" not in setting, setting
     heads = page.eval_on_selector_all(
         "[data-testid=standings] thead th", "els => els.map(e => e.dataset.col)"
     )
     assert heads == [col for col in FIGURES if col != "margin"], heads
     assert page.query_selector("[data-testid=standings] [data-col=margin]") is None
+    assert page.query_selector("[data-testid=standings] [data-col=strength]") is None
     assert page.query_selector("[data-testid=standings] [data-results]") is None
     assert page.query_selector("[data-testid=standings-luck]") is None
     assert text_of(app, "[data-testid=standings-order]").startswith("Ordered by points")
     assert page.query_selector("[data-testid=round-table] [data-col=luck_points]") is None
     assert page.query_selector("[data-testid=table-luck]") is None
+
+
+def test_a_luck_adjusted_tournament_ranked_by_strength_shows_its_strength(
+    app: App, api: httpx.Client
+) -> None:
+    tour = finished_tournament(
+        api, places=4, rounds=2, standings_by="luck_adjusted", ranked_by="strength"
+    )
+    tid = tour["id"]
+    for lang in ("en", "es"):  # one tournament, read in both languages
+        open_tournament(app, tid, lang)
+        assert text_of(app, "[data-testid=tournament-counting]") == WORDS[lang]["luck_strength"]
+        setting = text_of(app, "[data-setting=standings] td")
+        assert WORDS[lang]["luck_help"] in setting, setting
+        assert WORDS[lang]["strength_help"] in setting, setting
+        assert WORDS[lang]["margin_help"] not in setting, setting
+        check_strength_standings(app, api, tid, lang)
+        if lang == "en":
+            check_axe(app.page, "tournament (luck-adjusted, ranked by strength)")
+            app.screenshots("tournament-strength-en")

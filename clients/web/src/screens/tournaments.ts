@@ -1,8 +1,8 @@
 /**
  * Tournaments: the list (`#/tournaments`) and one tournament's page (`#/tournaments/<id>`):
  * its settings and status, registering and withdrawing (a player signed in with the JWT the
- * platform gave them), the standings (counted by results or luck-adjusted, ranked by points
- * or margin, as its settings say), the player's table of the round and every round's
+ * platform gave them), the standings (counted by results or luck-adjusted, ranked by points,
+ * margin or strength, as its settings say), the player's table of the round and every round's
  * tables with their results. The page asks the service again every few seconds while the
  * tournament is not over (the service has no event stream of a tournament), and at once when
  * what it waits for is due: its start by itself (`starts_at`) or its next round
@@ -137,13 +137,14 @@ function clockText(clock: Tournament["clock"]): string {
 }
 
 /** How the standings count and rank ("luck-adjusted results, ranked by margin"), with what
- * luck-adjusted and margin mean when they apply. */
+ * luck-adjusted, margin and strength mean when they apply. */
 function countingEl(tour: Tournament): Child[] {
   const help = (key: MessageKey) => [h("br"), h("span", { class: "small muted" }, t(key))];
   return [
     h("span", { "data-testid": "tournament-counting", "data-standings-by": tour.standings_by, "data-ranked-by": tour.ranked_by }, t(`tour.counting.${tour.standings_by}.${tour.ranked_by}`)),
     tour.standings_by === "luck_adjusted" ? help("tour.counting.luck_adjusted.help") : null,
     tour.ranked_by === "margin" ? help("tour.counting.margin.help") : null,
+    tour.ranked_by === "strength" ? help("tour.counting.strength.help") : null,
   ];
 }
 
@@ -319,8 +320,9 @@ interface Figure {
   cell: (row: Standing) => Child;
 }
 
-/** The standings' figures in order, what ranks first leading (the margin when it ranks); in
- * a luck-adjusted tournament each luck-adjusted figure has the results' own beside it. */
+/** The standings' figures in order, what ranks first leading (the margin or the strength
+ * when it ranks, signed); in a luck-adjusted tournament each luck-adjusted figure has the
+ * results' own beside it. */
 function figures(tour: Tournament): Figure[] {
   const two = (n: number) => num(n, 2);
   const byResults = (own: number | null | undefined, text: (n: number) => string): Child => {
@@ -330,12 +332,16 @@ function figures(tour: Tournament): Figure[] {
     return [h("br"), beside];
   };
   const margin = tour.ranked_by === "margin";
+  const strength = tour.ranked_by === "strength";
+  const strong = (n: number) => signed(n, 2); // a margin per game: two decimals
+  // ranked by margin (by strength), Buchholz sums the margins (the strengths) of the players met
+  const buchholz = margin ? signed : strength ? strong : two;
   const all: (Figure | null)[] = [
     margin ? { col: "margin", head: "tour.col.margin", cell: (r) => [signed(r.margin), byResults(r.result_margin, signed)] } : null,
+    strength ? { col: "strength", head: "tour.col.strength", cell: (r) => [r.strength == null ? "—" : strong(r.strength), byResults(r.result_strength, strong)] } : null,
     { col: "points", head: "tour.col.points", cell: (r) => [two(r.points), byResults(r.result_points, two)] },
     tour.deal_mode === "duplicate" ? { col: "matchpoints", head: "tour.col.matchpoints", cell: (r) => [two(r.matchpoints), byResults(r.result_matchpoints, two)] } : null,
-    // ranked by margin, Buchholz sums the margins of the players met
-    { col: "buchholz", head: "tour.col.buchholz", cell: (r) => (margin ? signed(r.buchholz) : two(r.buchholz)) },
+    { col: "buchholz", head: "tour.col.buchholz", cell: (r) => buchholz(r.buchholz) },
     { col: "score", head: "tour.col.score", cell: (r) => num(r.score) },
   ];
   return all.filter((f): f is Figure => f !== null);
@@ -345,7 +351,7 @@ function figures(tour: Tournament): Figure[] {
 function standingsNotes(tour: Tournament): HTMLElement[] {
   const note = (key: MessageKey, testid: string) => h("p", { class: "small muted", "data-testid": testid }, t(key));
   return [
-    note(tour.ranked_by === "margin" ? "tour.tiebreaks.margin" : "tour.tiebreaks", "standings-order"),
+    note(tour.ranked_by === "points" ? "tour.tiebreaks" : `tour.tiebreaks.${tour.ranked_by}`, "standings-order"),
     ...(tour.standings_by === "luck_adjusted" ? [note("tour.standings.luck", "standings-luck")] : []),
   ];
 }

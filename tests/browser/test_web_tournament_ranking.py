@@ -152,14 +152,26 @@ def cells_of(row) -> dict[str, str]:
     }
 
 
-def check_margin_standings(app: App, api: httpx.Client, tid: str, lang: str) -> None:
-    """The margin first, each luck-adjusted figure with the results' own beside it."""
+# per ranking figure: the standings' columns, its decimals, what the order note starts with
+RANKED = {
+    "margin": (FIGURES, 1, "order"),
+    "strength": (STRENGTH_FIGURES, 2, "strength_order"),
+}
+
+
+def check_ranked_standings(app: App, api: httpx.Client, tid: str, lang: str, by: str) -> None:
+    """The ranking figure `by` (margin or strength) first, signed, the results' own on a line
+    beneath it and beside each other luck-adjusted figure; Buchholz the sum of the players
+    met's `by`, signed; no column of the other ranking figure."""
     page = app.page
+    columns, digits, order = RANKED[by]
     heads = page.eval_on_selector_all(
         "[data-testid=standings] thead th", "els => els.map(e => [e.dataset.col, e.textContent])"
     )
-    assert [col for col, _ in heads] == FIGURES, heads
-    assert dict(heads)["margin"] == WORDS[lang]["margin"]
+    assert [col for col, _ in heads] == columns, heads
+    assert dict(heads)[by] == WORDS[lang][by]
+    for other in set(RANKED) - {by}:
+        assert page.query_selector(f"[data-testid=standings] [data-col={other}]") is None
     standings = api.get(f"/v1/tournaments/{tid}/standings").json()["standings"]
     rows = page.query_selector_all("[data-testid=standings] tbody tr")
     assert [r.get_attribute("data-entrant") for r in rows] == [s["entrant"] for s in standings]
@@ -167,52 +179,22 @@ def check_margin_standings(app: App, api: httpx.Client, tid: str, lang: str) -> 
     for row, want in zip(rows, standings, strict=True):
         cells = cells_of(row)
         assert cells["position"] == str(want["position"])
-        margin = signed(want["margin"], lang)
-        assert cells["margin"] == f"{margin} {beside.format(n=signed(want['result_margin'], lang))}"
-        for col in ("points", "matchpoints"):
-            own = beside.format(n=shown(want[f"result_{col}"], lang))
-            assert cells[col] == f"{shown(want[col], lang)} {own}", (col, cells)
-        assert cells["buchholz"] == signed(want["buchholz"], lang)  # the opponents' margins
-        assert cells["score"] == shown(want["score"], lang, 0)
-    margins = [s["margin"] for s in standings]
-    assert margins == sorted(margins, reverse=True)  # the API's order: by margin first
-    assert text_of(app, "[data-testid=standings-order]").startswith(WORDS[lang]["order"])
-    assert page.is_visible("[data-testid=standings-luck]")
-
-
-def check_strength_standings(app: App, api: httpx.Client, tid: str, lang: str) -> None:
-    """The strength first (signed, two decimals, the results' own beneath), no margin;
-    Buchholz the sum of the strengths of the players met, signed."""
-    page = app.page
-    heads = page.eval_on_selector_all(
-        "[data-testid=standings] thead th", "els => els.map(e => [e.dataset.col, e.textContent])"
-    )
-    assert [col for col, _ in heads] == STRENGTH_FIGURES, heads
-    assert dict(heads)["strength"] == WORDS[lang]["strength"]
-    assert page.query_selector("[data-testid=standings] [data-col=margin]") is None
-    standings = api.get(f"/v1/tournaments/{tid}/standings").json()["standings"]
-    rows = page.query_selector_all("[data-testid=standings] tbody tr")
-    assert [r.get_attribute("data-entrant") for r in rows] == [s["entrant"] for s in standings]
-    beside = WORDS[lang]["by_results"]
-    for row, want in zip(rows, standings, strict=True):
-        cells = cells_of(row)
-        assert cells["position"] == str(want["position"])
-        strength = signed(want["strength"], lang, 2)
-        results = signed(want["result_strength"], lang, 2)
-        assert cells["strength"] == f"{strength} {beside.format(n=results)}", cells
-        # the results' own on a line of its own, beneath the strength
-        cell = row.query_selector("[data-col=strength]")
+        figure = signed(want[by], lang, digits)
+        results = signed(want[f"result_{by}"], lang, digits)
+        assert cells[by] == f"{figure} {beside.format(n=results)}", cells
+        # the results' own on a line of its own, beneath the figure
+        cell = row.query_selector(f"[data-col={by}]")
         lines = ISOLATES.sub("", cell.inner_text()).strip().splitlines()
-        assert [line.strip() for line in lines] == [strength, beside.format(n=results)], lines
+        assert [line.strip() for line in lines] == [figure, beside.format(n=results)], lines
         assert cell.query_selector("[data-results]").get_attribute("data-results") == results
         for col in ("points", "matchpoints"):
             own = beside.format(n=shown(want[f"result_{col}"], lang))
             assert cells[col] == f"{shown(want[col], lang)} {own}", (col, cells)
-        assert cells["buchholz"] == signed(want["buchholz"], lang, 2)  # the opponents' strengths
+        assert cells["buchholz"] == signed(want["buchholz"], lang, digits)  # the opponents'
         assert cells["score"] == shown(want["score"], lang, 0)
-    strengths = [s["strength"] for s in standings]
-    assert strengths == sorted(strengths, reverse=True)  # the API's order: by strength first
-    assert text_of(app, "[data-testid=standings-order]") == WORDS[lang]["strength_order"]
+    figures = [s[by] for s in standings]
+    assert figures == sorted(figures, reverse=True)  # the API's order: by the figure first
+    assert text_of(app, "[data-testid=standings-order]").startswith(WORDS[lang][order])
     assert page.is_visible("[data-testid=standings-luck]")
 
 
@@ -277,7 +259,7 @@ def test_a_luck_adjusted_tournament_ranked_by_margin_shows_both(
     assert WORDS[lang]["luck_help"] in setting, setting
     assert WORDS[lang]["margin_help"] in setting, setting
     assert WORDS[lang]["strength_help"] not in setting, setting
-    check_margin_standings(app, api, tid, lang)
+    check_ranked_standings(app, api, tid, lang, "margin")
     check_luck_tables(app, api, tid, lang)
     check_axe(app.page, "tournament (luck-adjusted, ranked by margin)")
     app.screenshots(f"tournament-ranking-{lang}")
@@ -323,7 +305,7 @@ def test_a_luck_adjusted_tournament_ranked_by_strength_shows_its_strength(
         assert WORDS[lang]["luck_help"] in setting, setting
         assert WORDS[lang]["strength_help"] in setting, setting
         assert WORDS[lang]["margin_help"] not in setting, setting
-        check_strength_standings(app, api, tid, lang)
+        check_ranked_standings(app, api, tid, lang, "strength")
         if lang == "en":
             check_axe(app.page, "tournament (luck-adjusted, ranked by strength)")
             app.screenshots("tournament-strength-en")

@@ -49,6 +49,9 @@ each. The reviews' results are cached in `PATH.luck` beside `--cache` (delete it
 change of the review's luck estimate: the games' cache stays valid, the bots being
 deterministic).
 
+`--levels master,expert,basic`: a field of those levels only (four entrants each, so 12),
+to measure a field without random movers.
+
 Every standings is measured ranked both ways (`Settings.ranked_by`): by place points
 first, and by the summed game margins first; the Swiss rounds are paired by the standings
 ranked as `--ranked-by` says (default points).
@@ -194,34 +197,48 @@ def pair_gamma(level_ranks: list[int], a: int, b: int) -> float:
     return (concordant - discordant) / (concordant + discordant)
 
 
-LEVEL_PAIRS = tuple(itertools.combinations(range(len(LEVELS)), 2))
-EQUAL_ON_RESULTS = (LEVELS.index("expert"), LEVELS.index("basic"))
-MEASURES = (
-    "gamma",
-    "tau_b",
-    "levels",
-    "gamma, basic = expert",
-    *tuple(f"{LEVELS[a]}-{LEVELS[b]}" for a, b in LEVEL_PAIRS),
-)
+class Field:
+    """The field's levels (`--levels`, strongest first, four entrants each) and what is
+    measured of them: the pairs of levels, `equal` (expert and basic, counted equal by
+    "gamma, basic = expert"; None without them: then it is gamma) and the `measures`."""
+
+    def __init__(self, levels: tuple[str, ...]) -> None:
+        self.use(levels)
+
+    def use(self, levels: tuple[str, ...]) -> None:
+        self.levels = levels
+        self.pairs = tuple(itertools.combinations(range(len(levels)), 2))
+        both = {"expert", "basic"} <= set(levels)
+        self.equal = (levels.index("expert"), levels.index("basic")) if both else None
+        self.measures = (
+            "gamma",
+            "tau_b",
+            "levels",
+            "gamma, basic = expert",
+            *tuple(f"{levels[a]}-{levels[b]}" for a, b in self.pairs),
+        )
+
+
+FIELD = Field(LEVELS)  # main() sets the one `--levels` asks for
 WITH_INTERVAL = {"gamma", "levels", "gamma, basic = expert"}
 
 
 def measures(level_ranks: list[int]) -> tuple[float, ...]:
-    """(`MEASURES`) of standings given as level ranks, best first."""
+    """(`FIELD.measures`) of standings given as level ranks, best first."""
     positions = list(range(len(level_ranks)))
     mean_position = [
         statistics.mean(p for p, r in zip(positions, level_ranks, strict=True) if r == level)
-        for level in range(len(LEVELS))
+        for level in range(len(FIELD.levels))
     ]
-    pairs = {(a, b): pair_gamma(level_ranks, a, b) for a, b in LEVEL_PAIRS}
-    weight = {(a, b): level_ranks.count(a) * level_ranks.count(b) for a, b in LEVEL_PAIRS}
-    known = [p for p in LEVEL_PAIRS if p != EQUAL_ON_RESULTS]
+    pairs = {(a, b): pair_gamma(level_ranks, a, b) for a, b in FIELD.pairs}
+    weight = {(a, b): level_ranks.count(a) * level_ranks.count(b) for a, b in FIELD.pairs}
+    known = [p for p in FIELD.pairs if p != FIELD.equal]
     return (
         gamma(level_ranks),
         tau_b(positions, level_ranks),
-        tau_b(mean_position, list(range(len(LEVELS)))),
+        tau_b(mean_position, list(range(len(FIELD.levels)))),
         sum(pairs[p] * weight[p] for p in known) / sum(weight[p] for p in known),
-        *(pairs[p] for p in LEVEL_PAIRS),
+        *(pairs[p] for p in FIELD.pairs),
     )
 
 
@@ -235,7 +252,7 @@ def tournament(
     """Per standings of `kinds` (`Settings.standings_by`, `Settings.ranked_by`), the measures
     after each round of one tournament, paired as `settings` says (each game's key added to
     `used`)."""
-    pool = [Entrant(id=f"{level}{k}", bot=level) for level in LEVELS for k in range(4)]
+    pool = [Entrant(id=f"{level}{k}", bot=level) for level in FIELD.levels for k in range(4)]
     entrants = SeededRandom(f"bench/{index}/entrants").shuffled(pool)
     level_of = {e.id: e.bot for e in entrants}
     rounds: list[Round] = []
@@ -267,7 +284,7 @@ def tournament(
         for kind in kinds:
             counted = msgspec.structs.replace(settings, standings_by=kind[0], ranked_by=kind[1])
             order = standings(counted, entrants, rounds, results)
-            out[kind].append(measures([LEVELS.index(level_of[s.entrant]) for s in order]))
+            out[kind].append(measures([FIELD.levels.index(level_of[s.entrant]) for s in order]))
     return out
 
 
@@ -285,7 +302,7 @@ def report(
     print(f"{name}")
     print(f"  {'round':<22}" + " ".join(f"{r + 1:>5}" for r in range(rounds)))
     firsts = {}
-    for m, label in enumerate(MEASURES if pairs else MEASURES[:3]):
+    for m, label in enumerate(FIELD.measures if pairs else FIELD.measures[:3]):
         values = [[t[r][m] for t in per_tournament] for r in range(rounds)]
         row = [statistics.mean(v) for v in values]
         firsts[label] = next((r + 1 for r, v in enumerate(row) if v >= GOAL), 0)
@@ -317,7 +334,7 @@ def level_margins(cache: Cache, used: set[tuple[str, tuple[str, ...]]]) -> None:
         if not by_lineup:
             continue
         cells = []
-        for level in LEVELS:
+        for level in FIELD.levels:
             groups = [v for (lv, _), v in by_lineup.items() if lv == level]
             every = [x for v in groups for x in v]
             if len(every) < 2:
@@ -389,7 +406,16 @@ def main() -> None:
         action="store_true",
         help="gamma per pair of levels, and each level's game margins (module docstring)",
     )
+    parser.add_argument(
+        "--levels",
+        default=",".join(LEVELS),
+        help="the field's levels, four entrants each, of (and in the order of) " + ",".join(LEVELS),
+    )
     args = parser.parse_args()
+    levels = tuple(args.levels.split(","))
+    if len(levels) < 2 or [v for v in LEVELS if v in levels] != list(levels):
+        parser.error(f"--levels: two or more of {LEVELS}, strongest first")
+    FIELD.use(levels)
     formats = args.formats.split(",")
     modes = [tuple(m.split(":")) for m in args.modes.split(",")]
     if not set(formats) <= set(FORMATS) or not set(modes) <= set(MODES):
@@ -398,7 +424,7 @@ def main() -> None:
     by = BY if args.luck else ("results",)
     kinds = tuple(itertools.product(by, RANKED_BY))
     print(
-        f"16 entrants (4 each of {', '.join(LEVELS)}), tables of 4, "
+        f"{4 * len(FIELD.levels)} entrants (4 each of {', '.join(FIELD.levels)}), tables of 4, "
         f"{args.tournaments} tournaments x {args.rounds} rounds per format and deal mode"
         + (" (paired as luck-adjusted tournaments; both standings measured)" if args.luck else "")
         + f", swiss paired by {args.ranked_by}"

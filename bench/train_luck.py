@@ -36,8 +36,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from train_win_chances import _solve  # the sibling module: bench/ is first on the path
-
 from domain.bots.luck import FEATURES, outcome, pile_share, relative_features, value
 from domain.bots.luck_table import WEIGHTS
 from domain.bots.odds import chance_outcomes
@@ -45,6 +43,7 @@ from domain.bots.simulation import play_game
 from domain.bots.winning import margins
 from domain.game.engine import apply, evolve, to_act
 from domain.game.legal import legal_actions
+from domain.game.linear import solve
 from domain.game.model import CardDrawn, Draw, GameState, Stop
 
 TABLE = Path(__file__).resolve().parent.parent / "domain" / "bots" / "luck_table.py"
@@ -136,7 +135,7 @@ def fit(rows: list[Row]) -> list[float]:
             b[r] += x[r] * yi
             for c in range(p):
                 a[r][c] += x[r] * x[c]
-    return _solve(a, b)
+    return solve(a, b)
 
 
 def spread(rows: list[Row], luck: list[float]) -> tuple[float, float, float]:

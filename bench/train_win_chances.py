@@ -27,6 +27,7 @@ from domain.bots.simulation import play_game
 from domain.bots.win_table import KNOTS
 from domain.bots.winning import chances, interpolated, knot
 from domain.game.cards import deck_for
+from domain.game.linear import solve
 
 SMOOTH = 2.0  # the penalty on (beta[k+1] - beta[k])**2 (in log-likelihood units)
 TABLE = Path(__file__).resolve().parent.parent / "domain" / "win_table.py"
@@ -55,23 +56,6 @@ def samples(players: int, seeds: list[str]) -> list[Sample]:
     return out
 
 
-def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
-    """x with matrix @ x = vector (Gaussian elimination with partial pivoting)."""
-    n = len(vector)
-    a = [[*row, v] for row, v in zip(matrix, vector, strict=True)]
-    for col in range(n):
-        pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
-        a[col], a[pivot] = a[pivot], a[col]
-        for r in range(col + 1, n):
-            f = a[r][col] / a[col][col]
-            for c in range(col, n + 1):
-                a[r][c] -= f * a[col][c]
-    x = [0.0] * n
-    for r in reversed(range(n)):
-        x[r] = (a[r][n] - sum(a[r][c] * x[c] for c in range(r + 1, n))) / a[r][r]
-    return x
-
-
 def fit(data: list[Sample]) -> list[float]:
     table = [0.5] * KNOTS
     for _ in range(30):
@@ -95,7 +79,7 @@ def fit(data: list[Sample]) -> list[float]:
             hess[k + 1][k + 1] -= 2 * SMOOTH
             hess[k][k + 1] += 2 * SMOOTH
             hess[k + 1][k] += 2 * SMOOTH
-        step = _solve(hess, grad)
+        step = solve(hess, grad)
         table = [max(b - s, 0.0) for b, s in zip(table, step, strict=True)]
         if max(abs(s) for s in step) < 1e-7:
             break

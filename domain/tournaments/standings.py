@@ -7,6 +7,7 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 
+from domain.game.linear import solve
 from domain.game.model import Result
 from domain.game.results import margins
 from domain.tournaments.model import (
@@ -178,8 +179,8 @@ def strengths(
 def _solve(laplacian: list[list[float]], total: list[float]) -> list[float]:
     """The solution of `laplacian @ s = total` whose entries sum to 0 over each connected
     group (`total` sums to 0 over each, as margins do): per group, its first entrant's
-    strength fixed at 0, the rest by Gaussian elimination (the reduced matrix is symmetric
-    positive definite: no pivoting needed), then the group's mean taken out."""
+    strength fixed at 0 and the rest solved (`linear.solve`: the reduced matrix is not
+    singular), then the group's mean taken out."""
     n = len(total)
     solved = [0.0] * n
     seen = [False] * n
@@ -197,19 +198,7 @@ def _solve(laplacian: list[list[float]], total: list[float]) -> list[float]:
                     frontier.append(j)
         group.sort()
         rest = group[1:]
-        a = [[laplacian[i][j] for j in rest] + [total[i]] for i in rest]
-        m = len(rest)
-        for k in range(m):
-            pivot = a[k][k]
-            for r in range(k + 1, m):
-                f = a[r][k] / pivot
-                if f:
-                    row, top = a[r], a[k]
-                    for c in range(k, m + 1):
-                        row[c] -= f * top[c]
-        x = [0.0] * m
-        for k in range(m - 1, -1, -1):
-            x[k] = (a[k][m] - sum(a[k][c] * x[c] for c in range(k + 1, m))) / a[k][k]
+        x = solve([[laplacian[i][j] for j in rest] for i in rest], [total[i] for i in rest])
         mean = sum(x) / len(group)
         solved[group[0]] = -mean
         for i, v in zip(rest, x, strict=True):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import hmac
+import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -455,11 +456,13 @@ def _tokens(made: TableCreated) -> tuple[str | None, ...]:
 
 
 def _time(payload: bytes) -> float | None:
-    """A start job's bulk creation time (None: a job queued without it, or unreadable)."""
+    """A start job's bulk creation time (None: a job queued without it, or unreadable, or
+    not a finite time: a job never waits for good)."""
     try:
-        return float(payload.decode("ascii"))
+        created = float(payload.decode("ascii"))
     except (UnicodeDecodeError, ValueError):
         return None
+    return created if math.isfinite(created) else None
 
 
 def _is_id(bulk_id: str) -> bool:

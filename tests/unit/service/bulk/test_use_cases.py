@@ -296,6 +296,8 @@ def test_a_start_job_run_before_its_bulk_is_stored_waits_for_it_then_starts_it()
         w.clock.now += MAKING
         assert await w.use.run_job(lost, repr(w.clock.now - MAKING).encode()) is None
         assert await w.use.run_job(lost) is None  # queued without its time: dropped
+        for unreadable in (b"inf", b"nan", b"x"):  # never a job that waits for good
+            assert await w.use.run_job(lost, unreadable) is None
 
     run(body)
 

@@ -75,12 +75,18 @@ class Worker:
         self.app = app
         self.cdp = app.page.context.new_cdp_session(app.page)
         self.registrations: dict[str, dict[str, Any]] = {}
+        self.versions: dict[str, dict[str, Any]] = {}
         self.cdp.on("ServiceWorker.workerRegistrationUpdated", self.updated)
+        self.cdp.on("ServiceWorker.workerVersionUpdated", self.versioned)
         self.cdp.send("ServiceWorker.enable")
 
     def updated(self, event: dict[str, Any]) -> None:
         for registration in event["registrations"]:
             self.registrations[registration["registrationId"]] = registration
+
+    def versioned(self, event: dict[str, Any]) -> None:
+        for version in event["versions"]:
+            self.versions[version["versionId"]] = version
 
     def registration_id(self) -> str:
         scope = f"{self.app.base}/"
@@ -91,9 +97,16 @@ class Worker:
                 for r in self.registrations.values()
                 if r["scopeURL"] == scope and not r["isDeleted"]
             ]
-            return live[0]["registrationId"] if live else None
+            # a push reaches an activated worker only: one still installing drops it
+            active = {
+                v["registrationId"] for v in self.versions.values() if v["status"] == "activated"
+            }
+            ready = [r["registrationId"] for r in live if r["registrationId"] in active]
+            return ready[0] if ready else None
 
-        return wait_for(found, f"a service worker registered for {scope}", page=self.app.page)
+        return wait_for(
+            found, f"a service worker registered and activated for {scope}", page=self.app.page
+        )
 
     def push(self, payload: dict[str, Any]) -> None:
         self.cdp.send(

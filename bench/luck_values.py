@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import pickle
-import statistics
 import sys
 import time
 from array import array
@@ -70,7 +69,6 @@ K = len(RAW)
 # points and power less the best other seat's (2), signed squares of the first two (2)
 CANDIDATES = K + 4
 SCHEMES = (2, 3, 5)  # points of the pile's share the linear weights are read at
-RIDGE = 1e-3
 
 
 def hats(share: float, points: int) -> list[float]:
@@ -110,16 +108,15 @@ def raw(position: GameState) -> list[list[float]]:
 
 def candidates(counts: list[list[float]]) -> list[list[float]]:
     """Each seat's CANDIDATES from the seats' RAW counts."""
+    from domain.game.results import margins as seat_margins
+
     n = len(counts)
+    rel = list(zip(*(seat_margins(column) for column in zip(*counts, strict=True)), strict=True))
     out = []
     for s in range(n):
         others = [counts[t] for t in range(n) if t != s]
-        rel = [
-            counts[s][k] - (statistics.fmean(o[k] for o in others) if others else 0.0)
-            for k in range(K)
-        ]
         best = [counts[s][k] - (max(o[k] for o in others) if others else 0.0) for k in (0, 1)]
-        out.append(rel + best + [rel[0] * abs(rel[0]), rel[1] * abs(rel[1])])
+        out.append([*rel[s], *best, rel[s][0] * abs(rel[s][0]), rel[s][1] * abs(rel[s][1])])
     return out
 
 
@@ -188,29 +185,28 @@ def games(n: int, count: int, stem: str, jobs: int, cache: Path) -> list[dict]:
     return played
 
 
-def centred(played: list[dict]) -> list[float]:
-    """Each seat's final margin less the mean of its level's (in its lineup)."""
-    rows = [(level, m) for g in played for level, m in zip(g["levels"], g["final"], strict=True)]
-    means = {
-        level: statistics.fmean(m for lv, m in rows if lv == level)
-        for level in {lv for lv, _ in rows}
-    }
-    return [m - means[level] for level, m in rows]
-
-
-def kinds(played: list[dict]) -> list[str]:
-    return [g["kind"] for g in played for _ in g["final"]]
+def rows(played: list[dict], points: int = 2, columns: tuple[int, ...] = ()) -> list:
+    """`train_luck.Row`s of every seat (level, final margin, regressors: the summed
+    differences of `columns` at `points` points of the pile; no luck of their own)."""
+    return [
+        (level, m, [seat[j * points + q] for j in columns for q in range(points)], 0.0, 0.0)
+        for g in played
+        for level, m, seat in zip(g["levels"], g["final"], g["sums"][points], strict=True)
+    ]
 
 
 def ratios(played: list[dict], luck: list[float]) -> str:
-    """The variance of the centred margins less the luck over theirs, per kind of table."""
-    y, kind = centred(played), kinds(played)
+    """The variance of the margins less the luck over theirs (each about its level's mean in
+    its lineup: `train_luck.spread`), per kind of table."""
+    from train_luck import spread
+
+    kind = _kinds(played)
+    seats = rows(played)
     parts = []
     for k in ("equal", "mixed"):
-        ys = [yi for yi, ki in zip(y, kind, strict=True) if ki == k]
-        ls = [li for li, ki in zip(luck, kind, strict=True) if ki == k]
-        left = statistics.pvariance([a - b for a, b in zip(ys, ls, strict=True)])
-        parts.append(f"{k} {left / statistics.pvariance(ys):.3f}")
+        chosen = [i for i, ki in enumerate(kind) if ki == k]
+        ratio = spread([seats[i] for i in chosen], [luck[i] for i in chosen])[2]
+        parts.append(f"{k} {ratio:.3f}")
     return ", ".join(parts)
 
 
@@ -226,37 +222,22 @@ LINEAR = (  # name, candidate columns, points of the pile
 )
 
 
-def regressors(played: list[dict], columns: tuple[int, ...], points: int) -> list[list[float]]:
-    return [
-        [seat[j * points + q] for j in columns for q in range(points)]
-        for g in played
-        for seat in g["sums"][points]
-    ]
-
-
 def linear(train: list[dict], test: list[dict]) -> None:
-    from domain.game.linear import solve
+    from train_luck import fit
 
-    y, kind = centred(train), kinds(train)
     for name, columns, points in LINEAR:
-        x, xt = regressors(train, columns, points), regressors(test, columns, points)
+        fitting, held = rows(train, points, columns), rows(test, points, columns)
         for fitted_on in ("equal", "equal,mixed"):
-            rows = [(xi, yi) for xi, yi, ki in zip(x, y, kind, strict=True) if ki in fitted_on]
-            p = len(x[0])
-            a = [[RIDGE if r == c else 0.0 for c in range(p)] for r in range(p)]
-            b = [0.0] * p
-            for xi, yi in rows:
-                for r in range(p):
-                    b[r] += xi[r] * yi
-                    ar, xr = a[r], xi[r]
-                    for c in range(p):
-                        ar[c] += xr * xi[c]
-            w = solve(a, b)
-            luck = [sum(wi * xi for wi, xi in zip(w, row, strict=True)) for row in xt]
+            w = fit([row for row, g in zip(fitting, _kinds(train), strict=True) if g in fitted_on])
+            luck = [sum(wi * xi for wi, xi in zip(w, row[2], strict=True)) for row in held]
             print(
-                f"{name:42s} {p:3d} weights, fitted on {fitted_on:11s}: {ratios(test, luck)}",
+                f"{name:42s} {len(w):3d} weights, fitted on {fitted_on:11s}: {ratios(test, luck)}",
                 flush=True,
             )
+
+
+def _kinds(played: list[dict]) -> list[str]:
+    return [g["kind"] for g in played for _ in g["final"]]
 
 
 def gbm(train: list[dict], test: list[dict]) -> None:

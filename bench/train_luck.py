@@ -127,7 +127,7 @@ def centred(rows: list[Row]) -> list[float]:
 def fit(rows: list[Row]) -> list[float]:
     """Least squares (ridge RIDGE) of the centred margins on the regressors."""
     y = centred(rows)
-    p = 2 * F
+    p = len(rows[0][2])  # 2 F here; another bench's bases (luck_values.py) have their own
     a = [[RIDGE if r == c else 0.0 for c in range(p)] for r in range(p)]
     b = [0.0] * p
     for (_, _, x, _, _), yi in zip(rows, y, strict=True):

@@ -52,6 +52,11 @@ FAKE_PUSH_SERVICE = """
 """.replace("ENDPOINT", json.dumps(ENDPOINT))
 NOTIFICATIONS = """async () => (await self.registration.getNotifications()).map(
     (n) => ({ title: n.title, body: n.body, lang: n.lang, tag: n.tag, data: n.data }))"""
+# the language of the words the page kept for the worker (push-words.ts), or null
+KEPT_LANGUAGE = """async () => {
+    const kept = await (await caches.open("ten-push-words")).match("/sw/words");
+    return kept ? (await kept.json()).lang : null;
+}"""
 
 
 def notifying_app(app: App) -> None:
@@ -133,7 +138,24 @@ class Worker:
             return wait_for(shown, f"a notification of {game_id}")
         except AssertionError as failed:
             workers = [w.url for w in self.app.page.context.service_workers]
-            raise AssertionError(f"{failed}; shown: {seen}; workers: {workers}") from None
+            versions = [
+                {k: v.get(k) for k in ("versionId", "status", "runningStatus", "registrationId")}
+                for v in self.versions.values()
+            ]
+            raise AssertionError(
+                f"{failed}; shown: {seen}; workers: {workers}; versions: {versions}"
+            ) from None
+
+
+def kept_words_in(app: App, lang: str) -> None:
+    """Waits until the page kept its words for the worker in `lang`: it keeps them after a
+    language switch has drawn the page again, so a push before that would be told in the
+    language before."""
+    wait_for(
+        lambda: app.page.evaluate(KEPT_LANGUAGE) == lang,
+        f"the worker's words kept in {lang}",
+        page=app.page,
+    )
 
 
 def your_turn(game_id: str, deadline: str | None = None) -> dict[str, Any]:
@@ -175,6 +197,7 @@ def test_the_worker_shows_a_your_turn_push_in_the_page_language(app: App) -> Non
     notifying_app(app)
     app.set_language("es")
     turn_notices_on(app)
+    kept_words_in(app, "es")
     worker = Worker(app)
     game_id = "g" + secrets.token_hex(6)
     worker.push(your_turn(game_id, "2030-01-02T15:04:00Z"))
@@ -186,6 +209,7 @@ def test_the_worker_shows_a_your_turn_push_in_the_page_language(app: App) -> Non
     assert shown["data"]["url"] == f"{app.base}/app/#/games/{game_id}"
     # the page's language changed: the next notice follows it
     app.set_language("en")
+    kept_words_in(app, "en")
     other = "g" + secrets.token_hex(6)
     worker.push(your_turn(other))
     shown = worker.notification(other)

@@ -84,6 +84,24 @@ class Worker:
         self.cdp.on("ServiceWorker.workerRegistrationUpdated", self.updated)
         self.cdp.on("ServiceWorker.workerVersionUpdated", self.versioned)
         self.cdp.send("ServiceWorker.enable")
+        # the browser's own record of each push: "Push event dispatched" (with its payload),
+        # then "Push event completed" (with its status) once the worker's handler is done
+        self.pushes: list[dict[str, Any]] = []
+        self.sent = 0
+        self.cdp.on("BackgroundService.backgroundServiceEventReceived", self.logged)
+        self.cdp.send("BackgroundService.startObserving", {"service": "pushMessaging"})
+        self.cdp.send(
+            "BackgroundService.setRecording", {"shouldRecord": True, "service": "pushMessaging"}
+        )
+
+    def logged(self, event: dict[str, Any]) -> None:
+        found = event["backgroundServiceEvent"]
+        self.pushes.append(
+            {
+                "event": found["eventName"],
+                **{m["key"]: m["value"] for m in found.get("eventMetadata", [])},
+            }
+        )
 
     def updated(self, event: dict[str, Any]) -> None:
         for registration in event["registrations"]:
@@ -114,6 +132,10 @@ class Worker:
         )
 
     def push(self, payload: dict[str, Any]) -> None:
+        """Delivers `payload` as the push service would, then waits for the browser's record
+        that the worker's push handler is done with it (status Success), so that no push is
+        delivered while the browser still handles another, and a test's next step reads what
+        the push did. A push never completed fails here, with the browser's record of each."""
         self.cdp.send(
             "ServiceWorker.deliverPushMessage",
             {
@@ -122,6 +144,16 @@ class Worker:
                 "data": json.dumps(payload),
             },
         )
+        self.sent += 1
+
+        def done() -> list[dict[str, Any]]:
+            return [p for p in self.pushes if p["event"] == "Push event completed"][self.sent - 1 :]
+
+        try:
+            completed = wait_for(done, f"push {self.sent} completed", page=self.app.page)
+        except AssertionError as failed:
+            raise AssertionError(f"{failed}; the browser's pushes: {self.pushes}") from None
+        assert completed[0].get("Status") == "Success", self.pushes
 
     def notifications(self) -> list[dict[str, Any]]:
         workers = [w for w in self.app.page.context.service_workers if w.url.endswith("/sw.js")]
@@ -143,7 +175,8 @@ class Worker:
                 for v in self.versions.values()
             ]
             raise AssertionError(
-                f"{failed}; shown: {seen}; workers: {workers}; versions: {versions}"
+                f"{failed}; shown: {seen}; workers: {workers}; versions: {versions}; "
+                f"pushes: {self.pushes}"
             ) from None
 
 

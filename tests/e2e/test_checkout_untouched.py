@@ -11,6 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.servers import ROOT, ServiceProcess
 from tests.support.api import strict_client
 from tests.support.checkout import changes, snapshot
@@ -43,7 +45,17 @@ def test_an_embedded_service_archives_in_its_own_directory_not_the_checkout() ->
     assert changes(before, snapshot(ROOT)) == []
 
 
-def test_the_checkout_check_sees_a_new_an_ignored_and_a_changed_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("prefix", [None, "elsewhere"], ids=["bytecode here", "bytecode moved"])
+def test_the_checkout_check_sees_a_new_an_ignored_and_a_changed_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefix: str | None
+) -> None:
+    """Bytecode caches are left out in a run that writes them in the checkout; in a run
+    whose `PYTHONPYCACHEPREFIX` moves them out, one written in it is named (a process
+    started without the run's environment wrote it)."""
+    if prefix is None:
+        monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    else:
+        monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path / prefix))
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
@@ -61,9 +73,11 @@ def test_the_checkout_check_sees_a_new_an_ignored_and_a_changed_file(tmp_path: P
     (repo / "notes.txt").write_text("new\n")  # untracked
     (repo / "kept.txt").write_text("two\n")  # tracked, changed
     (repo / ".venv" / "lib.py").write_text("")  # set-up artefact: left out
-    (repo / "pkg" / "__pycache__" / "m.pyc").write_bytes(b"")  # bytecode cache: left out
+    (repo / "pkg" / "__pycache__" / "m.pyc").write_bytes(b"")  # bytecode cache
+    bytecode = [] if prefix is None else ["pkg/__pycache__/m.pyc (new)"]
     assert changes(before, snapshot(repo)) == [
         "kept.txt (changed)",
         "notes.txt (new)",
+        *bytecode,
         "ten-archive.sqlite3 (new)",
     ]

@@ -7,9 +7,12 @@ ignored files when a session starts and fails the session if any appeared or cha
 end (edits of tracked files are left to `git diff`: a developer may save one mid-run).
 
 Left out, exactly: `SET_UP` (the virtual environment and the TypeScript clients' npm
-installs, made by `scripts/setup`, not by tests) and `__pycache__/` directories (CPython's
-bytecode cache, written by any import of the checkout's modules, the test run's own first
-of all; `PYTHONPYCACHEPREFIX` moves it when set).
+installs, made by `scripts/setup`, not by tests) and, in a run without `PYTHONPYCACHEPREFIX`,
+`__pycache__/` directories (CPython's bytecode cache, written by any import of the
+checkout's modules, the test run's own first of all). `scripts/test` sets the prefix
+(scripts/lib/bytecode.sh), which moves the cache out of the checkout: then a `__pycache__`
+written in it is a process a test started with an environment of its own that dropped the
+prefix, and is named like any other write. Such an environment takes `bytecode_settings()`.
 
 `outside(name)` is a directory for what tests keep between runs (the Hypothesis example
 database, screenshots): in the system's temporary directory, one per checkout, never in it.
@@ -18,6 +21,7 @@ database, screenshots): in the system's temporary directory, one per checkout, n
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import tempfile
 from collections.abc import Mapping
@@ -40,17 +44,31 @@ def outside(name: str, root: Path = ROOT) -> Path:
     return path
 
 
-def left_out(path: str) -> bool:
-    """`SET_UP` and bytecode caches (git lists an ignored directory itself, `.venv/`)."""
+def bytecode_settings() -> dict[str, str]:
+    """The run's own bytecode settings (`PYTHONPYCACHEPREFIX`, `PYTHONDONTWRITEBYTECODE`),
+    for a process started with an environment of its own."""
+    names = ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
+    return {name: os.environ[name] for name in names if name in os.environ}
+
+
+def left_out(path: str, *, bytecode: bool | None = None) -> bool:
+    """`SET_UP`, and bytecode caches when `bytecode` (by default: when the run keeps its
+    bytecode in the checkout, no `PYTHONPYCACHEPREFIX`). Git lists an ignored directory
+    itself (`.venv/`)."""
+    if bytecode is None:
+        bytecode = not os.environ.get("PYTHONPYCACHEPREFIX")
     clean = path.rstrip("/")
-    return BYTECODE in clean.split("/") or any(
+    return (bytecode and BYTECODE in clean.split("/")) or any(
         clean == setup or clean.startswith(f"{setup}/") for setup in SET_UP
     )
 
 
-def snapshot(root: Path = ROOT, *, tracked: bool = True) -> dict[str, Stat]:
+def snapshot(
+    root: Path = ROOT, *, tracked: bool = True, bytecode: bool | None = None
+) -> dict[str, Stat]:
     """Every untracked, ignored or (with `tracked`) changed tracked path under `root` (git's
-    view, files one by one), what `left_out` says left out, with its size and time."""
+    view, files one by one), but what `left_out` leaves out (`bytecode`: its argument), with
+    its size and time."""
     excluded = [f":(exclude){path}" for path in SET_UP]  # not walked (listed at most once)
     listed = subprocess.run(
         ["git", "status", "--porcelain=v1", "-z", "--ignored=matching",
@@ -60,7 +78,11 @@ def snapshot(root: Path = ROOT, *, tracked: bool = True) -> dict[str, Stat]:
     found: dict[str, Stat] = {}
     for entry in listed.decode(errors="surrogateescape").split("\0"):
         status, path = entry[:2], entry[3:]
-        if not entry or left_out(path) or (not tracked and status not in ("??", "!!")):
+        if (
+            not entry
+            or left_out(path, bytecode=bytecode)
+            or (not tracked and status not in ("??", "!!"))
+        ):
             continue
         try:
             stat = (root / path).lstat()

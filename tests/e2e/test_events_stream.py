@@ -18,7 +18,7 @@ import pytest
 from tests.support.streams import AsyncTable, Block, Stream, http_client, open_stream
 
 # the module's tests on one worker: its module fixture `keepalive_server` (a process per store)
-# and `idle_blocks` (an idle stream) is made once (--dist loadgroup would spread them over both
+# and `idle_blocks` (an idle stream) is made once (--dist loadgroup would spread them over the
 # workers, and each would make it)
 pytestmark = pytest.mark.xdist_group("e2e-keepalive-servers")
 

@@ -19,7 +19,7 @@ from tests.servers import ServiceProcess, free_port
 from tests.support.api import README_DECK, README_GAME
 
 # the module's tests on one worker: its module fixture `redis_server` (a process with its archive)
-# is made once (--dist loadgroup would spread them over both workers, and each would make it)
+# is made once (--dist loadgroup would spread them over the workers, and each would make it)
 pytestmark = pytest.mark.xdist_group("e2e-observability-server")
 
 GENERATED_ID = re.compile(r"^[0-9a-f]{12}-[0-9a-f]{8}$")

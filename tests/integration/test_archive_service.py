@@ -55,7 +55,7 @@ from tests.support.archive import (
 )
 
 # the module's tests on one worker: its module fixture `world` (replicas on Redis and PostgreSQL,
-# every game played and archived) is made once (--dist loadgroup would spread them over both
+# every game played and archived) is made once (--dist loadgroup would spread them over the
 # workers, and each would make it)
 pytestmark = pytest.mark.xdist_group("integration-archive-world")
 

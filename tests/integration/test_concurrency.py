@@ -26,7 +26,7 @@ from domain.game.replay import rebuild
 from tests.servers import run_server
 
 # the module's tests on one worker: its module fixture `base_url` (a process per store, two
-# workers on Redis) is made once (--dist loadgroup would spread them over both workers, and each
+# workers on Redis) is made once (--dist loadgroup would spread them over the workers, and each
 # would make it)
 pytestmark = pytest.mark.xdist_group("integration-concurrency-servers")
 

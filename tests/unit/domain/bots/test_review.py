@@ -48,7 +48,7 @@ from domain.game.model import (
 from domain.game.results import final_results
 
 # the module's tests on one worker: its module fixture `reviewed` (18 games, each reviewed by the
-# master judge) is made once (--dist loadgroup would spread them over both workers, and each would
+# master judge) is made once (--dist loadgroup would spread them over the workers, and each would
 # make it)
 pytestmark = pytest.mark.xdist_group("unit-review")
 

@@ -201,7 +201,24 @@ class SentinelGroup:
         # a setup wait, not a measured one: Sentinel converts a returning old primary only
         # once it has reported its role for 4 publish periods and answered INFO again, then
         # it resyncs; on a loaded 2-core machine that once took more than 30 s (a full run)
-        wait_until(following, REJOIN_TIMEOUT, "the old primary following the new one", step=0.1)
+        try:
+            wait_until(following, REJOIN_TIMEOUT, "the old primary following the new one", step=0.1)
+        except AssertionError as exc:  # what each side saw: why it did not happen
+            raise AssertionError(f"{exc}\n{self.views()}") from None
+
+    def views(self) -> str:
+        """The old primary's replication, each sentinel's view of the primary and its
+        replicas, and its log's tail (a failed wait names what was missing)."""
+        parts = []
+        with contextlib.suppress(redis.RedisError), self.primary.client() as client:
+            parts.append(f"old primary: {client.info('replication')}")
+        for sentinel in self.sentinels:
+            with contextlib.suppress(redis.RedisError), sentinel.client() as client:
+                known = client.sentinel_master(MASTER)
+                replicas = client.sentinel_slaves(MASTER)
+                parts.append(f"sentinel {sentinel.port}: primary {known}, replicas {replicas}")
+            parts.append(f"sentinel {sentinel.port} log:\n{sentinel.log()}")
+        return "\n".join(parts)
 
     def close(self) -> None:
         for sentinel in self.sentinels:

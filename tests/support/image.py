@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import dockerfile
@@ -100,7 +101,10 @@ def image_command(
     # nobody drains while the server runs (a full pipe blocks the server's next log line, and
     # then its exit)
     log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen(argv, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
+    # a session of its own, to stop whole (`_kill_session`)
+    proc = subprocess.Popen(
+        argv, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     log.close()
     proc.log_path = tmp_path / "server.log"  # type: ignore[attr-defined]
     base = f"http://127.0.0.1:{port}"
@@ -117,9 +121,18 @@ def image_command(
             time.sleep(0.1)
         yield proc, base
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        _kill_session(proc.pid)
         proc.wait()
+
+
+def _kill_session(session: int) -> None:
+    """SIGKILL every process of the session: `tini` and the server, which `tini` runs in a
+    process group of its own (a SIGKILL to `tini` alone left the server running, orphaned)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with suppress(OSError):  # gone meanwhile, or not ours to signal
+                if os.getsid(int(entry.name)) == session:
+                    os.kill(int(entry.name), signal.SIGKILL)
 
 
 def exit_code(proc: subprocess.Popen, timeout: float) -> int:

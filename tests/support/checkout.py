@@ -51,24 +51,19 @@ def bytecode_settings() -> dict[str, str]:
     return {name: os.environ[name] for name in names if name in os.environ}
 
 
-def left_out(path: str, *, bytecode: bool | None = None) -> bool:
-    """`SET_UP`, and bytecode caches when `bytecode` (by default: when the run keeps its
-    bytecode in the checkout, no `PYTHONPYCACHEPREFIX`). Git lists an ignored directory
-    itself (`.venv/`)."""
-    if bytecode is None:
-        bytecode = not os.environ.get("PYTHONPYCACHEPREFIX")
+def left_out(path: str) -> bool:
+    """`SET_UP`, and bytecode caches in a run that keeps them in the checkout (no
+    `PYTHONPYCACHEPREFIX`). Git lists an ignored directory itself (`.venv/`)."""
     clean = path.rstrip("/")
-    return (bytecode and BYTECODE in clean.split("/")) or any(
+    bytecode_here = not os.environ.get("PYTHONPYCACHEPREFIX")
+    return (bytecode_here and BYTECODE in clean.split("/")) or any(
         clean == setup or clean.startswith(f"{setup}/") for setup in SET_UP
     )
 
 
-def snapshot(
-    root: Path = ROOT, *, tracked: bool = True, bytecode: bool | None = None
-) -> dict[str, Stat]:
+def snapshot(root: Path = ROOT, *, tracked: bool = True) -> dict[str, Stat]:
     """Every untracked, ignored or (with `tracked`) changed tracked path under `root` (git's
-    view, files one by one), but what `left_out` leaves out (`bytecode`: its argument), with
-    its size and time."""
+    view, files one by one), what `left_out` says left out, with its size and time."""
     excluded = [f":(exclude){path}" for path in SET_UP]  # not walked (listed at most once)
     listed = subprocess.run(
         ["git", "status", "--porcelain=v1", "-z", "--ignored=matching",
@@ -78,11 +73,7 @@ def snapshot(
     found: dict[str, Stat] = {}
     for entry in listed.decode(errors="surrogateescape").split("\0"):
         status, path = entry[:2], entry[3:]
-        if (
-            not entry
-            or left_out(path, bytecode=bytecode)
-            or (not tracked and status not in ("??", "!!"))
-        ):
+        if not entry or left_out(path) or (not tracked and status not in ("??", "!!")):
             continue
         try:
             stat = (root / path).lstat()

@@ -137,9 +137,9 @@ class SentinelGroup:
             self.sentinels = [Sentinel(self.primary.port) for _ in range(3)]
             wait_until(self._watching, START_TIMEOUT, "three sentinels watching both servers")
         except BaseException as exc:
-            logs = "\n".join(sentinel.log() for sentinel in self.sentinels)
+            seen = self.views()
             self.close()
-            raise RuntimeError(f"sentinel group did not start: {exc}\n{logs}") from exc
+            raise RuntimeError(f"sentinel group did not start: {exc}\n{seen}") from exc
 
     @property
     def addresses(self) -> str:
@@ -207,11 +207,11 @@ class SentinelGroup:
             raise AssertionError(f"{exc}\n{self.views()}") from None
 
     def views(self) -> str:
-        """The old primary's replication, each sentinel's view of the primary and its
+        """The (first) primary's replication, each sentinel's view of the primary and its
         replicas, and its log's tail (a failed wait names what was missing)."""
         parts = []
         with contextlib.suppress(redis.RedisError), self.primary.client() as client:
-            parts.append(f"old primary: {client.info('replication')}")
+            parts.append(f"first primary: {client.info('replication')}")
         for sentinel in self.sentinels:
             with contextlib.suppress(redis.RedisError), sentinel.client() as client:
                 known = client.sentinel_master(MASTER)
